@@ -1,0 +1,30 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", "dist/", "coverage/", "data/", "bench/out/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+      "no-restricted-imports": "off",
+    },
+  },
+  {
+    // Layering: src/core never imports a surface (telephony, meetings, gateway)
+    // nor a vendor edge (providers, cluster implementations).
+    files: ["src/core/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["**/telephony/**", "**/meetings/**", "**/gateway/**", "**/providers/**", "**/cluster/**", "**/client/**"], message: "src/core must not import a surface or a vendor edge." },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,216 @@
+import type { AudioFormat, TalkMode, TalkTransport } from "./talk-types.js";
+
+/**
+ * Provider contracts. Vendor wire protocols live in src/providers behind these
+ * interfaces; core sees only the contracts and the capability declarations.
+ * `talk.catalog` is built from the declarations, never from provider ids.
+ *
+ * Every async operation takes an AbortSignal: aborting it must stop the
+ * underlying work (close the socket, kill the process, end the HTTP stream),
+ * not merely make the result ignored.
+ */
+
+export type ProviderKind = "realtime" | "stt" | "tts" | "agent";
+
+export interface ProviderCapabilities {
+  /** Modes a session can run in with this provider. */
+  modes?: TalkMode[];
+  /** Transports this provider can serve. */
+  transports?: TalkTransport[];
+  models?: string[];
+  voices?: string[];
+  inputFormats?: AudioFormat[];
+  outputFormats?: AudioFormat[];
+  /** Mints short-lived client credentials for client-owned sessions (talk.client.create). */
+  clientSessions?: boolean;
+  /** Can be driven by the Gateway over a relay (talk.session.create gateway-relay). */
+  gatewayRelay?: boolean;
+  /** Runs on this machine without network or keys. */
+  local?: boolean;
+  /** Produces partial results / audio while working. */
+  streaming?: boolean;
+  /** Supports server-side cancellation of a response (realtime). */
+  responseCancel?: boolean;
+  /** Supports truncating assistant audio at the heard position (realtime). */
+  truncate?: boolean;
+  /** Calls tools natively (realtime function calling). */
+  tools?: boolean;
+}
+
+export interface ProviderHealth {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface ProviderDescriptor {
+  readonly id: string;
+  readonly kind: ProviderKind;
+  /** Human-readable name for catalogs and logs. */
+  readonly label: string;
+  readonly capabilities: ProviderCapabilities;
+  /** Cheap readiness check (binary present, endpoint configured); must not throw. */
+  health(): Promise<ProviderHealth>;
+  /** Releases long-lived resources (pools, sockets). Idempotent. */
+  close?(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------
+// Text to speech
+// ---------------------------------------------------------------------------
+
+export interface TtsRequest {
+  text: string;
+  voice?: string;
+  /** Speaking rate, 1.0 = normal. */
+  speed?: number;
+  /** The format the caller would like; the provider may answer in another and says so per chunk. */
+  format?: AudioFormat;
+  signal: AbortSignal;
+}
+
+export interface AudioChunk {
+  /** PCM16 when format.encoding is pcm16; encoded bytes otherwise. */
+  data: Uint8Array;
+  format: AudioFormat;
+}
+
+export interface TtsProvider extends ProviderDescriptor {
+  readonly kind: "tts";
+  /** Streams synthesized audio in order. Aborting the signal stops synthesis. */
+  synthesize(request: TtsRequest): AsyncIterable<AudioChunk>;
+}
+
+// ---------------------------------------------------------------------------
+// Speech to text (streaming)
+// ---------------------------------------------------------------------------
+
+export interface SttStreamOptions {
+  /** Format of the PCM written to the stream. */
+  format: AudioFormat;
+  language?: string;
+  signal: AbortSignal;
+  /** Called with the running hypothesis when the provider has one. */
+  onPartial?(text: string): void;
+}
+
+export interface SttResult {
+  text: string;
+  /** 0..1 when the provider reports it. */
+  confidence?: number;
+}
+
+export interface SttStream {
+  /** Appends PCM16 samples in the stream's format. Throws after finish/abort. */
+  write(pcm: Int16Array): void;
+  /** Ends the input and resolves with the final transcript. Rejects with `cancelled` when aborted. */
+  finish(): Promise<SttResult>;
+}
+
+export interface SttProvider extends ProviderDescriptor {
+  readonly kind: "stt";
+  startStream(options: SttStreamOptions): SttStream;
+}
+
+// ---------------------------------------------------------------------------
+// Agent consult (the brain)
+// ---------------------------------------------------------------------------
+
+export interface AgentMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface AgentConsultRequest {
+  sessionId: string;
+  turnId: string;
+  /** Built by the Gateway from trusted config and session context; never from a request. */
+  messages: AgentMessage[];
+  signal: AbortSignal;
+}
+
+export type AgentDelta = { type: "text"; text: string } | { type: "done"; finishReason?: string };
+
+export interface AgentProvider extends ProviderDescriptor {
+  readonly kind: "agent";
+  consult(request: AgentConsultRequest): AsyncIterable<AgentDelta>;
+}
+
+// ---------------------------------------------------------------------------
+// Realtime voice (speech to speech)
+// ---------------------------------------------------------------------------
+
+export interface RealtimeToolDefinition {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+export interface RealtimeSessionOptions {
+  model?: string;
+  voice?: string;
+  /** Instructions built by the Gateway from trusted config. */
+  instructions: string;
+  tools: RealtimeToolDefinition[];
+  inputFormat: AudioFormat;
+  outputFormat: AudioFormat;
+  signal: AbortSignal;
+}
+
+/** Events a realtime provider session reports to its owner. */
+export type RealtimeProviderEvent =
+  | { type: "ready" }
+  | { type: "speech_started"; audioStartMs?: number; itemId?: string }
+  | { type: "speech_stopped"; audioEndMs?: number; itemId?: string }
+  | { type: "response_started"; responseId: string }
+  | { type: "audio_delta"; responseId: string; itemId: string; data: Uint8Array; format: AudioFormat }
+  | { type: "audio_done"; responseId: string; itemId: string }
+  | { type: "text_delta"; responseId: string; itemId: string; text: string; role: "assistant" }
+  | { type: "transcript_delta"; itemId: string; text: string; role: "user" | "assistant" }
+  | { type: "transcript_done"; itemId: string; text: string; role: "user" | "assistant" }
+  | { type: "tool_call"; responseId: string; itemId: string; callId: string; name: string; argumentsJson: string }
+  | { type: "response_done"; responseId: string; status: "completed" | "cancelled" | "failed" | "incomplete" }
+  | { type: "usage"; inputTokens?: number; outputTokens?: number; [key: string]: unknown }
+  | { type: "error"; code: string; message: string; fatal: boolean }
+  | { type: "closed"; reason: string };
+
+export interface RealtimeVoiceSession {
+  appendAudio(data: Uint8Array): void;
+  commitAudio?(): void;
+  cancelResponse(): void;
+  /** Truncates the assistant item at the audio the user actually heard. */
+  truncate(itemId: string, audioEndMs: number): void;
+  submitToolResult(callId: string, output: string, options?: { respond?: boolean }): void;
+  /** Asks the provider to speak (e.g. a greeting) with Gateway-built instructions. */
+  createResponse(instructions?: string): void;
+  close(): Promise<void>;
+}
+
+export interface ClientSessionRequest {
+  model?: string;
+  voice?: string;
+  instructions: string;
+  tools: RealtimeToolDefinition[];
+  transport: TalkTransport;
+  signal: AbortSignal;
+}
+
+export interface ClientSessionGrant {
+  /** Short-lived credential for the client to reach the provider. */
+  clientSecret: string;
+  expiresAt: string;
+  /** Where the client connects (SDP endpoint or WebSocket URL). */
+  endpoint?: string;
+  model?: string;
+  voice?: string;
+}
+
+export interface RealtimeProvider extends ProviderDescriptor {
+  readonly kind: "realtime";
+  /** Opens a Gateway-owned provider session (gateway-relay). */
+  connect?(options: RealtimeSessionOptions, onEvent: (event: RealtimeProviderEvent) => void): Promise<RealtimeVoiceSession>;
+  /** Mints a client credential for a client-owned session (webrtc / provider-websocket). */
+  createClientSession?(request: ClientSessionRequest): Promise<ClientSessionGrant>;
+}
+
+export type TalkProvider = TtsProvider | SttProvider | AgentProvider | RealtimeProvider;

@@ -1,0 +1,161 @@
+import type { TalkEvent, TalkEventInit, TerminalReason } from "./talk-events.js";
+import type { AudioFormat, TalkBrain, TalkMode, TalkSessionOwner, TalkTransport } from "./talk-types.js";
+
+/**
+ * The contract between the Talk runtime (src/core) and everything above it
+ * (gateway handlers, telephony and meeting adapters). Implemented by
+ * session-runtime.ts. Adapters drive sessions only through these verbs.
+ */
+
+export type TalkSessionState = "active" | "closing" | "closed";
+
+/** What a piece of work registered under a turn is, for diagnostics and the terminal event. */
+export type TalkWorkKind =
+  | "provider-response"
+  | "stt"
+  | "agent-consult"
+  | "tool"
+  | "tts"
+  | "output-stream"
+  | (string & {});
+
+export interface CreateSessionOptions {
+  mode: TalkMode;
+  transport: TalkTransport;
+  brain: TalkBrain;
+  owner: TalkSessionOwner;
+  provider?: string;
+  /** Input audio format the session expects from appendAudio. */
+  inputFormat?: AudioFormat;
+  /** Output audio format the session produces. */
+  outputFormat?: AudioFormat;
+  /**
+   * Opaque adapter metadata (call sid, meeting id, surface name) stored for
+   * diagnostics only: core never branches on it.
+   */
+  metadata?: Record<string, string>;
+  /** Source tag stamped on events this session emits by default (e.g. "gateway"). */
+  source?: string;
+}
+
+export interface TalkTurn {
+  readonly id: string;
+  readonly sessionId: string;
+  /** Aborted when the turn is cancelled or ended with cancellation, or the session closes. */
+  readonly signal: AbortSignal;
+  readonly startedAt: number;
+  readonly state: "active" | "ending" | "ended" | "cancelled";
+}
+
+export interface TalkCapture {
+  readonly id: string;
+  readonly turnId: string;
+  readonly startedAt: number;
+}
+
+export interface TalkOutput {
+  readonly turnId: string;
+  /** Correlates provider responses / TTS jobs (envelope itemId). */
+  readonly itemId: string;
+  readonly startedAt: number;
+  /** Aborted when output is cancelled (barge-in, cancelOutput) or the turn is cancelled. */
+  readonly signal: AbortSignal;
+}
+
+export type TalkEventListener = (event: TalkEvent) => void;
+
+export interface TalkSession {
+  readonly id: string;
+  readonly mode: TalkMode;
+  readonly transport: TalkTransport;
+  readonly brain: TalkBrain;
+  readonly owner: TalkSessionOwner;
+  readonly provider: string | undefined;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly createdAt: number;
+  readonly state: TalkSessionState;
+  /** Aborted when the session closes; every turn signal derives from it. */
+  readonly signal: AbortSignal;
+
+  readonly activeTurn: TalkTurn | undefined;
+  readonly activeCapture: TalkCapture | undefined;
+  readonly activeOutput: TalkOutput | undefined;
+  /** Highest seq emitted so far (0 before the first event). */
+  readonly lastSeq: number;
+
+  /** Emits an event through the sequencer. Returns undefined when it was dropped as stale. */
+  emit<T>(init: TalkEventInit<T>): TalkEvent<T> | undefined;
+
+  startTurn(options?: { source?: string }): TalkTurn;
+  /** Returns the active turn, starting one if there is none (e.g. before early speech cancellation). */
+  ensureTurn(options?: { source?: string }): TalkTurn;
+  /** Ends the turn normally. Throws stale_turn (before touching any state) when turnId is not active. */
+  endTurn(turnId: string): void;
+  /**
+   * Cancels the turn: aborts every piece of work registered under it, drains
+   * output, resets capture, emits exactly one `turn.cancelled`. Idempotent:
+   * returns false when there was nothing to cancel. Throws stale_turn for a
+   * turnId that is neither active nor already cancelled.
+   */
+  cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean;
+  /**
+   * Stops assistant output without ending the user turn: aborts output work,
+   * emits exactly one `output.audio.cancelled`. Returns false when no output was active.
+   */
+  cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean;
+
+  startCapture(turnId?: string): TalkCapture;
+  stopCapture(): void;
+
+  /** Marks assistant output as started for the active turn. */
+  beginOutput(options?: { itemId?: string; turnId?: string }): TalkOutput;
+  /** Marks assistant output as finished (normally). */
+  endOutput(itemId?: string): void;
+
+  /**
+   * Runs `work` under the turn's signal (or the output's, for kind "tts" and
+   * "output-stream" when `scope` is "output"). Work registered after the turn
+   * was cancelled never starts (rejects with `cancelled`). Pending work is
+   * aborted when the turn is cancelled.
+   */
+  runWork<T>(
+    kind: TalkWorkKind,
+    work: (signal: AbortSignal) => Promise<T>,
+    options?: { turnId?: string; scope?: "turn" | "output" },
+  ): Promise<T>;
+
+  /** Events with seq > afterSeq still held in the replay buffer, in order. */
+  replay(afterSeq: number): { events: TalkEvent[]; complete: boolean };
+  subscribe(listener: TalkEventListener): () => void;
+
+  /** Mints a join token (plaintext returned once; only a hash is kept). */
+  issueJoinToken(): string;
+  verifyJoinToken(token: string): boolean;
+  revokeJoinTokens(): void;
+
+  /** Closes the session: one `session.closed`, all work aborted. Idempotent; returns the close in progress. */
+  close(reason: TerminalReason, message?: string): Promise<void>;
+}
+
+export interface TalkRuntimeOptions {
+  /** Events kept per session for replay (default 1000). */
+  replayLimit?: number;
+  /** How long a closed session stays readable for replay/debug, ms (default 60 000). */
+  closedRetentionMs?: number;
+  /** Maximum concurrent sessions (default 10 000). */
+  maxSessions?: number;
+  /** Directory for sessions/<sessionId>.jsonl logs; undefined disables the log. */
+  dataDir?: string;
+}
+
+export interface TalkRuntime {
+  createSession(options: CreateSessionOptions): TalkSession;
+  getSession(sessionId: string): TalkSession | undefined;
+  /** Like getSession but throws session_not_found / session_closed. */
+  requireSession(sessionId: string): TalkSession;
+  listSessions(): TalkSession[];
+  /** Receives every event of every session (metrics, logs, cluster fan-out). */
+  subscribeAll(listener: TalkEventListener): () => void;
+  readonly sessionCount: number;
+  close(): Promise<void>;
+}
