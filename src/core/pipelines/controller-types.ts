@@ -1,0 +1,38 @@
+import type { TerminalReason } from "../talk-events.js";
+import type { AudioChunk } from "../provider-types.js";
+import type { TalkSession, TalkTurn } from "../session-types.js";
+
+/**
+ * Where a Gateway-owned session's assistant audio goes. The owner of the
+ * session's media (a gateway connection, a phone call, a meeting bot) supplies
+ * one; the pipeline writes audio in order and clears it on barge-in.
+ */
+export interface TalkAudioSink {
+  /** Assistant audio, in order. Must not block; buffering is the sink's concern. */
+  write(chunk: AudioChunk, meta: { turnId: string; itemId: string }): void;
+  /** Drops audio buffered but not yet played (barge-in, cancelOutput, cancelTurn). */
+  clear(meta: { turnId: string; itemId?: string; reason: TerminalReason }): void;
+}
+
+/**
+ * Drives one Gateway-owned session: it owns the provider work behind the
+ * session (realtime relay, STT -> agent -> TTS, or transcription) and applies
+ * the session verbs under the core cancellation contract. Gateway handlers and
+ * surface adapters call these verbs; they never talk to providers directly.
+ */
+export interface TalkSessionController {
+  readonly session: TalkSession;
+  /** Input audio in the session's input format. Throws invalid_audio / session_closed. */
+  appendAudio(data: Uint8Array): void;
+  startTurn(): TalkTurn;
+  /** Ends the user turn; for stt-tts this finalizes STT and starts the answer. Rejects stale_turn. */
+  endTurn(turnId: string): Promise<void>;
+  cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean;
+  cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean;
+  /** Completes a provider tool call emitted in this session. Throws tool_not_found. */
+  submitToolResult(callId: string, output: string): void;
+  /** Replaces where assistant audio goes (e.g. after talk.session.join from another connection). */
+  setAudioSink(sink: TalkAudioSink | undefined): void;
+  /** Closes provider work and the session. Idempotent. */
+  close(reason: TerminalReason): Promise<void>;
+}
