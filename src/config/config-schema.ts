@@ -1,0 +1,156 @@
+import { z } from "zod";
+import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/talk-types.js";
+
+/**
+ * The one configuration object of a talkgate process. Every object is strict:
+ * an unknown key fails start-up with a message naming it. Defaults here are
+ * the embedded defaults: loopback, in-process coordination, local providers,
+ * no keys.
+ */
+
+const port = z.number().int().min(0).max(65_535);
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().min(0);
+
+/** Provider-specific settings: free-form objects, validated by each provider's factory. */
+const providerSettings = z.record(z.string().min(1), z.record(z.string(), z.unknown()));
+
+export const SCOPES = ["read", "write", "admin"] as const;
+
+const tokenSchema = z
+  .object({
+    /** Who the token belongs to, for logs and metrics. */
+    name: z.string().min(1),
+    /** The bearer token (at least 16 characters). */
+    token: z.string().min(16, "a token must be at least 16 characters"),
+    scopes: z.array(z.enum(SCOPES)).min(1),
+  })
+  .strict();
+
+export const serverSchema = z
+  .object({
+    /** Interface to bind. Non-loopback addresses require auth tokens. */
+    host: z.string().min(1).default("127.0.0.1"),
+    port: port.default(8787),
+    /** Base URL the outside world (carriers) reaches this server at, e.g. https://talk.example.com. */
+    publicUrl: z.url().optional(),
+  })
+  .strict();
+
+export const gatewaySchema = z
+  .object({
+    /** Largest WebSocket frame accepted on /talk, bytes; larger frames close the socket with 1009. */
+    maxPayloadBytes: positiveInt.default(1024 * 1024),
+    /** Concurrent /talk connections. */
+    maxConnections: positiveInt.default(1000),
+    /** Live sessions one connection may own. */
+    maxSessionsPerConnection: positiveInt.default(16),
+    rateLimit: z
+      .object({
+        /** Sustained requests per second per connection. */
+        requestsPerSecond: positiveInt.default(200),
+        /** Burst above the sustained rate. */
+        burst: positiveInt.default(400),
+      })
+      .strict()
+      .prefault({}),
+    /** How long a session outlives its owner's disconnect, waiting for talk.session.join. */
+    reconnectGraceMs: nonNegativeInt.default(30_000),
+    /** WebSocket ping interval; a peer that misses a pong is dropped. */
+    heartbeatMs: positiveInt.default(30_000),
+  })
+  .strict();
+
+export const runtimeSchema = z
+  .object({
+    /** Events kept per session for replay and join. */
+    replayLimit: positiveInt.default(1000),
+    /** How long a closed session stays readable for replay and debugging. */
+    closedRetentionMs: nonNegativeInt.default(60_000),
+    /** Sessions one process holds at most. */
+    maxSessions: positiveInt.default(10_000),
+  })
+  .strict();
+
+export const talkSchema = z
+  .object({
+    /** Default speech (STT / TTS) provider id. */
+    provider: z.string().min(1).optional(),
+    /** Speech provider settings by provider id. */
+    providers: providerSettings.optional(),
+    realtime: z
+      .object({
+        provider: z.string().min(1).optional(),
+        model: z.string().min(1).optional(),
+        voice: z.string().min(1).optional(),
+        mode: z.enum(TALK_MODES).optional(),
+        transport: z.enum(TALK_TRANSPORTS).optional(),
+        brain: z.enum(TALK_BRAINS).optional(),
+        /** Realtime provider settings by provider id. */
+        providers: providerSettings.optional(),
+      })
+      .strict()
+      .optional(),
+    input: z
+      .object({
+        /** Caller speech interrupts assistant output (barge-in). */
+        interruptOnSpeech: z.boolean().default(true),
+        /** Silence that ends a user turn, ms. */
+        silenceTimeoutMs: positiveInt.default(800),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export const agentSchema = z
+  .object({
+    /** The assistant's persona, the start of every Gateway-built instruction. */
+    persona: z.string().min(1).default("You are a helpful voice assistant. Answer briefly, in plain spoken language."),
+    tools: z
+      .object({
+        /** Tool names allowed ("*" for all). Deny wins over allow. */
+        allow: z.array(z.string().min(1)).default(["*"]),
+        deny: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    server: serverSchema.prefault({}),
+    auth: z
+      .object({ tokens: z.array(tokenSchema).default([]) })
+      .strict()
+      .prefault({}),
+    gateway: gatewaySchema.prefault({}),
+    runtime: runtimeSchema.prefault({}),
+    /** Where session logs (sessions/<id>.jsonl) and other state live. */
+    dataDir: z.string().min(1).default("./data"),
+    log: z
+      .object({
+        level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+      })
+      .strict()
+      .prefault({}),
+    redis: z
+      .object({
+        /** redis:// URL; unset means in-process coordination (one process). */
+        url: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+        /** Prefix of every key this deployment writes. */
+        keyPrefix: z.string().min(1).default("talkgate:"),
+      })
+      .strict()
+      .prefault({}),
+    talk: talkSchema.prefault({}),
+    agent: agentSchema.prefault({}),
+  })
+  .strict();
+
+/** The validated, defaulted configuration. */
+export type TalkgateConfig = z.infer<typeof configSchema>;
+/** What a config file may contain (everything optional). */
+export type TalkgateConfigInput = z.input<typeof configSchema>;
+export type Scope = (typeof SCOPES)[number];

@@ -1,0 +1,61 @@
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { migrateLegacyRealtime, type LegacyMove } from "./legacy-realtime.js";
+import { validateConfig } from "./load-config.js";
+import { isTalkError } from "../core/errors.js";
+
+export interface DoctorOptions {
+  path: string;
+  /** Report only; do not write the file. */
+  dryRun?: boolean;
+}
+
+export interface DoctorReport {
+  path: string;
+  moves: LegacyMove[];
+  conflicts: LegacyMove[];
+  written: boolean;
+  backupPath?: string;
+  /** Problems that remain after migration (validation errors), one per line. */
+  problems: string[];
+}
+
+/**
+ * `talkgate doctor`: moves legacy realtime placement into talk.realtime,
+ * keeps a backup of the original file, and validates the result. Start-up
+ * never does this; only an operator running doctor changes a config file.
+ */
+export function runDoctor(options: DoctorOptions): DoctorReport {
+  const path = resolve(options.path);
+  const raw = JSON.parse(readFileSync(path, "utf8")) as unknown;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { path, moves: [], conflicts: [], written: false, problems: ["(root): the configuration must be a JSON object"] };
+  }
+  const { config, moves, conflicts } = migrateLegacyRealtime(raw as Record<string, unknown>);
+  let problems: string[] = [];
+  try {
+    validateConfig(config, { env: {}, path });
+  } catch (err) {
+    problems = isTalkError(err) && Array.isArray(err.details?.problems) ? (err.details.problems as string[]) : [String(err)];
+  }
+  const changed = moves.length > 0 || conflicts.length > 0;
+  if (!changed || options.dryRun) return { path, moves, conflicts, written: false, problems };
+  const backupPath = `${path}.bak`;
+  copyFileSync(path, backupPath);
+  writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`);
+  return { path, moves, conflicts, written: true, backupPath, problems };
+}
+
+export function formatDoctorReport(report: DoctorReport): string {
+  const lines: string[] = [`talkgate doctor: ${report.path}`];
+  if (report.moves.length === 0 && report.conflicts.length === 0) lines.push("  no legacy realtime placement found");
+  for (const m of report.moves) lines.push(`  moved ${m.from} -> ${m.to}`);
+  for (const c of report.conflicts) lines.push(`  dropped ${c.from} (already set at ${c.to})`);
+  if (report.written) lines.push(`  wrote ${report.path} (original kept at ${report.backupPath})`);
+  else if (report.moves.length > 0 || report.conflicts.length > 0) lines.push("  dry run: nothing written");
+  if (report.problems.length > 0) {
+    lines.push("  remaining problems:");
+    for (const p of report.problems) lines.push(`    - ${p}`);
+  } else lines.push("  configuration is valid");
+  return lines.join("\n");
+}

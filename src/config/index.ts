@@ -1,0 +1,6 @@
+export * from "./config-schema.js";
+export { loadConfig, validateConfig, type LoadConfigOptions, type LoadedConfig } from "./load-config.js";
+export { ENV_OVERRIDES } from "./environment.js";
+export { redactSecrets, isSecretKey, REDACTED } from "./redact.js";
+export { runDoctor, formatDoctorReport, type DoctorReport, type DoctorOptions } from "./doctor.js";
+export { migrateLegacyRealtime, findLegacyRealtimeKeys } from "./legacy-realtime.js";

@@ -1,0 +1,111 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { TalkError } from "../core/errors.js";
+import { loadConfig, validateConfig } from "./load-config.js";
+
+function configError(fn: () => unknown): TalkError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(TalkError);
+    expect((err as TalkError).code).toBe("config_invalid");
+    return err as TalkError;
+  }
+  throw new Error("expected a config error");
+}
+
+function writeConfig(value: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), "talkgate-config-"));
+  const path = join(dir, "talkgate.json");
+  writeFileSync(path, typeof value === "string" ? value : JSON.stringify(value));
+  return path;
+}
+
+describe("loadConfig", () => {
+  it("gives embedded defaults with no file and no environment", () => {
+    const { config, path } = loadConfig({ env: {} });
+    expect(path).toBeUndefined();
+    expect(config.server).toEqual({ host: "127.0.0.1", port: 8787 });
+    expect(config.auth.tokens).toEqual([]);
+    expect(config.redis.url).toBeUndefined();
+    expect(config.talk.input).toEqual({ interruptOnSpeech: true, silenceTimeoutMs: 800 });
+    expect(config.gateway.rateLimit.requestsPerSecond).toBeGreaterThan(0);
+  });
+
+  it("reads the file named by TALKGATE_CONFIG when no path is given", () => {
+    const path = writeConfig({ server: { port: 9001 } });
+    const { config } = loadConfig({ env: { TALKGATE_CONFIG: path } });
+    expect(config.server.port).toBe(9001);
+  });
+
+  it("lets PORT, HOST and REDIS_URL override the file and reports which were applied", () => {
+    const path = writeConfig({ server: { port: 9001 } });
+    const loaded = loadConfig({ path, env: { PORT: "9100", HOST: "0.0.0.0", REDIS_URL: "redis://127.0.0.1:6379" } });
+    expect(loaded.config.server.port).toBe(9100);
+    expect(loaded.config.server.host).toBe("0.0.0.0");
+    expect(loaded.config.redis.url).toBe("redis://127.0.0.1:6379");
+    expect(loaded.envOverrides).toEqual(["PORT", "HOST", "REDIS_URL"]);
+  });
+
+  it("names an unknown key with its full path", () => {
+    const err = configError(() => validateConfig({ talk: { realtime: { providr: "x" } } }, { env: {} }));
+    expect(err.message).toContain("talk.realtime.providr: unknown key");
+  });
+
+  it("names a key with a bad value", () => {
+    const err = configError(() => validateConfig({ server: { port: 70000 } }, { env: {} }));
+    expect(err.message).toContain("server.port");
+    const err2 = configError(() => validateConfig({ talk: { realtime: { mode: "duplex" } } }, { env: {} }));
+    expect(err2.message).toContain("talk.realtime.mode");
+  });
+
+  it("names the environment variable when its value is bad", () => {
+    const err = configError(() => validateConfig({}, { env: { PORT: "eighty" } }));
+    expect(err.message).toContain("PORT (server.port)");
+  });
+
+  it("rejects a file that is not JSON, naming the file", () => {
+    const path = writeConfig("{ not json");
+    const err = configError(() => loadConfig({ path, env: {} }));
+    expect(err.message).toContain(path);
+  });
+
+  it("refuses legacy realtime placement and points to doctor without rewriting", () => {
+    const err = configError(() => validateConfig({ talk: { realtimeProvider: "openai" } }, { env: {} }));
+    expect(err.message).toContain("talk.realtimeProvider");
+    expect(err.message).toContain("talkgate doctor");
+  });
+
+  it("accepts the seed 001 talk contract", () => {
+    const { config } = validateConfig(
+      {
+        talk: {
+          provider: "local",
+          providers: { local: { voice: "en-us" } },
+          realtime: {
+            provider: "openai",
+            model: "gpt-realtime",
+            voice: "alloy",
+            mode: "realtime",
+            transport: "gateway-relay",
+            brain: "agent-consult",
+            providers: { openai: { apiKey: "sk-test" } },
+          },
+          input: { interruptOnSpeech: false, silenceTimeoutMs: 500 },
+        },
+      },
+      { env: {} },
+    );
+    expect(config.talk.realtime?.transport).toBe("gateway-relay");
+    expect(config.talk.input.interruptOnSpeech).toBe(false);
+  });
+
+  it("adds an admin token from TALKGATE_ADMIN_TOKEN", () => {
+    const { config } = validateConfig({}, { env: { TALKGATE_ADMIN_TOKEN: "a-long-enough-admin-token" } });
+    expect(config.auth.tokens).toEqual([
+      { name: "env-admin", token: "a-long-enough-admin-token", scopes: ["read", "write", "admin"] },
+    ]);
+  });
+});
