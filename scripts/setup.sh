@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs what talkgate needs beyond Node: Debian packages (speech engines,
+# test recordings, ffmpeg/sox, Chromium for meeting bots, Redis), the npm
+# dependencies, and a running Redis for the test suite. Idempotent and quiet
+# when everything is already there, so `npm start` and `npm test` can call it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'setup: %s\n' "$*"; }
+
+# --- Debian packages ---------------------------------------------------------
+DEB_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us pocketsphinx-testdata ffmpeg sox chromium redis-server)
+missing=()
+for pkg in "${DEB_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      say "not root and no sudo: install these packages, then run again: ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  say "Debian packages installed"
+fi
+
+# --- npm dependencies ----------------------------------------------------------
+# npm ci when node_modules is missing or older than the lockfile. @discordjs/opus
+# builds libopus from source with node-gyp; package.json's allowScripts approves
+# its install script for npm 11.
+if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm dependencies (npm ci; builds the native Opus binding, takes a minute)"
+  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+  say "npm dependencies installed"
+fi
+
+# --- Redis (for the cluster tests; the server itself runs without it) ----------
+if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  say "no Redis answers on 127.0.0.1:6379: starting one (no persistence)"
+  mkdir -p /tmp/talkgate-redis
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+    --dir /tmp/talkgate-redis --logfile /tmp/talkgate-redis/redis.log
+  for _ in $(seq 1 50); do
+    redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || { say "Redis did not start; see /tmp/talkgate-redis/redis.log" >&2; exit 1; }
+fi

@@ -1,0 +1,66 @@
+import { parseArgs } from "node:util";
+import { isTalkError } from "../core/errors.js";
+
+const HELP = `talkgate: telephony and meeting media server for an AI assistant
+
+Usage:
+  talkgate serve [--config PATH]        run the server (embedded defaults without a config)
+  talkgate doctor --config PATH [--dry-run]
+                                        migrate legacy realtime config into talk.realtime
+  talkgate help                         this text
+
+Configuration: a JSON file (--config or TALKGATE_CONFIG) plus environment
+overrides (PORT, HOST, PUBLIC_URL, REDIS_URL, TALKGATE_DATA_DIR, LOG_LEVEL,
+TALKGATE_ADMIN_TOKEN, OPENAI_API_KEY). See docs/configuration.md.
+`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const commands: Record<string, Command> = {
+  async serve(argv) {
+    const { values } = parseArgs({ args: argv, options: { config: { type: "string" } }, strict: true });
+    const { runServe } = await import("./serve.js");
+    return runServe({ configPath: values.config });
+  },
+  async doctor(argv) {
+    const { values } = parseArgs({
+      args: argv,
+      options: { config: { type: "string" }, "dry-run": { type: "boolean", default: false } },
+      strict: true,
+    });
+    const path = values.config ?? process.env.TALKGATE_CONFIG;
+    if (!path) {
+      process.stderr.write("talkgate doctor: name the config file with --config PATH (or TALKGATE_CONFIG)\n");
+      return 2;
+    }
+    const { runDoctor, formatDoctorReport } = await import("../config/doctor.js");
+    const report = runDoctor({ path, dryRun: values["dry-run"] });
+    process.stdout.write(`${formatDoctorReport(report)}\n`);
+    return report.problems.length > 0 ? 1 : 0;
+  },
+  async help() {
+    process.stdout.write(HELP);
+    return 0;
+  },
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [name = "help", ...rest] = argv;
+  const command = commands[name === "--help" || name === "-h" ? "help" : name];
+  if (!command) {
+    process.stderr.write(`talkgate: unknown command "${name}"\n\n${HELP}`);
+    return 2;
+  }
+  try {
+    return await command(rest);
+  } catch (err) {
+    if (isTalkError(err)) process.stderr.write(`talkgate ${name}: ${err.message}\n`);
+    else if (err instanceof Error && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS"))
+      process.stderr.write(`talkgate ${name}: ${err.message}\n\n${HELP}`);
+    else process.stderr.write(`talkgate ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return 1;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+if (code !== 0 || process.argv[2] !== "serve") process.exitCode = code;
