@@ -1,0 +1,55 @@
+import { TalkError } from "./errors.js";
+
+/** The `cancelled` error for an aborted signal, keeping a TalkError reason as it is. */
+export function cancelledError(signal: AbortSignal): TalkError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof TalkError && reason.code === "cancelled") return reason;
+  return new TalkError("cancelled", undefined, { cause: reason });
+}
+
+/** An abort reason that says why, readable by the work that observes it. */
+export function cancelReason(reason: string, message?: string): TalkError {
+  return new TalkError("cancelled", message ?? `Cancelled: ${reason}.`, { details: { reason } });
+}
+
+export interface AbortableRun<T> {
+  /**
+   * Settles with the work's value, or rejects with `cancelled` as soon as the
+   * signal aborts, so callers never wait on work that ignores its signal and
+   * never see a result that arrived after the abort (a stale final).
+   */
+  result: Promise<T>;
+  /** Resolves when the underlying work has actually settled (for orderly close). */
+  settled: Promise<void>;
+}
+
+/**
+ * Runs `work` under `signal`. Work is never started once the signal has
+ * aborted: that is what keeps queued work from starting after a cancellation.
+ */
+export function runAbortable<T>(signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): AbortableRun<T> {
+  if (signal.aborted) {
+    return { result: Promise.reject(cancelledError(signal)), settled: Promise.resolve() };
+  }
+  let underlying: Promise<T>;
+  try {
+    underlying = Promise.resolve(work(signal));
+  } catch (err) {
+    underlying = Promise.reject(err);
+  }
+  const settled = underlying.then(
+    () => undefined,
+    () => undefined,
+  );
+  const result = new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(cancelledError(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    underlying
+      .then(
+        (value) => (signal.aborted ? reject(cancelledError(signal)) : resolve(value)),
+        (err: unknown) => reject(signal.aborted ? cancelledError(signal) : err),
+      )
+      .finally(() => signal.removeEventListener("abort", onAbort));
+  });
+  return { result, settled };
+}

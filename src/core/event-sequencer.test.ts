@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { EventSequencer } from "./event-sequencer.js";
+import type { CorrelationState } from "./event-sequencer.js";
+
+function state(overrides: Partial<CorrelationState> = {}): CorrelationState {
+  return {
+    activeCaptureId: undefined,
+    activeCaptureTurnId: undefined,
+    acceptsOutput: () => true,
+    isCancelledItem: () => false,
+    ...overrides,
+  };
+}
+
+function sequencer(sessionId = "s1"): EventSequencer {
+  return new EventSequencer({ sessionId, mode: "realtime", transport: "gateway-relay", brain: "agent-consult" });
+}
+
+describe("EventSequencer", () => {
+  it("stamps the contract envelope with an ISO-8601 UTC timestamp and a UUID id", () => {
+    const event = sequencer().sequence({ type: "session.ready", payload: { a: 1 } }, state());
+    expect(event).toMatchObject({ type: "session.ready", sessionId: "s1", seq: 1, mode: "realtime", transport: "gateway-relay", brain: "agent-consult", payload: { a: 1 } });
+    expect(event?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(event?.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Object.keys(event ?? {})).not.toContain("turnId");
+  });
+
+  it("increases seq strictly per session and independently across sessions", () => {
+    const a = sequencer("a");
+    const b = sequencer("b");
+    const seqA = [1, 2, 3].map(() => a.sequence({ type: "health.changed", payload: {} }, state())?.seq);
+    const seqB = b.sequence({ type: "health.changed", payload: {} }, state())?.seq;
+    expect(seqA).toEqual([1, 2, 3]);
+    expect(seqB).toBe(1);
+    expect(a.lastSeq).toBe(3);
+  });
+
+  it("rejects a turn-bound event without a turnId and does not consume a seq", () => {
+    const s = sequencer();
+    expect(() => s.sequence({ type: "output.audio.delta", payload: {} }, state())).toThrow(
+      expect.objectContaining({ code: "invalid_params" }),
+    );
+    expect(() => s.sequence({ type: "tool.call", payload: {} }, state())).toThrow(/turn-bound/);
+    expect(s.lastSeq).toBe(0);
+  });
+
+  it("accepts input.audio.appended without a turn because audio may arrive between turns", () => {
+    expect(sequencer().sequence({ type: "input.audio.appended", payload: { bytes: 320 } }, state())?.seq).toBe(1);
+  });
+
+  it("rejects unknown event types", () => {
+    expect(() => sequencer().sequence({ type: "talk.bogus" as never, payload: {} }, state())).toThrow(/Unknown talk event type/);
+  });
+
+  it("stamps the active captureId on events of the capture's turn and on turnless events", () => {
+    const s = sequencer();
+    const st = state({ activeCaptureId: "cap-1", activeCaptureTurnId: "t1" });
+    expect(s.sequence({ type: "transcript.delta", turnId: "t1", payload: {} }, st)?.captureId).toBe("cap-1");
+    expect(s.sequence({ type: "input.audio.appended", payload: {} }, st)?.captureId).toBe("cap-1");
+    expect(s.sequence({ type: "tool.call", turnId: "other", payload: {} }, st)?.captureId).toBeUndefined();
+    expect(s.sequence({ type: "health.changed", payload: {} }, state())?.captureId).toBeUndefined();
+  });
+
+  it("drops and counts output of a turn that is no longer accepted", () => {
+    const s = sequencer();
+    const st = state({ acceptsOutput: (turnId) => turnId === "current" });
+    expect(s.sequence({ type: "output.audio.delta", turnId: "old", payload: {} }, st)).toBeUndefined();
+    expect(s.sequence({ type: "transcript.done", turnId: "old", final: true, payload: {} }, st)).toBeUndefined();
+    expect(s.sequence({ type: "output.audio.delta", turnId: "current", payload: {} }, st)?.seq).toBe(1);
+    expect(s.droppedStale).toBe(2);
+  });
+
+  it("drops late deltas of a cancelled output item but keeps its cancellation event", () => {
+    const s = sequencer();
+    const st = state({ isCancelledItem: (id) => id === "item-1" });
+    expect(s.sequence({ type: "output.audio.delta", turnId: "t", itemId: "item-1", payload: {} }, st)).toBeUndefined();
+    expect(s.sequence({ type: "output.audio.cancelled", turnId: "t", itemId: "item-1", payload: {} }, st)?.seq).toBe(1);
+  });
+
+  it("does not treat tool.cancelled or turn.cancelled of a stale turn as droppable output", () => {
+    const s = sequencer();
+    const st = state({ acceptsOutput: () => false });
+    expect(s.sequence({ type: "tool.cancelled", turnId: "old", payload: {} }, st)?.seq).toBe(1);
+    expect(s.sequence({ type: "turn.cancelled", turnId: "old", payload: {} }, st)?.seq).toBe(2);
+  });
+
+  it("refuses raw audio bytes in a payload, even nested", () => {
+    const s = sequencer();
+    expect(() => s.sequence({ type: "input.audio.appended", payload: { audio: new Uint8Array(4) } }, state())).toThrow(/binary/);
+    expect(() =>
+      s.sequence({ type: "output.audio.delta", turnId: "t", payload: { chunk: { pcm: new Int16Array(2) } } }, state()),
+    ).toThrow(/binary/);
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { ReplayBuffer } from "./replay-buffer.js";
+
+const ev = (seq: number) => ({ seq });
+
+describe("ReplayBuffer", () => {
+  it("returns the events after a seq in order and reports completeness while nothing was evicted", () => {
+    const buf = new ReplayBuffer<{ seq: number }>(5);
+    for (let i = 1; i <= 4; i++) buf.push(ev(i));
+    expect(buf.replay(2)).toEqual({ events: [ev(3), ev(4)], complete: true });
+    expect(buf.replay(0).events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("reports incompleteness when a missed event was evicted", () => {
+    const buf = new ReplayBuffer<{ seq: number }>(3);
+    for (let i = 1; i <= 7; i++) buf.push(ev(i));
+    const missedTooMuch = buf.replay(2);
+    expect(missedTooMuch.complete).toBe(false);
+    expect(missedTooMuch.events.map((e) => e.seq)).toEqual([5, 6, 7]);
+    expect(buf.replay(4)).toEqual({ events: [ev(5), ev(6), ev(7)], complete: true });
+  });
+
+  it("answers an up-to-date caller with nothing and complete", () => {
+    const buf = new ReplayBuffer<{ seq: number }>(2);
+    buf.push(ev(1));
+    expect(buf.replay(1)).toEqual({ events: [], complete: true });
+  });
+
+  it("rejects a non-positive capacity with config_invalid", () => {
+    expect(() => new ReplayBuffer(0)).toThrow(expect.objectContaining({ code: "config_invalid" }));
+  });
+});
