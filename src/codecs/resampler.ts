@@ -126,7 +126,7 @@ class SpeexResampler implements Resampler {
     this.#checkOpen();
     const expected = Math.ceil((this.#framesIn * this.to) / this.from);
     const missing = expected - this.#framesOut;
-    let out = new Int16Array(0);
+    let out: Int16Array = new Int16Array(0);
     if (missing > 0) {
       // Zeros push the last real samples through the filter's look-ahead.
       const pad = new Int16Array((this.#latency + 2) * this.channels);
