@@ -1,3 +1,4 @@
+import type { TalkLogger } from "./logger.js";
 import type { TalkEvent, TalkEventInit, TerminalReason } from "./talk-events.js";
 import type { AudioFormat, TalkBrain, TalkMode, TalkSessionOwner, TalkTransport } from "./talk-types.js";
 
@@ -64,6 +65,27 @@ export interface TalkOutput {
 
 export type TalkEventListener = (event: TalkEvent) => void;
 
+export interface StartTurnOptions {
+  source?: string;
+  /**
+   * Starting a turn supersedes the previous one once it has ended. If that
+   * turn still has work or output in flight it is cancelled with this reason
+   * (default "superseded"), e.g. "barge_in" when speech interrupts an answer.
+   */
+  reason?: TerminalReason;
+}
+
+export interface TalkSessionStats {
+  /** Events emitted (the same as lastSeq). */
+  events: number;
+  /** Output events dropped because their turn or output item was stale. */
+  droppedStale: number;
+  /** Events dropped because the session was already closed. */
+  droppedClosed: number;
+  /** Work registered through runWork that has not settled yet. */
+  pendingWork: number;
+}
+
 export interface TalkSession {
   readonly id: string;
   readonly mode: TalkMode;
@@ -82,13 +104,15 @@ export interface TalkSession {
   readonly activeOutput: TalkOutput | undefined;
   /** Highest seq emitted so far (0 before the first event). */
   readonly lastSeq: number;
+  readonly stats: TalkSessionStats;
 
   /** Emits an event through the sequencer. Returns undefined when it was dropped as stale. */
   emit<T>(init: TalkEventInit<T>): TalkEvent<T> | undefined;
 
-  startTurn(options?: { source?: string }): TalkTurn;
+  /** Starts a turn. Throws turn_already_active while a turn is still `active` (not yet ended). */
+  startTurn(options?: StartTurnOptions): TalkTurn;
   /** Returns the active turn, starting one if there is none (e.g. before early speech cancellation). */
-  ensureTurn(options?: { source?: string }): TalkTurn;
+  ensureTurn(options?: StartTurnOptions): TalkTurn;
   /** Ends the turn normally. Throws stale_turn (before touching any state) when turnId is not active. */
   endTurn(turnId: string): void;
   /**
@@ -146,6 +170,10 @@ export interface TalkRuntimeOptions {
   maxSessions?: number;
   /** Directory for sessions/<sessionId>.jsonl logs; undefined disables the log. */
   dataDir?: string;
+  /** How long close() waits for aborted work to settle before emitting session.closed, ms (default 2000). */
+  closeGraceMs?: number;
+  /** Narrow structured logger (pino fits); default silent. */
+  logger?: TalkLogger;
 }
 
 export interface TalkRuntime {

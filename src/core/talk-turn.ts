@@ -1,0 +1,73 @@
+import type { TalkCapture, TalkOutput, TalkTurn } from "./session-types.js";
+
+/**
+ * Internal turn state of a session. A turn is `active` while the user's input
+ * runs, `ending` once endTurn was called and its response (STT final, agent,
+ * TTS) is still allowed to flow, `ended` when a later turn superseded it or
+ * the session closed with nothing pending, `cancelled` after cancellation.
+ */
+export class TurnRecord implements TalkTurn {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly startedAt: number;
+  readonly controller = new AbortController();
+  readonly signal: AbortSignal;
+  state: TalkTurn["state"] = "active";
+  /** The turn's most recent output was cancelled: output-scoped work must not start. */
+  lastOutputCancelled = false;
+
+  constructor(id: string, sessionId: string, sessionSignal: AbortSignal, startedAt: number) {
+    this.id = id;
+    this.sessionId = sessionId;
+    this.startedAt = startedAt;
+    this.signal = AbortSignal.any([sessionSignal, this.controller.signal]);
+  }
+
+  toJSON(): Omit<TalkTurn, "signal"> {
+    return { id: this.id, sessionId: this.sessionId, startedAt: this.startedAt, state: this.state };
+  }
+}
+
+export class OutputRecord implements TalkOutput {
+  readonly turnId: string;
+  readonly itemId: string;
+  readonly startedAt: number;
+  readonly controller = new AbortController();
+  readonly signal: AbortSignal;
+
+  constructor(turn: TurnRecord, itemId: string, startedAt: number) {
+    this.turnId = turn.id;
+    this.itemId = itemId;
+    this.startedAt = startedAt;
+    this.signal = AbortSignal.any([turn.signal, this.controller.signal]);
+  }
+
+  toJSON(): Omit<TalkOutput, "signal"> {
+    return { turnId: this.turnId, itemId: this.itemId, startedAt: this.startedAt };
+  }
+}
+
+export interface CaptureRecord extends TalkCapture {}
+
+/** Remembers recent ids (cancelled turns, cancelled output items) without growing forever. */
+export class RecentIds {
+  readonly #max: number;
+  readonly #ids = new Set<string>();
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  add(id: string): void {
+    this.#ids.delete(id);
+    this.#ids.add(id);
+    if (this.#ids.size > this.#max) {
+      const oldest = this.#ids.values().next().value;
+      if (oldest !== undefined) this.#ids.delete(oldest);
+    }
+  }
+
+  has(id: string): boolean {
+    return this.#ids.has(id);
+  }
+}
