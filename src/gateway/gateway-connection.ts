@@ -1,0 +1,150 @@
+import { randomUUID } from "node:crypto";
+import WebSocket from "ws";
+import { TalkError } from "../core/errors.js";
+import type { TalkLogger } from "../core/logger.js";
+import type { Principal } from "./auth.js";
+import type { GatewayMetrics } from "./gateway-metrics.js";
+import type { GatewayOptions } from "./gateway-options.js";
+import type { CallerContext } from "./method-registry.js";
+import { CLOSE_CODES } from "./protocol/frames.js";
+import type { GatewayEventName, ServerFrame } from "./protocol/frames.js";
+import { RpcDispatcher } from "./rpc-dispatcher.js";
+import type { SessionOwnership } from "./session-owners.js";
+import { TokenBucket } from "./token-bucket.js";
+
+export interface GatewayConnectionDeps {
+  options: GatewayOptions;
+  dispatcher: RpcDispatcher;
+  sessions: SessionOwnership;
+  metrics: GatewayMetrics;
+  logger: TalkLogger;
+  /** Told once when the socket is gone. */
+  onClosed(connection: GatewayConnection): void;
+}
+
+/**
+ * One /talk WebSocket. Transport concerns live here (rate limit, frame kinds,
+ * back-pressure, heartbeat, close); request semantics live in the dispatcher.
+ */
+export class GatewayConnection implements CallerContext {
+  readonly id = randomUUID();
+  readonly principal: Principal;
+  readonly #ws: WebSocket;
+  readonly #d: GatewayConnectionDeps;
+  readonly #bucket: TokenBucket;
+  readonly #abort = new AbortController();
+  readonly #reply = { send: (frame: ServerFrame) => this.#send(frame) };
+  #rejectedInARow = 0;
+  #alive = true;
+  #closed = false;
+
+  constructor(ws: WebSocket, principal: Principal, deps: GatewayConnectionDeps) {
+    this.#ws = ws;
+    this.principal = principal;
+    this.#d = deps;
+    this.#bucket = new TokenBucket({
+      capacity: deps.options.rateLimit.burst,
+      ratePerSecond: deps.options.rateLimit.requestsPerSecond,
+    });
+    ws.on("message", (data, isBinary) => this.#onMessage(data, isBinary));
+    ws.on("pong", () => {
+      this.#alive = true;
+    });
+    ws.on("close", (code) => this.#onClose(code));
+    // 'error' precedes 'close' (e.g. 1009 for an oversized frame); the close handler cleans up.
+    ws.on("error", (err) => this.#d.logger.debug({ err, connection: this.id }, "websocket error"));
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  sendEvent(event: GatewayEventName, payload: unknown, seq?: number): void {
+    this.#send({ type: "event", event, payload, ...(seq !== undefined ? { seq } : {}) });
+  }
+
+  /** Heartbeat tick: drops a peer that did not answer the previous ping, then pings again. */
+  heartbeat(): void {
+    if (this.#closed) return;
+    if (!this.#alive) {
+      this.#d.logger.info({ connection: this.id }, "peer missed a heartbeat; dropping it");
+      this.#ws.terminate();
+      return;
+    }
+    this.#alive = false;
+    try {
+      this.#ws.ping();
+    } catch {
+      // The socket is closing; the close handler cleans up.
+    }
+  }
+
+  close(code: number, reason: string): void {
+    if (this.#ws.readyState === WebSocket.OPEN || this.#ws.readyState === WebSocket.CONNECTING) {
+      this.#ws.close(code, reason);
+    }
+  }
+
+  /** Ends the socket without a closing handshake (shutdown fallback). */
+  terminate(): void {
+    this.#ws.terminate();
+  }
+
+  /** Resolves once the socket has closed. */
+  whenClosed(): Promise<void> {
+    if (this.#ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => this.#ws.once("close", () => resolve()));
+  }
+
+  #send(frame: ServerFrame): void {
+    if (this.#ws.readyState !== WebSocket.OPEN) return;
+    if (this.#ws.bufferedAmount > this.#d.options.maxBufferedBytes) {
+      // A peer that does not read would otherwise grow our memory without bound.
+      this.#d.logger.warn({ connection: this.id }, "slow consumer; closing");
+      this.close(CLOSE_CODES.policyViolation, "slow consumer");
+      return;
+    }
+    this.#ws.send(JSON.stringify(frame));
+  }
+
+  #onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    if (this.#closed) return;
+    const text = isBinary ? undefined : rawToString(data);
+    if (!this.#bucket.take()) {
+      this.#rejectedInARow += 1;
+      if (this.#rejectedInARow > this.#d.options.maxRejectedRequests) {
+        this.#d.logger.warn({ connection: this.id, principal: this.principal.name }, "rate limit abuse; closing");
+        this.close(CLOSE_CODES.policyViolation, "rate limit exceeded");
+        return;
+      }
+      const id = text === undefined ? null : RpcDispatcher.peekId(text);
+      this.#d.dispatcher.fail(this.#reply, id, "unknown", new TalkError("rate_limited"));
+      return;
+    }
+    this.#rejectedInARow = 0;
+    if (text === undefined) {
+      this.#d.dispatcher.fail(this.#reply, null, "unknown", new TalkError("invalid_request", "Binary frames are not accepted; send JSON text frames."));
+      return;
+    }
+    void this.#d.dispatcher.handle(text, this, this.#reply);
+  }
+
+  #onClose(code: number): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#abort.abort(new TalkError("cancelled", "The connection closed."));
+    this.#d.sessions.release(this);
+    this.#d.metrics.wsClosedTotal.inc({ code: String(code) });
+    this.#d.onClosed(this);
+  }
+}
+
+function rawToString(data: WebSocket.RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.from(data).toString("utf8");
+}

@@ -1,0 +1,109 @@
+import type { Logger } from "pino";
+import type { TalkSessionController } from "../core/pipelines/controller-types.js";
+import type { AudioChunk, ClientSessionGrant } from "../core/provider-types.js";
+import type { TalkRuntime, TalkSession } from "../core/session-types.js";
+import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/talk-types.js";
+
+/**
+ * What the Gateway needs from the rest of the process. The composition root
+ * (src/app.ts) fills it; every member is a narrow function so the Gateway
+ * never reaches into provider registries, config files or tool tables.
+ */
+export interface GatewayDeps {
+  /** The Talk runtime that owns session records, events and replay. */
+  runtime: TalkRuntime;
+
+  /** `talk.catalog`: capabilities built from provider declarations (core's catalog builder). */
+  catalog(): unknown | Promise<unknown>;
+
+  /**
+   * `talk.config`: the effective Talk config. Redaction is the config module's
+   * job; the Gateway only says whether the caller holds the `admin` scope.
+   */
+  effectiveConfig(options: { admin: boolean }): unknown | Promise<unknown>;
+
+  /**
+   * `talk.speak`: one-shot TTS through the resolved TTS provider. Aborting
+   * `signal` (caller disconnected, server closing) must stop synthesis.
+   */
+  speak(request: SpeakRequest, signal: AbortSignal): AsyncIterable<AudioChunk>;
+
+  /**
+   * `talk.session.create`: builds the controller that drives a Gateway-owned
+   * session (pipelines' createSessionController with resolved providers).
+   * The Gateway sets the audio sink and closes the controller.
+   */
+  createController(session: TalkSession, options: ControllerRequest): Promise<TalkSessionController>;
+
+  /**
+   * `talk.client.create`: resolves the realtime provider that declares
+   * `clientSessions` and mints a short-lived grant with instructions and tools
+   * built from trusted config (never from request params).
+   */
+  createClientSession(request: ClientSessionMintRequest): Promise<ClientSessionMint>;
+
+  /** `talk.client.toolCall`: runs one provider tool call under Gateway tool policy. */
+  tools: GatewayToolDispatcher;
+
+  /** `GET /readyz`: providers and coordinator. Must not throw. */
+  readiness(): Promise<ReadinessReport>;
+
+  /** Structured logger; Fastify logs through it too. Default: silent. */
+  logger?: Logger;
+}
+
+export interface SpeakRequest {
+  text: string;
+  voice?: string;
+  speed?: number;
+  format?: AudioFormat;
+}
+
+export interface ControllerRequest {
+  model?: string;
+  voice?: string;
+  inputFormat?: AudioFormat;
+  outputFormat?: AudioFormat;
+}
+
+export interface ClientSessionMintRequest {
+  mode: TalkMode;
+  transport: TalkTransport;
+  brain: TalkBrain;
+  provider?: string;
+  model?: string;
+  voice?: string;
+  /** Aborted when the caller disconnects or the server closes. */
+  signal: AbortSignal;
+}
+
+export interface ClientSessionMint {
+  /** Id of the provider that minted the grant. */
+  provider: string;
+  grant: ClientSessionGrant;
+  /** Names of the tools declared to the provider. */
+  tools: string[];
+}
+
+export interface GatewayToolCall {
+  sessionId: string;
+  callId: string;
+  name: string;
+  argumentsJson: string;
+  brain: TalkBrain;
+  /** Aborted when the session closes, the caller disconnects or the server closes. */
+  signal: AbortSignal;
+}
+
+export interface GatewayToolDispatcher {
+  /**
+   * Validates the call against policy and runs it. Rejects with `tool_denied`,
+   * `tool_not_found`, `cancelled` (signal aborted) or the tool's own error.
+   */
+  dispatch(call: GatewayToolCall): Promise<{ output: string }>;
+}
+
+export interface ReadinessReport {
+  ok: boolean;
+  checks: Record<string, { ok: boolean; detail?: string }>;
+}

@@ -1,0 +1,89 @@
+import { Counter, Gauge, Registry } from "prom-client";
+import type { TalkRuntime } from "../core/session-types.js";
+import type { TalkEvent } from "../core/talk-events.js";
+
+/**
+ * Prometheus metrics of one server. A private Registry (never prom-client's
+ * global one) so several servers can live in one process, as tests do.
+ * Other surfaces (telephony, meetings) may register their own metrics on
+ * `registry` so `/metrics` shows them too.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly sessionsTotal: Counter<"mode">;
+  readonly turnsTotal: Counter<"outcome">;
+  readonly eventsTotal: Counter<"family">;
+  readonly rpcRequestsTotal: Counter<"method" | "outcome">;
+  readonly rpcErrorsTotal: Counter<"code">;
+  readonly wsConnections: Gauge;
+  readonly wsClosedTotal: Counter<"code">;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(runtime: TalkRuntime) {
+    const registers = [this.registry];
+    new Gauge({
+      name: "talkgate_sessions_active",
+      help: "Talk sessions not yet closed",
+      registers,
+      collect() {
+        this.set(runtime.listSessions().filter((s) => s.state !== "closed").length);
+      },
+    });
+    this.sessionsTotal = new Counter({
+      name: "talkgate_sessions_total",
+      help: "Talk sessions created",
+      labelNames: ["mode"],
+      registers,
+    });
+    this.turnsTotal = new Counter({
+      name: "talkgate_turns_total",
+      help: "Turns finished, by outcome (completed, cancelled)",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.eventsTotal = new Counter({
+      name: "talkgate_events_total",
+      help: "talk.event envelopes emitted, by type family (session, turn, output, ...)",
+      labelNames: ["family"],
+      registers,
+    });
+    this.rpcRequestsTotal = new Counter({
+      name: "talkgate_rpc_requests_total",
+      help: "Talk API requests answered, by method and outcome (ok, error)",
+      labelNames: ["method", "outcome"],
+      registers,
+    });
+    this.rpcErrorsTotal = new Counter({
+      name: "talkgate_rpc_errors_total",
+      help: "Talk API error responses, by error code",
+      labelNames: ["code"],
+      registers,
+    });
+    this.wsConnections = new Gauge({
+      name: "talkgate_ws_connections",
+      help: "Open /talk WebSocket connections",
+      registers,
+    });
+    this.wsClosedTotal = new Counter({
+      name: "talkgate_ws_closed_total",
+      help: "/talk WebSocket connections closed, by close code",
+      labelNames: ["code"],
+      registers,
+    });
+    this.#unsubscribe = runtime.subscribeAll((event) => this.#onEvent(event));
+  }
+
+  #onEvent(event: TalkEvent): void {
+    const family = event.type.split(".")[0] ?? "unknown";
+    this.eventsTotal.inc({ family });
+    if (event.type === "session.created") this.sessionsTotal.inc({ mode: event.mode });
+    else if (event.type === "turn.ended") this.turnsTotal.inc({ outcome: "completed" });
+    else if (event.type === "turn.cancelled") this.turnsTotal.inc({ outcome: "cancelled" });
+  }
+
+  /** Stops listening to the runtime. Idempotent. */
+  close(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+}

@@ -1,0 +1,164 @@
+import type { AddressInfo } from "node:net";
+import Fastify from "fastify";
+import type { FastifyInstance } from "fastify";
+import fastifyWebsocket from "@fastify/websocket";
+import { NOOP_LOGGER } from "../core/logger.js";
+import type { TalkLogger } from "../core/logger.js";
+import { GatewayAuth, TALK_SUBPROTOCOL } from "./auth.js";
+import type { GatewayConnection } from "./gateway-connection.js";
+import type { GatewayDeps } from "./gateway-deps.js";
+import { GatewayMetrics } from "./gateway-metrics.js";
+import { resolveGatewayOptions } from "./gateway-options.js";
+import type { GatewayOptions, GatewayOptionsInput } from "./gateway-options.js";
+import type { GatewayState } from "./gateway-state.js";
+import { httpRoutes } from "./http-routes.js";
+import { MethodRegistry } from "./method-registry.js";
+import { talkMethods } from "./methods/talk.js";
+import { talkClientMethods } from "./methods/talk-client.js";
+import { talkSessionMethods } from "./methods/talk-session.js";
+import { CLOSE_CODES } from "./protocol/frames.js";
+import { RpcDispatcher } from "./rpc-dispatcher.js";
+import { SessionOwnership } from "./session-owners.js";
+import { TalkModeStore } from "./talk-mode-store.js";
+import { talkRoute } from "./talk-route.js";
+
+export type GatewayServerState = "created" | "listening" | "closing" | "closed";
+
+export interface GatewayServer {
+  /** The Fastify instance: telephony and meetings register their plugins (and `websocket: true` routes) on it. */
+  readonly app: FastifyInstance;
+  readonly options: Readonly<GatewayOptions>;
+  /** Prometheus registry holder; other surfaces may register metrics on `metrics.registry`. */
+  readonly metrics: GatewayMetrics;
+  readonly state: GatewayServerState;
+  /** Method names the server answers (the public Talk API, nothing else). */
+  readonly methods: readonly string[];
+  /** Scope needed per method. */
+  readonly scopes: Readonly<Record<string, string>>;
+  /** Binds `options.host`; `port` overrides `options.port` (0 = pick a free port). */
+  listen(overrides?: { port?: number }): Promise<{ urls: string[]; port: number }>;
+  /**
+   * Stops accepting, closes every Gateway session (each gets its terminal
+   * event), closes sockets with 1001, then the HTTP server. Idempotent:
+   * returns the close in progress.
+   */
+  close(): Promise<void>;
+}
+
+/** How long sockets get to finish the closing handshake before they are cut. */
+const SOCKET_CLOSE_TIMEOUT_MS = 2000;
+
+/**
+ * Builds the public Talk API server. Options are validated here, so a bad
+ * configuration fails before anything binds (for example no auth tokens with
+ * a non-loopback host: `config_invalid` naming `server.host`).
+ */
+export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInput = {}): GatewayServer {
+  const options = Object.freeze(resolveGatewayOptions(input));
+  const logger: TalkLogger = deps.logger ?? NOOP_LOGGER;
+  const app = (
+    deps.logger
+      ? Fastify({ loggerInstance: deps.logger, disableRequestLogging: true })
+      : Fastify({ logger: false })
+  ) as unknown as FastifyInstance;
+
+  const metrics = new GatewayMetrics(deps.runtime);
+  const registry = new MethodRegistry([talkMethods, talkClientMethods, talkSessionMethods]);
+  const sessions = new SessionOwnership({
+    runtime: deps.runtime,
+    reconnectGraceMs: options.reconnectGraceMs,
+    maxSessionsPerConnection: options.maxSessionsPerConnection,
+    logger,
+  });
+  const mode = new TalkModeStore();
+  const dispatcher = new RpcDispatcher({ registry, deps, options, sessions, mode, metrics, logger });
+  const connections = new Set<GatewayConnection>();
+  let serverState: GatewayServerState = "created";
+  const state: GatewayState = {
+    options,
+    deps,
+    auth: new GatewayAuth(options.auth),
+    dispatcher,
+    sessions,
+    mode,
+    metrics,
+    logger,
+    connections,
+    get accepting() {
+      return serverState === "created" || serverState === "listening";
+    },
+  };
+
+  void app.register(fastifyWebsocket, {
+    options: {
+      maxPayload: options.maxPayloadBytes,
+      // Browsers authenticate with the ["talkgate", "bearer.<token>"] subprotocols; we answer "talkgate".
+      handleProtocols: (protocols) => (protocols.has(TALK_SUBPROTOCOL) ? TALK_SUBPROTOCOL : false),
+    },
+    // Sockets of other routes (telephony, meetings) also learn we are going away.
+    preClose(done) {
+      for (const client of app.websocketServer.clients) client.close(CLOSE_CODES.goingAway, "server shutting down");
+      app.websocketServer.close(() => done());
+    },
+  });
+  void app.register(httpRoutes(state));
+  void app.register(talkRoute(state));
+
+  let closing: Promise<void> | undefined;
+
+  async function closeSockets(): Promise<void> {
+    const open = [...connections];
+    for (const c of open) c.close(CLOSE_CODES.goingAway, "server shutting down");
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SOCKET_CLOSE_TIMEOUT_MS);
+    });
+    await Promise.race([Promise.all(open.map((c) => c.whenClosed())), timeout]);
+    clearTimeout(timer);
+    for (const c of open) if (!c.closed) c.terminate();
+  }
+
+  const server: GatewayServer = {
+    app,
+    options,
+    metrics,
+    methods: Object.freeze(registry.names()),
+    scopes: Object.freeze(registry.scopes()),
+    get state() {
+      return serverState;
+    },
+    async listen(overrides = {}) {
+      if (serverState !== "created") throw new Error(`gateway: listen() called while ${serverState}`);
+      await app.listen({ host: options.host, port: overrides.port ?? options.port });
+      serverState = "listening";
+      if (!state.auth.enabled) {
+        logger.warn({ host: options.host }, "auth disabled: loopback only (configure auth.tokens to bind other interfaces)");
+      }
+      const addresses = app.addresses().filter((a): a is AddressInfo => typeof a !== "string");
+      const urls = addresses.map((a) => `http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
+      logger.info({ urls, methods: registry.names().length }, "talk gateway listening");
+      return { urls, port: addresses[0]?.port ?? 0 };
+    },
+    close() {
+      closing ??= (async () => {
+        serverState = "closing";
+        // Sessions first, so their owners still receive the terminal events.
+        await sessions.closeAll("closed");
+        try {
+          await closeSockets();
+        } catch (err) {
+          logger.error({ err }, "closing sockets failed");
+        }
+        try {
+          await app.close();
+        } catch (err) {
+          logger.error({ err }, "closing the HTTP server failed");
+        }
+        metrics.close();
+        serverState = "closed";
+      })();
+      return closing;
+    },
+  };
+  return server;
+}

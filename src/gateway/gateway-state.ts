@@ -1,0 +1,24 @@
+import type { TalkLogger } from "../core/logger.js";
+import type { GatewayAuth } from "./auth.js";
+import type { GatewayConnection } from "./gateway-connection.js";
+import type { GatewayDeps } from "./gateway-deps.js";
+import type { GatewayMetrics } from "./gateway-metrics.js";
+import type { GatewayOptions } from "./gateway-options.js";
+import type { RpcDispatcher } from "./rpc-dispatcher.js";
+import type { SessionOwnership } from "./session-owners.js";
+import type { TalkModeStore } from "./talk-mode-store.js";
+
+/** What the server's plugins share. Internal to src/gateway; not exported from index.ts. */
+export interface GatewayState {
+  readonly options: GatewayOptions;
+  readonly deps: GatewayDeps;
+  readonly auth: GatewayAuth;
+  readonly dispatcher: RpcDispatcher;
+  readonly sessions: SessionOwnership;
+  readonly mode: TalkModeStore;
+  readonly metrics: GatewayMetrics;
+  readonly logger: TalkLogger;
+  readonly connections: Set<GatewayConnection>;
+  /** False once close() began: new connections are refused and /readyz fails. */
+  readonly accepting: boolean;
+}

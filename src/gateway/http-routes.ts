@@ -1,0 +1,31 @@
+import type { FastifyPluginAsync } from "fastify";
+import type { GatewayState } from "./gateway-state.js";
+
+/**
+ * Operational HTTP routes. Unauthenticated on purpose (load balancers and
+ * Prometheus scrape them) and free of secrets and session ids.
+ */
+export function httpRoutes(state: GatewayState): FastifyPluginAsync {
+  return async (app) => {
+    // Liveness: the process answers. Never depends on providers.
+    app.get("/healthz", async () => ({ ok: true, status: state.accepting ? "ready" : "closing" }));
+
+    // Readiness: providers and the coordinator can take work, and we are not draining.
+    app.get("/readyz", async (_request, reply) => {
+      let report: Awaited<ReturnType<typeof state.deps.readiness>>;
+      try {
+        report = await state.deps.readiness();
+      } catch (err) {
+        report = { ok: false, checks: { readiness: { ok: false, detail: (err as Error).message } } };
+      }
+      const gateway = state.accepting ? { ok: true } : { ok: false, detail: "shutting down" };
+      const ok = report.ok && gateway.ok;
+      return reply.code(ok ? 200 : 503).send({ ok, checks: { ...report.checks, gateway } });
+    });
+
+    app.get("/metrics", async (_request, reply) => {
+      const body = await state.metrics.registry.metrics();
+      return reply.header("content-type", state.metrics.registry.contentType).send(body);
+    });
+  };
+}

@@ -1,0 +1,18 @@
+// The public Talk API server. Internals (connections, dispatcher, ownership) stay out of this facade.
+export { createGatewayServer } from "./gateway-server.js";
+export type { GatewayServer, GatewayServerState } from "./gateway-server.js";
+export type {
+  GatewayDeps,
+  SpeakRequest,
+  ControllerRequest,
+  ClientSessionMintRequest,
+  ClientSessionMint,
+  GatewayToolCall,
+  GatewayToolDispatcher,
+  ReadinessReport,
+} from "./gateway-deps.js";
+export { GATEWAY_DEFAULTS, GATEWAY_SCOPES, resolveGatewayOptions, isLoopbackHost } from "./gateway-options.js";
+export type { GatewayOptions, GatewayOptionsInput, GatewayScope, GatewayToken, GatewayRateLimit } from "./gateway-options.js";
+export type { GatewayMetrics } from "./gateway-metrics.js";
+export * from "./protocol/frames.js";
+export * from "./protocol/talk-methods.js";

@@ -1,0 +1,115 @@
+import { TalkError, toTalkError } from "../../core/errors.js";
+import { CREATION_MATRIX, GATEWAY_OWNED_TRANSPORTS, findCombination } from "../../core/talk-types.js";
+import type { MethodGroup } from "../method-registry.js";
+
+/** Tool call ids remembered per client session, so a replayed call is refused as stale. */
+const MAX_REMEMBERED_CALLS = 1024;
+
+/**
+ * Client-owned provider sessions: the client owns the provider media
+ * (WebRTC, provider WebSocket); the Gateway owns credentials, instructions
+ * and tool policy.
+ */
+export const talkClientMethods: MethodGroup = {
+  "talk.client.create": {
+    scope: "write",
+    handler: async (params, ctx) => {
+      const { mode, transport, brain } = params;
+      if (GATEWAY_OWNED_TRANSPORTS.has(transport)) {
+        throw new TalkError(
+          "use_talk_session_create",
+          `Transport "${transport}" is Gateway-owned: create it with talk.session.create.`,
+          { details: { transport, method: "talk.session.create" } },
+        );
+      }
+      if (!findCombination(mode, transport, brain)) {
+        throw new TalkError("unsupported_combination", `${mode} / ${transport} / ${brain} is not supported.`, {
+          details: { supported: CREATION_MATRIX.filter((c) => c.owner === "client") },
+        });
+      }
+      ctx.sessions.assertCapacity(ctx.caller);
+      // Instructions and tools come from trusted config inside createClientSession; the
+      // params schema is strict, so a request cannot smuggle instructions in.
+      const mint = await ctx.deps.createClientSession({
+        mode,
+        transport,
+        brain,
+        signal: ctx.caller.signal,
+        ...(params.provider !== undefined ? { provider: params.provider } : {}),
+        ...(params.model !== undefined ? { model: params.model } : {}),
+        ...(params.voice !== undefined ? { voice: params.voice } : {}),
+      });
+      if (ctx.caller.closed) throw new TalkError("cancelled", "The connection closed while the session was created.");
+      const session = ctx.deps.runtime.createSession({
+        mode,
+        transport,
+        brain,
+        owner: "client",
+        provider: mint.provider,
+        source: "gateway",
+        metadata: { surface: "gateway", connection: ctx.caller.id },
+      });
+      const owned = ctx.sessions.adopt(session, undefined, ctx.caller);
+      ctx.afterResponse(() => ctx.sessions.goLive(owned, ctx.caller, 0));
+      const { grant } = mint;
+      return {
+        sessionId: session.id,
+        mode,
+        transport,
+        brain,
+        provider: mint.provider,
+        clientSecret: grant.clientSecret,
+        expiresAt: grant.expiresAt,
+        ...(grant.endpoint !== undefined ? { endpoint: grant.endpoint } : {}),
+        ...(grant.model !== undefined ? { model: grant.model } : {}),
+        ...(grant.voice !== undefined ? { voice: grant.voice } : {}),
+        tools: [...mint.tools],
+      };
+    },
+  },
+
+  "talk.client.toolCall": {
+    scope: "write",
+    handler: async (params, ctx) => {
+      const owned = ctx.sessions.require(params.sessionId, ctx.caller, "client");
+      const { session } = owned;
+      if (session.brain === "none") {
+        throw new TalkError("tool_denied", "This session has no brain: it may not call tools.", {
+          details: { sessionId: session.id },
+        });
+      }
+      if (owned.toolCalls.has(params.callId)) {
+        throw new TalkError("invalid_state", `Tool call ${params.callId} was already submitted.`, {
+          details: { sessionId: session.id, callId: params.callId },
+        });
+      }
+      owned.toolCalls.add(params.callId);
+      if (owned.toolCalls.size > MAX_REMEMBERED_CALLS) {
+        const oldest = owned.toolCalls.values().next().value;
+        if (oldest !== undefined) owned.toolCalls.delete(oldest);
+      }
+      // The tool stops when the session closes, the caller disconnects or the server shuts down.
+      const signal = AbortSignal.any([session.signal, ctx.caller.signal]);
+      try {
+        const { output } = await ctx.deps.tools.dispatch({
+          sessionId: session.id,
+          callId: params.callId,
+          name: params.name,
+          argumentsJson: params.argumentsJson,
+          brain: session.brain,
+          signal,
+        });
+        signal.throwIfAborted();
+        return { sessionId: session.id, callId: params.callId, output };
+      } catch (err) {
+        if (signal.aborted) {
+          throw new TalkError("cancelled", "The tool call was aborted.", {
+            cause: err,
+            details: { sessionId: session.id, callId: params.callId, sessionState: session.state },
+          });
+        }
+        throw toTalkError(err);
+      }
+    },
+  },
+};

@@ -1,0 +1,206 @@
+import { z } from "zod";
+import { AUDIO_ENCODINGS, TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../../core/talk-types.js";
+import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../../core/talk-types.js";
+
+/**
+ * The public Talk API (seed 000, "Final Gateway API"): method names, parameter
+ * schemas and result shapes. This module is the single source of truth for
+ * the method list; the server's registry and the typed client are both built
+ * from it. Every params object is strict: unknown keys (for example
+ * request-time instructions) are rejected with `invalid_params`.
+ */
+
+export const TALK_METHODS = [
+  "talk.catalog",
+  "talk.config",
+  "talk.speak",
+  "talk.mode",
+  "talk.client.create",
+  "talk.client.toolCall",
+  "talk.session.create",
+  "talk.session.join",
+  "talk.session.appendAudio",
+  "talk.session.startTurn",
+  "talk.session.endTurn",
+  "talk.session.cancelTurn",
+  "talk.session.cancelOutput",
+  "talk.session.submitToolResult",
+  "talk.session.close",
+] as const;
+
+export type TalkMethod = (typeof TALK_METHODS)[number];
+
+const id = z.string().min(1).max(128);
+const reason = z.string().min(1).max(64).regex(/^[a-z0-9_.-]+$/, "lowercase letters, digits, _ . -");
+
+export const audioFormatSchema = z.strictObject({
+  encoding: z.enum(AUDIO_ENCODINGS),
+  sampleRate: z.number().int().min(8000).max(48_000),
+  channels: z.number().int().min(1).max(2),
+});
+
+const empty = z.strictObject({});
+
+export const TALK_PARAM_SCHEMAS = {
+  "talk.catalog": empty,
+  "talk.config": empty,
+  "talk.speak": z.strictObject({
+    // The upper bound is the configured maxSpeakChars, checked by the handler.
+    text: z.string().min(1),
+    voice: z.string().min(1).max(128).optional(),
+    speed: z.number().min(0.25).max(4).optional(),
+    format: audioFormatSchema.optional(),
+  }),
+  // No params reads the mode; `enabled` sets it and broadcasts `talk.mode`.
+  "talk.mode": z.strictObject({
+    enabled: z.boolean().optional(),
+    phase: z.string().min(1).max(64).optional(),
+  }),
+  "talk.client.create": z.strictObject({
+    mode: z.enum(TALK_MODES).default("realtime"),
+    transport: z.enum(TALK_TRANSPORTS),
+    brain: z.enum(TALK_BRAINS).default("agent-consult"),
+    provider: id.optional(),
+    model: z.string().min(1).max(128).optional(),
+    voice: z.string().min(1).max(128).optional(),
+  }),
+  "talk.client.toolCall": z.strictObject({
+    sessionId: id,
+    callId: z.string().min(1).max(256),
+    name: z.string().min(1).max(128),
+    argumentsJson: z.string(),
+  }),
+  "talk.session.create": z.strictObject({
+    mode: z.enum(TALK_MODES),
+    transport: z.enum(TALK_TRANSPORTS),
+    /** Defaults to `none` for transcription and `agent-consult` otherwise. */
+    brain: z.enum(TALK_BRAINS).optional(),
+    provider: id.optional(),
+    model: z.string().min(1).max(128).optional(),
+    voice: z.string().min(1).max(128).optional(),
+    inputFormat: audioFormatSchema.optional(),
+    outputFormat: audioFormatSchema.optional(),
+  }),
+  "talk.session.join": z.strictObject({
+    sessionId: id,
+    joinToken: z.string().min(1).max(256),
+    /** Replays events with seq > afterSeq; default 0 replays everything still held. */
+    afterSeq: z.number().int().min(0).default(0),
+  }),
+  "talk.session.appendAudio": z.strictObject({
+    sessionId: id,
+    audioBase64: z.string().min(1),
+    timestamp: z.number().finite().optional(),
+  }),
+  "talk.session.startTurn": z.strictObject({ sessionId: id }),
+  "talk.session.endTurn": z.strictObject({ sessionId: id, turnId: id }),
+  "talk.session.cancelTurn": z.strictObject({ sessionId: id, turnId: id.optional(), reason: reason.optional() }),
+  "talk.session.cancelOutput": z.strictObject({ sessionId: id, turnId: id.optional(), reason: reason.optional() }),
+  "talk.session.submitToolResult": z.strictObject({
+    sessionId: id,
+    callId: z.string().min(1).max(256),
+    output: z.string(),
+  }),
+  "talk.session.close": z.strictObject({ sessionId: id, reason: reason.optional() }),
+} as const satisfies Record<TalkMethod, z.ZodType>;
+
+export type TalkParams<M extends TalkMethod> = z.input<(typeof TALK_PARAM_SCHEMAS)[M]>;
+export type TalkParsedParams<M extends TalkMethod> = z.output<(typeof TALK_PARAM_SCHEMAS)[M]>;
+
+// ---------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------
+
+export interface TalkModeState {
+  enabled: boolean;
+  phase?: string;
+  /** ISO 8601 UTC of the last change. */
+  updatedAt: string;
+}
+
+export interface SpeakResult {
+  format: AudioFormat;
+  audioBase64: string;
+  bytes: number;
+  durationMs: number;
+}
+
+export interface ClientCreateResult {
+  sessionId: string;
+  mode: TalkMode;
+  transport: TalkTransport;
+  brain: TalkBrain;
+  provider: string;
+  /** Short-lived provider credential; the only secret the client ever receives. */
+  clientSecret: string;
+  expiresAt: string;
+  endpoint?: string;
+  model?: string;
+  voice?: string;
+  /** Tool names the Gateway declared to the provider (policy already applied). */
+  tools: string[];
+}
+
+export interface ToolCallResult {
+  sessionId: string;
+  callId: string;
+  output: string;
+}
+
+export interface SessionDescription {
+  sessionId: string;
+  mode: TalkMode;
+  transport: TalkTransport;
+  brain: TalkBrain;
+  provider?: string;
+  /** Highest seq emitted so far. */
+  seq: number;
+}
+
+export interface SessionCreateResult extends SessionDescription {
+  /** Plaintext join token: returned here only, the server keeps a hash. */
+  joinToken: string;
+}
+
+export interface SessionJoinResult extends SessionDescription {
+  /** Events with seq > afterSeq that follow this response as `talk.event` frames. */
+  replayed: number;
+  /** False when the replay buffer no longer held every event after afterSeq. */
+  complete: boolean;
+}
+
+export interface TalkResults {
+  "talk.catalog": unknown;
+  "talk.config": unknown;
+  "talk.speak": SpeakResult;
+  "talk.mode": TalkModeState;
+  "talk.client.create": ClientCreateResult;
+  "talk.client.toolCall": ToolCallResult;
+  "talk.session.create": SessionCreateResult;
+  "talk.session.join": SessionJoinResult;
+  "talk.session.appendAudio": { sessionId: string; bytes: number };
+  "talk.session.startTurn": { sessionId: string; turnId: string };
+  "talk.session.endTurn": { sessionId: string; turnId: string };
+  "talk.session.cancelTurn": { sessionId: string; cancelled: boolean };
+  "talk.session.cancelOutput": { sessionId: string; cancelled: boolean };
+  "talk.session.submitToolResult": { sessionId: string; callId: string };
+  "talk.session.close": { sessionId: string; closed: true };
+}
+
+export type TalkResult<M extends TalkMethod> = TalkResults[M];
+
+/** The typed method map: params the caller sends, result it receives. */
+export type TalkMethodMap = { [M in TalkMethod]: { params: TalkParams<M>; result: TalkResult<M> } };
+
+/** Payload of a `talk.audio` event frame (assistant audio of a Gateway-owned session). */
+export interface TalkAudioPayload {
+  sessionId: string;
+  turnId: string;
+  itemId: string;
+  format: AudioFormat;
+  audioBase64: string;
+}
+
+export function isTalkMethod(name: string): name is TalkMethod {
+  return (TALK_METHODS as readonly string[]).includes(name);
+}
