@@ -11,3 +11,6 @@ export * from "./replay-buffer.js";
 export * from "./session-log.js";
 export * from "./join-token-store.js";
 export { createTalkRuntime } from "./session-runtime.js";
+export * from "./provider-registry.js";
+export * from "./provider-resolver.js";
+export * from "./talk-catalog.js";
