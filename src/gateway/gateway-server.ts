@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import Fastify from "fastify";
+import Fastify, { LogController } from "fastify";
 import type { FastifyInstance } from "fastify";
 import fastifyWebsocket from "@fastify/websocket";
 import { NOOP_LOGGER } from "../core/logger.js";
@@ -58,7 +58,7 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
   const logger: TalkLogger = deps.logger ?? NOOP_LOGGER;
   const app = (
     deps.logger
-      ? Fastify({ loggerInstance: deps.logger, disableRequestLogging: true })
+      ? Fastify({ loggerInstance: deps.logger, logController: new LogController({ disableRequestLogging: true }) })
       : Fastify({ logger: false })
   ) as unknown as FastifyInstance;
 

@@ -1,0 +1,18 @@
+// The typed Talk API client for integrators and tests.
+export { TalkClient, fromWire } from "./talk-client.js";
+export type { TalkClientOptions, TalkClientEvents, RequestOptions } from "./talk-client.js";
+export { TALK_METHODS, isTalkMethod } from "../gateway/protocol/talk-methods.js";
+export type {
+  TalkMethod,
+  TalkMethodMap,
+  TalkParams,
+  TalkResult,
+  TalkAudioPayload,
+  TalkModeState,
+  SpeakResult,
+  ClientCreateResult,
+  ToolCallResult,
+  SessionCreateResult,
+  SessionJoinResult,
+} from "../gateway/protocol/talk-methods.js";
+export type { RequestFrame, ResponseFrame, EventFrame, WireError } from "../gateway/protocol/frames.js";

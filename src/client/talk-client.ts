@@ -1,0 +1,227 @@
+import WebSocket from "ws";
+import { TALK_ERROR_CODES, TalkError } from "../core/errors.js";
+import type { TalkErrorCode } from "../core/errors.js";
+import type { TalkEvent } from "../core/talk-events.js";
+import type { EventFrame, ResponseFrame, WireError } from "../gateway/protocol/frames.js";
+import type {
+  TalkAudioPayload,
+  TalkMethod,
+  TalkModeState,
+  TalkParams,
+  TalkResult,
+} from "../gateway/protocol/talk-methods.js";
+
+export interface TalkClientOptions {
+  /** Bearer token (sent as `Authorization: Bearer <token>`). */
+  token?: string;
+  /** Default time a request may take before it rejects with `timeout`, ms. Default 30 000; 0 disables. */
+  requestTimeoutMs?: number;
+  /** Largest frame the client accepts, bytes. Default 64 MiB (talk.speak answers can be large). */
+  maxPayloadBytes?: number;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  /** Aborting rejects the pending request locally (the server finishes or abandons it on its own). */
+  signal?: AbortSignal;
+}
+
+export interface TalkClientEvents {
+  "talk.event": (event: TalkEvent, seq: number | undefined) => void;
+  "talk.audio": (audio: TalkAudioPayload) => void;
+  "talk.mode": (mode: TalkModeState) => void;
+  /** A response the client could not match to a request (e.g. to a malformed frame). */
+  unmatched: (frame: ResponseFrame) => void;
+  close: (info: { code: number; reason: string }) => void;
+}
+
+/** Params are optional exactly when the method has no required params. */
+type ParamsArg<M extends TalkMethod> = object extends TalkParams<M> ? [params?: TalkParams<M>] : [params: TalkParams<M>];
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: TalkError): void;
+  cleanup(): void;
+}
+
+/**
+ * A typed client of the Talk API (`/talk`). One request → one promise; events
+ * reach listeners registered with `on()`. Closing (either side) rejects every
+ * pending request with a coded TalkError.
+ */
+export class TalkClient {
+  readonly #ws: WebSocket;
+  readonly #timeoutMs: number;
+  readonly #pending = new Map<string, Pending>();
+  readonly #listeners = new Map<keyof TalkClientEvents, Set<(...args: never[]) => void>>();
+  #nextId = 1;
+  #closeInfo: { code: number; reason: string } | undefined;
+
+  private constructor(ws: WebSocket, options: TalkClientOptions) {
+    this.#ws = ws;
+    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    ws.on("message", (data, isBinary) => {
+      if (!isBinary) this.#onFrame(data.toString());
+    });
+    ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
+    ws.on("error", () => {
+      // 'close' follows and rejects what is pending.
+    });
+  }
+
+  /** Opens a connection. Rejects with `unauthorized` (401), `shutting_down` / `rate_limited` (503) or `provider_unavailable` (network). */
+  static connect(url: string, options: TalkClientOptions = {}): Promise<TalkClient> {
+    const ws = new WebSocket(url, {
+      maxPayload: options.maxPayloadBytes ?? 64 * 1024 * 1024,
+      ...(options.token !== undefined ? { headers: { authorization: `Bearer ${options.token}` } } : {}),
+    });
+    return new Promise((resolve, reject) => {
+      ws.once("open", () => {
+        ws.removeAllListeners("unexpected-response");
+        resolve(new TalkClient(ws, options));
+      });
+      ws.once("unexpected-response", (_req, res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => {
+          ws.terminate();
+          reject(httpRefusal(res.statusCode ?? 0, body));
+        });
+      });
+      ws.once("error", (err) => {
+        reject(new TalkError("provider_unavailable", `Cannot connect to ${url}: ${err.message}`, { cause: err }));
+      });
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closeInfo !== undefined || this.#ws.readyState >= WebSocket.CLOSING;
+  }
+
+  /** Sends a request and resolves with its typed result, or rejects with the server's coded error. */
+  request<M extends TalkMethod>(method: M, ...args: [...ParamsArg<M>, RequestOptions?]): Promise<TalkResult<M>> {
+    const [params, options] = args as unknown as [TalkParams<M> | undefined, RequestOptions | undefined];
+    return this.#send(method, params, options) as Promise<TalkResult<M>>;
+  }
+
+  /**
+   * Sends a request by name, untyped: for methods newer than this client.
+   * Unknown names are answered by the server with `unknown_method`.
+   */
+  requestUntyped(method: string, params?: unknown, options?: RequestOptions): Promise<unknown> {
+    return this.#send(method, params, options);
+  }
+
+  on<E extends keyof TalkClientEvents>(event: E, listener: TalkClientEvents[E]): () => void {
+    let set = this.#listeners.get(event);
+    if (!set) this.#listeners.set(event, (set = new Set()));
+    set.add(listener as (...args: never[]) => void);
+    return () => set.delete(listener as (...args: never[]) => void);
+  }
+
+  /** Closes the connection; pending requests reject with `cancelled`. Resolves once closed. */
+  close(code = 1000, reason = "client closing"): Promise<void> {
+    if (this.#ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    const closed = new Promise<void>((resolve) => this.#ws.once("close", () => resolve()));
+    if (this.#ws.readyState !== WebSocket.CLOSING) this.#ws.close(code, reason);
+    return closed;
+  }
+
+  #send(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
+    if (this.closed) {
+      return Promise.reject(new TalkError("cancelled", "The connection is closed.", { details: { ...this.#closeInfo } }));
+    }
+    const id = String(this.#nextId++);
+    return new Promise((resolve, reject) => {
+      const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => fail(new TalkError("timeout", `${method} got no answer within ${timeoutMs} ms.`)), timeoutMs)
+          : undefined;
+      const onAbort = (): void => fail(new TalkError("cancelled", `${method} was aborted by the caller.`));
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+        this.#pending.delete(id);
+      };
+      const fail = (err: TalkError): void => {
+        cleanup();
+        reject(err);
+      };
+      if (options.signal?.aborted) return onAbort();
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      this.#pending.set(id, { resolve, reject, cleanup });
+      this.#ws.send(JSON.stringify({ type: "req", id, method, ...(params !== undefined ? { params } : {}) }), (err) => {
+        if (err) fail(new TalkError("cancelled", `${method} could not be sent: ${err.message}`, { cause: err }));
+      });
+    });
+  }
+
+  #onFrame(text: string): void {
+    let frame: ResponseFrame | EventFrame;
+    try {
+      frame = JSON.parse(text) as ResponseFrame | EventFrame;
+    } catch {
+      return;
+    }
+    if (frame.type === "res") {
+      const pending = frame.id === null ? undefined : this.#pending.get(frame.id);
+      if (!pending) {
+        this.#emit("unmatched", frame);
+        return;
+      }
+      pending.cleanup();
+      if (frame.ok) pending.resolve(frame.payload);
+      else pending.reject(fromWire(frame.error));
+      return;
+    }
+    if (frame.type === "event") {
+      if (frame.event === "talk.event") this.#emit("talk.event", frame.payload as TalkEvent, frame.seq);
+      else if (frame.event === "talk.audio") this.#emit("talk.audio", frame.payload as TalkAudioPayload);
+      else if (frame.event === "talk.mode") this.#emit("talk.mode", frame.payload as TalkModeState);
+    }
+  }
+
+  #emit<E extends keyof TalkClientEvents>(event: E, ...args: Parameters<TalkClientEvents[E]>): void {
+    for (const listener of this.#listeners.get(event) ?? []) {
+      try {
+        (listener as unknown as (...a: Parameters<TalkClientEvents[E]>) => void)(...args);
+      } catch {
+        // A listener that throws must not break delivery to the others or the socket.
+      }
+    }
+  }
+
+  #onClose(code: number, reason: string): void {
+    this.#closeInfo = { code, reason };
+    for (const pending of [...this.#pending.values()]) {
+      pending.cleanup();
+      pending.reject(new TalkError("cancelled", `The connection closed (${code}${reason ? ` ${reason}` : ""}).`, {
+        details: { closeCode: code, closeReason: reason },
+      }));
+    }
+    this.#emit("close", { code, reason });
+  }
+}
+
+/** The TalkError a response's wire error stands for. Unknown codes (newer servers) become `internal`. */
+export function fromWire(error: WireError): TalkError {
+  const code: TalkErrorCode = error.code in TALK_ERROR_CODES ? error.code : "internal";
+  return new TalkError(code, error.message, {
+    retryable: error.retryable,
+    ...(error.details !== undefined ? { details: error.details } : {}),
+  });
+}
+
+function httpRefusal(status: number, body: string): TalkError {
+  try {
+    const parsed = JSON.parse(body) as { error?: WireError };
+    if (parsed.error?.code) return fromWire(parsed.error);
+  } catch {
+    // Not our JSON body: fall through to the status.
+  }
+  if (status === 401) return new TalkError("unauthorized");
+  if (status === 403) return new TalkError("forbidden");
+  return new TalkError("provider_unavailable", `The server refused the connection with HTTP ${status}.`);
+}
