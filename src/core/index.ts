@@ -14,3 +14,6 @@ export { createTalkRuntime } from "./session-runtime.js";
 export * from "./provider-registry.js";
 export * from "./provider-resolver.js";
 export * from "./talk-catalog.js";
+export * from "./tool-registry.js";
+export * from "./tool-policy.js";
+export * from "./tool-dispatcher.js";
