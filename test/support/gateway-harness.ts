@@ -116,7 +116,11 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     logger,
     ...setup.deps,
   };
-  const server = createGatewayServer(deps, { ...setup.options, host: "127.0.0.1" });
+  const server = createGatewayServer(deps, {
+    ...setup.options,
+    host: "127.0.0.1",
+    auth: { ...setup.options?.auth, tokens: config.auth.tokens },
+  });
   const { urls } = await server.listen({ port: 0 });
   const httpUrl = urls[0] as string;
   const wsUrl = `${httpUrl.replace(/^http/, "ws")}/talk`;
