@@ -53,7 +53,11 @@ export class SlowTtsProvider extends AbortProbe implements TtsProvider {
     return { ok: true };
   }
 
+  /** Every signal synthesize() was given, to check it was aborted even when the stream was abandoned. */
+  readonly signals: AbortSignal[] = [];
+
   async *synthesize(request: TtsRequest): AsyncIterable<AudioChunk> {
+    this.signals.push(request.signal);
     yield { data: new Uint8Array(320), format: PCM16_16K };
     this.markStarted();
     await this.untilAborted(request.signal);
