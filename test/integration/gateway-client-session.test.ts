@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { PERSONA, rejectionOf, startGateway } from "../support/gateway-harness.js";
+import type { GatewayHarness } from "../support/gateway-harness.js";
+
+let h: GatewayHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe("talk.client.create: client-owned provider sessions", () => {
+  it("mints an OpenAI Realtime client secret with Gateway-built instructions and policy-filtered tools", async () => {
+    h = await startGateway();
+    const client = await h.connect({ as: "writer" });
+    const created = await client.request("talk.client.create", { transport: "webrtc", voice: "marin" });
+    expect(created).toMatchObject({
+      mode: "realtime",
+      transport: "webrtc",
+      brain: "agent-consult",
+      provider: "openai",
+      clientSecret: expect.stringMatching(/^ek_/),
+      endpoint: expect.stringMatching(/\/realtime\/calls$/),
+      voice: "marin",
+      tools: ["echo", "slow"],
+    });
+    expect(Date.parse(created.expiresAt)).toBeGreaterThan(Date.now());
+    const minted = h.openai.requests.find((r) => r.path.endsWith("/realtime/client_secrets"));
+    const body = minted?.body as { session: { instructions: string; tools: { name: string }[] } };
+    expect(body.session.instructions).toBe(PERSONA);
+    expect(body.session.tools.map((t) => t.name)).toEqual(["echo", "slow"]);
+    expect(h.runtime.getSession(created.sessionId)?.owner).toBe("client");
+  });
+
+  it("rejects Gateway-owned transports, pointing to talk.session.create", async () => {
+    h = await startGateway();
+    const client = await h.connect();
+    for (const transport of ["gateway-relay", "managed-room"] as const) {
+      const err = await rejectionOf(client.request("talk.client.create", { transport }));
+      expect(err.code).toBe("use_talk_session_create");
+      expect(err.details).toMatchObject({ method: "talk.session.create" });
+    }
+    expect(h.openai.requests).toHaveLength(0);
+  });
+
+  it("rejects combinations outside the creation matrix", async () => {
+    h = await startGateway();
+    const client = await h.connect();
+    const err = await rejectionOf(client.request("talk.client.create", { transport: "webrtc", mode: "stt-tts" }));
+    expect(err.code).toBe("unsupported_combination");
+  });
+
+  it("an unknown provider is provider_not_found", async () => {
+    h = await startGateway();
+    const client = await h.connect();
+    const err = await rejectionOf(client.request("talk.client.create", { transport: "webrtc", provider: "nope" }));
+    expect(err.code).toBe("provider_not_found");
+  });
+});
+
+describe("talk.client.toolCall: provider tool calls under Gateway policy", () => {
+  async function setup(): Promise<{ client: Awaited<ReturnType<GatewayHarness["connect"]>>; sessionId: string }> {
+    h = await startGateway();
+    const client = await h.connect({ as: "writer" });
+    const { sessionId } = await client.request("talk.client.create", { transport: "provider-websocket" });
+    return { client, sessionId };
+  }
+
+  it("runs an allowed tool and returns its output", async () => {
+    const { client, sessionId } = await setup();
+    const result = await client.request("talk.client.toolCall", {
+      sessionId,
+      callId: "call_1",
+      name: "echo",
+      argumentsJson: '{"q":1}',
+    });
+    expect(result).toEqual({ sessionId, callId: "call_1", output: '{"q":1}' });
+    expect(h?.tools.calls[0]).toMatchObject({ sessionId, name: "echo", brain: "agent-consult" });
+  });
+
+  it("a tool denied by policy is tool_denied", async () => {
+    const { client, sessionId } = await setup();
+    const err = await rejectionOf(
+      client.request("talk.client.toolCall", { sessionId, callId: "c", name: "shell", argumentsJson: "{}" }),
+    );
+    expect(err.code).toBe("tool_denied");
+  });
+
+  it("a repeated callId is refused as stale", async () => {
+    const { client, sessionId } = await setup();
+    const call = { sessionId, callId: "dup", name: "echo", argumentsJson: "{}" };
+    await client.request("talk.client.toolCall", call);
+    expect((await rejectionOf(client.request("talk.client.toolCall", call))).code).toBe("invalid_state");
+  });
+
+  it("an unknown session is session_not_found and another connection is not_session_owner", async () => {
+    const { sessionId } = await setup();
+    const other = await h!.connect({ as: "writer" });
+    const call = { callId: "c", name: "echo", argumentsJson: "{}" };
+    expect((await rejectionOf(other.request("talk.client.toolCall", { ...call, sessionId: "nope" }))).code).toBe(
+      "session_not_found",
+    );
+    expect((await rejectionOf(other.request("talk.client.toolCall", { ...call, sessionId }))).code).toBe(
+      "not_session_owner",
+    );
+  });
+
+  it("a Gateway-owned session is refused, pointing to the talk.session verbs", async () => {
+    h = await startGateway();
+    const client = await h.connect();
+    const { sessionId } = await client.request("talk.session.create", { mode: "stt-tts", transport: "managed-room" });
+    const err = await rejectionOf(
+      client.request("talk.client.toolCall", { sessionId, callId: "c", name: "echo", argumentsJson: "{}" }),
+    );
+    expect(err.code).toBe("use_talk_session_create");
+  });
+
+  it("a closed session is session_closed", async () => {
+    const { client, sessionId } = await setup();
+    await client.request("talk.session.close", { sessionId });
+    const err = await rejectionOf(
+      client.request("talk.client.toolCall", { sessionId, callId: "c", name: "echo", argumentsJson: "{}" }),
+    );
+    expect(err.code).toBe("session_closed");
+  });
+
+  it("closing the session aborts a running tool, which sees its AbortSignal", async () => {
+    const { client, sessionId } = await setup();
+    const running = rejectionOf(
+      client.request("talk.client.toolCall", { sessionId, callId: "slow_1", name: "slow", argumentsJson: "{}" }),
+    );
+    await h!.tools.slow.started;
+    expect(h!.tools.slow.aborted).toHaveLength(0);
+    await client.request("talk.session.close", { sessionId });
+    expect((await running).code).toBe("cancelled");
+    expect(h!.tools.slow.aborted).toHaveLength(1);
+  });
+
+  it("the owner disconnecting aborts its running tool and closes its client session", async () => {
+    const { client, sessionId } = await setup();
+    void client.request("talk.client.toolCall", { sessionId, callId: "s", name: "slow", argumentsJson: "{}" }).catch(() => {});
+    await h!.tools.slow.started;
+    await client.close();
+    await expect.poll(() => h!.tools.slow.aborted.length).toBe(1);
+    await expect.poll(() => h!.runtime.getSession(sessionId)?.state ?? "gone").not.toBe("active");
+  });
+});
