@@ -1,0 +1,208 @@
+import type { TalkErrorCode } from "../core/errors.js";
+import type { TalkEvent } from "../core/talk-events.js";
+
+/**
+ * The Coordinator is how one worker process or many look the same to core and
+ * the adapters. Two implementations share these semantics: the embedded
+ * in-process one (the default, no Redis) and the Redis one (ioredis). Code
+ * above this layer is written once against this interface.
+ *
+ * Nothing here is on the media path: no method is called per audio frame, and
+ * a caller never awaits Redis to keep a call's audio flowing.
+ */
+
+/** Lifecycle of the coordinator object itself. */
+export type CoordinatorState = "starting" | "ready" | "closing" | "closed";
+
+/** What the worker advertises to placement: `draining` takes no new sessions or jobs. */
+export type WorkerState = "ready" | "draining";
+
+/** Roles a worker can run; placement only considers workers with the role a job needs. */
+export type WorkerRole = "media" | "bot" | (string & {});
+
+export interface WorkerLoad {
+  /** Sessions this worker holds leases for. */
+  sessions: number;
+  /** Process CPU use over the last heartbeat interval, 0..1 of the machine's cores. */
+  cpu: number;
+}
+
+export interface WorkerInfo {
+  id: string;
+  roles: readonly WorkerRole[];
+  state: WorkerState;
+  load: WorkerLoad;
+  /** Sessions the worker accepts before placement treats it as full. */
+  maxSessions: number;
+  /** Epoch ms of the worker's last heartbeat. */
+  heartbeatAt: number;
+  startedAt: number;
+}
+
+export interface ClaimOptions {
+  /** Lease time-to-live in seconds (default: the coordinator's leaseTtlSec). */
+  ttlSec?: number;
+  signal?: AbortSignal;
+}
+
+export interface SessionClaim {
+  workerId: string;
+  /**
+   * False when the directory could not be written right now (Redis is down):
+   * the session runs locally and the lease is written as soon as Redis
+   * returns. Local media never waits for the directory.
+   */
+  synced: boolean;
+}
+
+export interface SessionLocation {
+  workerId: string;
+}
+
+export const SESSION_COMMAND_VERBS = ["cancelTurn", "cancelOutput", "close"] as const;
+export type SessionCommandVerb = (typeof SESSION_COMMAND_VERBS)[number];
+
+export interface SessionCommandParams {
+  turnId?: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface SessionCommand {
+  verb: SessionCommandVerb;
+  params?: SessionCommandParams;
+}
+
+export interface SendCommandOptions {
+  /** How long to wait for the owner's answer before owner_unreachable, ms (default 2000). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Applies a command on the owning worker. Returns a JSON-serialisable result;
+ * throwing a TalkError sends its code back to the caller (e.g. stale_turn).
+ */
+export type SessionCommandHandler = (sessionId: string, command: SessionCommand) => unknown;
+
+/** What a remote caller gets back: the handler's value, or the error it threw, by code. */
+export type CommandReply = { ok: true; value: unknown } | { ok: false; error: { code: TalkErrorCode; message: string } };
+
+export interface SubscribeEventsOptions {
+  signal?: AbortSignal;
+}
+
+export type SessionEventListener = (event: TalkEvent) => void;
+
+export interface ReadyReport {
+  ok: boolean;
+  detail: {
+    state: CoordinatorState;
+    workerId: string;
+    workerState: WorkerState;
+    backend: "in-process" | "redis";
+    /** Redis connectivity; "n/a" in-process. */
+    redis: "ready" | "reconnecting" | "n/a";
+    sessions: number;
+  };
+}
+
+/** A lease this worker held is gone: the session must be closed here (reason owner_lost). */
+export interface LeaseLostEvent {
+  type: "lease-lost";
+  sessionId: string;
+  /** Why: swept after it lapsed, or another worker holds it now. */
+  reason: "lapsed" | "taken";
+  at: number;
+}
+
+/** A session's owner stopped renewing its lease; seen by every worker. */
+export interface SessionLostEvent {
+  type: "session-lost";
+  sessionId: string;
+  workerId: string;
+  at: number;
+}
+
+/** The backend connection changed (Redis down or back). */
+export interface ConnectionEvent {
+  type: "connection";
+  status: "ready" | "reconnecting";
+  at: number;
+}
+
+export interface CoordinatorEvents {
+  "lease-lost": LeaseLostEvent;
+  "session-lost": SessionLostEvent;
+  connection: ConnectionEvent;
+}
+
+export interface Coordinator {
+  readonly workerId: string;
+  readonly roles: readonly WorkerRole[];
+  readonly backend: "in-process" | "redis";
+  readonly state: CoordinatorState;
+  readonly workerState: WorkerState;
+  /** Sessions this worker currently owns (claimed and not released or lost). */
+  readonly ownedSessions: number;
+
+  /** Resolves once the coordinator is ready (connections up, worker registered). */
+  start(signal?: AbortSignal): Promise<void>;
+
+  // --- worker registry -----------------------------------------------------
+  /** Marks this worker draining (or ready again): placement skips draining workers. */
+  setWorkerState(state: WorkerState): Promise<void>;
+  /** Live workers (heartbeat not expired), this one included. */
+  listWorkers(signal?: AbortSignal): Promise<WorkerInfo[]>;
+
+  // --- session directory ---------------------------------------------------
+  /**
+   * Claims a session for this worker with a lease the coordinator renews until
+   * release(). Throws shutting_down while draining, invalid_state when another
+   * worker holds it. Claiming a session already held here is a no-op.
+   */
+  claim(sessionId: string, options?: ClaimOptions): Promise<SessionClaim>;
+  /** Which worker owns the session, or undefined (never claimed, released, or lapsed). */
+  locate(sessionId: string, signal?: AbortSignal): Promise<SessionLocation | undefined>;
+  /** Releases a session held here (a no-op otherwise). No session-lost is emitted for it. */
+  release(sessionId: string): Promise<void>;
+  /** Whether this worker holds the session (local, never touches the backend). */
+  owns(sessionId: string): boolean;
+
+  // --- command bus ---------------------------------------------------------
+  /**
+   * Delivers a command to the session's owner (this worker included) and
+   * resolves with the handler's value. Rejects with a TalkError:
+   * session_not_found (no owner), owner_unreachable (no answer within
+   * timeoutMs, or the backend is down), or the code the handler threw.
+   */
+  sendCommand(sessionId: string, command: SessionCommand, options?: SendCommandOptions): Promise<unknown>;
+  /** Installs the handler for commands to sessions owned here. One handler; returns its removal. */
+  onCommand(handler: SessionCommandHandler): () => void;
+
+  // --- event fan-out -------------------------------------------------------
+  /**
+   * Publishes an event of a session owned here. Never blocks and never throws
+   * for backend trouble: events are batched and, while Redis is down, held
+   * (bounded) and sent when it returns.
+   */
+  publishEvent(event: TalkEvent): void;
+  /**
+   * Delivers the session's events with seq > afterSeq, in order, to the
+   * listener, from any worker; after a reconnect it resumes after the last
+   * delivered seq (no gap within the retention). Returns the unsubscribe.
+   */
+  subscribeEvents(
+    sessionId: string,
+    afterSeq: number,
+    listener: SessionEventListener,
+    options?: SubscribeEventsOptions,
+  ): () => void;
+
+  // --- notifications, health, lifecycle -------------------------------------
+  on<K extends keyof CoordinatorEvents>(type: K, listener: (event: CoordinatorEvents[K]) => void): () => void;
+  /** For /readyz: ok while ready and not draining. A Redis outage alone does not fail readiness (see docs/cluster.md). */
+  ready(): ReadyReport;
+  /** Releases owned sessions, deregisters, closes connections. Idempotent: returns the close in progress. */
+  close(): Promise<void>;
+}

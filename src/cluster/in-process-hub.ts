@@ -1,0 +1,154 @@
+import type { TalkEvent } from "../core/talk-events.js";
+import type { CommandReply, SessionCommand, SessionLostEvent, WorkerInfo } from "./coordinator.js";
+import type { HeldLease, LostLease } from "./lease-keeper.js";
+
+/** What the hub needs from an attached coordinator. */
+export interface HubMember {
+  readonly workerId: string;
+  info(): WorkerInfo;
+  deliver(sessionId: string, command: SessionCommand): Promise<CommandReply>;
+  onSessionLost(event: SessionLostEvent): void;
+}
+
+interface Lease {
+  workerId: string;
+  deadline: number;
+}
+
+interface SessionStream {
+  events: TalkEvent[];
+  listeners: Set<(event: TalkEvent) => void>;
+  /** Set when the session was released or lost: the stream is dropped after it. */
+  expiresAt: number | undefined;
+}
+
+const SWEEP_MS = 250;
+/** How long a lapsed lease is remembered, so a late renewal learns it lapsed (mirrors the Redis tombstone). */
+const TOMBSTONE_MS = 600_000;
+
+/**
+ * The shared state of in-process coordinators: what Redis is to the Redis
+ * coordinator. One process normally has one coordinator and one hub; tests
+ * attach several coordinators to one hub to exercise cross-worker semantics
+ * without Redis.
+ */
+export class InProcessHub {
+  readonly #members = new Map<string, HubMember>();
+  readonly #leases = new Map<string, Lease>();
+  readonly #tombstones = new Map<string, number>();
+  readonly #streams = new Map<string, SessionStream>();
+  #sweepTimer: NodeJS.Timeout | undefined;
+
+  attach(member: HubMember): void {
+    this.#members.set(member.workerId, member);
+    if (!this.#sweepTimer) {
+      this.#sweepTimer = setInterval(() => this.sweep(), SWEEP_MS);
+      this.#sweepTimer.unref();
+    }
+  }
+
+  detach(workerId: string): void {
+    this.#members.delete(workerId);
+    if (this.#members.size === 0 && this.#sweepTimer) {
+      clearInterval(this.#sweepTimer);
+      this.#sweepTimer = undefined;
+    }
+  }
+
+  member(workerId: string): HubMember | undefined {
+    return this.#members.get(workerId);
+  }
+
+  workers(): WorkerInfo[] {
+    return [...this.#members.values()].map((m) => m.info());
+  }
+
+  /** Returns the owner: this worker when the claim succeeded, another one when it holds the lease. */
+  claim(sessionId: string, workerId: string, ttlSec: number): string {
+    const current = this.#live(sessionId);
+    if (current && current.workerId !== workerId) return current.workerId;
+    this.#tombstones.delete(sessionId);
+    this.#leases.set(sessionId, { workerId, deadline: Date.now() + ttlSec * 1000 });
+    const stream = this.#streams.get(sessionId);
+    if (stream) stream.expiresAt = undefined;
+    return workerId;
+  }
+
+  renew(workerId: string, leases: HeldLease[]): LostLease[] {
+    const lost: LostLease[] = [];
+    const now = Date.now();
+    for (const { sessionId, ttlSec } of leases) {
+      const current = this.#live(sessionId);
+      if (current && current.workerId !== workerId) lost.push({ sessionId, reason: "taken" });
+      else if (!current && this.#tombstones.has(sessionId)) lost.push({ sessionId, reason: "lapsed" });
+      else this.#leases.set(sessionId, { workerId, deadline: now + ttlSec * 1000 });
+    }
+    return lost;
+  }
+
+  release(sessionId: string, workerId: string, retentionMs: number): void {
+    const current = this.#leases.get(sessionId);
+    if (current?.workerId !== workerId) return;
+    this.#leases.delete(sessionId);
+    this.#expireStream(sessionId, retentionMs);
+  }
+
+  locate(sessionId: string): string | undefined {
+    return this.#live(sessionId)?.workerId;
+  }
+
+  publish(event: TalkEvent, retention: number): void {
+    let stream = this.#streams.get(event.sessionId);
+    if (!stream) {
+      stream = { events: [], listeners: new Set(), expiresAt: undefined };
+      this.#streams.set(event.sessionId, stream);
+    }
+    const last = stream.events.at(-1);
+    if (last && event.seq <= last.seq) return; // a re-publish: the stream already has it
+    stream.events.push(event);
+    if (stream.events.length > retention) stream.events.splice(0, stream.events.length - retention);
+    for (const listener of stream.listeners) listener(event);
+  }
+
+  subscribe(sessionId: string, afterSeq: number, listener: (event: TalkEvent) => void): () => void {
+    let stream = this.#streams.get(sessionId);
+    if (!stream) {
+      stream = { events: [], listeners: new Set(), expiresAt: undefined };
+      this.#streams.set(sessionId, stream);
+    }
+    for (const event of stream.events) if (event.seq > afterSeq) listener(event);
+    stream.listeners.add(listener);
+    const owned = stream;
+    return () => {
+      owned.listeners.delete(listener);
+    };
+  }
+
+  /** Declares lapsed leases lost, once, to every attached worker. */
+  sweep(now = Date.now()): void {
+    for (const [sessionId, lease] of this.#leases) {
+      if (lease.deadline > now) continue;
+      this.#leases.delete(sessionId);
+      this.#tombstones.set(sessionId, now + TOMBSTONE_MS);
+      this.#expireStream(sessionId, 60_000);
+      const event: SessionLostEvent = { type: "session-lost", sessionId, workerId: lease.workerId, at: now };
+      for (const member of this.#members.values()) member.onSessionLost(event);
+    }
+    for (const [sessionId, until] of this.#tombstones) if (until <= now) this.#tombstones.delete(sessionId);
+    for (const [sessionId, stream] of this.#streams) {
+      if (stream.expiresAt !== undefined && stream.expiresAt <= now && stream.listeners.size === 0) {
+        this.#streams.delete(sessionId);
+      }
+    }
+  }
+
+  #live(sessionId: string): Lease | undefined {
+    const lease = this.#leases.get(sessionId);
+    return lease && lease.deadline > Date.now() ? lease : undefined;
+  }
+
+  #expireStream(sessionId: string, retentionMs: number): void {
+    const stream = this.#streams.get(sessionId);
+    if (stream) stream.expiresAt = Date.now() + retentionMs;
+  }
+}

@@ -1,0 +1,29 @@
+import type { TalkLogger } from "../core/logger.js";
+import type { TalkEvent } from "../core/talk-events.js";
+import type { SessionEventListener } from "./coordinator.js";
+
+/**
+ * Wraps a subscriber so it sees each seq once and in increasing order, however
+ * the backend re-delivers (replay overlapping live events, a re-read after a
+ * reconnect). A listener that throws is logged, not allowed to stop delivery.
+ */
+export function orderedListener(afterSeq: number, listener: SessionEventListener, logger: TalkLogger): {
+  deliver: (event: TalkEvent) => void;
+  readonly lastSeq: number;
+} {
+  let lastSeq = afterSeq;
+  return {
+    deliver(event) {
+      if (event.seq <= lastSeq) return;
+      lastSeq = event.seq;
+      try {
+        listener(event);
+      } catch (err) {
+        logger.error({ err, sessionId: event.sessionId, seq: event.seq }, "event subscriber threw");
+      }
+    },
+    get lastSeq() {
+      return lastSeq;
+    },
+  };
+}
