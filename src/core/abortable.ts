@@ -27,7 +27,10 @@ export interface AbortableRun<T> {
  * Runs `work` under `signal`. Work is never started once the signal has
  * aborted: that is what keeps queued work from starting after a cancellation.
  */
-export function runAbortable<T>(signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): AbortableRun<T> {
+export function runAbortable<T>(
+  signal: AbortSignal,
+  work: (signal: AbortSignal) => Promise<T>,
+): AbortableRun<T> {
   if (signal.aborted) {
     return { result: Promise.reject(cancelledError(signal)), settled: Promise.resolve() };
   }

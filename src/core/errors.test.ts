@@ -26,7 +26,12 @@ describe("error catalogue", () => {
   it("serializes to the wire shape and keeps the cause", () => {
     const cause = new Error("root");
     const err = new TalkError("stale_turn", undefined, { cause, details: { turnId: "t1" } });
-    expect(err.toJSON()).toEqual({ code: "stale_turn", message: TALK_ERROR_CODES.stale_turn.message, retryable: false, details: { turnId: "t1" } });
+    expect(err.toJSON()).toEqual({
+      code: "stale_turn",
+      message: TALK_ERROR_CODES.stale_turn.message,
+      retryable: false,
+      details: { turnId: "t1" },
+    });
     expect(err.cause).toBe(cause);
   });
 

@@ -13,13 +13,26 @@ function state(overrides: Partial<CorrelationState> = {}): CorrelationState {
 }
 
 function sequencer(sessionId = "s1"): EventSequencer {
-  return new EventSequencer({ sessionId, mode: "realtime", transport: "gateway-relay", brain: "agent-consult" });
+  return new EventSequencer({
+    sessionId,
+    mode: "realtime",
+    transport: "gateway-relay",
+    brain: "agent-consult",
+  });
 }
 
 describe("EventSequencer", () => {
   it("stamps the contract envelope with an ISO-8601 UTC timestamp and a UUID id", () => {
     const event = sequencer().sequence({ type: "session.ready", payload: { a: 1 } }, state());
-    expect(event).toMatchObject({ type: "session.ready", sessionId: "s1", seq: 1, mode: "realtime", transport: "gateway-relay", brain: "agent-consult", payload: { a: 1 } });
+    expect(event).toMatchObject({
+      type: "session.ready",
+      sessionId: "s1",
+      seq: 1,
+      mode: "realtime",
+      transport: "gateway-relay",
+      brain: "agent-consult",
+      payload: { a: 1 },
+    });
     expect(event?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(event?.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(Object.keys(event ?? {})).not.toContain("turnId");
@@ -45,11 +58,15 @@ describe("EventSequencer", () => {
   });
 
   it("accepts input.audio.appended without a turn because audio may arrive between turns", () => {
-    expect(sequencer().sequence({ type: "input.audio.appended", payload: { bytes: 320 } }, state())?.seq).toBe(1);
+    expect(
+      sequencer().sequence({ type: "input.audio.appended", payload: { bytes: 320 } }, state())?.seq,
+    ).toBe(1);
   });
 
   it("rejects unknown event types", () => {
-    expect(() => sequencer().sequence({ type: "talk.bogus" as never, payload: {} }, state())).toThrow(/Unknown talk event type/);
+    expect(() => sequencer().sequence({ type: "talk.bogus" as never, payload: {} }, state())).toThrow(
+      /Unknown talk event type/,
+    );
   });
 
   it("stamps the active captureId on events of the capture's turn and on turnless events", () => {
@@ -65,7 +82,9 @@ describe("EventSequencer", () => {
     const s = sequencer();
     const st = state({ acceptsOutput: (turnId) => turnId === "current" });
     expect(s.sequence({ type: "output.audio.delta", turnId: "old", payload: {} }, st)).toBeUndefined();
-    expect(s.sequence({ type: "transcript.done", turnId: "old", final: true, payload: {} }, st)).toBeUndefined();
+    expect(
+      s.sequence({ type: "transcript.done", turnId: "old", final: true, payload: {} }, st),
+    ).toBeUndefined();
     expect(s.sequence({ type: "output.audio.delta", turnId: "current", payload: {} }, st)?.seq).toBe(1);
     expect(s.droppedStale).toBe(2);
   });
@@ -73,8 +92,12 @@ describe("EventSequencer", () => {
   it("drops late deltas of a cancelled output item but keeps its cancellation event", () => {
     const s = sequencer();
     const st = state({ isCancelledItem: (id) => id === "item-1" });
-    expect(s.sequence({ type: "output.audio.delta", turnId: "t", itemId: "item-1", payload: {} }, st)).toBeUndefined();
-    expect(s.sequence({ type: "output.audio.cancelled", turnId: "t", itemId: "item-1", payload: {} }, st)?.seq).toBe(1);
+    expect(
+      s.sequence({ type: "output.audio.delta", turnId: "t", itemId: "item-1", payload: {} }, st),
+    ).toBeUndefined();
+    expect(
+      s.sequence({ type: "output.audio.cancelled", turnId: "t", itemId: "item-1", payload: {} }, st)?.seq,
+    ).toBe(1);
   });
 
   it("does not treat tool.cancelled or turn.cancelled of a stale turn as droppable output", () => {
@@ -86,9 +109,14 @@ describe("EventSequencer", () => {
 
   it("refuses raw audio bytes in a payload, even nested", () => {
     const s = sequencer();
-    expect(() => s.sequence({ type: "input.audio.appended", payload: { audio: new Uint8Array(4) } }, state())).toThrow(/binary/);
     expect(() =>
-      s.sequence({ type: "output.audio.delta", turnId: "t", payload: { chunk: { pcm: new Int16Array(2) } } }, state()),
+      s.sequence({ type: "input.audio.appended", payload: { audio: new Uint8Array(4) } }, state()),
+    ).toThrow(/binary/);
+    expect(() =>
+      s.sequence(
+        { type: "output.audio.delta", turnId: "t", payload: { chunk: { pcm: new Int16Array(2) } } },
+        state(),
+      ),
     ).toThrow(/binary/);
   });
 });

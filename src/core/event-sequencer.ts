@@ -34,7 +34,8 @@ const BINARY_SCAN_DEPTH = 4;
 
 function containsBinary(value: unknown, depth: number): boolean {
   if (value === null || typeof value !== "object") return false;
-  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || value instanceof SharedArrayBuffer) return true;
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || value instanceof SharedArrayBuffer)
+    return true;
   if (depth <= 0) return false;
   const children = Array.isArray(value) ? value : Object.values(value);
   return children.some((child) => containsBinary(child, depth - 1));
@@ -85,11 +86,16 @@ export class EventSequencer {
     }
     if (containsBinary(init.payload, BINARY_SCAN_DEPTH)) {
       // The transport already carries the audio; events carry metadata only.
-      throw new TalkError("invalid_params", `Event "${init.type}" payload carries binary data; send metadata only.`);
+      throw new TalkError(
+        "invalid_params",
+        `Event "${init.type}" payload carries binary data; send metadata only.`,
+      );
     }
     if (isTurnOutput(init.type) && init.turnId !== undefined) {
       const staleItem =
-        init.itemId !== undefined && init.type !== "output.audio.cancelled" && state.isCancelledItem(init.itemId);
+        init.itemId !== undefined &&
+        init.type !== "output.audio.cancelled" &&
+        state.isCancelledItem(init.itemId);
       if (!state.acceptsOutput(init.turnId) || staleItem) {
         this.#droppedStale += 1;
         return undefined;

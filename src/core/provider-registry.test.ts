@@ -7,7 +7,9 @@ describe("ProviderRegistry", () => {
   it("rejects a duplicate kind/id with config_invalid but allows the same id under another kind", () => {
     const registry = new ProviderRegistry();
     registry.register(ttsFixture("vendor"));
-    expect(() => registry.register(ttsFixture("vendor"))).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => registry.register(ttsFixture("vendor"))).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
     registry.register(sttFixture("vendor"));
     expect(registry.list().map((p) => `${p.kind}/${p.id}`)).toEqual(["tts/vendor", "stt/vendor"]);
   });
@@ -19,10 +21,17 @@ describe("ProviderRegistry", () => {
     expect(bad(ttsFixture("has space"))).toThrow(/id/);
     expect(bad({ ...ttsFixture("x"), synthesize: undefined })).toThrow(/synthesize/);
     expect(bad({ ...ttsFixture("x"), capabilities: { modes: ["karaoke"] } })).toThrow(/capabilities.modes/);
-    expect(bad(realtimeFixture("r", { gatewayRelay: false, clientSessions: true, transports: ["webrtc"] }))).not.toThrow();
-    expect(bad({ ...realtimeFixture("r2"), createClientSession: undefined })).toThrow(/connect\(\) or createClientSession/);
-    expect(bad({ ...realtimeFixture("r3"), capabilities: { gatewayRelay: true } })).toThrow(/gatewayRelay without connect/);
-    for (const fn of [bad(null), bad({})]) expect(fn).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(
+      bad(realtimeFixture("r", { gatewayRelay: false, clientSessions: true, transports: ["webrtc"] })),
+    ).not.toThrow();
+    expect(bad({ ...realtimeFixture("r2"), createClientSession: undefined })).toThrow(
+      /connect\(\) or createClientSession/,
+    );
+    expect(bad({ ...realtimeFixture("r3"), capabilities: { gatewayRelay: true } })).toThrow(
+      /gatewayRelay without connect/,
+    );
+    for (const fn of [bad(null), bad({})])
+      expect(fn).toThrow(expect.objectContaining({ code: "config_invalid" }));
     expect(registry.size).toBe(1);
   });
 
@@ -59,6 +68,8 @@ describe("ProviderRegistry", () => {
     expect(registry.close()).toBe(first);
     await first;
     expect(closed).toEqual(["a", "c"]);
-    expect(() => registry.register(ttsFixture("late"))).toThrow(expect.objectContaining({ code: "invalid_state" }));
+    expect(() => registry.register(ttsFixture("late"))).toThrow(
+      expect.objectContaining({ code: "invalid_state" }),
+    );
   });
 });

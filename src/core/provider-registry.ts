@@ -63,23 +63,35 @@ function validateProvider(provider: TalkProvider): void {
   }
   const kind = p["kind"];
   if (typeof kind !== "string" || !PROVIDER_KINDS.includes(kind as ProviderKind)) {
-    throw invalid(`Provider "${id}" has kind ${JSON.stringify(kind)}; expected one of ${PROVIDER_KINDS.join(", ")}.`, { id, kind });
+    throw invalid(
+      `Provider "${id}" has kind ${JSON.stringify(kind)}; expected one of ${PROVIDER_KINDS.join(", ")}.`,
+      { id, kind },
+    );
   }
   if (typeof p["label"] !== "string") throw invalid(`Provider "${id}" needs a label.`, { id });
   if (typeof p["health"] !== "function") throw invalid(`Provider "${id}" needs a health() method.`, { id });
   for (const method of REQUIRED_METHODS[kind as ProviderKind]) {
-    if (typeof p[method] !== "function") throw invalid(`${kind} provider "${id}" needs ${method}().`, { id, kind });
+    if (typeof p[method] !== "function")
+      throw invalid(`${kind} provider "${id}" needs ${method}().`, { id, kind });
   }
-  if (kind === "realtime" && typeof p["connect"] !== "function" && typeof p["createClientSession"] !== "function") {
+  if (
+    kind === "realtime" &&
+    typeof p["connect"] !== "function" &&
+    typeof p["createClientSession"] !== "function"
+  ) {
     throw invalid(`Realtime provider "${id}" needs connect() or createClientSession().`, { id });
   }
   const caps = p["capabilities"];
-  if (caps === null || typeof caps !== "object") throw invalid(`Provider "${id}" needs a capabilities declaration.`, { id });
+  if (caps === null || typeof caps !== "object")
+    throw invalid(`Provider "${id}" needs a capabilities declaration.`, { id });
   const c = caps as Record<string, unknown>;
   const listOf = (field: string, allowed?: readonly string[]): void => {
     const value = c[field];
     if (value === undefined) return;
-    if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || (allowed && !allowed.includes(v)))) {
+    if (
+      !Array.isArray(value) ||
+      value.some((v) => typeof v !== "string" || (allowed && !allowed.includes(v)))
+    ) {
       throw invalid(`Provider "${id}" declares an invalid capabilities.${field}.`, { id, field });
     }
   };
@@ -110,7 +122,10 @@ export class ProviderRegistry {
   constructor(options: ProviderRegistryOptions = {}) {
     const timeout = options.healthTimeoutMs ?? 2000;
     if (!Number.isFinite(timeout) || timeout <= 0) {
-      throw new TalkError("config_invalid", "ProviderRegistryOptions.healthTimeoutMs must be a positive number.");
+      throw new TalkError(
+        "config_invalid",
+        "ProviderRegistryOptions.healthTimeoutMs must be a positive number.",
+      );
     }
     this.#healthTimeoutMs = timeout;
     this.#logger = options.logger ?? NOOP_LOGGER;
@@ -174,7 +189,10 @@ export class ProviderRegistry {
     const base = { id: provider.id, kind: provider.kind };
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<ProviderHealthEntry>((resolve) => {
-      timer = setTimeout(() => resolve({ ...base, ok: false, detail: "health check timed out" }), this.#healthTimeoutMs);
+      timer = setTimeout(
+        () => resolve({ ...base, ok: false, detail: "health check timed out" }),
+        this.#healthTimeoutMs,
+      );
       timer.unref();
     });
     const check = (async (): Promise<ProviderHealthEntry> => {

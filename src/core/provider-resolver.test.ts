@@ -25,13 +25,17 @@ describe("ProviderResolver", () => {
 
   it("throws provider_not_found for an unknown id or an empty kind", () => {
     const resolver = new ProviderResolver({ registry });
-    expect(() => resolver.resolve("tts", "three")).toThrow(expect.objectContaining({ code: "provider_not_found" }));
+    expect(() => resolver.resolve("tts", "three")).toThrow(
+      expect.objectContaining({ code: "provider_not_found" }),
+    );
     expect(() => resolver.resolve("agent")).toThrow(expect.objectContaining({ code: "provider_not_found" }));
   });
 
   it("throws capability_unsupported when the provider does not declare what is required", () => {
     const resolver = new ProviderResolver({ registry });
-    expect(resolver.resolve("realtime", undefined, { clientSessions: true, transport: "webrtc" }).id).toBe("rt");
+    expect(resolver.resolve("realtime", undefined, { clientSessions: true, transport: "webrtc" }).id).toBe(
+      "rt",
+    );
     expect(() => resolver.resolve("realtime", undefined, { gatewayRelay: true })).toThrow(
       expect.objectContaining({ code: "capability_unsupported" }),
     );

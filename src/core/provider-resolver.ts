@@ -30,8 +30,10 @@ export function satisfies(capabilities: ProviderCapabilities, req: ProviderRequi
   }
   if (req.clientSessions && capabilities.clientSessions !== true) return "clientSessions";
   if (req.gatewayRelay && capabilities.gatewayRelay !== true) return "gatewayRelay";
-  if (req.model && capabilities.models && !capabilities.models.includes(req.model)) return `model ${req.model}`;
-  if (req.voice && capabilities.voices && !capabilities.voices.includes(req.voice)) return `voice ${req.voice}`;
+  if (req.model && capabilities.models && !capabilities.models.includes(req.model))
+    return `model ${req.model}`;
+  if (req.voice && capabilities.voices && !capabilities.voices.includes(req.voice))
+    return `voice ${req.voice}`;
   return undefined;
 }
 
@@ -65,7 +67,9 @@ export class ProviderResolver {
   validateDefaults(): void {
     for (const [kind, id] of Object.entries(this.#defaults) as [ProviderKind, string][]) {
       if (!this.#registry.has(kind, id)) {
-        throw new TalkError("config_invalid", `The default ${kind} provider "${id}" is not registered.`, { details: { kind, id } });
+        throw new TalkError("config_invalid", `The default ${kind} provider "${id}" is not registered.`, {
+          details: { kind, id },
+        });
       }
     }
   }
@@ -83,28 +87,46 @@ export class ProviderResolver {
    * empty kind, config_invalid when the choice is ambiguous, and
    * capability_unsupported when the provider does not declare what is required.
    */
-  resolve<K extends ProviderKind>(kind: K, id?: string, require: ProviderRequirements = {}): ProviderByKind[K] {
+  resolve<K extends ProviderKind>(
+    kind: K,
+    id?: string,
+    require: ProviderRequirements = {},
+  ): ProviderByKind[K] {
     const wanted = id ?? this.#defaults[kind];
     let provider: ProviderByKind[K] | undefined;
     if (wanted !== undefined) {
       provider = this.#registry.get(kind, wanted);
-      if (!provider) throw new TalkError("provider_not_found", `No ${kind} provider "${wanted}".`, { details: { kind, id: wanted } });
+      if (!provider)
+        throw new TalkError("provider_not_found", `No ${kind} provider "${wanted}".`, {
+          details: { kind, id: wanted },
+        });
     } else {
       const candidates = this.#registry.list(kind);
-      if (candidates.length === 0) throw new TalkError("provider_not_found", `No ${kind} provider is registered.`, { details: { kind } });
-      if (candidates.length > 1) {
-        throw new TalkError("config_invalid", `Several ${kind} providers are registered and none is the default.`, {
-          details: { kind, ids: candidates.map((p) => p.id) },
+      if (candidates.length === 0)
+        throw new TalkError("provider_not_found", `No ${kind} provider is registered.`, {
+          details: { kind },
         });
+      if (candidates.length > 1) {
+        throw new TalkError(
+          "config_invalid",
+          `Several ${kind} providers are registered and none is the default.`,
+          {
+            details: { kind, ids: candidates.map((p) => p.id) },
+          },
+        );
       }
       provider = candidates[0];
     }
     if (!provider) throw new TalkError("provider_not_found", undefined, { details: { kind } });
     const missing = satisfies(provider.capabilities, require);
     if (missing) {
-      throw new TalkError("capability_unsupported", `${kind} provider "${provider.id}" does not declare ${missing}.`, {
-        details: { kind, id: provider.id, missing },
-      });
+      throw new TalkError(
+        "capability_unsupported",
+        `${kind} provider "${provider.id}" does not declare ${missing}.`,
+        {
+          details: { kind, id: provider.id, missing },
+        },
+      );
     }
     return provider;
   }

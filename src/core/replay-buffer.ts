@@ -21,7 +21,10 @@ export class ReplayBuffer<T extends { readonly seq: number }> {
 
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new TalkError("config_invalid", `Replay buffer capacity must be a positive integer, got ${String(capacity)}.`);
+      throw new TalkError(
+        "config_invalid",
+        `Replay buffer capacity must be a positive integer, got ${String(capacity)}.`,
+      );
     }
     this.#capacity = capacity;
     this.#ring = new Array<T | undefined>(capacity);

@@ -52,7 +52,10 @@ export class SessionLog {
 
   constructor(options: SessionLogOptions) {
     if (!SAFE_SESSION_ID.test(options.sessionId)) {
-      throw new TalkError("invalid_params", "A session id used as a log file name must be [A-Za-z0-9_-]{1,128}.");
+      throw new TalkError(
+        "invalid_params",
+        "A session id used as a log file name must be [A-Za-z0-9_-]{1,128}.",
+      );
     }
     const dir = prepareSessionLogDir(options.dataDir);
     this.path = join(dir, `${options.sessionId}.jsonl`);

@@ -17,13 +17,24 @@ function runtime(options: Parameters<typeof createTalkRuntime>[0] = {}): TalkRun
   return r;
 }
 
-const relay = { mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" } as const;
+const relay = {
+  mode: "realtime",
+  transport: "gateway-relay",
+  brain: "agent-consult",
+  owner: "gateway",
+} as const;
 
 describe("createTalkRuntime", () => {
   it("rejects invalid options with config_invalid at construction", () => {
-    expect(() => createTalkRuntime({ replayLimit: 0 })).toThrow(expect.objectContaining({ code: "config_invalid" }));
-    expect(() => createTalkRuntime({ maxSessions: 1.5 })).toThrow(expect.objectContaining({ code: "config_invalid" }));
-    expect(() => createTalkRuntime({ closedRetentionMs: -1 })).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => createTalkRuntime({ replayLimit: 0 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => createTalkRuntime({ maxSessions: 1.5 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => createTalkRuntime({ closedRetentionMs: -1 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 
   it("rejects a data dir that cannot be used with config_invalid", () => {
@@ -31,18 +42,29 @@ describe("createTalkRuntime", () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, "file");
     writeFileSync(file, "");
-    expect(() => createTalkRuntime({ dataDir: file })).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => createTalkRuntime({ dataDir: file })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 
   it("creates only combinations of the creation matrix and points clients to the right method", () => {
     const r = runtime();
-    expect(() => r.createSession({ ...relay, brain: "none" })).toThrow(expect.objectContaining({ code: "unsupported_combination" }));
-    expect(() => r.createSession({ mode: "realtime", transport: "webrtc", brain: "agent-consult", owner: "gateway" })).toThrow(
-      expect.objectContaining({ code: "use_talk_client_create" }),
+    expect(() => r.createSession({ ...relay, brain: "none" })).toThrow(
+      expect.objectContaining({ code: "unsupported_combination" }),
     );
-    expect(() => r.createSession({ ...relay, owner: "client" })).toThrow(expect.objectContaining({ code: "use_talk_session_create" }));
-    expect(() => r.createSession({ ...relay, mode: "bogus" as never })).toThrow(expect.objectContaining({ code: "invalid_params" }));
-    expect(r.createSession({ mode: "realtime", transport: "webrtc", brain: "agent-consult", owner: "client" }).owner).toBe("client");
+    expect(() =>
+      r.createSession({ mode: "realtime", transport: "webrtc", brain: "agent-consult", owner: "gateway" }),
+    ).toThrow(expect.objectContaining({ code: "use_talk_client_create" }));
+    expect(() => r.createSession({ ...relay, owner: "client" })).toThrow(
+      expect.objectContaining({ code: "use_talk_session_create" }),
+    );
+    expect(() => r.createSession({ ...relay, mode: "bogus" as never })).toThrow(
+      expect.objectContaining({ code: "invalid_params" }),
+    );
+    expect(
+      r.createSession({ mode: "realtime", transport: "webrtc", brain: "agent-consult", owner: "client" })
+        .owner,
+    ).toBe("client");
   });
 
   it("enforces maxSessions with session_limit and frees the slot on close", async () => {
@@ -99,16 +121,36 @@ describe("createTalkRuntime", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "talkgate-rt-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const r = runtime({ dataDir });
-    const s = r.createSession({ mode: "stt-tts", transport: "managed-room", brain: "direct-tools", owner: "gateway" });
+    const s = r.createSession({
+      mode: "stt-tts",
+      transport: "managed-room",
+      brain: "direct-tools",
+      owner: "gateway",
+    });
     const turn = s.startTurn();
     s.beginOutput({ itemId: "i1" });
-    s.emit({ type: "output.audio.delta", turnId: turn.id, itemId: "i1", payload: { bytes: 640, durationMs: 20 } });
-    expect(() => s.emit({ type: "output.audio.delta", turnId: turn.id, payload: { data: new Uint8Array(640) } })).toThrow();
+    s.emit({
+      type: "output.audio.delta",
+      turnId: turn.id,
+      itemId: "i1",
+      payload: { bytes: 640, durationMs: 20 },
+    });
+    expect(() =>
+      s.emit({ type: "output.audio.delta", turnId: turn.id, payload: { data: new Uint8Array(640) } }),
+    ).toThrow();
     await s.close("completed");
-    const lines = readFileSync(join(dataDir, "sessions", `${s.id}.jsonl`), "utf8").trimEnd().split("\n");
+    const lines = readFileSync(join(dataDir, "sessions", `${s.id}.jsonl`), "utf8")
+      .trimEnd()
+      .split("\n");
     const logged = lines.map((l) => JSON.parse(l) as TalkEvent);
     expect(logged.map((e) => e.seq)).toEqual(s.replay(0).events.map((e) => e.seq));
-    expect(logged.map((e) => e.type)).toEqual(["session.created", "turn.started", "output.audio.delta", "turn.cancelled", "session.closed"]);
+    expect(logged.map((e) => e.type)).toEqual([
+      "session.created",
+      "turn.started",
+      "output.audio.delta",
+      "turn.cancelled",
+      "session.closed",
+    ]);
     expect(logged[2]?.payload).toEqual({ bytes: 640, durationMs: 20 });
   });
 });

@@ -54,19 +54,25 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
 }
 
 function validateCreate(options: CreateSessionOptions): void {
-  if (!TALK_MODES.includes(options.mode)) throw new TalkError("invalid_params", `Unknown mode "${String(options.mode)}".`);
+  if (!TALK_MODES.includes(options.mode))
+    throw new TalkError("invalid_params", `Unknown mode "${String(options.mode)}".`);
   if (!TALK_TRANSPORTS.includes(options.transport)) {
     throw new TalkError("invalid_params", `Unknown transport "${String(options.transport)}".`);
   }
-  if (!TALK_BRAINS.includes(options.brain)) throw new TalkError("invalid_params", `Unknown brain "${String(options.brain)}".`);
+  if (!TALK_BRAINS.includes(options.brain))
+    throw new TalkError("invalid_params", `Unknown brain "${String(options.brain)}".`);
   const combination = findCombination(options.mode, options.transport, options.brain);
   const details = { mode: options.mode, transport: options.transport, brain: options.brain };
   if (!combination) throw new TalkError("unsupported_combination", undefined, { details });
   if (combination.owner !== options.owner) {
     // The error names the method that owns this transport, so clients can fix the call.
-    throw new TalkError(combination.owner === "client" ? "use_talk_client_create" : "use_talk_session_create", undefined, {
-      details,
-    });
+    throw new TalkError(
+      combination.owner === "client" ? "use_talk_client_create" : "use_talk_session_create",
+      undefined,
+      {
+        details,
+      },
+    );
   }
 }
 
@@ -94,11 +100,16 @@ class InProcessTalkRuntime implements TalkRuntime {
     if (this.#closePromise) throw new TalkError("shutting_down");
     validateCreate(options);
     if (this.#sessions.size >= this.#options.maxSessions) {
-      throw new TalkError("session_limit", undefined, { details: { maxSessions: this.#options.maxSessions } });
+      throw new TalkError("session_limit", undefined, {
+        details: { maxSessions: this.#options.maxSessions },
+      });
     }
     const id = randomUUID();
     const o = this.#options;
-    const log = o.dataDir === undefined ? undefined : new SessionLog({ dataDir: o.dataDir, sessionId: id, logger: o.logger });
+    const log =
+      o.dataDir === undefined
+        ? undefined
+        : new SessionLog({ dataDir: o.dataDir, sessionId: id, logger: o.logger });
     const session: LiveTalkSession = new LiveTalkSession({
       ...options,
       id,
@@ -122,7 +133,8 @@ class InProcessTalkRuntime implements TalkRuntime {
   requireSession(sessionId: string): TalkSession {
     const session = this.getSession(sessionId);
     if (!session) throw new TalkError("session_not_found", undefined, { details: { sessionId } });
-    if (session.state !== "active") throw new TalkError("session_closed", undefined, { details: { sessionId } });
+    if (session.state !== "active")
+      throw new TalkError("session_closed", undefined, { details: { sessionId } });
     return session;
   }
 
@@ -144,7 +156,11 @@ class InProcessTalkRuntime implements TalkRuntime {
 
   async #close(): Promise<void> {
     const closes = [...this.#sessions.values()].map((s) =>
-      s.close("shutdown").catch((err: unknown) => this.#options.logger.error({ err, sessionId: s.id }, "session close failed")),
+      s
+        .close("shutdown")
+        .catch((err: unknown) =>
+          this.#options.logger.error({ err, sessionId: s.id }, "session close failed"),
+        ),
     );
     await Promise.all(closes);
     for (const { timer } of this.#retained.values()) clearTimeout(timer);
@@ -157,7 +173,10 @@ class InProcessTalkRuntime implements TalkRuntime {
       try {
         listener(event);
       } catch (err) {
-        this.#options.logger.error({ err, sessionId: event.sessionId, type: event.type }, "runtime listener threw");
+        this.#options.logger.error(
+          { err, sessionId: event.sessionId, type: event.type },
+          "runtime listener threw",
+        );
       }
     }
   }

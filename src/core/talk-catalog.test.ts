@@ -12,7 +12,13 @@ describe("buildTalkCatalog", () => {
     expect(catalog.modes).toEqual([]);
     expect(available(catalog)).toEqual([]);
     expect(catalog.creationMatrix).toHaveLength(6);
-    expect(catalog).toMatchObject({ clientSessions: false, gatewayRelay: false, managedRoom: false, localStt: false, localTts: false });
+    expect(catalog).toMatchObject({
+      clientSessions: false,
+      gatewayRelay: false,
+      managedRoom: false,
+      localStt: false,
+      localTts: false,
+    });
   });
 
   it("reports a provider with an odd id by its declared capabilities", () => {
@@ -25,7 +31,10 @@ describe("buildTalkCatalog", () => {
     });
     const catalog = buildTalkCatalog({ providers: [oddRealtime, agentFixture("brain")] });
     expect(available(catalog)).toEqual(["realtime/webrtc/agent-consult"]);
-    expect(catalog.creationMatrix[0]).toMatchObject({ method: "talk.client.create", providers: { realtime: ["zz-banana-9"], agent: ["brain"] } });
+    expect(catalog.creationMatrix[0]).toMatchObject({
+      method: "talk.client.create",
+      providers: { realtime: ["zz-banana-9"], agent: ["brain"] },
+    });
     expect(catalog.clientSessions).toBe(true);
     expect(catalog.gatewayRelay).toBe(false);
     expect(catalog.models.realtime).toEqual(["m-1"]);
@@ -35,7 +44,9 @@ describe("buildTalkCatalog", () => {
   });
 
   it("does not infer capabilities from a well-known-looking id", () => {
-    const catalog = buildTalkCatalog({ providers: [realtimeFixture("openai-realtime"), agentFixture("openai")] });
+    const catalog = buildTalkCatalog({
+      providers: [realtimeFixture("openai-realtime"), agentFixture("openai")],
+    });
     expect(available(catalog)).toEqual([]);
     expect(catalog.clientSessions).toBe(false);
   });
@@ -47,7 +58,10 @@ describe("buildTalkCatalog", () => {
         ttsFixture("mouth", { local: true, voices: ["en"], outputFormats: [PCM16_16K, ULAW_8K] }),
       ],
     });
-    expect(available(catalog)).toEqual(["transcription/gateway-relay/none", "stt-tts/managed-room/direct-tools"]);
+    expect(available(catalog)).toEqual([
+      "transcription/gateway-relay/none",
+      "stt-tts/managed-room/direct-tools",
+    ]);
     expect(catalog.modes).toEqual(["stt-tts", "transcription"]);
     expect(catalog.brains).toEqual(["direct-tools", "none"]);
     expect(catalog).toMatchObject({ managedRoom: true, gatewayRelay: true, localStt: true, localTts: true });
@@ -66,7 +80,10 @@ describe("buildTalkCatalog", () => {
       ],
       defaults: { tts: "t2" },
     });
-    expect(available(catalog)).toEqual(["realtime/gateway-relay/agent-consult", "transcription/gateway-relay/none"]);
+    expect(available(catalog)).toEqual([
+      "realtime/gateway-relay/agent-consult",
+      "transcription/gateway-relay/none",
+    ]);
     expect(catalog.providers.filter((p) => p.kind === "tts").map((p) => [p.id, p.default])).toEqual([
       ["t1", false],
       ["t2", true],

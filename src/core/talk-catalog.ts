@@ -1,5 +1,11 @@
 import type { AudioFormat, TalkBrain, TalkCombination, TalkMode, TalkTransport } from "./talk-types.js";
-import { CLIENT_OWNED_TRANSPORTS, CREATION_MATRIX, TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "./talk-types.js";
+import {
+  CLIENT_OWNED_TRANSPORTS,
+  CREATION_MATRIX,
+  TALK_BRAINS,
+  TALK_MODES,
+  TALK_TRANSPORTS,
+} from "./talk-types.js";
 import type { ProviderCapabilities, ProviderDescriptor, ProviderKind } from "./provider-types.js";
 import type { ProviderDefaults } from "./provider-resolver.js";
 
@@ -74,9 +80,15 @@ function ids(providers: readonly ProviderDescriptor[], pick: (p: ProviderDescrip
 }
 
 /** Role -> candidate ids for one combination; a role with no candidate makes it unavailable. */
-function rolesFor(c: TalkCombination, providers: readonly ProviderDescriptor[]): Partial<Record<ProviderKind, string[]>> {
+function rolesFor(
+  c: TalkCombination,
+  providers: readonly ProviderDescriptor[],
+): Partial<Record<ProviderKind, string[]>> {
   const of = (kind: ProviderKind, extra: (p: ProviderDescriptor) => boolean = () => true): string[] =>
-    ids(providers, (p) => p.kind === kind && servesMode(p, c.mode) && servesTransport(p, c.transport) && extra(p));
+    ids(
+      providers,
+      (p) => p.kind === kind && servesMode(p, c.mode) && servesTransport(p, c.transport) && extra(p),
+    );
   const roles: Partial<Record<ProviderKind, string[]>> = {};
   if (c.mode === "realtime") {
     roles.realtime = CLIENT_OWNED_TRANSPORTS.has(c.transport)
@@ -105,7 +117,10 @@ function uniqueFormats(formats: Iterable<AudioFormat>): AudioFormat[] {
   return [...seen.values()];
 }
 
-function byKind(providers: readonly ProviderDescriptor[], field: "models" | "voices"): Record<ProviderKind, string[]> {
+function byKind(
+  providers: readonly ProviderDescriptor[],
+  field: "models" | "voices",
+): Record<ProviderKind, string[]> {
   const out: Record<ProviderKind, string[]> = { realtime: [], stt: [], tts: [], agent: [] };
   for (const p of providers) {
     for (const v of p.capabilities[field] ?? []) if (!out[p.kind].includes(v)) out[p.kind].push(v);
@@ -151,10 +166,14 @@ export function buildTalkCatalog(options: BuildTalkCatalogOptions): TalkCatalog 
     models: byKind(providers, "models"),
     voices: byKind(providers, "voices"),
     inputFormats: uniqueFormats(
-      providers.filter((p) => p.kind === "stt" || p.kind === "realtime").flatMap((p) => p.capabilities.inputFormats ?? []),
+      providers
+        .filter((p) => p.kind === "stt" || p.kind === "realtime")
+        .flatMap((p) => p.capabilities.inputFormats ?? []),
     ),
     outputFormats: uniqueFormats(
-      providers.filter((p) => p.kind === "tts" || p.kind === "realtime").flatMap((p) => p.capabilities.outputFormats ?? []),
+      providers
+        .filter((p) => p.kind === "tts" || p.kind === "realtime")
+        .flatMap((p) => p.capabilities.outputFormats ?? []),
     ),
     clientSessions: available.some((c) => c.owner === "client"),
     gatewayRelay: available.some((c) => c.transport === "gateway-relay"),

@@ -13,7 +13,12 @@ afterEach(async () => {
 function open(): { session: TalkSession; events: TalkEvent[] } {
   const runtime = createTalkRuntime({ closeGraceMs: 1000 });
   runtimes.push(runtime);
-  const session = runtime.createSession({ mode: "stt-tts", transport: "managed-room", brain: "agent-consult", owner: "gateway" });
+  const session = runtime.createSession({
+    mode: "stt-tts",
+    transport: "managed-room",
+    brain: "agent-consult",
+    owner: "gateway",
+  });
   const events: TalkEvent[] = [];
   session.subscribe((e) => events.push(e));
   return { session, events };
@@ -79,7 +84,12 @@ describe("TalkSession turns", () => {
     session.emit({ type: "input.audio.appended", payload: { bytes: 640 } });
     session.emit({ type: "transcript.delta", turnId: turn.id, payload: { role: "user", text: "hel" } });
     session.endTurn(turn.id);
-    session.emit({ type: "transcript.done", turnId: turn.id, final: true, payload: { role: "user", text: "hello" } });
+    session.emit({
+      type: "transcript.done",
+      turnId: turn.id,
+      final: true,
+      payload: { role: "user", text: "hello" },
+    });
     const byType = new Map(events.map((e) => [e.type, e]));
     expect(byType.get("input.audio.appended")?.captureId).toBe(capture.id);
     expect(byType.get("transcript.delta")?.captureId).toBe(capture.id);
@@ -92,17 +102,25 @@ describe("TalkSession turns", () => {
     const { session, events } = open();
     const first = session.startTurn();
     session.endTurn(first.id);
-    expect(session.emit({ type: "output.text.delta", turnId: first.id, payload: { text: "hi" } })).toBeDefined();
+    expect(
+      session.emit({ type: "output.text.delta", turnId: first.id, payload: { text: "hi" } }),
+    ).toBeDefined();
     session.startTurn();
-    expect(session.emit({ type: "output.audio.delta", turnId: first.id, payload: { bytes: 10 } })).toBeUndefined();
+    expect(
+      session.emit({ type: "output.audio.delta", turnId: first.id, payload: { bytes: 10 } }),
+    ).toBeUndefined();
     expect(session.stats.droppedStale).toBe(1);
     expect(types(events)).not.toContain("output.audio.delta");
   });
 
   it("rejects turn-bound events without a turnId and lifecycle events it owns", () => {
     const { session } = open();
-    expect(() => session.emit({ type: "output.audio.delta", payload: {} })).toThrow(expect.objectContaining({ code: "invalid_params" }));
-    expect(() => session.emit({ type: "session.closed", payload: {} })).toThrow(/emitted by the session itself/);
+    expect(() => session.emit({ type: "output.audio.delta", payload: {} })).toThrow(
+      expect.objectContaining({ code: "invalid_params" }),
+    );
+    expect(() => session.emit({ type: "session.closed", payload: {} })).toThrow(
+      /emitted by the session itself/,
+    );
   });
 
   it("lets a caller emit session.replaced and session.ready for the managed-room handover", () => {
@@ -160,10 +178,14 @@ describe("TalkSession cancellation", () => {
     const turn = session.startTurn();
     session.cancelTurn(turn.id, "client_request");
     let started = false;
-    const late = session.runWork("tool", async () => {
-      started = true;
-      return 1;
-    }, { turnId: turn.id });
+    const late = session.runWork(
+      "tool",
+      async () => {
+        started = true;
+        return 1;
+      },
+      { turnId: turn.id },
+    );
     await expect(late).rejects.toMatchObject({ code: "cancelled" });
     expect(started).toBe(false);
   });
@@ -172,7 +194,10 @@ describe("TalkSession cancellation", () => {
     const { session } = open();
     const turn = session.startTurn();
     let release!: () => void;
-    const work = session.runWork("stt", () => new Promise<string>((resolve) => (release = () => resolve("final"))));
+    const work = session.runWork(
+      "stt",
+      () => new Promise<string>((resolve) => (release = () => resolve("final"))),
+    );
     session.cancelTurn(turn.id, "client_request");
     release();
     await expect(work).rejects.toMatchObject({ code: "cancelled" });
@@ -192,9 +217,13 @@ describe("TalkSession cancellation", () => {
     expect(output.signal.aborted).toBe(true);
     expect(turn.signal.aborted).toBe(false);
     expect(session.activeTurn?.id).toBe(turn.id);
-    expect(session.emit({ type: "output.audio.delta", turnId: turn.id, itemId: "resp-1", payload: {} })).toBeUndefined();
+    expect(
+      session.emit({ type: "output.audio.delta", turnId: turn.id, itemId: "resp-1", payload: {} }),
+    ).toBeUndefined();
     expect(events.filter((e) => e.type === "output.audio.cancelled")).toHaveLength(1);
-    await expect(session.runWork("tts", async () => 1, { scope: "output" })).rejects.toMatchObject({ code: "cancelled" });
+    await expect(session.runWork("tts", async () => 1, { scope: "output" })).rejects.toMatchObject({
+      code: "cancelled",
+    });
   });
 
   it("starting a new turn cancels an ended turn whose answer is still running", async () => {
@@ -213,7 +242,9 @@ describe("TalkSession cancellation", () => {
   it("cancelTurn with an unknown turn id throws stale_turn", () => {
     const { session } = open();
     session.startTurn();
-    expect(() => session.cancelTurn("nope", "client_request")).toThrow(expect.objectContaining({ code: "stale_turn" }));
+    expect(() => session.cancelTurn("nope", "client_request")).toThrow(
+      expect.objectContaining({ code: "stale_turn" }),
+    );
   });
 });
 
@@ -233,8 +264,12 @@ describe("TalkSession close, replay and join tokens", () => {
     await session.close("client_request");
     expect(() => session.startTurn()).toThrow(expect.objectContaining({ code: "session_closed" }));
     expect(() => session.endTurn("x")).toThrow(expect.objectContaining({ code: "session_closed" }));
-    expect(() => session.cancelTurn(undefined, "x")).toThrow(expect.objectContaining({ code: "session_closed" }));
-    expect(() => session.cancelOutput(undefined, "x")).toThrow(expect.objectContaining({ code: "session_closed" }));
+    expect(() => session.cancelTurn(undefined, "x")).toThrow(
+      expect.objectContaining({ code: "session_closed" }),
+    );
+    expect(() => session.cancelOutput(undefined, "x")).toThrow(
+      expect.objectContaining({ code: "session_closed" }),
+    );
     expect(() => session.startCapture()).toThrow(expect.objectContaining({ code: "session_closed" }));
     expect(() => session.beginOutput()).toThrow(expect.objectContaining({ code: "session_closed" }));
     expect(() => session.issueJoinToken()).toThrow(expect.objectContaining({ code: "session_closed" }));
@@ -246,7 +281,12 @@ describe("TalkSession close, replay and join tokens", () => {
   it("replays missed events in order, and reports incompleteness once they were evicted", () => {
     const runtime = createTalkRuntime({ replayLimit: 4 });
     runtimes.push(runtime);
-    const session = runtime.createSession({ mode: "transcription", transport: "gateway-relay", brain: "none", owner: "gateway" });
+    const session = runtime.createSession({
+      mode: "transcription",
+      transport: "gateway-relay",
+      brain: "none",
+      owner: "gateway",
+    });
     for (let i = 0; i < 2; i++) session.emit({ type: "health.changed", payload: { i } });
     expect(session.replay(1)).toMatchObject({ complete: true, events: [{ seq: 2 }, { seq: 3 }] });
     for (let i = 0; i < 5; i++) session.emit({ type: "health.changed", payload: { i } });
@@ -275,7 +315,11 @@ describe("TalkSession close, replay and join tokens", () => {
     expect(session.verifyJoinToken("")).toBe(false);
     const hashHex = createHash("sha256").update(token).digest("hex");
     const hashB64 = createHash("sha256").update(token).digest("base64");
-    for (const view of [JSON.stringify(session), inspect(session, { depth: 5, showHidden: true }), JSON.stringify(session.replay(0))]) {
+    for (const view of [
+      JSON.stringify(session),
+      inspect(session, { depth: 5, showHidden: true }),
+      JSON.stringify(session.replay(0)),
+    ]) {
       expect(view).not.toContain(token);
       expect(view).not.toContain(hashHex);
       expect(view).not.toContain(hashB64);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { cancelReason, runAbortable } from "./abortable.js";
+import { cancelReason } from "./abortable.js";
 import { TalkError } from "./errors.js";
 import { EventSequencer } from "./event-sequencer.js";
 import type { CorrelationState } from "./event-sequencer.js";
@@ -18,10 +18,10 @@ import type {
   TalkTurn,
   TalkWorkKind,
 } from "./session-types.js";
+import { WorkRegistry } from "./work-registry.js";
 import type { TalkEvent, TalkEventInit, TerminalReason, TurnCancelledPayload } from "./talk-events.js";
 import type { TalkBrain, TalkMode, TalkSessionOwner, TalkTransport } from "./talk-types.js";
 import { OutputRecord, RecentIds, TurnRecord } from "./talk-turn.js";
-import type { CaptureRecord } from "./talk-turn.js";
 
 /** Where a session's events go besides its own subscribers. Narrow on purpose: no back-reference to the runtime. */
 export interface TalkSessionHooks {
@@ -53,12 +53,6 @@ const RESERVED_TYPES: ReadonlySet<string> = new Set([
   "output.audio.cancelled",
 ]);
 
-interface PendingWork {
-  kind: TalkWorkKind;
-  turnId: string | undefined;
-  settled: Promise<void>;
-}
-
 /** The TalkSession implementation; created by the runtime (session-runtime.ts). */
 export class LiveTalkSession implements TalkSession {
   readonly id: string;
@@ -75,7 +69,7 @@ export class LiveTalkSession implements TalkSession {
   readonly #replay: ReplayBuffer<TalkEvent>;
   readonly #listeners = new Set<TalkEventListener>();
   readonly #tokens = new JoinTokenStore();
-  readonly #pending = new Set<PendingWork>();
+  readonly #work = new WorkRegistry();
   readonly #cancelledTurns = new RecentIds(64);
   readonly #cancelledItems = new RecentIds(256);
   readonly #logger: TalkLogger;
@@ -84,7 +78,7 @@ export class LiveTalkSession implements TalkSession {
   readonly #correlation: CorrelationState;
   #state: TalkSessionState = "active";
   #turn: TurnRecord | undefined;
-  #capture: CaptureRecord | undefined;
+  #capture: TalkCapture | undefined;
   #output: OutputRecord | undefined;
   #droppedClosed = 0;
   #closePromise: Promise<void> | undefined;
@@ -109,17 +103,17 @@ export class LiveTalkSession implements TalkSession {
       ...(options.provider !== undefined ? { provider: options.provider } : {}),
       ...(options.source !== undefined ? { source: options.source } : {}),
     });
-    const self = this;
     this.#correlation = {
-      get activeCaptureId() {
-        return self.#capture?.id;
-      },
-      get activeCaptureTurnId() {
-        return self.#capture?.turnId;
-      },
+      activeCaptureId: undefined,
+      activeCaptureTurnId: undefined,
       acceptsOutput: (turnId) => this.#turn?.id === turnId,
       isCancelledItem: (itemId) => this.#cancelledItems.has(itemId),
     };
+    // The capture fields are live views of this session's state.
+    Object.defineProperties(this.#correlation, {
+      activeCaptureId: { get: () => this.#capture?.id },
+      activeCaptureTurnId: { get: () => this.#capture?.turnId },
+    });
     this.#publish({
       type: "session.created",
       payload: {
@@ -154,7 +148,7 @@ export class LiveTalkSession implements TalkSession {
       events: this.#sequencer.lastSeq,
       droppedStale: this.#sequencer.droppedStale,
       droppedClosed: this.#droppedClosed,
-      pendingWork: this.#pending.size,
+      pendingWork: this.#work.size,
     };
   }
 
@@ -199,7 +193,8 @@ export class LiveTalkSession implements TalkSession {
     const turn = this.#turn;
     // Every check happens before any mutation: a stale endTurn must not clear the live turn.
     if (!turn) throw new TalkError("no_active_turn", undefined, { details: { turnId } });
-    if (turn.id !== turnId) throw new TalkError("stale_turn", undefined, { details: { turnId, activeTurnId: turn.id } });
+    if (turn.id !== turnId)
+      throw new TalkError("stale_turn", undefined, { details: { turnId, activeTurnId: turn.id } });
     if (turn.state !== "active") throw new TalkError("invalid_state", `Turn ${turnId} has already ended.`);
     this.stopCapture();
     turn.state = "ending";
@@ -207,7 +202,8 @@ export class LiveTalkSession implements TalkSession {
   }
 
   cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean {
-    if (this.#state === "closed") throw new TalkError("session_closed", undefined, { details: { sessionId: this.id } });
+    if (this.#state === "closed")
+      throw new TalkError("session_closed", undefined, { details: { sessionId: this.id } });
     if (this.#state === "closing") return false; // close is already cancelling everything
     const turn = this.#resolveTurnForCancel(turnId);
     if (!turn) return false;
@@ -216,7 +212,8 @@ export class LiveTalkSession implements TalkSession {
   }
 
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean {
-    if (this.#state === "closed") throw new TalkError("session_closed", undefined, { details: { sessionId: this.id } });
+    if (this.#state === "closed")
+      throw new TalkError("session_closed", undefined, { details: { sessionId: this.id } });
     if (this.#state === "closing") return false;
     if (turnId !== undefined && !this.#resolveTurnForCancel(turnId)) return false;
     const output = this.#output;
@@ -238,10 +235,11 @@ export class LiveTalkSession implements TalkSession {
   startCapture(turnId?: string): TalkCapture {
     this.#assertOpen("startCapture");
     const turn = this.#requireCurrentTurn(turnId);
-    if (turn.state !== "active") throw new TalkError("invalid_state", `Turn ${turn.id} has ended; capture needs an active turn.`);
+    if (turn.state !== "active")
+      throw new TalkError("invalid_state", `Turn ${turn.id} has ended; capture needs an active turn.`);
     if (this.#capture?.turnId === turn.id) return this.#capture;
     this.stopCapture();
-    const capture: CaptureRecord = Object.freeze({ id: randomUUID(), turnId: turn.id, startedAt: Date.now() });
+    const capture: TalkCapture = Object.freeze({ id: randomUUID(), turnId: turn.id, startedAt: Date.now() });
     this.#capture = capture;
     this.#publish({ type: "capture.started", turnId: turn.id, captureId: capture.id, payload: {} });
     return capture;
@@ -283,11 +281,7 @@ export class LiveTalkSession implements TalkSession {
     } catch (err) {
       return Promise.reject(err);
     }
-    const run = runAbortable(signal, work);
-    const entry: PendingWork = { kind, turnId, settled: run.settled };
-    this.#pending.add(entry);
-    void run.settled.then(() => this.#pending.delete(entry));
-    return run.result;
+    return this.#work.run(kind, turnId, signal, work);
   }
 
   replay(afterSeq: number): { events: TalkEvent[]; complete: boolean } {
@@ -341,9 +335,18 @@ export class LiveTalkSession implements TalkSession {
     const turn = this.#turn;
     if (turn) this.#retireTurn(turn, reason);
     this.#controller.abort(cancelReason(String(reason), message));
-    await this.#waitForPendingWork();
+    const stuck = await this.#work.settle(this.#closeGraceMs);
+    if (stuck.length > 0) {
+      this.#logger.warn(
+        { sessionId: this.id, kinds: stuck },
+        "work ignored its abort signal past the close grace period",
+      );
+    }
     try {
-      this.#publish({ type: "session.closed", payload: { reason, ...(message !== undefined ? { message } : {}) } });
+      this.#publish({
+        type: "session.closed",
+        payload: { reason, ...(message !== undefined ? { message } : {}) },
+      });
     } catch (err) {
       this.#logger.error({ err, sessionId: this.id }, "session.closed could not be emitted");
     }
@@ -361,25 +364,10 @@ export class LiveTalkSession implements TalkSession {
     }
   }
 
-  async #waitForPendingWork(): Promise<void> {
-    if (this.#pending.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.#closeGraceMs);
-      timer.unref();
-    });
-    const kinds = [...this.#pending].map((p) => p.kind);
-    await Promise.race([Promise.all([...this.#pending].map((p) => p.settled)), grace]);
-    clearTimeout(timer);
-    if (this.#pending.size > 0) {
-      this.#logger.warn({ sessionId: this.id, kinds }, "work ignored its abort signal past the close grace period");
-    }
-  }
-
   /** Ends a turn that is being left behind: cancelled if anything of it is still running, else quietly ended. */
   #retireTurn(turn: TurnRecord, reason: TerminalReason): void {
     const busy =
-      turn.state === "active" || this.#output?.turnId === turn.id || [...this.#pending].some((p) => p.turnId === turn.id);
+      turn.state === "active" || this.#output?.turnId === turn.id || this.#work.hasWorkFor(turn.id);
     if (busy) {
       this.#cancelTurn(turn, reason);
       return;
@@ -389,8 +377,7 @@ export class LiveTalkSession implements TalkSession {
   }
 
   #cancelTurn(turn: TurnRecord, reason: TerminalReason): void {
-    const aborted = new Set<string>();
-    for (const p of this.#pending) if (p.turnId === turn.id) aborted.add(p.kind);
+    const aborted = new Set<string>(this.#work.kindsFor(turn.id));
     if (this.#output?.turnId === turn.id) {
       aborted.add("output");
       this.#cancelledItems.add(this.#output.itemId);
@@ -429,13 +416,15 @@ export class LiveTalkSession implements TalkSession {
       throw new TalkError("cancelled", `Turn ${turnId} was cancelled; its work does not start.`);
     }
     if (turnId === undefined && !this.#turn) {
-      if (scope === "output") throw new TalkError("invalid_state", "Output-scoped work needs an active output.");
+      if (scope === "output")
+        throw new TalkError("invalid_state", "Output-scoped work needs an active output.");
       return this.#controller.signal; // session-scoped work, e.g. a provider connection
     }
     const turn = this.#requireCurrentTurn(turnId);
     if (scope === "turn") return turn.signal;
     if (this.#output?.turnId === turn.id) return this.#output.signal;
-    if (turn.lastOutputCancelled) throw new TalkError("cancelled", "The turn's output was cancelled; its work does not start.");
+    if (turn.lastOutputCancelled)
+      throw new TalkError("cancelled", "The turn's output was cancelled; its work does not start.");
     throw new TalkError("invalid_state", "Output-scoped work needs an active output (beginOutput).");
   }
 

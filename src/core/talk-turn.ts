@@ -1,4 +1,4 @@
-import type { TalkCapture, TalkOutput, TalkTurn } from "./session-types.js";
+import type { TalkOutput, TalkTurn } from "./session-types.js";
 
 /**
  * Internal turn state of a session. A turn is `active` while the user's input
@@ -46,8 +46,6 @@ export class OutputRecord implements TalkOutput {
     return { turnId: this.turnId, itemId: this.itemId, startedAt: this.startedAt };
   }
 }
-
-export interface CaptureRecord extends TalkCapture {}
 
 /** Remembers recent ids (cancelled turns, cancelled output items) without growing forever. */
 export class RecentIds {

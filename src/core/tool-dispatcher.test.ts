@@ -12,7 +12,10 @@ afterEach(async () => {
   await Promise.all(runtimes.splice(0).map((r) => r.close()));
 });
 
-function open(brain: "agent-consult" | "none" = "agent-consult"): { session: TalkSession; events: TalkEvent[] } {
+function open(brain: "agent-consult" | "none" = "agent-consult"): {
+  session: TalkSession;
+  events: TalkEvent[];
+} {
   const runtime = createTalkRuntime();
   runtimes.push(runtime);
   const session =
@@ -24,7 +27,8 @@ function open(brain: "agent-consult" | "none" = "agent-consult"): { session: Tal
   return { session, events };
 }
 
-const toolEvents = (events: TalkEvent[]) => events.filter((e) => e.type.startsWith("tool.")).map((e) => `${e.type}:${e.callId}`);
+const toolEvents = (events: TalkEvent[]) =>
+  events.filter((e) => e.type.startsWith("tool.")).map((e) => `${e.type}:${e.callId}`);
 
 interface Probe {
   started: string[];
@@ -77,11 +81,23 @@ describe("ToolDispatcher.dispatch", () => {
     const { session, events } = open();
     const turn = session.startTurn();
     const calls: string[] = [];
-    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry().register(echoTool(calls)), policy: new ToolPolicy() });
-    const outcome = await dispatcher.dispatch(session, { name: "echo", argumentsJson: '{"text":"hi"}', callId: "c1", itemId: "item-9" });
+    const dispatcher = new ToolDispatcher({
+      registry: new ToolRegistry().register(echoTool(calls)),
+      policy: new ToolPolicy(),
+    });
+    const outcome = await dispatcher.dispatch(session, {
+      name: "echo",
+      argumentsJson: '{"text":"hi"}',
+      callId: "c1",
+      itemId: "item-9",
+    });
     expect(outcome).toEqual({ ok: true, callId: "c1", output: "hi" });
     expect(toolEvents(events)).toEqual(["tool.call:c1", "tool.result:c1"]);
-    expect(events.filter((e) => e.type.startsWith("tool.")).every((e) => e.turnId === turn.id && e.itemId === "item-9")).toBe(true);
+    expect(
+      events
+        .filter((e) => e.type.startsWith("tool."))
+        .every((e) => e.turnId === turn.id && e.itemId === "item-9"),
+    ).toBe(true);
     expect(dispatcher.openCalls).toBe(0);
   });
 
@@ -93,7 +109,11 @@ describe("ToolDispatcher.dispatch", () => {
       registry: new ToolRegistry().register(echoTool(calls)),
       policy: new ToolPolicy({ allow: ["*"], deny: ["echo"] }),
     });
-    const outcome = await dispatcher.dispatch(session, { name: "echo", argumentsJson: '{"text":"x"}', callId: "c1" });
+    const outcome = await dispatcher.dispatch(session, {
+      name: "echo",
+      argumentsJson: '{"text":"x"}',
+      callId: "c1",
+    });
     expect(outcome.ok).toBe(false);
     expect(!outcome.ok && outcome.error.code).toBe("tool_denied");
     expect(calls).toEqual([]);
@@ -104,7 +124,10 @@ describe("ToolDispatcher.dispatch", () => {
     const { session } = open("none");
     session.startTurn();
     const calls: string[] = [];
-    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry().register(echoTool(calls)), policy: new ToolPolicy() });
+    const dispatcher = new ToolDispatcher({
+      registry: new ToolRegistry().register(echoTool(calls)),
+      policy: new ToolPolicy(),
+    });
     const outcome = await dispatcher.dispatch(session, { name: "echo", argumentsJson: '{"text":"x"}' });
     expect(!outcome.ok && outcome.error.code).toBe("tool_denied");
     expect(calls).toEqual([]);
@@ -133,7 +156,12 @@ describe("ToolDispatcher.dispatch", () => {
       codes.push(!outcome.ok && outcome.error.code);
     }
     expect(codes).toEqual(["tool_not_found", "invalid_params", "internal"]);
-    expect(events.filter((e) => e.type === "tool.error").map((e) => (e.payload as { message: string }).message).at(-1)).toBe("disk on fire");
+    expect(
+      events
+        .filter((e) => e.type === "tool.error")
+        .map((e) => (e.payload as { message: string }).message)
+        .at(-1),
+    ).toBe("disk on fire");
   });
 
   it("rejects a call on a stale turn or a closed session before emitting anything", async () => {
@@ -141,10 +169,17 @@ describe("ToolDispatcher.dispatch", () => {
     const old = session.startTurn();
     session.endTurn(old.id);
     session.startTurn();
-    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry().register(echoTool([])), policy: new ToolPolicy() });
-    await expect(dispatcher.dispatch(session, { name: "echo", argumentsJson: "{}", turnId: old.id })).rejects.toMatchObject({ code: "stale_turn" });
+    const dispatcher = new ToolDispatcher({
+      registry: new ToolRegistry().register(echoTool([])),
+      policy: new ToolPolicy(),
+    });
+    await expect(
+      dispatcher.dispatch(session, { name: "echo", argumentsJson: "{}", turnId: old.id }),
+    ).rejects.toMatchObject({ code: "stale_turn" });
     await session.close("client_request");
-    await expect(dispatcher.dispatch(session, { name: "echo", argumentsJson: "{}" })).rejects.toMatchObject({ code: "session_closed" });
+    await expect(dispatcher.dispatch(session, { name: "echo", argumentsJson: "{}" })).rejects.toMatchObject({
+      code: "session_closed",
+    });
     expect(toolEvents(events)).toEqual([]);
   });
 
@@ -152,7 +187,10 @@ describe("ToolDispatcher.dispatch", () => {
     const { session, events } = open();
     const turn = session.startTurn();
     const probe: Probe = { started: [], sawAbort: [], finished: [] };
-    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry().register(slowTool("slow", probe)), policy: new ToolPolicy() });
+    const dispatcher = new ToolDispatcher({
+      registry: new ToolRegistry().register(slowTool("slow", probe)),
+      policy: new ToolPolicy(),
+    });
     const first = dispatcher.dispatch(session, { name: "slow", argumentsJson: "{}", callId: "running" });
     const second = dispatcher.dispatch(session, { name: "slow", argumentsJson: "{}", callId: "queued" });
     await new Promise((r) => setImmediate(r));
@@ -176,24 +214,43 @@ describe("ToolDispatcher client-completed calls", () => {
     const { session, events } = open();
     session.startTurn();
     const dispatcher = new ToolDispatcher({ registry: new ToolRegistry(), policy: new ToolPolicy() });
-    const pending = dispatcher.awaitToolResult(session, { name: "lookup", argumentsJson: "{}", callId: "p1" });
+    const pending = dispatcher.awaitToolResult(session, {
+      name: "lookup",
+      argumentsJson: "{}",
+      callId: "p1",
+    });
     await new Promise((r) => setImmediate(r));
     dispatcher.submitToolResult(session.id, "p1", "42");
     expect(await pending).toEqual({ ok: true, callId: "p1", output: "42" });
     expect(toolEvents(events)).toEqual(["tool.call:p1", "tool.result:p1"]);
-    expect(() => dispatcher.submitToolResult(session.id, "p1", "again")).toThrow(expect.objectContaining({ code: "tool_not_found" }));
+    expect(() => dispatcher.submitToolResult(session.id, "p1", "again")).toThrow(
+      expect.objectContaining({ code: "tool_not_found" }),
+    );
   });
 
   it("rejects submitToolResult for an unknown call, another session's call, or a server-run call", async () => {
     const { session } = open();
     session.startTurn();
     const probe: Probe = { started: [], sawAbort: [], finished: [] };
-    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry().register(slowTool("slow", probe)), policy: new ToolPolicy() });
-    const awaiting = dispatcher.awaitToolResult(session, { name: "lookup", argumentsJson: "{}", callId: "p1" });
+    const dispatcher = new ToolDispatcher({
+      registry: new ToolRegistry().register(slowTool("slow", probe)),
+      policy: new ToolPolicy(),
+    });
+    const awaiting = dispatcher.awaitToolResult(session, {
+      name: "lookup",
+      argumentsJson: "{}",
+      callId: "p1",
+    });
     const running = dispatcher.dispatch(session, { name: "slow", argumentsJson: "{}", callId: "s1" });
-    expect(() => dispatcher.submitToolResult(session.id, "nope", "x")).toThrow(expect.objectContaining({ code: "tool_not_found" }));
-    expect(() => dispatcher.submitToolResult("other-session", "p1", "x")).toThrow(expect.objectContaining({ code: "tool_not_found" }));
-    expect(() => dispatcher.submitToolResult(session.id, "s1", "x")).toThrow(expect.objectContaining({ code: "tool_not_found" }));
+    expect(() => dispatcher.submitToolResult(session.id, "nope", "x")).toThrow(
+      expect.objectContaining({ code: "tool_not_found" }),
+    );
+    expect(() => dispatcher.submitToolResult("other-session", "p1", "x")).toThrow(
+      expect.objectContaining({ code: "tool_not_found" }),
+    );
+    expect(() => dispatcher.submitToolResult(session.id, "s1", "x")).toThrow(
+      expect.objectContaining({ code: "tool_not_found" }),
+    );
     session.cancelTurn(undefined, "client_request");
     await Promise.all([awaiting, running]);
   });
@@ -202,20 +259,35 @@ describe("ToolDispatcher client-completed calls", () => {
     const { session, events } = open();
     const turn = session.startTurn();
     const dispatcher = new ToolDispatcher({ registry: new ToolRegistry(), policy: new ToolPolicy() });
-    const pending = dispatcher.awaitToolResult(session, { name: "lookup", argumentsJson: "{}", callId: "p1" });
+    const pending = dispatcher.awaitToolResult(session, {
+      name: "lookup",
+      argumentsJson: "{}",
+      callId: "p1",
+    });
     session.cancelTurn(turn.id, "client_request");
     const outcome = await pending;
     expect(!outcome.ok && outcome.error.code).toBe("cancelled");
-    expect(() => dispatcher.submitToolResult(session.id, "p1", "late")).toThrow(expect.objectContaining({ code: "tool_not_found" }));
+    expect(() => dispatcher.submitToolResult(session.id, "p1", "late")).toThrow(
+      expect.objectContaining({ code: "tool_not_found" }),
+    );
     expect(toolEvents(events)).toEqual(["tool.call:p1", "tool.cancelled:p1"]);
   });
 
   it("checks policy for client-completed calls too", async () => {
     const { session } = open();
     session.startTurn();
-    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry(), policy: new ToolPolicy({ deny: ["hang_*"] }) });
-    const outcome = await dispatcher.awaitToolResult(session, { name: "hang_up", argumentsJson: "{}", callId: "p1" });
+    const dispatcher = new ToolDispatcher({
+      registry: new ToolRegistry(),
+      policy: new ToolPolicy({ deny: ["hang_*"] }),
+    });
+    const outcome = await dispatcher.awaitToolResult(session, {
+      name: "hang_up",
+      argumentsJson: "{}",
+      callId: "p1",
+    });
     expect(!outcome.ok && outcome.error.code).toBe("tool_denied");
-    expect(() => dispatcher.submitToolResult(session.id, "p1", "x")).toThrow(expect.objectContaining({ code: "tool_not_found" }));
+    expect(() => dispatcher.submitToolResult(session.id, "p1", "x")).toThrow(
+      expect.objectContaining({ code: "tool_not_found" }),
+    );
   });
 });

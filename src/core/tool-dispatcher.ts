@@ -22,7 +22,8 @@ export interface ToolCallRequest {
 }
 
 /** How a call ended. Tool failures are outcomes, not exceptions: the model needs the error text. */
-export type ToolCallOutcome = { ok: true; callId: string; output: string } | { ok: false; callId: string; error: TalkError };
+export type ToolCallOutcome =
+  { ok: true; callId: string; output: string } | { ok: false; callId: string; error: TalkError };
 
 export interface ToolDispatcherOptions {
   registry: ToolRegistry;
@@ -46,7 +47,8 @@ const callKey = (sessionId: string, callId: string): string => `${sessionId}\u00
 
 function reasonOf(signal: AbortSignal | undefined): string {
   const reason: unknown = signal?.reason;
-  if (reason instanceof TalkError && typeof reason.details?.["reason"] === "string") return reason.details["reason"];
+  if (reason instanceof TalkError && typeof reason.details?.["reason"] === "string")
+    return reason.details["reason"];
   return "cancelled";
 }
 
@@ -68,8 +70,10 @@ export class ToolDispatcher {
   constructor(options: ToolDispatcherOptions) {
     const limit = options.maxConcurrentPerSession ?? 1;
     const timeout = options.clientResultTimeoutMs ?? 120_000;
-    if (!Number.isInteger(limit) || limit < 1) throw new TalkError("config_invalid", "maxConcurrentPerSession must be a positive integer.");
-    if (!Number.isFinite(timeout) || timeout <= 0) throw new TalkError("config_invalid", "clientResultTimeoutMs must be positive.");
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new TalkError("config_invalid", "maxConcurrentPerSession must be a positive integer.");
+    if (!Number.isFinite(timeout) || timeout <= 0)
+      throw new TalkError("config_invalid", "clientResultTimeoutMs must be positive.");
     const policy = options.policy;
     this.#policyFor = typeof policy === "function" ? policy : () => policy;
     this.#registry = options.registry;
@@ -97,13 +101,21 @@ export class ToolDispatcher {
     }
   }
 
-  async #run(session: TalkSession, call: OpenCall & { callId: string; request: ToolCallRequest }): Promise<ToolCallOutcome> {
+  async #run(
+    session: TalkSession,
+    call: OpenCall & { callId: string; request: ToolCallRequest },
+  ): Promise<ToolCallOutcome> {
     const { callId, turnId, request } = call;
     const fail = (error: TalkError): ToolCallOutcome => this.#fail(session, call, error);
     const denied = this.#checkPolicy(session, request.name);
     if (denied) return fail(denied);
     const tool = this.#registry.get(request.name);
-    if (!tool) return fail(new TalkError("tool_not_found", `No tool named "${request.name}".`, { details: { name: request.name } }));
+    if (!tool)
+      return fail(
+        new TalkError("tool_not_found", `No tool named "${request.name}".`, {
+          details: { name: request.name },
+        }),
+      );
     let args: Record<string, unknown>;
     try {
       args = parseToolArguments(tool, request.argumentsJson);
@@ -122,19 +134,31 @@ export class ToolDispatcher {
             // Re-checked after the wait: a queued tool never starts once its turn is cancelled.
             if (signal.aborted) throw cancelledError(signal);
             started = true;
-            return await tool.handler(args, { signal, sessionId: session.id, turnId, callId, logger: this.#logger });
+            return await tool.handler(args, {
+              signal,
+              sessionId: session.id,
+              turnId,
+              callId,
+              logger: this.#logger,
+            });
           } finally {
             release();
           }
         },
         { turnId },
       );
-      if (typeof output !== "string") throw new TalkError("internal", `Tool "${tool.name}" returned ${typeof output}, not text.`);
+      if (typeof output !== "string")
+        throw new TalkError("internal", `Tool "${tool.name}" returned ${typeof output}, not text.`);
       return this.#succeed(session, call, output);
     } catch (err) {
       const error = toTalkError(err);
-      if (error.code === "cancelled") return this.#cancelled(session, call, error, { started, reason: reasonOf(signalSeen) });
-      return fail(err instanceof TalkError ? err : new TalkError(error.code, err instanceof Error ? err.message : String(err), { cause: err }));
+      if (error.code === "cancelled")
+        return this.#cancelled(session, call, error, { started, reason: reasonOf(signalSeen) });
+      return fail(
+        err instanceof TalkError
+          ? err
+          : new TalkError(error.code, err instanceof Error ? err.message : String(err), { cause: err }),
+      );
     }
   }
 
@@ -165,7 +189,10 @@ export class ToolDispatcher {
               settle();
             };
             const timer = setTimeout(
-              () => finish(() => reject(new TalkError("timeout", `No result for tool call ${callId} from the client.`))),
+              () =>
+                finish(() =>
+                  reject(new TalkError("timeout", `No result for tool call ${callId} from the client.`)),
+                ),
               this.#clientTimeoutMs,
             );
             timer.unref();
@@ -178,7 +205,8 @@ export class ToolDispatcher {
       return this.#succeed(session, call, output);
     } catch (err) {
       const error = toTalkError(err);
-      if (error.code === "cancelled") return this.#cancelled(session, call, error, { started: true, reason: reasonOf(signalSeen) });
+      if (error.code === "cancelled")
+        return this.#cancelled(session, call, error, { started: true, reason: reasonOf(signalSeen) });
       return this.#fail(session, call, error);
     } finally {
       this.#open.delete(callKey(session.id, callId));
@@ -190,24 +218,33 @@ export class ToolDispatcher {
     if (typeof output !== "string") throw new TalkError("invalid_params", "A tool result must be a string.");
     const call = this.#open.get(callKey(sessionId, callId));
     const complete = call?.complete;
-    if (!call || !complete) throw new TalkError("tool_not_found", `No open tool call ${callId} awaits a result.`, { details: { callId } });
+    if (!call || !complete)
+      throw new TalkError("tool_not_found", `No open tool call ${callId} awaits a result.`, {
+        details: { callId },
+      });
     // Removed now so a second submit for the same call is rejected, not raced.
     this.#open.delete(callKey(sessionId, callId));
     complete(output);
   }
 
-  #open_(session: TalkSession, request: ToolCallRequest): OpenCall & { callId: string; request: ToolCallRequest } {
-    if (session.state !== "active") throw new TalkError("session_closed", undefined, { details: { sessionId: session.id } });
+  #open_(
+    session: TalkSession,
+    request: ToolCallRequest,
+  ): OpenCall & { callId: string; request: ToolCallRequest } {
+    if (session.state !== "active")
+      throw new TalkError("session_closed", undefined, { details: { sessionId: session.id } });
     const current = session.activeTurn;
     const turnId = request.turnId ?? current?.id;
     if (turnId === undefined) throw new TalkError("no_active_turn");
-    if (current?.id !== turnId) throw new TalkError("stale_turn", undefined, { details: { turnId, activeTurnId: current?.id } });
+    if (current?.id !== turnId)
+      throw new TalkError("stale_turn", undefined, { details: { turnId, activeTurnId: current?.id } });
     if (typeof request.name !== "string" || typeof request.argumentsJson !== "string") {
       throw new TalkError("invalid_params", "A tool call needs a name and argumentsJson.");
     }
     const callId = request.callId ?? randomUUID();
     const key = callKey(session.id, callId);
-    if (this.#open.has(key)) throw new TalkError("invalid_params", `Tool call ${callId} is already open.`, { details: { callId } });
+    if (this.#open.has(key))
+      throw new TalkError("invalid_params", `Tool call ${callId} is already open.`, { details: { callId } });
     const call = { sessionId: session.id, turnId, callId, request };
     session.emit({
       type: "tool.call",
@@ -219,7 +256,10 @@ export class ToolDispatcher {
   }
 
   #checkPolicy(session: TalkSession, name: string): TalkError | undefined {
-    if (session.brain === "none") return new TalkError("tool_denied", "This session's brain strategy has no tool access.", { details: { name } });
+    if (session.brain === "none")
+      return new TalkError("tool_denied", "This session's brain strategy has no tool access.", {
+        details: { name },
+      });
     const decision = this.#policyFor(session).evaluate(name);
     if (decision.allowed) return undefined;
     return new TalkError("tool_denied", `Tool policy denies "${name}".`, { details: { name, ...decision } });
@@ -234,12 +274,25 @@ export class ToolDispatcher {
     };
   }
 
-  #succeed(session: TalkSession, call: { turnId: string; callId: string; request: ToolCallRequest }, output: string): ToolCallOutcome {
-    session.emit({ type: "tool.result", ...this.#correlation(call), final: true, payload: { name: call.request.name, output } });
+  #succeed(
+    session: TalkSession,
+    call: { turnId: string; callId: string; request: ToolCallRequest },
+    output: string,
+  ): ToolCallOutcome {
+    session.emit({
+      type: "tool.result",
+      ...this.#correlation(call),
+      final: true,
+      payload: { name: call.request.name, output },
+    });
     return { ok: true, callId: call.callId, output };
   }
 
-  #fail(session: TalkSession, call: { turnId: string; callId: string; request: ToolCallRequest }, error: TalkError): ToolCallOutcome {
+  #fail(
+    session: TalkSession,
+    call: { turnId: string; callId: string; request: ToolCallRequest },
+    error: TalkError,
+  ): ToolCallOutcome {
     this.#safeEmit(session, {
       type: "tool.error",
       ...this.#correlation(call),
@@ -254,7 +307,11 @@ export class ToolDispatcher {
     error: TalkError,
     info: { started: boolean; reason: string },
   ): ToolCallOutcome {
-    this.#safeEmit(session, { type: "tool.cancelled", ...this.#correlation(call), payload: { name: call.request.name, ...info } });
+    this.#safeEmit(session, {
+      type: "tool.cancelled",
+      ...this.#correlation(call),
+      payload: { name: call.request.name, ...info },
+    });
     return { ok: false, callId: call.callId, error };
   }
 

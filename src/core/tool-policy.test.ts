@@ -23,7 +23,11 @@ describe("ToolPolicy", () => {
   });
 
   it("rejects malformed lists with config_invalid at construction", () => {
-    expect(() => new ToolPolicy({ allow: ["ok", ""] })).toThrow(expect.objectContaining({ code: "config_invalid" }));
-    expect(() => new ToolPolicy({ deny: "bash" as never })).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => new ToolPolicy({ allow: ["ok", ""] })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => new ToolPolicy({ deny: "bash" as never })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 });

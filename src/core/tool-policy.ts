@@ -22,12 +22,19 @@ function compile(pattern: string): RegExp {
   return new RegExp(`^${escaped.join(".*")}$`);
 }
 
-function compileList(field: string, list: readonly string[] | undefined): { pattern: string; re: RegExp }[] | undefined {
+function compileList(
+  field: string,
+  list: readonly string[] | undefined,
+): { pattern: string; re: RegExp }[] | undefined {
   if (list === undefined) return undefined;
-  if (!Array.isArray(list)) throw new TalkError("config_invalid", `Tool policy ${field} must be a list of tool names.`);
+  if (!Array.isArray(list))
+    throw new TalkError("config_invalid", `Tool policy ${field} must be a list of tool names.`);
   return list.map((pattern) => {
     if (typeof pattern !== "string" || !PATTERN.test(pattern)) {
-      throw new TalkError("config_invalid", `Tool policy ${field} entry ${JSON.stringify(pattern)} is not a tool name or * pattern.`);
+      throw new TalkError(
+        "config_invalid",
+        `Tool policy ${field} entry ${JSON.stringify(pattern)} is not a tool name or * pattern.`,
+      );
     }
     return { pattern, re: compile(pattern) };
   });
@@ -46,7 +53,8 @@ export class ToolPolicy {
   evaluate(name: string): ToolPolicyDecision {
     const denied = this.#deny.find((d) => d.re.test(name));
     if (denied) return { allowed: false, reason: "denied", pattern: denied.pattern };
-    if (this.#allow && !this.#allow.some((a) => a.re.test(name))) return { allowed: false, reason: "not_allowed" };
+    if (this.#allow && !this.#allow.some((a) => a.re.test(name)))
+      return { allowed: false, reason: "not_allowed" };
     return { allowed: true };
   }
 

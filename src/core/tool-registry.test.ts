@@ -20,15 +20,23 @@ describe("ToolRegistry", () => {
     const registry = new ToolRegistry().register(weather);
     expect(() => registry.register(weather)).toThrow(expect.objectContaining({ code: "config_invalid" }));
     expect(() => registry.register({ ...weather, name: "has space" })).toThrow(/name/);
-    expect(() => registry.register({ ...weather, name: "x", parameters: { type: "string" } as never })).toThrow(/type "object"/);
-    expect(() => registry.register({ ...weather, name: "y", sideEffects: undefined as never })).toThrow(/sideEffects/);
+    expect(() =>
+      registry.register({ ...weather, name: "x", parameters: { type: "string" } as never }),
+    ).toThrow(/type "object"/);
+    expect(() => registry.register({ ...weather, name: "y", sideEffects: undefined as never })).toThrow(
+      /sideEffects/,
+    );
     expect(registry.list().map((t) => t.name)).toEqual(["get_weather"]);
   });
 
   it("exports provider tool definitions filtered by a predicate, without handlers", () => {
-    const registry = new ToolRegistry().register(weather).register({ ...weather, name: "hang_up", sideEffects: true });
+    const registry = new ToolRegistry()
+      .register(weather)
+      .register({ ...weather, name: "hang_up", sideEffects: true });
     const exported = registry.toRealtimeTools((name) => name !== "hang_up");
-    expect(exported).toEqual([{ name: "get_weather", description: weather.description, parameters: weather.parameters }]);
+    expect(exported).toEqual([
+      { name: "get_weather", description: weather.description, parameters: weather.parameters },
+    ]);
     expect(Object.keys(exported[0] ?? {})).not.toContain("handler");
   });
 });
@@ -41,7 +49,9 @@ describe("parseToolArguments", () => {
 
   it("rejects bad JSON, non-objects, wrong types and unknown arguments with invalid_params", () => {
     for (const bad of ["{", "[1]", '{"city":3}', '{"city":"a","days":1.5}', '{"city":"a","extra":1}']) {
-      expect(() => parseToolArguments(weather, bad)).toThrow(expect.objectContaining({ code: "invalid_params" }));
+      expect(() => parseToolArguments(weather, bad)).toThrow(
+        expect.objectContaining({ code: "invalid_params" }),
+      );
     }
   });
 });

@@ -59,23 +59,31 @@ export function parseToolArguments(tool: ToolDefinition, argumentsJson: string):
   } catch (err) {
     throw new TalkError("invalid_params", `Arguments of ${tool.name} are not valid JSON.`, { cause: err });
   }
-  if (!JSON_TYPES["object"]!(parsed)) throw new TalkError("invalid_params", `Arguments of ${tool.name} must be a JSON object.`);
+  if (!JSON_TYPES["object"]!(parsed))
+    throw new TalkError("invalid_params", `Arguments of ${tool.name} must be a JSON object.`);
   const args = parsed as Record<string, unknown>;
   const props = tool.parameters.properties ?? {};
   for (const name of tool.parameters.required ?? []) {
-    if (!(name in args)) throw new TalkError("invalid_params", `${tool.name} needs argument "${name}".`, { details: { argument: name } });
+    if (!(name in args))
+      throw new TalkError("invalid_params", `${tool.name} needs argument "${name}".`, {
+        details: { argument: name },
+      });
   }
   for (const [name, value] of Object.entries(args)) {
     const schema = props[name];
     if (!schema) {
       if (tool.parameters.additionalProperties === false) {
-        throw new TalkError("invalid_params", `${tool.name} has no argument "${name}".`, { details: { argument: name } });
+        throw new TalkError("invalid_params", `${tool.name} has no argument "${name}".`, {
+          details: { argument: name },
+        });
       }
       continue;
     }
     const check = schema.type === undefined ? undefined : JSON_TYPES[schema.type];
     if (check && !check(value)) {
-      throw new TalkError("invalid_params", `Argument "${name}" of ${tool.name} must be ${schema.type}.`, { details: { argument: name } });
+      throw new TalkError("invalid_params", `Argument "${name}" of ${tool.name} must be ${schema.type}.`, {
+        details: { argument: name },
+      });
     }
   }
   return args;
@@ -86,14 +94,20 @@ export class ToolRegistry {
   readonly #tools = new Map<string, ToolDefinition>();
 
   register(tool: ToolDefinition): this {
-    const invalid = (message: string): TalkError => new TalkError("config_invalid", message, { details: { tool: tool?.name } });
+    const invalid = (message: string): TalkError =>
+      new TalkError("config_invalid", message, { details: { tool: tool?.name } });
     if (tool === null || typeof tool !== "object") throw invalid("A tool definition must be an object.");
     if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) {
       throw invalid(`Tool name ${JSON.stringify(tool.name)} is invalid: use 1-64 of [A-Za-z0-9_-].`);
     }
     if (this.#tools.has(tool.name)) throw invalid(`A tool named "${tool.name}" is already registered.`);
-    if (typeof tool.description !== "string" || tool.description.length === 0) throw invalid(`Tool "${tool.name}" needs a description.`);
-    if (tool.parameters === null || typeof tool.parameters !== "object" || tool.parameters.type !== "object") {
+    if (typeof tool.description !== "string" || tool.description.length === 0)
+      throw invalid(`Tool "${tool.name}" needs a description.`);
+    if (
+      tool.parameters === null ||
+      typeof tool.parameters !== "object" ||
+      tool.parameters.type !== "object"
+    ) {
       throw invalid(`Tool "${tool.name}" parameters must be a JSON Schema with type "object".`);
     }
     if (typeof tool.sideEffects !== "boolean") throw invalid(`Tool "${tool.name}" must declare sideEffects.`);
