@@ -1,0 +1,14 @@
+// What the pipelines layer offers the Gateway and adapters.
+export type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
+export { createSessionController, type SessionController } from "./session-controller.js";
+export {
+  DEFAULT_PERSONA,
+  PIPELINE_DEFAULTS,
+  DEFAULT_INPUT_FORMAT,
+  DEFAULT_OUTPUT_FORMAT,
+  type PipelineOptions,
+  type PipelineProviderResolver,
+  type PipelineToolCall,
+  type PipelineToolDispatcher,
+  type SessionControllerDeps,
+} from "./pipeline-options.js";

@@ -1,0 +1,144 @@
+import { TalkError } from "../errors.js";
+import type { TalkLogger } from "../logger.js";
+import type { AgentProvider, RealtimeProvider, RealtimeToolDefinition, SttProvider, TtsProvider } from "../provider-types.js";
+import type { TalkSession } from "../session-types.js";
+import type { AudioFormat } from "../talk-types.js";
+import { PCM16_16K, PCM16_24K } from "../talk-types.js";
+import type { TalkAudioSink } from "./controller-types.js";
+
+/**
+ * Tunables of the session pipelines. Everything here comes from trusted
+ * configuration (talk.* config), never from request parameters: the persona
+ * and instructions in particular are built by the Gateway.
+ */
+export interface PipelineOptions {
+  /** System message of every agent consult (stt-tts). Default DEFAULT_PERSONA. */
+  persona?: string;
+  /** Instructions of a realtime provider session. Default: the persona. */
+  instructions?: string;
+  /** Transcript entries (user and assistant) sent to the agent besides the new one. Default 10. */
+  historyEntries?: number;
+  /** TTS voice; default: the TTS provider's own default. */
+  voice?: string;
+  /** TTS speaking rate, 1.0 = normal. Default 1. */
+  speed?: number;
+  /** Language hint passed to STT. Default: none (the provider's default). */
+  language?: string;
+  /** Realtime model; default: the provider's. */
+  realtimeModel?: string;
+  /** Realtime voice; default: the provider's. */
+  realtimeVoice?: string;
+  /**
+   * Ends the user turn automatically after this much non-speech audio following
+   * speech, measured in audio time by the codecs VAD (talk.input.silenceTimeoutMs).
+   * A multiple of 10 between 100 and 10 000, or 0 to rely on explicit endTurn only.
+   * Default 0.
+   */
+  silenceTimeoutMs?: number;
+  /**
+   * Realtime: provider speech-started while assistant audio plays cancels that
+   * output (barge-in, talk.input.interruptOnSpeech). Default true.
+   */
+  interruptOnSpeech?: boolean;
+  /** Largest appendAudio frame accepted, bytes. Default 65 536 (about 2 s of 16 kHz PCM16). */
+  maxAppendBytes?: number;
+  /**
+   * Audio held while the pipeline cannot take it yet (the realtime provider is
+   * connecting, a transcription turn is finalizing), ms; older audio is dropped. Default 2000.
+   */
+  heldAudioMs?: number;
+}
+
+export const DEFAULT_PERSONA =
+  "You are a helpful voice assistant on a live call. Answer briefly, in plain spoken sentences without markup.";
+
+export const PIPELINE_DEFAULTS: Readonly<Required<Omit<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice" | "instructions">>> =
+  Object.freeze({
+    persona: DEFAULT_PERSONA,
+    historyEntries: 10,
+    speed: 1,
+    silenceTimeoutMs: 0,
+    interruptOnSpeech: true,
+    maxAppendBytes: 65_536,
+    heldAudioMs: 2000,
+  });
+
+export type ResolvedPipelineOptions = typeof PIPELINE_DEFAULTS &
+  Pick<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice"> & { instructions: string };
+
+export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedPipelineOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as PipelineOptions;
+  const o = { ...PIPELINE_DEFAULTS, ...defined };
+  const bad = (field: string, why: string): never => {
+    throw new TalkError("config_invalid", `PipelineOptions.${field} ${why}`);
+  };
+  if (typeof o.persona !== "string" || o.persona.trim() === "") bad("persona", "must be a non-empty string");
+  if (!Number.isInteger(o.historyEntries) || o.historyEntries < 0) bad("historyEntries", "must be a non-negative integer");
+  if (!Number.isFinite(o.speed) || o.speed <= 0) bad("speed", "must be a positive number");
+  if (
+    !Number.isInteger(o.silenceTimeoutMs) ||
+    (o.silenceTimeoutMs !== 0 && (o.silenceTimeoutMs < 100 || o.silenceTimeoutMs > 10_000 || o.silenceTimeoutMs % 10 !== 0))
+  ) {
+    bad("silenceTimeoutMs", "must be 0 or a multiple of 10 between 100 and 10000");
+  }
+  if (!Number.isInteger(o.maxAppendBytes) || o.maxAppendBytes < 2) bad("maxAppendBytes", "must be an integer >= 2");
+  if (!Number.isInteger(o.heldAudioMs) || o.heldAudioMs < 0) bad("heldAudioMs", "must be a non-negative integer");
+  return { ...o, instructions: o.instructions ?? o.persona };
+}
+
+/**
+ * How a pipeline finds its providers. Narrow on purpose: the lead's provider
+ * registry/resolver implements it; pipelines never see the registry itself.
+ * Returning undefined means "none configured" (provider_not_found when needed).
+ */
+export interface PipelineProviderResolver {
+  stt(session: TalkSession): SttProvider | undefined;
+  tts(session: TalkSession): TtsProvider | undefined;
+  agent(session: TalkSession): AgentProvider | undefined;
+  realtime(session: TalkSession): RealtimeProvider | undefined;
+}
+
+/** A provider tool call handed to Gateway tool policy. */
+export interface PipelineToolCall {
+  sessionId: string;
+  turnId: string;
+  callId: string;
+  name: string;
+  argumentsJson: string;
+}
+
+/**
+ * Optional: runs provider tool calls under Gateway policy. Without one, a
+ * realtime tool call waits for talk.session.submitToolResult.
+ */
+export interface PipelineToolDispatcher {
+  /** Tools offered to a realtime provider session (from trusted config and policy). Default none. */
+  readonly definitions?: RealtimeToolDefinition[];
+  /** Resolves with the tool output (a JSON string). Rejects tool_denied / tool_not_found / cancelled. */
+  dispatch(call: PipelineToolCall, signal: AbortSignal): Promise<string>;
+}
+
+export interface SessionControllerDeps {
+  session: TalkSession;
+  providers: PipelineProviderResolver;
+  tools?: PipelineToolDispatcher;
+  options?: PipelineOptions;
+  logger?: TalkLogger;
+  /** Format of appendAudio data (PCM16 only). Default PCM16_16K. */
+  inputFormat?: AudioFormat;
+  /** Format written to the audio sink (PCM16 only; the adapter encodes). Default PCM16_24K. */
+  outputFormat?: AudioFormat;
+  /** Where assistant audio goes; replaceable with setAudioSink. Default: none (audio is dropped, events still flow). */
+  sink?: TalkAudioSink;
+}
+
+export const DEFAULT_INPUT_FORMAT = PCM16_16K;
+export const DEFAULT_OUTPUT_FORMAT = PCM16_24K;
+
+/** Pipelines move PCM16 only; adapters decode and encode carrier codecs at the edge. */
+export function assertPcmFormat(format: AudioFormat, what: string): AudioFormat {
+  if (format.encoding !== "pcm16" || (format.channels !== 1 && format.channels !== 2) || !Number.isInteger(format.sampleRate)) {
+    throw new TalkError("config_invalid", `${what} must be PCM16 mono or stereo, got ${format.encoding}/${format.sampleRate}/${format.channels}`);
+  }
+  return format;
+}

@@ -1,0 +1,89 @@
+import { TalkError, toTalkError } from "../errors.js";
+import type { TalkLogger } from "../logger.js";
+import type { TalkSession } from "../session-types.js";
+import type { TerminalReason } from "../talk-events.js";
+import type { AudioFormat } from "../talk-types.js";
+import type { TalkAudioSink } from "./controller-types.js";
+
+/**
+ * Checks an appendAudio frame at the boundary. Returns false for an empty
+ * frame (nothing to do). Throws session_closed, invalid_audio or payload_too_large.
+ */
+export function checkAppend(session: TalkSession, data: unknown, format: AudioFormat, maxBytes: number): data is Uint8Array {
+  if (session.state !== "active") {
+    throw new TalkError("session_closed", undefined, { details: { sessionId: session.id } });
+  }
+  if (!(data instanceof Uint8Array)) throw new TalkError("invalid_audio", "Audio must be bytes.");
+  if (data.byteLength === 0) return false;
+  if (data.byteLength > maxBytes) {
+    throw new TalkError("payload_too_large", `An audio frame may carry at most ${maxBytes} bytes.`, { details: { bytes: data.byteLength } });
+  }
+  const frameBytes = 2 * format.channels;
+  if (data.byteLength % frameBytes !== 0) {
+    throw new TalkError("invalid_audio", `PCM16 frames are ${frameBytes} bytes; got ${data.byteLength} bytes.`);
+  }
+  return true;
+}
+
+/** The replaceable audio sink of a session; a sink that throws cannot break the pipeline. */
+export class SinkSlot {
+  #sink: TalkAudioSink | undefined;
+  readonly #logger: TalkLogger;
+  readonly #sessionId: string;
+
+  constructor(sink: TalkAudioSink | undefined, logger: TalkLogger, sessionId: string) {
+    this.#sink = sink;
+    this.#logger = logger;
+    this.#sessionId = sessionId;
+  }
+
+  set(sink: TalkAudioSink | undefined): void {
+    this.#sink = sink;
+  }
+
+  /** A guarded view handed to output stages. */
+  readonly current = (): TalkAudioSink | undefined => {
+    const sink = this.#sink;
+    if (!sink) return undefined;
+    return {
+      write: (chunk, meta) => {
+        try {
+          sink.write(chunk, meta);
+        } catch (err) {
+          this.#logger.warn({ err, sessionId: this.#sessionId, turnId: meta.turnId }, "audio sink write threw");
+        }
+      },
+      clear: (meta) => this.clear(meta),
+    };
+  };
+
+  clear(meta: { turnId: string; itemId?: string; reason: TerminalReason }): void {
+    try {
+      this.#sink?.clear(meta);
+    } catch (err) {
+      this.#logger.warn({ err, sessionId: this.#sessionId, turnId: meta.turnId }, "audio sink clear threw");
+    }
+  }
+}
+
+/**
+ * A provider failed a turn: say so with a `session.error` event and cancel
+ * the turn with reason "error" (its one terminal event), so clients never
+ * wait for an answer that will not come.
+ */
+export function failTurn(session: TalkSession, logger: TalkLogger, turnId: string, err: unknown): void {
+  const error = toTalkError(err, "provider_error");
+  logger.warn({ err, sessionId: session.id, turnId, code: error.code }, "pipeline turn failed");
+  if (session.state !== "active") return;
+  session.emit({ type: "session.error", turnId, payload: { ...error.toJSON() } });
+  try {
+    session.cancelTurn(turnId, "error");
+  } catch (cancelErr) {
+    // Already superseded by a newer turn: that turn is not ours to cancel.
+    logger.debug({ err: cancelErr, sessionId: session.id, turnId }, "failed turn was already gone");
+  }
+}
+
+export function isCancellation(err: unknown, signal?: AbortSignal): boolean {
+  return (err instanceof TalkError && err.code === "cancelled") || signal?.aborted === true;
+}

@@ -1,0 +1,392 @@
+import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/pcm.js";
+import { TalkError, toTalkError } from "../errors.js";
+import type { TalkLogger } from "../logger.js";
+import type { RealtimeProvider, RealtimeProviderEvent, RealtimeVoiceSession } from "../provider-types.js";
+import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
+import type { OutputAudioPayload, TerminalReason, ToolCallPayload } from "../talk-events.js";
+import type { AudioFormat } from "../talk-types.js";
+import { durationMs } from "../talk-types.js";
+import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
+import { PcmConverter } from "./pcm-converter.js";
+import type { PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
+import { checkAppend, SinkSlot } from "./pipeline-support.js";
+
+export interface RealtimeRelayPipelineDeps {
+  session: TalkSession;
+  provider: RealtimeProvider;
+  tools: PipelineToolDispatcher | undefined;
+  options: ResolvedPipelineOptions;
+  logger: TalkLogger;
+  inputFormat: AudioFormat;
+  outputFormat: AudioFormat;
+  sink: TalkAudioSink | undefined;
+}
+
+interface OutputItem {
+  turnId: string;
+  converter: PcmConverter | undefined;
+  bytes: number;
+}
+
+/** Remembered cancelled output items, so their late audio never reaches the sink. */
+const CANCELLED_ITEM_MEMORY = 64;
+
+/**
+ * realtime over gateway-relay: the Gateway owns one provider session and
+ * relays audio both ways, mapping provider events onto the Talk turn model.
+ *
+ * - speech_started ensures a turn (barge-in: active output is cancelled, the
+ *   provider response cancelled, the sink cleared) - real speech only, never
+ *   raw audio, is what interrupts;
+ * - speech_stopped ends the user turn, the response flows under it;
+ * - audio deltas go to the sink in the session's output format, events carry
+ *   metadata only;
+ * - tool calls are emitted as tool.call and completed by submitToolResult (or
+ *   by the optional tool dispatcher under Gateway policy).
+ */
+export class RealtimeRelayPipeline implements TalkSessionController {
+  readonly session: TalkSession;
+  /** Resolves when the provider session is connected; rejects (and closes the session) when it cannot be. */
+  readonly ready: Promise<void>;
+  readonly #deps: RealtimeRelayPipelineDeps;
+  readonly #sink: SinkSlot;
+  readonly #providerInput: AudioFormat;
+  readonly #inputConverter: PcmConverter;
+  readonly #items = new Map<string, OutputItem>();
+  readonly #cancelledItems = new Set<string>();
+  readonly #pendingTools = new Map<string, { turnId: string; name: string }>();
+  #voice: RealtimeVoiceSession | undefined;
+  #held: Uint8Array[] = [];
+  #heldBytes = 0;
+  #closing: Promise<void> | undefined;
+
+  constructor(deps: RealtimeRelayPipelineDeps) {
+    this.session = deps.session;
+    this.#deps = deps;
+    this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
+    const accepted = deps.provider.capabilities.inputFormats;
+    this.#providerInput =
+      !accepted || accepted.length === 0 || accepted.some((f) => sameFormat(f, deps.inputFormat)) ? deps.inputFormat : accepted[0]!;
+    this.#inputConverter = new PcmConverter(deps.inputFormat, this.#providerInput);
+    this.ready = this.#connect();
+    // Failures are reported through session.error and close; `ready` is for callers that care.
+    this.ready.catch(() => {});
+  }
+
+  appendAudio(data: Uint8Array): void {
+    if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
+    if (!this.#voice) {
+      this.#hold(data);
+      return;
+    }
+    this.#forward(data);
+  }
+
+  startTurn(): TalkTurn {
+    const turn = this.session.startTurn({ reason: "barge_in" });
+    this.session.startCapture(turn.id);
+    return turn;
+  }
+
+  async endTurn(turnId: string): Promise<void> {
+    this.session.endTurn(turnId);
+    // An explicit end of turn (push-to-talk over the relay) asks the provider to answer now.
+    this.#voice?.commitAudio?.();
+    this.#voice?.createResponse();
+  }
+
+  cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean {
+    const output = this.session.activeOutput;
+    const cancelled = this.session.cancelTurn(turnId, reason);
+    if (!cancelled) return false;
+    this.#voice?.cancelResponse();
+    if (output) this.#dropOutput(output, reason);
+    return true;
+  }
+
+  cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean {
+    const output = this.session.activeOutput;
+    const cancelled = this.session.cancelOutput(turnId, reason);
+    if (!cancelled || !output) return cancelled;
+    this.#voice?.cancelResponse();
+    this.#dropOutput(output, reason);
+    return true;
+  }
+
+  submitToolResult(callId: string, output: string): void {
+    const pending = this.#pendingTools.get(callId);
+    if (!pending) throw new TalkError("tool_not_found", `No pending tool call ${callId} in this session.`);
+    if (typeof output !== "string") throw new TalkError("invalid_params", "Tool output must be a string.");
+    this.#pendingTools.delete(callId);
+    this.#voice?.submitToolResult(callId, output);
+    this.session.emit({ type: "tool.result", turnId: pending.turnId, callId, payload: { name: pending.name } });
+  }
+
+  setAudioSink(sink: TalkAudioSink | undefined): void {
+    this.#sink.set(sink);
+  }
+
+  close(reason: TerminalReason): Promise<void> {
+    this.#closing ??= this.#close(reason);
+    return this.#closing;
+  }
+
+  async #close(reason: TerminalReason): Promise<void> {
+    const output = this.session.activeOutput;
+    const closed = this.session.close(reason);
+    if (output) this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
+    this.#held = [];
+    const voice = this.#voice;
+    this.#voice = undefined;
+    try {
+      await voice?.close();
+    } catch (err) {
+      this.#deps.logger.warn({ err, sessionId: this.session.id }, "realtime provider session close failed");
+    }
+    for (const item of this.#items.values()) item.converter?.close();
+    this.#items.clear();
+    this.#inputConverter.close();
+    await closed;
+  }
+
+  async #connect(): Promise<void> {
+    const { provider, options, session } = this.#deps;
+    if (!provider.connect) {
+      throw new TalkError("capability_unsupported", `Provider ${provider.id} cannot be driven over a gateway relay.`);
+    }
+    try {
+      const voice = await provider.connect(
+        {
+          ...(options.realtimeModel !== undefined ? { model: options.realtimeModel } : {}),
+          ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
+          instructions: options.instructions,
+          tools: this.#deps.tools?.definitions ?? [],
+          inputFormat: this.#providerInput,
+          outputFormat: this.#deps.outputFormat,
+          signal: session.signal,
+        },
+        (event) => this.#onEvent(event),
+      );
+      if (session.state !== "active" || this.#closing) {
+        await voice.close();
+        throw new TalkError("session_closed");
+      }
+      this.#voice = voice;
+      const held = this.#held;
+      this.#held = [];
+      this.#heldBytes = 0;
+      for (const data of held) this.#forward(data);
+    } catch (err) {
+      const error = toTalkError(err, "provider_unavailable");
+      if (session.state === "active" && !this.#closing) {
+        session.emit({ type: "session.error", payload: { ...error.toJSON() } });
+        void this.close("error");
+      }
+      throw error;
+    }
+  }
+
+  #forward(data: Uint8Array): void {
+    const pcm = this.#inputConverter.convert(pcm16FromBytes(data));
+    // Copied: the provider may queue it while the caller reuses its buffer.
+    if (pcm.length > 0) this.#voice?.appendAudio(bytesFromPcm16(pcm).slice());
+  }
+
+  #hold(data: Uint8Array): void {
+    const f = this.#deps.inputFormat;
+    const limit = (this.#deps.options.heldAudioMs * f.sampleRate * f.channels * 2) / 1000;
+    this.#held.push(data.slice());
+    this.#heldBytes += data.byteLength;
+    while (this.#heldBytes > limit && this.#held.length > 0) this.#heldBytes -= this.#held.shift()!.byteLength;
+  }
+
+  #onEvent(event: RealtimeProviderEvent): void {
+    if (this.session.state !== "active") return;
+    try {
+      this.#handle(event);
+    } catch (err) {
+      // A mapping failure must not break the provider's event loop.
+      this.#deps.logger.warn({ err, sessionId: this.session.id, type: event.type }, "realtime event could not be mapped");
+    }
+  }
+
+  #handle(event: RealtimeProviderEvent): void {
+    const { session } = this;
+    switch (event.type) {
+      case "ready":
+        return;
+      case "speech_started": {
+        const output = session.activeOutput;
+        if (output && !this.#deps.options.interruptOnSpeech) {
+          // Speech over the answer is only noted; the answer keeps playing.
+          session.emit({ type: "input.audio.speech_started", turnId: output.turnId, ...(event.itemId ? { itemId: event.itemId } : {}), payload: speechPayload(event.audioStartMs) });
+          return;
+        }
+        if (output) this.#bargeIn(output);
+        const turn = session.ensureTurn({ reason: "barge_in" });
+        session.startCapture(turn.id);
+        session.emit({ type: "input.audio.speech_started", turnId: turn.id, ...(event.itemId ? { itemId: event.itemId } : {}), payload: speechPayload(event.audioStartMs) });
+        return;
+      }
+      case "speech_stopped": {
+        const turn = session.activeTurn;
+        if (!turn || turn.state !== "active") return;
+        session.emit({ type: "input.audio.speech_stopped", turnId: turn.id, ...(event.itemId ? { itemId: event.itemId } : {}), payload: { ...(event.audioEndMs !== undefined ? { audioEndMs: event.audioEndMs } : {}) } });
+        // The provider answers after the user stops: end the user turn so its response flows under it.
+        session.endTurn(turn.id);
+        return;
+      }
+      case "response_started":
+        // A response nobody asked for by speaking (a greeting) still needs a turn to belong to.
+        if (!session.activeTurn) session.startTurn({ source: "provider" });
+        return;
+      case "audio_delta":
+        this.#audioDelta(event);
+        return;
+      case "audio_done":
+        this.#audioDone(event.itemId);
+        return;
+      case "text_delta": {
+        const turn = session.activeTurn;
+        if (!turn || this.#cancelledItems.has(event.itemId)) return;
+        session.emit({ type: "output.text.delta", turnId: turn.id, itemId: event.itemId, payload: { text: event.text } });
+        return;
+      }
+      case "transcript_delta":
+      case "transcript_done": {
+        const turn = session.activeTurn;
+        if (!turn) return;
+        const done = event.type === "transcript_done";
+        session.emit({
+          type: done ? "transcript.done" : "transcript.delta",
+          turnId: turn.id,
+          itemId: event.itemId,
+          ...(done ? { final: true } : {}),
+          payload: { role: event.role, text: event.text },
+        });
+        return;
+      }
+      case "tool_call":
+        this.#toolCall(event);
+        return;
+      case "response_done": {
+        const output = session.activeOutput;
+        if (output) this.#audioDone(output.itemId);
+        return;
+      }
+      case "usage": {
+        const { type: _type, ...usage } = event;
+        session.emit({ type: "usage.metrics", payload: usage });
+        return;
+      }
+      case "error":
+        session.emit({ type: "session.error", payload: { code: "provider_error", upstreamCode: event.code, message: event.message, fatal: event.fatal } });
+        if (event.fatal) void this.close("error");
+        return;
+      case "closed":
+        if (!this.#closing) {
+          session.emit({ type: "session.error", payload: { code: "provider_unavailable", message: `The provider session closed: ${event.reason}` } });
+          void this.close("error");
+        }
+        return;
+    }
+  }
+
+  #audioDelta(event: Extract<RealtimeProviderEvent, { type: "audio_delta" }>): void {
+    const { session } = this;
+    if (this.#cancelledItems.has(event.itemId)) return; // late audio of an interrupted answer
+    const turn = session.activeTurn;
+    if (!turn) return;
+    let item = this.#items.get(event.itemId);
+    if (!item || session.activeOutput?.itemId !== event.itemId) {
+      session.beginOutput({ itemId: event.itemId, turnId: turn.id });
+      item = { turnId: turn.id, converter: undefined, bytes: 0 };
+      this.#items.set(event.itemId, item);
+      session.emit({ type: "output.audio.started", turnId: turn.id, itemId: event.itemId, payload: { format: { ...this.#deps.outputFormat } } });
+    }
+    if (!item.converter || !sameFormat(item.converter.from, event.format)) {
+      item.converter?.close();
+      item.converter = new PcmConverter(event.format, this.#deps.outputFormat);
+    }
+    this.#deliver(event.itemId, item, item.converter.convert(pcm16FromBytes(event.data)));
+  }
+
+  #audioDone(itemId: string): void {
+    const item = this.#items.get(itemId);
+    if (!item) return;
+    this.#items.delete(itemId);
+    if (item.converter) {
+      this.#deliver(itemId, item, item.converter.flush());
+      item.converter.close();
+    }
+    const format = this.#deps.outputFormat;
+    const payload: OutputAudioPayload = { format: { ...format }, bytes: item.bytes, durationMs: durationMs(format, item.bytes) };
+    this.session.emit({ type: "output.audio.done", turnId: item.turnId, itemId, final: true, payload });
+    this.session.endOutput(itemId);
+  }
+
+  #deliver(itemId: string, item: OutputItem, pcm: Int16Array): void {
+    if (pcm.length === 0 || this.#cancelledItems.has(itemId)) return;
+    const format = this.#deps.outputFormat;
+    const data = bytesFromPcm16(pcm);
+    item.bytes += data.byteLength;
+    this.#sink.current()?.write({ data, format }, { turnId: item.turnId, itemId });
+    const payload: OutputAudioPayload = { format: { ...format }, bytes: data.byteLength, durationMs: durationMs(format, data.byteLength) };
+    this.session.emit({ type: "output.audio.delta", turnId: item.turnId, itemId, payload });
+  }
+
+  #bargeIn(output: TalkOutput): void {
+    this.session.cancelOutput(output.turnId, "barge_in");
+    this.#voice?.cancelResponse();
+    this.#dropOutput(output, "barge_in");
+  }
+
+  /** Forgets an output item and clears what the sink still holds of it. */
+  #dropOutput(output: TalkOutput, reason: TerminalReason): void {
+    this.#cancelledItems.add(output.itemId);
+    if (this.#cancelledItems.size > CANCELLED_ITEM_MEMORY) {
+      const oldest = this.#cancelledItems.values().next().value;
+      if (oldest !== undefined) this.#cancelledItems.delete(oldest);
+    }
+    this.#items.get(output.itemId)?.converter?.close();
+    this.#items.delete(output.itemId);
+    this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
+  }
+
+  #toolCall(event: Extract<RealtimeProviderEvent, { type: "tool_call" }>): void {
+    const { session } = this;
+    const turn = session.activeTurn ?? session.ensureTurn({ source: "provider" });
+    this.#pendingTools.set(event.callId, { turnId: turn.id, name: event.name });
+    const payload: ToolCallPayload = { name: event.name, argumentsJson: event.argumentsJson };
+    session.emit({ type: "tool.call", turnId: turn.id, callId: event.callId, itemId: event.itemId, payload });
+    const tools = this.#deps.tools;
+    if (!tools) return; // the client completes it with talk.session.submitToolResult
+    const call = { sessionId: session.id, turnId: turn.id, callId: event.callId, name: event.name, argumentsJson: event.argumentsJson };
+    session
+      .runWork("tool", (signal) => tools.dispatch(call, signal), { turnId: turn.id })
+      .then(
+        (output) => {
+          if (this.#pendingTools.has(event.callId)) this.submitToolResult(event.callId, output);
+        },
+        (err: unknown) => {
+          if (!this.#pendingTools.delete(event.callId)) return;
+          const error = toTalkError(err);
+          if (error.code === "cancelled") {
+            session.emit({ type: "tool.cancelled", turnId: turn.id, callId: event.callId, payload: { name: event.name } });
+            return;
+          }
+          session.emit({ type: "tool.error", turnId: turn.id, callId: event.callId, payload: { name: event.name, ...error.toJSON() } });
+          // The provider still waits for an output; tell it the tool failed rather than leave it hanging.
+          this.#voice?.submitToolResult(event.callId, JSON.stringify({ error: error.code, message: error.message }));
+        },
+      );
+  }
+}
+
+function speechPayload(audioStartMs: number | undefined): Record<string, unknown> {
+  return audioStartMs !== undefined ? { audioStartMs } : {};
+}
+
+function sameFormat(a: AudioFormat, b: AudioFormat): boolean {
+  return a.encoding === b.encoding && a.sampleRate === b.sampleRate && a.channels === b.channels;
+}

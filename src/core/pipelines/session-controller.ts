@@ -1,0 +1,50 @@
+import { TalkError } from "../errors.js";
+import { NOOP_LOGGER } from "../logger.js";
+import type { TalkSessionController } from "./controller-types.js";
+import {
+  assertPcmFormat,
+  DEFAULT_INPUT_FORMAT,
+  DEFAULT_OUTPUT_FORMAT,
+  resolvePipelineOptions,
+  type SessionControllerDeps,
+} from "./pipeline-options.js";
+import { RealtimeRelayPipeline } from "./realtime-relay-pipeline.js";
+import { SttTtsPipeline } from "./stt-tts-pipeline.js";
+import { TranscriptionPipeline } from "./transcription-pipeline.js";
+
+/** A controller; `ready` resolves once its provider work can take audio (at once except for realtime). */
+export interface SessionController extends TalkSessionController {
+  readonly ready: Promise<void>;
+}
+
+/**
+ * Creates the controller of a Gateway-owned session, picking the pipeline by
+ * the session's mode: realtime -> provider relay, stt-tts -> STT, agent, TTS,
+ * transcription -> STT only. Options and formats are validated here, so a bad
+ * configuration fails at session creation, not on the first audio frame.
+ */
+export function createSessionController(deps: SessionControllerDeps): SessionController {
+  const { session, providers } = deps;
+  if (session.owner !== "gateway") {
+    throw new TalkError("use_talk_client_create", "Client-owned sessions have no Gateway controller.");
+  }
+  const options = resolvePipelineOptions(deps.options);
+  const logger = deps.logger ?? NOOP_LOGGER;
+  const inputFormat = assertPcmFormat(deps.inputFormat ?? DEFAULT_INPUT_FORMAT, "inputFormat");
+  const outputFormat = assertPcmFormat(deps.outputFormat ?? DEFAULT_OUTPUT_FORMAT, "outputFormat");
+
+  switch (session.mode) {
+    case "stt-tts":
+      return new SttTtsPipeline({ session, providers, options, logger, inputFormat, outputFormat, sink: deps.sink });
+    case "transcription":
+      return new TranscriptionPipeline({ session, providers, options, logger, inputFormat });
+    case "realtime": {
+      const provider = providers.realtime(session);
+      if (!provider) throw new TalkError("provider_not_found", "No realtime provider is configured for this session.");
+      if (!provider.connect) {
+        throw new TalkError("capability_unsupported", `Provider ${provider.id} cannot be driven over a gateway relay.`);
+      }
+      return new RealtimeRelayPipeline({ session, provider, tools: deps.tools, options, logger, inputFormat, outputFormat, sink: deps.sink });
+    }
+  }
+}
