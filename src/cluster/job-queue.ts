@@ -1,0 +1,291 @@
+import { randomUUID } from "node:crypto";
+import { type ConnectionOptions, type Job, Queue, QueueEvents, Relay, type RelaySubscription, UnrecoverableError, Worker } from "bullmq";
+import { TalkError } from "../core/errors.js";
+import type { TalkLogger } from "../core/logger.js";
+import { NOOP_LOGGER } from "../core/logger.js";
+import { EventHub } from "./event-hub.js";
+import { parseRedisUrl, reconnectDelay, RedisKeys } from "./redis-connection.js";
+
+/** Options of the BullMQ job queue (work placed on any capable worker). */
+export interface JobQueueOptions {
+  /** redis:// URL (required). */
+  redisUrl: string;
+  /** Same prefix as the coordinator; BullMQ keys live under `<keyPrefix>bull:` (required). */
+  keyPrefix: string;
+  /** This worker's id, recorded on the jobs it runs (required). */
+  workerId: string;
+  /** Every job kind of the deployment, e.g. ["bot-launch", "outbound-call"] (required; lowercase, digits, dashes). */
+  kinds: readonly string[];
+  /** Jobs of one kind this worker runs at once (default 1). */
+  concurrency?: number;
+  /** Attempts per job when the handler fails or the worker dies (default 2). */
+  attempts?: number;
+  /** Lock time of a running job, ms; a dead worker's job is stalled after it (default 30 000). */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for, ms (default 30 000). */
+  stalledIntervalMs?: number;
+  /** Stalls a job survives before it is failed (default 1). */
+  maxStalledCount?: number;
+  /** Placement: while this returns true the worker takes no new jobs (checked every fullCheckMs). */
+  isFull?: () => boolean;
+  /** Default 1000 ms. */
+  fullCheckMs?: number;
+  logger?: TalkLogger;
+}
+
+export interface JobInfo<T = unknown> {
+  id: string;
+  kind: string;
+  data: T;
+  /** 1 on the first run, 2 on the first retry... */
+  attempt: number;
+}
+
+/** Runs a job. The signal aborts when the job is cancelled from any worker or this worker shuts down. */
+export type JobHandler<T = unknown> = (job: JobInfo<T>, signal: AbortSignal) => Promise<unknown>;
+
+export interface EnqueueOptions {
+  /** Default: a random UUID. */
+  jobId?: string;
+  delayMs?: number;
+  attempts?: number;
+}
+
+/** Cluster-wide job lifecycle, as BullMQ records it (seen by every worker that has a JobQueue). */
+export interface JobEvent {
+  type: "active" | "completed" | "failed" | "stalled";
+  kind: string;
+  jobId: string;
+  /** For failed: BullMQ's failedReason ("cancelled: ..." for a cancelled job). */
+  reason?: string;
+  at: number;
+}
+
+export type CancelOutcome = "removed" | "signalled" | "finished" | "not_found";
+
+const KIND = /^[a-z0-9][a-z0-9-]{0,63}$/;
+const NAMESPACE = "talkgate";
+
+/**
+ * BullMQ queues, one per job kind. A worker runs the kinds it registers a
+ * handler for (its roles); placement is BullMQ's pull model, and a worker
+ * that is draining or full pauses its BullMQ workers so it takes nothing new.
+ * Cancelling uses BullMQ's own mechanism: a waiting job is removed, a running
+ * one gets `worker.cancelJob()` on whichever worker runs it, reached through
+ * BullMQ's Relay topic `jobs.<kind>.cancel` (BullMQ's documented cross-worker
+ * cancellation). A cancelled job fails with UnrecoverableError: no retry.
+ */
+export class JobQueue {
+  readonly #opts: Required<Omit<JobQueueOptions, "isFull">> & Pick<JobQueueOptions, "isFull">;
+  readonly #connection: ConnectionOptions;
+  readonly #bullPrefix: string;
+  readonly #queues = new Map<string, Queue>();
+  readonly #queueEvents: QueueEvents[] = [];
+  readonly #workers = new Map<string, Worker>();
+  readonly #events: EventHub<{ job: JobEvent }>;
+  readonly #relay: Relay;
+  #relaySubscription: RelaySubscription | undefined;
+  #fullTimer: NodeJS.Timeout | undefined;
+  #accepting = true;
+  #pausedForLoad = false;
+  #active = 0;
+  #state: "starting" | "ready" | "closing" | "closed" = "starting";
+  #closing: Promise<void> | undefined;
+
+  constructor(options: JobQueueOptions) {
+    const kinds = [...new Set(options.kinds)];
+    if (kinds.length === 0 || kinds.some((k) => !KIND.test(k))) {
+      throw new TalkError("config_invalid", "jobs: kinds must be non-empty names of lowercase letters, digits and dashes.");
+    }
+    const int = (name: string, value: number, min: number): number => {
+      if (!Number.isInteger(value) || value < min) throw new TalkError("config_invalid", `jobs: ${name} must be an integer >= ${min}.`);
+      return value;
+    };
+    this.#opts = {
+      redisUrl: options.redisUrl,
+      keyPrefix: options.keyPrefix,
+      workerId: options.workerId,
+      kinds,
+      concurrency: int("concurrency", options.concurrency ?? 1, 1),
+      attempts: int("attempts", options.attempts ?? 2, 1),
+      lockDurationMs: int("lockDurationMs", options.lockDurationMs ?? 30_000, 1000),
+      stalledIntervalMs: int("stalledIntervalMs", options.stalledIntervalMs ?? 30_000, 100),
+      maxStalledCount: int("maxStalledCount", options.maxStalledCount ?? 1, 0),
+      fullCheckMs: int("fullCheckMs", options.fullCheckMs ?? 1000, 10),
+      isFull: options.isFull,
+      logger: options.logger ?? NOOP_LOGGER,
+    };
+    this.#bullPrefix = new RedisKeys(options.keyPrefix).bullPrefix;
+    // BullMQ's blocking connections must retry forever (its documented requirement).
+    const { host, port, db, username, password, tls } = parseRedisUrl(options.redisUrl);
+    this.#connection = { host, port, db, username, password, tls, maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
+    this.#events = new EventHub(this.#opts.logger);
+    this.#relay = new Relay({ connection: this.#connection, prefix: this.#bullPrefix, namespace: NAMESPACE, nodeId: `${options.workerId}-jobs` });
+    this.#relay.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message }, "job relay error"));
+  }
+
+  /** Jobs this worker is running now (for drain). */
+  get activeJobs(): number {
+    return this.#active;
+  }
+
+  async start(): Promise<void> {
+    if (this.#state !== "starting") throw new TalkError("invalid_state", `The job queue is ${this.#state}.`);
+    for (const kind of this.#opts.kinds) {
+      const queue = new Queue(kind, { connection: this.#connection, prefix: this.#bullPrefix });
+      queue.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job queue error"));
+      this.#queues.set(kind, queue);
+      const events = new QueueEvents(kind, { connection: this.#connection, prefix: this.#bullPrefix });
+      events.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job events error"));
+      const emit = (type: JobEvent["type"], jobId: string, reason?: string): void =>
+        this.#events.emit("job", { type, kind, jobId, ...(reason === undefined ? {} : { reason }), at: Date.now() });
+      events.on("active", ({ jobId }) => emit("active", jobId));
+      events.on("completed", ({ jobId }) => emit("completed", jobId));
+      events.on("failed", ({ jobId, failedReason }) => emit("failed", jobId, failedReason));
+      events.on("stalled", ({ jobId }) => emit("stalled", jobId));
+      this.#queueEvents.push(events);
+    }
+    await Promise.all([...this.#queues.values(), ...this.#queueEvents].map((q) => q.waitUntilReady()));
+    await this.#relay.waitUntilReady();
+    this.#relaySubscription = await this.#relay.subscribe(`jobs.*.cancel`, (message) => {
+      const kind = decodeURIComponent(message.topic.split(".")[1] ?? "");
+      const { jobId, reason } = message.data as { jobId: string; reason: string };
+      this.#workers.get(kind)?.cancelJob(jobId, reason);
+    });
+    if (this.#opts.isFull) {
+      this.#fullTimer = setInterval(() => void this.#checkLoad(), this.#opts.fullCheckMs);
+      this.#fullTimer.unref();
+    }
+    this.#state = "ready";
+  }
+
+  on(type: "job", listener: (event: JobEvent) => void): () => void {
+    return this.#events.on(type, listener);
+  }
+
+  async enqueue<T>(kind: string, data: T, options: EnqueueOptions = {}): Promise<{ id: string; kind: string }> {
+    this.#assertReady();
+    const queue = this.#queue(kind);
+    const id = options.jobId ?? randomUUID();
+    await queue.add(kind, data, {
+      jobId: id,
+      attempts: options.attempts ?? this.#opts.attempts,
+      backoff: { type: "exponential", delay: 1000 },
+      ...(options.delayMs ? { delay: options.delayMs } : {}),
+      removeOnComplete: { age: 3600, count: 1000 },
+      removeOnFail: { age: 24 * 3600, count: 1000 },
+    });
+    return { id, kind };
+  }
+
+  /** Runs jobs of `kind` on this worker. One handler per kind. */
+  process<T>(kind: string, handler: JobHandler<T>): void {
+    this.#assertReady();
+    this.#queue(kind);
+    if (this.#workers.has(kind)) throw new TalkError("invalid_state", `A handler for jobs of kind ${kind} is already registered.`);
+    // Three declared parameters: BullMQ only creates the job's AbortController for a processor that takes the signal.
+    const processor = async (job: Job<T>, _token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> => {
+      const jobSignal = signal ?? new AbortController().signal;
+      this.#active++;
+      try {
+        return await handler({ id: job.id ?? "", kind, data: job.data, attempt: job.attemptsMade + 1 }, jobSignal);
+      } catch (err) {
+        if (jobSignal.aborted) throw new UnrecoverableError(`cancelled: ${String(jobSignal.reason ?? "cancelled")}`);
+        throw err;
+      } finally {
+        this.#active--;
+      }
+    };
+    const worker = new Worker<T>(kind, processor, {
+      connection: this.#connection,
+      prefix: this.#bullPrefix,
+      concurrency: this.#opts.concurrency,
+      lockDuration: this.#opts.lockDurationMs,
+      stalledInterval: this.#opts.stalledIntervalMs,
+      maxStalledCount: this.#opts.maxStalledCount,
+      name: this.#opts.workerId,
+      autorun: this.#accepting && !this.#pausedForLoad,
+    });
+    worker.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job worker error"));
+    this.#workers.set(kind, worker);
+  }
+
+  /**
+   * Cancels a job from any worker: removes it if it has not started, aborts
+   * its handler's signal on the worker running it otherwise.
+   */
+  async cancel(jobId: string, reason = "cancelled"): Promise<CancelOutcome> {
+    this.#assertReady();
+    for (const [kind, queue] of this.#queues) {
+      const job = await queue.getJob(jobId);
+      if (!job) continue;
+      const state = await job.getState();
+      if (state === "active") {
+        await this.#relay.publish(`jobs.${kind}.cancel`, { jobId, reason });
+        return "signalled";
+      }
+      if (state === "waiting" || state === "delayed" || state === "prioritized" || state === "waiting-children") {
+        await job.remove();
+        return "removed";
+      }
+      return "finished";
+    }
+    return "not_found";
+  }
+
+  /** Stops taking new jobs (drain); running jobs continue. */
+  async pause(): Promise<void> {
+    this.#accepting = false;
+    await Promise.all([...this.#workers.values()].map((w) => w.pause(true)));
+  }
+
+  async resume(): Promise<void> {
+    this.#accepting = true;
+    if (!this.#pausedForLoad) this.#resumeWorkers();
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#state = "closing";
+    if (this.#fullTimer) clearInterval(this.#fullTimer);
+    const settle = async (what: string, task: Promise<unknown>): Promise<void> => {
+      await task.catch((err: unknown) => this.#opts.logger.debug({ err, what }, "job queue close step failed"));
+    };
+    // Workers first (they finish or give up their jobs), then what only observes.
+    await Promise.all([...this.#workers.values()].map((w) => settle("worker", w.close())));
+    await settle("relay subscription", this.#relaySubscription?.unsubscribe() ?? Promise.resolve());
+    await settle("relay", this.#relay.close());
+    await Promise.all([...this.#queueEvents, ...this.#queues.values()].map((q) => settle("queue", q.close())));
+    this.#events.clear();
+    this.#state = "closed";
+  }
+
+  async #checkLoad(): Promise<void> {
+    const full = this.#opts.isFull?.() ?? false;
+    if (full === this.#pausedForLoad) return;
+    this.#pausedForLoad = full;
+    if (full) await Promise.all([...this.#workers.values()].map((w) => w.pause(true).catch(() => undefined)));
+    else if (this.#accepting) this.#resumeWorkers();
+  }
+
+  #resumeWorkers(): void {
+    for (const worker of this.#workers.values()) {
+      if (!worker.isRunning()) void worker.run().catch((err: unknown) => this.#opts.logger.debug({ err }, "job worker stopped"));
+      else void worker.resume();
+    }
+  }
+
+  #queue(kind: string): Queue {
+    const queue = this.#queues.get(kind);
+    if (!queue) throw new TalkError("invalid_params", `Unknown job kind ${JSON.stringify(kind)}.`);
+    return queue;
+  }
+
+  #assertReady(): void {
+    if (this.#state !== "ready") throw new TalkError("invalid_state", `The job queue is ${this.#state}.`);
+  }
+}
