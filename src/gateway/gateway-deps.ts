@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { TalkSessionController } from "../core/pipelines/controller-types.js";
 import type { AudioChunk, ClientSessionGrant } from "../core/provider-types.js";
 import type { TalkRuntime, TalkSession } from "../core/session-types.js";
+import type { ToolCallOutcome } from "../core/tool-dispatcher.js";
 import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/talk-types.js";
 
 /**
@@ -85,22 +86,22 @@ export interface ClientSessionMint {
   tools: string[];
 }
 
+/** A provider tool call as the Gateway hands it to core's tool dispatcher. */
 export interface GatewayToolCall {
-  sessionId: string;
-  callId: string;
   name: string;
   argumentsJson: string;
-  brain: TalkBrain;
-  /** Aborted when the session closes, the caller disconnects or the server closes. */
-  signal: AbortSignal;
+  callId: string;
+  /** The turn the call runs under (the Gateway ensures one for client-owned sessions). */
+  turnId: string;
 }
 
+/**
+ * Core's ToolDispatcher satisfies this: it checks policy (including
+ * brain "none"), emits tool.call and exactly one terminal tool event, and
+ * runs the tool under the turn's signal, so closing the session aborts it.
+ */
 export interface GatewayToolDispatcher {
-  /**
-   * Validates the call against policy and runs it. Rejects with `tool_denied`,
-   * `tool_not_found`, `cancelled` (signal aborted) or the tool's own error.
-   */
-  dispatch(call: GatewayToolCall): Promise<{ output: string }>;
+  dispatch(session: TalkSession, request: GatewayToolCall): Promise<ToolCallOutcome>;
 }
 
 export interface ReadinessReport {

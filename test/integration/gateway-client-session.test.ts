@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { PERSONA, rejectionOf, startGateway } from "../support/gateway-harness.js";
+import { PERSONA, recordEvents, rejectionOf, startGateway } from "../support/gateway-harness.js";
 import type { GatewayHarness } from "../support/gateway-harness.js";
 
 let h: GatewayHarness | undefined;
@@ -67,6 +67,7 @@ describe("talk.client.toolCall: provider tool calls under Gateway policy", () =>
 
   it("runs an allowed tool and returns its output", async () => {
     const { client, sessionId } = await setup();
+    const rec = recordEvents(client);
     const result = await client.request("talk.client.toolCall", {
       sessionId,
       callId: "call_1",
@@ -74,7 +75,10 @@ describe("talk.client.toolCall: provider tool calls under Gateway policy", () =>
       argumentsJson: '{"q":1}',
     });
     expect(result).toEqual({ sessionId, callId: "call_1", output: '{"q":1}' });
-    expect(h?.tools.calls[0]).toMatchObject({ sessionId, name: "echo", brain: "agent-consult" });
+    // Core's dispatcher correlates the call in the session's events, delivered to the owner.
+    expect(rec.events.map((e) => e.type)).toEqual(expect.arrayContaining(["tool.call", "tool.result"]));
+    expect(rec.events.find((e) => e.type === "tool.result")).toMatchObject({ callId: "call_1", sessionId });
+    expect(result.output).toBe('{"q":1}');
   });
 
   it("a tool denied by policy is tool_denied", async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { rejectionOf, recordEvents, startGateway } from "../support/gateway-harness.js";
+import { SPEECH_FORMAT, appendPcm, rejectionOf, recordEvents, speechPcm, startGateway } from "../support/gateway-harness.js";
 import type { GatewayHarness } from "../support/gateway-harness.js";
 
 let h: GatewayHarness | undefined;
@@ -112,12 +112,16 @@ describe("gateway frame protocol: bad input gets a coded answer and hurts nobody
     h = await startGateway();
     const client = await h.connect();
     const rec = recordEvents(client);
-    const { sessionId } = await client.request("talk.session.create", { mode: "stt-tts", transport: "managed-room" });
+    const { sessionId } = await client.request("talk.session.create", {
+      mode: "stt-tts",
+      transport: "managed-room",
+      inputFormat: SPEECH_FORMAT,
+    });
     await rejectionOf(client.requestUntyped("talk.session.appendAudio", { sessionId, audioBase64: "!!!not-base64" }));
     await rejectionOf(client.requestUntyped("talk.realtime.session", {}));
     await rejectionOf(client.requestUntyped("talk.session.endTurn", { sessionId }));
     const { turnId } = await client.request("talk.session.startTurn", { sessionId });
-    await client.request("talk.session.appendAudio", { sessionId, audioBase64: Buffer.alloc(640).toString("base64") });
+    await appendPcm(client, sessionId, await speechPcm("What time is it?"));
     await client.request("talk.session.endTurn", { sessionId, turnId });
     await rec.next((e) => e.type === "output.audio.done" && e.turnId === turnId);
     expect(rec.audio.length).toBeGreaterThan(0);

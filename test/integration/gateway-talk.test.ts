@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { TALK_MODES } from "../../src/core/talk-types.js";
 import { SlowTtsProvider } from "../support/gateway-slow-providers.js";
 import { rejectionOf, startGateway } from "../support/gateway-harness.js";
 import type { GatewayHarness } from "../support/gateway-harness.js";
@@ -18,8 +19,7 @@ describe("talk.catalog, talk.config, talk.speak, talk.mode", () => {
       providers: { id: string; kind: string }[];
       creationMatrix: { method: string; transport: string; available: boolean }[];
     };
-    // No STT provider is registered here, so only realtime is available.
-    expect(catalog.modes).toEqual(["realtime"]);
+    expect([...catalog.modes].sort()).toEqual([...TALK_MODES].sort());
     expect(catalog.providers.map((p) => p.id)).toEqual(expect.arrayContaining(["openai", "espeak-ng", "local-agent"]));
     const webrtc = catalog.creationMatrix.find((c) => c.transport === "webrtc");
     expect(webrtc).toMatchObject({ method: "talk.client.create", available: true });

@@ -7,7 +7,7 @@ import { validateConfig } from "../../src/config/load-config.js";
 import { redactSecrets } from "../../src/config/redact.js";
 import { createTalkRuntime } from "../../src/core/session-runtime.js";
 import { buildTalkCatalog } from "../../src/core/talk-catalog.js";
-import type { AgentProvider, TtsProvider } from "../../src/core/provider-types.js";
+import type { AgentProvider, SttProvider, TtsProvider } from "../../src/core/provider-types.js";
 import type { TalkRuntime } from "../../src/core/session-types.js";
 import { TalkError } from "../../src/core/errors.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
@@ -18,8 +18,9 @@ import { EspeakTtsProvider } from "../../src/providers/espeak-ng/espeak-tts.js";
 import { createLocalAgent } from "../../src/providers/local-agent/local-agent.js";
 import { createOpenAiRealtimeProvider } from "../../src/providers/openai-realtime/openai-realtime-provider.js";
 import { FakeOpenAiServer } from "./fake-openai-server.js";
-import { TestSessionController } from "./gateway-test-controller.js";
-import { TestToolDispatcher } from "./gateway-test-tools.js";
+import { createTestTools } from "./gateway-test-tools.js";
+import { createSessionController } from "../../src/core/pipelines/session-controller.js";
+import { createPocketsphinxStt } from "../../src/providers/pocketsphinx/pocketsphinx-stt.js";
 
 export const TOKENS = Object.freeze({
   admin: "admin-token-0123456789abcdef",
@@ -36,13 +37,14 @@ export interface HarnessSetup {
   auth?: boolean;
   tts?: TtsProvider;
   agent?: AgentProvider;
+  stt?: SttProvider;
   deps?: Partial<GatewayDeps>;
 }
 
 export interface GatewayHarness {
   server: GatewayServer;
   runtime: TalkRuntime;
-  tools: TestToolDispatcher;
+  tools: ReturnType<typeof createTestTools>;
   openai: FakeOpenAiServer;
   wsUrl: string;
   httpUrl: string;
@@ -76,9 +78,10 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
   });
   const tts = setup.tts ?? new EspeakTtsProvider();
   const agent = setup.agent ?? createLocalAgent();
+  const stt = setup.stt ?? createPocketsphinxStt();
   const realtime = createOpenAiRealtimeProvider({ id: "openai", baseUrl, apiKey: OPENAI_KEY });
   const runtime = createTalkRuntime({ closeGraceMs: 500 });
-  const tools = new TestToolDispatcher();
+  const tools = createTestTools();
   const logLines: Record<string, unknown>[] = [];
   const logger = pino(
     { level: "info" },
@@ -92,15 +95,22 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
 
   const deps: GatewayDeps = {
     runtime,
-    catalog: () => buildTalkCatalog({ providers: [realtime, tts, agent] }),
+    catalog: () => buildTalkCatalog({ providers: [realtime, stt, tts, agent] }),
     effectiveConfig: ({ admin }) => (admin ? config.talk : redactSecrets(config.talk)),
     speak: (request, signal) => tts.synthesize({ ...request, signal }),
-    createController: async (session) => new TestSessionController(session, { agent, tts }),
+    createController: async (session, request) =>
+      createSessionController({
+        session,
+        providers: { stt: () => stt, tts: () => tts, agent: () => agent, realtime: () => realtime },
+        options: { persona: config.agent.persona },
+        ...(request.inputFormat !== undefined ? { inputFormat: request.inputFormat } : {}),
+        ...(request.outputFormat !== undefined ? { outputFormat: request.outputFormat } : {}),
+      }),
     createClientSession: async (request) => {
       if (request.provider !== undefined && request.provider !== realtime.id) {
         throw new TalkError("provider_not_found", `No realtime provider "${request.provider}".`);
       }
-      const declared = tools.allowedDefinitions();
+      const declared = tools.registry.toRealtimeTools((name) => tools.policy.isAllowed(name));
       const grant = await realtime.createClientSession({
         instructions: config.agent.persona,
         tools: declared,
@@ -111,7 +121,7 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
       });
       return { provider: realtime.id, grant, tools: declared.map((t) => t.name) };
     },
-    tools,
+    tools: tools.dispatcher,
     readiness: async () => ({ ok: true, checks: { providers: { ok: true }, coordinator: { ok: true, detail: "embedded" } } }),
     logger,
     ...setup.deps,
@@ -239,4 +249,23 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<TalkError>
     throw err;
   }
   throw new Error("expected the request to fail");
+}
+
+/** Real speech from espeak-ng (22 050 Hz PCM16 mono), to drive STT with audio a person could hear. */
+export async function speechPcm(text: string): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of new EspeakTtsProvider().synthesize({ text, signal: new AbortController().signal })) {
+    parts.push(chunk.data);
+  }
+  return Buffer.concat(parts);
+}
+
+export const SPEECH_FORMAT = Object.freeze({ encoding: "pcm16" as const, sampleRate: 22_050, channels: 1 });
+
+/** Sends PCM through talk.session.appendAudio in frames the pipeline accepts. */
+export async function appendPcm(client: TalkClient, sessionId: string, pcm: Buffer, frameBytes = 8820): Promise<void> {
+  for (let offset = 0; offset < pcm.byteLength; offset += frameBytes) {
+    const frame = pcm.subarray(offset, Math.min(pcm.byteLength, offset + frameBytes));
+    await client.request("talk.session.appendAudio", { sessionId, audioBase64: frame.toString("base64") });
+  }
 }

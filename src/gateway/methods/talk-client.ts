@@ -1,4 +1,4 @@
-import { TalkError, toTalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/errors.js";
 import { CREATION_MATRIX, GATEWAY_OWNED_TRANSPORTS, findCombination } from "../../core/talk-types.js";
 import type { MethodGroup } from "../method-registry.js";
 
@@ -73,11 +73,6 @@ export const talkClientMethods: MethodGroup = {
     handler: async (params, ctx) => {
       const owned = ctx.sessions.require(params.sessionId, ctx.caller, "client");
       const { session } = owned;
-      if (session.brain === "none") {
-        throw new TalkError("tool_denied", "This session has no brain: it may not call tools.", {
-          details: { sessionId: session.id },
-        });
-      }
       if (owned.toolCalls.has(params.callId)) {
         throw new TalkError("invalid_state", `Tool call ${params.callId} was already submitted.`, {
           details: { sessionId: session.id, callId: params.callId },
@@ -88,28 +83,17 @@ export const talkClientMethods: MethodGroup = {
         const oldest = owned.toolCalls.values().next().value;
         if (oldest !== undefined) owned.toolCalls.delete(oldest);
       }
-      // The tool stops when the session closes, the caller disconnects or the server shuts down.
-      const signal = AbortSignal.any([session.signal, ctx.caller.signal]);
-      try {
-        const { output } = await ctx.deps.tools.dispatch({
-          sessionId: session.id,
-          callId: params.callId,
-          name: params.name,
-          argumentsJson: params.argumentsJson,
-          brain: session.brain,
-          signal,
-        });
-        signal.throwIfAborted();
-        return { sessionId: session.id, callId: params.callId, output };
-      } catch (err) {
-        if (signal.aborted) {
-          throw new TalkError("cancelled", "The tool call was aborted.", {
-            cause: err,
-            details: { sessionId: session.id, callId: params.callId, sessionState: session.state },
-          });
-        }
-        throw toTalkError(err);
-      }
+      // Client-owned sessions have no turns of their own here: tool calls run under one
+      // Gateway-held turn, whose signal aborts when the session closes (owner gone, close, shutdown).
+      const turn = session.ensureTurn({ source: "gateway" });
+      const outcome = await ctx.deps.tools.dispatch(session, {
+        name: params.name,
+        argumentsJson: params.argumentsJson,
+        callId: params.callId,
+        turnId: turn.id,
+      });
+      if (!outcome.ok) throw outcome.error;
+      return { sessionId: session.id, callId: params.callId, output: outcome.output };
     },
   },
 };
