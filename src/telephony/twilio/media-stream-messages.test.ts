@@ -32,9 +32,19 @@ const MEDIA = {
   media: { track: "inbound", chunk: "1", timestamp: "5", payload: PAYLOAD },
   streamSid: SID,
 };
-const DTMF = { event: "dtmf", streamSid: SID, sequenceNumber: "5", dtmf: { track: "inbound_track", digit: "1" } };
+const DTMF = {
+  event: "dtmf",
+  streamSid: SID,
+  sequenceNumber: "5",
+  dtmf: { track: "inbound_track", digit: "1" },
+};
 const MARK = { event: "mark", sequenceNumber: "4", streamSid: SID, mark: { name: "my label" } };
-const STOP = { event: "stop", sequenceNumber: "5", stop: { accountSid: "AC123", callSid: "CA123" }, streamSid: SID };
+const STOP = {
+  event: "stop",
+  sequenceNumber: "5",
+  stop: { accountSid: "AC123", callSid: "CA123" },
+  streamSid: SID,
+};
 
 function errorOf(result: ParseTwilioMessageResult): { code: string; reason: unknown } {
   if (result.ok) throw new Error("expected a rejection");
@@ -44,7 +54,9 @@ function errorOf(result: ParseTwilioMessageResult): { code: string; reason: unkn
 describe("parseTwilioMessage", () => {
   it("parses every documented message Twilio sends", () => {
     for (const msg of [CONNECTED, START, DTMF, MARK, STOP]) {
-      const result = parseTwilioMessage(JSON.stringify(msg), { expectedStreamSid: msg === START ? undefined : SID });
+      const result = parseTwilioMessage(JSON.stringify(msg), {
+        expectedStreamSid: msg === START ? undefined : SID,
+      });
       expect(result).toEqual({ ok: true, message: msg });
     }
   });
@@ -64,7 +76,9 @@ describe("parseTwilioMessage", () => {
   it("defaults missing customParameters to an empty object", () => {
     const { customParameters: _omit, ...start } = START.start;
     const result = parseTwilioMessage(JSON.stringify({ ...START, start }));
-    expect(result.ok && result.message.event === "start" && result.message.start.customParameters).toEqual({});
+    expect(result.ok && result.message.event === "start" && result.message.start.customParameters).toEqual(
+      {},
+    );
   });
 
   it("ignores fields Twilio may add later", () => {
@@ -77,16 +91,30 @@ describe("parseTwilioMessage", () => {
   });
 
   it("refuses JSON that is not an object", () => {
-    expect(errorOf(parseTwilioMessage("[1,2]"))).toEqual({ code: "invalid_request", reason: "not_an_object" });
+    expect(errorOf(parseTwilioMessage("[1,2]"))).toEqual({
+      code: "invalid_request",
+      reason: "not_an_object",
+    });
     expect(errorOf(parseTwilioMessage("null"))).toEqual({ code: "invalid_request", reason: "not_an_object" });
   });
 
   it("refuses an unknown or missing event, including inherited property names", () => {
-    expect(errorOf(parseTwilioMessage(JSON.stringify({ event: "hello" })))).toEqual({ code: "invalid_request", reason: "unknown_event" });
-    expect(errorOf(parseTwilioMessage(JSON.stringify({ streamSid: SID })))).toEqual({ code: "invalid_request", reason: "unknown_event" });
-    expect(errorOf(parseTwilioMessage(JSON.stringify({ event: "toString" })))).toEqual({ code: "invalid_request", reason: "unknown_event" });
+    expect(errorOf(parseTwilioMessage(JSON.stringify({ event: "hello" })))).toEqual({
+      code: "invalid_request",
+      reason: "unknown_event",
+    });
+    expect(errorOf(parseTwilioMessage(JSON.stringify({ streamSid: SID })))).toEqual({
+      code: "invalid_request",
+      reason: "unknown_event",
+    });
+    expect(errorOf(parseTwilioMessage(JSON.stringify({ event: "toString" })))).toEqual({
+      code: "invalid_request",
+      reason: "unknown_event",
+    });
     // We send clear; Twilio never does.
-    expect(errorOf(parseTwilioMessage(JSON.stringify({ event: "clear", streamSid: SID })))).toMatchObject({ reason: "unknown_event" });
+    expect(errorOf(parseTwilioMessage(JSON.stringify({ event: "clear", streamSid: SID })))).toMatchObject({
+      reason: "unknown_event",
+    });
   });
 
   it("refuses a known event with a wrong shape and names the field", () => {
@@ -94,8 +122,12 @@ describe("parseTwilioMessage", () => {
     const result = parseTwilioMessage(JSON.stringify(bad));
     expect(errorOf(result)).toEqual({ code: "invalid_request", reason: "invalid_message" });
     expect(!result.ok && result.error.details?.path).toBe("media.track");
-    expect(errorOf(parseTwilioMessage(JSON.stringify({ ...MEDIA, sequenceNumber: 3 })))).toMatchObject({ reason: "invalid_message" });
-    expect(errorOf(parseTwilioMessage(JSON.stringify({ ...DTMF, dtmf: { track: "inbound_track", digit: "12" } })))).toMatchObject({
+    expect(errorOf(parseTwilioMessage(JSON.stringify({ ...MEDIA, sequenceNumber: 3 })))).toMatchObject({
+      reason: "invalid_message",
+    });
+    expect(
+      errorOf(parseTwilioMessage(JSON.stringify({ ...DTMF, dtmf: { track: "inbound_track", digit: "12" } }))),
+    ).toMatchObject({
       reason: "invalid_message",
     });
   });
@@ -103,7 +135,10 @@ describe("parseTwilioMessage", () => {
   it("refuses a media payload that is not base64 with invalid_audio", () => {
     for (const payload of ["!!!!", "abc", "", "YWJj ZA==", "YW=j"]) {
       const bad = { ...MEDIA, media: { ...MEDIA.media, payload } };
-      expect(errorOf(parseTwilioMessage(JSON.stringify(bad)))).toEqual({ code: "invalid_audio", reason: "bad_base64" });
+      expect(errorOf(parseTwilioMessage(JSON.stringify(bad)))).toEqual({
+        code: "invalid_audio",
+        reason: "bad_base64",
+      });
     }
   });
 
@@ -123,8 +158,14 @@ describe("parseTwilioMessage", () => {
 
   it("refuses an oversized frame before parsing it", () => {
     const big = JSON.stringify({ ...MARK, mark: { name: "x".repeat(2000) } });
-    expect(errorOf(parseTwilioMessage(big, { maxBytes: 1024 }))).toEqual({ code: "payload_too_large", reason: "oversized" });
-    expect(errorOf(parseTwilioMessage(Buffer.from(big), { maxBytes: 1024 }))).toEqual({ code: "payload_too_large", reason: "oversized" });
+    expect(errorOf(parseTwilioMessage(big, { maxBytes: 1024 }))).toEqual({
+      code: "payload_too_large",
+      reason: "oversized",
+    });
+    expect(errorOf(parseTwilioMessage(Buffer.from(big), { maxBytes: 1024 }))).toEqual({
+      code: "payload_too_large",
+      reason: "oversized",
+    });
   });
 
   it("refuses a media payload larger than the audio limit", () => {
@@ -141,7 +182,11 @@ describe("parseTwilioMessage", () => {
 describe("outbound messages", () => {
   it("builds media with a base64 payload addressed to the stream", () => {
     const audio = new Uint8Array([0xff, 0x7f, 0x00, 0x80]);
-    expect(JSON.parse(buildMediaMessage(SID, audio))).toEqual({ event: "media", streamSid: SID, media: { payload: "/38AgA==" } });
+    expect(JSON.parse(buildMediaMessage(SID, audio))).toEqual({
+      event: "media",
+      streamSid: SID,
+      media: { payload: "/38AgA==" },
+    });
   });
 
   it("encodes only the view's bytes of a subarray", () => {
@@ -151,7 +196,11 @@ describe("outbound messages", () => {
   });
 
   it("builds mark and clear", () => {
-    expect(JSON.parse(buildMarkMessage(SID, "m1"))).toEqual({ event: "mark", streamSid: SID, mark: { name: "m1" } });
+    expect(JSON.parse(buildMarkMessage(SID, "m1"))).toEqual({
+      event: "mark",
+      streamSid: SID,
+      mark: { name: "m1" },
+    });
     expect(JSON.parse(buildClearMessage(SID))).toEqual({ event: "clear", streamSid: SID });
   });
 

@@ -134,8 +134,17 @@ const DEFAULT_MAX_AUDIO_BYTES = 16_000;
 /** Standard base64 with padding, as Twilio sends it; Buffer.from would silently skip bad characters. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-function reject(reason: TwilioMessageRejection, message: string, details: Record<string, unknown> = {}): ParseTwilioMessageResult {
-  const code = reason === "oversized" ? "payload_too_large" : reason === "bad_base64" ? "invalid_audio" : "invalid_request";
+function reject(
+  reason: TwilioMessageRejection,
+  message: string,
+  details: Record<string, unknown> = {},
+): ParseTwilioMessageResult {
+  const code =
+    reason === "oversized"
+      ? "payload_too_large"
+      : reason === "bad_base64"
+        ? "invalid_audio"
+        : "invalid_request";
   return { ok: false, error: new TalkError(code, message, { details: { reason, ...details } }) };
 }
 
@@ -170,12 +179,17 @@ export function parseTwilioMessage(
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.join(".") ?? "";
-    return reject("invalid_message", `Invalid ${event} message: ${path} ${issue?.message ?? ""}`.trim(), { event, path });
+    return reject("invalid_message", `Invalid ${event} message: ${path} ${issue?.message ?? ""}`.trim(), {
+      event,
+      path,
+    });
   }
-  const message = parsed.data as Exclude<TwilioStreamMessage, TwilioMediaMessage> | z.infer<typeof TwilioMediaSchema>;
+  const message = parsed.data as
+    Exclude<TwilioStreamMessage, TwilioMediaMessage> | z.infer<typeof TwilioMediaSchema>;
   if (message.event !== "connected") {
     const expected = options.expectedStreamSid;
-    const sids = message.event === "start" ? [message.streamSid, message.start.streamSid] : [message.streamSid];
+    const sids =
+      message.event === "start" ? [message.streamSid, message.start.streamSid] : [message.streamSid];
     if (message.event === "start" && message.streamSid !== message.start.streamSid) {
       return reject("wrong_stream_sid", "start.streamSid differs from the message's streamSid.", { event });
     }

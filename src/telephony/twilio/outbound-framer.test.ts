@@ -133,7 +133,11 @@ describe("OutboundFramer", () => {
   });
 
   it("validates its options at construction", () => {
-    expect(() => new OutboundFramer({ frameBytes: 0 })).toThrow(expect.objectContaining({ code: "config_invalid" }));
-    expect(() => new OutboundFramer({ silenceByte: 256 })).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => new OutboundFramer({ frameBytes: 0 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => new OutboundFramer({ silenceByte: 256 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 });

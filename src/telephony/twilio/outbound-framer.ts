@@ -62,9 +62,13 @@ export class OutboundFramer {
   #markSeq = 0;
 
   constructor(options: OutboundFramerOptions = {}) {
-    const o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) };
+    const o = {
+      ...DEFAULTS,
+      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+    };
     for (const key of ["frameBytes", "bytesPerMs", "maxFramesPerBurst", "maxQueuedBytes"] as const) {
-      if (!Number.isInteger(o[key]) || o[key] < 1) throw new TalkError("config_invalid", `${key} must be a positive integer`);
+      if (!Number.isInteger(o[key]) || o[key] < 1)
+        throw new TalkError("config_invalid", `${key} must be a positive integer`);
     }
     if (!Number.isInteger(o.silenceByte) || o.silenceByte < 0 || o.silenceByte > 255) {
       throw new TalkError("config_invalid", "silenceByte must be a byte");
@@ -97,7 +101,10 @@ export class OutboundFramer {
   push(itemId: string, audio: Uint8Array): void {
     if (audio.byteLength === 0) return;
     if (this.#queuedBytes + audio.byteLength > this.#o.maxQueuedBytes) {
-      throw new TalkError("payload_too_large", `More than ${this.#o.maxQueuedBytes} bytes of output audio queued.`);
+      throw new TalkError(
+        "payload_too_large",
+        `More than ${this.#o.maxQueuedBytes} bytes of output audio queued.`,
+      );
     }
     let tail = this.#queue.at(-1);
     if (tail === undefined || tail.itemId !== itemId || tail.ended) {
@@ -132,7 +139,12 @@ export class OutboundFramer {
     const finished = head.ended && head.bytes === 0;
     if (finished) this.#queue.shift();
     if (head.unmarked || finished) {
-      out.push({ type: "mark", itemId: head.itemId, name: `${this.#o.markPrefix}${++this.#markSeq}`, endOfItem: finished });
+      out.push({
+        type: "mark",
+        itemId: head.itemId,
+        name: `${this.#o.markPrefix}${++this.#markSeq}`,
+        endOfItem: finished,
+      });
       head.unmarked = false;
     }
     return out;

@@ -166,7 +166,11 @@ describe("PlaybackTracker", () => {
   });
 
   it("rejects negative durations and bad options", () => {
-    expect(() => new PlaybackTracker().sent("a", -1)).toThrow(expect.objectContaining({ code: "invalid_params" }));
-    expect(() => new PlaybackTracker({ maxItems: 0 })).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => new PlaybackTracker().sent("a", -1)).toThrow(
+      expect.objectContaining({ code: "invalid_params" }),
+    );
+    expect(() => new PlaybackTracker({ maxItems: 0 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 });

@@ -47,7 +47,8 @@ export class PlaybackTracker {
   constructor(options: PlaybackTrackerOptions = {}) {
     const maxItems = options.maxItems ?? 64;
     const maxPendingMarks = options.maxPendingMarks ?? 4096;
-    if (!Number.isInteger(maxItems) || maxItems < 1) throw new TalkError("config_invalid", "maxItems must be a positive integer");
+    if (!Number.isInteger(maxItems) || maxItems < 1)
+      throw new TalkError("config_invalid", "maxItems must be a positive integer");
     if (!Number.isInteger(maxPendingMarks) || maxPendingMarks < 1) {
       throw new TalkError("config_invalid", "maxPendingMarks must be a positive integer");
     }
@@ -149,6 +150,7 @@ export class PlaybackTracker {
 }
 
 function nonNegative(ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0) throw new TalkError("invalid_params", `duration must be a finite non-negative number, got ${ms}`);
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new TalkError("invalid_params", `duration must be a finite non-negative number, got ${ms}`);
   return ms;
 }

@@ -67,9 +67,15 @@ describe("StreamTokenStore", () => {
   });
 
   it("validates its options at construction", () => {
-    expect(() => new StreamTokenStore({ ttlMs: 0 })).toThrow(expect.objectContaining({ code: "config_invalid" }));
-    expect(() => new StreamTokenStore({ maxTokens: 1.5 })).toThrow(expect.objectContaining({ code: "config_invalid" }));
-    expect(() => new StreamTokenStore().issue({ callSid: "" })).toThrow(expect.objectContaining({ code: "invalid_params" }));
+    expect(() => new StreamTokenStore({ ttlMs: 0 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => new StreamTokenStore({ maxTokens: 1.5 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => new StreamTokenStore().issue({ callSid: "" })).toThrow(
+      expect.objectContaining({ code: "invalid_params" }),
+    );
   });
 
   it("forgets every token on clear()", () => {

@@ -1,6 +1,12 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { computeTwilioSignature, isValidTwilioSignature, parsePublicUrl, signedWebhookUrl, streamUrlFor } from "./twilio-signature.js";
+import {
+  computeTwilioSignature,
+  isValidTwilioSignature,
+  parsePublicUrl,
+  signedWebhookUrl,
+  streamUrlFor,
+} from "./twilio-signature.js";
 
 /** The documented algorithm, written independently of the SDK: HMAC-SHA1(url + sorted name+value pairs), base64. */
 function referenceSignature(authToken: string, url: string, params: Record<string, string>): string {
@@ -27,7 +33,13 @@ describe("X-Twilio-Signature", () => {
 
   it("accepts a signature computed independently from the documented algorithm", () => {
     const url = "https://talk.example.org/telephony/twilio/voice";
-    const params = { AccountSid: "AC1", CallSid: "CA9", From: "+15550001111", To: "+15550002222", Direction: "inbound" };
+    const params = {
+      AccountSid: "AC1",
+      CallSid: "CA9",
+      From: "+15550001111",
+      To: "+15550002222",
+      Direction: "inbound",
+    };
     const signature = referenceSignature("secret-token", url, params);
     expect(isValidTwilioSignature("secret-token", signature, url, params)).toBe(true);
     expect(computeTwilioSignature("secret-token", url, params)).toBe(signature);
@@ -40,7 +52,9 @@ describe("X-Twilio-Signature", () => {
 
   it("rejects a request whose parameter was tampered with after signing", () => {
     const signature = referenceSignature(TOKEN, URL_WITH_QUERY, PARAMS);
-    expect(isValidTwilioSignature(TOKEN, signature, URL_WITH_QUERY, { ...PARAMS, To: "+19999999999" })).toBe(false);
+    expect(isValidTwilioSignature(TOKEN, signature, URL_WITH_QUERY, { ...PARAMS, To: "+19999999999" })).toBe(
+      false,
+    );
   });
 
   it("rejects a request with an added parameter", () => {
@@ -50,8 +64,12 @@ describe("X-Twilio-Signature", () => {
 
   it("rejects a signature for another URL (path or query changed)", () => {
     const signature = referenceSignature(TOKEN, URL_WITH_QUERY, PARAMS);
-    expect(isValidTwilioSignature(TOKEN, signature, "https://mycompany.com/myapp.php?foo=2&bar=2", PARAMS)).toBe(false);
-    expect(isValidTwilioSignature(TOKEN, signature, "https://mycompany.com/other.php?foo=1&bar=2", PARAMS)).toBe(false);
+    expect(
+      isValidTwilioSignature(TOKEN, signature, "https://mycompany.com/myapp.php?foo=2&bar=2", PARAMS),
+    ).toBe(false);
+    expect(
+      isValidTwilioSignature(TOKEN, signature, "https://mycompany.com/other.php?foo=1&bar=2", PARAMS),
+    ).toBe(false);
   });
 
   it("rejects a missing, empty or garbage header without throwing", () => {
@@ -80,13 +98,23 @@ describe("public URLs", () => {
   });
 
   it("turns https into wss and http into ws for the stream URL", () => {
-    expect(streamUrlFor("https://talk.example.org", "/telephony/twilio/stream")).toBe("wss://talk.example.org/telephony/twilio/stream");
-    expect(streamUrlFor("http://127.0.0.1:8787/", "/telephony/twilio/stream")).toBe("ws://127.0.0.1:8787/telephony/twilio/stream");
+    expect(streamUrlFor("https://talk.example.org", "/telephony/twilio/stream")).toBe(
+      "wss://talk.example.org/telephony/twilio/stream",
+    );
+    expect(streamUrlFor("http://127.0.0.1:8787/", "/telephony/twilio/stream")).toBe(
+      "ws://127.0.0.1:8787/telephony/twilio/stream",
+    );
   });
 
   it("rejects a PUBLIC_URL that is not absolute http(s) without query", () => {
-    expect(() => parsePublicUrl("talk.example.org")).toThrow(expect.objectContaining({ code: "config_invalid" }));
-    expect(() => parsePublicUrl("ftp://talk.example.org")).toThrow(expect.objectContaining({ code: "config_invalid" }));
-    expect(() => parsePublicUrl("https://talk.example.org/?a=1")).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => parsePublicUrl("talk.example.org")).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => parsePublicUrl("ftp://talk.example.org")).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => parsePublicUrl("https://talk.example.org/?a=1")).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 });

@@ -35,7 +35,12 @@ async function build(publicUrl = PUBLIC_URL): Promise<{ app: FastifyInstance; to
   return { app, tokens };
 }
 
-function post(a: FastifyInstance, params: Record<string, string>, signature: string | undefined, path = "/telephony/twilio/voice") {
+function post(
+  a: FastifyInstance,
+  params: Record<string, string>,
+  signature: string | undefined,
+  path = "/telephony/twilio/voice",
+) {
   return a.inject({
     method: "POST",
     url: path,
@@ -73,7 +78,13 @@ describe("POST /telephony/twilio/voice", () => {
     const token = p[STREAM_PARAMETER.token]!;
     expect(tokens.consume(token, CALL.CallSid)).toEqual({
       ok: true,
-      call: { callSid: CALL.CallSid, accountSid: CALL.AccountSid, from: CALL.From, to: CALL.To, direction: "inbound" },
+      call: {
+        callSid: CALL.CallSid,
+        accountSid: CALL.AccountSid,
+        from: CALL.From,
+        to: CALL.To,
+        direction: "inbound",
+      },
     });
     expect(tokens.consume(token).ok).toBe(false);
   });
@@ -128,7 +139,11 @@ describe("POST /telephony/twilio/voice", () => {
     expect(res.statusCode).toBe(200);
     // `>` needs no escaping inside an attribute; quotes, `<` and `&` do.
     expect(res.body).toContain('value="client:&quot;a&quot;&lt;b>&amp;c"');
-    const decoded = parameters(res.body)[STREAM_PARAMETER.from]!.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&amp;/g, "&");
+    const from = parameters(res.body)[STREAM_PARAMETER.from]!;
+    const decoded = from
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, "<")
+      .replace(/&amp;/g, "&");
     expect(decoded).toBe(params.From);
   });
 
@@ -140,8 +155,8 @@ describe("POST /telephony/twilio/voice", () => {
     expect(() => twilioVoiceWebhook({ authToken: "x", publicUrl: "nope", tokens })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
     );
-    expect(() => twilioVoiceWebhook({ authToken: "x", publicUrl: PUBLIC_URL, tokens, path: "voice" })).toThrow(
-      expect.objectContaining({ code: "config_invalid" }),
-    );
+    expect(() =>
+      twilioVoiceWebhook({ authToken: "x", publicUrl: PUBLIC_URL, tokens, path: "voice" }),
+    ).toThrow(expect.objectContaining({ code: "config_invalid" }));
   });
 });

@@ -14,7 +14,13 @@ import VoiceResponse from "twilio/lib/twiml/VoiceResponse.js";
 import { TalkError } from "../../core/errors.js";
 import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
 import type { StreamCallMetadata, StreamTokenStore } from "./stream-token-store.js";
-import { isValidTwilioSignature, parsePublicUrl, signedWebhookUrl, streamUrlFor, type TwilioFormParams } from "./twilio-signature.js";
+import {
+  isValidTwilioSignature,
+  parsePublicUrl,
+  signedWebhookUrl,
+  streamUrlFor,
+  type TwilioFormParams,
+} from "./twilio-signature.js";
 
 export const TWILIO_VOICE_PATH = "/telephony/twilio/voice";
 export const TWILIO_STREAM_PATH = "/telephony/twilio/stream";
@@ -58,15 +64,22 @@ interface ResolvedOptions {
 
 function resolveOptions(options: TwilioVoiceWebhookOptions): ResolvedOptions {
   if (typeof options.authToken !== "string" || options.authToken.length === 0) {
-    throw new TalkError("config_invalid", "twilioVoiceWebhook needs the Twilio auth token (TWILIO_AUTH_TOKEN).");
+    throw new TalkError(
+      "config_invalid",
+      "twilioVoiceWebhook needs the Twilio auth token (TWILIO_AUTH_TOKEN).",
+    );
   }
   if (options.tokens === undefined || options.tokens === null) {
     throw new TalkError("config_invalid", "twilioVoiceWebhook needs a StreamTokenStore.");
   }
   const path = options.path ?? TWILIO_VOICE_PATH;
   const streamPath = options.streamPath ?? TWILIO_STREAM_PATH;
-  for (const [name, value] of [["path", path], ["streamPath", streamPath]] as const) {
-    if (!value.startsWith("/")) throw new TalkError("config_invalid", `${name} must start with "/", got "${value}"`);
+  for (const [name, value] of [
+    ["path", path],
+    ["streamPath", streamPath],
+  ] as const) {
+    if (!value.startsWith("/"))
+      throw new TalkError("config_invalid", `${name} must start with "/", got "${value}"`);
   }
   const bodyLimit = options.bodyLimit ?? 65_536;
   if (!Number.isInteger(bodyLimit) || bodyLimit < 1024) {
@@ -122,7 +135,10 @@ export function twilioVoiceWebhook(options: TwilioVoiceWebhookOptions): FastifyP
       const url = signedWebhookUrl(resolved.publicUrl, request.url);
       if (typeof params !== "object" || !isValidTwilioSignature(resolved.authToken, signature, url, params)) {
         // Never say why: a forger learns nothing from the answer.
-        resolved.logger.warn({ url, hasSignature: signature !== undefined }, "twilio webhook: signature rejected");
+        resolved.logger.warn(
+          { url, hasSignature: signature !== undefined },
+          "twilio webhook: signature rejected",
+        );
         return reply.code(403).type("text/plain").send("Forbidden");
       }
       const callSid = single(params.CallSid);
@@ -137,8 +153,14 @@ export function twilioVoiceWebhook(options: TwilioVoiceWebhookOptions): FastifyP
         direction: single(params.Direction),
       };
       const token = resolved.tokens.issue(call);
-      resolved.logger.info({ callSid, direction: call.direction }, "twilio webhook: connecting call to stream");
-      return reply.code(200).type("text/xml").send(connectStreamTwiml(resolved.streamUrl, token, call));
+      resolved.logger.info(
+        { callSid, direction: call.direction },
+        "twilio webhook: connecting call to stream",
+      );
+      return reply
+        .code(200)
+        .type("text/xml")
+        .send(connectStreamTwiml(resolved.streamUrl, token, call));
     });
   };
 }

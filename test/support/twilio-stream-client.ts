@@ -1,0 +1,304 @@
+/**
+ * A local Twilio Media Streams client: what Twilio does on a bidirectional
+ * <Connect><Stream>, following the documented message shapes. It connects to
+ * a stream URL, sends `connected` and `start` (customParameters carrying the
+ * stream token), streams caller audio as 20 ms u-law `media` frames (in real
+ * time or as fast as the socket takes them), sends `dtmf` and `stop`, and
+ * records the `media`, `mark` and `clear` it receives.
+ *
+ * It also "plays" what it receives, to echo marks the way Twilio does: a mark
+ * is echoed once the audio sent before it has played; `clear` drops the
+ * unplayed audio and echoes every pending mark at once. Playback is
+ * "immediate" (audio counts as played on arrival), "manual" (the test calls
+ * play(ms), deterministic), or "realtime" (1x, by timer).
+ *
+ * Test-only; not part of the product.
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { WebSocket } from "ws";
+
+export interface TwilioStreamClientOptions {
+  /** ws:// URL of the stream endpoint (as in the TwiML <Stream url>). */
+  url: string;
+  /** start.customParameters, e.g. { token, callSid, from, to } from the TwiML <Parameter>s. */
+  customParameters?: Record<string, string>;
+  streamSid?: string;
+  callSid?: string;
+  accountSid?: string;
+  /** How received audio is "played" to echo marks. Default "immediate". */
+  playback?: "immediate" | "manual" | "realtime";
+}
+
+type Json = Record<string, unknown>;
+type Queued = { kind: "audio"; ms: number } | { kind: "mark"; name: string };
+
+function sid(prefix: string): string {
+  return prefix + randomBytes(16).toString("hex");
+}
+
+export class TwilioStreamClient {
+  readonly streamSid: string;
+  readonly callSid: string;
+  readonly accountSid: string;
+  /** Everything received, parsed. */
+  readonly received: Json[] = [];
+  /** Audio received in `media` messages, in order. */
+  readonly media: Uint8Array[] = [];
+  /** Names of marks received, and of those echoed back. */
+  readonly marksReceived: string[] = [];
+  readonly marksEchoed: string[] = [];
+  clears = 0;
+  playedMs = 0;
+  /** Close code when the server closed the socket. */
+  closeCode: number | undefined;
+  closeReason = "";
+  readonly #options: TwilioStreamClientOptions;
+  #ws: WebSocket | undefined;
+  #seq = 0;
+  #chunk = 0;
+  #queue: Queued[] = [];
+  #credit = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #waiters: Array<() => void> = [];
+  #closed: Promise<void> | undefined;
+
+  constructor(options: TwilioStreamClientOptions) {
+    this.#options = options;
+    this.streamSid = options.streamSid ?? sid("MZ");
+    this.callSid = options.callSid ?? sid("CA");
+    this.accountSid = options.accountSid ?? sid("AC");
+  }
+
+  /** Audio received, ms (u-law 8 kHz: 8 bytes per ms). */
+  get receivedAudioMs(): number {
+    return this.media.reduce((n, m) => n + m.byteLength, 0) / 8;
+  }
+
+  /** Opens the socket and sends `connected` then `start`, as Twilio does. */
+  async connect(): Promise<void> {
+    const ws = new WebSocket(this.#options.url);
+    this.#ws = ws;
+    this.#closed = new Promise((resolve) =>
+      ws.on("close", (code, reason) => {
+        this.closeCode = code;
+        this.closeReason = reason.toString();
+        if (this.#timer) clearInterval(this.#timer);
+        this.#notify();
+        resolve();
+      }),
+    );
+    ws.on("message", (data) => this.#onMessage(String(data)));
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    ws.on("error", () => {});
+    this.sendJson({ event: "connected", protocol: "Call", version: "1.0.0" });
+    this.sendJson({
+      event: "start",
+      sequenceNumber: String(++this.#seq),
+      start: {
+        accountSid: this.accountSid,
+        streamSid: this.streamSid,
+        callSid: this.callSid,
+        tracks: ["inbound"],
+        mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
+        customParameters: this.#options.customParameters ?? {},
+      },
+      streamSid: this.streamSid,
+    });
+    if (this.#options.playback === "realtime") {
+      let last = performance.now();
+      this.#timer = setInterval(() => {
+        const now = performance.now();
+        this.play(now - last);
+        last = now;
+      }, 20);
+    }
+  }
+
+  /** Streams u-law audio as 20 ms `media` frames; "realtime" paces them at 1x. */
+  async sendAudio(
+    ulaw: Uint8Array,
+    options: { pace?: "realtime" | "fast"; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const started = performance.now();
+    for (let at = 0, n = 0; at < ulaw.length; at += 160, n++) {
+      options.signal?.throwIfAborted();
+      if (this.#ws?.readyState !== WebSocket.OPEN) return;
+      const frame = ulaw.subarray(at, Math.min(ulaw.length, at + 160));
+      this.sendJson({
+        event: "media",
+        sequenceNumber: String(++this.#seq),
+        media: {
+          track: "inbound",
+          chunk: String(++this.#chunk),
+          timestamp: String(this.#chunk * 20),
+          payload: Buffer.from(frame).toString("base64"),
+        },
+        streamSid: this.streamSid,
+      });
+      if (options.pace === "realtime") {
+        const due = started + (n + 1) * 20;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      } else if (n % 50 === 49) {
+        await new Promise((r) => setImmediate(r)); // let the socket and the server breathe
+      }
+    }
+  }
+
+  sendDtmf(digit: string): void {
+    this.sendJson({
+      event: "dtmf",
+      streamSid: this.streamSid,
+      sequenceNumber: String(++this.#seq),
+      dtmf: { track: "inbound_track", digit },
+    });
+  }
+
+  /** Sends `stop` (the caller hung up) and waits for the socket to close. */
+  async stop(): Promise<void> {
+    this.sendJson({
+      event: "stop",
+      sequenceNumber: String(++this.#seq),
+      stop: { accountSid: this.accountSid, callSid: this.callSid },
+      streamSid: this.streamSid,
+    });
+    this.#ws?.close(1000);
+    await this.#closed;
+  }
+
+  sendJson(message: Json): void {
+    this.sendRaw(JSON.stringify(message));
+  }
+
+  /** Sends any text frame (malformed-frame tests). */
+  sendRaw(text: string): void {
+    if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.send(text);
+  }
+
+  /** Plays `ms` of received audio (manual playback), echoing the marks it passes. */
+  play(ms: number): void {
+    this.#credit += ms;
+    while (this.#queue.length > 0) {
+      const head = this.#queue[0]!;
+      if (head.kind === "mark") {
+        this.#queue.shift();
+        this.#echo(head.name);
+        continue;
+      }
+      const step = Math.min(head.ms, this.#credit);
+      if (step <= 0) break;
+      head.ms -= step;
+      this.#credit -= step;
+      this.playedMs += step;
+      if (head.ms > 0) break;
+      this.#queue.shift();
+    }
+    if (this.#queue.length === 0) this.#credit = 0; // an idle line does not bank playback time
+  }
+
+  /** Resolves when `predicate` holds (checked after every received message and on close). */
+  waitFor(predicate: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      if (predicate()) return resolve();
+      const waiter = (): void => {
+        if (!predicate()) return;
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        resolve();
+      };
+      this.#waiters.push(waiter);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    if (this.#ws && this.#ws.readyState !== WebSocket.CLOSED) this.#ws.close(1000);
+    await this.#closed;
+  }
+
+  #onMessage(text: string): void {
+    let msg: Json;
+    try {
+      msg = JSON.parse(text) as Json;
+    } catch {
+      return;
+    }
+    this.received.push(msg);
+    if (msg.event === "media") {
+      const payload = String((msg.media as Json | undefined)?.payload ?? "");
+      const audio = new Uint8Array(Buffer.from(payload, "base64"));
+      this.media.push(audio);
+      this.#queue.push({ kind: "audio", ms: audio.byteLength / 8 });
+      if (this.#options.playback === undefined || this.#options.playback === "immediate")
+        this.play(audio.byteLength / 8);
+    } else if (msg.event === "mark") {
+      const name = String((msg.mark as Json | undefined)?.name ?? "");
+      this.marksReceived.push(name);
+      this.#queue.push({ kind: "mark", name });
+      this.play(0);
+    } else if (msg.event === "clear") {
+      this.clears++;
+      // Twilio drops the buffered audio and echoes every pending mark.
+      const pending = this.#queue.flatMap((q) => (q.kind === "mark" ? [q.name] : []));
+      this.#queue = [];
+      this.#credit = 0;
+      for (const name of pending) this.#echo(name);
+    }
+    this.#notify();
+  }
+
+  #echo(name: string): void {
+    this.marksEchoed.push(name);
+    this.sendJson({
+      event: "mark",
+      sequenceNumber: String(++this.#seq),
+      streamSid: this.streamSid,
+      mark: { name },
+    });
+  }
+
+  #notify(): void {
+    for (const w of [...this.#waiters]) w();
+  }
+}
+
+/** A recording (WAV or any ffmpeg input) as u-law 8 kHz mono, converted by ffmpeg at test time. */
+export function loadRecordingUlaw(path: string): Uint8Array {
+  return new Uint8Array(
+    execFileSync("ffmpeg", ["-v", "error", "-i", path, "-ac", "1", "-ar", "8000", "-f", "mulaw", "pipe:1"]),
+  );
+}
+
+/** Real speech from Debian's pocketsphinx-testdata. */
+export const SPEECH_RECORDINGS = {
+  goforward: "/usr/share/pocketsphinx/test/data/goforward.raw",
+  cards1: "/usr/share/pocketsphinx/test/data/cards/001.wav",
+  austen: "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav",
+} as const;
+
+/** A pocketsphinx-testdata recording (raw files are 16 kHz s16le) as u-law 8 kHz. */
+export function loadSpeechUlaw(path: string): Uint8Array {
+  if (!path.endsWith(".raw")) return loadRecordingUlaw(path);
+  return new Uint8Array(
+    execFileSync("ffmpeg", [
+      "-v",
+      "error",
+      "-f",
+      "s16le",
+      "-ar",
+      "16000",
+      "-ac",
+      "1",
+      "-i",
+      path,
+      "-ar",
+      "8000",
+      "-f",
+      "mulaw",
+      "pipe:1",
+    ]),
+  );
+}
