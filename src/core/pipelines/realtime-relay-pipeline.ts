@@ -237,8 +237,12 @@ export class RealtimeRelayPipeline implements TalkSessionController {
         return;
       }
       case "response_started":
-        // A response nobody asked for by speaking (a greeting) still needs a turn to belong to.
-        if (!session.activeTurn) session.startTurn({ source: "provider" });
+        // A response nobody asked for by speaking (a greeting) still needs a turn to belong to; it takes
+        // no user input, so it is ended at once and the next speech starts a turn of its own.
+        if (!session.activeTurn) {
+          const turn = session.startTurn({ source: "provider" });
+          session.endTurn(turn.id);
+        }
         return;
       case "audio_delta":
         this.#audioDelta(event);
