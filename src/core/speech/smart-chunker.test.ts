@@ -221,6 +221,14 @@ describe("smart chunker: boundaries", () => {
     expect(chunks).toEqual(["Summary", "Bold claim with a link here.", "code item done."]);
   });
 
+  it("keeps the short first-chunk limits for the first chunk actually spoken", () => {
+    const options = { firstChunkMinChars: 5, firstChunkMaxChars: 100, minChars: 100, maxChars: 200, speakable: true };
+    expect(chunkText("---\n\nHi there friend. More text follows here.", options)).toEqual([
+      "Hi there friend.",
+      "More text follows here.",
+    ]);
+  });
+
   it("documents and uses its defaults", () => {
     expect(SMART_CHUNKER_DEFAULTS).toEqual({
       minChars: 120,

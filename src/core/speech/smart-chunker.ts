@@ -166,9 +166,11 @@ class SmartChunkerImpl implements SmartChunker {
     this.#skipping = false;
     this.#lineStart = true;
     if (raw.length === 0) return;
-    this.#emitted++;
     const chunk = this.#options.speakable ? toSpeakable(raw) : raw;
-    if (chunk.length > 0) out.push(chunk);
+    if (chunk.length === 0) return;
+    // Only a chunk that is passed on counts: a dropped "---" must not use up the short first chunk.
+    this.#emitted++;
+    out.push(chunk);
   }
 
   /** The next cut position, or undefined when more text is needed. */

@@ -83,13 +83,12 @@ export class OpenAiChatAgent implements AgentProvider {
     validateMessages(request.messages);
     if (signal.aborted) throw cancelled(signal);
 
-    // One controller ends the HTTP exchange for every reason: caller abort, timeout, consumer gone.
+    // The HTTP exchange ends for every reason: the turn's signal, the timeout, or the consumer leaving.
     const stop = new AbortController();
+    const httpSignal = AbortSignal.any([signal, stop.signal]);
     const timer = setTimeout(() => {
       stop.abort(new TalkError("timeout", `The agent did not finish within ${this.#options.timeoutMs} ms.`));
     }, this.#options.timeoutMs);
-    const onAbort = (): void => stop.abort(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
     const failure = (err: unknown): TalkError => {
       if (signal.aborted) return cancelled(signal);
       if (stop.signal.reason instanceof TalkError && stop.signal.reason.code === "timeout")
@@ -106,10 +105,10 @@ export class OpenAiChatAgent implements AgentProvider {
           method: "POST",
           headers: this.#headers(),
           body: JSON.stringify(this.#body(request)),
-          signal: stop.signal,
+          signal: httpSignal,
         });
       } catch (err) {
-        if (signal.aborted || stop.signal.aborted) throw failure(err);
+        if (httpSignal.aborted) throw failure(err);
         throw new TalkError(
           "provider_unavailable",
           `The agent endpoint ${this.#options.baseUrl} could not be reached.`,
@@ -166,10 +165,8 @@ export class OpenAiChatAgent implements AgentProvider {
       yield finishReason === undefined ? { type: "done" } : { type: "done", finishReason };
     } finally {
       clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      // Consumer stopped early, error or cancel: close the HTTP stream now rather than let it drain.
-      if (!finished)
-        stop.abort(signal.aborted ? signal.reason : new TalkError("cancelled", "The consult ended."));
+      // Consumer stopped early or an error: close the HTTP stream now rather than let it drain.
+      if (!finished && !httpSignal.aborted) stop.abort(new TalkError("cancelled", "The consult ended."));
     }
   }
 
