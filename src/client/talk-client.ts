@@ -37,7 +37,8 @@ export interface TalkClientEvents {
 
 /** Params are optional exactly when the method has no required params. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- "{}" is exactly "a params object with nothing required"
-type ParamsArg<M extends TalkMethod> = {} extends TalkParams<M> ? [params?: TalkParams<M>] : [params: TalkParams<M>];
+type ParamsArg<M extends TalkMethod> =
+  {} extends TalkParams<M> ? [params?: TalkParams<M>] : [params: TalkParams<M>];
 
 interface Pending {
   resolve(value: unknown): void;
@@ -91,7 +92,9 @@ export class TalkClient {
         });
       });
       ws.once("error", (err) => {
-        reject(new TalkError("provider_unavailable", `Cannot connect to ${url}: ${err.message}`, { cause: err }));
+        reject(
+          new TalkError("provider_unavailable", `Cannot connect to ${url}: ${err.message}`, { cause: err }),
+        );
       });
     });
   }
@@ -101,7 +104,10 @@ export class TalkClient {
   }
 
   /** Sends a request and resolves with its typed result, or rejects with the server's coded error. */
-  request<M extends TalkMethod>(method: M, ...args: [...ParamsArg<M>, RequestOptions?]): Promise<TalkResult<M>> {
+  request<M extends TalkMethod>(
+    method: M,
+    ...args: [...ParamsArg<M>, RequestOptions?]
+  ): Promise<TalkResult<M>> {
     const [params, options] = args as unknown as [TalkParams<M> | undefined, RequestOptions | undefined];
     return this.#send(method, params, options) as Promise<TalkResult<M>>;
   }
@@ -131,14 +137,19 @@ export class TalkClient {
 
   #send(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
     if (this.closed) {
-      return Promise.reject(new TalkError("cancelled", "The connection is closed.", { details: { ...this.#closeInfo } }));
+      return Promise.reject(
+        new TalkError("cancelled", "The connection is closed.", { details: { ...this.#closeInfo } }),
+      );
     }
     const id = String(this.#nextId++);
     return new Promise((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
       const timer =
         timeoutMs > 0
-          ? setTimeout(() => fail(new TalkError("timeout", `${method} got no answer within ${timeoutMs} ms.`)), timeoutMs)
+          ? setTimeout(
+              () => fail(new TalkError("timeout", `${method} got no answer within ${timeoutMs} ms.`)),
+              timeoutMs,
+            )
           : undefined;
       const onAbort = (): void => fail(new TalkError("cancelled", `${method} was aborted by the caller.`));
       const cleanup = (): void => {
@@ -153,9 +164,13 @@ export class TalkClient {
       if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener("abort", onAbort, { once: true });
       this.#pending.set(id, { resolve, reject, cleanup });
-      this.#ws.send(JSON.stringify({ type: "req", id, method, ...(params !== undefined ? { params } : {}) }), (err) => {
-        if (err) fail(new TalkError("cancelled", `${method} could not be sent: ${err.message}`, { cause: err }));
-      });
+      this.#ws.send(
+        JSON.stringify({ type: "req", id, method, ...(params !== undefined ? { params } : {}) }),
+        (err) => {
+          if (err)
+            fail(new TalkError("cancelled", `${method} could not be sent: ${err.message}`, { cause: err }));
+        },
+      );
     });
   }
 
@@ -198,9 +213,11 @@ export class TalkClient {
     this.#closeInfo = { code, reason };
     for (const pending of [...this.#pending.values()]) {
       pending.cleanup();
-      pending.reject(new TalkError("cancelled", `The connection closed (${code}${reason ? ` ${reason}` : ""}).`, {
-        details: { closeCode: code, closeReason: reason },
-      }));
+      pending.reject(
+        new TalkError("cancelled", `The connection closed (${code}${reason ? ` ${reason}` : ""}).`, {
+          details: { closeCode: code, closeReason: reason },
+        }),
+      );
     }
     this.#emit("close", { code, reason });
   }

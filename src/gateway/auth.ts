@@ -38,7 +38,11 @@ export class GatewayAuth {
   readonly #anonymous: Principal;
 
   constructor(options: GatewayOptions["auth"]) {
-    this.#tokens = options.tokens.map((t) => ({ name: t.name, digest: digest(t.token), scopes: expandScopes(t.scopes) }));
+    this.#tokens = options.tokens.map((t) => ({
+      name: t.name,
+      digest: digest(t.token),
+      scopes: expandScopes(t.scopes),
+    }));
     this.#anonymous = Object.freeze({ name: "anonymous", scopes: expandScopes(options.anonymousScopes) });
   }
 

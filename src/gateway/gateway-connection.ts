@@ -117,7 +117,10 @@ export class GatewayConnection implements CallerContext {
     if (!this.#bucket.take()) {
       this.#rejectedInARow += 1;
       if (this.#rejectedInARow > this.#d.options.maxRejectedRequests) {
-        this.#d.logger.warn({ connection: this.id, principal: this.principal.name }, "rate limit abuse; closing");
+        this.#d.logger.warn(
+          { connection: this.id, principal: this.principal.name },
+          "rate limit abuse; closing",
+        );
         this.close(CLOSE_CODES.policyViolation, "rate limit exceeded");
         return;
       }
@@ -127,7 +130,12 @@ export class GatewayConnection implements CallerContext {
     }
     this.#rejectedInARow = 0;
     if (text === undefined) {
-      this.#d.dispatcher.fail(this.#reply, null, "unknown", new TalkError("invalid_request", "Binary frames are not accepted; send JSON text frames."));
+      this.#d.dispatcher.fail(
+        this.#reply,
+        null,
+        "unknown",
+        new TalkError("invalid_request", "Binary frames are not accepted; send JSON text frames."),
+      );
       return;
     }
     void this.#d.dispatcher.handle(text, this, this.#reply);

@@ -17,17 +17,27 @@ describe("gateway options", () => {
   it("defaults are frozen and used for every field left out", () => {
     expect(Object.isFrozen(GATEWAY_DEFAULTS)).toBe(true);
     const o = resolveGatewayOptions();
-    expect(o).toMatchObject({ host: "127.0.0.1", port: 8787, maxPayloadBytes: 1024 * 1024, reconnectGraceMs: 30_000 });
+    expect(o).toMatchObject({
+      host: "127.0.0.1",
+      port: 8787,
+      maxPayloadBytes: 1024 * 1024,
+      reconnectGraceMs: 30_000,
+    });
     expect(o.maxRejectedRequests).toBe(o.rateLimit.burst * 2);
   });
 
   it("nested objects merge over the defaults", () => {
     const o = resolveGatewayOptions({ rateLimit: { burst: 3 } });
-    expect(o.rateLimit).toEqual({ requestsPerSecond: GATEWAY_DEFAULTS.rateLimit.requestsPerSecond, burst: 3 });
+    expect(o.rateLimit).toEqual({
+      requestsPerSecond: GATEWAY_DEFAULTS.rateLimit.requestsPerSecond,
+      burst: 3,
+    });
   });
 
   it("a non-loopback host without tokens is refused, naming server.host", () => {
-    expect(problemsOf(() => resolveGatewayOptions({ host: "0.0.0.0" }))).toEqual([expect.stringContaining("server.host")]);
+    expect(problemsOf(() => resolveGatewayOptions({ host: "0.0.0.0" }))).toEqual([
+      expect.stringContaining("server.host"),
+    ]);
   });
 
   it("bad numbers, scopes and duplicate tokens are all named at once", () => {

@@ -113,7 +113,8 @@ export function resolveGatewayOptions(input: GatewayOptionsInput = {}): GatewayO
   const positive = (key: string, value: number, min = 1): void => {
     if (!Number.isFinite(value) || value < min) problems.push(`${key}: must be a number >= ${min}`);
   };
-  if (typeof options.host !== "string" || options.host.length === 0) problems.push("server.host: must be a host name");
+  if (typeof options.host !== "string" || options.host.length === 0)
+    problems.push("server.host: must be a host name");
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535) {
     problems.push("server.port: must be an integer in 0..65535");
   }
@@ -131,10 +132,15 @@ export function resolveGatewayOptions(input: GatewayOptionsInput = {}): GatewayO
   positive("gateway.maxBufferedBytes", options.maxBufferedBytes);
   const seen = new Set<string>();
   options.auth.tokens.forEach((t, i) => {
-    if (!t || typeof t.token !== "string" || t.token.length === 0) problems.push(`auth.tokens.${i}.token: required`);
+    if (!t || typeof t.token !== "string" || t.token.length === 0)
+      problems.push(`auth.tokens.${i}.token: required`);
     else if (seen.has(t.token)) problems.push(`auth.tokens.${i}.token: duplicate token`);
     else seen.add(t.token);
-    if (!Array.isArray(t?.scopes) || t.scopes.length === 0 || t.scopes.some((s) => !GATEWAY_SCOPES.includes(s))) {
+    if (
+      !Array.isArray(t?.scopes) ||
+      t.scopes.length === 0 ||
+      t.scopes.some((s) => !GATEWAY_SCOPES.includes(s))
+    ) {
       problems.push(`auth.tokens.${i}.scopes: must be a non-empty list of ${GATEWAY_SCOPES.join(", ")}`);
     }
   });
@@ -143,7 +149,9 @@ export function resolveGatewayOptions(input: GatewayOptionsInput = {}): GatewayO
   }
   if (options.auth.tokens.length === 0 && !isLoopbackHost(options.host)) {
     // Without tokens anyone who can reach the port could drive sessions and spend provider credit.
-    problems.push(`server.host: "${options.host}" is not a loopback address; configure auth.tokens to bind it`);
+    problems.push(
+      `server.host: "${options.host}" is not a loopback address; configure auth.tokens to bind it`,
+    );
   }
   if (problems.length > 0) {
     throw new TalkError("config_invalid", `invalid gateway options:\n  - ${problems.join("\n  - ")}`, {

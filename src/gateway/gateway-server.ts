@@ -56,11 +56,12 @@ const SOCKET_CLOSE_TIMEOUT_MS = 2000;
 export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInput = {}): GatewayServer {
   const options = Object.freeze(resolveGatewayOptions(input));
   const logger: TalkLogger = deps.logger ?? NOOP_LOGGER;
-  const app = (
-    deps.logger
-      ? Fastify({ loggerInstance: deps.logger, logController: new LogController({ disableRequestLogging: true }) })
-      : Fastify({ logger: false })
-  ) as unknown as FastifyInstance;
+  const app = (deps.logger
+    ? Fastify({
+        loggerInstance: deps.logger,
+        logController: new LogController({ disableRequestLogging: true }),
+      })
+    : Fastify({ logger: false })) as unknown as FastifyInstance;
 
   const metrics = new GatewayMetrics(deps.runtime);
   const registry = new MethodRegistry([talkMethods, talkClientMethods, talkSessionMethods]);
@@ -97,7 +98,8 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
     },
     // Sockets of other routes (telephony, meetings) also learn we are going away.
     preClose(done) {
-      for (const client of app.websocketServer.clients) client.close(CLOSE_CODES.goingAway, "server shutting down");
+      for (const client of app.websocketServer.clients)
+        client.close(CLOSE_CODES.goingAway, "server shutting down");
       app.websocketServer.close(() => done());
     },
   });
@@ -132,10 +134,15 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
       await app.listen({ host: options.host, port: overrides.port ?? options.port });
       serverState = "listening";
       if (!state.auth.enabled) {
-        logger.warn({ host: options.host }, "auth disabled: loopback only (configure auth.tokens to bind other interfaces)");
+        logger.warn(
+          { host: options.host },
+          "auth disabled: loopback only (configure auth.tokens to bind other interfaces)",
+        );
       }
       const addresses = app.addresses().filter((a): a is AddressInfo => typeof a !== "string");
-      const urls = addresses.map((a) => `http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
+      const urls = addresses.map(
+        (a) => `http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`,
+      );
       logger.info({ urls, methods: registry.names().length }, "talk gateway listening");
       return { urls, port: addresses[0]?.port ?? 0 };
     },

@@ -11,8 +11,19 @@ export type {
   GatewayToolDispatcher,
   ReadinessReport,
 } from "./gateway-deps.js";
-export { GATEWAY_DEFAULTS, GATEWAY_SCOPES, resolveGatewayOptions, isLoopbackHost } from "./gateway-options.js";
-export type { GatewayOptions, GatewayOptionsInput, GatewayScope, GatewayToken, GatewayRateLimit } from "./gateway-options.js";
+export {
+  GATEWAY_DEFAULTS,
+  GATEWAY_SCOPES,
+  resolveGatewayOptions,
+  isLoopbackHost,
+} from "./gateway-options.js";
+export type {
+  GatewayOptions,
+  GatewayOptionsInput,
+  GatewayScope,
+  GatewayToken,
+  GatewayRateLimit,
+} from "./gateway-options.js";
 export type { GatewayMetrics } from "./gateway-metrics.js";
 export * from "./protocol/frames.js";
 export * from "./protocol/talk-methods.js";

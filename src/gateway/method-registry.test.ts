@@ -12,16 +12,24 @@ describe("MethodRegistry", () => {
   it("maps every public Talk method to exactly one handler with a scope", () => {
     const registry = new MethodRegistry(groups);
     expect(registry.names().sort()).toEqual([...TALK_METHODS].sort());
-    expect(registry.scopes()).toMatchObject({ "talk.catalog": "read", "talk.config": "read", "talk.speak": "write" });
+    expect(registry.scopes()).toMatchObject({
+      "talk.catalog": "read",
+      "talk.config": "read",
+      "talk.speak": "write",
+    });
   });
 
   it("refuses a name outside the public API when it is registered", () => {
-    const stray = { "talk.realtime.session": { scope: "write", handler: () => ({}) } } as unknown as MethodGroup;
+    const stray = {
+      "talk.realtime.session": { scope: "write", handler: () => ({}) },
+    } as unknown as MethodGroup;
     expect(() => new MethodRegistry([...groups, stray])).toThrow(/not a public Talk method/);
   });
 
   it("refuses a method registered twice and a method left without a handler", () => {
-    expect(() => new MethodRegistry([...groups, { "talk.mode": talkMethods["talk.mode"] } as MethodGroup])).toThrow(/twice/);
+    expect(
+      () => new MethodRegistry([...groups, { "talk.mode": talkMethods["talk.mode"] } as MethodGroup]),
+    ).toThrow(/twice/);
     expect(() => new MethodRegistry([talkMethods])).toThrow(/no handler for talk\.client\.create/);
   });
 });

@@ -64,7 +64,12 @@ export class RpcDispatcher {
     const method = this.#d.registry.get(frame.method);
     if (!method) {
       const name = frame.method.slice(0, 128);
-      this.fail(reply, id, "unknown", new TalkError("unknown_method", `Unknown method "${name}".`, { details: { method: name } }));
+      this.fail(
+        reply,
+        id,
+        "unknown",
+        new TalkError("unknown_method", `Unknown method "${name}".`, { details: { method: name } }),
+      );
       return;
     }
     const label = method.name;

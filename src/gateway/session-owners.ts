@@ -68,7 +68,9 @@ export class SessionOwnership {
   assertCapacity(peer: SessionPeer): void {
     const max = this.#options.maxSessionsPerConnection;
     if (this.countOwnedBy(peer) >= max) {
-      throw new TalkError("session_limit", `A connection may own at most ${max} sessions.`, { details: { max } });
+      throw new TalkError("session_limit", `A connection may own at most ${max} sessions.`, {
+        details: { max },
+      });
     }
   }
 
@@ -76,7 +78,11 @@ export class SessionOwnership {
    * Records a new session owned by `peer`. Delivery starts with goLive(),
    * called after the create response so events never precede it.
    */
-  adopt(session: TalkSession, controller: TalkSessionController | undefined, peer: SessionPeer): OwnedSession {
+  adopt(
+    session: TalkSession,
+    controller: TalkSessionController | undefined,
+    peer: SessionPeer,
+  ): OwnedSession {
     const entry: Entry = {
       session,
       controller,
@@ -116,17 +122,26 @@ export class SessionOwnership {
       }
       throw new TalkError("session_not_found", undefined, { details: { sessionId } });
     }
-    if (entry.session.state !== "active") throw new TalkError("session_closed", undefined, { details: { sessionId } });
+    if (entry.session.state !== "active")
+      throw new TalkError("session_closed", undefined, { details: { sessionId } });
     if (entry.owner !== peer) throw new TalkError("not_session_owner", undefined, { details: { sessionId } });
     if (kind === "gateway" && !entry.controller) {
-      throw new TalkError("use_talk_client_create", "This session is client-owned; its media does not pass through the Gateway.", {
-        details: { sessionId },
-      });
+      throw new TalkError(
+        "use_talk_client_create",
+        "This session is client-owned; its media does not pass through the Gateway.",
+        {
+          details: { sessionId },
+        },
+      );
     }
     if (kind === "client" && entry.controller) {
-      throw new TalkError("use_talk_session_create", "This session is Gateway-owned; use the talk.session.* verbs.", {
-        details: { sessionId },
-      });
+      throw new TalkError(
+        "use_talk_session_create",
+        "This session is Gateway-owned; use the talk.session.* verbs.",
+        {
+          details: { sessionId },
+        },
+      );
     }
     return entry;
   }
@@ -139,12 +154,16 @@ export class SessionOwnership {
   join(sessionId: string, joinToken: string, peer: SessionPeer): OwnedSession {
     const session = this.#options.runtime.getSession(sessionId);
     if (!session) throw new TalkError("session_not_found", undefined, { details: { sessionId } });
-    if (session.state !== "active") throw new TalkError("session_closed", undefined, { details: { sessionId } });
-    if (!session.verifyJoinToken(joinToken)) throw new TalkError("invalid_join_token", undefined, { details: { sessionId } });
+    if (session.state !== "active")
+      throw new TalkError("session_closed", undefined, { details: { sessionId } });
+    if (!session.verifyJoinToken(joinToken))
+      throw new TalkError("invalid_join_token", undefined, { details: { sessionId } });
     const entry = this.#entries.get(sessionId);
     if (!entry || !entry.controller) {
       // A valid token for a session this Gateway does not drive (another surface's): nothing to hand over.
-      throw new TalkError("invalid_state", "This session cannot be joined through the Gateway.", { details: { sessionId } });
+      throw new TalkError("invalid_state", "This session cannot be joined through the Gateway.", {
+        details: { sessionId },
+      });
     }
     if (entry.owner !== peer) this.assertCapacity(peer);
     clearTimeout(entry.graceTimer);
@@ -228,7 +247,9 @@ export class SessionOwnership {
           turnId: meta.turnId,
           itemId: meta.itemId,
           format: chunk.format,
-          audioBase64: Buffer.from(chunk.data.buffer, chunk.data.byteOffset, chunk.data.byteLength).toString("base64"),
+          audioBase64: Buffer.from(chunk.data.buffer, chunk.data.byteOffset, chunk.data.byteLength).toString(
+            "base64",
+          ),
         };
         entry.owner.sendEvent("talk.audio", payload);
       },

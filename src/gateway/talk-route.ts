@@ -40,10 +40,17 @@ export function talkRoute(state: GatewayState): FastifyPluginAsync {
           if (!state.accepting) return reply.code(503).send(httpError("shutting_down"));
           const principal = state.auth.authenticate(request.headers);
           if (!principal) {
-            return reply.code(401).header("www-authenticate", 'Bearer realm="talkgate"').send(httpError("unauthorized"));
+            return reply
+              .code(401)
+              .header("www-authenticate", 'Bearer realm="talkgate"')
+              .send(httpError("unauthorized"));
           }
           if (state.connections.size >= state.options.maxConnections) {
-            return reply.code(503).send(httpError("rate_limited", "The server holds as many connections as it is configured for."));
+            return reply
+              .code(503)
+              .send(
+                httpError("rate_limited", "The server holds as many connections as it is configured for."),
+              );
           }
           principals.set(request.raw, principal);
           return undefined;
@@ -68,7 +75,10 @@ export function talkRoute(state: GatewayState): FastifyPluginAsync {
         });
         state.connections.add(connection);
         state.metrics.wsConnections.inc();
-        state.logger.debug({ connection: connection.id, principal: principal.name }, "talk connection opened");
+        state.logger.debug(
+          { connection: connection.id, principal: principal.name },
+          "talk connection opened",
+        );
       },
     );
   };

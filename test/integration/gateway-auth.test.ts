@@ -37,7 +37,9 @@ describe("gateway auth: bearer tokens and scope groups", () => {
     });
     expect(ws.protocol).toBe("talkgate");
     ws.send(JSON.stringify({ type: "req", id: "1", method: "talk.mode" }));
-    const frame = await new Promise<Record<string, unknown>>((resolve) => ws.once("message", (d) => resolve(JSON.parse(d.toString()))));
+    const frame = await new Promise<Record<string, unknown>>((resolve) =>
+      ws.once("message", (d) => resolve(JSON.parse(d.toString()))),
+    );
     expect(frame).toMatchObject({ type: "res", id: "1", ok: true });
     ws.close();
   });

@@ -45,20 +45,27 @@ describe("talk.client.create: client-owned provider sessions", () => {
   it("rejects combinations outside the creation matrix", async () => {
     h = await startGateway();
     const client = await h.connect();
-    const err = await rejectionOf(client.request("talk.client.create", { transport: "webrtc", mode: "stt-tts" }));
+    const err = await rejectionOf(
+      client.request("talk.client.create", { transport: "webrtc", mode: "stt-tts" }),
+    );
     expect(err.code).toBe("unsupported_combination");
   });
 
   it("an unknown provider is provider_not_found", async () => {
     h = await startGateway();
     const client = await h.connect();
-    const err = await rejectionOf(client.request("talk.client.create", { transport: "webrtc", provider: "nope" }));
+    const err = await rejectionOf(
+      client.request("talk.client.create", { transport: "webrtc", provider: "nope" }),
+    );
     expect(err.code).toBe("provider_not_found");
   });
 });
 
 describe("talk.client.toolCall: provider tool calls under Gateway policy", () => {
-  async function setup(): Promise<{ client: Awaited<ReturnType<GatewayHarness["connect"]>>; sessionId: string }> {
+  async function setup(): Promise<{
+    client: Awaited<ReturnType<GatewayHarness["connect"]>>;
+    sessionId: string;
+  }> {
     h = await startGateway();
     const client = await h.connect({ as: "writer" });
     const { sessionId } = await client.request("talk.client.create", { transport: "provider-websocket" });
@@ -100,9 +107,9 @@ describe("talk.client.toolCall: provider tool calls under Gateway policy", () =>
     const { sessionId } = await setup();
     const other = await h!.connect({ as: "writer" });
     const call = { callId: "c", name: "echo", argumentsJson: "{}" };
-    expect((await rejectionOf(other.request("talk.client.toolCall", { ...call, sessionId: "nope" }))).code).toBe(
-      "session_not_found",
-    );
+    expect(
+      (await rejectionOf(other.request("talk.client.toolCall", { ...call, sessionId: "nope" }))).code,
+    ).toBe("session_not_found");
     expect((await rejectionOf(other.request("talk.client.toolCall", { ...call, sessionId }))).code).toBe(
       "not_session_owner",
     );
@@ -111,7 +118,10 @@ describe("talk.client.toolCall: provider tool calls under Gateway policy", () =>
   it("a Gateway-owned session is refused, pointing to the talk.session verbs", async () => {
     h = await startGateway();
     const client = await h.connect();
-    const { sessionId } = await client.request("talk.session.create", { mode: "stt-tts", transport: "managed-room" });
+    const { sessionId } = await client.request("talk.session.create", {
+      mode: "stt-tts",
+      transport: "managed-room",
+    });
     const err = await rejectionOf(
       client.request("talk.client.toolCall", { sessionId, callId: "c", name: "echo", argumentsJson: "{}" }),
     );
@@ -130,7 +140,12 @@ describe("talk.client.toolCall: provider tool calls under Gateway policy", () =>
   it("closing the session aborts a running tool, which sees its AbortSignal", async () => {
     const { client, sessionId } = await setup();
     const running = rejectionOf(
-      client.request("talk.client.toolCall", { sessionId, callId: "slow_1", name: "slow", argumentsJson: "{}" }),
+      client.request("talk.client.toolCall", {
+        sessionId,
+        callId: "slow_1",
+        name: "slow",
+        argumentsJson: "{}",
+      }),
     );
     await h!.tools.slow.started;
     expect(h!.tools.slow.aborted).toHaveLength(0);
@@ -141,7 +156,9 @@ describe("talk.client.toolCall: provider tool calls under Gateway policy", () =>
 
   it("the owner disconnecting aborts its running tool and closes its client session", async () => {
     const { client, sessionId } = await setup();
-    void client.request("talk.client.toolCall", { sessionId, callId: "s", name: "slow", argumentsJson: "{}" }).catch(() => {});
+    void client
+      .request("talk.client.toolCall", { sessionId, callId: "s", name: "slow", argumentsJson: "{}" })
+      .catch(() => {});
     await h!.tools.slow.started;
     await client.close();
     await expect.poll(() => h!.tools.slow.aborted.length).toBe(1);

@@ -18,7 +18,12 @@ describe("gateway HTTP routes and lifecycle", () => {
 
   it("GET /readyz reports provider and coordinator checks, and 503 when one fails", async () => {
     h = await startGateway({
-      deps: { readiness: async () => ({ ok: false, checks: { providers: { ok: false, detail: "espeak-ng missing" } } }) },
+      deps: {
+        readiness: async () => ({
+          ok: false,
+          checks: { providers: { ok: false, detail: "espeak-ng missing" } },
+        }),
+      },
     });
     const res = await fetch(`${h.httpUrl}/readyz`);
     expect(res.status).toBe(503);
@@ -32,13 +37,20 @@ describe("gateway HTTP routes and lifecycle", () => {
     h = await startGateway();
     const res = await fetch(`${h.httpUrl}/readyz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ ok: true, checks: { providers: { ok: true }, coordinator: { ok: true } } });
+    expect(await res.json()).toMatchObject({
+      ok: true,
+      checks: { providers: { ok: true }, coordinator: { ok: true } },
+    });
   });
 
   it("GET /metrics exposes sessions, turns, events, requests and errors in Prometheus format", async () => {
     h = await startGateway();
     const client = await h.connect();
-    const { sessionId } = await client.request("talk.session.create", { mode: "stt-tts", transport: "managed-room", inputFormat: SPEECH_FORMAT });
+    const { sessionId } = await client.request("talk.session.create", {
+      mode: "stt-tts",
+      transport: "managed-room",
+      inputFormat: SPEECH_FORMAT,
+    });
     const { turnId } = await client.request("talk.session.startTurn", { sessionId });
     await client.request("talk.session.cancelTurn", { sessionId, turnId });
     await rejectionOf(client.requestUntyped("talk.nope"));
@@ -86,7 +98,9 @@ describe("gateway HTTP routes and lifecycle", () => {
   it("a request pending when the connection closes rejects with a coded error", async () => {
     h = await startGateway();
     const client = await h.connect();
-    const pending = rejectionOf(client.request("talk.speak", { text: "A sentence that takes a moment to say." }));
+    const pending = rejectionOf(
+      client.request("talk.speak", { text: "A sentence that takes a moment to say." }),
+    );
     await client.close();
     const err = await pending;
     expect(err.code).toBe("cancelled");

@@ -59,16 +59,19 @@ describe("removed Talk API names stay gone", () => {
     expect(err.code).toBe("unknown_method");
   });
 
-  it.each(REMOVED)("%s is absent from the method list, the scope table, the protocol schemas and the client", (name) => {
-    expect(h.server.methods).not.toContain(name);
-    expect(h.server.scopes).not.toHaveProperty([name]);
-    expect(TALK_METHODS).not.toContain(name as never);
-    expect(Object.keys(TALK_PARAM_SCHEMAS)).not.toContain(name);
-    // The client has no method per API name: requests go through request(), typed by TALK_METHODS.
-    expect(Object.getOwnPropertyNames(TalkClient.prototype).sort()).toEqual(
-      ["close", "closed", "constructor", "on", "request", "requestUntyped"].sort(),
-    );
-  });
+  it.each(REMOVED)(
+    "%s is absent from the method list, the scope table, the protocol schemas and the client",
+    (name) => {
+      expect(h.server.methods).not.toContain(name);
+      expect(h.server.scopes).not.toHaveProperty([name]);
+      expect(TALK_METHODS).not.toContain(name as never);
+      expect(Object.keys(TALK_PARAM_SCHEMAS)).not.toContain(name);
+      // The client has no method per API name: requests go through request(), typed by TALK_METHODS.
+      expect(Object.getOwnPropertyNames(TalkClient.prototype).sort()).toEqual(
+        ["close", "closed", "constructor", "on", "request", "requestUntyped"].sort(),
+      );
+    },
+  );
 
   it("no gateway or client source file mentions a removed name, the retired endpoint or an instruction override", () => {
     const files = [...sourceFiles(join(ROOT, "src", "gateway")), ...sourceFiles(join(ROOT, "src", "client"))];
@@ -85,7 +88,8 @@ describe("removed Talk API names stay gone", () => {
     const doc = readFileSync(join(ROOT, "docs", "api.md"), "utf8");
     for (const line of doc.split("\n")) {
       for (const name of REMOVED) {
-        if (line.includes(name)) expect(line.startsWith("|"), `docs/api.md outside a table: ${line}`).toBe(true);
+        if (line.includes(name))
+          expect(line.startsWith("|"), `docs/api.md outside a table: ${line}`).toBe(true);
       }
     }
     const migration = doc.slice(doc.indexOf("## Removed API"));

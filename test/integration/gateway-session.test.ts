@@ -33,10 +33,17 @@ describe("talk.session.create", () => {
       { mode: "transcription", transport: "gateway-relay" },
     ] as const) {
       const created = await client.request("talk.session.create", params);
-      expect(created).toMatchObject({ mode: params.mode, transport: params.transport, joinToken: expect.any(String) });
+      expect(created).toMatchObject({
+        mode: params.mode,
+        transport: params.transport,
+        joinToken: expect.any(String),
+      });
       expect(h.runtime.getSession(created.sessionId)?.owner).toBe("gateway");
     }
-    const transcription = (await client.request("talk.session.create", { mode: "transcription", transport: "gateway-relay" }));
+    const transcription = await client.request("talk.session.create", {
+      mode: "transcription",
+      transport: "gateway-relay",
+    });
     expect(transcription.brain).toBe("none");
   });
 
@@ -55,7 +62,11 @@ describe("talk.session.create", () => {
     h = await startGateway();
     const client = await h.connect();
     const err = await rejectionOf(
-      client.request("talk.session.create", { mode: "transcription", transport: "managed-room", brain: "agent-consult" }),
+      client.request("talk.session.create", {
+        mode: "transcription",
+        transport: "managed-room",
+        brain: "agent-consult",
+      }),
     );
     expect(err.code).toBe("unsupported_combination");
   });
@@ -103,10 +114,14 @@ describe("turn verbs", () => {
     const client = await h.connect();
     const { sessionId } = await client.request("talk.session.create", ROOM);
     const { turnId } = await client.request("talk.session.startTurn", { sessionId });
-    const err = await rejectionOf(client.request("talk.session.endTurn", { sessionId, turnId: "not-the-turn" }));
+    const err = await rejectionOf(
+      client.request("talk.session.endTurn", { sessionId, turnId: "not-the-turn" }),
+    );
     expect(err.code).toBe("stale_turn");
     expect(h.runtime.getSession(sessionId)?.activeTurn?.id).toBe(turnId);
-    expect((await rejectionOf(client.request("talk.session.startTurn", { sessionId }))).code).toBe("turn_already_active");
+    expect((await rejectionOf(client.request("talk.session.startTurn", { sessionId }))).code).toBe(
+      "turn_already_active",
+    );
   });
 
   it("cancelTurn aborts the agent's work: the slow agent sees its AbortSignal and one turn.cancelled follows", async () => {
@@ -120,7 +135,11 @@ describe("turn verbs", () => {
     await client.request("talk.session.endTurn", { sessionId, turnId });
     await agent.started;
     expect(agent.aborted).toHaveLength(0);
-    const { cancelled } = await client.request("talk.session.cancelTurn", { sessionId, turnId, reason: "client_request" });
+    const { cancelled } = await client.request("talk.session.cancelTurn", {
+      sessionId,
+      turnId,
+      reason: "client_request",
+    });
     expect(cancelled).toBe(true);
     await expect.poll(() => agent.aborted.length).toBe(1);
     await rec.next((e) => e.type === "turn.cancelled");
@@ -155,11 +174,14 @@ describe("turn verbs", () => {
       expect(err.code, audioBase64).toBe("invalid_params");
     }
     const big = Buffer.alloc(2048).toString("base64");
-    expect((await rejectionOf(client.request("talk.session.appendAudio", { sessionId, audioBase64: big }))).code).toBe(
-      "payload_too_large",
-    );
+    expect(
+      (await rejectionOf(client.request("talk.session.appendAudio", { sessionId, audioBase64: big }))).code,
+    ).toBe("payload_too_large");
     await expect(
-      client.request("talk.session.appendAudio", { sessionId, audioBase64: Buffer.alloc(1024).toString("base64") }),
+      client.request("talk.session.appendAudio", {
+        sessionId,
+        audioBase64: Buffer.alloc(1024).toString("base64"),
+      }),
     ).resolves.toEqual({ sessionId, bytes: 1024 });
   });
 
@@ -167,7 +189,9 @@ describe("turn verbs", () => {
     h = await startGateway();
     const client = await h.connect();
     const { sessionId } = await client.request("talk.session.create", ROOM);
-    const err = await rejectionOf(client.request("talk.session.submitToolResult", { sessionId, callId: "nope", output: "{}" }));
+    const err = await rejectionOf(
+      client.request("talk.session.submitToolResult", { sessionId, callId: "nope", output: "{}" }),
+    );
     expect(err.code).toBe("tool_not_found");
   });
 
@@ -182,7 +206,9 @@ describe("turn verbs", () => {
       ["talk.session.cancelTurn", { sessionId }],
       ["talk.session.close", { sessionId }],
     ] as const) {
-      expect((await rejectionOf(other.requestUntyped(method, params))).code, method).toBe("not_session_owner");
+      expect((await rejectionOf(other.requestUntyped(method, params))).code, method).toBe(
+        "not_session_owner",
+      );
     }
     expect((await rejectionOf(other.request("talk.session.startTurn", { sessionId: "missing" }))).code).toBe(
       "session_not_found",
@@ -197,9 +223,13 @@ describe("turn verbs", () => {
     expect(await client.request("talk.session.close", { sessionId })).toEqual({ sessionId, closed: true });
     await rec.next((e) => e.type === "session.closed");
     expect(rec.events.filter((e) => e.type === "session.closed")).toHaveLength(1);
-    expect((await rejectionOf(client.request("talk.session.startTurn", { sessionId }))).code).toBe("session_closed");
+    expect((await rejectionOf(client.request("talk.session.startTurn", { sessionId }))).code).toBe(
+      "session_closed",
+    );
     const other = await h.connect();
-    expect((await rejectionOf(other.request("talk.session.join", { sessionId, joinToken }))).code).toBe("session_closed");
+    expect((await rejectionOf(other.request("talk.session.join", { sessionId, joinToken }))).code).toBe(
+      "session_closed",
+    );
   });
 });
 
@@ -209,9 +239,9 @@ describe("talk.session.join: replacement, reconnect and replay", () => {
     const owner = await h.connect();
     const joiner = await h.connect();
     const { sessionId, joinToken } = await owner.request("talk.session.create", ROOM);
-    expect((await rejectionOf(joiner.request("talk.session.join", { sessionId: "nope", joinToken }))).code).toBe(
-      "session_not_found",
-    );
+    expect(
+      (await rejectionOf(joiner.request("talk.session.join", { sessionId: "nope", joinToken }))).code,
+    ).toBe("session_not_found");
     const bad = await rejectionOf(joiner.request("talk.session.join", { sessionId, joinToken: "wrong" }));
     expect(bad.code).toBe("invalid_join_token");
     const joined = await joiner.request("talk.session.join", { sessionId, joinToken });
@@ -242,8 +272,12 @@ describe("talk.session.join: replacement, reconnect and replay", () => {
     expect(joined).toMatchObject({ sessionId, complete: true, replayed: ownerRec.events.length });
 
     // The old owner has lost the session; the joiner drives it.
-    expect((await rejectionOf(owner.request("talk.session.cancelTurn", { sessionId }))).code).toBe("not_session_owner");
-    await expect(joiner.request("talk.session.cancelTurn", { sessionId })).resolves.toMatchObject({ cancelled: true });
+    expect((await rejectionOf(owner.request("talk.session.cancelTurn", { sessionId }))).code).toBe(
+      "not_session_owner",
+    );
+    await expect(joiner.request("talk.session.cancelTurn", { sessionId })).resolves.toMatchObject({
+      cancelled: true,
+    });
     await joinerRec.next((e) => e.type === "turn.cancelled");
     expect(ownerRec.events.some((e) => e.type === "turn.cancelled")).toBe(false);
   });

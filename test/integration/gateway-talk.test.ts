@@ -20,7 +20,9 @@ describe("talk.catalog, talk.config, talk.speak, talk.mode", () => {
       creationMatrix: { method: string; transport: string; available: boolean }[];
     };
     expect([...catalog.modes].sort()).toEqual([...TALK_MODES].sort());
-    expect(catalog.providers.map((p) => p.id)).toEqual(expect.arrayContaining(["openai", "espeak-ng", "local-agent"]));
+    expect(catalog.providers.map((p) => p.id)).toEqual(
+      expect.arrayContaining(["openai", "espeak-ng", "local-agent"]),
+    );
     const webrtc = catalog.creationMatrix.find((c) => c.transport === "webrtc");
     expect(webrtc).toMatchObject({ method: "talk.client.create", available: true });
   });

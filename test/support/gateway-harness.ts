@@ -87,7 +87,8 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     { level: "info" },
     new Writable({
       write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split("\n")) if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString().split("\n"))
+          if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     }),
@@ -122,7 +123,10 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
       return { provider: realtime.id, grant, tools: declared.map((t) => t.name) };
     },
     tools: tools.dispatcher,
-    readiness: async () => ({ ok: true, checks: { providers: { ok: true }, coordinator: { ok: true, detail: "embedded" } } }),
+    readiness: async () => ({
+      ok: true,
+      checks: { providers: { ok: true }, coordinator: { ok: true, detail: "embedded" } },
+    }),
     logger,
     ...setup.deps,
   };
@@ -147,7 +151,10 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     logLines,
     async connect(options = {}) {
       const token = setup.auth === false ? undefined : TOKENS[options.as ?? "admin"];
-      const client = await TalkClient.connect(wsUrl, { ...(token !== undefined ? { token } : {}), ...options });
+      const client = await TalkClient.connect(wsUrl, {
+        ...(token !== undefined ? { token } : {}),
+        ...options,
+      });
       clients.push(client);
       return client;
     },
@@ -171,7 +178,10 @@ export class RawSocket {
   readonly ws: WebSocket;
   readonly frames: Record<string, unknown>[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
-  #waiters: { match: (f: Record<string, unknown>) => boolean; resolve: (f: Record<string, unknown>) => void }[] = [];
+  #waiters: {
+    match: (f: Record<string, unknown>) => boolean;
+    resolve: (f: Record<string, unknown>) => void;
+  }[] = [];
 
   private constructor(ws: WebSocket) {
     this.ws = ws;
@@ -184,7 +194,9 @@ export class RawSocket {
         return false;
       });
     });
-    this.closed = new Promise((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) =>
+      ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
   }
 
   static open(url: string, token: string | undefined): Promise<RawSocket> {
@@ -254,7 +266,10 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<TalkError>
 /** Real speech from espeak-ng (22 050 Hz PCM16 mono), to drive STT with audio a person could hear. */
 export async function speechPcm(text: string): Promise<Buffer> {
   const parts: Uint8Array[] = [];
-  for await (const chunk of new EspeakTtsProvider().synthesize({ text, signal: new AbortController().signal })) {
+  for await (const chunk of new EspeakTtsProvider().synthesize({
+    text,
+    signal: new AbortController().signal,
+  })) {
     parts.push(chunk.data);
   }
   return Buffer.concat(parts);
@@ -263,7 +278,12 @@ export async function speechPcm(text: string): Promise<Buffer> {
 export const SPEECH_FORMAT = Object.freeze({ encoding: "pcm16" as const, sampleRate: 22_050, channels: 1 });
 
 /** Sends PCM through talk.session.appendAudio in frames the pipeline accepts. */
-export async function appendPcm(client: TalkClient, sessionId: string, pcm: Buffer, frameBytes = 8820): Promise<void> {
+export async function appendPcm(
+  client: TalkClient,
+  sessionId: string,
+  pcm: Buffer,
+  frameBytes = 8820,
+): Promise<void> {
   for (let offset = 0; offset < pcm.byteLength; offset += frameBytes) {
     const frame = pcm.subarray(offset, Math.min(pcm.byteLength, offset + frameBytes));
     await client.request("talk.session.appendAudio", { sessionId, audioBase64: frame.toString("base64") });

@@ -8,7 +8,12 @@ import { SlowTool } from "./gateway-slow-providers.js";
  * its arguments, `slow` hangs until its AbortSignal fires, `shell` is
  * registered but denied by policy.
  */
-export function createTestTools(): { dispatcher: ToolDispatcher; registry: ToolRegistry; policy: ToolPolicy; slow: SlowTool } {
+export function createTestTools(): {
+  dispatcher: ToolDispatcher;
+  registry: ToolRegistry;
+  policy: ToolPolicy;
+  slow: SlowTool;
+} {
   const slow = new SlowTool();
   const registry = new ToolRegistry()
     .register({

@@ -23,9 +23,13 @@ export const talkClientMethods: MethodGroup = {
         );
       }
       if (!findCombination(mode, transport, brain)) {
-        throw new TalkError("unsupported_combination", `${mode} / ${transport} / ${brain} is not supported.`, {
-          details: { supported: CREATION_MATRIX.filter((c) => c.owner === "client") },
-        });
+        throw new TalkError(
+          "unsupported_combination",
+          `${mode} / ${transport} / ${brain} is not supported.`,
+          {
+            details: { supported: CREATION_MATRIX.filter((c) => c.owner === "client") },
+          },
+        );
       }
       ctx.sessions.assertCapacity(ctx.caller);
       // Instructions and tools come from trusted config inside createClientSession; the
@@ -39,7 +43,8 @@ export const talkClientMethods: MethodGroup = {
         ...(params.model !== undefined ? { model: params.model } : {}),
         ...(params.voice !== undefined ? { voice: params.voice } : {}),
       });
-      if (ctx.caller.closed) throw new TalkError("cancelled", "The connection closed while the session was created.");
+      if (ctx.caller.closed)
+        throw new TalkError("cancelled", "The connection closed while the session was created.");
       const session = ctx.deps.runtime.createSession({
         mode,
         transport,

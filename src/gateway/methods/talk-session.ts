@@ -43,9 +43,13 @@ export const talkSessionMethods: MethodGroup = {
       }
       const brain = params.brain ?? (mode === "transcription" ? "none" : "agent-consult");
       if (findCombination(mode, transport, brain)?.owner !== "gateway") {
-        throw new TalkError("unsupported_combination", `${mode} / ${transport} / ${brain} is not supported.`, {
-          details: { supported: CREATION_MATRIX.filter((c) => c.owner === "gateway") },
-        });
+        throw new TalkError(
+          "unsupported_combination",
+          `${mode} / ${transport} / ${brain} is not supported.`,
+          {
+            details: { supported: CREATION_MATRIX.filter((c) => c.owner === "gateway") },
+          },
+        );
       }
       ctx.sessions.assertCapacity(ctx.caller);
       const session = ctx.deps.runtime.createSession({
@@ -106,7 +110,9 @@ export const talkSessionMethods: MethodGroup = {
       const max = ctx.options.maxAudioBytesPerFrame;
       // Checked on the encoded length first so an oversized frame is never decoded.
       if (params.audioBase64.length > Math.ceil(max / 3) * 4) {
-        throw new TalkError("payload_too_large", `An audio frame carries at most ${max} bytes.`, { details: { max } });
+        throw new TalkError("payload_too_large", `An audio frame carries at most ${max} bytes.`, {
+          details: { max },
+        });
       }
       if (!BASE64.test(params.audioBase64)) {
         throw new TalkError("invalid_params", "audioBase64 is not valid base64.", {
@@ -115,7 +121,9 @@ export const talkSessionMethods: MethodGroup = {
       }
       const bytes = Buffer.from(params.audioBase64, "base64");
       if (bytes.byteLength > max) {
-        throw new TalkError("payload_too_large", `An audio frame carries at most ${max} bytes.`, { details: { max } });
+        throw new TalkError("payload_too_large", `An audio frame carries at most ${max} bytes.`, {
+          details: { max },
+        });
       }
       controller.appendAudio(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       return { sessionId: params.sessionId, bytes: bytes.byteLength };
@@ -141,7 +149,10 @@ export const talkSessionMethods: MethodGroup = {
   "talk.session.cancelTurn": {
     scope: "write",
     handler: (params, ctx) => {
-      const cancelled = controllerOf(ctx, params.sessionId).cancelTurn(params.turnId, params.reason ?? "client_request");
+      const cancelled = controllerOf(ctx, params.sessionId).cancelTurn(
+        params.turnId,
+        params.reason ?? "client_request",
+      );
       return { sessionId: params.sessionId, cancelled };
     },
   },
@@ -149,7 +160,10 @@ export const talkSessionMethods: MethodGroup = {
   "talk.session.cancelOutput": {
     scope: "write",
     handler: (params, ctx) => {
-      const cancelled = controllerOf(ctx, params.sessionId).cancelOutput(params.turnId, params.reason ?? "client_request");
+      const cancelled = controllerOf(ctx, params.sessionId).cancelOutput(
+        params.turnId,
+        params.reason ?? "client_request",
+      );
       return { sessionId: params.sessionId, cancelled };
     },
   },

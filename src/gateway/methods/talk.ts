@@ -16,7 +16,8 @@ export const talkMethods: MethodGroup = {
   "talk.config": {
     scope: "read",
     // Secrets are redacted by the config module unless the caller is admin.
-    handler: async (_params, ctx) => ctx.deps.effectiveConfig({ admin: ctx.caller.principal.scopes.has("admin") }),
+    handler: async (_params, ctx) =>
+      ctx.deps.effectiveConfig({ admin: ctx.caller.principal.scopes.has("admin") }),
   },
 
   "talk.speak": {
@@ -50,20 +51,29 @@ export const talkMethods: MethodGroup = {
           }
           bytes += chunk.data.byteLength;
           if (bytes > ctx.options.maxSpeakAudioBytes) {
-            throw new TalkError("payload_too_large", `The synthesized audio exceeds ${ctx.options.maxSpeakAudioBytes} bytes.`);
+            throw new TalkError(
+              "payload_too_large",
+              `The synthesized audio exceeds ${ctx.options.maxSpeakAudioBytes} bytes.`,
+            );
           }
           parts.push(chunk.data);
         }
         signal.throwIfAborted();
       } catch (err) {
-        if (signal.aborted && !(err instanceof TalkError)) throw new TalkError("cancelled", "talk.speak was cancelled.", { cause: err });
+        if (signal.aborted && !(err instanceof TalkError))
+          throw new TalkError("cancelled", "talk.speak was cancelled.", { cause: err });
         throw toTalkError(err, "provider_error");
       } finally {
         stop.abort(new TalkError("cancelled", "talk.speak finished"));
       }
       if (!format) throw new TalkError("provider_error", "The TTS provider produced no audio.");
       const audio = Buffer.concat(parts);
-      return { format, audioBase64: audio.toString("base64"), bytes, durationMs: Math.round(durationMs(format, bytes)) };
+      return {
+        format,
+        audioBase64: audio.toString("base64"),
+        bytes,
+        durationMs: Math.round(durationMs(format, bytes)),
+      };
     },
   },
 

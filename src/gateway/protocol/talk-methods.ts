@@ -31,7 +31,11 @@ export const TALK_METHODS = [
 export type TalkMethod = (typeof TALK_METHODS)[number];
 
 const id = z.string().min(1).max(128);
-const reason = z.string().min(1).max(64).regex(/^[a-z0-9_.-]+$/, "lowercase letters, digits, _ . -");
+const reason = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9_.-]+$/, "lowercase letters, digits, _ . -");
 
 export const audioFormatSchema = z.strictObject({
   encoding: z.enum(AUDIO_ENCODINGS),
@@ -94,8 +98,16 @@ export const TALK_PARAM_SCHEMAS = {
   }),
   "talk.session.startTurn": z.strictObject({ sessionId: id }),
   "talk.session.endTurn": z.strictObject({ sessionId: id, turnId: id }),
-  "talk.session.cancelTurn": z.strictObject({ sessionId: id, turnId: id.optional(), reason: reason.optional() }),
-  "talk.session.cancelOutput": z.strictObject({ sessionId: id, turnId: id.optional(), reason: reason.optional() }),
+  "talk.session.cancelTurn": z.strictObject({
+    sessionId: id,
+    turnId: id.optional(),
+    reason: reason.optional(),
+  }),
+  "talk.session.cancelOutput": z.strictObject({
+    sessionId: id,
+    turnId: id.optional(),
+    reason: reason.optional(),
+  }),
   "talk.session.submitToolResult": z.strictObject({
     sessionId: id,
     callId: z.string().min(1).max(256),
