@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type ConnectionOptions, type Job, Queue, QueueEvents, Relay, type RelaySubscription, UnrecoverableError, Worker } from "bullmq";
+import { type ConnectionOptions, type Job, Queue, QueueEvents, Relay, type RelaySubscription, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import { NOOP_LOGGER } from "../core/logger.js";
@@ -184,7 +184,13 @@ export class JobQueue {
     this.#queue(kind);
     if (this.#workers.has(kind)) throw new TalkError("invalid_state", `A handler for jobs of kind ${kind} is already registered.`);
     // Three declared parameters: BullMQ only creates the job's AbortController for a processor that takes the signal.
-    const processor = async (job: Job<T>, _token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> => {
+    const processor = async (job: Job<T>, token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> => {
+      if (!this.#accepting || this.#pausedForLoad) {
+        // Fetched in the instant before the pause took effect: hand it back
+        // untouched (BullMQ's moveToWait + WaitingError, no attempt spent).
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
       const jobSignal = signal ?? new AbortController().signal;
       this.#active++;
       try {
@@ -236,7 +242,8 @@ export class JobQueue {
   /** Stops taking new jobs (drain); running jobs continue. */
   async pause(): Promise<void> {
     this.#accepting = false;
-    await Promise.all([...this.#workers.values()].map((w) => w.pause(true)));
+    this.#pauseWorkers();
+    await new Promise((resolve) => setImmediate(resolve));
   }
 
   async resume(): Promise<void> {
@@ -268,8 +275,20 @@ export class JobQueue {
     const full = this.#opts.isFull?.() ?? false;
     if (full === this.#pausedForLoad) return;
     this.#pausedForLoad = full;
-    if (full) await Promise.all([...this.#workers.values()].map((w) => w.pause(true).catch(() => undefined)));
+    if (full) this.#pauseWorkers();
     else if (this.#accepting) this.#resumeWorkers();
+  }
+
+  /**
+   * pause(false), not pause(true): only it interrupts the blocking fetch
+   * already waiting in Redis, which would otherwise still hand this worker
+   * the next job. Not awaited: it settles when the running jobs end, and that
+   * wait belongs to the drain, not to "stop taking jobs".
+   */
+  #pauseWorkers(): void {
+    for (const worker of this.#workers.values()) {
+      void worker.pause(false).catch((err: unknown) => this.#opts.logger.debug({ err }, "job worker pause failed"));
+    }
   }
 
   #resumeWorkers(): void {

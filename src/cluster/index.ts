@@ -1,0 +1,10 @@
+// What the cluster layer offers the composition root, gateway and adapters.
+export type * from "./coordinator.js";
+export { SESSION_COMMAND_VERBS } from "./coordinator.js";
+export type { CoordinatorOptions } from "./coordinator-options.js";
+export { createCoordinator, type CreateCoordinatorOptions } from "./create-coordinator.js";
+export { InProcessCoordinator, type InProcessCoordinatorOptions } from "./in-process-coordinator.js";
+export { InProcessHub } from "./in-process-hub.js";
+export { RedisCoordinator, type RedisCoordinatorOptions } from "./redis-coordinator.js";
+export { JobQueue, type JobQueueOptions, type JobHandler, type JobInfo, type JobEvent, type EnqueueOptions, type CancelOutcome } from "./job-queue.js";
+export { Drainer, ActiveCounter, drainOnSignals, type ActiveWork, type DrainInputs, type DrainOptions, type DrainResult } from "./drain.js";

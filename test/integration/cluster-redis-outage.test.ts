@@ -1,0 +1,70 @@
+import { randomUUID } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import type { TalkError } from "../../src/core/errors.js";
+import { RedisCoordinator } from "../../src/cluster/redis-coordinator.js";
+import { eventually, nextEvent, rejection, talkEvent } from "../support/cluster-contract.js";
+import { ThrowawayRedis } from "../support/cluster-redis.js";
+
+describe("Redis outage (a throwaway redis-server, killed and restarted empty)", () => {
+  let redis: ThrowawayRedis | undefined;
+  const coordinators: RedisCoordinator[] = [];
+
+  afterEach(async () => {
+    await Promise.allSettled(coordinators.splice(0).map((c) => c.close()));
+    await redis?.stop();
+    redis = undefined;
+  });
+
+  it("keeps local calls working, fails cross-worker operations fast, and restores leases, commands and subscriptions when Redis returns", async () => {
+    redis = await ThrowawayRedis.start();
+    const make = async (workerId: string): Promise<RedisCoordinator> => {
+      const c = new RedisCoordinator({ redisUrl: redis!.url, keyPrefix: "outage:", workerId, leaseTtlSec: 2, heartbeatMs: 200 });
+      coordinators.push(c);
+      await c.start();
+      return c;
+    };
+    const a = await make("worker-a");
+    const b = await make("worker-b");
+    const sid = `s-${randomUUID()}`;
+    await a.claim(sid);
+    const applied: string[] = [];
+    a.onCommand((_sessionId, command) => {
+      applied.push(command.verb);
+      return "ok";
+    });
+    const seen: number[] = [];
+    b.subscribeEvents(sid, 0, (e) => seen.push(e.seq));
+    for (let seq = 1; seq <= 5; seq++) a.publishEvent(talkEvent(sid, seq));
+    await eventually(() => seen.length === 5, 5000, "events before the outage");
+
+    const down = nextEvent(b, "connection", 5000, (e) => e.status === "reconnecting");
+    await redis.stop();
+    await down;
+
+    // The owner still commands its own session and keeps emitting events: nothing local waits on Redis.
+    expect(await a.sendCommand(sid, { verb: "cancelOutput" })).toBe("ok");
+    for (let seq = 6; seq <= 10; seq++) a.publishEvent(talkEvent(sid, seq));
+    // Another worker's cross-worker operations fail at once with a clear, retryable error.
+    const err: TalkError = await rejection(b.sendCommand(sid, { verb: "cancelTurn" }));
+    expect(err.code).toBe("owner_unreachable");
+    expect(err.retryable).toBe(true);
+    expect((await rejection(b.locate(sid))).code).toBe("owner_unreachable");
+    expect(b.ready()).toMatchObject({ ok: true, detail: { redis: "reconnecting" } });
+    // A new call on A during the outage still runs; its lease is written later.
+    const during = `s-${randomUUID()}`;
+    expect(await a.claim(during)).toEqual({ workerId: "worker-a", synced: false });
+
+    const back = nextEvent(b, "connection", 10_000, (e) => e.status === "ready");
+    await redis.start(); // empty: no persistence, every key is gone
+    await back;
+
+    await eventually(async () => (await b.locate(sid).catch(() => undefined))?.workerId === "worker-a", 10_000, "the lease to be restored");
+    await eventually(async () => (await b.locate(during).catch(() => undefined))?.workerId === "worker-a", 10_000, "the outage claim to be written");
+    expect(await b.sendCommand(sid, { verb: "cancelTurn" })).toBe("ok");
+    expect(applied).toEqual(["cancelOutput", "cancelTurn"]);
+    for (let seq = 11; seq <= 15; seq++) a.publishEvent(talkEvent(sid, seq));
+    await eventually(() => seen.length === 15, 10_000, "events held during the outage and after it");
+    expect(seen).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
+    expect(a.ownedSessions).toBe(2);
+  });
+});
