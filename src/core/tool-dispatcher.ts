@@ -213,6 +213,16 @@ export class ToolDispatcher {
     }
   }
 
+  /**
+   * A tool call a realtime provider emitted: a tool registered here runs on
+   * the server (dispatch); any other is completed by the session's client
+   * with talk.session.submitToolResult (awaitToolResult). Either way policy
+   * is checked and exactly one terminal tool event is emitted.
+   */
+  handleProviderCall(session: TalkSession, request: ToolCallRequest): Promise<ToolCallOutcome> {
+    return this.#registry.has(request.name) ? this.dispatch(session, request) : this.awaitToolResult(session, request);
+  }
+
   /** Completes a call registered by awaitToolResult. Unknown, finished or cancelled calls throw tool_not_found. */
   submitToolResult(sessionId: string, callId: string, output: string): void {
     if (typeof output !== "string") throw new TalkError("invalid_params", "A tool result must be a string.");

@@ -8,7 +8,6 @@ export {
   DEFAULT_OUTPUT_FORMAT,
   type PipelineOptions,
   type PipelineProviderResolver,
-  type PipelineToolCall,
   type PipelineToolDispatcher,
   type SessionControllerDeps,
 } from "./pipeline-options.js";

@@ -1,3 +1,4 @@
+import type { ToolCallOutcome, ToolCallRequest } from "../tool-dispatcher.js";
 import { TalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
 import type { AgentProvider, RealtimeProvider, RealtimeToolDefinition, SttProvider, TtsProvider } from "../provider-types.js";
@@ -98,24 +99,15 @@ export interface PipelineProviderResolver {
   realtime(session: TalkSession): RealtimeProvider | undefined;
 }
 
-/** A provider tool call handed to Gateway tool policy. */
-export interface PipelineToolCall {
-  sessionId: string;
-  turnId: string;
-  callId: string;
-  name: string;
-  argumentsJson: string;
-}
-
 /**
- * Optional: runs provider tool calls under Gateway policy. Without one, a
- * realtime tool call waits for talk.session.submitToolResult.
+ * The narrow part of core's ToolDispatcher a pipeline uses: the one dispatch
+ * path for provider tool calls (policy, correlation, terminal tool events).
  */
 export interface PipelineToolDispatcher {
   /** Tools offered to a realtime provider session (from trusted config and policy). Default none. */
   readonly definitions?: RealtimeToolDefinition[];
-  /** Resolves with the tool output (a JSON string). Rejects tool_denied / tool_not_found / cancelled. */
-  dispatch(call: PipelineToolCall, signal: AbortSignal): Promise<string>;
+  handleProviderCall(session: TalkSession, request: ToolCallRequest): Promise<ToolCallOutcome>;
+  submitToolResult(sessionId: string, callId: string, output: string): void;
 }
 
 export interface SessionControllerDeps {

@@ -12,6 +12,18 @@ import { PCM16_16K, PCM16_24K } from "../talk-types.js";
 import type { PipelineProviderResolver } from "./pipeline-options.js";
 import { createSessionController } from "./session-controller.js";
 import { EventLog, RecordingSink } from "./testing/pipeline-harness.js";
+import { ToolDispatcher } from "../tool-dispatcher.js";
+import { ToolPolicy } from "../tool-policy.js";
+import { ToolRegistry } from "../tool-registry.js";
+
+/** Core's one tool dispatch path, with `lookup` registered when a handler is given. */
+function toolsWith(handler?: (args: Record<string, unknown>) => Promise<string>, policy = new ToolPolicy()) {
+  const registry = new ToolRegistry();
+  if (handler)
+    registry.register({ name: "lookup", description: "Looks up", parameters: { type: "object" }, sideEffects: false, handler });
+  const dispatcher = new ToolDispatcher({ registry, policy });
+  return Object.assign(dispatcher, { definitions: registry.toRealtimeTools() });
+}
 
 /**
  * An in-process provider implementing the RealtimeProvider contract (the
@@ -65,7 +77,7 @@ afterEach(async () => {
   await runtime?.close();
 });
 
-async function setup() {
+async function setup(tools = toolsWith()) {
   runtime = createTalkRuntime();
   const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
   const provider = new ScriptedRealtimeProvider();
@@ -76,6 +88,7 @@ async function setup() {
     session,
     providers,
     sink,
+    tools,
     inputFormat: PCM16_16K,
     outputFormat: PCM16_24K,
     options: { persona: "Trusted persona from config." },
@@ -162,42 +175,54 @@ describe("realtime relay pipeline", () => {
     expect(sink.bytes).toBe(9600);
   });
 
-  it("a tool call is emitted and completed by submitToolResult; unknown calls are tool_not_found", async () => {
+  it("a tool the server does not run is completed by submitToolResult through the one dispatch path", async () => {
     const { session, provider, log, controller } = await setup();
     provider.play({ type: "speech_started" });
     provider.play({ type: "tool_call", responseId: "r1", itemId: "fc_1", callId: "call_1", name: "lookup", argumentsJson: '{"id":"7"}' });
     const call = log.ofType("tool.call")[0]!;
     expect(call).toMatchObject({ callId: "call_1", turnId: session.activeTurn!.id, payload: { name: "lookup", argumentsJson: '{"id":"7"}' } });
     controller.submitToolResult("call_1", '{"status":"shipped"}');
+    await log.next("tool.result");
+    await new Promise((r) => setImmediate(r));
     expect(provider.toolResults).toEqual([["call_1", '{"status":"shipped"}']]);
-    expect(log.ofType("tool.result")[0]).toMatchObject({ callId: "call_1" });
+    expect(log.ofType("tool.call")).toHaveLength(1);
+    expect(log.ofType("tool.result")).toHaveLength(1);
     expect(() => controller.submitToolResult("call_1", "{}")).toThrowError(expect.objectContaining({ code: "tool_not_found" }));
   });
 
-  it("a tool dispatcher answers tool calls itself under the turn's signal", async () => {
-    runtime = createTalkRuntime();
-    const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
-    const provider = new ScriptedRealtimeProvider();
+  it("a registered tool runs on the server under the turn's signal and its output goes to the provider", async () => {
     const seen: string[] = [];
-    const controller = createSessionController({
-      session,
-      providers: { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider },
-      tools: {
-        definitions: [{ name: "lookup", description: "Looks up", parameters: { type: "object" } }],
-        dispatch: async (call) => {
-          seen.push(call.name);
-          return '{"ok":true}';
-        },
-      },
-    });
-    await controller.ready;
+    const { provider, log } = await setup(
+      toolsWith(async (args) => {
+        seen.push(JSON.stringify(args));
+        return '{"ok":true}';
+      }),
+    );
     expect(provider.options?.tools.map((t) => t.name)).toEqual(["lookup"]);
-    const log = new EventLog(session);
     provider.play({ type: "speech_started" });
     provider.play({ type: "tool_call", responseId: "r1", itemId: "fc_1", callId: "call_9", name: "lookup", argumentsJson: "{}" });
     await log.next("tool.result");
-    expect(seen).toEqual(["lookup"]);
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toEqual(["{}"]);
     expect(provider.toolResults).toEqual([["call_9", '{"ok":true}']]);
+    expect(log.ofType("tool.call")).toHaveLength(1);
+  });
+
+  it("a tool denied by policy never runs and the provider is told why", async () => {
+    let ran = false;
+    const { provider, log } = await setup(
+      toolsWith(async () => {
+        ran = true;
+        return "{}";
+      }, new ToolPolicy({ deny: ["lookup"] })),
+    );
+    provider.play({ type: "speech_started" });
+    provider.play({ type: "tool_call", responseId: "r1", itemId: "fc_1", callId: "call_d", name: "lookup", argumentsJson: "{}" });
+    await log.next("tool.error");
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toBe(false);
+    expect(provider.toolResults).toHaveLength(1);
+    expect(JSON.parse(provider.toolResults[0]![1])).toMatchObject({ error: "tool_denied" });
   });
 
   it("cancelTurn cancels the provider response and clears the sink; close closes the provider session once", async () => {

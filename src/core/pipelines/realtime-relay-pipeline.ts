@@ -41,8 +41,9 @@ const CANCELLED_ITEM_MEMORY = 64;
  * - speech_stopped ends the user turn, the response flows under it;
  * - audio deltas go to the sink in the session's output format, events carry
  *   metadata only;
- * - tool calls are emitted as tool.call and completed by submitToolResult (or
- *   by the optional tool dispatcher under Gateway policy).
+ * - tool calls go through core's one dispatch path (policy, tool.* events):
+ *   a registered tool runs on the server, any other is completed by the
+ *   client with submitToolResult.
  */
 export class RealtimeRelayPipeline implements TalkSessionController {
   readonly session: TalkSession;
@@ -54,7 +55,6 @@ export class RealtimeRelayPipeline implements TalkSessionController {
   readonly #inputConverter: PcmConverter;
   readonly #items = new Map<string, OutputItem>();
   readonly #cancelledItems = new Set<string>();
-  readonly #pendingTools = new Map<string, { turnId: string; name: string }>();
   #voice: RealtimeVoiceSession | undefined;
   #held: Uint8Array[] = [];
   #heldBytes = 0;
@@ -114,12 +114,10 @@ export class RealtimeRelayPipeline implements TalkSessionController {
   }
 
   submitToolResult(callId: string, output: string): void {
-    const pending = this.#pendingTools.get(callId);
-    if (!pending) throw new TalkError("tool_not_found", `No pending tool call ${callId} in this session.`);
-    if (typeof output !== "string") throw new TalkError("invalid_params", "Tool output must be a string.");
-    this.#pendingTools.delete(callId);
-    this.#voice?.submitToolResult(callId, output);
-    this.session.emit({ type: "tool.result", turnId: pending.turnId, callId, payload: { name: pending.name } });
+    const tools = this.#deps.tools;
+    if (!tools) throw new TalkError("tool_not_found", `No tool call ${callId} awaits a result in this session.`);
+    // The dispatcher settles the call; #toolCall then hands the output to the provider.
+    tools.submitToolResult(this.session.id, callId, output);
   }
 
   setAudioSink(sink: TalkAudioSink | undefined): void {
@@ -359,31 +357,39 @@ export class RealtimeRelayPipeline implements TalkSessionController {
 
   #toolCall(event: Extract<RealtimeProviderEvent, { type: "tool_call" }>): void {
     const { session } = this;
-    const turn = session.activeTurn ?? session.ensureTurn({ source: "provider" });
-    this.#pendingTools.set(event.callId, { turnId: turn.id, name: event.name });
-    const payload: ToolCallPayload = { name: event.name, argumentsJson: event.argumentsJson };
-    session.emit({ type: "tool.call", turnId: turn.id, callId: event.callId, itemId: event.itemId, payload });
     const tools = this.#deps.tools;
-    if (!tools) return; // the client completes it with talk.session.submitToolResult
-    const call = { sessionId: session.id, turnId: turn.id, callId: event.callId, name: event.name, argumentsJson: event.argumentsJson };
-    session
-      .runWork("tool", (signal) => tools.dispatch(call, signal), { turnId: turn.id })
-      .then(
-        (output) => {
-          if (this.#pendingTools.has(event.callId)) this.submitToolResult(event.callId, output);
-        },
-        (err: unknown) => {
-          if (!this.#pendingTools.delete(event.callId)) return;
-          const error = toTalkError(err);
-          if (error.code === "cancelled") {
-            session.emit({ type: "tool.cancelled", turnId: turn.id, callId: event.callId, payload: { name: event.name } });
-            return;
-          }
-          session.emit({ type: "tool.error", turnId: turn.id, callId: event.callId, payload: { name: event.name, ...error.toJSON() } });
+    if (!tools) {
+      // No tools were offered to this session; a call can only be a provider error. Answer it so the provider does not wait.
+      this.#deps.logger.warn({ name: event.name }, "realtime provider called a tool in a session without tools");
+      this.#voice?.submitToolResult(event.callId, JSON.stringify({ error: "tool_not_found", message: "No tools are available." }));
+      return;
+    }
+    const turn = session.activeTurn ?? session.ensureTurn({ source: "provider" });
+    const request = {
+      name: event.name,
+      argumentsJson: event.argumentsJson,
+      callId: event.callId,
+      turnId: turn.id,
+      itemId: event.itemId,
+      ...(session.provider ? { provider: session.provider } : {}),
+    };
+    tools.handleProviderCall(session, request).then(
+      (outcome) => {
+        if (outcome.ok) this.#voice?.submitToolResult(event.callId, outcome.output);
+        else if (outcome.error.code !== "cancelled") {
           // The provider still waits for an output; tell it the tool failed rather than leave it hanging.
-          this.#voice?.submitToolResult(event.callId, JSON.stringify({ error: error.code, message: error.message }));
-        },
-      );
+          this.#voice?.submitToolResult(
+            event.callId,
+            JSON.stringify({ error: outcome.error.code, message: outcome.error.message }),
+          );
+        }
+      },
+      (err: unknown) => {
+        const error = toTalkError(err);
+        this.#deps.logger.warn({ name: event.name, code: error.code }, "realtime tool call rejected before dispatch");
+        this.#voice?.submitToolResult(event.callId, JSON.stringify({ error: error.code, message: error.message }));
+      },
+    );
   }
 }
 
