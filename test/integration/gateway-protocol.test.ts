@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import {
   SPEECH_FORMAT,
+  TOKENS,
   appendPcm,
   rejectionOf,
   recordEvents,
@@ -147,5 +149,18 @@ describe("gateway frame protocol: bad input gets a coded answer and hurts nobody
     await client.request("talk.session.endTurn", { sessionId, turnId });
     await rec.next((e) => e.type === "output.audio.done" && e.turnId === turnId);
     expect(rec.audio.length).toBeGreaterThan(0);
+  });
+
+  it("a peer that stops answering heartbeat pings is dropped; a live peer is kept", async () => {
+    h = await startGateway({ options: { heartbeatMs: 200 } });
+    const live = await h.connect();
+    const dead = new WebSocket(h.wsUrl, {
+      headers: { authorization: `Bearer ${TOKENS.admin}` },
+      autoPong: false,
+    });
+    await new Promise((resolve) => dead.once("open", resolve));
+    const closed = new Promise<number>((resolve) => dead.once("close", resolve));
+    expect(await closed).toBe(1006);
+    await expect(live.request("talk.mode")).resolves.toMatchObject({ enabled: false });
   });
 });
