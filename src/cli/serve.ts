@@ -14,7 +14,13 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const loaded = loadConfig({ path: options.configPath });
   const app = await createApp(loaded);
   const { urls } = await app.listen();
-  app.logger.info({ urls }, `talkgate listening: ${urls.join(", ")}`);
+  const served = urls.flatMap((url) => [
+    `${url.replace(/^http/, "ws")}/talk`,
+    `${url}/healthz`,
+    `${url}/readyz`,
+    `${url}/metrics`,
+  ]);
+  app.logger.info({ urls: served }, `talkgate listening: ${served.join(" ")}`);
 
   let closing = false;
   const stop = (signal: NodeJS.Signals): void => {

@@ -58,6 +58,8 @@ export const gatewaySchema = z
     reconnectGraceMs: nonNegativeInt.default(30_000),
     /** WebSocket ping interval; a peer that misses a pong is dropped. */
     heartbeatMs: positiveInt.default(30_000),
+    /** Decoded audio bytes one talk.session.appendAudio may carry (64 KiB = 2 s of 16 kHz PCM16). */
+    maxAudioBytesPerFrame: positiveInt.default(64 * 1024),
   })
   .strict();
 
@@ -105,6 +107,21 @@ export const talkSchema = z
 
 export const agentSchema = z
   .object({
+    /**
+     * An OpenAI-compatible streaming chat completions endpoint (the assistant's
+     * own gateway, a hosted model or a local server). Unset: the local
+     * rule-based agent answers.
+     */
+    endpoint: z
+      .object({
+        baseUrl: z.url(),
+        model: z.string().min(1),
+        apiKey: z.string().min(1).optional(),
+        /** Upper bound on one consult, ms. */
+        timeoutMs: positiveInt.default(120_000),
+      })
+      .strict()
+      .optional(),
     /** The assistant's persona, the start of every Gateway-built instruction. */
     persona: z.string().min(1).default("You are a helpful voice assistant. Answer briefly, in plain spoken language."),
     tools: z

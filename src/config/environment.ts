@@ -33,6 +33,9 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "LOG_LEVEL", path: "log.level", parse: asString },
   { env: "OPENAI_API_KEY", path: "talk.realtime.providers.openai.apiKey", parse: asString, secret: true },
   { env: "OPENAI_BASE_URL", path: "talk.realtime.providers.openai.baseUrl", parse: asString },
+  { env: "AGENT_BASE_URL", path: "agent.endpoint.baseUrl", parse: asString },
+  { env: "AGENT_MODEL", path: "agent.endpoint.model", parse: asString },
+  { env: "AGENT_API_KEY", path: "agent.endpoint.apiKey", parse: asString, secret: true },
 ];
 
 /**

@@ -1,0 +1,243 @@
+import { pino, type Logger } from "pino";
+import type { LoadedConfig } from "./config/load-config.js";
+import type { TalkgateConfig } from "./config/config-schema.js";
+import { redactSecrets } from "./config/redact.js";
+import { TalkError } from "./core/errors.js";
+import { createSessionController } from "./core/pipelines/session-controller.js";
+import type { PipelineProviderResolver } from "./core/pipelines/pipeline-options.js";
+import type { ProviderKind, TalkProvider } from "./core/provider-types.js";
+import { ProviderRegistry } from "./core/provider-registry.js";
+import { ProviderResolver, type ProviderDefaults } from "./core/provider-resolver.js";
+import { createTalkRuntime } from "./core/session-runtime.js";
+import type { TalkRuntime, TalkSession } from "./core/session-types.js";
+import { buildTalkCatalog } from "./core/talk-catalog.js";
+import { ToolDispatcher } from "./core/tool-dispatcher.js";
+import { ToolPolicy } from "./core/tool-policy.js";
+import { ToolRegistry } from "./core/tool-registry.js";
+import { createGetTimeTool } from "./core/tools/get-time-tool.js";
+import { createGatewayServer, type GatewayDeps, type GatewayServer } from "./gateway/index.js";
+import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
+import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
+
+/**
+ * The composition root: turns the validated configuration into a running
+ * process (runtime, providers, tools, gateway). The only place that knows
+ * every layer; each layer below it knows only its narrow inputs.
+ */
+export interface App {
+  readonly config: TalkgateConfig;
+  readonly logger: Logger;
+  readonly runtime: TalkRuntime;
+  readonly gateway: GatewayServer;
+  listen(overrides?: { port?: number }): Promise<{ urls: string[]; port: number }>;
+  /** Closes the gateway (sockets get 1001), then sessions, then providers. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface CreateAppOptions {
+  /** Providers to register instead of the ones the configuration names (tests, embedders). */
+  providers?: TalkProvider[];
+  logger?: Logger;
+}
+
+/** Builds the providers the configuration asks for: local engines always, cloud ones when configured. */
+export function configuredProviders(config: TalkgateConfig): TalkProvider[] {
+  const providers: TalkProvider[] = createLocalProviders({
+    agent: config.agent.endpoint ? false : {},
+  });
+  const endpoint = config.agent.endpoint;
+  if (endpoint) {
+    providers.push(
+      createOpenAiChatAgent({
+        baseUrl: endpoint.baseUrl,
+        model: endpoint.model,
+        timeoutMs: endpoint.timeoutMs,
+        ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
+      }),
+    );
+  }
+  const openai = config.talk.realtime?.providers?.["openai"];
+  if (openai) {
+    providers.push(
+      createOpenAiRealtimeProvider({
+        id: "openai",
+        ...(typeof openai["apiKey"] === "string" ? { apiKey: openai["apiKey"] } : {}),
+        ...(typeof openai["baseUrl"] === "string" ? { baseUrl: openai["baseUrl"] } : {}),
+        ...(config.talk.realtime?.model ? { model: config.talk.realtime.model } : {}),
+        ...(config.talk.realtime?.voice ? { voice: config.talk.realtime.voice } : {}),
+      }),
+    );
+  }
+  return providers;
+}
+
+/**
+ * Default provider id per kind. `talk.provider` names the speech provider and
+ * applies to each speech kind that has a provider of that id; naming one that
+ * exists for no kind is a configuration error, found at start-up.
+ */
+function providerDefaults(config: TalkgateConfig, registry: ProviderRegistry): ProviderDefaults {
+  const defaults: ProviderDefaults = {};
+  const speech = config.talk.provider;
+  if (speech !== undefined) {
+    const kinds = (["stt", "tts"] as const).filter((kind) => registry.has(kind, speech));
+    if (kinds.length === 0) {
+      throw new TalkError("config_invalid", `talk.provider: no speech provider "${speech}" is configured.`);
+    }
+    for (const kind of kinds) defaults[kind] = speech;
+  }
+  const realtime = config.talk.realtime?.provider;
+  if (realtime !== undefined) {
+    if (!registry.has("realtime", realtime)) {
+      throw new TalkError(
+        "config_invalid",
+        `talk.realtime.provider: no realtime provider "${realtime}" is configured (set talk.realtime.providers.${realtime}).`,
+      );
+    }
+    defaults.realtime = realtime;
+  }
+  return defaults;
+}
+
+function optional<K extends ProviderKind>(resolver: ProviderResolver, kind: K, id?: string) {
+  try {
+    return resolver.resolve(kind, id);
+  } catch (err) {
+    if (err instanceof TalkError && err.code === "provider_not_found") return undefined;
+    throw err;
+  }
+}
+
+export async function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): Promise<App> {
+  const { config } = loaded;
+  const logger = options.logger ?? pino({ level: config.log.level, base: { service: "talkgate" } });
+  logger.info(
+    { config: loaded.path ?? "(embedded defaults)", env: loaded.envOverrides },
+    "talkgate starting",
+  );
+
+  const registry = new ProviderRegistry({ logger });
+  for (const provider of options.providers ?? configuredProviders(config)) registry.register(provider);
+  const resolver = new ProviderResolver({ registry, defaults: providerDefaults(config, registry) });
+
+  const tools = new ToolRegistry().register(createGetTimeTool());
+  const policy = new ToolPolicy({ allow: config.agent.tools.allow, deny: config.agent.tools.deny });
+  const dispatcher = new ToolDispatcher({ registry: tools, policy, logger });
+  const realtimeTools = () => tools.toRealtimeTools((name) => policy.isAllowed(name));
+
+  const runtime = createTalkRuntime({
+    replayLimit: config.runtime.replayLimit,
+    closedRetentionMs: config.runtime.closedRetentionMs,
+    maxSessions: config.runtime.maxSessions,
+    dataDir: config.dataDir,
+    logger,
+  });
+
+  const pipelineProviders: PipelineProviderResolver = {
+    stt: (s: TalkSession) => optional(resolver, "stt", s.provider && registry.has("stt", s.provider) ? s.provider : undefined),
+    tts: () => optional(resolver, "tts"),
+    agent: () => optional(resolver, "agent"),
+    realtime: (s: TalkSession) => optional(resolver, "realtime", s.provider),
+  };
+
+  const deps: GatewayDeps = {
+    runtime,
+    catalog: () => buildTalkCatalog({ providers: registry.list(), defaults: resolver.defaults }),
+    effectiveConfig: ({ admin }) => {
+      const effective = {
+        talk: config.talk,
+        providers: {
+          stt: resolver.defaultId("stt") ?? null,
+          tts: resolver.defaultId("tts") ?? null,
+          agent: resolver.defaultId("agent") ?? null,
+          realtime: resolver.defaultId("realtime") ?? null,
+        },
+      };
+      return admin ? effective : redactSecrets(effective);
+    },
+    speak: (request, signal) => resolver.resolve("tts").synthesize({ ...request, signal }),
+    createController: async (session, request) => {
+      const controller = createSessionController({
+        session,
+        providers: pipelineProviders,
+        tools: Object.assign(dispatcher, { definitions: realtimeTools() }),
+        logger,
+        options: {
+          persona: config.agent.persona,
+          interruptOnSpeech: config.talk.input.interruptOnSpeech,
+          maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
+          ...(request.model ?? config.talk.realtime?.model ? { realtimeModel: request.model ?? config.talk.realtime?.model } : {}),
+          ...(request.voice ?? config.talk.realtime?.voice ? { realtimeVoice: request.voice ?? config.talk.realtime?.voice } : {}),
+        },
+        ...(request.inputFormat !== undefined ? { inputFormat: request.inputFormat } : {}),
+        ...(request.outputFormat !== undefined ? { outputFormat: request.outputFormat } : {}),
+      });
+      await controller.ready;
+      return controller;
+    },
+    createClientSession: async (request) => {
+      const provider = resolver.resolve("realtime", request.provider, {
+        clientSessions: true,
+        transport: request.transport,
+        ...(request.model !== undefined ? { model: request.model } : {}),
+        ...(request.voice !== undefined ? { voice: request.voice } : {}),
+      });
+      if (!provider.createClientSession) {
+        throw new TalkError("capability_unsupported", `Provider "${provider.id}" cannot mint client sessions.`);
+      }
+      const declared = realtimeTools();
+      const grant = await provider.createClientSession({
+        instructions: config.agent.persona,
+        tools: declared,
+        transport: request.transport,
+        signal: request.signal,
+        ...(request.model !== undefined ? { model: request.model } : {}),
+        ...(request.voice !== undefined ? { voice: request.voice } : {}),
+      });
+      return { provider: provider.id, grant, tools: declared.map((t) => t.name) };
+    },
+    tools: dispatcher,
+    readiness: async () => {
+      const health = await registry.health();
+      const checks: Record<string, { ok: boolean; detail?: string }> = {
+        coordinator: { ok: true, detail: "in-process" },
+      };
+      for (const p of health.providers) {
+        checks[`provider:${p.kind}:${p.id}`] = { ok: p.ok, ...(p.detail !== undefined ? { detail: p.detail } : {}) };
+      }
+      return { ok: health.ok, checks };
+    },
+    logger,
+  };
+
+  const gateway = createGatewayServer(deps, {
+    host: config.server.host,
+    port: config.server.port,
+    auth: { tokens: config.auth.tokens },
+    maxPayloadBytes: config.gateway.maxPayloadBytes,
+    maxConnections: config.gateway.maxConnections,
+    maxSessionsPerConnection: config.gateway.maxSessionsPerConnection,
+    rateLimit: config.gateway.rateLimit,
+    reconnectGraceMs: config.gateway.reconnectGraceMs,
+    heartbeatMs: config.gateway.heartbeatMs,
+    maxAudioBytesPerFrame: config.gateway.maxAudioBytesPerFrame,
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    logger,
+    runtime,
+    gateway,
+    listen: (overrides) => gateway.listen(overrides),
+    close() {
+      closing ??= (async () => {
+        await gateway.close();
+        await runtime.close();
+        await registry.close();
+        logger.info("talkgate stopped");
+      })();
+      return closing;
+    },
+  };
+}
