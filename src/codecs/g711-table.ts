@@ -27,9 +27,6 @@ export function buildXlawEncodeTable(toLinear: (code: number) => number, mask: n
   return table;
 }
 
-export function checkedOut<T extends Uint8Array | Int16Array>(out: T, n: number): T {
-  if (out.length < n) {
-    throw new CodecError("invalid_audio", `output buffer holds ${out.length} samples, ${n} needed`);
-  }
-  return out;
+export function outputTooSmall(have: number, need: number): CodecError {
+  return new CodecError("invalid_audio", `output buffer holds ${have} samples, ${need} needed`);
 }

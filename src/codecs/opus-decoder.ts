@@ -49,16 +49,13 @@ export function createOpusDecoder(options: OpusDecoderOptions): OpusDecoder {
   return new NativeOpusDecoder(sampleRate, channels);
 }
 
-/** TOC of a 20 ms CELT fullband mono packet, the assumption before any packet arrives. */
-const DEFAULT_TOC = (31 << 3) | 0;
-
 class NativeOpusDecoder implements OpusDecoder {
   readonly sampleRate: number;
   readonly channels: number;
   #native: NativeOpus | undefined;
-  #lastToc = DEFAULT_TOC;
-  #lastDurationUs = 20_000;
-  #gotPacket = false;
+  /** TOC and frame count of the last packet decoded (-1: none yet); copied, as callers reuse buffers. */
+  #lastToc = -1;
+  #lastFrames = 1;
 
   constructor(sampleRate: number, channels: number) {
     this.sampleRate = sampleRate;
@@ -68,22 +65,26 @@ class NativeOpusDecoder implements OpusDecoder {
 
   decode(packet: Uint8Array): Int16Array {
     const native = this.#open();
-    const info = parseOpusPacket(packet);
+    // The binding would treat an empty buffer as a loss and conceal 120 ms: reject it here.
+    // Everything else is validated by libopus; the full TOC parse waits for decodeLost().
+    if (!(packet instanceof Uint8Array) || packet.length === 0) {
+      throw new CodecError("invalid_packet", "empty Opus packet (a lost packet is decodeLost())");
+    }
     const out = this.#decode(native, packet);
+    const code = packet[0]! & 3;
     this.#lastToc = packet[0]!;
-    this.#lastDurationUs = info.durationUs;
-    this.#gotPacket = true;
+    this.#lastFrames = code === 0 ? 1 : code === 3 ? packet[1]! & 0x3f : 2;
     return out;
   }
 
   decodeLost(durationMs?: number): Int16Array {
     const native = this.#open();
-    const us = durationMs === undefined ? this.#lastDurationUs : Math.round(durationMs * 1000);
+    const frameUs = this.#lastToc < 0 ? 20_000 : parseOpusPacket(new Uint8Array([this.#lastToc & 0xfc])).frameDurationUs;
+    const us = durationMs === undefined ? frameUs * this.#lastFrames : Math.round(durationMs * 1000);
     if (!Number.isFinite(us) || us <= 0 || us > 120_000 || us % 2_500 !== 0) {
       throw new CodecError("invalid_options", `decodeLost duration must be a multiple of 2.5 ms up to 120 ms, got ${String(durationMs)}`);
     }
-    if (!this.#gotPacket) return new Int16Array(((us * this.sampleRate) / 1_000_000) * this.channels);
-    const frameUs = parseOpusPacket(new Uint8Array([this.#lastToc & 0xfc])).frameDurationUs;
+    if (this.#lastToc < 0) return new Int16Array(((us * this.sampleRate) / 1_000_000) * this.channels);
     if (us % frameUs !== 0) {
       throw new CodecError("invalid_options", `decodeLost duration must be a multiple of the last frame (${frameUs / 1000} ms), got ${durationMs} ms`);
     }
