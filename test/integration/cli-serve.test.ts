@@ -1,0 +1,133 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TalkClient } from "../../src/client/talk-client.js";
+
+/**
+ * The server as a user runs it: the real CLI in a child process, on its
+ * embedded defaults (no config file, no keys, no Redis), reached over real
+ * HTTP and WebSocket on loopback.
+ */
+
+const CLI = ["--import", "tsx", "src/cli/main.ts"];
+const children: ChildProcessWithoutNullStreams[] = [];
+
+function runCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    cwd: process.cwd(),
+    env: { ...process.env, PORT: "0", LOG_LEVEL: "info", ...env },
+  });
+  children.push(child);
+  return child;
+}
+
+function collect(child: ChildProcessWithoutNullStreams): { stdout: () => string; stderr: () => string } {
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  return { stdout: () => out, stderr: () => err };
+}
+
+function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once("exit", (code) => resolve(code));
+  });
+}
+
+/** Resolves with the URLs from the "talkgate listening" log line. */
+function listening(child: ChildProcessWithoutNullStreams): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    const onData = (d: Buffer): void => {
+      buffer += d.toString();
+      for (const line of buffer.split("\n")) {
+        if (!line.includes("talkgate listening")) continue;
+        child.stdout.off("data", onData);
+        resolve((JSON.parse(line) as { urls: string[] }).urls);
+        return;
+      }
+    };
+    child.stdout.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`server exited with ${code} before listening`)));
+  });
+}
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+describe("talkgate serve (embedded defaults)", () => {
+  it("serves the Talk API and health routes, logs its URLs, writes session logs and exits 0 on SIGTERM", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
+    const child = runCli(["serve"], { TALKGATE_DATA_DIR: dataDir });
+    const logs = collect(child);
+    const urls = await listening(child);
+    const talkUrl = urls.find((u) => u.endsWith("/talk"))!;
+    const httpBase = urls.find((u) => u.endsWith("/healthz"))!.replace(/\/healthz$/, "");
+    expect(talkUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/talk$/);
+    expect(logs.stdout()).toContain("auth disabled: loopback only");
+
+    expect((await fetch(`${httpBase}/healthz`)).status).toBe(200);
+    const ready = (await (await fetch(`${httpBase}/readyz`)).json()) as { ok: boolean };
+    expect(ready.ok).toBe(true);
+    expect(await (await fetch(`${httpBase}/metrics`)).text()).toContain("talkgate_sessions_active");
+
+    const client = await TalkClient.connect(talkUrl);
+    const catalog = (await client.request("talk.catalog", {})) as { providers: { id: string }[] };
+    expect(catalog.providers.map((p) => p.id)).toEqual(expect.arrayContaining(["espeak-ng", "pocketsphinx", "local-agent"]));
+    const speech = await client.request("talk.speak", { text: "Ready." });
+    expect(Buffer.from(speech.audioBase64, "base64").byteLength).toBeGreaterThan(1000);
+
+    const created = await client.request("talk.session.create", { mode: "stt-tts", transport: "managed-room" });
+    await client.request("talk.session.close", { sessionId: created.sessionId });
+    await client.close();
+
+    child.kill("SIGTERM");
+    expect(await exitOf(child)).toBe(0);
+    const logFile = join(dataDir, "sessions", `${created.sessionId}.jsonl`);
+    expect(existsSync(logFile)).toBe(true);
+    const types = readFileSync(logFile, "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { type: string }).type);
+    expect(types[0]).toBe("session.created");
+    expect(types.at(-1)).toBe("session.closed");
+    expect(readdirSync(join(dataDir, "sessions"))).toHaveLength(1);
+  });
+
+  it("refuses to start on a config file with an unknown key, naming it, and exits non-zero", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
+    const path = join(dir, "bad.json");
+    writeFileSync(path, JSON.stringify({ talk: { input: { interruptOnSpeach: true } } }));
+    const child = runCli(["serve", "--config", path]);
+    const logs = collect(child);
+    expect(await exitOf(child)).toBe(1);
+    expect(logs.stderr()).toContain("talk.input.interruptOnSpeach: unknown key");
+  });
+
+  it("refuses a bad PORT naming the variable", async () => {
+    const child = runCli(["serve"], { PORT: "http" });
+    const logs = collect(child);
+    expect(await exitOf(child)).toBe(1);
+    expect(logs.stderr()).toContain("PORT (server.port)");
+  });
+
+  it("talkgate doctor migrates a legacy config file and reports each move", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
+    const path = join(dir, "legacy.json");
+    writeFileSync(path, JSON.stringify({ talk: { realtimeProvider: "openai", realtimeProviders: { openai: { apiKey: "sk-1" } } } }));
+    const child = runCli(["doctor", "--config", path]);
+    const logs = collect(child);
+    expect(await exitOf(child)).toBe(0);
+    expect(logs.stdout()).toContain("moved talk.realtimeProvider -> talk.realtime.provider");
+    expect(JSON.parse(readFileSync(path, "utf8")).talk.realtime.provider).toBe("openai");
+  });
+
+  it("an unknown command prints the help and exits 2", async () => {
+    const child = runCli(["serv"]);
+    const logs = collect(child);
+    expect(await exitOf(child)).toBe(2);
+    expect(logs.stderr()).toContain('unknown command "serv"');
+  });
+});
