@@ -82,32 +82,76 @@ async function child(): Promise<Figures> {
     () => {
       for (let i = 0; i < items.length; i++) fn(items[i]!);
     };
-  put("ulaw.decode", rates({ ours: each(ulaw, (u) => decodeMulaw(u, outPcm)), peer: each(ulaw, (u) => alawmulaw.mulaw.decode(u)) }, MS));
-  put("ulaw.encode", rates({ ours: each(pcm8, (p) => encodeMulaw(p, outBytes)), peer: each(pcm8, (p) => alawmulaw.mulaw.encode(p)) }, MS));
-  put("alaw.decode", rates({ ours: each(alaw, (u) => decodeAlaw(u, outPcm)), peer: each(alaw, (u) => alawmulaw.alaw.decode(u)) }, MS));
-  put("alaw.encode", rates({ ours: each(pcm8, (p) => encodeAlaw(p, outBytes)), peer: each(pcm8, (p) => alawmulaw.alaw.encode(p)) }, MS));
+  put(
+    "ulaw.decode",
+    rates(
+      { ours: each(ulaw, (u) => decodeMulaw(u, outPcm)), peer: each(ulaw, (u) => alawmulaw.mulaw.decode(u)) },
+      MS,
+    ),
+  );
+  put(
+    "ulaw.encode",
+    rates(
+      {
+        ours: each(pcm8, (p) => encodeMulaw(p, outBytes)),
+        peer: each(pcm8, (p) => alawmulaw.mulaw.encode(p)),
+      },
+      MS,
+    ),
+  );
+  put(
+    "alaw.decode",
+    rates(
+      { ours: each(alaw, (u) => decodeAlaw(u, outPcm)), peer: each(alaw, (u) => alawmulaw.alaw.decode(u)) },
+      MS,
+    ),
+  );
+  put(
+    "alaw.encode",
+    rates(
+      { ours: each(pcm8, (p) => encodeAlaw(p, outBytes)), peer: each(pcm8, (p) => alawmulaw.alaw.encode(p)) },
+      MS,
+    ),
+  );
 
   // Resampling in 20 ms frames; the peer gets float input prepared outside the timing.
   const inputs: Record<number, Int16Array> = { 8000: s8, 24000: s24, 48000: s48 };
-  for (const [from, to] of [[8000, 16000], [48000, 16000], [24000, 8000]] as const) {
+  for (const [from, to] of [
+    [8000, 16000],
+    [48000, 16000],
+    [24000, 8000],
+  ] as const) {
     const rs = createResampler({ from, to });
     const fr = second(frames(inputs[from]!, from / 50), 100);
     const src = await lsr.create(1, from, to, { converterType: lsr.ConverterType.SRC_SINC_MEDIUM_QUALITY });
     const ff = fr.map((p) => Float32Array.from(p, (v) => v / 32768));
-    put(`resample.${from}-${to}`, rates({ ours: each(fr, (p) => rs.process(p)), peer: each(ff, (p) => src.full(p)) }, MS));
+    put(
+      `resample.${from}-${to}`,
+      rates({ ours: each(fr, (p) => rs.process(p)), peer: each(ff, (p) => src.full(p)) }, MS),
+    );
     rs.close();
     src.destroy();
   }
 
   // Opus decode 48 kHz packets straight to 16 kHz.
   const enc48 = createOpusEncoder({ sampleRate: 48000 });
-  const pkt = second(frames(s48, 960).map((p) => Buffer.from(enc48.encode(p))), 100);
+  const pkt = second(
+    frames(s48, 960).map((p) => Buffer.from(enc48.encode(p))),
+    100,
+  );
   const ours = createOpusDecoder({ sampleRate: 16000 });
   const bare = new BareOpus(16000, 1);
   const script = new OpusScript(16000, 1, OpusScript.Application.VOIP);
   put(
     "opus.decode",
-    rates({ ours: each(pkt, (p) => ours.decode(p)), bare: each(pkt, (p) => bare.decode(p)), opusscript: each(pkt, (p) => script.decode(p)) }, MS * 2),
+    rates(
+      {
+        ours: each(pkt, (p) => ours.decode(p)),
+        bare: each(pkt, (p) => bare.decode(p)),
+        opusscript: each(pkt, (p) => script.decode(p)),
+      },
+      MS * 2,
+    ),
   );
   script.delete();
 
@@ -143,7 +187,10 @@ async function child(): Promise<Figures> {
   const vad16 = createVad({ sampleRate: 16000 });
   const f8 = second(frames(s8, 160), 100);
   const f16 = second(frames(s16, 320), 100);
-  put("vad", rates({ "8000": each(f8, (p) => vad8.process(p)), "16000": each(f16, (p) => vad16.process(p)) }, MS));
+  put(
+    "vad",
+    rates({ "8000": each(f8, (p) => vad8.process(p)), "16000": each(f16, (p) => vad16.process(p)) }, MS),
+  );
 
   // One Twilio call, both directions, per 20 ms: u-law in -> 16 kHz for STT; 24 kHz TTS -> u-law out.
   const up = createResampler({ from: 8000, to: 16000 });
@@ -174,7 +221,8 @@ async function child(): Promise<Figures> {
   for (const [k, v] of Object.entries(f)) {
     const m = /^(.*)\.ours$/.exec(k);
     if (!m) continue;
-    for (const peer of ["peer", "bare", "opusscript"]) if (f[`${m[1]}.${peer}`]) f[`${m[1]}.ratio.${peer}`] = v / f[`${m[1]}.${peer}`]!;
+    for (const peer of ["peer", "bare", "opusscript"])
+      if (f[`${m[1]}.${peer}`]) f[`${m[1]}.ratio.${peer}`] = v / f[`${m[1]}.${peer}`]!;
   }
   return f;
 }
@@ -182,7 +230,11 @@ async function child(): Promise<Figures> {
 /** In-band SNR (0..85% of the lower Nyquist) against sox rate -v, ours and libsamplerate SINC_MEDIUM, streamed in 20 ms frames. */
 async function quality(): Promise<Figures> {
   const q: Figures = {};
-  for (const [from, to] of [[8000, 16000], [48000, 16000], [24000, 8000]] as const) {
+  for (const [from, to] of [
+    [8000, 16000],
+    [48000, 16000],
+    [24000, 8000],
+  ] as const) {
     const x = loadSpeech("numbers.raw", from);
     const ref = soxResample(x, from, to);
     const band = (0.85 * Math.min(from, to)) / 2;
@@ -201,7 +253,8 @@ async function quality(): Promise<Figures> {
     // libsamplerate's streaming output lags by its filter delay: align at the best lag before comparing.
     const p = concat(peer);
     let best = Number.NEGATIVE_INFINITY;
-    for (let lag = 0; lag < 256; lag++) best = Math.max(best, inBandSnrDb(ref.subarray(0, p.length - lag), p.subarray(lag), to, band));
+    for (let lag = 0; lag < 256; lag++)
+      best = Math.max(best, inBandSnrDb(ref.subarray(0, p.length - lag), p.subarray(lag), to, band));
     q[`resample.${from}-${to}.peer.snr`] = best;
   }
   return q;
@@ -222,39 +275,94 @@ if (values.child) {
 } else {
   const processes = Number(values.processes);
   const started = performance.now();
-  const m = medianOfChildren(new URL(import.meta.url).pathname, ["--child", "--ms", String(MS)], processes, (i) =>
-    process.stderr.write(`child ${i + 1}/${processes}\n`),
+  const m = medianOfChildren(
+    new URL(import.meta.url).pathname,
+    ["--child", "--ms", String(MS)],
+    processes,
+    (i) => process.stderr.write(`child ${i + 1}/${processes}\n`),
   );
   const q = await quality();
   const fmt = (v: number) => (v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1));
   const rows: string[][] = [];
-  const row = (what: string, key: string, peer: string, peerName: string, goal: (ratio: number) => boolean, goalText: string) => {
+  const row = (
+    what: string,
+    key: string,
+    peer: string,
+    peerName: string,
+    goal: (ratio: number) => boolean,
+    goalText: string,
+  ) => {
     const ratio = m[`${key}.ratio.${peer}`]!;
-    rows.push([what, `${fmt(m[`${key}.ours`]!)}x`, peerName, `${fmt(m[`${key}.${peer}`]!)}x`, ratio.toFixed(2), goalText, goal(ratio) ? "yes" : "NO"]);
+    rows.push([
+      what,
+      `${fmt(m[`${key}.ours`]!)}x`,
+      peerName,
+      `${fmt(m[`${key}.${peer}`]!)}x`,
+      ratio.toFixed(2),
+      goalText,
+      goal(ratio) ? "yes" : "NO",
+    ]);
   };
   for (const law of ["ulaw", "alaw"]) {
-    for (const op of ["decode", "encode"]) row(`${law === "ulaw" ? "u-law" : "A-law"} ${op}`, `${law}.${op}`, "peer", "alawmulaw", (r) => r >= 8, ">= 8");
+    for (const op of ["decode", "encode"])
+      row(
+        `${law === "ulaw" ? "u-law" : "A-law"} ${op}`,
+        `${law}.${op}`,
+        "peer",
+        "alawmulaw",
+        (r) => r >= 8,
+        ">= 8",
+      );
   }
   for (const pair of ["8000-16000", "48000-16000", "24000-8000"]) {
     const so = q[`resample.${pair}.ours.snr`]!;
     const sp = q[`resample.${pair}.peer.snr`]!;
     const label = `resample ${pair.replace("-", " -> ")} (SNR ${so.toFixed(1)} vs ${sp.toFixed(1)} dB)`;
-    row(label, `resample.${pair}`, "peer", "libsamplerate MEDIUM", (r) => r >= 10 && so >= sp - 0.5, ">= 10, SNR >= peer - 0.5");
+    row(
+      label,
+      `resample.${pair}`,
+      "peer",
+      "libsamplerate MEDIUM",
+      (r) => r >= 10 && so >= sp - 0.5,
+      ">= 10, SNR >= peer - 0.5",
+    );
   }
-  row("opus decode 48k packets -> 16k", "opus.decode", "bare", "@discordjs/opus bare", (r) => r >= 0.9, ">= 0.9");
+  row(
+    "opus decode 48k packets -> 16k",
+    "opus.decode",
+    "bare",
+    "@discordjs/opus bare",
+    (r) => r >= 0.9,
+    ">= 0.9",
+  );
   row("opus decode 48k packets -> 16k", "opus.decode", "opusscript", "opusscript", (r) => r > 1, "> 1");
   for (const c of [5, 10]) {
-    row(`opus encode 48k c${c}`, `opus.encode.c${c}`, "bare", "@discordjs/opus bare", (r) => r >= 0.9, ">= 0.9");
+    row(
+      `opus encode 48k c${c}`,
+      `opus.encode.c${c}`,
+      "bare",
+      "@discordjs/opus bare",
+      (r) => r >= 0.9,
+      ">= 0.9",
+    );
     row(`opus encode 48k c${c}`, `opus.encode.c${c}`, "opusscript", "opusscript", (r) => r > 1, "> 1");
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length), ["figure", "ours", "peer", "peer x", "ratio", "goal", "met"][i]!.length));
+  const widths = rows[0]!.map((_, i) =>
+    Math.max(
+      ...rows.map((r) => r[i]!.length),
+      ["figure", "ours", "peer", "peer x", "ratio", "goal", "met"][i]!.length,
+    ),
+  );
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
-  console.log(`codecs bench: medians of ${processes} processes, ${MS} ms per figure, node ${process.version}, speex wasm ${speexSimd ? "SIMD" : "scalar"}`);
+  console.log(
+    `codecs bench: medians of ${processes} processes, ${MS} ms per figure, node ${process.version}, speex wasm ${speexSimd ? "SIMD" : "scalar"}`,
+  );
   console.log(line(["figure", "ours", "peer", "peer x", "ratio", "goal", "met"]));
   console.log(line(widths.map((w) => "-".repeat(w))));
   for (const r of rows) console.log(line(r));
   console.log("");
-  for (const r of [8000, 16000]) console.log(`VAD at ${r / 1000} kHz, 20 ms frames: ${fmt(m[`vad.${r}`]!)}x real time`);
+  for (const r of [8000, 16000])
+    console.log(`VAD at ${r / 1000} kHz, 20 ms frames: ${fmt(m[`vad.${r}`]!)}x real time`);
   for (const key of ["call.budget", "call.budget+vad"]) {
     const x = m[key]!;
     console.log(

@@ -7,11 +7,19 @@ import { execFileSync } from "node:child_process";
 
 export type Figures = Record<string, number>;
 
-export function medianOfChildren(script: string, args: readonly string[], processes: number, onChild?: (i: number) => void): Figures {
+export function medianOfChildren(
+  script: string,
+  args: readonly string[],
+  processes: number,
+  onChild?: (i: number) => void,
+): Figures {
   const runs: Figures[] = [];
   for (let i = 0; i < processes; i++) {
     onChild?.(i);
-    const out = execFileSync(process.execPath, ["--import", "tsx", script, ...args], { maxBuffer: 1 << 26, stdio: ["ignore", "pipe", "inherit"] });
+    const out = execFileSync(process.execPath, ["--import", "tsx", script, ...args], {
+      maxBuffer: 1 << 26,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const line = out.toString().trim().split("\n").at(-1)!;
     runs.push(JSON.parse(line) as Figures);
   }

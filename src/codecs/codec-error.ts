@@ -28,7 +28,10 @@ export class CodecError extends Error {
   readonly retryable = false;
 
   constructor(code: CodecErrorCode, message?: string, options: CodecErrorOptions = {}) {
-    super(message ?? CODEC_ERROR_CODES[code], options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      message ?? CODEC_ERROR_CODES[code],
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.code = code;
   }
 }

@@ -9,7 +9,7 @@ describe("createFrameAssembler", () => {
     const input = ramp(16000 * 3 + 123);
     const frames: Int16Array[] = [];
     let seed = 7;
-    for (let o = 0; o < input.length; ) {
+    for (let o = 0; o < input.length;) {
       seed = (seed * 1103515245 + 12345) >>> 0;
       const size = seed % 1000;
       fa.push(input.subarray(o, o + size), (f) => frames.push(f.slice()));
@@ -29,7 +29,9 @@ describe("createFrameAssembler", () => {
     fa.push(ramp(1000), () => count++);
     fa.push(ramp(3000), () => count++);
     expect(count).toBe(2);
-    expect(() => fa.push(ramp(3), () => undefined)).toThrow(expect.objectContaining({ code: "invalid_audio" }));
+    expect(() => fa.push(ramp(3), () => undefined)).toThrow(
+      expect.objectContaining({ code: "invalid_audio" }),
+    );
     expect(fa.pending).toBe(160);
   });
 

@@ -36,10 +36,19 @@ export interface FrameAssembler {
 }
 
 export function createFrameAssembler(options: FrameAssemblerOptions): FrameAssembler {
-  if (options === null || typeof options !== "object") throw new CodecError("invalid_options", "createFrameAssembler needs { sampleRate }");
+  if (options === null || typeof options !== "object")
+    throw new CodecError("invalid_options", "createFrameAssembler needs { sampleRate }");
   const { sampleRate, channels = 1, frameMs = 20 } = options;
-  if (typeof sampleRate !== "number" || !Number.isInteger(sampleRate) || sampleRate <= 0 || sampleRate > 384_000) {
-    throw new CodecError("unsupported_rate", `sampleRate must be a positive integer, got ${String(sampleRate)}`);
+  if (
+    typeof sampleRate !== "number" ||
+    !Number.isInteger(sampleRate) ||
+    sampleRate <= 0 ||
+    sampleRate > 384_000
+  ) {
+    throw new CodecError(
+      "unsupported_rate",
+      `sampleRate must be a positive integer, got ${String(sampleRate)}`,
+    );
   }
   if (!Number.isInteger(channels) || channels < 1 || channels > 8) {
     throw new CodecError("invalid_options", `channels must be 1..8, got ${String(channels)}`);
@@ -49,7 +58,10 @@ export function createFrameAssembler(options: FrameAssemblerOptions): FrameAssem
   }
   const perChannel = (sampleRate * frameMs) / 1000;
   if (!Number.isInteger(perChannel)) {
-    throw new CodecError("unsupported_rate", `${frameMs} ms at ${sampleRate} Hz is not a whole number of samples`);
+    throw new CodecError(
+      "unsupported_rate",
+      `${frameMs} ms at ${sampleRate} Hz is not a whole number of samples`,
+    );
   }
   return new PcmFrameAssembler(perChannel * channels, channels);
 }
@@ -71,9 +83,13 @@ class PcmFrameAssembler implements FrameAssembler {
   }
 
   push(pcm: Int16Array, onFrame: (frame: Int16Array) => void): number {
-    if (!(pcm instanceof Int16Array)) throw new CodecError("invalid_audio", "frame assembler input must be an Int16Array");
+    if (!(pcm instanceof Int16Array))
+      throw new CodecError("invalid_audio", "frame assembler input must be an Int16Array");
     if (pcm.length % this.#channels !== 0) {
-      throw new CodecError("invalid_audio", `${pcm.length} samples are not a whole number of ${this.#channels}-channel frames`);
+      throw new CodecError(
+        "invalid_audio",
+        `${pcm.length} samples are not a whole number of ${this.#channels}-channel frames`,
+      );
     }
     const n = this.frameLength;
     let offset = 0;

@@ -21,7 +21,9 @@ async function load(): Promise<FvadModule> {
     const { default: factory } = await import("@echogarden/fvad-wasm");
     return (await factory()) as FvadModule;
   } catch (err) {
-    return Promise.reject(new CodecError("codec_unavailable", "the WebRTC VAD (fvad wasm) could not be loaded", { cause: err }));
+    return Promise.reject(
+      new CodecError("codec_unavailable", "the WebRTC VAD (fvad wasm) could not be loaded", { cause: err }),
+    );
   }
 }
 

@@ -18,13 +18,40 @@ function ffmpegEncode(format: "mulaw" | "alaw"): Uint8Array {
 
 function ffmpegDecode(format: "mulaw" | "alaw"): Int16Array {
   return toInt16(
-    run("ffmpeg", ["-v", "error", "-f", format, "-ar", "8000", "-ac", "1", "-i", "pipe:0", "-f", "s16le", "pipe:1"], ALL_CODES),
+    run(
+      "ffmpeg",
+      ["-v", "error", "-f", format, "-ar", "8000", "-ac", "1", "-i", "pipe:0", "-f", "s16le", "pipe:1"],
+      ALL_CODES,
+    ),
   );
 }
 
 function soxDecode(encoding: "mu-law" | "a-law"): Int16Array {
   return toInt16(
-    run("sox", ["-t", "raw", "-r", "8000", "-c", "1", "-e", encoding, "-b", "8", "-", "-t", "raw", "-e", "signed", "-b", "16", "-"], ALL_CODES),
+    run(
+      "sox",
+      [
+        "-t",
+        "raw",
+        "-r",
+        "8000",
+        "-c",
+        "1",
+        "-e",
+        encoding,
+        "-b",
+        "8",
+        "-",
+        "-t",
+        "raw",
+        "-e",
+        "signed",
+        "-b",
+        "16",
+        "-",
+      ],
+      ALL_CODES,
+    ),
   );
 }
 

@@ -1,10 +1,28 @@
 // The codec layer: typed arrays in, typed arrays out, small stateful objects per stream, no I/O.
-export { CodecError, CODEC_ERROR_CODES, isCodecError, type CodecErrorCode, type CodecErrorOptions } from "./codec-error.js";
-export { SUPPORTED_SAMPLE_RATES, type SupportedSampleRate, pcm16FromBytes, bytesFromPcm16, rms, dbfs } from "./pcm.js";
+export {
+  CodecError,
+  CODEC_ERROR_CODES,
+  isCodecError,
+  type CodecErrorCode,
+  type CodecErrorOptions,
+} from "./codec-error.js";
+export {
+  SUPPORTED_SAMPLE_RATES,
+  type SupportedSampleRate,
+  pcm16FromBytes,
+  bytesFromPcm16,
+  rms,
+  dbfs,
+} from "./pcm.js";
 export { decodeMulaw, encodeMulaw } from "./mulaw.js";
 export { decodeAlaw, encodeAlaw } from "./alaw.js";
 export { createResampler, type Resampler, type ResamplerOptions } from "./resampler.js";
-export { createOpusEncoder, type OpusEncoder, type OpusEncoderOptions, type OpusApplication } from "./opus-encoder.js";
+export {
+  createOpusEncoder,
+  type OpusEncoder,
+  type OpusEncoderOptions,
+  type OpusApplication,
+} from "./opus-encoder.js";
 export { createOpusDecoder, type OpusDecoder, type OpusDecoderOptions } from "./opus-decoder.js";
 export { parseOpusPacket, opusPacketHasFec, type OpusPacketInfo, type OpusMode } from "./opus-packet.js";
 export { createVad, type Vad, type VadEvent, type VadOptions } from "./vad.js";

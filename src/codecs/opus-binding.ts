@@ -21,15 +21,20 @@ let loadError: unknown;
 export function nativeOpus(rate: number, channels: number): NativeOpus {
   if (!ctor && loadError === undefined) {
     try {
-      ctor = (createRequire(import.meta.url)("@discordjs/opus") as { OpusEncoder: NativeOpusCtor }).OpusEncoder;
+      ctor = (createRequire(import.meta.url)("@discordjs/opus") as { OpusEncoder: NativeOpusCtor })
+        .OpusEncoder;
     } catch (err) {
       loadError = err;
     }
   }
   if (!ctor) {
-    throw new CodecError("codec_unavailable", "the native Opus binding (@discordjs/opus) is not built; run npm rebuild @discordjs/opus", {
-      cause: loadError,
-    });
+    throw new CodecError(
+      "codec_unavailable",
+      "the native Opus binding (@discordjs/opus) is not built; run npm rebuild @discordjs/opus",
+      {
+        cause: loadError,
+      },
+    );
   }
   return new ctor(rate, channels);
 }
@@ -52,6 +57,9 @@ export const OPUS_RATES = [8000, 12000, 16000, 24000, 48000] as const;
 
 export function assertOpusRate(rate: unknown): asserts rate is (typeof OPUS_RATES)[number] {
   if (typeof rate !== "number" || !(OPUS_RATES as readonly number[]).includes(rate)) {
-    throw new CodecError("unsupported_rate", `Opus sampleRate must be one of ${OPUS_RATES.join(", ")} Hz, got ${String(rate)}`);
+    throw new CodecError(
+      "unsupported_rate",
+      `Opus sampleRate must be one of ${OPUS_RATES.join(", ")} Hz, got ${String(rate)}`,
+    );
   }
 }

@@ -79,14 +79,21 @@ class NativeOpusDecoder implements OpusDecoder {
 
   decodeLost(durationMs?: number): Int16Array {
     const native = this.#open();
-    const frameUs = this.#lastToc < 0 ? 20_000 : parseOpusPacket(new Uint8Array([this.#lastToc & 0xfc])).frameDurationUs;
+    const frameUs =
+      this.#lastToc < 0 ? 20_000 : parseOpusPacket(new Uint8Array([this.#lastToc & 0xfc])).frameDurationUs;
     const us = durationMs === undefined ? frameUs * this.#lastFrames : Math.round(durationMs * 1000);
     if (!Number.isFinite(us) || us <= 0 || us > 120_000 || us % 2_500 !== 0) {
-      throw new CodecError("invalid_options", `decodeLost duration must be a multiple of 2.5 ms up to 120 ms, got ${String(durationMs)}`);
+      throw new CodecError(
+        "invalid_options",
+        `decodeLost duration must be a multiple of 2.5 ms up to 120 ms, got ${String(durationMs)}`,
+      );
     }
     if (this.#lastToc < 0) return new Int16Array(((us * this.sampleRate) / 1_000_000) * this.channels);
     if (us % frameUs !== 0) {
-      throw new CodecError("invalid_options", `decodeLost duration must be a multiple of the last frame (${frameUs / 1000} ms), got ${durationMs} ms`);
+      throw new CodecError(
+        "invalid_options",
+        `decodeLost duration must be a multiple of the last frame (${frameUs / 1000} ms), got ${durationMs} ms`,
+      );
     }
     return this.#decode(native, concealmentPacket(this.#lastToc, us));
   }
@@ -96,12 +103,16 @@ class NativeOpusDecoder implements OpusDecoder {
   }
 
   #decode(native: NativeOpus, packet: Uint8Array): Int16Array {
-    const buf = Buffer.isBuffer(packet) ? packet : Buffer.from(packet.buffer, packet.byteOffset, packet.byteLength);
+    const buf = Buffer.isBuffer(packet)
+      ? packet
+      : Buffer.from(packet.buffer, packet.byteOffset, packet.byteLength);
     let pcm: Buffer;
     try {
       pcm = native.decode(buf);
     } catch (err) {
-      throw new CodecError("invalid_packet", `Opus packet rejected by libopus: ${(err as Error).message}`, { cause: err });
+      throw new CodecError("invalid_packet", `Opus packet rejected by libopus: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     return pcm16FromBytes(pcm);
   }

@@ -1,6 +1,13 @@
 /** Opus encoding over native libopus (@discordjs/opus). */
 import { CodecError } from "./codec-error.js";
-import { assertOpusRate, nativeOpus, OPUS_APPLICATION, OPUS_CTL, OPUS_SIGNAL_VOICE, type NativeOpus } from "./opus-binding.js";
+import {
+  assertOpusRate,
+  nativeOpus,
+  OPUS_APPLICATION,
+  OPUS_CTL,
+  OPUS_SIGNAL_VOICE,
+  type NativeOpus,
+} from "./opus-binding.js";
 import { assertChannels } from "./pcm.js";
 
 export type OpusApplication = keyof typeof OPUS_APPLICATION;
@@ -65,7 +72,10 @@ export function createOpusEncoder(options: OpusEncoderOptions): OpusEncoder {
   intIn("complexity", o.complexity, 0, 10);
   intIn("packetLossPercent", o.packetLossPercent, 0, 100);
   if (!Object.hasOwn(OPUS_APPLICATION, o.application)) {
-    throw new CodecError("invalid_options", `application must be voip, audio or lowdelay, got ${String(o.application)}`);
+    throw new CodecError(
+      "invalid_options",
+      `application must be voip, audio or lowdelay, got ${String(o.application)}`,
+    );
   }
   if (typeof o.fec !== "boolean") throw new CodecError("invalid_options", "fec must be a boolean");
 
@@ -79,7 +89,11 @@ export function createOpusEncoder(options: OpusEncoderOptions): OpusEncoder {
     native.applyEncoderCTL(OPUS_CTL.SET_PACKET_LOSS_PERC, o.packetLossPercent);
     if (o.application === "voip") native.applyEncoderCTL(OPUS_CTL.SET_SIGNAL, OPUS_SIGNAL_VOICE);
   } catch (err) {
-    throw new CodecError("codec_unavailable", `libopus refused the encoder settings: ${(err as Error).message}`, { cause: err });
+    throw new CodecError(
+      "codec_unavailable",
+      `libopus refused the encoder settings: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   return new NativeOpusEncoder(native, sampleRate, o.channels);
 }
@@ -102,7 +116,8 @@ class NativeOpusEncoder implements OpusEncoder {
   encode(pcm: Int16Array): Uint8Array {
     const native = this.#native;
     if (!native) throw new CodecError("invalid_state", "the Opus encoder is closed");
-    if (!(pcm instanceof Int16Array)) throw new CodecError("invalid_audio", "Opus input must be an Int16Array");
+    if (!(pcm instanceof Int16Array))
+      throw new CodecError("invalid_audio", "Opus input must be an Int16Array");
     // libopus rejects other sizes, and the binding would then copy a negative length: check here.
     if (!this.#validLengths.has(pcm.length)) {
       throw new CodecError(
@@ -113,7 +128,9 @@ class NativeOpusEncoder implements OpusEncoder {
     try {
       return native.encode(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
     } catch (err) {
-      throw new CodecError("invalid_audio", `libopus could not encode the frame: ${(err as Error).message}`, { cause: err });
+      throw new CodecError("invalid_audio", `libopus could not encode the frame: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
 

@@ -26,8 +26,10 @@ const MAX_PACKET_DURATION_US = 120_000;
 
 /** Parses the TOC (and frame count) of `packet`; throws `invalid_packet` for what cannot be an Opus packet. */
 export function parseOpusPacket(packet: Uint8Array): OpusPacketInfo {
-  if (!(packet instanceof Uint8Array)) throw new CodecError("invalid_packet", "an Opus packet must be a Uint8Array");
-  if (packet.length === 0) throw new CodecError("invalid_packet", "empty Opus packet (a lost packet is decodeLost())");
+  if (!(packet instanceof Uint8Array))
+    throw new CodecError("invalid_packet", "an Opus packet must be a Uint8Array");
+  if (packet.length === 0)
+    throw new CodecError("invalid_packet", "empty Opus packet (a lost packet is decodeLost())");
   const toc = packet[0]!;
   const config = toc >> 3;
   let mode: OpusMode;
@@ -58,11 +60,13 @@ export function parseOpusPacket(packet: Uint8Array): OpusPacketInfo {
       frameCount = 2;
       break;
     case 2:
-      if (packet.length < 2) throw new CodecError("invalid_packet", "Opus code-2 packet without a frame length (truncated)");
+      if (packet.length < 2)
+        throw new CodecError("invalid_packet", "Opus code-2 packet without a frame length (truncated)");
       frameCount = 2;
       break;
     default:
-      if (packet.length < 2) throw new CodecError("invalid_packet", "Opus code-3 packet without a frame count (truncated)");
+      if (packet.length < 2)
+        throw new CodecError("invalid_packet", "Opus code-3 packet without a frame count (truncated)");
       frameCount = packet[1]! & 0x3f;
       if (frameCount === 0) throw new CodecError("invalid_packet", "Opus code-3 packet with zero frames");
   }

@@ -74,7 +74,8 @@ describe("Opus encoder and decoder over libopus", () => {
   it("encodes every legal frame duration and rejects others with invalid_audio", () => {
     const e = enc({ sampleRate: 16000 });
     expect(e.frameSizes).toEqual([40, 80, 160, 320, 640, 960]);
-    for (const n of e.frameSizes) expect(parseOpusPacket(e.encode(speech16.subarray(0, n))).durationUs).toBe(n * 62.5);
+    for (const n of e.frameSizes)
+      expect(parseOpusPacket(e.encode(speech16.subarray(0, n))).durationUs).toBe(n * 62.5);
     for (const n of [0, 1, 319, 321, 1920]) {
       expect(() => e.encode(new Int16Array(n))).toThrow(expect.objectContaining({ code: "invalid_audio" }));
     }
@@ -198,7 +199,9 @@ describe("Opus bad input", () => {
   });
 
   it("rejects decoder rates libopus cannot decode to", () => {
-    expect(() => createOpusDecoder({ sampleRate: 22050 })).toThrow(expect.objectContaining({ code: "unsupported_rate" }));
+    expect(() => createOpusDecoder({ sampleRate: 22050 })).toThrow(
+      expect.objectContaining({ code: "unsupported_rate" }),
+    );
   });
 
   it("close() is idempotent and later calls throw invalid_state", () => {

@@ -18,7 +18,9 @@ describe("PCM16 helpers", () => {
 
   it("throws invalid_audio on an odd byte length", () => {
     expect(() => pcm16FromBytes(new Uint8Array(3))).toThrow(CodecError);
-    expect(() => pcm16FromBytes(new Uint8Array(3))).toThrow(expect.objectContaining({ code: "invalid_audio" }));
+    expect(() => pcm16FromBytes(new Uint8Array(3))).toThrow(
+      expect.objectContaining({ code: "invalid_audio" }),
+    );
     expect(pcm16FromBytes(new Uint8Array(0)).length).toBe(0);
   });
 

@@ -52,14 +52,17 @@ afterAll(() => {
 });
 
 describe("createResampler: streaming", () => {
-  it.each(PAIRS)("$from -> $to Hz gives the same output in 20 ms chunks, odd chunks and at once", ({ from, to }) => {
-    const x = speech(from).subarray(0, from * 2);
-    const rs = make(from, to);
-    const ref = whole(rs, x);
-    expect(ref.length).toBe(Math.ceil((x.length * to) / from));
-    expect(chunked(rs, x, from / 50 === Math.floor(from / 50) ? from / 50 : 441)).toEqual(ref);
-    expect(chunked(rs, x, 37)).toEqual(ref);
-  });
+  it.each(PAIRS)(
+    "$from -> $to Hz gives the same output in 20 ms chunks, odd chunks and at once",
+    ({ from, to }) => {
+      const x = speech(from).subarray(0, from * 2);
+      const rs = make(from, to);
+      const ref = whole(rs, x);
+      expect(ref.length).toBe(Math.ceil((x.length * to) / from));
+      expect(chunked(rs, x, from / 50 === Math.floor(from / 50) ? from / 50 : 441)).toEqual(ref);
+      expect(chunked(rs, x, 37)).toEqual(ref);
+    },
+  );
 
   it("starts a new, identical stream after flush()", () => {
     const x = speech(16000).subarray(0, 8000);
@@ -123,7 +126,9 @@ describe("createResampler: aliases and images", () => {
       if (hz > 0.97 * (from / 2)) continue;
       const tone = sine(from, hz, 0.5, 16000);
       const y = whole(rs, tone);
-      expect(powerRatioDb(y.subarray(to / 20, y.length - to / 20), tone), `${hz} Hz`).toBeLessThanOrEqual(-80);
+      expect(powerRatioDb(y.subarray(to / 20, y.length - to / 20), tone), `${hz} Hz`).toBeLessThanOrEqual(
+        -80,
+      );
     }
   });
 
@@ -131,7 +136,9 @@ describe("createResampler: aliases and images", () => {
     const rs = make(from, to);
     for (const k of [0.3, 0.6, 0.85]) {
       const y = whole(rs, sine(from, (k * from) / 2, 0.5, 16000));
-      expect(powerAboveDb(y.subarray(to / 20, y.length - to / 20), to, from / 2), `${k}`).toBeLessThanOrEqual(-80);
+      expect(powerAboveDb(y.subarray(to / 20, y.length - to / 20), to, from / 2), `${k}`).toBeLessThanOrEqual(
+        -80,
+      );
     }
   });
 });

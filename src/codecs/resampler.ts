@@ -56,9 +56,13 @@ export function createResampler(options: ResamplerOptions): Resampler {
   assertSampleRate(merged.to, "to");
   assertChannels(merged.channels);
   if (!Number.isInteger(merged.quality) || merged.quality < 0 || merged.quality > 10) {
-    throw new CodecError("invalid_options", `quality must be an integer 0..10, got ${String(merged.quality)}`);
+    throw new CodecError(
+      "invalid_options",
+      `quality must be an integer 0..10, got ${String(merged.quality)}`,
+    );
   }
-  if (merged.from === merged.to) return new PassthroughResampler(merged.from, merged.channels, merged.quality);
+  if (merged.from === merged.to)
+    return new PassthroughResampler(merged.from, merged.channels, merged.quality);
   return new SpeexResampler(merged.from, merged.to, merged.channels, merged.quality);
 }
 
@@ -67,9 +71,13 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 }
 
 function checkInput(pcm: unknown, channels: number): asserts pcm is Int16Array {
-  if (!(pcm instanceof Int16Array)) throw new CodecError("invalid_audio", "resampler input must be an Int16Array");
+  if (!(pcm instanceof Int16Array))
+    throw new CodecError("invalid_audio", "resampler input must be an Int16Array");
   if (pcm.length % channels !== 0) {
-    throw new CodecError("invalid_audio", `input length ${pcm.length} is not a whole number of ${channels}-channel frames`);
+    throw new CodecError(
+      "invalid_audio",
+      `input length ${pcm.length} is not a whole number of ${channels}-channel frames`,
+    );
   }
 }
 
@@ -191,7 +199,8 @@ class SpeexResampler implements Resampler {
       this.#outCap = samples;
       this.#outPtr = speex._malloc(samples * 2);
     }
-    if (!this.#inPtr || !this.#outPtr) throw new CodecError("codec_unavailable", "the resampler's wasm heap is exhausted");
+    if (!this.#inPtr || !this.#outPtr)
+      throw new CodecError("codec_unavailable", "the resampler's wasm heap is exhausted");
     this.#register();
   }
 

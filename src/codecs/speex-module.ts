@@ -13,10 +13,29 @@ export interface SpeexModule {
   HEAPU32: Uint32Array;
   _malloc(size: number): number;
   _free(ptr: number): void;
-  _speex_resampler_init(channels: number, inRate: number, outRate: number, quality: number, errPtr: number): number;
+  _speex_resampler_init(
+    channels: number,
+    inRate: number,
+    outRate: number,
+    quality: number,
+    errPtr: number,
+  ): number;
   _speex_resampler_destroy(st: number): void;
-  _speex_resampler_process_int(st: number, channel: number, inPtr: number, inLenPtr: number, outPtr: number, outLenPtr: number): number;
-  _speex_resampler_process_interleaved_int(st: number, inPtr: number, inLenPtr: number, outPtr: number, outLenPtr: number): number;
+  _speex_resampler_process_int(
+    st: number,
+    channel: number,
+    inPtr: number,
+    inLenPtr: number,
+    outPtr: number,
+    outLenPtr: number,
+  ): number;
+  _speex_resampler_process_interleaved_int(
+    st: number,
+    inPtr: number,
+    inLenPtr: number,
+    outPtr: number,
+    outLenPtr: number,
+  ): number;
   _speex_resampler_get_input_latency(st: number): number;
   _speex_resampler_skip_zeros(st: number): number;
   _speex_resampler_reset_mem(st: number): number;
@@ -31,7 +50,11 @@ async function load(): Promise<{ module: SpeexModule; simd: boolean }> {
       const { default: factory } = await import("@echogarden/speex-resampler-wasm");
       return { module: (await factory()) as SpeexModule, simd: false };
     } catch (err) {
-      return Promise.reject(new CodecError("codec_unavailable", "the SpeexDSP resampler (wasm) could not be loaded", { cause: [simdError, err] }));
+      return Promise.reject(
+        new CodecError("codec_unavailable", "the SpeexDSP resampler (wasm) could not be loaded", {
+          cause: [simdError, err],
+        }),
+      );
     }
   }
 }

@@ -10,7 +10,8 @@ function firstStartMs(options: VadOptions, pcm: Int16Array): number {
   const frame = options.sampleRate / 50;
   try {
     for (let o = 0; o + frame <= pcm.length; o += frame) {
-      if (vad.process(pcm.subarray(o, o + frame)) === "speech-start") return ((o + frame) * 1000) / options.sampleRate;
+      if (vad.process(pcm.subarray(o, o + frame)) === "speech-start")
+        return ((o + frame) * 1000) / options.sampleRate;
     }
     return Number.POSITIVE_INFINITY;
   } finally {
@@ -22,7 +23,8 @@ function starts(options: VadOptions, pcm: Int16Array): number {
   const vad = createVad(options);
   const frame = options.sampleRate / 50;
   let n = 0;
-  for (let o = 0; o + frame <= pcm.length; o += frame) if (vad.process(pcm.subarray(o, o + frame)) === "speech-start") n++;
+  for (let o = 0; o + frame <= pcm.length; o += frame)
+    if (vad.process(pcm.subarray(o, o + frame)) === "speech-start") n++;
   vad.close();
   return n;
 }
@@ -65,7 +67,9 @@ describe("createVad: segments and state", () => {
   it("ends a segment once the hangover has passed without speech", () => {
     const vad = createVad({ sampleRate: 16000, hangoverMs: 300 });
     // Two seconds of pink noise at about the recording's own noise level (-60 dBFS).
-    const tail = Int16Array.from(noiseCorpus(16000)[2]!.pcm.subarray(0, 16000 * 2), (v) => Math.round(v * 0.178));
+    const tail = Int16Array.from(noiseCorpus(16000)[2]!.pcm.subarray(0, 16000 * 2), (v) =>
+      Math.round(v * 0.178),
+    );
     const pcm = concatPcm([c!.pcm, tail]);
     const events: Array<[string, number]> = [];
     for (let o = 0; o + 320 <= pcm.length; o += 320) {
@@ -124,7 +128,9 @@ describe("createVad: segments and state", () => {
 
   it("rejects a frame that is not a multiple of 10 ms and stays usable", () => {
     const vad = createVad({ sampleRate: 8000 });
-    expect(() => vad.process(new Int16Array(100))).toThrow(expect.objectContaining({ code: "invalid_audio" }));
+    expect(() => vad.process(new Int16Array(100))).toThrow(
+      expect.objectContaining({ code: "invalid_audio" }),
+    );
     expect(() => vad.process(new Int16Array(0))).toThrow(CodecError);
     expect(vad.process(new Int16Array(160))).toBe("silence");
     vad.close();
@@ -145,6 +151,8 @@ describe("createVad: segments and state", () => {
     const vad = createVad({ sampleRate: 16000 });
     vad.close();
     vad.close();
-    expect(() => vad.process(new Int16Array(160))).toThrow(expect.objectContaining({ code: "invalid_state" }));
+    expect(() => vad.process(new Int16Array(160))).toThrow(
+      expect.objectContaining({ code: "invalid_state" }),
+    );
   });
 });

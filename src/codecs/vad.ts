@@ -74,7 +74,10 @@ const STEADY_RANGE_DB = 3;
 
 function checkMs(name: string, v: unknown, max: number): number {
   if (typeof v !== "number" || !Number.isInteger(v) || v < 10 || v > max || v % 10 !== 0) {
-    throw new CodecError("invalid_options", `${name} must be a multiple of 10 ms between 10 and ${max}, got ${String(v)}`);
+    throw new CodecError(
+      "invalid_options",
+      `${name} must be a multiple of 10 ms between 10 and ${max}, got ${String(v)}`,
+    );
   }
   return v;
 }
@@ -92,14 +95,19 @@ const leakGuard = new FinalizationRegistry<[number, number]>(([inst, buf]) => {
 });
 
 export function createVad(options: VadOptions): Vad {
-  if (options === null || typeof options !== "object") throw new CodecError("invalid_options", "createVad needs { sampleRate }");
+  if (options === null || typeof options !== "object")
+    throw new CodecError("invalid_options", "createVad needs { sampleRate }");
   const o = { ...DEFAULTS };
   for (const [k, v] of Object.entries(options)) if (v !== undefined) (o as Record<string, unknown>)[k] = v;
   const rate = options.sampleRate;
   if (typeof rate !== "number" || !VAD_RATES.includes(rate)) {
-    throw new CodecError("unsupported_rate", `VAD sampleRate must be one of ${VAD_RATES.join(", ")} Hz, got ${String(rate)}`);
+    throw new CodecError(
+      "unsupported_rate",
+      `VAD sampleRate must be one of ${VAD_RATES.join(", ")} Hz, got ${String(rate)}`,
+    );
   }
-  if (![0, 1, 2, 3].includes(o.mode)) throw new CodecError("invalid_options", `mode must be 0..3, got ${String(o.mode)}`);
+  if (![0, 1, 2, 3].includes(o.mode))
+    throw new CodecError("invalid_options", `mode must be 0..3, got ${String(o.mode)}`);
   checkMs("onsetMs", o.onsetMs, 1000);
   checkMs("hangoverMs", o.hangoverMs, 10_000);
   checkNumber("minSnrDb", o.minSnrDb, 0, 60);

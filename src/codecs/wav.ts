@@ -32,28 +32,40 @@ const WAVE_FORMAT_IEEE_FLOAT = 3;
 const WAVE_FORMAT_EXTENSIBLE = 65534;
 
 export function readWav(bytes: Uint8Array): WavAudio {
-  if (!(bytes instanceof Uint8Array)) throw new CodecError("invalid_audio", "readWav needs the file's bytes as a Uint8Array");
+  if (!(bytes instanceof Uint8Array))
+    throw new CodecError("invalid_audio", "readWav needs the file's bytes as a Uint8Array");
   const wav = new wavefile.WaveFile();
   let raw: Float64Array;
   try {
     wav.fromBuffer(bytes);
     raw = wav.getSamples(true, Float64Array);
   } catch (err) {
-    throw new CodecError("invalid_audio", `not a readable WAV file: ${(err as Error).message}`, { cause: err });
+    throw new CodecError("invalid_audio", `not a readable WAV file: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const fmt = wav.fmt as WavFmt;
   if (!Number.isInteger(fmt.sampleRate) || fmt.sampleRate <= 0 || fmt.numChannels < 1) {
-    throw new CodecError("invalid_audio", `WAV header declares ${fmt.sampleRate} Hz x ${fmt.numChannels} channels`);
+    throw new CodecError(
+      "invalid_audio",
+      `WAV header declares ${fmt.sampleRate} Hz x ${fmt.numChannels} channels`,
+    );
   }
   const tag = fmt.audioFormat === WAVE_FORMAT_EXTENSIBLE ? (fmt.subformat?.[0] ?? 1) : fmt.audioFormat;
   if (tag === WAVE_FORMAT_IEEE_FLOAT) {
     // wavefile reads extensible float as integers; take the samples from the data chunk directly.
     const data = (wav as unknown as { data: { samples: Uint8Array } }).data.samples;
     const copy = data.slice();
-    raw = fmt.bitsPerSample === 64 ? Float64Array.from(new Float64Array(copy.buffer)) : Float64Array.from(new Float32Array(copy.buffer, 0, copy.length >> 2));
+    raw =
+      fmt.bitsPerSample === 64
+        ? Float64Array.from(new Float64Array(copy.buffer))
+        : Float64Array.from(new Float32Array(copy.buffer, 0, copy.length >> 2));
   }
   const depth = tag === WAVE_FORMAT_IEEE_FLOAT ? "float" : wav.bitDepth;
-  return { format: { encoding: "pcm16", sampleRate: fmt.sampleRate, channels: fmt.numChannels }, pcm: toPcm16(raw, depth, tag) };
+  return {
+    format: { encoding: "pcm16", sampleRate: fmt.sampleRate, channels: fmt.numChannels },
+    pcm: toPcm16(raw, depth, tag),
+  };
 }
 
 /**
@@ -78,7 +90,10 @@ function toPcm16(raw: Float64Array, bitDepth: string, tag: number): Int16Array {
     case "float":
       return Int16Array.from(raw, (v) => clamp(Math.round(v * 32768)));
     default:
-      throw new CodecError("invalid_audio", `WAV sample format ${bitDepth} (format tag ${tag}) is not supported`);
+      throw new CodecError(
+        "invalid_audio",
+        `WAV sample format ${bitDepth} (format tag ${tag}) is not supported`,
+      );
   }
 }
 
@@ -87,13 +102,19 @@ export function writeWav(pcm: Int16Array, format: { sampleRate: number; channels
   const channels = format.channels ?? 1;
   if (!(pcm instanceof Int16Array)) throw new CodecError("invalid_audio", "writeWav needs an Int16Array");
   if (!Number.isInteger(format.sampleRate) || format.sampleRate <= 0) {
-    throw new CodecError("unsupported_rate", `sampleRate must be a positive integer, got ${String(format.sampleRate)}`);
+    throw new CodecError(
+      "unsupported_rate",
+      `sampleRate must be a positive integer, got ${String(format.sampleRate)}`,
+    );
   }
   if (!Number.isInteger(channels) || channels < 1 || channels > 8) {
     throw new CodecError("invalid_options", `channels must be 1..8, got ${String(channels)}`);
   }
   if (pcm.length % channels !== 0) {
-    throw new CodecError("invalid_audio", `${pcm.length} samples are not a whole number of ${channels}-channel frames`);
+    throw new CodecError(
+      "invalid_audio",
+      `${pcm.length} samples are not a whole number of ${channels}-channel frames`,
+    );
   }
   // The header is written by hand: wavefile's fromScratch copies every sample through a JS array.
   const data = bytesFromPcm16(pcm);

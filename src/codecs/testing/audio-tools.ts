@@ -43,13 +43,43 @@ export function bytesOf(pcm: Int16Array): Uint8Array {
 export function loadSpeech(name: string, rate = 16000): Int16Array {
   const path = join(SPEECH_DIR, name);
   if (!existsSync(path)) throw new Error(`missing ${path}: install pocketsphinx-testdata`);
-  const input = name.endsWith(".raw") ? ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", path] : [path];
-  return toInt16(run("sox", ["-V1", ...input, "-t", "raw", "-e", "signed", "-b", "16", "-c", "1", "-", "rate", "-v", String(rate)]));
+  const input = name.endsWith(".raw")
+    ? ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", path]
+    : [path];
+  return toInt16(
+    run("sox", [
+      "-V1",
+      ...input,
+      "-t",
+      "raw",
+      "-e",
+      "signed",
+      "-b",
+      "16",
+      "-c",
+      "1",
+      "-",
+      "rate",
+      "-v",
+      String(rate),
+    ]),
+  );
 }
 
 /** sox's very-high-quality resampler, the reference for our resampler. */
 export function soxResample(pcm: Int16Array, from: number, to: number, channels = 1): Int16Array {
-  const fmt = (r: number) => ["-t", "raw", "-e", "signed", "-b", "16", "-c", String(channels), "-r", String(r)];
+  const fmt = (r: number) => [
+    "-t",
+    "raw",
+    "-e",
+    "signed",
+    "-b",
+    "16",
+    "-c",
+    String(channels),
+    "-r",
+    String(r),
+  ];
   return toInt16(run("sox", ["-V1", ...fmt(from), "-", ...fmt(to), "-", "rate", "-v"], bytesOf(pcm)));
 }
 

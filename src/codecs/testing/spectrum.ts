@@ -36,7 +36,11 @@ function fft(re: Float64Array, im: Float64Array): void {
 }
 
 /** Power per frequency bin (one-sided), with the frequency of each bin. */
-export function powerSpectrum(x: ArrayLike<number>, rate: number, size?: number): { power: Float64Array; hz: (bin: number) => number } {
+export function powerSpectrum(
+  x: ArrayLike<number>,
+  rate: number,
+  size?: number,
+): { power: Float64Array; hz: (bin: number) => number } {
   let n = 1;
   while (n < (size ?? x.length)) n <<= 1;
   const re = new Float64Array(n);
@@ -73,7 +77,10 @@ export function inBandSnrDb(ref: Int16Array, test: Int16Array, rate: number, ban
 export function powerAboveDb(x: Int16Array, rate: number, fromHz: number): number {
   const n = x.length;
   const w = new Float64Array(n);
-  const a = [0.27105140069342, -0.43329793923448, 0.21812299954311, -0.06592544638803, 0.01081174209837, -0.00077658482522, 0.00001388721735];
+  const a = [
+    0.27105140069342, -0.43329793923448, 0.21812299954311, -0.06592544638803, 0.01081174209837,
+    -0.00077658482522, 0.00001388721735,
+  ];
   for (let i = 0; i < n; i++) {
     let v = 0;
     for (let k = 0; k < a.length; k++) v += a[k]! * Math.cos((2 * Math.PI * k * i) / (n - 1));

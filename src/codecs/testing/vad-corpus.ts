@@ -35,7 +35,8 @@ export function speechOnsetMs(x: Int16Array, rate: number): number {
   const power = lv.map((l) => 10 ** (l / 10));
   let i = 0;
   for (; i + 5 <= lv.length; i++) {
-    const mean = 10 * Math.log10((power[i]! + power[i + 1]! + power[i + 2]! + power[i + 3]! + power[i + 4]!) / 5);
+    const mean =
+      10 * Math.log10((power[i]! + power[i + 1]! + power[i + 2]! + power[i + 3]! + power[i + 4]!) / 5);
     if (mean >= floor + 15) break;
   }
   while (i > 0 && lv[i - 1]! >= floor + 6) i--;
@@ -44,7 +45,24 @@ export function speechOnsetMs(x: Int16Array, rate: number): number {
 
 function sox(rate: number, seconds: number, synth: string[], dbfs: number): Int16Array {
   const raw = toInt16(
-    run("sox", ["-R", "-n", "-t", "raw", "-r", String(rate), "-e", "signed", "-b", "16", "-c", "1", "-", "synth", String(seconds), ...synth]),
+    run("sox", [
+      "-R",
+      "-n",
+      "-t",
+      "raw",
+      "-r",
+      String(rate),
+      "-e",
+      "signed",
+      "-b",
+      "16",
+      "-c",
+      "1",
+      "-",
+      "synth",
+      String(seconds),
+      ...synth,
+    ]),
   );
   return scaleTo(raw, dbfs);
 }
@@ -84,15 +102,28 @@ export function onsetCases(rate: 8000 | 16000): OnsetCase[] {
 /** Ten minutes of non-speech in eight 75 s segments, as one continuous stream (level steps included). */
 export function noiseCorpus(rate: 8000 | 16000): { name: string; pcm: Int16Array }[] {
   const s = 75;
-  const hum = (f: number) => ["sine", String(f), "sine", String(3 * f), "sine", String(5 * f), "sine", String(7 * f)];
-  const mix = (a: Int16Array, b: Int16Array) => Int16Array.from(a, (v, i) => Math.max(-32768, Math.min(32767, v + b[i]!)));
+  const hum = (f: number) => [
+    "sine",
+    String(f),
+    "sine",
+    String(3 * f),
+    "sine",
+    String(5 * f),
+    "sine",
+    String(7 * f),
+  ];
+  const mix = (a: Int16Array, b: Int16Array) =>
+    Int16Array.from(a, (v, i) => Math.max(-32768, Math.min(32767, v + b[i]!)));
   return [
     { name: "digital silence", pcm: new Int16Array(rate * s) },
     { name: "white noise -50 dBFS", pcm: sox(rate, s, ["whitenoise"], -50) },
     { name: "pink noise -45 dBFS", pcm: sox(rate, s, ["pinknoise"], -45) },
     { name: "brown noise -40 dBFS", pcm: sox(rate, s, ["brownnoise"], -40) },
     { name: "50 Hz hum with harmonics -35 dBFS", pcm: sox(rate, s, hum(50), -35) },
-    { name: "60 Hz hum + pink noise -40 dBFS", pcm: mix(sox(rate, s, hum(60), -42), sox(rate, s, ["pinknoise"], -45)) },
+    {
+      name: "60 Hz hum + pink noise -40 dBFS",
+      pcm: mix(sox(rate, s, hum(60), -42), sox(rate, s, ["pinknoise"], -45)),
+    },
     { name: "u-law line noise -48 dBFS", pcm: telephone(sox(rate, s, ["pinknoise"], -48)) },
     { name: "dither -80 dBFS", pcm: sox(rate, s, ["whitenoise"], -80) },
   ];
