@@ -6,6 +6,7 @@ import type { TalkSession } from "../session-types.js";
 import type { AudioFormat } from "../talk-types.js";
 import { PCM16_16K, PCM16_24K } from "../talk-types.js";
 import type { TalkAudioSink } from "./controller-types.js";
+import { resolveBrainOptions, type BrainOptions, type ResolvedBrainOptions } from "./brain-options.js";
 
 /**
  * Tunables of the session pipelines. Everything here comes from trusted
@@ -48,12 +49,14 @@ export interface PipelineOptions {
    * connecting, a transcription turn is finalizing), ms; older audio is dropped. Default 2000.
    */
   heldAudioMs?: number;
+  /** How answers are chunked and spoken, progress cue, consult timeout, realtime reply path (brain-options.ts). */
+  brain?: BrainOptions;
 }
 
 export const DEFAULT_PERSONA =
   "You are a helpful voice assistant on a live call. Answer briefly, in plain spoken sentences without markup.";
 
-export const PIPELINE_DEFAULTS: Readonly<Required<Omit<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice" | "instructions">>> =
+export const PIPELINE_DEFAULTS: Readonly<Required<Omit<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice" | "instructions" | "brain">>> =
   Object.freeze({
     persona: DEFAULT_PERSONA,
     historyEntries: 10,
@@ -65,7 +68,7 @@ export const PIPELINE_DEFAULTS: Readonly<Required<Omit<PipelineOptions, "voice" 
   });
 
 export type ResolvedPipelineOptions = typeof PIPELINE_DEFAULTS &
-  Pick<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice"> & { instructions: string };
+  Pick<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice"> & { instructions: string; brain: ResolvedBrainOptions };
 
 export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedPipelineOptions {
   const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as PipelineOptions;
@@ -84,7 +87,7 @@ export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedP
   }
   if (!Number.isInteger(o.maxAppendBytes) || o.maxAppendBytes < 2) bad("maxAppendBytes", "must be an integer >= 2");
   if (!Number.isInteger(o.heldAudioMs) || o.heldAudioMs < 0) bad("heldAudioMs", "must be a non-negative integer");
-  return { ...o, instructions: o.instructions ?? o.persona };
+  return { ...o, instructions: o.instructions ?? o.persona, brain: resolveBrainOptions(options.brain) };
 }
 
 /**
@@ -116,9 +119,14 @@ export interface SessionControllerDeps {
   tools?: PipelineToolDispatcher;
   options?: PipelineOptions;
   logger?: TalkLogger;
-  /** Format of appendAudio data (PCM16 only). Default PCM16_16K. */
+  /**
+   * Format of appendAudio data. Default PCM16_16K. PCM16 for every mode; a
+   * realtime session may also use an encoded format (g711_ulaw 8 kHz) that its
+   * provider declares in both inputFormats and outputFormats: that audio then
+   * passes through to the provider untouched (no transcoding on the hot path).
+   */
   inputFormat?: AudioFormat;
-  /** Format written to the audio sink (PCM16 only; the adapter encodes). Default PCM16_24K. */
+  /** Format written to the audio sink. Default PCM16_24K. Same rule as inputFormat. */
   outputFormat?: AudioFormat;
   /** Where assistant audio goes; replaceable with setAudioSink. Default: none (audio is dropped, events still flow). */
   sink?: TalkAudioSink;
@@ -127,10 +135,31 @@ export interface SessionControllerDeps {
 export const DEFAULT_INPUT_FORMAT = PCM16_16K;
 export const DEFAULT_OUTPUT_FORMAT = PCM16_24K;
 
-/** Pipelines move PCM16 only; adapters decode and encode carrier codecs at the edge. */
+/**
+ * Pipelines convert PCM16 only; adapters decode and encode carrier codecs at
+ * the edge, except for realtime passthrough (see passthroughFormat).
+ */
 export function assertPcmFormat(format: AudioFormat, what: string): AudioFormat {
   if (format.encoding !== "pcm16" || (format.channels !== 1 && format.channels !== 2) || !Number.isInteger(format.sampleRate)) {
     throw new TalkError("config_invalid", `${what} must be PCM16 mono or stereo, got ${format.encoding}/${format.sampleRate}/${format.channels}`);
   }
   return format;
+}
+
+/**
+ * An encoded format (g711) a realtime provider carries natively in both
+ * directions: the relay pipeline forwards it as bytes without converting.
+ * Anything else encoded is refused: core transcodes only PCM16.
+ */
+export function assertRealtimeFormat(format: AudioFormat, what: string, accepted: readonly AudioFormat[] | undefined): AudioFormat {
+  if (format.encoding === "pcm16") return assertPcmFormat(format, what);
+  if (accepted?.some((f) => sameAudioFormat(f, format))) return format;
+  throw new TalkError(
+    "capability_unsupported",
+    `${what} ${format.encoding}/${format.sampleRate} passes through only to a realtime provider that declares it; decode to PCM16 at the edge otherwise.`,
+  );
+}
+
+export function sameAudioFormat(a: AudioFormat, b: AudioFormat): boolean {
+  return a.encoding === b.encoding && a.sampleRate === b.sampleRate && a.channels === b.channels;
 }

@@ -18,9 +18,10 @@ export function checkAppend(session: TalkSession, data: unknown, format: AudioFo
   if (data.byteLength > maxBytes) {
     throw new TalkError("payload_too_large", `An audio frame may carry at most ${maxBytes} bytes.`, { details: { bytes: data.byteLength } });
   }
-  const frameBytes = 2 * format.channels;
+  // One sample per channel per frame: 2 bytes for PCM16, 1 for G.711 (realtime passthrough).
+  const frameBytes = (format.encoding === "pcm16" ? 2 : 1) * format.channels;
   if (data.byteLength % frameBytes !== 0) {
-    throw new TalkError("invalid_audio", `PCM16 frames are ${frameBytes} bytes; got ${data.byteLength} bytes.`);
+    throw new TalkError("invalid_audio", `${format.encoding} frames are ${frameBytes} bytes; got ${data.byteLength} bytes.`);
   }
   return true;
 }

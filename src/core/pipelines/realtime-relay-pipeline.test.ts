@@ -8,7 +8,7 @@ import type {
 } from "../provider-types.js";
 import type { TalkRuntime } from "../session-types.js";
 import { createTalkRuntime } from "../session-runtime.js";
-import { PCM16_16K, PCM16_24K } from "../talk-types.js";
+import { PCM16_16K, PCM16_24K, ULAW_8K } from "../talk-types.js";
 import type { PipelineProviderResolver } from "./pipeline-options.js";
 import { createSessionController } from "./session-controller.js";
 import { EventLog, RecordingSink } from "./testing/pipeline-harness.js";
@@ -246,5 +246,40 @@ describe("realtime relay pipeline", () => {
     expect(() =>
       createSessionController({ session, providers: { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => clientOnly } }),
     ).toThrowError(expect.objectContaining({ code: "capability_unsupported" }));
+  });
+
+  it("passes g711 u-law through both ways untouched when the provider declares it", async () => {
+    runtime = createTalkRuntime();
+    const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
+    const provider = new ScriptedRealtimeProvider();
+    (provider as { capabilities: ProviderCapabilities }).capabilities = {
+      ...provider.capabilities,
+      inputFormats: [PCM16_24K, ULAW_8K],
+      outputFormats: [PCM16_24K, ULAW_8K],
+    };
+    const sink = new RecordingSink();
+    const providers: PipelineProviderResolver = { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider };
+    const controller = createSessionController({ session, providers, sink, inputFormat: ULAW_8K, outputFormat: ULAW_8K });
+    await controller.ready;
+    expect(provider.options).toMatchObject({ inputFormat: ULAW_8K, outputFormat: ULAW_8K });
+    const frame = new Uint8Array(160).map((_, i) => i); // 20 ms, odd-sized frames are fine for 1-byte samples
+    controller.appendAudio(frame.subarray(0, 159));
+    expect(Array.from(provider.audio[0]!)).toEqual(Array.from(frame.subarray(0, 159)));
+    provider.play({ type: "speech_started", itemId: "in_1" });
+    provider.play({ type: "speech_stopped", itemId: "in_1" });
+    provider.play({ type: "response_started", responseId: "r1" });
+    const reply = new Uint8Array(800).fill(0x55);
+    provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: reply, format: ULAW_8K });
+    expect(sink.writes[0]!.chunk).toEqual({ data: reply, format: ULAW_8K });
+  });
+
+  it("refuses u-law with a provider that does not declare it, rather than transcoding silently", async () => {
+    runtime = createTalkRuntime();
+    const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
+    const provider = new ScriptedRealtimeProvider();
+    const providers: PipelineProviderResolver = { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider };
+    expect(() => createSessionController({ session, providers, inputFormat: ULAW_8K, outputFormat: ULAW_8K })).toThrowError(
+      expect.objectContaining({ code: "capability_unsupported" }),
+    );
   });
 });

@@ -5,7 +5,7 @@ import type { RealtimeProvider, RealtimeProviderEvent, RealtimeVoiceSession } fr
 import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
 import type { OutputAudioPayload, TerminalReason, ToolCallPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
-import { durationMs } from "../talk-types.js";
+import { bytesPerSecond, durationMs } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
 import { PcmConverter } from "./pcm-converter.js";
 import type { PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
@@ -52,7 +52,9 @@ export class RealtimeRelayPipeline implements TalkSessionController {
   readonly #deps: RealtimeRelayPipelineDeps;
   readonly #sink: SinkSlot;
   readonly #providerInput: AudioFormat;
-  readonly #inputConverter: PcmConverter;
+  readonly #providerOutput: AudioFormat;
+  /** Undefined when the input passes through as is (same format, e.g. u-law to a provider that takes u-law). */
+  readonly #inputConverter: PcmConverter | undefined;
   readonly #items = new Map<string, OutputItem>();
   readonly #cancelledItems = new Set<string>();
   #voice: RealtimeVoiceSession | undefined;
@@ -64,10 +66,9 @@ export class RealtimeRelayPipeline implements TalkSessionController {
     this.session = deps.session;
     this.#deps = deps;
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
-    const accepted = deps.provider.capabilities.inputFormats;
-    this.#providerInput =
-      !accepted || accepted.length === 0 || accepted.some((f) => sameFormat(f, deps.inputFormat)) ? deps.inputFormat : accepted[0]!;
-    this.#inputConverter = new PcmConverter(deps.inputFormat, this.#providerInput);
+    this.#providerInput = providerFormat(deps.inputFormat, deps.provider.capabilities.inputFormats);
+    this.#providerOutput = providerFormat(deps.outputFormat, deps.provider.capabilities.outputFormats);
+    this.#inputConverter = sameFormat(deps.inputFormat, this.#providerInput) ? undefined : new PcmConverter(deps.inputFormat, this.#providerInput);
     this.ready = this.#connect();
     // Failures are reported through session.error and close; `ready` is for callers that care.
     this.ready.catch(() => {});
@@ -143,7 +144,7 @@ export class RealtimeRelayPipeline implements TalkSessionController {
     }
     for (const item of this.#items.values()) item.converter?.close();
     this.#items.clear();
-    this.#inputConverter.close();
+    this.#inputConverter?.close();
     await closed;
   }
 
@@ -160,7 +161,7 @@ export class RealtimeRelayPipeline implements TalkSessionController {
           instructions: options.instructions,
           tools: this.#deps.tools?.definitions ?? [],
           inputFormat: this.#providerInput,
-          outputFormat: this.#deps.outputFormat,
+          outputFormat: this.#providerOutput,
           signal: session.signal,
         },
         (event) => this.#onEvent(event),
@@ -185,14 +186,17 @@ export class RealtimeRelayPipeline implements TalkSessionController {
   }
 
   #forward(data: Uint8Array): void {
-    const pcm = this.#inputConverter.convert(pcm16FromBytes(data));
     // Copied: the provider may queue it while the caller reuses its buffer.
+    if (!this.#inputConverter) {
+      this.#voice?.appendAudio(data.slice());
+      return;
+    }
+    const pcm = this.#inputConverter.convert(pcm16FromBytes(data));
     if (pcm.length > 0) this.#voice?.appendAudio(bytesFromPcm16(pcm).slice());
   }
 
   #hold(data: Uint8Array): void {
-    const f = this.#deps.inputFormat;
-    const limit = (this.#deps.options.heldAudioMs * f.sampleRate * f.channels * 2) / 1000;
+    const limit = (this.#deps.options.heldAudioMs * bytesPerSecond(this.#deps.inputFormat)) / 1000;
     this.#held.push(data.slice());
     this.#heldBytes += data.byteLength;
     while (this.#heldBytes > limit && this.#held.length > 0) this.#heldBytes -= this.#held.shift()!.byteLength;
@@ -306,11 +310,16 @@ export class RealtimeRelayPipeline implements TalkSessionController {
       this.#items.set(event.itemId, item);
       session.emit({ type: "output.audio.started", turnId: turn.id, itemId: event.itemId, payload: { format: { ...this.#deps.outputFormat } } });
     }
+    if (sameFormat(event.format, this.#deps.outputFormat)) {
+      // Passthrough (u-law in, u-law out): the provider's bytes go to the sink as they are.
+      this.#deliver(event.itemId, item, event.data);
+      return;
+    }
     if (!item.converter || !sameFormat(item.converter.from, event.format)) {
       item.converter?.close();
       item.converter = new PcmConverter(event.format, this.#deps.outputFormat);
     }
-    this.#deliver(event.itemId, item, item.converter.convert(pcm16FromBytes(event.data)));
+    this.#deliver(event.itemId, item, bytesFromPcm16(item.converter.convert(pcm16FromBytes(event.data))));
   }
 
   #audioDone(itemId: string): void {
@@ -318,7 +327,7 @@ export class RealtimeRelayPipeline implements TalkSessionController {
     if (!item) return;
     this.#items.delete(itemId);
     if (item.converter) {
-      this.#deliver(itemId, item, item.converter.flush());
+      this.#deliver(itemId, item, bytesFromPcm16(item.converter.flush()));
       item.converter.close();
     }
     const format = this.#deps.outputFormat;
@@ -327,10 +336,9 @@ export class RealtimeRelayPipeline implements TalkSessionController {
     this.session.endOutput(itemId);
   }
 
-  #deliver(itemId: string, item: OutputItem, pcm: Int16Array): void {
-    if (pcm.length === 0 || this.#cancelledItems.has(itemId)) return;
+  #deliver(itemId: string, item: OutputItem, data: Uint8Array): void {
+    if (data.byteLength === 0 || this.#cancelledItems.has(itemId)) return;
     const format = this.#deps.outputFormat;
-    const data = bytesFromPcm16(pcm);
     item.bytes += data.byteLength;
     this.#sink.current()?.write({ data, format }, { turnId: item.turnId, itemId });
     const payload: OutputAudioPayload = { format: { ...format }, bytes: data.byteLength, durationMs: durationMs(format, data.byteLength) };
@@ -395,6 +403,16 @@ export class RealtimeRelayPipeline implements TalkSessionController {
 
 function speechPayload(audioStartMs: number | undefined): Record<string, unknown> {
   return audioStartMs !== undefined ? { audioStartMs } : {};
+}
+
+/**
+ * The format the provider session is asked for: the session's own when the
+ * provider takes it (or declares nothing), else its first PCM16 format, which
+ * the pipeline converts to and from.
+ */
+function providerFormat(wanted: AudioFormat, accepted: readonly AudioFormat[] | undefined): AudioFormat {
+  if (!accepted || accepted.length === 0 || accepted.some((f) => sameFormat(f, wanted))) return wanted;
+  return accepted.find((f) => f.encoding === "pcm16") ?? accepted[0]!;
 }
 
 function sameFormat(a: AudioFormat, b: AudioFormat): boolean {

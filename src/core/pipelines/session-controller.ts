@@ -3,6 +3,7 @@ import { NOOP_LOGGER } from "../logger.js";
 import type { TalkSessionController } from "./controller-types.js";
 import {
   assertPcmFormat,
+  assertRealtimeFormat,
   DEFAULT_INPUT_FORMAT,
   DEFAULT_OUTPUT_FORMAT,
   resolvePipelineOptions,
@@ -30,20 +31,29 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
   }
   const options = resolvePipelineOptions(deps.options);
   const logger = deps.logger ?? NOOP_LOGGER;
-  const inputFormat = assertPcmFormat(deps.inputFormat ?? DEFAULT_INPUT_FORMAT, "inputFormat");
-  const outputFormat = assertPcmFormat(deps.outputFormat ?? DEFAULT_OUTPUT_FORMAT, "outputFormat");
+  const input = deps.inputFormat ?? DEFAULT_INPUT_FORMAT;
+  const output = deps.outputFormat ?? DEFAULT_OUTPUT_FORMAT;
 
   switch (session.mode) {
-    case "stt-tts":
+    case "stt-tts": {
+      const inputFormat = assertPcmFormat(input, "inputFormat");
+      const outputFormat = assertPcmFormat(output, "outputFormat");
       return new SttTtsPipeline({ session, providers, options, logger, inputFormat, outputFormat, sink: deps.sink });
+    }
     case "transcription":
-      return new TranscriptionPipeline({ session, providers, options, logger, inputFormat });
+      return new TranscriptionPipeline({ session, providers, options, logger, inputFormat: assertPcmFormat(input, "inputFormat") });
     case "realtime": {
       const provider = providers.realtime(session);
       if (!provider) throw new TalkError("provider_not_found", "No realtime provider is configured for this session.");
       if (!provider.connect) {
         throw new TalkError("capability_unsupported", `Provider ${provider.id} cannot be driven over a gateway relay.`);
       }
+      // Encoded audio passes through only when the provider carries it both ways (one format per call leg).
+      const both = (provider.capabilities.inputFormats ?? []).filter((f) =>
+        (provider.capabilities.outputFormats ?? []).some((o) => o.encoding === f.encoding && o.sampleRate === f.sampleRate && o.channels === f.channels),
+      );
+      const inputFormat = assertRealtimeFormat(input, "inputFormat", both);
+      const outputFormat = assertRealtimeFormat(output, "outputFormat", both);
       return new RealtimeRelayPipeline({ session, provider, tools: deps.tools, options, logger, inputFormat, outputFormat, sink: deps.sink });
     }
   }

@@ -124,11 +124,14 @@ describe("OpenAI Realtime client secrets", () => {
     expect((await rejectionOf(provider.createClientSession(request()))).code).toBe("provider_unavailable");
   });
 
-  it("declares client sessions over webrtc and provider-websocket", () => {
+  it("declares client sessions over webrtc and provider-websocket, and the gateway relay with u-law passthrough", () => {
     const caps = createOpenAiRealtimeProvider({ apiKey: KEY, models: ["gpt-realtime", "gpt-realtime-mini"] }).capabilities;
+    expect(caps.inputFormats).toContainEqual({ encoding: "g711_ulaw", sampleRate: 8000, channels: 1 });
+    expect(caps.outputFormats).toContainEqual({ encoding: "g711_ulaw", sampleRate: 8000, channels: 1 });
     expect(caps).toMatchObject({
       modes: ["realtime"],
-      transports: ["webrtc", "provider-websocket"],
+      transports: ["webrtc", "provider-websocket", "gateway-relay"],
+      gatewayRelay: true,
       clientSessions: true,
       models: ["gpt-realtime", "gpt-realtime-mini"],
     });
@@ -158,5 +161,42 @@ describe("fake OpenAI server", () => {
       await server.close();
       await server.close();
     }
+  });
+});
+
+describe("OpenAI Realtime gateway-relay connect", () => {
+  it("opens a session at baseUrl/realtime and passes u-law through both ways", async () => {
+    const { FakeOpenAiRealtimeServer } = await import("../../../test/support/fake-openai-realtime-server.js");
+    const fake = new FakeOpenAiRealtimeServer({ apiKey: KEY });
+    const url = await fake.start();
+    try {
+      const provider = createOpenAiRealtimeProvider({ apiKey: KEY, baseUrl: url.replace(/^ws/, "http").replace(/\/realtime$/, "") });
+      const events: string[] = [];
+      const ulaw = { encoding: "g711_ulaw", sampleRate: 8000, channels: 1 } as const;
+      const voice = await provider.connect(
+        { instructions: "Be brief.", tools: [], inputFormat: ulaw, outputFormat: ulaw, signal: new AbortController().signal },
+        (e) => events.push(e.type),
+      );
+      expect(events).toContain("ready");
+      expect(fake.lastRequestUrl).toContain("model=gpt-realtime");
+      const audio = fake.session.audio as { input: { format: unknown }; output: { format: unknown } };
+      expect(audio.input.format).toEqual({ type: "audio/pcmu" });
+      expect(audio.output.format).toEqual({ type: "audio/pcmu" });
+      voice.appendAudio(new Uint8Array(160).fill(0xff));
+      await fake.waitFor((e) => e.type === "input_audio_buffer.append");
+      expect(fake.audioMsReceived).toBe(20);
+      await voice.close();
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("without a key connect fails with provider_unavailable before dialing", async () => {
+    const provider = createOpenAiRealtimeProvider({});
+    const ulaw = { encoding: "g711_ulaw", sampleRate: 8000, channels: 1 } as const;
+    const err = await rejectionOf(
+      provider.connect({ instructions: "x", tools: [], inputFormat: ulaw, outputFormat: ulaw, signal: new AbortController().signal }, () => {}),
+    );
+    expect(err.code).toBe("provider_unavailable");
   });
 });

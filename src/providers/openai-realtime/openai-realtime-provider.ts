@@ -1,13 +1,24 @@
 import { TalkError } from "../../core/errors.js";
+import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
 import type {
   ClientSessionGrant,
   ClientSessionRequest,
   ProviderCapabilities,
   ProviderHealth,
   RealtimeProvider,
+  RealtimeProviderEvent,
+  RealtimeSessionOptions,
+  RealtimeVoiceSession,
 } from "../../core/provider-types.js";
+import { PCM16_24K, ULAW_8K, type AudioFormat } from "../../core/talk-types.js";
 import { mergeOptions } from "../support/options.js";
 import { mintClientSecret } from "./openai-client-secrets.js";
+import type { OpenAiTurnDetection } from "./openai-realtime-session-config.js";
+import { connectOpenAiRealtime } from "./openai-realtime-session.js";
+
+const ALAW_8K: AudioFormat = Object.freeze({ encoding: "g711_alaw", sampleRate: 8000, channels: 1 });
+/** What the API carries: PCM16 24 kHz first (what PCM sessions are converted to), then G.711 passthrough. */
+const REALTIME_FORMATS: readonly AudioFormat[] = Object.freeze([PCM16_24K, ULAW_8K, ALAW_8K]);
 
 /** Voices the OpenAI Realtime API documents for speech output. */
 export const OPENAI_REALTIME_VOICES = Object.freeze([
@@ -43,6 +54,20 @@ export interface OpenAiRealtimeOptions {
   clientSecretTtlSeconds?: number;
   /** Upper bound on each HTTP request, ms. Default 10 000. */
   requestTimeoutMs?: number;
+  /**
+   * Realtime WebSocket URL of Gateway-owned sessions. Default: baseUrl with
+   * ws(s):// and "/realtime" appended (wss://api.openai.com/v1/realtime).
+   */
+  realtimeUrl?: string;
+  /** How the key travels on the WebSocket: "authorization" (OpenAI, xAI) or "api-key" (Azure). Default "authorization". */
+  apiKeyHeader?: "authorization" | "api-key";
+  /** Model transcribing the caller in Gateway-owned sessions; null for none. Default "gpt-4o-mini-transcribe". */
+  inputTranscriptionModel?: string | null;
+  /** Turn detection of Gateway-owned sessions; null lets the owner commit audio. Default { type: "server_vad" }. */
+  turnDetection?: OpenAiTurnDetection;
+  /** WebSocket handshake plus session.updated, ms. Default 10 000. */
+  connectTimeoutMs?: number;
+  logger?: TalkLogger;
 }
 
 const DEFAULTS: Readonly<Required<OpenAiRealtimeOptions>> = Object.freeze({
@@ -55,12 +80,21 @@ const DEFAULTS: Readonly<Required<OpenAiRealtimeOptions>> = Object.freeze({
   voices: [...OPENAI_REALTIME_VOICES],
   clientSecretTtlSeconds: 600,
   requestTimeoutMs: 10_000,
+  realtimeUrl: "",
+  apiKeyHeader: "authorization",
+  inputTranscriptionModel: "gpt-4o-mini-transcribe",
+  turnDetection: Object.freeze({ type: "server_vad" as const }),
+  connectTimeoutMs: 10_000,
+  logger: NOOP_LOGGER,
 });
 
 /**
- * OpenAI Realtime behind the RealtimeProvider contract. This first part mints
- * client secrets for client-owned sessions (talk.client.create over WebRTC or
- * the provider WebSocket); the Gateway-owned `connect` arrives with telephony.
+ * OpenAI Realtime behind the RealtimeProvider contract: it mints client
+ * secrets for client-owned sessions (talk.client.create over WebRTC or the
+ * provider WebSocket) and opens Gateway-owned sessions over the Realtime
+ * WebSocket (`connect`, gateway-relay: phone calls, relayed browser audio).
+ * G.711 u-law / a-law at 8 kHz are declared, so a phone call's audio passes
+ * through untouched.
  */
 export class OpenAiRealtimeProvider implements RealtimeProvider {
   readonly kind = "realtime" as const;
@@ -77,10 +111,16 @@ export class OpenAiRealtimeProvider implements RealtimeProvider {
     this.id = merged.id;
     const capabilities: ProviderCapabilities = {
       modes: ["realtime"],
-      transports: ["webrtc", "provider-websocket"],
+      transports: ["webrtc", "provider-websocket", "gateway-relay"],
       models: [...merged.models],
       voices: [...merged.voices],
+      inputFormats: [...REALTIME_FORMATS],
+      outputFormats: [...REALTIME_FORMATS],
       clientSessions: true,
+      gatewayRelay: true,
+      streaming: true,
+      responseCancel: true,
+      truncate: true,
       tools: true,
     };
     this.capabilities = Object.freeze(capabilities);
@@ -125,7 +165,41 @@ export class OpenAiRealtimeProvider implements RealtimeProvider {
     };
   }
 
+  /** Opens a Gateway-owned session; see connectOpenAiRealtime for how it fails. */
+  async connect(
+    options: RealtimeSessionOptions,
+    onEvent: (event: RealtimeProviderEvent) => void,
+  ): Promise<RealtimeVoiceSession> {
+    const o = this.#options;
+    if (!o.apiKey) throw new TalkError("provider_unavailable", "OpenAI Realtime has no API key configured.");
+    const model = options.model ?? o.model;
+    if (!o.models.includes(model)) {
+      throw new TalkError("invalid_params", `Model "${model}" is not configured for OpenAI Realtime.`, { details: { models: o.models } });
+    }
+    return connectOpenAiRealtime(
+      {
+        apiKey: o.apiKey,
+        url: o.realtimeUrl || this.#realtimeSocketUrl(),
+        model,
+        voice: o.voice,
+        apiKeyHeader: o.apiKeyHeader,
+        inputTranscriptionModel: o.inputTranscriptionModel,
+        turnDetection: o.turnDetection,
+        connectTimeoutMs: o.connectTimeoutMs,
+        logger: o.logger,
+      },
+      { ...options, model },
+      onEvent,
+    );
+  }
+
   async close(): Promise<void> {}
+
+  #realtimeSocketUrl(): string {
+    const ws = new URL(`${this.#options.baseUrl.replace(/\/+$/, "")}/realtime`);
+    ws.protocol = ws.protocol === "http:" ? "ws:" : "wss:";
+    return ws.toString();
+  }
 
   /** Where the client connects with the secret: the WebRTC SDP endpoint, or the Realtime WebSocket. */
   #clientEndpoint(transport: "webrtc" | "provider-websocket", model: string): string {
@@ -164,4 +238,7 @@ function validateOptions(o: Required<OpenAiRealtimeOptions>): void {
     bad("clientSecretTtlSeconds", "must be an integer between 10 and 7200");
   }
   if (!Number.isInteger(o.requestTimeoutMs) || o.requestTimeoutMs < 1) bad("requestTimeoutMs", "must be a positive integer");
+  if (!Number.isInteger(o.connectTimeoutMs) || o.connectTimeoutMs < 1) bad("connectTimeoutMs", "must be a positive integer");
+  if (o.realtimeUrl !== "" && !/^wss?:\/\//.test(o.realtimeUrl)) bad("realtimeUrl", "must be a ws:// or wss:// URL");
+  if (o.apiKeyHeader !== "authorization" && o.apiKeyHeader !== "api-key") bad("apiKeyHeader", 'must be "authorization" or "api-key"');
 }
