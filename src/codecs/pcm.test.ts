@@ -35,7 +35,7 @@ describe("PCM16 helpers", () => {
 describe("codec error catalogue", () => {
   it("lists every code in docs/codecs.md", () => {
     const doc = readFileSync(new URL("../../docs/codecs.md", import.meta.url), "utf8");
-    const documented = [...doc.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+    const documented = [...doc.matchAll(/^\|\s*`([a-z_]+)`\s*\|/gm)].map((m) => m[1]);
     expect(documented.sort()).toEqual(Object.keys(CODEC_ERROR_CODES).sort());
   });
 
