@@ -18,6 +18,7 @@ import { createGetTimeTool } from "./core/tools/get-time-tool.js";
 import { createGatewayServer, type GatewayDeps, type GatewayServer } from "./gateway/index.js";
 import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
+import { type AppCluster, createAppCluster } from "./app-cluster.js";
 
 /**
  * The composition root: turns the validated configuration into a running
@@ -29,8 +30,10 @@ export interface App {
   readonly logger: Logger;
   readonly runtime: TalkRuntime;
   readonly gateway: GatewayServer;
+  /** Coordinator, jobs (`cluster.jobs`) and drain; in-process unless redis.url is set. */
+  readonly cluster: AppCluster;
   listen(overrides?: { port?: number }): Promise<{ urls: string[]; port: number }>;
-  /** Closes the gateway (sockets get 1001), then sessions, then providers. Idempotent. */
+  /** Closes the gateway (sockets get 1001), jobs, sessions, the coordinator, then providers. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -132,6 +135,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     dataDir: config.dataDir,
     logger,
   });
+  const cluster = await createAppCluster({ config, runtime, logger });
 
   const pipelineProviders: PipelineProviderResolver = {
     stt: (s: TalkSession) => optional(resolver, "stt", s.provider && registry.has("stt", s.provider) ? s.provider : undefined),
@@ -199,29 +203,43 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     tools: dispatcher,
     readiness: async () => {
       const health = await registry.health();
+      const coordinator = cluster.ready();
       const checks: Record<string, { ok: boolean; detail?: string }> = {
-        coordinator: { ok: true, detail: "in-process" },
+        coordinator: {
+          ok: coordinator.ok,
+          detail: `${coordinator.detail.backend} ${coordinator.detail.workerState} redis:${coordinator.detail.redis}`,
+        },
       };
       for (const p of health.providers) {
         checks[`provider:${p.kind}:${p.id}`] = { ok: p.ok, ...(p.detail !== undefined ? { detail: p.detail } : {}) };
       }
-      return { ok: health.ok, checks };
+      return { ok: health.ok && coordinator.ok, checks };
     },
     logger,
+    cluster: cluster.gateway,
   };
 
-  const gateway = createGatewayServer(deps, {
-    host: config.server.host,
-    port: config.server.port,
-    auth: { tokens: config.auth.tokens },
-    maxPayloadBytes: config.gateway.maxPayloadBytes,
-    maxConnections: config.gateway.maxConnections,
-    maxSessionsPerConnection: config.gateway.maxSessionsPerConnection,
-    rateLimit: config.gateway.rateLimit,
-    reconnectGraceMs: config.gateway.reconnectGraceMs,
-    heartbeatMs: config.gateway.heartbeatMs,
-    maxAudioBytesPerFrame: config.gateway.maxAudioBytesPerFrame,
-  });
+  let gateway: GatewayServer;
+  try {
+    gateway = createGatewayServer(deps, {
+      host: config.server.host,
+      port: config.server.port,
+      auth: { tokens: config.auth.tokens },
+      maxPayloadBytes: config.gateway.maxPayloadBytes,
+      maxConnections: config.gateway.maxConnections,
+      maxSessionsPerConnection: config.gateway.maxSessionsPerConnection,
+      rateLimit: config.gateway.rateLimit,
+      reconnectGraceMs: config.gateway.reconnectGraceMs,
+      heartbeatMs: config.gateway.heartbeatMs,
+      maxAudioBytesPerFrame: config.gateway.maxAudioBytesPerFrame,
+    });
+  } catch (err) {
+    // A refused gateway option must not leave Redis connections holding the process open.
+    await cluster.close();
+    throw err;
+  }
+  cluster.onStopAccepting(() => gateway.stopAcceptingSessions());
+  cluster.setLocalCloser((sessionId, reason) => gateway.closeSession(sessionId, reason));
 
   let closing: Promise<void> | undefined;
   return {
@@ -229,11 +247,15 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     logger,
     runtime,
     gateway,
+    cluster,
     listen: (overrides) => gateway.listen(overrides),
     close() {
       closing ??= (async () => {
         await gateway.close();
+        await cluster.closeJobs();
         await runtime.close();
+        // After the runtime, so the last session.closed events are published before the leases go.
+        await cluster.close();
         await registry.close();
         logger.info("talkgate stopped");
       })();

@@ -6,9 +6,10 @@ export interface ServeOptions {
 }
 
 /**
- * Runs the server until SIGINT/SIGTERM. The first signal closes gracefully
- * (sessions get their terminal events, sockets close with 1001); a second one
- * exits at once.
+ * Runs the server until SIGINT/SIGTERM. The first signal drains (no new
+ * sessions or jobs, running ones continue up to cluster.drainTimeoutMs), then
+ * closes gracefully (remaining sessions get their terminal events, sockets
+ * close with 1001) and exits 0; a second one exits at once.
  */
 export async function runServe(options: ServeOptions): Promise<number> {
   const loaded = loadConfig({ path: options.configPath });
@@ -22,21 +23,30 @@ export async function runServe(options: ServeOptions): Promise<number> {
   ]);
   app.logger.info({ urls: served }, `talkgate listening: ${served.join(" ")}`);
 
-  let closing = false;
+  // SIGTERM/SIGINT drain (cluster.drainTimeoutMs): new sessions and jobs are
+  // refused, the worker is marked draining, running sessions end on their own,
+  // then the app closes and the process exits 0. A second signal exits at once.
+  let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
-    if (closing) {
+    if (stopping) {
       app.logger.warn({ signal }, "second signal: exiting now");
       process.exit(1);
     }
-    closing = true;
-    app.logger.info({ signal }, "shutting down");
-    app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.logger.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
+    stopping = true;
+    app.logger.info({ signal, limitMs: app.config.cluster.drainTimeoutMs }, "shutting down: draining");
+    app.cluster
+      .drain()
+      .then((result) => {
+        app.logger.info(result, result.drained ? "drained; closing" : "drain limit reached; closing");
+        return app.close();
+      })
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          app.logger.error({ err }, "shutdown failed");
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

@@ -59,13 +59,28 @@ export interface SessionLocation {
   workerId: string;
 }
 
-export const SESSION_COMMAND_VERBS = ["cancelTurn", "cancelOutput", "close"] as const;
+/**
+ * cancelTurn / cancelOutput / close are the Talk verbs applied on the owner;
+ * join / leave move a Gateway session's event delivery to (or away from) a
+ * client connected to another worker (talk.session.join there).
+ */
+export const SESSION_COMMAND_VERBS = ["cancelTurn", "cancelOutput", "close", "join", "leave"] as const;
 export type SessionCommandVerb = (typeof SESSION_COMMAND_VERBS)[number];
 
 export interface SessionCommandParams {
   turnId?: string;
   reason?: string;
   message?: string;
+  /** join: the token the client presented (checked on the owner, which keeps only its hash). */
+  joinToken?: string;
+  /** join: the client's replay position, as a decimal string. */
+  afterSeq?: string;
+  /**
+   * The remote client the command comes from (`<workerId>/<connectionId>`).
+   * Set for client-originated commands, so the owner can check that this
+   * client joined the session; absent for server-internal commands.
+   */
+  peer?: string;
 }
 
 export interface SessionCommand {

@@ -8,3 +8,15 @@ export { InProcessHub } from "./in-process-hub.js";
 export { RedisCoordinator, type RedisCoordinatorOptions } from "./redis-coordinator.js";
 export { JobQueue, type JobQueueOptions, type JobHandler, type JobInfo, type JobEvent, type EnqueueOptions, type CancelOutcome } from "./job-queue.js";
 export { Drainer, ActiveCounter, drainOnSignals, type ActiveWork, type DrainInputs, type DrainOptions, type DrainResult } from "./drain.js";
+export { SessionBinder, type SessionBinderInputs } from "./session-binder.js";
+export { InProcessJobQueue, type InProcessJobQueueOptions } from "./in-process-job-queue.js";
+export {
+  createJobScheduler,
+  appJobs,
+  JOB_KINDS,
+  JOB_KIND_ROLES,
+  type AppJobs,
+  type JobKind,
+  type JobScheduler,
+  type CreateJobSchedulerOptions,
+} from "./job-scheduler.js";

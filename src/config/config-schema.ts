@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/talk-types.js";
+import { telephonySchema } from "./telephony-schema.js";
 
 /**
  * The one configuration object of a talkgate process. Every object is strict:
@@ -135,6 +136,21 @@ export const agentSchema = z
   })
   .strict();
 
+export const clusterSchema = z
+  .object({
+    /** What this worker runs: "media" (calls, Gateway sessions, outbound-call jobs), "bot" (meeting-bot jobs). */
+    roles: z.array(z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, "a role is lowercase letters, digits and dashes")).min(1).default(["media"]),
+    /** Unique id of this worker; default `<hostname>-<pid>-<random>`. */
+    workerId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "letters, digits, '.', '_', '-', ':' (1-128)").optional(),
+    /** Session lease time-to-live, seconds: a dead worker's sessions close everywhere within about this long. */
+    leaseTtlSec: positiveInt.default(10),
+    /** SIGTERM drain: how long running sessions and jobs may continue before the process exits, ms. */
+    drainTimeoutMs: nonNegativeInt.default(60_000),
+    /** Bounded wait of a verb sent to another worker before owner_unreachable, ms. */
+    commandTimeoutMs: positiveInt.default(2000),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     server: serverSchema.prefault({}),
@@ -161,8 +177,10 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    cluster: clusterSchema.prefault({}),
     talk: talkSchema.prefault({}),
     agent: agentSchema.prefault({}),
+    telephony: telephonySchema.prefault({}),
   })
   .strict();
 

@@ -17,6 +17,11 @@ export interface EnvOverride {
 }
 
 const asString: Parser = (raw) => raw;
+const asList: Parser = (raw) =>
+  raw
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
 const asPort: Parser = (raw) => {
   if (!/^\d+$/.test(raw)) throw new Error(`must be a port number, got "${raw}"`);
   const n = Number(raw);
@@ -30,12 +35,16 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "PUBLIC_URL", path: "server.publicUrl", parse: asString },
   { env: "REDIS_URL", path: "redis.url", parse: asString, secret: true },
   { env: "TALKGATE_DATA_DIR", path: "dataDir", parse: asString },
+  { env: "TALKGATE_ROLES", path: "cluster.roles", parse: asList },
+  { env: "TALKGATE_WORKER_ID", path: "cluster.workerId", parse: asString },
   { env: "LOG_LEVEL", path: "log.level", parse: asString },
   { env: "OPENAI_API_KEY", path: "talk.realtime.providers.openai.apiKey", parse: asString, secret: true },
   { env: "OPENAI_BASE_URL", path: "talk.realtime.providers.openai.baseUrl", parse: asString },
   { env: "AGENT_BASE_URL", path: "agent.endpoint.baseUrl", parse: asString },
   { env: "AGENT_MODEL", path: "agent.endpoint.model", parse: asString },
   { env: "AGENT_API_KEY", path: "agent.endpoint.apiKey", parse: asString, secret: true },
+  { env: "TWILIO_ACCOUNT_SID", path: "telephony.twilio.accountSid", parse: asString },
+  { env: "TWILIO_AUTH_TOKEN", path: "telephony.twilio.authToken", parse: asString, secret: true },
 ];
 
 /**

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { TalkSessionController } from "../core/pipelines/controller-types.js";
 import type { AudioChunk, ClientSessionGrant } from "../core/provider-types.js";
 import type { TalkRuntime, TalkSession } from "../core/session-types.js";
+import type { TalkEvent } from "../core/talk-events.js";
 import type { ToolCallOutcome } from "../core/tool-dispatcher.js";
 import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/talk-types.js";
 
@@ -51,6 +52,49 @@ export interface GatewayDeps {
 
   /** Structured logger; Fastify logs through it too. Default: silent. */
   logger?: Logger;
+
+  /**
+   * The cluster, when sessions can live on other workers. Unset: one
+   * process, every session is local. The composition root fills it from
+   * the coordinator; the Gateway never sees the backend.
+   */
+  cluster?: GatewayCluster;
+}
+
+/** Commands the Gateway sends to the worker that owns a session. */
+export type GatewayClusterVerb = "cancelTurn" | "cancelOutput" | "close" | "join" | "leave";
+
+export interface GatewayClusterCommand {
+  verb: GatewayClusterVerb;
+  params?: {
+    turnId?: string;
+    reason?: string;
+    message?: string;
+    joinToken?: string;
+    afterSeq?: string;
+    peer?: string;
+  };
+}
+
+/**
+ * The narrow view of the cluster coordinator the Gateway needs: route a verb
+ * to a session's owner, answer verbs for sessions owned here, read a remote
+ * session's events from a seq, learn that a session's owner was lost.
+ */
+export interface GatewayCluster {
+  readonly workerId: string;
+  /** Settles when the new session's directory claim does (rejects e.g. shutting_down). */
+  claimed(sessionId: string): Promise<void>;
+  /** Resolves with the owner's answer; rejects session_not_found, owner_unreachable or the owner's error. */
+  sendCommand(sessionId: string, command: GatewayClusterCommand): Promise<unknown>;
+  /** Installs the handler for verbs addressed to sessions owned here; returns its removal. */
+  onCommand(handler: (sessionId: string, command: GatewayClusterCommand) => unknown): () => void;
+  /** Events of any worker's session with seq > afterSeq, in order, with replay; returns the unsubscribe. */
+  subscribeEvents(sessionId: string, afterSeq: number, listener: (event: TalkEvent) => void): () => void;
+  /** The worker owning a session, if any. */
+  locate(sessionId: string): Promise<{ workerId: string } | undefined>;
+  /** A session's owner stopped renewing its lease (it died): every worker hears it. */
+  onSessionLost(listener: (sessionId: string) => void): () => void;
 }
 
 export interface SpeakRequest {

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import fastifyWebsocket from "@fastify/websocket";
 import { NOOP_LOGGER } from "../core/logger.js";
 import type { TalkLogger } from "../core/logger.js";
+import type { TerminalReason } from "../core/talk-events.js";
 import { GatewayAuth, TALK_SUBPROTOCOL } from "./auth.js";
 import type { GatewayConnection } from "./gateway-connection.js";
 import type { GatewayDeps } from "./gateway-deps.js";
@@ -18,6 +19,7 @@ import { talkClientMethods } from "./methods/talk-client.js";
 import { talkSessionMethods } from "./methods/talk-session.js";
 import { CLOSE_CODES } from "./protocol/frames.js";
 import { RpcDispatcher } from "./rpc-dispatcher.js";
+import { RemoteSessions } from "./remote-sessions.js";
 import { SessionOwnership } from "./session-owners.js";
 import { TalkModeStore } from "./talk-mode-store.js";
 import { talkRoute } from "./talk-route.js";
@@ -35,6 +37,16 @@ export interface GatewayServer {
   readonly methods: readonly string[];
   /** Scope needed per method. */
   readonly scopes: Readonly<Record<string, string>>;
+  /**
+   * Drain: refuses new sessions (talk.session.create, talk.client.create) with
+   * shutting_down; existing sessions, joins and their verbs continue.
+   */
+  stopAcceptingSessions(): void;
+  /**
+   * Closes a session this Gateway holds through its controller (the cluster
+   * lost its lease). Resolves false when the session is not held here.
+   */
+  closeSession(sessionId: string, reason: TerminalReason): Promise<boolean>;
   /** Binds `options.host`; `port` overrides `options.port` (0 = pick a free port). */
   listen(overrides?: { port?: number }): Promise<{ urls: string[]; port: number }>;
   /**
@@ -72,7 +84,16 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
     logger,
   });
   const mode = new TalkModeStore();
-  const dispatcher = new RpcDispatcher({ registry, deps, options, sessions, mode, metrics, logger });
+  const cluster = deps.cluster
+    ? new RemoteSessions({
+        cluster: deps.cluster,
+        runtime: deps.runtime,
+        sessions,
+        lostRetentionMs: 10 * 60_000,
+        logger,
+      })
+    : undefined;
+  const dispatcher = new RpcDispatcher({ registry, deps, options, sessions, cluster, mode, metrics, logger });
   const connections = new Set<GatewayConnection>();
   let serverState: GatewayServerState = "created";
   const state: GatewayState = {
@@ -129,6 +150,15 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
     get state() {
       return serverState;
     },
+    stopAcceptingSessions() {
+      sessions.stopAccepting();
+    },
+    async closeSession(sessionId, reason) {
+      const owned = sessions.get(sessionId);
+      if (!owned) return false;
+      await sessions.close(owned, reason);
+      return true;
+    },
     async listen(overrides = {}) {
       if (serverState !== "created") throw new Error(`gateway: listen() called while ${serverState}`);
       await app.listen({ host: options.host, port: overrides.port ?? options.port });
@@ -151,6 +181,7 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
         serverState = "closing";
         // Sessions first, so their owners still receive the terminal events.
         await sessions.closeAll("closed");
+        cluster?.close();
         try {
           await closeSockets();
         } catch (err) {

@@ -10,6 +10,9 @@ export type {
   GatewayToolCall,
   GatewayToolDispatcher,
   ReadinessReport,
+  GatewayCluster,
+  GatewayClusterCommand,
+  GatewayClusterVerb,
 } from "./gateway-deps.js";
 export {
   GATEWAY_DEFAULTS,

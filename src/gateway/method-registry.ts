@@ -5,6 +5,7 @@ import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { GatewayOptions, GatewayScope } from "./gateway-options.js";
 import type { Principal } from "./auth.js";
 import type { SessionOwnership, SessionPeer } from "./session-owners.js";
+import type { RemoteSessions } from "./remote-sessions.js";
 import type { TalkModeStore } from "./talk-mode-store.js";
 import { TALK_METHODS, TALK_PARAM_SCHEMAS } from "./protocol/talk-methods.js";
 import type { TalkMethod, TalkParsedParams, TalkResult } from "./protocol/talk-methods.js";
@@ -22,6 +23,8 @@ export interface MethodContext {
   readonly deps: GatewayDeps;
   readonly options: GatewayOptions;
   readonly sessions: SessionOwnership;
+  /** Sessions on other workers (cluster only; undefined in a single process). */
+  readonly cluster: RemoteSessions | undefined;
   readonly mode: TalkModeStore;
   readonly metrics: GatewayMetrics;
   readonly logger: TalkLogger;

@@ -7,6 +7,7 @@ import type { CallerContext, MethodContext, MethodRegistry } from "./method-regi
 import { MAX_REQUEST_ID_LENGTH } from "./protocol/frames.js";
 import type { ResponseFrame } from "./protocol/frames.js";
 import type { SessionOwnership } from "./session-owners.js";
+import type { RemoteSessions } from "./remote-sessions.js";
 import type { TalkModeStore } from "./talk-mode-store.js";
 
 export interface RpcDispatcherDeps {
@@ -14,6 +15,7 @@ export interface RpcDispatcherDeps {
   deps: GatewayDeps;
   options: GatewayOptions;
   sessions: SessionOwnership;
+  cluster?: RemoteSessions | undefined;
   mode: TalkModeStore;
   metrics: GatewayMetrics;
   logger: TalkLogger;
@@ -103,6 +105,7 @@ export class RpcDispatcher {
       deps: this.#d.deps,
       options: this.#d.options,
       sessions: this.#d.sessions,
+      cluster: this.#d.cluster,
       mode: this.#d.mode,
       metrics: this.#d.metrics,
       logger: this.#d.logger,

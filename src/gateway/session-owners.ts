@@ -49,9 +49,40 @@ export interface SessionOwnershipOptions {
 export class SessionOwnership {
   readonly #options: SessionOwnershipOptions;
   readonly #entries = new Map<string, Entry>();
+  readonly #releaseListeners = new Set<(peer: SessionPeer) => void>();
+  #accepting = true;
 
   constructor(options: SessionOwnershipOptions) {
     this.#options = options;
+  }
+
+  /** Drain: new sessions are refused with shutting_down; existing ones (and joins) continue. */
+  stopAccepting(): void {
+    this.#accepting = false;
+  }
+
+  assertAccepting(): void {
+    if (!this.#accepting) {
+      throw new TalkError("shutting_down", "This worker is draining and takes no new sessions.", { retryable: true });
+    }
+  }
+
+  /** The session held here, if any (no ownership check: for the cluster's command handler). */
+  get(sessionId: string): OwnedSession | undefined {
+    return this.#entries.get(sessionId);
+  }
+
+  /** Who receives the session's events now (undefined while it waits for a join). */
+  ownerOf(sessionId: string): SessionPeer | undefined {
+    return this.#entries.get(sessionId)?.owner;
+  }
+
+  /** Called with every peer whose connection is gone (remote joins follow it). */
+  onRelease(listener: (peer: SessionPeer) => void): () => void {
+    this.#releaseListeners.add(listener);
+    return () => {
+      this.#releaseListeners.delete(listener);
+    };
   }
 
   get size(): number {
@@ -180,6 +211,13 @@ export class SessionOwnership {
 
   /** The connection is gone: its sessions wait for a join, then close with "owner_lost". */
   release(peer: SessionPeer): void {
+    for (const listener of [...this.#releaseListeners]) {
+      try {
+        listener(peer);
+      } catch (err) {
+        this.#options.logger.error({ err }, "release listener threw");
+      }
+    }
     for (const entry of [...this.#entries.values()]) {
       if (entry.owner !== peer) continue;
       entry.owner = undefined;

@@ -31,6 +31,7 @@ export const talkClientMethods: MethodGroup = {
           },
         );
       }
+      ctx.sessions.assertAccepting();
       ctx.sessions.assertCapacity(ctx.caller);
       // Instructions and tools come from trusted config inside createClientSession; the
       // params schema is strict, so a request cannot smuggle instructions in.

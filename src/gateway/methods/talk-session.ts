@@ -4,6 +4,7 @@ import type { TalkSession } from "../../core/session-types.js";
 import { CLIENT_OWNED_TRANSPORTS, CREATION_MATRIX, findCombination } from "../../core/talk-types.js";
 import type { MethodContext, MethodGroup } from "../method-registry.js";
 import type { SessionDescription } from "../protocol/talk-methods.js";
+import type { RemoteSessions } from "../remote-sessions.js";
 
 /** Standard base64 (RFC 4648 §4) with padding: the only alphabet appendAudio accepts. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -22,6 +23,20 @@ function describe(session: TalkSession): SessionDescription {
 function controllerOf(ctx: MethodContext, sessionId: string): TalkSessionController {
   // "gateway" guarantees a controller.
   return ctx.sessions.require(sessionId, ctx.caller, "gateway").controller as TalkSessionController;
+}
+
+/**
+ * The session runs on another worker (cluster only). Media verbs cannot be
+ * relayed (no audio crosses workers); they answer where the media lives.
+ */
+function remoteOf(ctx: MethodContext, sessionId: string): RemoteSessions | undefined {
+  return ctx.cluster?.isRemote(sessionId) ? ctx.cluster : undefined;
+}
+
+async function mediaControllerOf(ctx: MethodContext, sessionId: string): Promise<TalkSessionController> {
+  const remote = remoteOf(ctx, sessionId);
+  if (remote) return remote.mediaElsewhere(sessionId, ctx.caller);
+  return controllerOf(ctx, sessionId);
 }
 
 /**
@@ -51,6 +66,7 @@ export const talkSessionMethods: MethodGroup = {
           },
         );
       }
+      ctx.sessions.assertAccepting();
       ctx.sessions.assertCapacity(ctx.caller);
       const session = ctx.deps.runtime.createSession({
         mode,
@@ -65,12 +81,22 @@ export const talkSessionMethods: MethodGroup = {
       });
       let controller: TalkSessionController;
       try {
+        // The directory claim (cluster) runs beside the controller set-up; a
+        // refused claim (draining) means the session must not start here.
+        const claimed = ctx.deps.cluster?.claimed(session.id);
+        claimed?.catch(() => undefined);
         controller = await ctx.deps.createController(session, {
           ...(params.model !== undefined ? { model: params.model } : {}),
           ...(params.voice !== undefined ? { voice: params.voice } : {}),
           ...(params.inputFormat !== undefined ? { inputFormat: params.inputFormat } : {}),
           ...(params.outputFormat !== undefined ? { outputFormat: params.outputFormat } : {}),
         });
+        try {
+          await claimed;
+        } catch (err) {
+          await controller.close("error").catch(() => {});
+          throw err;
+        }
       } catch (err) {
         const error = toTalkError(err);
         await session.close("error", error.message).catch(() => {});
@@ -90,7 +116,13 @@ export const talkSessionMethods: MethodGroup = {
 
   "talk.session.join": {
     scope: "write",
-    handler: (params, ctx) => {
+    handler: async (params, ctx) => {
+      const remote = remoteOf(ctx, params.sessionId);
+      if (remote) {
+        const { result, start } = await remote.join(params.sessionId, params.joinToken, params.afterSeq, ctx.caller);
+        ctx.afterResponse(start);
+        return result;
+      }
       const owned = ctx.sessions.join(params.sessionId, params.joinToken, ctx.caller);
       const { events, complete } = owned.session.replay(params.afterSeq);
       ctx.afterResponse(() => {
@@ -106,6 +138,7 @@ export const talkSessionMethods: MethodGroup = {
   "talk.session.appendAudio": {
     scope: "write",
     handler: (params, ctx) => {
+      if (remoteOf(ctx, params.sessionId)) return mediaControllerOf(ctx, params.sessionId) as never;
       const controller = controllerOf(ctx, params.sessionId);
       const max = ctx.options.maxAudioBytesPerFrame;
       // Checked on the encoded length first so an oversized frame is never decoded.
@@ -132,8 +165,8 @@ export const talkSessionMethods: MethodGroup = {
 
   "talk.session.startTurn": {
     scope: "write",
-    handler: (params, ctx) => {
-      const turn = controllerOf(ctx, params.sessionId).startTurn();
+    handler: async (params, ctx) => {
+      const turn = (await mediaControllerOf(ctx, params.sessionId)).startTurn();
       return { sessionId: params.sessionId, turnId: turn.id };
     },
   },
@@ -141,14 +174,16 @@ export const talkSessionMethods: MethodGroup = {
   "talk.session.endTurn": {
     scope: "write",
     handler: async (params, ctx) => {
-      await controllerOf(ctx, params.sessionId).endTurn(params.turnId);
+      await (await mediaControllerOf(ctx, params.sessionId)).endTurn(params.turnId);
       return { sessionId: params.sessionId, turnId: params.turnId };
     },
   },
 
   "talk.session.cancelTurn": {
     scope: "write",
-    handler: (params, ctx) => {
+    handler: async (params, ctx) => {
+      const remote = remoteOf(ctx, params.sessionId);
+      if (remote) return (await remote.command(params.sessionId, ctx.caller, "cancelTurn", params)) as never;
       const cancelled = controllerOf(ctx, params.sessionId).cancelTurn(
         params.turnId,
         params.reason ?? "client_request",
@@ -159,7 +194,9 @@ export const talkSessionMethods: MethodGroup = {
 
   "talk.session.cancelOutput": {
     scope: "write",
-    handler: (params, ctx) => {
+    handler: async (params, ctx) => {
+      const remote = remoteOf(ctx, params.sessionId);
+      if (remote) return (await remote.command(params.sessionId, ctx.caller, "cancelOutput", params)) as never;
       const cancelled = controllerOf(ctx, params.sessionId).cancelOutput(
         params.turnId,
         params.reason ?? "client_request",
@@ -170,8 +207,8 @@ export const talkSessionMethods: MethodGroup = {
 
   "talk.session.submitToolResult": {
     scope: "write",
-    handler: (params, ctx) => {
-      controllerOf(ctx, params.sessionId).submitToolResult(params.callId, params.output);
+    handler: async (params, ctx) => {
+      (await mediaControllerOf(ctx, params.sessionId)).submitToolResult(params.callId, params.output);
       return { sessionId: params.sessionId, callId: params.callId };
     },
   },
@@ -180,6 +217,8 @@ export const talkSessionMethods: MethodGroup = {
     scope: "write",
     // Closes Gateway-owned sessions and, for symmetry, client-owned ones the caller created.
     handler: async (params, ctx) => {
+      const remote = remoteOf(ctx, params.sessionId);
+      if (remote) return (await remote.command(params.sessionId, ctx.caller, "close", params)) as never;
       const owned = ctx.sessions.require(params.sessionId, ctx.caller, "any");
       await ctx.sessions.close(owned, params.reason ?? "client_request");
       return { sessionId: params.sessionId, closed: true as const };

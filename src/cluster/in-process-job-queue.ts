@@ -1,0 +1,236 @@
+import { randomUUID } from "node:crypto";
+import { TalkError } from "../core/errors.js";
+import type { TalkLogger } from "../core/logger.js";
+import { NOOP_LOGGER } from "../core/logger.js";
+import { EventHub } from "./event-hub.js";
+import type { CancelOutcome, EnqueueOptions, JobEvent, JobHandler } from "./job-queue.js";
+import type { JobScheduler } from "./job-scheduler.js";
+
+/** Options of the in-process job queue (one process, no Redis). */
+export interface InProcessJobQueueOptions {
+  /** Every job kind of the deployment (required; lowercase, digits, dashes). */
+  kinds: readonly string[];
+  /** Jobs of one kind run at once (default 1). */
+  concurrency?: number;
+  /** Attempts per job when the handler fails (default 2). */
+  attempts?: number;
+  /** Delay before a retry, ms (default 1000). */
+  retryDelayMs?: number;
+  /** While this returns true no new job starts (checked when a job could start). */
+  isFull?: () => boolean;
+  logger?: TalkLogger;
+}
+
+interface QueuedJob {
+  id: string;
+  kind: string;
+  data: unknown;
+  attemptsLeft: number;
+  attempt: number;
+  timer: NodeJS.Timeout | undefined;
+  abort: AbortController | undefined;
+}
+
+const KIND = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/**
+ * The same JobScheduler contract as the BullMQ JobQueue for a single process:
+ * jobs wait in a FIFO per kind and run on this process's handlers; cancel
+ * removes a waiting job or aborts the running handler's signal (then the job
+ * fails with `cancelled: <reason>` and is not retried). Nothing survives a
+ * restart: with one process there is nowhere else for a job to go.
+ */
+export class InProcessJobQueue implements JobScheduler {
+  readonly #kinds: readonly string[];
+  readonly #concurrency: number;
+  readonly #attempts: number;
+  readonly #retryDelayMs: number;
+  readonly #isFull: (() => boolean) | undefined;
+  readonly #logger: TalkLogger;
+  readonly #events: EventHub<{ job: JobEvent }>;
+  readonly #waiting = new Map<string, QueuedJob[]>();
+  readonly #running = new Map<string, QueuedJob>();
+  readonly #jobs = new Map<string, QueuedJob>();
+  readonly #handlers = new Map<string, JobHandler>();
+  #accepting = true;
+  #state: "starting" | "ready" | "closing" | "closed" = "starting";
+  #closing: Promise<void> | undefined;
+  #fullTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: InProcessJobQueueOptions) {
+    const kinds = [...new Set(options.kinds)];
+    if (kinds.length === 0 || kinds.some((k) => !KIND.test(k))) {
+      throw new TalkError("config_invalid", "jobs: kinds must be non-empty names of lowercase letters, digits and dashes.");
+    }
+    const int = (name: string, value: number, min: number): number => {
+      if (!Number.isInteger(value) || value < min) throw new TalkError("config_invalid", `jobs: ${name} must be an integer >= ${min}.`);
+      return value;
+    };
+    this.#kinds = kinds;
+    this.#concurrency = int("concurrency", options.concurrency ?? 1, 1);
+    this.#attempts = int("attempts", options.attempts ?? 2, 1);
+    this.#retryDelayMs = int("retryDelayMs", options.retryDelayMs ?? 1000, 0);
+    this.#isFull = options.isFull;
+    this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#events = new EventHub(this.#logger);
+    for (const kind of kinds) this.#waiting.set(kind, []);
+  }
+
+  get activeJobs(): number {
+    return this.#running.size;
+  }
+
+  async start(): Promise<void> {
+    if (this.#state !== "starting") throw new TalkError("invalid_state", `The job queue is ${this.#state}.`);
+    this.#state = "ready";
+    if (this.#isFull) {
+      // A full worker starts nothing; look again when load may have dropped.
+      this.#fullTimer = setInterval(() => this.#pumpAll(), 1000);
+      this.#fullTimer.unref();
+    }
+  }
+
+  on(type: "job", listener: (event: JobEvent) => void): () => void {
+    return this.#events.on(type, listener);
+  }
+
+  async enqueue<T>(kind: string, data: T, options: EnqueueOptions = {}): Promise<{ id: string; kind: string }> {
+    this.#assertReady();
+    const queue = this.#queue(kind);
+    const id = options.jobId ?? randomUUID();
+    if (this.#jobs.has(id)) return { id, kind };
+    const job: QueuedJob = { id, kind, data, attemptsLeft: options.attempts ?? this.#attempts, attempt: 0, timer: undefined, abort: undefined };
+    this.#jobs.set(id, job);
+    if (options.delayMs) {
+      job.timer = setTimeout(() => {
+        job.timer = undefined;
+        queue.push(job);
+        this.#pump(kind);
+      }, options.delayMs);
+      job.timer.unref();
+    } else {
+      queue.push(job);
+      queueMicrotask(() => this.#pump(kind));
+    }
+    return { id, kind };
+  }
+
+  process<T>(kind: string, handler: JobHandler<T>): void {
+    this.#assertReady();
+    this.#queue(kind);
+    if (this.#handlers.has(kind)) throw new TalkError("invalid_state", `A handler for jobs of kind ${kind} is already registered.`);
+    this.#handlers.set(kind, handler as JobHandler);
+    queueMicrotask(() => this.#pump(kind));
+  }
+
+  async cancel(jobId: string, reason = "cancelled"): Promise<CancelOutcome> {
+    this.#assertReady();
+    const job = this.#jobs.get(jobId);
+    if (!job) return "not_found";
+    if (job.abort) {
+      job.abort.abort(reason);
+      return "signalled";
+    }
+    clearTimeout(job.timer);
+    const queue = this.#waiting.get(job.kind) ?? [];
+    const at = queue.indexOf(job);
+    if (at >= 0) queue.splice(at, 1);
+    this.#jobs.delete(jobId);
+    return "removed";
+  }
+
+  async pause(): Promise<void> {
+    this.#accepting = false;
+  }
+
+  async resume(): Promise<void> {
+    this.#accepting = true;
+    this.#pumpAll();
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#state = "closing";
+    clearInterval(this.#fullTimer);
+    for (const job of this.#jobs.values()) {
+      clearTimeout(job.timer);
+      job.abort?.abort("shutdown");
+    }
+    this.#waiting.clear();
+    this.#jobs.clear();
+    this.#events.clear();
+    this.#state = "closed";
+  }
+
+  #pumpAll(): void {
+    for (const kind of this.#kinds) this.#pump(kind);
+  }
+
+  #pump(kind: string): void {
+    const handler = this.#handlers.get(kind);
+    const queue = this.#waiting.get(kind);
+    if (!handler || !queue || this.#state !== "ready") return;
+    let runningOfKind = [...this.#running.values()].filter((j) => j.kind === kind).length;
+    while (queue.length > 0 && runningOfKind < this.#concurrency && this.#accepting && !(this.#isFull?.() ?? false)) {
+      const job = queue.shift() as QueuedJob;
+      runningOfKind++;
+      void this.#run(job, handler);
+    }
+  }
+
+  async #run(job: QueuedJob, handler: JobHandler): Promise<void> {
+    job.abort = new AbortController();
+    job.attempt += 1;
+    job.attemptsLeft -= 1;
+    this.#running.set(job.id, job);
+    this.#emit("active", job);
+    const signal = job.abort.signal;
+    try {
+      await handler({ id: job.id, kind: job.kind, data: job.data, attempt: job.attempt }, signal);
+      this.#jobs.delete(job.id);
+      this.#emit("completed", job);
+    } catch (err) {
+      if (signal.aborted) {
+        this.#jobs.delete(job.id);
+        this.#emit("failed", job, `cancelled: ${String(signal.reason ?? "cancelled")}`);
+      } else if (job.attemptsLeft > 0 && this.#state === "ready") {
+        this.#logger.warn({ err, jobId: job.id, kind: job.kind }, "job failed; retrying");
+        job.timer = setTimeout(() => {
+          job.timer = undefined;
+          this.#waiting.get(job.kind)?.push(job);
+          this.#pump(job.kind);
+        }, this.#retryDelayMs);
+        job.timer.unref();
+      } else {
+        this.#jobs.delete(job.id);
+        this.#emit("failed", job, toMessage(err));
+      }
+    } finally {
+      job.abort = undefined;
+      this.#running.delete(job.id);
+      this.#pump(job.kind);
+    }
+  }
+
+  #emit(type: JobEvent["type"], job: QueuedJob, reason?: string): void {
+    this.#events.emit("job", { type, kind: job.kind, jobId: job.id, ...(reason === undefined ? {} : { reason }), at: Date.now() });
+  }
+
+  #queue(kind: string): QueuedJob[] {
+    const queue = this.#waiting.get(kind);
+    if (!queue) throw new TalkError("invalid_params", `Unknown job kind ${JSON.stringify(kind)}.`);
+    return queue;
+  }
+
+  #assertReady(): void {
+    if (this.#state !== "ready") throw new TalkError("invalid_state", `The job queue is ${this.#state}.`);
+  }
+}
+
+function toMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
