@@ -1,8 +1,11 @@
 import { loadConfig } from "../config/load-config.js";
-import { createApp } from "../app.js";
+import { type App, type CreateAppOptions, createApp } from "../app.js";
 
 export interface ServeOptions {
   configPath?: string;
+  /** Embedders and test entries: app options (e.g. providers) and a hook once the app listens. */
+  app?: CreateAppOptions;
+  onListening?: (app: App) => void | Promise<void>;
 }
 
 /**
@@ -13,7 +16,7 @@ export interface ServeOptions {
  */
 export async function runServe(options: ServeOptions): Promise<number> {
   const loaded = loadConfig({ path: options.configPath });
-  const app = await createApp(loaded);
+  const app = await createApp(loaded, options.app);
   const { urls } = await app.listen();
   const served = urls.flatMap((url) => [
     `${url.replace(/^http/, "ws")}/talk`,
@@ -21,6 +24,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     `${url}/readyz`,
     `${url}/metrics`,
   ]);
+  await options.onListening?.(app);
   app.logger.info({ urls: served }, `talkgate listening: ${served.join(" ")}`);
 
   // SIGTERM/SIGINT drain (cluster.drainTimeoutMs): new sessions and jobs are

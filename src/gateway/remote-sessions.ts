@@ -37,6 +37,15 @@ export interface RemoteJoinResult {
   complete: boolean;
 }
 
+/**
+ * The owner's answer to a join: the replay comes from its own buffer (the
+ * authority, and intact even if Redis restarted empty), live events after
+ * it from the cluster stream.
+ */
+interface OwnerJoinReply extends RemoteJoinResult {
+  events: TalkEvent[];
+}
+
 const MAX_LOST = 10_000;
 
 /**
@@ -44,8 +53,9 @@ const MAX_LOST = 10_000;
  *
  * Caller side (this worker does not run the session): `talk.session.join`
  * with the join token is checked by the owner, which moves the session's
- * event delivery to this client; this worker then forwards the owner's
- * events from the cluster stream (replay from afterSeq, then live, in order).
+ * event delivery to this client; this worker then forwards the replay the
+ * owner answered with (from its buffer), then live events from the cluster
+ * stream, each seq once and in order.
  * cancelTurn / cancelOutput / close from that client are sent to the owner
  * and applied there under the same cancellation contract. Audio does not
  * cross workers (nothing per audio frame touches the cluster): the media
@@ -82,10 +92,10 @@ export class RemoteSessions {
     peer: SessionPeer,
   ): Promise<{ result: RemoteJoinResult; start: () => void }> {
     this.#assertNotLost(sessionId);
-    const result = (await this.#o.cluster.sendCommand(sessionId, {
+    const { events, ...result } = (await this.#o.cluster.sendCommand(sessionId, {
       verb: "join",
       params: { joinToken, afterSeq: String(afterSeq), peer: this.#peerKey(peer) },
-    })) as RemoteJoinResult;
+    })) as OwnerJoinReply;
     const key = viewKey(sessionId, peer);
     this.#views.get(key)?.unsubscribe();
     const view: RemoteView = {
@@ -104,7 +114,9 @@ export class RemoteSessions {
     this.#views.set(key, view);
     const start = (): void => {
       if (this.#views.get(key) !== view || peer.closed) return;
-      view.unsubscribe = this.#o.cluster.subscribeEvents(sessionId, afterSeq, (event) => this.#forward(key, view, event));
+      for (const event of events) this.#forward(key, view, event);
+      if (this.#views.get(key) !== view) return;
+      view.unsubscribe = this.#o.cluster.subscribeEvents(sessionId, view.delivered, (event) => this.#forward(key, view, event));
     };
     return { result, start };
   }
@@ -149,7 +161,7 @@ export class RemoteSessions {
   // --- caller side ---------------------------------------------------------
 
   #forward(key: string, view: RemoteView, event: TalkEvent): void {
-    if (this.#views.get(key) !== view) return;
+    if (this.#views.get(key) !== view || event.seq <= view.delivered) return;
     view.delivered = event.seq;
     view.peer.sendEvent("talk.event", event, event.seq);
     // A later replacement (another client joined) or the end: nothing more for this client.
@@ -247,7 +259,8 @@ export class RemoteSessions {
           seq,
           replayed: events.length,
           complete,
-        } satisfies RemoteJoinResult;
+          events,
+        } satisfies OwnerJoinReply;
       }
       case "leave": {
         const stub = params.peer === undefined ? undefined : this.#stubs.get(params.peer);

@@ -1,0 +1,164 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TalkClient } from "../../src/client/talk-client.js";
+
+/**
+ * Real talkgate worker processes for the cluster e2e tests: each runs
+ * test/support/cluster-server.ts (the production serve path) with its own
+ * config file, on 127.0.0.1 with PORT=0, sharing one Redis under a key prefix
+ * unique to the test run.
+ */
+
+const ENTRY = ["--import", "tsx", "test/support/cluster-server.ts"];
+
+export interface WorkerSpec {
+  workerId: string;
+  redisUrl: string;
+  keyPrefix: string;
+  roles?: string[];
+  leaseTtlSec?: number;
+  drainTimeoutMs?: number;
+  /** "slow": the agent hangs until aborted (probe lines); default: the local agent answers. */
+  agent?: "slow" | "local";
+}
+
+export type LogLine = Record<string, unknown> & { msg?: string; probe?: string };
+
+export class WorkerProcess {
+  readonly spec: WorkerSpec;
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly lines: LogLine[] = [];
+  readonly exited: Promise<number | null>;
+  talkUrl = "";
+  httpUrl = "";
+  #waiters: { match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
+  readonly #dir: string;
+  stderr = "";
+
+  private constructor(spec: WorkerSpec) {
+    this.spec = spec;
+    this.#dir = mkdtempSync(join(tmpdir(), "talkgate-cluster-"));
+    const configPath = join(this.#dir, "config.json");
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        dataDir: join(this.#dir, "data"),
+        redis: { url: spec.redisUrl, keyPrefix: spec.keyPrefix },
+        cluster: {
+          workerId: spec.workerId,
+          roles: spec.roles ?? ["media"],
+          leaseTtlSec: spec.leaseTtlSec ?? 10,
+          drainTimeoutMs: spec.drainTimeoutMs ?? 30_000,
+        },
+      }),
+    );
+    this.child = spawn(process.execPath, [...ENTRY, configPath], {
+      cwd: process.cwd(),
+      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", TALKGATE_TEST_AGENT: spec.agent ?? "local", REDIS_URL: "" },
+    });
+    let buffer = "";
+    this.child.stdout.on("data", (d: Buffer) => {
+      buffer += d.toString();
+      const parts = buffer.split("\n");
+      buffer = parts.pop() ?? "";
+      for (const text of parts) {
+        if (!text.startsWith("{")) continue;
+        const line = JSON.parse(text) as LogLine;
+        this.lines.push(line);
+        this.#waiters = this.#waiters.filter((w) => {
+          if (!w.match(line)) return true;
+          w.resolve(line);
+          return false;
+        });
+      }
+    });
+    this.child.stderr.on("data", (d: Buffer) => (this.stderr += d.toString()));
+    this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
+  }
+
+  static async start(spec: WorkerSpec): Promise<WorkerProcess> {
+    const worker = new WorkerProcess(spec);
+    const listening = worker.next((l) => typeof l.msg === "string" && l.msg.startsWith("talkgate listening"));
+    const line = await Promise.race([
+      listening,
+      worker.exited.then((code) => {
+        throw new Error(`worker ${spec.workerId} exited with ${code} before listening: ${worker.stderr}`);
+      }),
+    ]);
+    const urls = line.urls as string[];
+    worker.talkUrl = urls.find((u) => u.endsWith("/talk")) as string;
+    worker.httpUrl = (urls.find((u) => u.endsWith("/healthz")) as string).replace(/\/healthz$/, "");
+    return worker;
+  }
+
+  /** The first log line (already seen or future) that matches. */
+  next(match: (l: LogLine) => boolean): Promise<LogLine> {
+    const found = this.lines.find(match);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve) => this.#waiters.push({ match, resolve }));
+  }
+
+  probe(name: string, extra: (l: LogLine) => boolean = () => true): Promise<LogLine> {
+    return this.next((l) => l.probe === name && extra(l));
+  }
+
+  probes(name: string): LogLine[] {
+    return this.lines.filter((l) => l.probe === name);
+  }
+
+  /** A stdin command to the test entry (enqueue / cancel jobs). */
+  send(command: Record<string, unknown>): void {
+    this.child.stdin.write(`${JSON.stringify(command)}\n`);
+  }
+
+  connect(): Promise<TalkClient> {
+    return TalkClient.connect(this.talkUrl);
+  }
+
+  async readyz(): Promise<{ status: number; body: { ok: boolean; checks: Record<string, { ok: boolean; detail?: string }> } }> {
+    const res = await fetch(`${this.httpUrl}/readyz`);
+    return { status: res.status, body: (await res.json()) as never };
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+  }
+
+  async stop(): Promise<void> {
+    this.kill("SIGKILL");
+    await this.exited;
+    rmSync(this.#dir, { recursive: true, force: true });
+  }
+}
+
+/** Rejects when `promise` does not settle within `ms` (a bounded wait, not a latency assertion). */
+export async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Retries `attempt` until it resolves (bounded), for state that converges (Redis back, registry updated). */
+export async function eventually<T>(ms: number, attempt: () => Promise<T>, what: string): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      return await attempt();
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`${what}: did not succeed within ${ms} ms (last error: ${String(last)})`);
+}
