@@ -15,6 +15,12 @@ import { ToolDispatcher } from "./core/tool-dispatcher.js";
 import { ToolPolicy } from "./core/tool-policy.js";
 import { ToolRegistry } from "./core/tool-registry.js";
 import { createGetTimeTool } from "./core/tools/get-time-tool.js";
+import { createAgentConsultTool } from "./core/tools/agent-consult-tool.js";
+import { CallControlRegistry } from "./core/tools/call-control.js";
+import { createEndCallTool, createSendDtmfTool, createTransferCallTool } from "./core/tools/call-tools.js";
+import { ConsultProgressChannel } from "./core/tools/consult-progress.js";
+import { SessionTranscripts } from "./core/tools/session-transcripts.js";
+import { resolveBrainOptions, type BrainOptions } from "./core/pipelines/brain-options.js";
 import { createGatewayServer, type GatewayDeps, type GatewayServer } from "./gateway/index.js";
 import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
@@ -123,7 +129,37 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   for (const provider of options.providers ?? configuredProviders(config)) registry.register(provider);
   const resolver = new ProviderResolver({ registry, defaults: providerDefaults(config, registry) });
 
-  const tools = new ToolRegistry().register(createGetTimeTool());
+  // Tools (seed 003): one canonical registry, exported per provider, run by the one dispatcher below.
+  const brain: BrainOptions = {
+    chunker: config.agent.chunker,
+    ttsPrefetch: config.agent.ttsPrefetch,
+    progressCueMs: config.agent.progressCueMs,
+    progressCueText: config.agent.progressCueText,
+    consultTimeoutMs: config.agent.consultTimeoutMs,
+    apologyText: config.agent.apologyText,
+    progressive: config.agent.realtime.progressive,
+    replyPath: config.agent.realtime.replyPath,
+  };
+  const callControls = new CallControlRegistry();
+  const consultProgress = new ConsultProgressChannel();
+  const transcripts = new SessionTranscripts();
+  const tools = new ToolRegistry()
+    .register(createGetTimeTool())
+    .register(
+      createAgentConsultTool({
+        agent: () => optional(resolver, "agent"),
+        session: (id) => {
+          const s = runtime.getSession(id);
+          return s && { metadata: s.metadata, history: transcripts.history(id) };
+        },
+        persona: config.agent.persona,
+        brain: resolveBrainOptions(brain),
+        progress: consultProgress,
+      }),
+    )
+    .register(createEndCallTool(callControls))
+    .register(createSendDtmfTool(callControls))
+    .register(createTransferCallTool({ calls: callControls, targets: config.agent.transferTargets }));
   const policy = new ToolPolicy({ allow: config.agent.tools.allow, deny: config.agent.tools.deny });
   const dispatcher = new ToolDispatcher({ registry: tools, policy, logger });
   const realtimeTools = () => tools.toRealtimeTools((name) => policy.isAllowed(name));
@@ -136,6 +172,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     logger,
   });
   const cluster = await createAppCluster({ config, runtime, logger });
+  runtime.subscribeAll((event) => transcripts.observe(event));
 
   const pipelineProviders: PipelineProviderResolver = {
     stt: (s: TalkSession) => optional(resolver, "stt", s.provider && registry.has("stt", s.provider) ? s.provider : undefined),
@@ -164,11 +201,12 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
       const controller = createSessionController({
         session,
         providers: pipelineProviders,
-        tools: Object.assign(dispatcher, { definitions: realtimeTools() }),
+        tools: Object.assign(dispatcher, { definitions: realtimeTools(), progress: consultProgress }),
         logger,
         options: {
           persona: config.agent.persona,
           interruptOnSpeech: config.talk.input.interruptOnSpeech,
+          brain,
           maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
           ...(request.model ?? config.talk.realtime?.model ? { realtimeModel: request.model ?? config.talk.realtime?.model } : {}),
           ...(request.voice ?? config.talk.realtime?.voice ? { realtimeVoice: request.voice ?? config.talk.realtime?.voice } : {}),

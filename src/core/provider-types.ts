@@ -35,6 +35,22 @@ export interface ProviderCapabilities {
   truncate?: boolean;
   /** Calls tools natively (realtime function calling). */
   tools?: boolean;
+  /** What tool definitions this provider accepts; the canonical tools are exported through it (default: the common subset). */
+  toolSchema?: ToolSchemaProfile;
+}
+
+/**
+ * Limits of a provider's function declarations. Core's canonical tool schemas
+ * are sanitized through this when offered to the provider; the provider
+ * declares it, core never branches on who the provider is.
+ */
+export interface ToolSchemaProfile {
+  /** Longest function name. Default 64. */
+  maxNameLength?: number;
+  /** Longest description; longer ones are cut. Default 1024. */
+  maxDescriptionLength?: number;
+  /** JSON Schema keywords kept (recursively); others are removed. Default: a conservative common subset. */
+  keywords?: readonly string[];
 }
 
 export interface ProviderHealth {
@@ -183,6 +199,13 @@ export interface RealtimeVoiceSession {
   submitToolResult(callId: string, output: string, options?: { respond?: boolean }): void;
   /** Asks the provider to speak (e.g. a greeting) with Gateway-built instructions. */
   createResponse(instructions?: string): void;
+  /**
+   * Optional: speaks `text` (already written by the Gateway's agent) as a
+   * response kept out of the conversation history, so progressive answers do
+   * not grow the provider's context (seed 002, option B). Reports the usual
+   * response_started / audio / response_done events.
+   */
+  speakText?(text: string): void;
   close(): Promise<void>;
 }
 

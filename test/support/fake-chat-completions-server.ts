@@ -29,6 +29,8 @@ export interface FakeChatCompletionsOptions {
   omitDone?: boolean;
   /** Model name echoed in chunks. Default "fake-model". */
   model?: string;
+  /** Hold each stream before its first token until release() (a slow-to-start agent). Default false. */
+  holdFirstToken?: boolean;
 }
 
 export interface RecordedRequest {
@@ -53,6 +55,8 @@ export class FakeChatCompletionsServer {
   tokensSentAtDisconnect: number | undefined;
   #disconnectWaiters: Array<() => void> = [];
   #tokenWaiters: Array<{ count: number; resolve: () => void }> = [];
+  #held: Array<() => void> = [];
+  #requestWaiters: Array<() => void> = [];
 
   constructor(options: FakeChatCompletionsOptions = {}) {
     this.#options = { ...options };
@@ -100,6 +104,16 @@ export class FakeChatCompletionsServer {
   /** Resolves at the next client disconnect: call it before causing one. */
   nextDisconnect(): Promise<void> {
     return new Promise((resolve) => this.#disconnectWaiters.push(resolve));
+  }
+
+  /** Lets streams held by holdFirstToken send their tokens. */
+  release(): void {
+    for (const go of this.#held.splice(0)) go();
+  }
+
+  /** Resolves when a stream request has arrived (now or later). */
+  nextRequest(): Promise<void> {
+    return new Promise((resolve) => this.#requestWaiters.push(resolve));
   }
 
   /** Resolves once the current stream has sent `count` tokens. */
@@ -174,6 +188,8 @@ export class FakeChatCompletionsServer {
     const event = (delta: Record<string, unknown>, finish: string | null): string =>
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     await this.#write(res, event({ role: "assistant", content: "" }, null));
+    for (const wake of this.#requestWaiters.splice(0)) wake();
+    if (o.holdFirstToken) await new Promise<void>((resolve) => this.#held.push(resolve));
     for (const token of this.tokens) {
       if (o.tokenDelayMs) await sleep(o.tokenDelayMs);
       if (gone) return;

@@ -26,8 +26,12 @@ export interface AgentAnswerRequest {
   logger: TalkLogger;
   /** Answer text as it arrives, directive removed (captions, output.text.delta). */
   onText?(text: string): void;
-  /** Each speakable chunk as soon as it is complete, in order (one at the end when chunking is off). */
-  onChunk(chunk: string): void;
+  /**
+   * Each speakable chunk as soon as it is complete, in order (one at the end
+   * when chunking is off). `final`: the chunk came out when the answer ended
+   * (the last of it), not while the consult was still running.
+   */
+  onChunk(chunk: string, info: { final: boolean }): void;
   onDirective?(directive: VoiceDirective): void;
   onProgressCue?(): void;
 }
@@ -66,11 +70,11 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
   const consultSignal = AbortSignal.any([signal, timeout.signal]);
   let text = "";
   let chunks = 0;
-  const emitChunks = (list: string[]): void => {
+  const emitChunks = (list: string[], final: boolean): void => {
     for (const chunk of list) {
       chunks++;
       clearTimeout(cueTimer);
-      req.onChunk(chunk);
+      req.onChunk(chunk, { final });
     }
   };
   const take = (result: DirectiveParseResult): void => {
@@ -84,7 +88,7 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
     if (!result.text) return;
     text += result.text;
     req.onText?.(result.text);
-    if (chunker) emitChunks(chunker.push(result.text));
+    if (chunker) emitChunks(chunker.push(result.text), false);
   };
   const timer =
     req.consultTimeoutMs > 0
@@ -105,8 +109,8 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
     if (signal.aborted) throw cancelledError(signal);
     if (timeout.signal.aborted) return { text, chunks, timedOut: true };
     if (parser) take(parser.flush());
-    if (chunker) emitChunks(chunker.flush());
-    else if (text.trim() !== "") emitChunks([toSpeakable(text)].filter((t) => t !== ""));
+    if (chunker) emitChunks(chunker.flush(), true);
+    else if (text.trim() !== "") emitChunks([toSpeakable(text)].filter((t) => t !== ""), true);
     return { text, chunks, timedOut: false };
   } catch (err) {
     if (signal.aborted) throw cancelledError(signal);

@@ -12,6 +12,20 @@ export interface TalkAudioSink {
   write(chunk: AudioChunk, meta: { turnId: string; itemId: string }): void;
   /** Drops audio buffered but not yet played (barge-in, cancelOutput, cancelTurn). */
   clear(meta: { turnId: string; itemId?: string; reason: TerminalReason }): void;
+  /**
+   * Optional: resolves once the listener has heard everything written for
+   * `itemId` (a phone line confirms playback with marks). Pipelines wait for
+   * it before `output.audio.done`, so an answer still playing on the line is
+   * still the active output and caller speech can interrupt it. Resolves at
+   * once when the signal aborts. Absent: written counts as heard.
+   */
+  drained?(itemId: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Optional: audio of `itemId` the listener has actually heard, ms, clamped
+   * to the audio written. A realtime pipeline truncates the provider's item
+   * there when the output is cancelled, so the model knows what was heard.
+   */
+  heardMs?(itemId: string): number;
 }
 
 /**

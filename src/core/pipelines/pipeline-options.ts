@@ -6,6 +6,7 @@ import type { TalkSession } from "../session-types.js";
 import type { AudioFormat } from "../talk-types.js";
 import { PCM16_16K, PCM16_24K } from "../talk-types.js";
 import type { TalkAudioSink } from "./controller-types.js";
+import type { ConsultProgressChannel } from "../tools/consult-progress.js";
 import { resolveBrainOptions, type BrainOptions, type ResolvedBrainOptions } from "./brain-options.js";
 
 /**
@@ -109,6 +110,8 @@ export interface PipelineProviderResolver {
 export interface PipelineToolDispatcher {
   /** Tools offered to a realtime provider session (from trusted config and policy). Default none. */
   readonly definitions?: RealtimeToolDefinition[];
+  /** Where agent_consult reports progress, for realtime progressive speech (agent.realtime.progressive). */
+  readonly progress?: ConsultProgressChannel;
   handleProviderCall(session: TalkSession, request: ToolCallRequest): Promise<ToolCallOutcome>;
   submitToolResult(sessionId: string, callId: string, output: string): void;
 }

@@ -9,6 +9,10 @@ import { bytesPerSecond, durationMs } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
 import { PcmConverter } from "./pcm-converter.js";
 import type { PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
+import { AGENT_CONSULT_TOOL } from "../tools/agent-consult-tool.js";
+import { toolOwnershipOf, type ToolOwnership } from "./brain-options.js";
+import { ProgressiveSpeech } from "./progressive-speech.js";
+import { providerToolsFor } from "./realtime-tool-ownership.js";
 import { checkAppend, SinkSlot } from "./pipeline-support.js";
 
 export interface RealtimeRelayPipelineDeps {
@@ -61,11 +65,16 @@ export class RealtimeRelayPipeline implements TalkSessionController {
   #held: Uint8Array[] = [];
   #heldBytes = 0;
   #closing: Promise<void> | undefined;
+  /** Latched at creation (seed 003): provider_native offers and runs tools, transport_only does neither. */
+  readonly toolOwnership: ToolOwnership;
+  readonly #progressive: ProgressiveSpeech;
 
   constructor(deps: RealtimeRelayPipelineDeps) {
     this.session = deps.session;
     this.#deps = deps;
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
+    this.toolOwnership = toolOwnershipOf(deps.options.brain.replyPath);
+    this.#progressive = new ProgressiveSpeech(() => this.#voice, deps.logger);
     this.#providerInput = providerFormat(deps.inputFormat, deps.provider.capabilities.inputFormats);
     this.#providerOutput = providerFormat(deps.outputFormat, deps.provider.capabilities.outputFormats);
     this.#inputConverter = sameFormat(deps.inputFormat, this.#providerInput) ? undefined : new PcmConverter(deps.inputFormat, this.#providerInput);
@@ -159,7 +168,7 @@ export class RealtimeRelayPipeline implements TalkSessionController {
           ...(options.realtimeModel !== undefined ? { model: options.realtimeModel } : {}),
           ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
           instructions: options.instructions,
-          tools: this.#deps.tools?.definitions ?? [],
+          tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger),
           inputFormat: this.#providerInput,
           outputFormat: this.#providerOutput,
           signal: session.signal,
@@ -205,6 +214,7 @@ export class RealtimeRelayPipeline implements TalkSessionController {
   #onEvent(event: RealtimeProviderEvent): void {
     if (this.session.state !== "active") return;
     try {
+      this.#progressive.observe(event);
       this.#handle(event);
     } catch (err) {
       // A mapping failure must not break the provider's event loop.
@@ -366,6 +376,11 @@ export class RealtimeRelayPipeline implements TalkSessionController {
   #toolCall(event: Extract<RealtimeProviderEvent, { type: "tool_call" }>): void {
     const { session } = this;
     const tools = this.#deps.tools;
+    if (this.toolOwnership === "transport_only") {
+      // The brain owns planning and tools here; the provider was offered none (seed 003: ignored, not run).
+      this.#deps.logger.warn({ sessionId: session.id, name: event.name }, "tool call from a transport-only provider session ignored");
+      return;
+    }
     if (!tools) {
       // No tools were offered to this session; a call can only be a provider error. Answer it so the provider does not wait.
       this.#deps.logger.warn({ name: event.name }, "realtime provider called a tool in a session without tools");
@@ -381,23 +396,47 @@ export class RealtimeRelayPipeline implements TalkSessionController {
       itemId: event.itemId,
       ...(session.provider ? { provider: session.provider } : {}),
     };
+    const progress = this.#listenProgress(event, turn.signal);
     tools.handleProviderCall(session, request).then(
       (outcome) => {
-        if (outcome.ok) this.#voice?.submitToolResult(event.callId, outcome.output);
-        else if (outcome.error.code !== "cancelled") {
-          // The provider still waits for an output; tell it the tool failed rather than leave it hanging.
-          this.#voice?.submitToolResult(
-            event.callId,
-            JSON.stringify({ error: outcome.error.code, message: outcome.error.message }),
-          );
-        }
+        const submit = (): void => {
+          if (outcome.ok) this.#voice?.submitToolResult(event.callId, outcome.output);
+          else if (outcome.error.code !== "cancelled") {
+            // The provider still waits for an output; tell it the tool failed rather than leave it hanging.
+            this.#voice?.submitToolResult(
+              event.callId,
+              JSON.stringify({ error: outcome.error.code, message: outcome.error.message }),
+            );
+          }
+        };
+        // Progressive: the output follows the chunks already being spoken, never overlapping them.
+        if (progress) progress.settle(submit);
+        else submit();
+        progress?.close();
       },
       (err: unknown) => {
+        progress?.close();
         const error = toTalkError(err);
         this.#deps.logger.warn({ name: event.name, code: error.code }, "realtime tool call rejected before dispatch");
         this.#voice?.submitToolResult(event.callId, JSON.stringify({ error: error.code, message: error.message }));
       },
     );
+  }
+
+  /**
+   * agent_consult in a session with agent.realtime.progressive: its chunks are
+   * spoken while the consult runs, its output follows them (seed 002).
+   * Undefined when that does not apply (other tools, option off, provider
+   * without speakText, no progress channel).
+   */
+  #listenProgress(event: Extract<RealtimeProviderEvent, { type: "tool_call" }>, signal: AbortSignal) {
+    const channel = this.#deps.tools?.progress;
+    if (!channel || !this.#deps.options.brain.progressive || event.name !== AGENT_CONSULT_TOOL) return undefined;
+    if (!this.#progressive.supported) {
+      this.#deps.logger.warn({ sessionId: this.session.id }, "progressive answers need a provider session with speakText; answering at once");
+      return undefined;
+    }
+    return this.#progressive.listen(channel, this.session.id, event.callId, signal);
   }
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { TalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
-import type { AgentMessage, AgentProvider, SttProvider, TtsProvider } from "../provider-types.js";
+import type { AgentMessage, AgentProvider } from "../provider-types.js";
 import type { TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
@@ -9,7 +9,10 @@ import type { TalkAudioSink, TalkSessionController } from "./controller-types.js
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { checkAppend, failTurn, isCancellation, SinkSlot } from "./pipeline-support.js";
 import { PartialTracker, SttCapture } from "./stt-capture.js";
-import { speak } from "./tts-output.js";
+import { streamAgentAnswer, type AgentAnswer } from "./agent-answer.js";
+import { buildAgentMessages, ConversationHistory } from "./agent-context.js";
+import { TtsQueue, type SpeechSettings } from "./tts-queue.js";
+import type { VoiceDirective } from "../speech/voice-directive.js";
 
 export interface SttTtsPipelineDeps {
   session: TalkSession;
@@ -27,8 +30,12 @@ export interface SttTtsPipelineDeps {
  *   startTurn  -> capture + STT stream (work "stt")
  *   appendAudio-> converted to the STT format and streamed
  *   endTurn    -> STT final -> transcript.done (user) -> agent consult
- *                 (work "agent-consult", output scope) -> output.text.* ->
- *                 TTS (work "tts", output scope) -> output.audio.* + sink
+ *                 (work "agent-consult", output scope) -> voice directive
+ *                 parser -> smart chunker -> output.text.* and, per chunk as
+ *                 soon as it is complete, an ordered TTS queue (work "tts"
+ *                 per chunk, prefetched; "output-stream" plays them in
+ *                 order) -> output.audio.* + sink. First audio follows the
+ *                 first chunk, not the whole answer.
  *
  * Audio with no active (still capturing) turn is rejected with no_active_turn
  * rather than starting one: a turn here is an explicit press, and starting
@@ -42,7 +49,9 @@ export class SttTtsPipeline implements TalkSessionController {
   readonly ready: Promise<void> = Promise.resolve();
   readonly #deps: SttTtsPipelineDeps;
   readonly #sink: SinkSlot;
-  readonly #history: AgentMessage[] = [];
+  readonly #history: ConversationHistory;
+  /** Session-wide TTS voice; a voice directive without `once` changes it. */
+  #voice: { voice?: string; speed: number };
   #capture: SttCapture | undefined;
   #closing: Promise<void> | undefined;
 
@@ -50,6 +59,8 @@ export class SttTtsPipeline implements TalkSessionController {
     this.session = deps.session;
     this.#deps = deps;
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
+    this.#history = new ConversationHistory(deps.options.historyEntries);
+    this.#voice = { speed: deps.options.speed, ...(deps.options.voice !== undefined ? { voice: deps.options.voice } : {}) };
   }
 
   appendAudio(data: Uint8Array): void {
@@ -169,18 +180,51 @@ export class SttTtsPipeline implements TalkSessionController {
       session.emit({ type: "transcript.done", turnId, final: true, payload: transcript });
       // Nothing heard, nothing to answer: the turn simply ends.
       if (!text) return;
+      await this.#respond(turn, text);
+    } catch (err) {
+      if (isCancellation(err, turn.signal)) return;
+      failTurn(session, this.#deps.logger, turnId, err);
+    }
+  }
+
+  /** Agent consult then TTS for what the user said (or typed) in `turn`. */
+  async #respond(turn: TalkTurn, text: string): Promise<void> {
+    const { session } = this;
+    const turnId = turn.id;
+    try {
       const agent = this.#require("agent", this.#deps.providers.agent(session));
       const tts = this.#require("tts", this.#deps.providers.tts(session));
-      const messages = this.#messagesFor(text);
-      this.#remember({ role: "user", content: text });
+      const o = this.#deps.options;
+      const messages = buildAgentMessages({
+        persona: o.persona,
+        metadata: session.metadata,
+        history: this.#history.entries,
+        historyEntries: o.historyEntries,
+        request: text,
+      });
+      this.#history.add("user", text);
 
       const itemId = randomUUID();
       // Output begins with the answer's text, so cancelOutput also stops an answer still being thought of.
       session.beginOutput({ turnId, itemId });
-      const answer = await this.#consult(agent, turnId, itemId, messages);
-      session.emit({ type: "output.text.done", turnId, itemId, final: true, payload: { text: answer } });
-      this.#remember({ role: "assistant", content: answer });
-      if (answer.trim()) await this.#speak(tts, turnId, itemId, answer);
+      const queue = new TtsQueue({
+        session,
+        tts,
+        outputFormat: this.#deps.outputFormat,
+        sink: this.#sink.current,
+        turnId,
+        itemId,
+        prefetch: o.brain.ttsPrefetch,
+        logger: this.#deps.logger,
+      });
+      const playing = queue.play();
+      // Awaited below; a consult failure must not leave this rejection unhandled meanwhile.
+      playing.catch(() => {});
+      const answer = await this.#consult(agent, turnId, itemId, messages, queue);
+      session.emit({ type: "output.text.done", turnId, itemId, final: true, payload: { text: answer.text } });
+      this.#history.add("assistant", answer.text);
+      queue.end();
+      await playing;
       session.endOutput(itemId);
     } catch (err) {
       if (isCancellation(err, turn.signal)) return;
@@ -188,17 +232,43 @@ export class SttTtsPipeline implements TalkSessionController {
     }
   }
 
-  #consult(agent: AgentProvider, turnId: string, itemId: string, messages: AgentMessage[]): Promise<string> {
-    return this.session.runWork(
+  /**
+   * The consult, as output-scoped work (cancelOutput stops it too): its chunks
+   * go to the TTS queue as soon as they are complete; a progress cue is spoken
+   * when the agent is slow to say anything; a timeout is spoken as an apology
+   * and reported as tool.error (agent_consult, timeout), never left as silence.
+   */
+  #consult(agent: AgentProvider, turnId: string, itemId: string, messages: AgentMessage[], queue: TtsQueue): Promise<AgentAnswer> {
+    const { session } = this;
+    const brain = this.#deps.options.brain;
+    let reply: SpeechSettings = this.#settings();
+    return session.runWork(
       "agent-consult",
       async (signal) => {
-        let answer = "";
-        for await (const delta of agent.consult({ sessionId: this.session.id, turnId, messages, signal })) {
-          if (signal.aborted) break;
-          if (delta.type === "done") break;
-          if (!delta.text) continue;
-          answer += delta.text;
-          this.session.emit({ type: "output.text.delta", turnId, itemId, payload: { text: delta.text } });
+        const answer = await streamAgentAnswer({
+          agent,
+          sessionId: session.id,
+          turnId,
+          messages,
+          signal,
+          chunker: brain.chunker,
+          consultTimeoutMs: brain.consultTimeoutMs,
+          progressCueMs: brain.progressCueMs,
+          logger: this.#deps.logger,
+          onText: (text) => session.emit({ type: "output.text.delta", turnId, itemId, payload: { text } }),
+          onDirective: (directive) => (reply = this.#applyDirective(directive)),
+          onChunk: (chunk) => queue.push(chunk, reply),
+          onProgressCue: () => queue.push(brain.progressCueText, this.#settings()),
+        });
+        if (answer.timedOut) {
+          session.emit({
+            type: "tool.error",
+            turnId,
+            callId: `consult-${itemId}`,
+            itemId,
+            payload: { name: "agent_consult", code: "timeout", message: "The agent did not answer in time." },
+          });
+          queue.push(brain.apologyText, this.#settings());
         }
         return answer;
       },
@@ -206,28 +276,26 @@ export class SttTtsPipeline implements TalkSessionController {
     );
   }
 
-  #speak(tts: TtsProvider, turnId: string, itemId: string, text: string): Promise<void> {
-    const o = this.#deps.options;
-    return speak(
-      { session: this.session, tts, outputFormat: this.#deps.outputFormat, voice: o.voice, speed: o.speed, sink: this.#sink.current },
-      turnId,
-      itemId,
-      text,
-    );
+  /** Session-wide TTS settings (config, then directives without `once`). */
+  #settings(): SpeechSettings {
+    return { speed: this.#voice.speed, ...(this.#voice.voice !== undefined ? { voice: this.#voice.voice } : {}) };
   }
 
-  /** Persona from trusted config, then recent transcript, then what was just heard. Never request parameters. */
-  #messagesFor(heard: string): AgentMessage[] {
-    const o = this.#deps.options;
-    const recent = o.historyEntries === 0 ? [] : this.#history.slice(-o.historyEntries);
-    return [{ role: "system", content: o.persona }, ...recent, { role: "user", content: heard }];
-  }
-
-  #remember(message: AgentMessage): void {
-    this.#history.push(message);
-    // Bounded: only the tail is ever sent.
-    const keep = Math.max(this.#deps.options.historyEntries, 1);
-    if (this.#history.length > keep * 2) this.#history.splice(0, this.#history.length - keep);
+  /** Applies a voice directive (seed 004): returns this reply's settings; without `once` the session's change too. */
+  #applyDirective(d: VoiceDirective): SpeechSettings {
+    const current = this.#settings();
+    const voice = d.voice ?? current.voice;
+    const next = { speed: d.speed ?? current.speed, ...(voice !== undefined ? { voice } : {}) };
+    const unsupported = (["model", "stability", "similarity", "style"] as const).filter((k) => d[k] !== undefined);
+    if (unsupported.length > 0) {
+      this.#deps.logger.info(
+        { sessionId: this.session.id, keys: unsupported },
+        "voice directive keys the TTS contract does not carry are ignored",
+      );
+    }
+    if (!d.once) this.#voice = { ...next };
+    // A voice the TTS lacks falls back to the earlier settings rather than silence.
+    return d.voice !== undefined ? { ...next, fallback: current } : next;
   }
 
   #require<T>(kind: string, provider: T | undefined): T {

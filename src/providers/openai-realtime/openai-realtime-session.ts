@@ -313,6 +313,27 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
     });
   }
 
+  /**
+   * Speaks Gateway-written text as an out-of-band response (`conversation:
+   * "none"`): it is heard but not added to the conversation, so progressive
+   * answers do not grow the context chunk by chunk (seed 002, option B).
+   */
+  speakText(text: string): void {
+    this.#send({
+      type: "response.create",
+      event_id: this.#nextEventId(),
+      response: {
+        conversation: "none",
+        output_modalities: ["audio"],
+        instructions:
+          "Say the following text to the caller, naturally and exactly as written, as the continuation of your answer. " +
+          "Do not add anything.\n\n" +
+          text,
+        metadata: { talkgate: "progressive" },
+      },
+    });
+  }
+
   close(): Promise<void> {
     return this.#shutdown("closed");
   }

@@ -1,0 +1,42 @@
+import type { AgentMessage } from "../provider-types.js";
+import { ConversationHistory } from "../pipelines/agent-context.js";
+import type { TalkEvent } from "../talk-events.js";
+
+/**
+ * Recent transcript per session, read from the sessions' own events
+ * (final user / assistant transcripts and answers), so a consult started by a
+ * realtime provider's agent_consult call gets the same context an stt-tts
+ * answer gets. Fed by runtime.subscribeAll; forgets a session when it closes.
+ */
+export class SessionTranscripts {
+  readonly #sessions = new Map<string, ConversationHistory>();
+  readonly #keep: number;
+
+  /** Keeps at least `keep` entries per session. */
+  constructor(keep = 10) {
+    this.#keep = keep;
+  }
+
+  observe(event: TalkEvent): void {
+    if (event.type === "session.closed") {
+      this.#sessions.delete(event.sessionId);
+      return;
+    }
+    const payload = event.payload as { role?: unknown; text?: unknown } | undefined;
+    if (typeof payload?.text !== "string") return;
+    let role: "user" | "assistant" | undefined;
+    if (event.type === "transcript.done" && (payload.role === "user" || payload.role === "assistant")) role = payload.role;
+    else if (event.type === "output.text.done") role = "assistant";
+    if (!role) return;
+    let history = this.#sessions.get(event.sessionId);
+    if (!history) {
+      history = new ConversationHistory(this.#keep);
+      this.#sessions.set(event.sessionId, history);
+    }
+    history.add(role, payload.text);
+  }
+
+  history(sessionId: string): readonly AgentMessage[] {
+    return this.#sessions.get(sessionId)?.entries ?? [];
+  }
+}
