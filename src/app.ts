@@ -25,6 +25,7 @@ import { createGatewayServer, type GatewayDeps, type GatewayServer } from "./gat
 import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
+import { BotManager, defaultPlatformDrivers, loopbackBaseUrl, meetingsPlugin, tokenAuthorizer } from "./meetings/index.js";
 
 /**
  * The composition root: turns the validated configuration into a running
@@ -278,6 +279,20 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   }
   cluster.onStopAccepting(() => gateway.stopAcceptingSessions());
   cluster.setLocalCloser((sessionId, reason) => gateway.closeSession(sessionId, reason));
+
+  // Meetings: bot routes, the bot pages' capture socket and the local test meeting (src/meetings).
+  const meetings = new BotManager({
+    runtime,
+    providers: pipelineProviders,
+    drivers: defaultPlatformDrivers(),
+    dataDir: config.dataDir,
+    options: config.meetings,
+    // With Redis, bots are `meeting-bot` jobs run by workers with the "bot" role; without, they run here.
+    ...(config.redis.url ? { jobs: cluster.jobs } : {}),
+    localBaseUrl: () => loopbackBaseUrl(gateway.app),
+    logger,
+  });
+  void gateway.app.register(meetingsPlugin({ manager: meetings, authorize: tokenAuthorizer(config.auth.tokens) }));
 
   let closing: Promise<void> | undefined;
   return {

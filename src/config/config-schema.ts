@@ -151,6 +151,47 @@ export const clusterSchema = z
   })
   .strict();
 
+/** Meeting bots (src/meetings): timers, browser, webhook. Durations in ms. */
+export const meetingsSchema = z
+  .object({
+    /** Chromium executable the bots launch. */
+    chromiumPath: z.string().min(1).default("/usr/bin/chromium"),
+    /** Bots one worker runs at once. */
+    maxBots: positiveInt.default(4),
+    /** Time in a waiting room before giving up (ended/waiting_room_timeout). */
+    waitingRoomTimeoutMs: positiveInt.default(600_000),
+    /** Time the bot stays once nobody else is in the meeting (ended/left_alone). */
+    aloneTimeoutMs: nonNegativeInt.default(30_000),
+    /** Time without participant speech before leaving (ended/silence_timeout); 0 never. */
+    silenceTimeoutMs: nonNegativeInt.default(1_800_000),
+    /** Longest stay (ended/max_duration). */
+    maxDurationMs: positiveInt.default(14_400_000),
+    /** Launch to waiting room or call, else fatal/blocked_by_platform. */
+    joinTimeoutMs: positiveInt.default(60_000),
+    /** In the call without the page's capture socket, else fatal/capture_failed. */
+    captureTimeoutMs: positiveInt.default(15_000),
+    /** How often the platform driver reads the page. */
+    pollIntervalMs: z.number().int().min(10).default(500),
+    /** Non-speech that ends a caption line (multiple of 10). */
+    utteranceSilenceMs: z.number().int().min(100).multipleOf(10).default(600),
+    /** Longest caption line before it is cut. */
+    maxUtteranceMs: z.number().int().min(1000).default(20_000),
+    /** Send PCM16 from the page even where WebCodecs Opus works (diagnostics). */
+    forcePcm: z.boolean().default(false),
+    /** Lifecycle webhook: POST per state change, signed with HMAC-SHA256. */
+    webhook: z
+      .object({
+        url: z.url(),
+        secret: z.string().min(16),
+        maxAttempts: positiveInt.default(5),
+        initialBackoffMs: nonNegativeInt.default(500),
+        timeoutMs: positiveInt.default(5000),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     server: serverSchema.prefault({}),
@@ -181,6 +222,7 @@ export const configSchema = z
     talk: talkSchema.prefault({}),
     agent: agentSchema.prefault({}),
     telephony: telephonySchema.prefault({}),
+    meetings: meetingsSchema.prefault({}),
   })
   .strict();
 

@@ -1,0 +1,214 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type { WebSocket } from "ws";
+import { TalkError } from "../../core/errors.js";
+import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
+import type { PipelineProviderResolver } from "../../core/pipelines/index.js";
+import type { AppJobs } from "../../cluster/index.js";
+import type { TalkRuntime } from "../../core/session-types.js";
+import { isTerminal, type BotMode, type BotStatus } from "../bot-status.js";
+import { resolveMeetingsOptions, type MeetingsOptions, type ResolvedMeetingsOptions } from "../meetings-options.js";
+import type { PlatformDriver } from "../platforms/platform-driver.js";
+import { ChromiumLauncher, type BrowserLauncher } from "./browser-launcher.js";
+import { MeetingBot } from "./meeting-bot.js";
+import { readTranscript, type TranscriptLine } from "./transcript-log.js";
+import { WebhookNotifier } from "./webhook-notifier.js";
+
+export interface BotManagerOptions {
+  runtime: TalkRuntime;
+  providers: PipelineProviderResolver;
+  /** Platform drivers, tried in order when a request names no platform. */
+  drivers: readonly PlatformDriver[];
+  /** Directory of transcripts (`<dataDir>/meetings/<botId>.transcript.jsonl`). Required. */
+  dataDir: string;
+  /** http(s) base URL this process answers at on loopback, once listening (the page's capture socket). Required. */
+  localBaseUrl(): string | undefined;
+  /** Default: Chromium through puppeteer-core at options.chromiumPath. */
+  launcher?: BrowserLauncher;
+  options?: MeetingsOptions;
+  logger?: TalkLogger;
+  /** Extra Chromium flags for every bot (tests). Default none. */
+  browserArgs?: readonly string[];
+  /**
+   * The cluster's job queue: each bot runs as a `meeting-bot` job on a worker
+   * with the bot role, and DELETE cancels the job wherever it runs. Default:
+   * none, the bot runs here at once (no Redis needed).
+   */
+  jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process">;
+}
+
+/** The data of a `meeting-bot` job. */
+interface BotJobData {
+  id: string;
+  request: CreateBotRequest;
+}
+
+export interface CreateBotRequest {
+  meetingUrl: string;
+  platform?: string;
+  botName: string;
+  mode: BotMode;
+  joinAt?: string;
+}
+
+/**
+ * The bots of this process: creates, finds, stops them, and hands the page's
+ * capture socket to its bot. Bots run in-process; finished ones stay readable
+ * (status and transcript) until close.
+ */
+export class BotManager {
+  readonly options: ResolvedMeetingsOptions;
+  readonly #deps: BotManagerOptions;
+  readonly #bots = new Map<string, MeetingBot>();
+  readonly #runs = new Set<Promise<BotStatus>>();
+  readonly #launcher: BrowserLauncher;
+  readonly #logger: TalkLogger;
+  readonly #shutdown = new AbortController();
+  #state: "ready" | "closing" | "closed" = "ready";
+  #closing: Promise<void> | undefined;
+
+  constructor(deps: BotManagerOptions) {
+    if (deps.drivers.length === 0) throw new TalkError("config_invalid", "BotManager needs at least one platform driver.");
+    if (!deps.dataDir) throw new TalkError("config_invalid", "BotManager.dataDir is required.");
+    this.options = resolveMeetingsOptions(deps.options);
+    this.#deps = deps;
+    this.#logger = deps.logger ?? NOOP_LOGGER;
+    this.#launcher = deps.launcher ?? new ChromiumLauncher({ executablePath: this.options.chromiumPath });
+    deps.jobs?.process<BotJobData>("meeting-bot", (job, signal) => this.#runJob(job.data, signal));
+  }
+
+  get platforms(): string[] {
+    return this.#deps.drivers.map((d) => d.platform);
+  }
+
+  /** Validates the request and starts the bot. Throws invalid_params, session_limit, shutting_down. */
+  create(request: CreateBotRequest): BotStatus {
+    if (this.#state !== "ready") throw new TalkError("shutting_down");
+    let url: URL;
+    try {
+      url = new URL(request.meetingUrl);
+    } catch {
+      throw new TalkError("invalid_params", "meetingUrl is not a URL.", { details: { issues: [{ path: "meetingUrl", message: "not a URL" }] } });
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") {
+      throw new TalkError("invalid_params", "meetingUrl must be http(s).", { details: { issues: [{ path: "meetingUrl", message: "must be http(s)" }] } });
+    }
+    const driver = request.platform
+      ? this.#deps.drivers.find((d) => d.platform === request.platform)
+      : this.#deps.drivers.find((d) => d.matches(url));
+    if (!driver) {
+      throw new TalkError("invalid_params", request.platform ? `Unknown platform ${request.platform}.` : "No platform driver handles this meeting URL.", {
+        details: { issues: [{ path: request.platform ? "platform" : "meetingUrl", message: "unsupported", platforms: this.platforms }] },
+      });
+    }
+    const running = [...this.#bots.values()].filter((b) => !isTerminal(b.status.state)).length;
+    if (running >= this.options.maxBots) throw new TalkError("session_limit", `This worker runs ${running} bots (meetings.maxBots).`);
+
+    const id = randomUUID();
+    const normalized: CreateBotRequest = { ...request, platform: driver.platform };
+    const bot = this.#bot(id, normalized, driver);
+    const jobs = this.#deps.jobs;
+    if (jobs) {
+      const delayMs = request.joinAt ? Math.max(0, Date.parse(request.joinAt) - Date.now()) : 0;
+      jobs.enqueue<BotJobData>("meeting-bot", { id, request: normalized }, { jobId: id, ...(delayMs > 0 ? { delayMs } : {}) }).catch((err: unknown) => {
+        this.#logger.error({ err, botId: id }, "meeting bot job not queued");
+        bot.fail("capture_failed", "The bot job could not be queued.");
+      });
+    } else {
+      this.#start(bot);
+    }
+    return bot.status;
+  }
+
+  #bot(id: string, request: CreateBotRequest, driver: PlatformDriver): MeetingBot {
+    const bot = new MeetingBot({
+      id,
+      request: { meetingUrl: request.meetingUrl, botName: request.botName, mode: request.mode, ...(request.joinAt ? { joinAt: request.joinAt } : {}) },
+      driver,
+      launcher: this.#launcher,
+      runtime: this.#deps.runtime,
+      providers: this.#deps.providers,
+      options: this.options,
+      captureUrl: (token) => this.#captureUrl(id, token),
+      transcriptPath: this.transcriptPath(id),
+      notifier: this.options.webhook ? new WebhookNotifier(this.options.webhook, this.#logger, this.#shutdown.signal) : undefined,
+      logger: this.#logger,
+      ...(this.#deps.browserArgs ? { browserArgs: this.#deps.browserArgs } : {}),
+    });
+    this.#bots.set(id, bot);
+    return bot;
+  }
+
+  #start(bot: MeetingBot): Promise<BotStatus> {
+    const run = bot.run();
+    this.#runs.add(run);
+    void run.finally(() => this.#runs.delete(run));
+    return run;
+  }
+
+  /** A `meeting-bot` job on this worker: the bot created here by POST, or one built from the job on another worker's behalf. */
+  async #runJob(data: BotJobData, signal: AbortSignal): Promise<BotStatus> {
+    const driver = this.#deps.drivers.find((d) => d.platform === data.request.platform);
+    if (!driver) throw new TalkError("invalid_params", `This worker has no driver for ${data.request.platform}.`);
+    const bot = this.#bots.get(data.id) ?? this.#bot(data.id, data.request, driver);
+    const leave = (): void => bot.requestLeave("requested");
+    signal.addEventListener("abort", leave, { once: true });
+    try {
+      return await this.#start(bot);
+    } finally {
+      signal.removeEventListener("abort", leave);
+    }
+  }
+
+  get(id: string): MeetingBot | undefined {
+    return this.#bots.get(id);
+  }
+
+  /** Asks a bot to leave. Returns its status, or undefined for an unknown id. */
+  stop(id: string): BotStatus | undefined {
+    const bot = this.#bots.get(id);
+    bot?.requestLeave("requested");
+    // A bot still waiting for its job ends here, as "requested", without launching anything.
+    if (bot && !bot.started) void this.#start(bot);
+    // The job may run on another worker: cancelling reaches it there (and removes a job still waiting).
+    this.#deps.jobs?.cancel(id, "requested").catch((err: unknown) => this.#logger.warn({ err, botId: id }, "meeting bot job cancel failed"));
+    return bot?.status;
+  }
+
+  transcriptPath(id: string): string {
+    return join(this.#deps.dataDir, "meetings", `${id}.transcript.jsonl`);
+  }
+
+  transcript(id: string): TranscriptLine[] | undefined {
+    return this.#bots.has(id) ? readTranscript(this.transcriptPath(id)) : undefined;
+  }
+
+  /** Hands a capture socket to its bot; false (and the socket closed) when the id or token is wrong. */
+  attachCapture(id: string, token: string, socket: WebSocket): boolean {
+    const bot = this.#bots.get(id);
+    if (bot?.attachCapture(socket, token)) return true;
+    socket.close(4401, "unknown bot or bad token");
+    return false;
+  }
+
+  /** Every bot leaves (ended/requested), browsers die, then pending webhooks are dropped. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#state = "closing";
+      for (const bot of this.#bots.values()) bot.requestLeave("requested");
+      await Promise.allSettled([...this.#runs]);
+      this.#shutdown.abort();
+      this.#state = "closed";
+    })();
+    return this.#closing;
+  }
+
+  #captureUrl(id: string, token: string): string {
+    const base = this.#deps.localBaseUrl();
+    if (!base) throw new TalkError("invalid_state", "The server is not listening: bots cannot stream audio back.");
+    const url = new URL(`/meetings/bots/${encodeURIComponent(id)}/capture`, base);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    url.searchParams.set("token", token);
+    return url.toString();
+  }
+}

@@ -1,0 +1,80 @@
+import { TalkError } from "../../core/errors.js";
+
+/**
+ * The binary framing of the capture socket between the bot's page and the
+ * server (one WebSocket per bot). Media rides in binary frames, control in
+ * JSON text frames.
+ *
+ * Binary frame, little-endian:
+ *
+ * | offset | size | field                                                        |
+ * | ------ | ---- | ------------------------------------------------------------ |
+ * | 0      | 1    | kind: 1 = Opus packet, 2 = PCM16 samples, 3 = track ended    |
+ * | 1      | 1    | channels (1 or 2; PCM16 interleaved)                         |
+ * | 2      | 2    | track id length N in bytes (1..255)                          |
+ * | 4      | 4    | sample rate in Hz (Opus: the encoder's input rate)           |
+ * | 8      | N    | track id, UTF-8 (the page's MediaStreamTrack.id)             |
+ * | 8+N    | rest | payload: one Opus packet, or PCM16 samples; empty for "ended" |
+ *
+ * Server -> page binary frames carry assistant audio in the same layout with
+ * kind 2 and the track id "assistant".
+ */
+export const FRAME_KIND = Object.freeze({ opus: 1, pcm16: 2, ended: 3 });
+export type FrameKind = "opus" | "pcm16" | "ended";
+
+export const HEADER_BYTES = 8;
+const MAX_TRACK_ID_BYTES = 255;
+
+export interface CaptureFrame {
+  kind: FrameKind;
+  trackId: string;
+  channels: number;
+  sampleRate: number;
+  payload: Uint8Array;
+}
+
+const KIND_NAMES: Record<number, FrameKind> = { 1: "opus", 2: "pcm16", 3: "ended" };
+
+/** Parses one binary frame. Throws invalid_audio on anything malformed (the caller drops it). */
+export function decodeCaptureFrame(data: Uint8Array): CaptureFrame {
+  if (data.byteLength < HEADER_BYTES) throw new TalkError("invalid_audio", "capture frame shorter than its header");
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const kind = KIND_NAMES[view.getUint8(0)];
+  const channels = view.getUint8(1);
+  const idLength = view.getUint16(2, true);
+  const sampleRate = view.getUint32(4, true);
+  if (!kind) throw new TalkError("invalid_audio", `unknown capture frame kind ${view.getUint8(0)}`);
+  if (idLength === 0 || idLength > MAX_TRACK_ID_BYTES || HEADER_BYTES + idLength > data.byteLength) {
+    throw new TalkError("invalid_audio", "capture frame track id length out of range");
+  }
+  if (kind !== "ended" && (channels < 1 || channels > 2 || sampleRate < 8000 || sampleRate > 192_000)) {
+    throw new TalkError("invalid_audio", "capture frame format out of range");
+  }
+  const trackId = new TextDecoder().decode(data.subarray(HEADER_BYTES, HEADER_BYTES + idLength));
+  const payload = data.subarray(HEADER_BYTES + idLength);
+  if (kind === "pcm16" && payload.byteLength % (2 * channels) !== 0) {
+    throw new TalkError("invalid_audio", "PCM16 payload is not whole samples");
+  }
+  return { kind, trackId, channels, sampleRate, payload };
+}
+
+/** Builds one binary frame (server side: assistant audio; tests: page frames). */
+export function encodeCaptureFrame(frame: CaptureFrame): Uint8Array {
+  const id = new TextEncoder().encode(frame.trackId);
+  if (id.byteLength === 0 || id.byteLength > MAX_TRACK_ID_BYTES) throw new TalkError("invalid_params", "track id must be 1..255 bytes");
+  const out = new Uint8Array(HEADER_BYTES + id.byteLength + frame.payload.byteLength);
+  const view = new DataView(out.buffer);
+  view.setUint8(0, FRAME_KIND[frame.kind]);
+  view.setUint8(1, frame.channels);
+  view.setUint16(2, id.byteLength, true);
+  view.setUint32(4, frame.sampleRate, true);
+  out.set(id, HEADER_BYTES);
+  out.set(frame.payload, HEADER_BYTES + id.byteLength);
+  return out;
+}
+
+/** Text frames from the page. */
+export type CaptureControlMessage =
+  | { type: "hello"; webCodecs: boolean; userAgent: string }
+  | { type: "track"; trackId: string; streamIds: string[]; encoding: "opus" | "pcm16" }
+  | { type: "capture-error"; trackId?: string; message: string };

@@ -1,0 +1,247 @@
+/**
+ * The script the bot injects into the meeting page before any page script
+ * runs (puppeteer `evaluateOnNewDocument`). It is a plain JavaScript string,
+ * not a serialized TypeScript function: a bundler's helpers (e.g. esbuild's
+ * `__name`) would not exist in the page.
+ *
+ * What it does in the page:
+ * - replaces `RTCPeerConnection` with a subclass that reports every remote
+ *   audio track (`track` event) exactly once;
+ * - encodes each remote track as Opus with WebCodecs `AudioEncoder` fed by a
+ *   `MediaStreamTrackProcessor`, or, where WebCodecs is unavailable (a
+ *   non-secure page, an old browser, or `forcePcm`), sends PCM16 from a Web
+ *   Audio ScriptProcessor;
+ * - sends media as binary frames (capture-framing.ts) and track metadata as
+ *   JSON text on one WebSocket to the server;
+ * - overrides `getUserMedia`: the microphone is a Web Audio
+ *   `MediaStreamAudioDestinationNode` behind a gain that stays at 0 except
+ *   while assistant audio (binary frames from the server) is playing.
+ */
+export interface CaptureScriptConfig {
+  /** ws:// URL of this bot's capture socket, with its token. */
+  url: string;
+  /** Skip WebCodecs and send PCM16 (exercises the fallback). */
+  forcePcm?: boolean;
+  /** Opus bitrate, bits per second. */
+  opusBitrate?: number;
+}
+
+export function captureScript(config: CaptureScriptConfig): string {
+  return `(() => {\nconst CFG = ${JSON.stringify(config)};\n${PAGE_CAPTURE}\n})();`;
+}
+
+const PAGE_CAPTURE = String.raw`
+if (window !== window.top || window.__talkgateCapture) return;
+window.__talkgateCapture = true;
+const NativePC = window.RTCPeerConnection;
+const textEncoder = new TextEncoder();
+const tracks = new Map();
+let ws = null;
+let open = false;
+let pending = [];
+
+function hasWebCodecs() {
+  return typeof AudioEncoder === "function" && typeof MediaStreamTrackProcessor === "function";
+}
+
+function frame(kind, trackId, channels, rate, payload) {
+  const id = textEncoder.encode(trackId);
+  const out = new Uint8Array(8 + id.length + payload.byteLength);
+  const view = new DataView(out.buffer);
+  view.setUint8(0, kind);
+  view.setUint8(1, channels);
+  view.setUint16(2, id.length, true);
+  view.setUint32(4, rate, true);
+  out.set(id, 8);
+  out.set(payload, 8 + id.length);
+  return out.buffer;
+}
+
+function send(message) {
+  if (open) {
+    // A stalled socket must not grow memory without bound: drop media rather than queue it.
+    if (ws.bufferedAmount < 4000000) ws.send(message);
+  } else if (pending.length < 1000) {
+    pending.push(message);
+  }
+}
+
+function sendText(message) {
+  send(JSON.stringify(message));
+}
+
+function report(trackId, err) {
+  sendText({ type: "capture-error", trackId, message: String((err && err.message) || err) });
+}
+
+function connect() {
+  ws = new WebSocket(CFG.url);
+  ws.binaryType = "arraybuffer";
+  ws.onopen = () => {
+    open = true;
+    ws.send(JSON.stringify({ type: "hello", webCodecs: hasWebCodecs() && !CFG.forcePcm, userAgent: navigator.userAgent }));
+    for (const m of pending) ws.send(m);
+    pending = [];
+  };
+  ws.onmessage = (event) => {
+    if (typeof event.data === "string") {
+      const m = JSON.parse(event.data);
+      if (m.type === "clear") clearAssistant();
+    } else {
+      playAssistant(event.data);
+    }
+  };
+  // No reconnect: the server notices a lost capture socket and decides (capture_failed).
+  ws.onclose = () => { open = false; };
+}
+
+async function captureOpus(track) {
+  const reader = new MediaStreamTrackProcessor({ track }).readable.getReader();
+  let encoder = null;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (!encoder) {
+        const channels = Math.min(2, value.numberOfChannels);
+        const rate = value.sampleRate;
+        encoder = new AudioEncoder({
+          output: (chunk) => {
+            const packet = new Uint8Array(chunk.byteLength);
+            chunk.copyTo(packet);
+            send(frame(1, track.id, channels, rate, packet));
+          },
+          error: (err) => report(track.id, err),
+        });
+        encoder.configure({ codec: "opus", sampleRate: rate, numberOfChannels: channels, bitrate: CFG.opusBitrate || 32000 });
+      }
+      if (encoder.state === "configured") encoder.encode(value);
+      value.close();
+    }
+    if (encoder && encoder.state === "configured") await encoder.flush();
+  } finally {
+    if (encoder && encoder.state !== "closed") encoder.close();
+    send(frame(3, track.id, 1, 0, new Uint8Array(0)));
+  }
+}
+
+function capturePcm(track) {
+  const context = new AudioContext();
+  const source = context.createMediaStreamSource(new MediaStream([track]));
+  const processor = context.createScriptProcessor(4096, 1, 1);
+  processor.onaudioprocess = (event) => {
+    const input = event.inputBuffer.getChannelData(0);
+    const pcm = new Int16Array(input.length);
+    for (let i = 0; i < input.length; i++) {
+      const s = Math.max(-1, Math.min(1, input[i]));
+      pcm[i] = s < 0 ? s * 32768 : s * 32767;
+    }
+    send(frame(2, track.id, 1, context.sampleRate, new Uint8Array(pcm.buffer)));
+  };
+  source.connect(processor);
+  // A ScriptProcessor only runs while connected to the destination; it writes nothing, so it is silent.
+  processor.connect(context.destination);
+  context.resume().catch(() => {});
+  track.addEventListener("ended", () => {
+    processor.disconnect();
+    context.close().catch(() => {});
+    send(frame(3, track.id, 1, 0, new Uint8Array(0)));
+  }, { once: true });
+}
+
+function onTrack(track, streams) {
+  if (track.kind !== "audio" || tracks.has(track.id)) return;
+  tracks.set(track.id, track);
+  const opus = hasWebCodecs() && !CFG.forcePcm;
+  sendText({ type: "track", trackId: track.id, streamIds: streams.map((s) => s.id), encoding: opus ? "opus" : "pcm16" });
+  try {
+    if (opus) captureOpus(track).catch((err) => report(track.id, err));
+    else capturePcm(track);
+  } catch (err) {
+    report(track.id, err);
+  }
+}
+
+if (NativePC) {
+  class RTCPeerConnection extends NativePC {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("track", (event) => onTrack(event.track, event.streams || []));
+    }
+  }
+  window.RTCPeerConnection = RTCPeerConnection;
+  if (window.webkitRTCPeerConnection) window.webkitRTCPeerConnection = RTCPeerConnection;
+}
+
+// The bot's microphone: silent until the assistant speaks.
+let mic = null;
+function ensureMic() {
+  if (mic) return mic;
+  const context = new AudioContext({ sampleRate: 48000 });
+  const gain = context.createGain();
+  gain.gain.value = 0;
+  const destination = context.createMediaStreamDestination();
+  gain.connect(destination);
+  mic = { context, gain, destination, playhead: 0, sources: new Set() };
+  return mic;
+}
+
+function playAssistant(buffer) {
+  const m = ensureMic();
+  const view = new DataView(buffer);
+  const channels = view.getUint8(1);
+  const idLength = view.getUint16(2, true);
+  const rate = view.getUint32(4, true);
+  const pcm = new Int16Array(buffer.slice(8 + idLength));
+  const frames = Math.floor(pcm.length / channels);
+  if (frames === 0) return;
+  const audio = m.context.createBuffer(1, frames, rate);
+  const out = audio.getChannelData(0);
+  for (let i = 0; i < frames; i++) out[i] = pcm[i * channels] / 32768;
+  const node = m.context.createBufferSource();
+  node.buffer = audio;
+  node.connect(m.gain);
+  const at = Math.max(m.playhead, m.context.currentTime + 0.05);
+  node.start(at);
+  m.playhead = at + audio.duration;
+  m.sources.add(node);
+  m.gain.gain.setValueAtTime(1, m.context.currentTime);
+  node.onended = () => {
+    m.sources.delete(node);
+    if (m.sources.size === 0) m.gain.gain.setValueAtTime(0, m.context.currentTime);
+  };
+}
+
+function clearAssistant() {
+  if (!mic) return;
+  for (const node of mic.sources) {
+    try { node.stop(); } catch {}
+  }
+  mic.sources.clear();
+  mic.playhead = 0;
+  mic.gain.gain.setValueAtTime(0, mic.context.currentTime);
+}
+
+if (navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
+  const nativeGetUserMedia = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+  navigator.mediaDevices.getUserMedia = async (constraints) => {
+    const out = [];
+    if (constraints && constraints.audio) {
+      const m = ensureMic();
+      m.context.resume().catch(() => {});
+      out.push(m.destination.stream.getAudioTracks()[0].clone());
+    }
+    if (constraints && constraints.video) {
+      try {
+        const video = await nativeGetUserMedia({ video: constraints.video });
+        out.push(...video.getVideoTracks());
+      } catch (err) {
+        if (out.length === 0) throw err;
+      }
+    }
+    return new MediaStream(out);
+  };
+}
+
+connect();
+`;

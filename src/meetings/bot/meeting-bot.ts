@@ -1,0 +1,423 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { WebSocket } from "ws";
+import { TalkError } from "../../core/errors.js";
+import type { TalkLogger } from "../../core/logger.js";
+import { createSessionController, type PipelineProviderResolver, type SessionController } from "../../core/pipelines/index.js";
+import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
+import type { TalkEvent } from "../../core/talk-events.js";
+import { isTerminal, type BotMode, type BotState, type BotStatus, type BotSubCode, type EndedCode, type FatalCode } from "../bot-status.js";
+import type { ResolvedMeetingsOptions } from "../meetings-options.js";
+import type { DriverPage, MeetingObservation, PlatformDriver } from "../platforms/platform-driver.js";
+import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
+import { CaptureReceiver } from "./capture-receiver.js";
+import { captureScript } from "./capture-script.js";
+import { speakerTaggedSession } from "./speaker-tagged-session.js";
+import { TranscriptLog } from "./transcript-log.js";
+import type { WebhookNotifier } from "./webhook-notifier.js";
+
+export interface BotRequest {
+  meetingUrl: string;
+  botName: string;
+  mode: BotMode;
+  /** When to join (ISO-8601); default now. */
+  joinAt?: string;
+}
+
+/** What a bot is given: narrow, no back-reference to its manager. */
+export interface MeetingBotDeps {
+  id: string;
+  request: BotRequest;
+  driver: PlatformDriver;
+  launcher: BrowserLauncher;
+  runtime: TalkRuntime;
+  providers: PipelineProviderResolver;
+  options: ResolvedMeetingsOptions;
+  /** ws:// URL of this bot's capture socket (the page connects to it). */
+  captureUrl(token: string): string;
+  transcriptPath: string;
+  notifier: WebhookNotifier | undefined;
+  logger: TalkLogger;
+  /** Extra Chromium flags (tests). */
+  browserArgs?: readonly string[];
+}
+
+/** How a run ends: the terminal state and why. */
+type Outcome = { state: "ended"; subCode: EndedCode; message?: string } | { state: "fatal"; subCode: FatalCode; message?: string };
+
+class BotEnd extends Error {
+  constructor(readonly outcome: Outcome) {
+    super(outcome.message ?? outcome.subCode);
+  }
+}
+
+const ended = (subCode: EndedCode, message?: string): BotEnd => new BotEnd({ state: "ended", subCode, ...(message ? { message } : {}) });
+const fatal = (subCode: FatalCode, message?: string): BotEnd => new BotEnd({ state: "fatal", subCode, ...(message ? { message } : {}) });
+
+/** Navigation errors that mean the meeting address leads nowhere. */
+const NOT_FOUND_NET_ERRORS = /ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_REFUSED|ERR_ADDRESS_UNREACHABLE|ERR_INVALID_URL/;
+
+/**
+ * One bot in one meeting: launch, join through the platform driver, capture,
+ * captions, timers, leave. `run()` drives the whole life and always ends in
+ * `ended` or `fatal`; the browser always dies with it.
+ */
+export class MeetingBot {
+  readonly id: string;
+  readonly #deps: MeetingBotDeps;
+  readonly #captureToken = randomBytes(24).toString("base64url");
+  readonly #leave = new AbortController();
+  readonly #status: BotStatus;
+  readonly #turnTracks = new Map<string, string>();
+  readonly #speakers = new Map<string, string>();
+  #session: TalkSession | undefined;
+  #controller: SessionController | undefined;
+  #capture: CaptureReceiver | undefined;
+  #browser: LaunchedBrowser | undefined;
+  #transcript: TranscriptLog | undefined;
+  #running: Promise<BotStatus> | undefined;
+  #lastSpeechAt = 0;
+  #aloneSince: number | undefined;
+  #listeners = new Set<(status: BotStatus) => void>();
+
+  constructor(deps: MeetingBotDeps) {
+    this.id = deps.id;
+    this.#deps = deps;
+    const now = new Date().toISOString();
+    this.#status = {
+      id: deps.id,
+      meetingUrl: deps.request.meetingUrl,
+      platform: deps.driver.platform,
+      botName: deps.request.botName,
+      mode: deps.request.mode,
+      state: "scheduled",
+      participants: [],
+      history: [{ state: "scheduled", at: now }],
+      timings: { requestedAt: now, ...(deps.request.joinAt ? { joinAt: deps.request.joinAt } : {}) },
+    };
+  }
+
+  get status(): BotStatus {
+    return structuredClone(this.#status);
+  }
+
+  /** Called on every state change (the manager, tests). A throwing listener is ignored. */
+  onChange(listener: (status: BotStatus) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Leave now (DELETE). Idempotent; a bot that has not joined yet ends without launching. */
+  requestLeave(reason: EndedCode = "requested"): void {
+    this.#leave.abort(ended(reason));
+  }
+
+  /** Accepts the page's capture socket when the token matches. */
+  attachCapture(socket: WebSocket, token: string): boolean {
+    const a = Buffer.from(token);
+    const b = Buffer.from(this.#captureToken);
+    if (a.length !== b.length || !timingSafeEqual(a, b) || !this.#capture) return false;
+    this.#capture.attach(socket);
+    return true;
+  }
+
+  /** Whether run() was called (a queued bot waits for its job). */
+  get started(): boolean {
+    return this.#running !== undefined;
+  }
+
+  /** Ends a bot that never ran (its job could not be queued). */
+  fail(subCode: FatalCode, message: string): void {
+    this.#running ??= this.#finish({ state: "fatal", subCode, message }).then(() => this.status);
+  }
+
+  /** Runs the bot to its end. Returns the same promise on every call. */
+  run(): Promise<BotStatus> {
+    this.#running ??= this.#run();
+    return this.#running;
+  }
+
+  async #run(): Promise<BotStatus> {
+    let outcome: Outcome;
+    try {
+      await this.#waitForJoinTime();
+      this.#openSession();
+      await this.#launchAndJoin();
+      await this.#attend();
+      outcome = { state: "ended", subCode: "requested" };
+    } catch (err) {
+      outcome = this.#outcomeOf(err);
+    }
+    await this.#finish(outcome);
+    return this.status;
+  }
+
+  #outcomeOf(err: unknown): Outcome {
+    if (err instanceof BotEnd) return err.outcome;
+    const leave = this.#leave.signal.reason;
+    if (leave instanceof BotEnd && !this.#browser?.crashed.aborted) return leave.outcome;
+    if (this.#browser?.crashed.aborted) return { state: "fatal", subCode: "browser_crashed", message: "The browser died." };
+    this.#deps.logger.error({ err, botId: this.id }, "meeting bot failed");
+    return { state: "fatal", subCode: "capture_failed", message: (err as Error)?.message ?? String(err) };
+  }
+
+  async #waitForJoinTime(): Promise<void> {
+    const at = this.#deps.request.joinAt ? Date.parse(this.#deps.request.joinAt) : NaN;
+    const delay = Number.isFinite(at) ? at - Date.now() : 0;
+    if (delay > 0) await this.#sleep(delay);
+    this.#throwIfLeaving();
+  }
+
+  #openSession(): void {
+    const { runtime, providers, options, logger, request } = this.#deps;
+    const session = runtime.createSession({
+      mode: "transcription",
+      transport: "gateway-relay",
+      brain: "none",
+      owner: "gateway",
+      metadata: { surface: "meeting", botId: this.id, platform: this.#deps.driver.platform, mode: request.mode },
+      source: "meeting",
+    });
+    this.#session = session;
+    this.#transcript = new TranscriptLog(this.#deps.transcriptPath, logger);
+    session.subscribe((event) => this.#onSessionEvent(event));
+    const tagged = speakerTaggedSession(session, (turnId) => {
+      const trackId = this.#turnTracks.get(turnId);
+      return trackId === undefined ? undefined : { trackId, speaker: this.#speakers.get(trackId) ?? "unknown" };
+    });
+    // The floor decides turns (one utterance of one participant each), so the pipeline's own VAD stays off.
+    this.#controller = createSessionController({ session: tagged, providers, logger, options: { silenceTimeoutMs: 0 } });
+    this.#capture = new CaptureReceiver({
+      controller: this.#controller,
+      maxAppendBytes: 65_536,
+      utteranceSilenceMs: options.utteranceSilenceMs,
+      maxUtteranceMs: options.maxUtteranceMs,
+      logger,
+      onSpeech: () => (this.#lastSpeechAt = Date.now()),
+      onTurn: (turnId, trackId) => this.#turnTracks.set(turnId, trackId),
+      onTrack: (trackId) => logger.debug({ botId: this.id, trackId }, "meeting: remote audio track"),
+    });
+    this.#status.sessionId = session.id;
+    this.#transition("joining");
+  }
+
+  #onSessionEvent(event: TalkEvent): void {
+    if (event.type !== "transcript.done" || event.turnId === undefined) return;
+    const payload = event.payload as { text?: string; speaker?: string; trackId?: string };
+    if (!payload.text) return;
+    this.#transcript?.append({
+      at: event.timestamp,
+      speaker: payload.speaker ?? "unknown",
+      ...(payload.trackId ? { trackId: payload.trackId } : {}),
+      turnId: event.turnId,
+      text: payload.text,
+    });
+  }
+
+  async #launchAndJoin(): Promise<void> {
+    const { launcher, driver, options, request } = this.#deps;
+    const signal = this.#leave.signal;
+    this.#browser = await launcher.launch({
+      initScript: captureScript({ url: this.#deps.captureUrl(this.#captureToken), forcePcm: options.forcePcm }),
+      extraArgs: this.#deps.browserArgs ?? [],
+      signal,
+    });
+    this.#throwIfLeaving();
+    const page = this.#browser.page;
+    const url = driver.joinUrl(new URL(request.meetingUrl), request.botName);
+    let status: number | undefined;
+    try {
+      const response = await page.goto(url, { waitUntil: "domcontentloaded", timeout: options.joinTimeoutMs });
+      status = response?.status();
+    } catch (err) {
+      this.#throwIfGone();
+      const message = (err as Error).message;
+      if (NOT_FOUND_NET_ERRORS.test(message)) throw fatal("meeting_not_found", message);
+      throw fatal("blocked_by_platform", message);
+    }
+    if (status === 404 || status === 410) throw fatal("meeting_not_found", `HTTP ${status}`);
+    await driver.join(this.#page(), { botName: request.botName, signal });
+    this.#throwIfGone();
+  }
+
+  /** Polls the page until something ends the stay. */
+  async #attend(): Promise<never> {
+    const { options } = this.#deps;
+    const launchedAt = Date.now();
+    let waitingSince: number | undefined;
+    let joinedAt: number | undefined;
+    let failures = 0;
+    for (;;) {
+      this.#throwIfGone();
+      let seen: MeetingObservation;
+      try {
+        seen = await this.#deps.driver.observe(this.#page(), { botName: this.#deps.request.botName, signal: this.#leave.signal });
+        failures = 0;
+      } catch (err) {
+        this.#throwIfGone();
+        // A navigation in progress destroys the execution context: transient, unless it persists.
+        if (++failures >= 10) throw fatal("browser_crashed", `The page stopped answering: ${(err as Error).message}`);
+        await this.#sleep(options.pollIntervalMs);
+        continue;
+      }
+      for (const [trackId, name] of Object.entries(seen.speakers)) this.#speakers.set(trackId, name);
+      const now = Date.now();
+      switch (seen.phase) {
+        case "not_found":
+          throw fatal("meeting_not_found", seen.detail);
+        case "sign_in_required":
+          throw fatal("sign_in_required", seen.detail);
+        case "blocked":
+          throw fatal("blocked_by_platform", seen.detail);
+        case "denied":
+          throw ended("admission_denied", seen.detail);
+        case "removed":
+          throw ended("kicked", seen.detail);
+        case "ended":
+          throw ended("meeting_ended", seen.detail);
+        case "waiting_room":
+          waitingSince ??= now;
+          if (this.#status.state !== "in_waiting_room") this.#transition("in_waiting_room");
+          if (now - waitingSince >= options.waitingRoomTimeoutMs) throw ended("waiting_room_timeout");
+          break;
+        case "joining":
+          if (joinedAt === undefined && now - launchedAt >= options.joinTimeoutMs) throw fatal("blocked_by_platform", `not admitted: ${seen.detail ?? ""}`);
+          break;
+        case "in_call":
+          if (joinedAt === undefined) {
+            joinedAt = now;
+            this.#lastSpeechAt = now;
+            this.#status.timings.joinedAt = new Date(now).toISOString();
+          }
+          this.#updateParticipants(seen.participants);
+          this.#checkInCall(now, joinedAt);
+          break;
+      }
+      await this.#sleep(options.pollIntervalMs);
+    }
+  }
+
+  #checkInCall(now: number, joinedAt: number): void {
+    const { options } = this.#deps;
+    const capture = this.#capture!;
+    if (this.#status.participants.length === 0) {
+      this.#aloneSince ??= now;
+      if (now - this.#aloneSince >= options.aloneTimeoutMs) throw ended("left_alone");
+    } else {
+      this.#aloneSince = undefined;
+    }
+    if (options.silenceTimeoutMs > 0 && now - this.#lastSpeechAt >= options.silenceTimeoutMs) throw ended("silence_timeout");
+    if (now - joinedAt >= options.maxDurationMs) throw ended("max_duration");
+    if (!capture.everConnected && now - joinedAt >= options.captureTimeoutMs) throw fatal("capture_failed", "The page never opened its capture socket.");
+    if (capture.lostAt !== undefined && now - capture.lostAt >= options.captureTimeoutMs) throw fatal("capture_failed", "The page's capture socket closed.");
+  }
+
+  #updateParticipants(participants: string[]): void {
+    const changed = participants.join("\n") !== this.#status.participants.join("\n");
+    this.#status.participants = [...participants];
+    if (this.#status.state !== "in_call") this.#transition("in_call");
+    else if (changed) this.#emitState();
+  }
+
+  async #finish(outcome: Outcome): Promise<void> {
+    const { logger, driver } = this.#deps;
+    const crashed = this.#browser?.crashed.aborted ?? false;
+    if (this.#browser && !crashed && this.#status.state !== "scheduled") {
+      this.#transition("leaving", outcome.subCode);
+      try {
+        await withTimeout(driver.leave(this.#page()), 3000);
+      } catch (err) {
+        logger.debug({ err, botId: this.id }, "meeting: polite leave failed");
+      }
+    }
+    try {
+      await this.#browser?.close();
+    } catch (err) {
+      logger.warn({ err, botId: this.id }, "meeting: browser close failed");
+    }
+    // Captions of speech already captured still finalize (bounded), so no spoken line is lost at the end.
+    try {
+      await withTimeout(this.#capture?.flush() ?? Promise.resolve(), 5000);
+    } catch {
+      logger.warn({ botId: this.id }, "meeting: last captions did not finalize in time");
+    }
+    this.#capture?.close();
+    this.#status.timings.endedAt = new Date().toISOString();
+    this.#transition(outcome.state, outcome.subCode, outcome.message);
+    if (outcome.state === "fatal") {
+      this.#session?.emit({ type: "health.changed", payload: { ok: false, botId: this.id, state: "fatal", subCode: outcome.subCode } });
+    }
+    await this.#controller?.close(outcome.state === "fatal" ? "error" : "completed");
+    this.#transcript?.close();
+  }
+
+  #transition(state: BotState, subCode?: BotSubCode, message?: string): void {
+    if (isTerminal(this.#status.state)) return;
+    this.#status.state = state;
+    if (subCode !== undefined) this.#status.subCode = subCode;
+    if (message !== undefined) this.#status.message = message;
+    this.#status.history.push({ state, ...(subCode ? { subCode } : {}), ...(message ? { message } : {}), at: new Date().toISOString() });
+    this.#deps.logger.info({ botId: this.id, state, subCode }, "meeting bot state");
+    this.#emitState();
+    void this.#deps.notifier?.notify({ type: "meeting.bot.state", botId: this.id, state, subCode, message, at: new Date().toISOString() });
+  }
+
+  #emitState(): void {
+    const s = this.#status;
+    this.#session?.emit({
+      type: "session.updated",
+      payload: { botId: s.id, state: s.state, subCode: s.subCode, participants: s.participants, platform: s.platform },
+    });
+    for (const listener of this.#listeners) {
+      try {
+        listener(this.status);
+      } catch {
+        // A listener cannot break the bot.
+      }
+    }
+  }
+
+  #page(): DriverPage {
+    const page = this.#browser!.page;
+    return {
+      evaluate: <T>(script: string) => page.evaluate(script) as Promise<T>,
+      click: (selector) => page.click(selector),
+      type: (selector, text) => page.type(selector, text),
+      url: () => page.url(),
+    };
+  }
+
+  #throwIfLeaving(): void {
+    const reason = this.#leave.signal.reason;
+    if (this.#leave.signal.aborted) throw reason instanceof BotEnd ? reason : ended("requested");
+  }
+
+  #throwIfGone(): void {
+    if (this.#browser?.crashed.aborted) throw fatal("browser_crashed", "The browser died.");
+    this.#throwIfLeaving();
+  }
+
+  /** Sleeps, waking early when asked to leave or when the browser dies. */
+  #sleep(ms: number): Promise<void> {
+    const signals = [this.#leave.signal, ...(this.#browser ? [this.#browser.crashed] : [])];
+    const signal = AbortSignal.any(signals);
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new TalkError("timeout")), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,113 @@
+import type { TalkLogger } from "../../core/logger.js";
+import type { TalkSessionController } from "../../core/pipelines/index.js";
+import type { Utterance } from "./utterance-segmenter.js";
+
+export interface SpeakerFloorContext {
+  controller: TalkSessionController;
+  /** Largest appendAudio frame, bytes. */
+  maxAppendBytes: number;
+  /** Utterances waiting for the floor longer than this much audio in total are dropped, oldest first, ms. */
+  maxQueuedMs: number;
+  /** A turn now carries this track's utterance (for speaker attribution). */
+  onTurn(turnId: string, trackId: string): void;
+  logger: TalkLogger;
+}
+
+/**
+ * Gives one utterance at a time the bot's transcription session: a turn per
+ * utterance, so every transcript line has exactly one speaker. Participants
+ * who talk over each other wait their turn (their audio is buffered, bounded
+ * by maxQueuedMs) instead of being mixed into one line under a wrong name.
+ */
+export class SpeakerFloor {
+  readonly #ctx: SpeakerFloorContext;
+  readonly #queue: Utterance[] = [];
+  #holder: Utterance | undefined;
+  #idle: (() => void)[] = [];
+  #closed = false;
+
+  constructor(ctx: SpeakerFloorContext) {
+    this.#ctx = ctx;
+  }
+
+  offer(utterance: Utterance): void {
+    if (this.#closed) return;
+    this.#queue.push(utterance);
+    this.#trim();
+    this.#next();
+  }
+
+  /** Resolves once no utterance holds or waits for the floor (every caption turn has ended). */
+  whenIdle(): Promise<void> {
+    if (!this.#holder && this.#queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#queue.length = 0;
+    this.#settleIdle();
+  }
+
+  #settleIdle(): void {
+    const waiters = this.#idle;
+    this.#idle = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #trim(): void {
+    let total = this.#queue.reduce((ms, u) => ms + u.durationMs, 0);
+    while (total > this.#ctx.maxQueuedMs && this.#queue.length > 1) {
+      const dropped = this.#queue.shift()!;
+      total -= dropped.durationMs;
+      this.#ctx.logger.warn({ trackId: dropped.trackId, ms: dropped.durationMs }, "meeting: utterance dropped while waiting for the floor");
+    }
+  }
+
+  #next(): void {
+    if (this.#closed || this.#holder) return;
+    const utterance = this.#queue.shift();
+    if (!utterance) {
+      this.#settleIdle();
+      return;
+    }
+    const { controller } = this.#ctx;
+    let turnId: string;
+    try {
+      turnId = controller.startTurn().id;
+    } catch (err) {
+      // The session is closing, or the previous turn is still active: retry on the next utterance.
+      this.#ctx.logger.debug({ err }, "meeting: could not start a caption turn");
+      this.#queue.length = 0;
+      this.#settleIdle();
+      return;
+    }
+    this.#holder = utterance;
+    this.#ctx.onTurn(turnId, utterance.trackId);
+    utterance.read(
+      (chunk) => this.#append(chunk),
+      () => {
+        controller
+          .endTurn(turnId)
+          .catch((err: unknown) => this.#ctx.logger.debug({ err, turnId }, "meeting: caption turn did not end cleanly"))
+          .finally(() => {
+            this.#holder = undefined;
+            this.#next();
+          });
+      },
+    );
+  }
+
+  #append(chunk: Int16Array): void {
+    if (this.#closed) return;
+    const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const max = this.#ctx.maxAppendBytes - (this.#ctx.maxAppendBytes % 2);
+    try {
+      for (let offset = 0; offset < bytes.byteLength; offset += max) {
+        this.#ctx.controller.appendAudio(bytes.subarray(offset, offset + max));
+      }
+    } catch (err) {
+      this.#ctx.logger.debug({ err }, "meeting: caption audio dropped");
+    }
+  }
+}

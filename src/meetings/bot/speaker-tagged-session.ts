@@ -1,0 +1,32 @@
+import type { TalkSession } from "../../core/session-types.js";
+import type { TalkEventInit } from "../../core/talk-events.js";
+
+export interface SpeakerOfTurn {
+  (turnId: string): { speaker: string; trackId: string } | undefined;
+}
+
+/**
+ * The session as the transcription pipeline sees it: every `transcript.*`
+ * event it emits gets `speaker` (and `trackId`) in its payload. Core's
+ * pipeline knows nothing of participants, and must not; the meeting adapter
+ * owns the turn -> participant mapping, so it adds the name on the way out.
+ * Everything else is the session itself (methods bound to it, so its private
+ * state works).
+ */
+export function speakerTaggedSession(session: TalkSession, speakerOf: SpeakerOfTurn): TalkSession {
+  const emit: TalkSession["emit"] = <T>(init: TalkEventInit<T>) => {
+    if (init.type.startsWith("transcript.") && init.turnId !== undefined) {
+      const who = speakerOf(init.turnId);
+      const payload = { ...(init.payload as object), speaker: who?.speaker ?? "unknown", ...(who ? { trackId: who.trackId } : {}) };
+      return session.emit({ ...init, payload } as TalkEventInit<T>);
+    }
+    return session.emit(init);
+  };
+  return new Proxy(session, {
+    get(target, property) {
+      if (property === "emit") return emit;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

@@ -1,0 +1,100 @@
+import { TalkError } from "../core/errors.js";
+
+/** Where lifecycle webhooks go. */
+export interface MeetingsWebhookOptions {
+  /** http(s) URL receiving a POST per bot state change. Required. */
+  url: string;
+  /** HMAC-SHA256 key of the `x-talkgate-signature` header. Required (16+ characters). */
+  secret: string;
+  /** Deliveries tried per event (first try included). Default 5. */
+  maxAttempts?: number;
+  /** Backoff before the first retry, doubled each retry, ms. Default 500. */
+  initialBackoffMs?: number;
+  /** Per-attempt timeout, ms. Default 5000. */
+  timeoutMs?: number;
+}
+
+/** Meeting bots: timers, browser and capture settings (the `meetings` config section). */
+export interface MeetingsOptions {
+  /** Chromium executable. Default "/usr/bin/chromium". */
+  chromiumPath?: string;
+  /** Bots one worker runs at once; more are refused with session_limit. Default 4. */
+  maxBots?: number;
+  /** Time allowed in a waiting room before giving up (ended/waiting_room_timeout), ms. Default 600 000. */
+  waitingRoomTimeoutMs?: number;
+  /** Time the bot stays once nobody else is in the meeting (ended/left_alone), ms. Default 30 000. */
+  aloneTimeoutMs?: number;
+  /** Time without any participant speech before the bot leaves (ended/silence_timeout), ms; 0 never. Default 1 800 000. */
+  silenceTimeoutMs?: number;
+  /** Longest stay in a meeting (ended/max_duration), ms. Default 14 400 000 (4 h). */
+  maxDurationMs?: number;
+  /** Time from launch to the waiting room or the call before the join counts as blocked, ms. Default 60 000. */
+  joinTimeoutMs?: number;
+  /** Time in the call without the page's capture socket before capture_failed, ms. Default 15 000. */
+  captureTimeoutMs?: number;
+  /** How often the platform driver reads the page (admission, roster, end), ms. Default 500. */
+  pollIntervalMs?: number;
+  /** Non-speech that ends a caption line, ms (multiple of 10). Default 600. */
+  utteranceSilenceMs?: number;
+  /** Longest caption line before it is cut, ms. Default 20 000. */
+  maxUtteranceMs?: number;
+  /** Send PCM16 from the page even where WebCodecs Opus is available (diagnostics). Default false. */
+  forcePcm?: boolean;
+  /** Lifecycle webhook; default none. */
+  webhook?: MeetingsWebhookOptions;
+}
+
+export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook">> & {
+  webhook: Required<MeetingsWebhookOptions> | undefined;
+};
+
+export const MEETINGS_DEFAULTS = Object.freeze({
+  chromiumPath: "/usr/bin/chromium",
+  maxBots: 4,
+  waitingRoomTimeoutMs: 600_000,
+  aloneTimeoutMs: 30_000,
+  silenceTimeoutMs: 1_800_000,
+  maxDurationMs: 14_400_000,
+  joinTimeoutMs: 60_000,
+  captureTimeoutMs: 15_000,
+  pollIntervalMs: 500,
+  utteranceSilenceMs: 600,
+  maxUtteranceMs: 20_000,
+  forcePcm: false,
+});
+
+/** Merges over the defaults and validates; config_invalid names the bad field. */
+export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMeetingsOptions {
+  const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as MeetingsOptions;
+  const o = { ...MEETINGS_DEFAULTS, ...defined };
+  const bad = (field: string, why: string): never => {
+    throw new TalkError("config_invalid", `meetings.${field} ${why}`);
+  };
+  const int = (field: keyof typeof MEETINGS_DEFAULTS, min: number): void => {
+    const v = o[field];
+    if (typeof v !== "number" || !Number.isInteger(v) || v < min) bad(field, `must be an integer >= ${min}`);
+  };
+  if (typeof o.chromiumPath !== "string" || o.chromiumPath === "") bad("chromiumPath", "must be a path");
+  int("maxBots", 1);
+  int("waitingRoomTimeoutMs", 1);
+  int("aloneTimeoutMs", 0);
+  int("silenceTimeoutMs", 0);
+  int("maxDurationMs", 1);
+  int("joinTimeoutMs", 1);
+  int("captureTimeoutMs", 1);
+  int("pollIntervalMs", 10);
+  int("utteranceSilenceMs", 100);
+  int("maxUtteranceMs", 1000);
+  if (o.utteranceSilenceMs % 10 !== 0) bad("utteranceSilenceMs", "must be a multiple of 10");
+  let webhook: Required<MeetingsWebhookOptions> | undefined;
+  if (input.webhook) {
+    const w = input.webhook;
+    if (typeof w.url !== "string" || !/^https?:\/\//.test(w.url)) bad("webhook.url", "must be an http(s) URL");
+    if (typeof w.secret !== "string" || w.secret.length < 16) bad("webhook.secret", "must be at least 16 characters");
+    webhook = { maxAttempts: 5, initialBackoffMs: 500, timeoutMs: 5000, ...w };
+    if (!Number.isInteger(webhook.maxAttempts) || webhook.maxAttempts < 1) bad("webhook.maxAttempts", "must be an integer >= 1");
+    if (!Number.isInteger(webhook.initialBackoffMs) || webhook.initialBackoffMs < 0) bad("webhook.initialBackoffMs", "must be an integer >= 0");
+    if (!Number.isInteger(webhook.timeoutMs) || webhook.timeoutMs < 1) bad("webhook.timeoutMs", "must be an integer >= 1");
+  }
+  return { ...o, webhook };
+}

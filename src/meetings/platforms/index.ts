@@ -1,0 +1,7 @@
+import type { PlatformDriver } from "./platform-driver.js";
+import { TestRoomDriver } from "./test-room-driver.js";
+
+/** The drivers a server offers, in matching order. */
+export function defaultPlatformDrivers(): PlatformDriver[] {
+  return [new TestRoomDriver()];
+}

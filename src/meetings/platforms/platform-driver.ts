@@ -1,0 +1,60 @@
+/**
+ * What the bot needs from a meeting platform. A driver knows one platform's
+ * pages (URLs, join flow, texts, roster) and nothing of capture, sessions or
+ * timers; adding Zoom web or Teams is a new driver, with no change to the bot,
+ * the capture script or core.
+ */
+
+/** The narrow page surface drivers use (puppeteer's Page fits). Page-side code is passed as strings. */
+export interface DriverPage {
+  evaluate<T>(script: string): Promise<T>;
+  click(selector: string): Promise<void>;
+  type(selector: string, text: string): Promise<void>;
+  url(): string;
+}
+
+/** What the page shows, as far as the bot's lifecycle is concerned. */
+export type MeetingPhase =
+  | "joining"
+  | "waiting_room"
+  | "in_call"
+  | "ended"
+  | "removed"
+  | "denied"
+  | "not_found"
+  | "sign_in_required"
+  | "blocked";
+
+export interface MeetingObservation {
+  phase: MeetingPhase;
+  /** Other participants in the call (never the bot itself); empty outside the call. */
+  participants: string[];
+  /** Remote audio track id -> participant name, where the page shows which tile plays which track. */
+  speakers: Record<string, string>;
+  /** The page text that decided the phase, for diagnostics. */
+  detail?: string;
+}
+
+export interface JoinContext {
+  botName: string;
+  signal: AbortSignal;
+}
+
+export interface PlatformDriver {
+  /** Platform name as requested over HTTP ("test-room", "google-meet", ...). */
+  readonly platform: string;
+  /** Whether this driver handles a meeting URL (used when the request names no platform). */
+  matches(url: URL): boolean;
+  /** The URL the bot opens (its name, the pinned locale...). */
+  joinUrl(url: URL, botName: string): string;
+  /**
+   * Runs the join actions on the loaded page (name entry, microphone and
+   * camera off, "Join now" / "Ask to join"). Resolves once the request to
+   * join was made; admission is observed afterwards.
+   */
+  join(page: DriverPage, context: JoinContext): Promise<void>;
+  /** Reads the page once. Must not throw for an unexpected page: answer "joining" with a detail. */
+  observe(page: DriverPage, context: JoinContext): Promise<MeetingObservation>;
+  /** Leaves the meeting politely (the browser is closed afterwards anyway). */
+  leave(page: DriverPage): Promise<void>;
+}

@@ -1,0 +1,211 @@
+/**
+ * The local test meeting's page: mesh WebRTC between participants on
+ * loopback, signalled over `<page url>/ws`. Plain browser JavaScript in a
+ * string, so it needs no bundler. Its DOM is the contract the test-room
+ * platform driver reads:
+ *
+ * - `body[data-state]`: `connecting` | `in_call` | `ended` | `left` | `disconnected`
+ * - `#roster li[data-peer-id][data-name]` (the own entry has `data-self`)
+ * - `.tile[data-peer-id][data-name] audio`: one tile per remote participant,
+ *   whose `<audio>` plays that participant's stream (so a remote track maps to
+ *   a name through its tile)
+ * - `#leave`, `#end-meeting` (host only) buttons; `window.testRoom` for tests
+ *   (`leave()`, `end()`, `peakLevel(name)`: the loudest RMS heard from a peer).
+ */
+export function testRoomPage(room: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>talkgate test room ${escapeHtml(room)}</title>
+<style>
+body { font-family: sans-serif; margin: 1rem; }
+.tile { display: inline-block; border: 1px solid #999; padding: .5rem; margin: .25rem; }
+</style>
+</head>
+<body data-state="connecting">
+<h1>Test room <span id="room">${escapeHtml(room)}</span></h1>
+<p id="status">Connecting…</p>
+<button id="leave">Leave</button>
+<button id="end-meeting" hidden>End meeting for everyone</button>
+<ul id="roster"></ul>
+<div id="tiles"></div>
+<script type="module">
+${PAGE_SCRIPT}
+</script>
+</body>
+</html>`;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const PAGE_SCRIPT = String.raw`
+const params = new URLSearchParams(location.search);
+const myName = (params.get("name") || "guest").slice(0, 64);
+const peers = new Map();
+const peaks = new Map();
+let me = null;
+let ws = null;
+let local = null;
+let audioContext = null;
+
+function setState(state, text) {
+  document.body.dataset.state = state;
+  document.getElementById("status").textContent = text;
+}
+
+function renderRoster() {
+  const roster = document.getElementById("roster");
+  roster.replaceChildren();
+  const self = document.createElement("li");
+  self.dataset.peerId = me;
+  self.dataset.name = myName;
+  self.dataset.self = "";
+  self.textContent = myName + " (you)";
+  roster.append(self);
+  for (const [id, peer] of peers) {
+    const li = document.createElement("li");
+    li.dataset.peerId = id;
+    li.dataset.name = peer.name;
+    li.textContent = peer.name;
+    roster.append(li);
+  }
+}
+
+function send(message) {
+  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+}
+
+function watchLevel(name, stream) {
+  // Measures what this page hears from a peer: tests check that the bot's voice arrives.
+  try {
+    audioContext = audioContext || new AudioContext();
+    const analyser = audioContext.createAnalyser();
+    analyser.fftSize = 2048;
+    audioContext.createMediaStreamSource(stream).connect(analyser);
+    const buf = new Float32Array(analyser.fftSize);
+    const tick = () => {
+      analyser.getFloatTimeDomainData(buf);
+      let sum = 0;
+      for (const v of buf) sum += v * v;
+      const rms = Math.sqrt(sum / buf.length);
+      if (rms > (peaks.get(name) || 0)) peaks.set(name, rms);
+    };
+    setInterval(tick, 50);
+  } catch (err) {
+    console.warn("level meter unavailable", err);
+  }
+}
+
+function addPeer(id, name, initiator) {
+  const pc = new RTCPeerConnection();
+  const tile = document.createElement("div");
+  tile.className = "tile";
+  tile.dataset.peerId = id;
+  tile.dataset.name = name;
+  const label = document.createElement("span");
+  label.className = "name";
+  label.textContent = name;
+  const audio = document.createElement("audio");
+  audio.autoplay = true;
+  tile.append(label, audio);
+  document.getElementById("tiles").append(tile);
+  peers.set(id, { name, pc, tile });
+  for (const track of local.getTracks()) pc.addTrack(track, local);
+  pc.onicecandidate = (e) => { if (e.candidate) send({ type: "signal", to: id, data: { candidate: e.candidate.toJSON() } }); };
+  pc.ontrack = (e) => {
+    const stream = e.streams[0] || new MediaStream([e.track]);
+    audio.srcObject = stream;
+    audio.play().catch(() => {});
+    watchLevel(name, stream);
+  };
+  if (initiator) {
+    pc.createOffer()
+      .then((offer) => pc.setLocalDescription(offer))
+      .then(() => send({ type: "signal", to: id, data: { sdp: pc.localDescription.toJSON() } }))
+      .catch((err) => console.error("offer failed", err));
+  }
+  renderRoster();
+}
+
+function removePeer(id) {
+  const peer = peers.get(id);
+  if (!peer) return;
+  peers.delete(id);
+  peer.pc.close();
+  peer.tile.remove();
+  renderRoster();
+}
+
+async function onSignal(from, data) {
+  const peer = peers.get(from);
+  if (!peer) return;
+  if (data.sdp) {
+    await peer.pc.setRemoteDescription(data.sdp);
+    if (data.sdp.type === "offer") {
+      await peer.pc.setLocalDescription(await peer.pc.createAnswer());
+      send({ type: "signal", to: from, data: { sdp: peer.pc.localDescription.toJSON() } });
+    }
+  } else if (data.candidate) {
+    await peer.pc.addIceCandidate(data.candidate);
+  }
+}
+
+function closeAll(state, text) {
+  for (const id of [...peers.keys()]) removePeer(id);
+  if (local) for (const t of local.getTracks()) t.stop();
+  setState(state, text);
+}
+
+function leave() {
+  if (document.body.dataset.state !== "in_call" && document.body.dataset.state !== "connecting") return;
+  closeAll("left", "You left the meeting.");
+  if (ws) ws.close(1000, "left");
+}
+
+function end() {
+  send({ type: "end" });
+}
+
+window.testRoom = {
+  leave,
+  end,
+  peakLevel: (name) => peaks.get(name) || 0,
+  get state() { return document.body.dataset.state; },
+};
+document.getElementById("leave").onclick = leave;
+document.getElementById("end-meeting").onclick = end;
+
+try {
+  local = await navigator.mediaDevices.getUserMedia({ audio: true, video: false });
+} catch (err) {
+  local = new MediaStream();
+  console.warn("no microphone", err);
+}
+const wsUrl = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + location.pathname + "/ws?name=" + encodeURIComponent(myName);
+ws = new WebSocket(wsUrl);
+ws.onmessage = (event) => {
+  const m = JSON.parse(event.data);
+  if (m.type === "welcome") {
+    me = m.id;
+    document.getElementById("end-meeting").hidden = !m.host;
+    for (const p of m.peers) addPeer(p.id, p.name, true);
+    renderRoster();
+    setState("in_call", "In the meeting as " + myName);
+  } else if (m.type === "peer-joined") {
+    addPeer(m.id, m.name, false);
+  } else if (m.type === "peer-left") {
+    removePeer(m.id);
+  } else if (m.type === "signal") {
+    onSignal(m.from, m.data).catch((err) => console.error("signal failed", err));
+  } else if (m.type === "ended") {
+    closeAll("ended", "The meeting has ended (ended by " + m.by + ").");
+  }
+};
+ws.onclose = () => {
+  const s = document.body.dataset.state;
+  if (s === "in_call" || s === "connecting") closeAll("disconnected", "Disconnected from the meeting.");
+};
+`;

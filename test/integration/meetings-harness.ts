@@ -1,0 +1,147 @@
+/**
+ * Real parts for the meetings tests: the whole app on 127.0.0.1:0 (runtime,
+ * local pocketsphinx STT, gateway, meetings plugin, in-process jobs), and
+ * test participants as Chromium processes whose microphone is a WAV file made
+ * from Debian's pocketsphinx-testdata recordings.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { createApp, type App } from "../../src/app.js";
+import { validateConfig } from "../../src/config/load-config.js";
+import type { BotStatus, TranscriptLine } from "../../src/meetings/index.js";
+import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
+
+export const SPEECH_DIR = "/usr/share/pocketsphinx/test/data";
+
+/** A loopable WAV: the recording, then `gapSeconds` of silence (so each loop is a separate utterance). */
+export function speechWav(dir: string, recording: string, gapSeconds = 2.5): string {
+  const out = join(dir, `${recording.replace(/\W/g, "_")}.wav`);
+  const input = recording.endsWith(".raw") ? ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1"] : [];
+  execFileSync("sox", ["-V1", ...input, join(SPEECH_DIR, recording), "-r", "16000", "-c", "1", "-b", "16", out, "pad", "0.5", String(gapSeconds)]);
+  return out;
+}
+
+export interface Participant {
+  name: string;
+  page: Page;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+export interface MeetingsHarness {
+  app: App;
+  baseUrl: string;
+  dir: string;
+  roomUrl(room: string): string;
+  /** A Chromium participant speaking `wav` in a loop (or silent without one). */
+  participant(room: string, name: string, wav?: string): Promise<Participant>;
+  post(body: Record<string, unknown>): Promise<{ status: number; body: BotStatus & { error?: { code: string } } }>;
+  status(id: string): Promise<BotStatus>;
+  transcript(id: string): Promise<TranscriptLine[]>;
+  /** Polls GET /meetings/bots/:id until `done` holds (the test's own timeout bounds it). */
+  waitFor(id: string, done: (s: BotStatus) => boolean): Promise<BotStatus>;
+  waitForTranscript(id: string, done: (lines: TranscriptLine[]) => boolean): Promise<TranscriptLine[]>;
+  close(): Promise<void>;
+}
+
+const POLL_MS = 200;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startMeetingsHarness(meetings: Record<string, unknown> = {}): Promise<MeetingsHarness> {
+  const dir = mkdtempSync(join(tmpdir(), "talkgate-meetings-"));
+  const loaded = validateConfig({
+    server: { port: 0 },
+    dataDir: join(dir, "data"),
+    log: { level: process.env["MEETINGS_LOG"] ?? "silent" },
+    meetings: { pollIntervalMs: 200, ...meetings },
+  });
+  const app = await createApp(loaded);
+  const { port } = await app.listen({ port: 0 });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const participants = new Set<Participant>();
+  let closed = false;
+  // Polling loops stop with the harness, so a timed-out test leaves nothing running.
+  const assertOpen = (): void => {
+    if (closed) throw new Error("meetings harness closed");
+  };
+
+  const harness: MeetingsHarness = {
+    app,
+    baseUrl,
+    dir,
+    roomUrl: (room) => `${baseUrl}/meetings/test-room/${room}`,
+    async participant(room, name, wav) {
+      const browser = await puppeteer.launch({
+        executablePath: "/usr/bin/chromium",
+        headless: true,
+        userDataDir: mkdtempSync(join(dir, `profile-${name}-`)),
+        args: [
+          ...BOT_CHROMIUM_ARGS,
+          "--use-fake-device-for-media-stream",
+          ...(wav ? [`--use-file-for-fake-audio-capture=${wav}`] : []),
+        ],
+      });
+      const page = (await browser.pages())[0] ?? (await browser.newPage());
+      await page.goto(`${harness.roomUrl(room)}?name=${encodeURIComponent(name)}`);
+      await page.waitForFunction(`document.body.dataset.state === "in_call"`);
+      const p: Participant = {
+        name,
+        page,
+        browser,
+        async close() {
+          participants.delete(p);
+          await browser.close().catch(() => {});
+          const proc = browser.process();
+          if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+        },
+      };
+      participants.add(p);
+      return p;
+    },
+    async post(body) {
+      const res = await fetch(`${baseUrl}/meetings/bots`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as BotStatus & { error?: { code: string } } };
+    },
+    async status(id) {
+      return (await (await fetch(`${baseUrl}/meetings/bots/${id}`)).json()) as BotStatus;
+    },
+    async transcript(id) {
+      return ((await (await fetch(`${baseUrl}/meetings/bots/${id}/transcript`)).json()) as { lines: TranscriptLine[] }).lines;
+    },
+    async waitFor(id, done) {
+      for (;;) {
+        assertOpen();
+        const s = await harness.status(id);
+        if (done(s)) return s;
+        await sleep(POLL_MS);
+      }
+    },
+    async waitForTranscript(id, done) {
+      for (;;) {
+        assertOpen();
+        const lines = await harness.transcript(id);
+        if (done(lines)) return lines;
+        await sleep(POLL_MS);
+      }
+    },
+    async close() {
+      closed = true;
+      await Promise.allSettled([...participants].map((p) => p.close()));
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+/** The lowercase words of every line of one speaker. */
+export function wordsOf(lines: TranscriptLine[], speaker: string): Set<string> {
+  return new Set(lines.filter((l) => l.speaker === speaker).flatMap((l) => l.text.toLowerCase().split(/\s+/)));
+}

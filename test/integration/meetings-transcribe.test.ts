@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startMeetingsHarness, speechWav, wordsOf, type MeetingsHarness, type Participant } from "./meetings-harness.js";
+
+/**
+ * Chromium processes: 1 bot + 2 participants. Real WebRTC between the
+ * participants and the bot on loopback, real Opus (WebCodecs in the bot's
+ * page, libopus on the server), real recordings, pocketsphinx captions.
+ */
+describe("meeting bot in transcribe mode, in the local test meeting", () => {
+  let h: MeetingsHarness;
+  let alice: Participant;
+  let bob: Participant;
+  let botId: string;
+
+  beforeAll(async () => {
+    h = await startMeetingsHarness({ aloneTimeoutMs: 60_000 });
+    // Alice joins first, so she is the host.
+    alice = await h.participant("standup", "Alice", speechWav(h.dir, "goforward.raw"));
+    bob = await h.participant("standup", "Bob", speechWav(h.dir, "something.raw"));
+  }, 60_000);
+
+  afterAll(async () => {
+    await h?.close();
+  }, 30_000);
+
+  it("joins, and captions each participant's real speech under that participant's name", async () => {
+    const created = await h.post({ meetingUrl: h.roomUrl("standup"), botName: "Notetaker", mode: "transcribe" });
+    expect(created.status).toBe(201);
+    botId = created.body.id;
+    expect(created.body.platform).toBe("test-room");
+
+    const inCall = await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.length === 2);
+    expect(inCall.participants.sort()).toEqual(["Alice", "Bob"]);
+
+    const lines = await h.waitForTranscript(botId, (l) => {
+      const a = wordsOf(l, "Alice");
+      const b = wordsOf(l, "Bob");
+      return a.has("forward") && b.has("something");
+    });
+    // Each recording's words appear under its speaker and never under the other one.
+    expect(wordsOf(lines, "Alice").has("something")).toBe(false);
+    expect(wordsOf(lines, "Bob").has("forward")).toBe(false);
+    expect(lines.every((l) => l.speaker === "Alice" || l.speaker === "Bob")).toBe(true);
+    // The bot's own (silent) microphone never becomes a caption.
+    expect(lines.some((l) => l.speaker === "Notetaker")).toBe(false);
+  }, 90_000);
+
+  it("ends with meeting_ended when the host ends the meeting for everyone", async () => {
+    await alice.page.evaluate("window.testRoom.end()");
+    const ended = await h.waitFor(botId, (s) => s.state === "ended" || s.state === "fatal");
+    expect(ended.state).toBe("ended");
+    expect(ended.subCode).toBe("meeting_ended");
+    expect(ended.history.map((t) => t.state)).toEqual(["scheduled", "joining", "in_call", "leaving", "ended"]);
+    // Finalized captions stay readable after the bot ended.
+    expect((await h.transcript(botId)).length).toBeGreaterThan(0);
+    void bob;
+  }, 30_000);
+});
