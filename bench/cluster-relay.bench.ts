@@ -19,7 +19,9 @@ import { validateConfig } from "../src/config/load-config.js";
 import type { SttProvider, SttStream, SttStreamOptions, TalkProvider } from "../src/core/provider-types.js";
 import { createLocalProviders } from "../src/providers/index.js";
 
-const { values } = parseArgs({ options: { frames: { type: "string", default: "4000" }, rounds: { type: "string", default: "3" } } });
+const { values } = parseArgs({
+  options: { frames: { type: "string", default: "4000" }, rounds: { type: "string", default: "3" } },
+});
 const FRAMES = Number(values.frames);
 const ROUNDS = Number(values.rounds);
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -79,10 +81,15 @@ async function round(backend: "in-process" | "redis", probe: Redis): Promise<Rou
   const { urls } = await app.listen({ port: 0 });
   const client = await TalkClient.connect(`${(urls[0] as string).replace(/^http/, "ws")}/talk`);
   try {
-    const { sessionId } = await client.request("talk.session.create", { mode: "stt-tts", transport: "managed-room", inputFormat: FORMAT });
+    const { sessionId } = await client.request("talk.session.create", {
+      mode: "stt-tts",
+      transport: "managed-room",
+      inputFormat: FORMAT,
+    });
     await client.request("talk.session.startTurn", { sessionId });
     const audioBase64 = Buffer.alloc(640, 1).toString("base64");
-    for (let i = 0; i < 200; i++) await client.request("talk.session.appendAudio", { sessionId, audioBase64 }); // warm-up
+    for (let i = 0; i < 200; i++)
+      await client.request("talk.session.appendAudio", { sessionId, audioBase64 }); // warm-up
 
     const before = backend === "redis" ? await commandsProcessed(probe) : 0;
     // Latency: one frame at a time, request -> response.
@@ -133,13 +140,16 @@ const probe = new Redis(url);
 const results: Record<string, RoundResult[]> = { "in-process": [], redis: [] };
 try {
   for (let r = 0; r < ROUNDS; r++) {
-    for (const backend of ["in-process", "redis"] as const) results[backend]?.push(await round(backend, probe));
+    for (const backend of ["in-process", "redis"] as const)
+      results[backend]?.push(await round(backend, probe));
   }
 } finally {
   probe.disconnect();
 }
 const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
-console.log(`appendAudio through the gateway, ${FRAMES} frames of 20 ms per phase, ${ROUNDS} rounds (medians):`);
+console.log(
+  `appendAudio through the gateway, ${FRAMES} frames of 20 ms per phase, ${ROUNDS} rounds (medians):`,
+);
 for (const [backend, rs] of Object.entries(results)) {
   const cmds = rs.map((x) => x.redisCommands).filter((x): x is number => x !== undefined);
   console.log(

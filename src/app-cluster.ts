@@ -38,7 +38,9 @@ export interface AppCluster {
    */
   drain(): Promise<DrainResult>;
   /** Where to close a session lost to the cluster (the Gateway's controller when it holds it). */
-  setLocalCloser(closer: (sessionId: string, reason: TerminalReason, message: string) => Promise<boolean>): void;
+  setLocalCloser(
+    closer: (sessionId: string, reason: TerminalReason, message: string) => Promise<boolean>,
+  ): void;
   /** Stop hooks that refuse new work (the Gateway's session refusal). */
   onStopAccepting(hook: () => void): void;
   /** Jobs first (their handlers abort), then the binder and the coordinator (leases released). Idempotent. */
@@ -129,20 +131,14 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
     { limitMs: config.cluster.drainTimeoutMs, logger },
   );
 
-  const gateway: GatewayCluster = {
-    workerId: coordinator.workerId,
-    claimed: (sessionId) => binder.claimed(sessionId),
-    sendCommand: (sessionId, command) => coordinator.sendCommand(sessionId, command),
-    onCommand: (handler) => coordinator.onCommand(handler),
-    subscribeEvents: (sessionId, afterSeq, listener) => coordinator.subscribeEvents(sessionId, afterSeq, listener),
-    locate: (sessionId) => coordinator.locate(sessionId),
-    onSessionLost: (listener) => coordinator.on("session-lost", (event) => listener(event.sessionId)),
-  };
+  const gateway = createGatewayCluster(coordinator, (sessionId) => binder.claimed(sessionId));
 
   let jobsClosing: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
   const closeJobs = (): Promise<void> => {
-    jobsClosing ??= scheduler.close().catch((err: unknown) => logger.error({ err }, "closing the job queue failed"));
+    jobsClosing ??= scheduler
+      .close()
+      .catch((err: unknown) => logger.error({ err }, "closing the job queue failed"));
     return jobsClosing;
   };
   return {
@@ -165,9 +161,31 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
       closing ??= (async () => {
         await closeJobs();
         binder.close();
-        await coordinator.close().catch((err: unknown) => logger.error({ err }, "closing the coordinator failed"));
+        await coordinator
+          .close()
+          .catch((err: unknown) => logger.error({ err }, "closing the coordinator failed"));
       })();
       return closing;
     },
+  };
+}
+
+/** The Gateway's narrow view of a coordinator (also used by tests with in-process coordinators). */
+export function createGatewayCluster(
+  coordinator: Coordinator,
+  claimed: (sessionId: string) => Promise<void>,
+  options: { remoteCheckMs?: number } = {},
+): GatewayCluster {
+  return {
+    workerId: coordinator.workerId,
+    claimed,
+    sendCommand: (sessionId, command) => coordinator.sendCommand(sessionId, command),
+    onCommand: (handler) => coordinator.onCommand(handler),
+    subscribeEvents: (sessionId, afterSeq, listener) =>
+      coordinator.subscribeEvents(sessionId, afterSeq, listener),
+    locate: (sessionId) => coordinator.locate(sessionId),
+    onSessionLost: (listener) => coordinator.on("session-lost", (event) => listener(event.sessionId)),
+    liveWorkers: async () => (await coordinator.listWorkers()).map((w) => w.id),
+    ...(options.remoteCheckMs !== undefined ? { remoteCheckMs: options.remoteCheckMs } : {}),
   };
 }

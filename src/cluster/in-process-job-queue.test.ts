@@ -8,13 +8,18 @@ afterEach(async () => {
   queue = undefined;
 });
 
-async function started(options: ConstructorParameters<typeof InProcessJobQueue>[0]): Promise<InProcessJobQueue> {
+async function started(
+  options: ConstructorParameters<typeof InProcessJobQueue>[0],
+): Promise<InProcessJobQueue> {
   queue = new InProcessJobQueue(options);
   await queue.start();
   return queue;
 }
 
-function recorder(q: InProcessJobQueue): { events: JobEvent[]; next(match: (e: JobEvent) => boolean): Promise<JobEvent> } {
+function recorder(q: InProcessJobQueue): {
+  events: JobEvent[];
+  next(match: (e: JobEvent) => boolean): Promise<JobEvent>;
+} {
   const events: JobEvent[] = [];
   let waiters: { match: (e: JobEvent) => boolean; resolve: (e: JobEvent) => void }[] = [];
   q.on("job", (e) => {
@@ -23,7 +28,10 @@ function recorder(q: InProcessJobQueue): { events: JobEvent[]; next(match: (e: J
   });
   return {
     events,
-    next: (match) => events.find(match) ? Promise.resolve(events.find(match) as JobEvent) : new Promise((resolve) => waiters.push({ match, resolve })),
+    next: (match) =>
+      events.find(match)
+        ? Promise.resolve(events.find(match) as JobEvent)
+        : new Promise((resolve) => waiters.push({ match, resolve })),
   };
 }
 
@@ -34,7 +42,9 @@ describe("InProcessJobQueue", () => {
     let runs = 0;
     q.process("outbound-call", async (_job, signal) => {
       runs += 1;
-      await new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+      await new Promise((_, reject) =>
+        signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }),
+      );
     });
     const { id } = await q.enqueue("outbound-call", { to: "+1" });
     await rec.next((e) => e.type === "active");

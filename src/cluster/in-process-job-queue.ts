@@ -60,10 +60,14 @@ export class InProcessJobQueue implements JobScheduler {
   constructor(options: InProcessJobQueueOptions) {
     const kinds = [...new Set(options.kinds)];
     if (kinds.length === 0 || kinds.some((k) => !KIND.test(k))) {
-      throw new TalkError("config_invalid", "jobs: kinds must be non-empty names of lowercase letters, digits and dashes.");
+      throw new TalkError(
+        "config_invalid",
+        "jobs: kinds must be non-empty names of lowercase letters, digits and dashes.",
+      );
     }
     const int = (name: string, value: number, min: number): number => {
-      if (!Number.isInteger(value) || value < min) throw new TalkError("config_invalid", `jobs: ${name} must be an integer >= ${min}.`);
+      if (!Number.isInteger(value) || value < min)
+        throw new TalkError("config_invalid", `jobs: ${name} must be an integer >= ${min}.`);
       return value;
     };
     this.#kinds = kinds;
@@ -94,12 +98,24 @@ export class InProcessJobQueue implements JobScheduler {
     return this.#events.on(type, listener);
   }
 
-  async enqueue<T>(kind: string, data: T, options: EnqueueOptions = {}): Promise<{ id: string; kind: string }> {
+  async enqueue<T>(
+    kind: string,
+    data: T,
+    options: EnqueueOptions = {},
+  ): Promise<{ id: string; kind: string }> {
     this.#assertReady();
     const queue = this.#queue(kind);
     const id = options.jobId ?? randomUUID();
     if (this.#jobs.has(id)) return { id, kind };
-    const job: QueuedJob = { id, kind, data, attemptsLeft: options.attempts ?? this.#attempts, attempt: 0, timer: undefined, abort: undefined };
+    const job: QueuedJob = {
+      id,
+      kind,
+      data,
+      attemptsLeft: options.attempts ?? this.#attempts,
+      attempt: 0,
+      timer: undefined,
+      abort: undefined,
+    };
     this.#jobs.set(id, job);
     if (options.delayMs) {
       job.timer = setTimeout(() => {
@@ -118,7 +134,8 @@ export class InProcessJobQueue implements JobScheduler {
   process<T>(kind: string, handler: JobHandler<T>): void {
     this.#assertReady();
     this.#queue(kind);
-    if (this.#handlers.has(kind)) throw new TalkError("invalid_state", `A handler for jobs of kind ${kind} is already registered.`);
+    if (this.#handlers.has(kind))
+      throw new TalkError("invalid_state", `A handler for jobs of kind ${kind} is already registered.`);
     this.#handlers.set(kind, handler as JobHandler);
     queueMicrotask(() => this.#pump(kind));
   }
@@ -175,7 +192,12 @@ export class InProcessJobQueue implements JobScheduler {
     const queue = this.#waiting.get(kind);
     if (!handler || !queue || this.#state !== "ready") return;
     let runningOfKind = [...this.#running.values()].filter((j) => j.kind === kind).length;
-    while (queue.length > 0 && runningOfKind < this.#concurrency && this.#accepting && !(this.#isFull?.() ?? false)) {
+    while (
+      queue.length > 0 &&
+      runningOfKind < this.#concurrency &&
+      this.#accepting &&
+      !(this.#isFull?.() ?? false)
+    ) {
       const job = queue.shift() as QueuedJob;
       runningOfKind++;
       void this.#run(job, handler);
@@ -217,7 +239,13 @@ export class InProcessJobQueue implements JobScheduler {
   }
 
   #emit(type: JobEvent["type"], job: QueuedJob, reason?: string): void {
-    this.#events.emit("job", { type, kind: job.kind, jobId: job.id, ...(reason === undefined ? {} : { reason }), at: Date.now() });
+    this.#events.emit("job", {
+      type,
+      kind: job.kind,
+      jobId: job.id,
+      ...(reason === undefined ? {} : { reason }),
+      at: Date.now(),
+    });
   }
 
   #queue(kind: string): QueuedJob[] {

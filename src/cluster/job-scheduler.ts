@@ -2,7 +2,13 @@ import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import type { WorkerRole } from "./coordinator.js";
 import { InProcessJobQueue } from "./in-process-job-queue.js";
-import { type CancelOutcome, type EnqueueOptions, type JobEvent, type JobHandler, JobQueue } from "./job-queue.js";
+import {
+  type CancelOutcome,
+  type EnqueueOptions,
+  type JobEvent,
+  type JobHandler,
+  JobQueue,
+} from "./job-queue.js";
 
 /** What both job queues (BullMQ and in-process) offer the composition root. */
 export interface JobScheduler {
@@ -71,7 +77,12 @@ export async function createJobScheduler(options: CreateJobSchedulerOptions): Pr
   const scheduler: JobScheduler =
     options.redisUrl === undefined || options.redisUrl === ""
       ? new InProcessJobQueue(common)
-      : new JobQueue({ ...common, redisUrl: options.redisUrl, keyPrefix: options.keyPrefix, workerId: options.workerId });
+      : new JobQueue({
+          ...common,
+          redisUrl: options.redisUrl,
+          keyPrefix: options.keyPrefix,
+          workerId: options.workerId,
+        });
   await scheduler.start();
   return scheduler;
 }
@@ -79,11 +90,13 @@ export async function createJobScheduler(options: CreateJobSchedulerOptions): Pr
 /** The AppJobs view of a scheduler for a worker with `roles`. */
 export function appJobs(scheduler: JobScheduler, roles: readonly WorkerRole[]): AppJobs {
   const check = (kind: string): JobKind => {
-    if (!(kind in JOB_KIND_ROLES)) throw new TalkError("invalid_params", `Unknown job kind ${JSON.stringify(kind)}.`);
+    if (!(kind in JOB_KIND_ROLES))
+      throw new TalkError("invalid_params", `Unknown job kind ${JSON.stringify(kind)}.`);
     return kind as JobKind;
   };
   return Object.freeze({
-    enqueue: <T>(kind: JobKind, data: T, options?: EnqueueOptions) => scheduler.enqueue(check(kind), data, options),
+    enqueue: <T>(kind: JobKind, data: T, options?: EnqueueOptions) =>
+      scheduler.enqueue(check(kind), data, options),
     cancel: (jobId: string, reason?: string) => scheduler.cancel(jobId, reason),
     process: <T>(kind: JobKind, handler: JobHandler<T>) => {
       if (!roles.includes(JOB_KIND_ROLES[check(kind)])) return false;

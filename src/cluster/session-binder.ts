@@ -53,7 +53,9 @@ export class SessionBinder {
     const { runtime, coordinator } = this.#in;
     this.#off.push(runtime.subscribeAll((event) => this.#onEvent(event)));
     this.#off.push(coordinator.on("lease-lost", (e) => this.#lost(e.sessionId, `lease ${e.reason}`)));
-    this.#off.push(coordinator.on("session-lost", (e) => this.#lost(e.sessionId, `owner ${e.workerId} lost`)));
+    this.#off.push(
+      coordinator.on("session-lost", (e) => this.#lost(e.sessionId, `owner ${e.workerId} lost`)),
+    );
   }
 
   /**

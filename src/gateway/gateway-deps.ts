@@ -95,6 +95,15 @@ export interface GatewayCluster {
   locate(sessionId: string): Promise<{ workerId: string } | undefined>;
   /** A session's owner stopped renewing its lease (it died): every worker hears it. */
   onSessionLost(listener: (sessionId: string) => void): () => void;
+  /** Ids of live workers (registry); rejects while the backend is unreachable. */
+  liveWorkers(): Promise<string[]>;
+  /**
+   * How often an owner checks that the workers of remote clients that joined
+   * its sessions are alive, ms (default 5000). A worker missing from three
+   * checks in a row counts as gone: its clients' sessions start the
+   * reconnect grace, as after a local disconnect.
+   */
+  remoteCheckMs?: number;
 }
 
 export interface SpeakRequest {

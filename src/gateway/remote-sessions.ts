@@ -71,9 +71,18 @@ export class RemoteSessions {
   /** Owner side: stand-ins for remote clients, by `<workerId>/<connectionId>`. */
   readonly #stubs = new Map<string, SessionPeer & { closed: boolean }>();
   readonly #off: (() => void)[] = [];
+  /** Owner side: consecutive checks each remote worker was missing from the registry. */
+  readonly #missing = new Map<string, number>();
+  readonly #checkTimer: NodeJS.Timeout;
+  #checking = false;
 
   constructor(options: RemoteSessionsOptions) {
     this.#o = options;
+    this.#checkTimer = setInterval(
+      () => void this.#checkRemoteWorkers(),
+      options.cluster.remoteCheckMs ?? 5000,
+    );
+    this.#checkTimer.unref();
     this.#off.push(options.cluster.onCommand((sessionId, command) => this.#apply(sessionId, command)));
     this.#off.push(options.cluster.onSessionLost((sessionId) => this.#onLost(sessionId)));
     this.#off.push(options.sessions.onRelease((peer) => this.#onPeerGone(peer)));
@@ -116,7 +125,9 @@ export class RemoteSessions {
       if (this.#views.get(key) !== view || peer.closed) return;
       for (const event of events) this.#forward(key, view, event);
       if (this.#views.get(key) !== view) return;
-      view.unsubscribe = this.#o.cluster.subscribeEvents(sessionId, view.delivered, (event) => this.#forward(key, view, event));
+      view.unsubscribe = this.#o.cluster.subscribeEvents(sessionId, view.delivered, (event) =>
+        this.#forward(key, view, event),
+      );
     };
     return { result, start };
   }
@@ -152,6 +163,7 @@ export class RemoteSessions {
 
   /** Stops forwarding and forgets stand-ins (server close). Idempotent. */
   close(): void {
+    clearInterval(this.#checkTimer);
     for (const off of this.#off.splice(0)) off();
     for (const view of this.#views.values()) view.unsubscribe();
     this.#views.clear();
@@ -180,15 +192,21 @@ export class RemoteSessions {
     if (this.#views.has(viewKey(sessionId, peer))) return;
     const owner = await this.#o.cluster.locate(sessionId);
     if (!owner) throw new TalkError("session_not_found", undefined, { details: { sessionId } });
-    throw new TalkError("not_session_owner", "Join the session (talk.session.join) before driving it from this worker.", {
-      details: { sessionId },
-    });
+    throw new TalkError(
+      "not_session_owner",
+      "Join the session (talk.session.join) before driving it from this worker.",
+      {
+        details: { sessionId },
+      },
+    );
   }
 
   #assertNotLost(sessionId: string): void {
     const until = this.#lost.get(sessionId);
     if (until !== undefined && until > Date.now()) {
-      throw new TalkError("session_closed", "The session's worker was lost.", { details: { sessionId, reason: "owner_lost" } });
+      throw new TalkError("session_closed", "The session's worker was lost.", {
+        details: { sessionId, reason: "owner_lost" },
+      });
     }
   }
 
@@ -196,7 +214,8 @@ export class RemoteSessions {
   #onLost(sessionId: string): void {
     if (this.#lost.size >= MAX_LOST) {
       const now = Date.now();
-      for (const [id, until] of this.#lost) if (until <= now || this.#lost.size >= MAX_LOST) this.#lost.delete(id);
+      for (const [id, until] of this.#lost)
+        if (until <= now || this.#lost.size >= MAX_LOST) this.#lost.delete(id);
     }
     this.#lost.set(sessionId, Date.now() + this.#o.lostRetentionMs);
     for (const [key, view] of [...this.#views]) {
@@ -225,7 +244,9 @@ export class RemoteSessions {
       this.#drop(k, view);
       void this.#o.cluster
         .sendCommand(view.sessionId, { verb: "leave", params: { peer: this.#peerKey(peer) } })
-        .catch((err: unknown) => this.#o.logger.debug({ err, sessionId: view.sessionId }, "remote leave failed"));
+        .catch((err: unknown) =>
+          this.#o.logger.debug({ err, sessionId: view.sessionId }, "remote leave failed"),
+        );
     }
   }
 
@@ -241,7 +262,8 @@ export class RemoteSessions {
     const owned = this.#o.sessions.get(sessionId);
     switch (command.verb) {
       case "join": {
-        if (params.peer === undefined || params.joinToken === undefined) throw new TalkError("invalid_params", "join needs peer and joinToken.");
+        if (params.peer === undefined || params.joinToken === undefined)
+          throw new TalkError("invalid_params", "join needs peer and joinToken.");
         const afterSeq = Number(params.afterSeq ?? "0");
         const stub = this.#stub(params.peer);
         const entry = this.#o.sessions.join(sessionId, params.joinToken, stub);
@@ -249,7 +271,8 @@ export class RemoteSessions {
         this.#o.sessions.goLive(entry, stub, afterSeq);
         const session = entry.session;
         const seq = session.lastSeq;
-        if (session.state === "active") session.emit({ type: "session.ready", payload: { reason: "joined" }, source: "gateway" });
+        if (session.state === "active")
+          session.emit({ type: "session.ready", payload: { reason: "joined" }, source: "gateway" });
         return {
           sessionId,
           mode: session.mode,
@@ -263,8 +286,9 @@ export class RemoteSessions {
         } satisfies OwnerJoinReply;
       }
       case "leave": {
+        // The remote connection is gone: every session it joined waits for a join (grace).
         const stub = params.peer === undefined ? undefined : this.#stubs.get(params.peer);
-        if (stub && this.#o.sessions.ownerOf(sessionId) === stub) {
+        if (stub) {
           stub.closed = true;
           this.#stubs.delete(params.peer as string);
           this.#o.sessions.release(stub);
@@ -274,9 +298,13 @@ export class RemoteSessions {
       case "cancelTurn":
       case "cancelOutput":
       case "close": {
-        if (params.peer !== undefined && (!owned || this.#o.sessions.ownerOf(sessionId) !== this.#stubs.get(params.peer))) {
+        if (
+          params.peer !== undefined &&
+          (!owned || this.#o.sessions.ownerOf(sessionId) !== this.#stubs.get(params.peer))
+        ) {
           const session = this.#o.runtime.getSession(sessionId);
-          if (session && session.state !== "active") throw new TalkError("session_closed", undefined, { details: { sessionId } });
+          if (session && session.state !== "active")
+            throw new TalkError("session_closed", undefined, { details: { sessionId } });
           throw new TalkError("not_session_owner", undefined, { details: { sessionId } });
         }
         if (command.verb === "close") {
@@ -284,14 +312,56 @@ export class RemoteSessions {
           else await this.#o.runtime.requireSession(sessionId).close(reason, params.message);
           return { sessionId, closed: true };
         }
-        if (owned && owned.session.state !== "active") throw new TalkError("session_closed", undefined, { details: { sessionId } });
+        if (owned && owned.session.state !== "active")
+          throw new TalkError("session_closed", undefined, { details: { sessionId } });
         const target = owned?.controller ?? this.#o.runtime.requireSession(sessionId);
         const cancelled =
-          command.verb === "cancelTurn" ? target.cancelTurn(params.turnId, reason) : target.cancelOutput(params.turnId, reason);
+          command.verb === "cancelTurn"
+            ? target.cancelTurn(params.turnId, reason)
+            : target.cancelOutput(params.turnId, reason);
         return { sessionId, cancelled };
       }
       default:
-        throw new TalkError("invalid_params", `Unknown session command ${String((command as { verb: unknown }).verb)}.`);
+        throw new TalkError(
+          "invalid_params",
+          `Unknown session command ${String((command as { verb: unknown }).verb)}.`,
+        );
+    }
+  }
+
+  /**
+   * A remote client's worker that died never sends `leave`. Three misses in
+   * a row, not one: after a Redis restart workers re-register within a
+   * second, and a single empty read must not start anyone's grace timer.
+   * While Redis is unreachable nothing is decided.
+   */
+  async #checkRemoteWorkers(): Promise<void> {
+    if (this.#stubs.size === 0 || this.#checking) return;
+    this.#checking = true;
+    try {
+      const live = new Set(await this.#o.cluster.liveWorkers());
+      for (const [key, stub] of [...this.#stubs]) {
+        const workerId = key.slice(0, key.lastIndexOf("/"));
+        if (live.has(workerId)) {
+          this.#missing.delete(workerId);
+          continue;
+        }
+        const misses = (this.#missing.get(workerId) ?? 0) + 1;
+        this.#missing.set(workerId, misses);
+        if (misses < 3) continue;
+        this.#o.logger.warn({ workerId }, "worker of a remote client is gone; its sessions wait for a join");
+        stub.closed = true;
+        this.#stubs.delete(key);
+        this.#o.sessions.release(stub);
+      }
+      for (const workerId of [...this.#missing.keys()]) {
+        if (![...this.#stubs.keys()].some((k) => k.startsWith(`${workerId}/`)))
+          this.#missing.delete(workerId);
+      }
+    } catch (err) {
+      this.#o.logger.debug({ err }, "remote worker check skipped");
+    } finally {
+      this.#checking = false;
     }
   }
 

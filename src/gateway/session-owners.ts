@@ -63,7 +63,9 @@ export class SessionOwnership {
 
   assertAccepting(): void {
     if (!this.#accepting) {
-      throw new TalkError("shutting_down", "This worker is draining and takes no new sessions.", { retryable: true });
+      throw new TalkError("shutting_down", "This worker is draining and takes no new sessions.", {
+        retryable: true,
+      });
     }
   }
 

@@ -20,7 +20,12 @@ afterAll(async () => {
 
 describe("SIGTERM drain", () => {
   it("refuses new sessions with shutting_down, fails /readyz, lets the running session finish, then exits 0", async () => {
-    const a = await WorkerProcess.start({ redisUrl: SHARED_REDIS_URL, keyPrefix: prefix, workerId: "drain-a", drainTimeoutMs: 60_000 });
+    const a = await WorkerProcess.start({
+      redisUrl: SHARED_REDIS_URL,
+      keyPrefix: prefix,
+      workerId: "drain-a",
+      drainTimeoutMs: 60_000,
+    });
     workers.push(a);
     expect((await a.readyz()).status).toBe(200);
     const client = await a.connect();
@@ -29,12 +34,20 @@ describe("SIGTERM drain", () => {
     const { sessionId } = await client.request("talk.session.create", ROOM);
 
     a.kill("SIGTERM");
-    await within(WAIT, a.next((l) => l.msg === "draining"), "drain started");
-    const ready = await eventually(WAIT, async () => {
-      const r = await a.readyz();
-      if (r.status !== 503) throw new Error(`readyz ${r.status}`);
-      return r;
-    }, "readyz 503 while draining");
+    await within(
+      WAIT,
+      a.next((l) => l.msg === "draining"),
+      "drain started",
+    );
+    const ready = await eventually(
+      WAIT,
+      async () => {
+        const r = await a.readyz();
+        if (r.status !== 503) throw new Error(`readyz ${r.status}`);
+        return r;
+      },
+      "readyz 503 while draining",
+    );
     expect(ready.body.checks.coordinator).toMatchObject({ ok: false });
     expect((await rejectionOf(client.request("talk.session.create", ROOM))).code).toBe("shutting_down");
 
@@ -44,7 +57,11 @@ describe("SIGTERM drain", () => {
     expect(a.child.exitCode).toBeNull();
 
     await client.request("talk.session.close", { sessionId });
-    await within(WAIT, rec.next((e) => e.type === "session.closed"), "session.closed");
+    await within(
+      WAIT,
+      rec.next((e) => e.type === "session.closed"),
+      "session.closed",
+    );
     expect(await within(WAIT, a.exited, "exit after the drain")).toBe(0);
     const drained = a.lines.find((l) => l.msg === "drained; closing");
     expect(drained).toMatchObject({ drained: true, remaining: 0 });

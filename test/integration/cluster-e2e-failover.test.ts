@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { TalkClient } from "../../src/client/talk-client.js";
 import { deleteKeys, SHARED_REDIS_URL, ThrowawayRedis, uniquePrefix } from "../support/cluster-redis.js";
 import { eventually, WorkerProcess, within } from "../support/cluster-workers.js";
-import { appendPcm, recordEvents, rejectionOf, SPEECH_FORMAT, speechPcm } from "../support/gateway-harness.js";
+import {
+  appendPcm,
+  recordEvents,
+  rejectionOf,
+  SPEECH_FORMAT,
+  speechPcm,
+} from "../support/gateway-harness.js";
 
 /** Worker processes that die, and a Redis that restarts, in the middle of a call. */
 
@@ -46,18 +52,30 @@ describe("failures in the middle of a call", () => {
     const watcher = await connect(b);
     const rec = recordEvents(watcher);
     await watcher.request("talk.session.join", { sessionId, joinToken });
-    await within(WAIT, rec.next((e) => e.type === "session.ready"), "joined through B");
+    await within(
+      WAIT,
+      rec.next((e) => e.type === "session.ready"),
+      "joined through B",
+    );
 
     a.kill("SIGKILL");
     await a.exited;
-    const closed = await within(ttl * 1000 + 1000, rec.next((e) => e.type === "session.closed"), "session.closed on B");
+    const closed = await within(
+      ttl * 1000 + 1000,
+      rec.next((e) => e.type === "session.closed"),
+      "session.closed on B",
+    );
     expect(closed.payload).toMatchObject({ reason: "owner_lost" });
     expect(closed.seq).toBe((rec.events.at(-2)?.seq ?? 0) + 1);
 
     // Its join state is gone on every worker: a fresh client on B cannot join or drive it.
     const late = await connect(b);
-    expect((await rejectionOf(late.request("talk.session.join", { sessionId, joinToken }))).code).toBe("session_closed");
-    expect((await rejectionOf(watcher.request("talk.session.cancelTurn", { sessionId }))).code).toBe("session_closed");
+    expect((await rejectionOf(late.request("talk.session.join", { sessionId, joinToken }))).code).toBe(
+      "session_closed",
+    );
+    expect((await rejectionOf(watcher.request("talk.session.cancelTurn", { sessionId }))).code).toBe(
+      "session_closed",
+    );
   });
 
   it("restarting Redis mid-call loses no call: audio and events keep flowing on the owner, and cross-worker cancellation works again once Redis is back", async () => {
@@ -80,7 +98,11 @@ describe("failures in the middle of a call", () => {
     await appendPcm(owner, sessionId, speech);
     await owner.request("talk.session.endTurn", { sessionId, turnId });
     await within(WAIT, a.probe("agent-started"), "agent started on A during the outage");
-    await within(WAIT, ownerEvents.next((e) => e.type === "transcript.done"), "transcript during the outage");
+    await within(
+      WAIT,
+      ownerEvents.next((e) => e.type === "transcript.done"),
+      "transcript during the outage",
+    );
     const remote = await connect(b);
     const refused = await rejectionOf(remote.request("talk.session.join", { sessionId, joinToken }));
     expect(refused.code).toBe("owner_unreachable");
@@ -89,12 +111,24 @@ describe("failures in the middle of a call", () => {
     await redis.start();
     // Leases are re-written and subscriptions restored without a restart: the join goes through.
     const rec = recordEvents(remote);
-    await eventually(WAIT, () => remote.request("talk.session.join", { sessionId, joinToken }), "join through B after Redis returned");
-    await within(WAIT, rec.next((e) => e.type === "session.ready"), "session.ready on B");
+    await eventually(
+      WAIT,
+      () => remote.request("talk.session.join", { sessionId, joinToken }),
+      "join through B after Redis returned",
+    );
+    await within(
+      WAIT,
+      rec.next((e) => e.type === "session.ready"),
+      "session.ready on B",
+    );
     const result = await remote.request("talk.session.cancelTurn", { sessionId, turnId });
     expect(result).toEqual({ sessionId, cancelled: true });
     await within(WAIT, a.probe("agent-aborted"), "agent aborted on A");
-    await within(WAIT, rec.next((e) => e.type === "turn.cancelled"), "turn.cancelled on B");
+    await within(
+      WAIT,
+      rec.next((e) => e.type === "turn.cancelled"),
+      "turn.cancelled on B",
+    );
     // Nothing the owner emitted during the outage is missing on B.
     expect(rec.events.map((e) => e.seq)).toEqual(rec.events.map((_, i) => i + 1));
     expect(rec.events.some((e) => e.type === "transcript.done")).toBe(true);

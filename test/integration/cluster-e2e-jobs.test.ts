@@ -23,13 +23,25 @@ describe("jobs across worker processes", () => {
     workers.push(a, b);
     const jobId = "call-0001";
     b.send({ cmd: "enqueue", kind: "outbound-call", jobId });
-    await within(WAIT, a.probe("job-started", (l) => l.jobId === jobId), "job started on A");
+    await within(
+      WAIT,
+      a.probe("job-started", (l) => l.jobId === jobId),
+      "job started on A",
+    );
     expect(b.probes("job-started")).toHaveLength(0);
 
     b.send({ cmd: "cancel", jobId });
-    const outcome = await within(WAIT, b.probe("cancel-result", (l) => l.jobId === jobId), "cancel answered on B");
+    const outcome = await within(
+      WAIT,
+      b.probe("cancel-result", (l) => l.jobId === jobId),
+      "cancel answered on B",
+    );
     expect(outcome.outcome).toBe("signalled");
-    const aborted = await within(WAIT, a.probe("job-aborted", (l) => l.jobId === jobId), "job aborted on A");
+    const aborted = await within(
+      WAIT,
+      a.probe("job-aborted", (l) => l.jobId === jobId),
+      "job aborted on A",
+    );
     expect(aborted.reason).toContain("test cancel");
     const failed = await within(
       WAIT,

@@ -3,7 +3,13 @@ import type { TalkClient } from "../../src/client/talk-client.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { WorkerProcess, within } from "../support/cluster-workers.js";
-import { appendPcm, recordEvents, rejectionOf, SPEECH_FORMAT, speechPcm } from "../support/gateway-harness.js";
+import {
+  appendPcm,
+  recordEvents,
+  rejectionOf,
+  SPEECH_FORMAT,
+  speechPcm,
+} from "../support/gateway-harness.js";
 
 /**
  * Three real worker processes sharing the local Redis. Worker A runs the
@@ -28,13 +34,19 @@ async function connect(worker: WorkerProcess): Promise<TalkClient> {
 }
 
 /** A session on A with a user turn whose agent call is running (hung) on A. */
-async function sessionWithRunningAgent(owner: TalkClient): Promise<{ sessionId: string; joinToken: string; turnId: string }> {
+async function sessionWithRunningAgent(
+  owner: TalkClient,
+): Promise<{ sessionId: string; joinToken: string; turnId: string }> {
   const started = a.probes("agent-started").length;
   const { sessionId, joinToken } = await owner.request("talk.session.create", ROOM);
   const { turnId } = await owner.request("talk.session.startTurn", { sessionId });
   await appendPcm(owner, sessionId, speech);
   await owner.request("talk.session.endTurn", { sessionId, turnId });
-  await within(WAIT, a.next((l) => l.probe === "agent-started" && a.probes("agent-started").length > started), "agent started on A");
+  await within(
+    WAIT,
+    a.next((l) => l.probe === "agent-started" && a.probes("agent-started").length > started),
+    "agent started on A",
+  );
   return { sessionId, joinToken, turnId };
 }
 
@@ -71,31 +83,62 @@ describe("sessions across worker processes", () => {
 
     const remote = await connect(b);
     // Not joined yet: B refuses to drive someone else's session.
-    expect((await rejectionOf(remote.request("talk.session.cancelTurn", { sessionId, turnId }))).code).toBe("not_session_owner");
+    expect((await rejectionOf(remote.request("talk.session.cancelTurn", { sessionId, turnId }))).code).toBe(
+      "not_session_owner",
+    );
     const rec = recordEvents(remote);
     const joined = await remote.request("talk.session.join", { sessionId, joinToken });
     expect(joined).toMatchObject({ sessionId, mode: "stt-tts", complete: true });
-    await within(WAIT, rec.next((e) => e.type === "session.ready"), "session.ready on B");
-    await within(WAIT, ownerEvents.next((e) => e.type === "session.replaced"), "session.replaced on A's client");
+    await within(
+      WAIT,
+      rec.next((e) => e.type === "session.ready"),
+      "session.ready on B",
+    );
+    await within(
+      WAIT,
+      ownerEvents.next((e) => e.type === "session.replaced"),
+      "session.replaced on A's client",
+    );
 
     // Audio stays on the worker that runs the media.
     const media = await rejectionOf(remote.request("talk.session.startTurn", { sessionId }));
     expect(media.code).toBe("invalid_state");
     expect(media.details).toMatchObject({ workerId: "e2e-a" });
 
-    const result = await remote.request("talk.session.cancelTurn", { sessionId, turnId, reason: "client_request" });
+    const result = await remote.request("talk.session.cancelTurn", {
+      sessionId,
+      turnId,
+      reason: "client_request",
+    });
     expect(result).toEqual({ sessionId, cancelled: true });
-    const abort = await within(WAIT, a.next((l) => l.probe === "agent-aborted" && a.probes("agent-aborted").length > aborted), "agent aborted on A");
+    const abort = await within(
+      WAIT,
+      a.next((l) => l.probe === "agent-aborted" && a.probes("agent-aborted").length > aborted),
+      "agent aborted on A",
+    );
     expect(abort.probe).toBe("agent-aborted");
-    await within(WAIT, rec.next((e) => e.type === "turn.cancelled"), "turn.cancelled on B");
+    await within(
+      WAIT,
+      rec.next((e) => e.type === "turn.cancelled"),
+      "turn.cancelled on B",
+    );
     // The same contract as on the owner: a second cancel finds nothing to cancel, and there is one terminal event.
-    expect(await remote.request("talk.session.cancelTurn", { sessionId, turnId })).toEqual({ sessionId, cancelled: false });
+    expect(await remote.request("talk.session.cancelTurn", { sessionId, turnId })).toEqual({
+      sessionId,
+      cancelled: false,
+    });
     await remote.request("talk.session.close", { sessionId });
-    await within(WAIT, rec.next((e) => e.type === "session.closed"), "session.closed on B");
+    await within(
+      WAIT,
+      rec.next((e) => e.type === "session.closed"),
+      "session.closed on B",
+    );
     expect(rec.events.filter((e) => e.type === "turn.cancelled")).toHaveLength(1);
     expect(seqsOf(rec.events)).toEqual(range(1, rec.events.length));
 
-    const err = await rejectionOf(remote.request("talk.session.cancelOutput", { sessionId: "no-such-session" }));
+    const err = await rejectionOf(
+      remote.request("talk.session.cancelOutput", { sessionId: "no-such-session" }),
+    );
     expect(err.code).toBe("session_not_found");
   });
 
@@ -108,7 +151,11 @@ describe("sessions across worker processes", () => {
     const first = await connect(b);
     const seen = recordEvents(first);
     await first.request("talk.session.join", { sessionId, joinToken });
-    await within(WAIT, seen.next((e) => e.type === "session.ready"), "session.ready on B");
+    await within(
+      WAIT,
+      seen.next((e) => e.type === "session.ready"),
+      "session.ready on B",
+    );
     await first.close();
 
     // While it is away the session moves on: the owner takes it back, cancels the turn and starts another.
@@ -116,7 +163,11 @@ describe("sessions across worker processes", () => {
     await owner.request("talk.session.join", { sessionId, joinToken, afterSeq: mark });
     await owner.request("talk.session.cancelTurn", { sessionId, turnId });
     const { turnId: second } = await owner.request("talk.session.startTurn", { sessionId });
-    await within(WAIT, ownerEvents.next((e) => e.type === "turn.started" && e.turnId === second), "second turn on A");
+    await within(
+      WAIT,
+      ownerEvents.next((e) => e.type === "turn.started" && e.turnId === second),
+      "second turn on A",
+    );
 
     // Reconnect through C from the last seq the first connection saw.
     const lastSeen = seen.events.at(-1)?.seq as number;
@@ -124,7 +175,11 @@ describe("sessions across worker processes", () => {
     const rest = recordEvents(again);
     const joined = await again.request("talk.session.join", { sessionId, joinToken, afterSeq: lastSeen });
     expect(joined.complete).toBe(true);
-    await within(WAIT, rest.next((e) => e.type === "session.ready" && e.seq > joined.seq), "session.ready on C");
+    await within(
+      WAIT,
+      rest.next((e) => e.type === "session.ready" && e.seq > joined.seq),
+      "session.ready on C",
+    );
     const all = [...seen.events, ...rest.events];
     expect(seqsOf(all)).toEqual(range(1, all.length));
     const types = rest.events.map((e) => e.type);
@@ -132,8 +187,14 @@ describe("sessions across worker processes", () => {
     expect(rest.events.some((e) => e.type === "turn.started" && e.turnId === second)).toBe(true);
 
     await again.request("talk.session.close", { sessionId });
-    const closed = await within(WAIT, rest.next((e) => e.type === "session.closed"), "session.closed on C");
+    const closed = await within(
+      WAIT,
+      rest.next((e) => e.type === "session.closed"),
+      "session.closed on C",
+    );
     expect(closed.payload).toMatchObject({ reason: "client_request" });
-    expect((await rejectionOf(owner.request("talk.session.startTurn", { sessionId }))).code).toMatch(/session_closed|not_session_owner/);
+    expect((await rejectionOf(owner.request("talk.session.startTurn", { sessionId }))).code).toMatch(
+      /session_closed|not_session_owner/,
+    );
   });
 });

@@ -15,7 +15,12 @@ import { createInterface } from "node:readline";
 import type { App } from "../../src/app.js";
 import { runServe } from "../../src/cli/serve.js";
 import { TalkError } from "../../src/core/errors.js";
-import type { AgentConsultRequest, AgentDelta, AgentProvider, TalkProvider } from "../../src/core/provider-types.js";
+import type {
+  AgentConsultRequest,
+  AgentDelta,
+  AgentProvider,
+  TalkProvider,
+} from "../../src/core/provider-types.js";
 import { createLocalProviders } from "../../src/providers/index.js";
 
 let log: ((fields: Record<string, unknown>) => void) | undefined;
@@ -45,7 +50,9 @@ class ProbeAgent implements AgentProvider {
 }
 
 const slow = process.env.TALKGATE_TEST_AGENT === "slow";
-const providers: TalkProvider[] = slow ? [...createLocalProviders({ agent: false }), new ProbeAgent()] : createLocalProviders();
+const providers: TalkProvider[] = slow
+  ? [...createLocalProviders({ agent: false }), new ProbeAgent()]
+  : createLocalProviders();
 
 function onListening(app: App): void {
   log = (fields) => app.logger.info(fields, "probe");
@@ -68,10 +75,18 @@ function onListening(app: App): void {
     void (async () => {
       const cmd = JSON.parse(line) as { cmd: string; kind?: "outbound-call" | "meeting-bot"; jobId: string };
       if (cmd.cmd === "enqueue") {
-        const { id } = await jobs.enqueue(cmd.kind ?? "outbound-call", { to: "+15550100" }, { jobId: cmd.jobId });
+        const { id } = await jobs.enqueue(
+          cmd.kind ?? "outbound-call",
+          { to: "+15550100" },
+          { jobId: cmd.jobId },
+        );
         log?.({ probe: "enqueued", jobId: id });
       } else if (cmd.cmd === "cancel") {
-        log?.({ probe: "cancel-result", jobId: cmd.jobId, outcome: await jobs.cancel(cmd.jobId, "test cancel") });
+        log?.({
+          probe: "cancel-result",
+          jobId: cmd.jobId,
+          outcome: await jobs.cancel(cmd.jobId, "test cancel"),
+        });
       }
     })().catch((err: unknown) => log?.({ probe: "command-failed", error: String(err) }));
   });

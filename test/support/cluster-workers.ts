@@ -56,7 +56,14 @@ export class WorkerProcess {
     );
     this.child = spawn(process.execPath, [...ENTRY, configPath], {
       cwd: process.cwd(),
-      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", TALKGATE_TEST_AGENT: spec.agent ?? "local", REDIS_URL: "" },
+      env: {
+        ...process.env,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+        TALKGATE_TEST_AGENT: spec.agent ?? "local",
+        REDIS_URL: "",
+      },
     });
     let buffer = "";
     this.child.stdout.on("data", (d: Buffer) => {
@@ -117,7 +124,10 @@ export class WorkerProcess {
     return TalkClient.connect(this.talkUrl);
   }
 
-  async readyz(): Promise<{ status: number; body: { ok: boolean; checks: Record<string, { ok: boolean; detail?: string }> } }> {
+  async readyz(): Promise<{
+    status: number;
+    body: { ok: boolean; checks: Record<string, { ok: boolean; detail?: string }> };
+  }> {
     const res = await fetch(`${this.httpUrl}/readyz`);
     return { status: res.status, body: (await res.json()) as never };
   }

@@ -119,7 +119,12 @@ export const talkSessionMethods: MethodGroup = {
     handler: async (params, ctx) => {
       const remote = remoteOf(ctx, params.sessionId);
       if (remote) {
-        const { result, start } = await remote.join(params.sessionId, params.joinToken, params.afterSeq, ctx.caller);
+        const { result, start } = await remote.join(
+          params.sessionId,
+          params.joinToken,
+          params.afterSeq,
+          ctx.caller,
+        );
         ctx.afterResponse(start);
         return result;
       }
@@ -196,7 +201,8 @@ export const talkSessionMethods: MethodGroup = {
     scope: "write",
     handler: async (params, ctx) => {
       const remote = remoteOf(ctx, params.sessionId);
-      if (remote) return (await remote.command(params.sessionId, ctx.caller, "cancelOutput", params)) as never;
+      if (remote)
+        return (await remote.command(params.sessionId, ctx.caller, "cancelOutput", params)) as never;
       const cancelled = controllerOf(ctx, params.sessionId).cancelOutput(
         params.turnId,
         params.reason ?? "client_request",

@@ -1,0 +1,137 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createGatewayCluster } from "../../src/app-cluster.js";
+import { InProcessCoordinator } from "../../src/cluster/in-process-coordinator.js";
+import { InProcessHub } from "../../src/cluster/in-process-hub.js";
+import { SessionBinder } from "../../src/cluster/session-binder.js";
+import type { TalkClient } from "../../src/client/talk-client.js";
+import { SlowAgentProvider } from "../support/gateway-slow-providers.js";
+import {
+  appendPcm,
+  type GatewayHarness,
+  type HarnessSetup,
+  recordEvents,
+  rejectionOf,
+  SPEECH_FORMAT,
+  speechPcm,
+  startGateway,
+} from "../support/gateway-harness.js";
+
+/**
+ * Two Gateways in one process, each with its own in-process coordinator on
+ * one InProcessHub: the same remote-session code as with Redis, on the
+ * embedded backend, fast enough to check what the process tests cannot wait for.
+ */
+
+const ROOM = { mode: "stt-tts", transport: "managed-room", inputFormat: SPEECH_FORMAT } as const;
+
+interface Worker {
+  h: GatewayHarness;
+  coordinator: InProcessCoordinator;
+  binder: SessionBinder;
+}
+
+const workers: Worker[] = [];
+const clients: TalkClient[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  for (const w of workers.splice(0)) {
+    w.binder.close();
+    await w.h.close();
+    await w.coordinator.close();
+  }
+});
+
+async function startWorker(hub: InProcessHub, workerId: string, setup: HarnessSetup = {}): Promise<Worker> {
+  const coordinator = new InProcessCoordinator({ hub, workerId, leaseTtlSec: 1 });
+  await coordinator.start();
+  let binder: SessionBinder | undefined;
+  const cluster = createGatewayCluster(coordinator, (sid) => binder?.claimed(sid) ?? Promise.resolve(), {
+    remoteCheckMs: 20,
+  });
+  const h = await startGateway({
+    ...setup,
+    options: { reconnectGraceMs: 50, ...setup.options },
+    deps: { cluster },
+  });
+  binder = new SessionBinder({
+    runtime: h.runtime,
+    coordinator,
+    closeLocal: async (sid, reason) => {
+      await h.server.closeSession(sid, reason);
+    },
+  });
+  const worker = { h, coordinator, binder };
+  workers.push(worker);
+  return worker;
+}
+
+async function connect(w: Worker): Promise<TalkClient> {
+  const client = await w.h.connect();
+  clients.push(client);
+  return client;
+}
+
+describe("Gateway sessions across in-process coordinators", () => {
+  it("a client of gateway B joins a session of gateway A, and its cancelOutput reaches A's agent (one output.audio.cancelled)", async () => {
+    const hub = new InProcessHub();
+    const agent = new SlowAgentProvider();
+    const [a, b, speech] = await Promise.all([
+      startWorker(hub, "gw-a", { agent }),
+      startWorker(hub, "gw-b"),
+      speechPcm("Tell me a story."),
+    ]);
+    const owner = await connect(a);
+    const { sessionId, joinToken } = await owner.request("talk.session.create", ROOM);
+    expect(a.coordinator.owns(sessionId)).toBe(true);
+    const { turnId } = await owner.request("talk.session.startTurn", { sessionId });
+    await appendPcm(owner, sessionId, speech);
+    await owner.request("talk.session.endTurn", { sessionId, turnId });
+    await agent.started;
+
+    const remote = await connect(b);
+    const rec = recordEvents(remote);
+    await remote.request("talk.session.join", { sessionId, joinToken });
+    await rec.next((e) => e.type === "session.ready");
+    expect(await remote.request("talk.session.cancelOutput", { sessionId, turnId })).toEqual({
+      sessionId,
+      cancelled: true,
+    });
+    await expect.poll(() => agent.aborted.length).toBe(1);
+    await rec.next((e) => e.type === "output.audio.cancelled");
+    expect(rec.events.filter((e) => e.type === "output.audio.cancelled")).toHaveLength(1);
+    expect(rec.events.some((e) => e.type === "turn.cancelled")).toBe(false);
+    expect(rec.events.map((e) => e.seq)).toEqual(rec.events.map((_, i) => i + 1));
+  });
+
+  it("a closed session is released from the directory; a draining gateway refuses new sessions with shutting_down", async () => {
+    const hub = new InProcessHub();
+    const a = await startWorker(hub, "gw-a");
+    const owner = await connect(a);
+    const { sessionId } = await owner.request("talk.session.create", ROOM);
+    expect(await a.coordinator.locate(sessionId)).toEqual({ workerId: "gw-a" });
+    await owner.request("talk.session.close", { sessionId });
+    await expect.poll(() => a.coordinator.owns(sessionId)).toBe(false);
+    expect(await a.coordinator.locate(sessionId)).toBeUndefined();
+
+    a.h.server.stopAcceptingSessions();
+    expect((await rejectionOf(owner.request("talk.session.create", ROOM))).code).toBe("shutting_down");
+  });
+
+  it("when the worker of a remote client dies without a word, the owner starts its reconnect grace and then closes the session (owner_lost)", async () => {
+    const hub = new InProcessHub();
+    const [a, b] = await Promise.all([startWorker(hub, "gw-a"), startWorker(hub, "gw-b")]);
+    const owner = await connect(a);
+    const { sessionId, joinToken } = await owner.request("talk.session.create", ROOM);
+    const remote = await connect(b);
+    const rec = recordEvents(remote);
+    await remote.request("talk.session.join", { sessionId, joinToken });
+    await rec.next((e) => e.type === "session.ready");
+
+    await b.coordinator.crash();
+    const session = a.h.runtime.getSession(sessionId);
+    await expect.poll(() => session?.state, { timeout: 5000 }).toBe("closed");
+    const closed = session?.replay(0).events.find((e) => e.type === "session.closed");
+    expect(closed?.payload).toMatchObject({ reason: "owner_lost" });
+  });
+});
