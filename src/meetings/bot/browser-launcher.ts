@@ -18,6 +18,8 @@ export interface LaunchedBrowser {
 export interface LaunchRequest {
   /** Script evaluated in every document before any page script. */
   initScript: string;
+  /** Names the profile directory (the bot id), so an operator can tell bot browsers apart. */
+  label?: string;
   /** Extra Chromium flags (test participants use fake devices). */
   extraArgs?: readonly string[];
   signal: AbortSignal;
@@ -67,7 +69,8 @@ export class ChromiumLauncher implements BrowserLauncher {
 
   async launch(request: LaunchRequest): Promise<LaunchedBrowser> {
     request.signal.throwIfAborted();
-    const profile = await mkdtemp(join(tmpdir(), "talkgate-bot-"));
+    const label = (request.label ?? "").replace(/[^A-Za-z0-9-]/g, "").slice(0, 64);
+    const profile = await mkdtemp(join(tmpdir(), `talkgate-bot-${label}${label ? "-" : ""}`));
     let browser: Browser | undefined;
     try {
       browser = await puppeteer.launch({

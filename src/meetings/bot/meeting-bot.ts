@@ -219,6 +219,7 @@ export class MeetingBot {
     this.#browser = await launcher.launch({
       initScript: captureScript({ url: this.#deps.captureUrl(this.#captureToken), forcePcm: options.forcePcm }),
       extraArgs: this.#deps.browserArgs ?? [],
+      label: this.id,
       signal,
     });
     this.#throwIfLeaving();

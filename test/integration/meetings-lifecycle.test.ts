@@ -1,0 +1,88 @@
+import { execFileSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readTranscript } from "../../src/meetings/bot/transcript-log.js";
+import { startMeetingsHarness, speechWav, wordsOf, type MeetingsHarness } from "./meetings-harness.js";
+
+/** The bot browser's main process: its profile directory is named after the bot id; helpers carry --type=. */
+function botBrowserPid(botId: string): number {
+  const out = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" });
+  const line = out
+    .split("\n")
+    .find((l) => l.includes(`talkgate-bot-${botId}-`) && !l.includes("--type="));
+  if (!line) throw new Error(`no browser process for bot ${botId}`);
+  return Number.parseInt(line.trim(), 10);
+}
+
+/** Chromium processes: at most 1 bot + 1 participant at a time. */
+describe("meeting bot lifecycle in the local test meeting", () => {
+  let h: MeetingsHarness;
+
+  beforeAll(async () => {
+    h = await startMeetingsHarness({ aloneTimeoutMs: 500, captureTimeoutMs: 10_000 });
+  }, 30_000);
+
+  afterAll(async () => {
+    await h?.close();
+  }, 30_000);
+
+  it("refuses a request whose URL no platform driver handles, before launching anything", async () => {
+    const res = await h.post({ meetingUrl: "https://meet.example.org/abc", botName: "Bot", mode: "transcribe" });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.code).toBe("invalid_params");
+    const bad = await h.post({ meetingUrl: h.roomUrl("x"), botName: "", mode: "transcribe", extra: 1 });
+    expect(bad.status).toBe(400);
+  });
+
+  it("ends fatal with meeting_not_found for a meeting URL that leads nowhere", async () => {
+    const res = await h.post({ meetingUrl: h.roomUrl("No_Such_Room!"), platform: "test-room", botName: "Bot", mode: "transcribe" });
+    expect(res.status).toBe(201);
+    const done = await h.waitFor(res.body.id, (s) => s.state === "ended" || s.state === "fatal");
+    expect(done.state).toBe("fatal");
+    expect(done.subCode).toBe("meeting_not_found");
+  }, 30_000);
+
+  it("leaves with left_alone once the last participant has gone", async () => {
+    const carol = await h.participant("solo", "Carol");
+    const res = await h.post({ meetingUrl: h.roomUrl("solo"), botName: "Bot", mode: "transcribe" });
+    const id = res.body.id;
+    await h.waitFor(id, (s) => s.state === "in_call" && s.participants.includes("Carol"));
+    await carol.page.evaluate("window.testRoom.leave()");
+    const done = await h.waitFor(id, (s) => s.state === "ended" || s.state === "fatal");
+    expect(done.state).toBe("ended");
+    expect(done.subCode).toBe("left_alone");
+    await carol.close();
+  }, 40_000);
+
+  it("leaves with requested on DELETE", async () => {
+    const erin = await h.participant("delete-me", "Erin");
+    const res = await h.post({ meetingUrl: h.roomUrl("delete-me"), botName: "Bot", mode: "transcribe" });
+    const id = res.body.id;
+    await h.waitFor(id, (s) => s.state === "in_call");
+    const del = await fetch(`${h.baseUrl}/meetings/bots/${id}`, { method: "DELETE" });
+    expect(del.status).toBe(202);
+    const done = await h.waitFor(id, (s) => s.state === "ended" || s.state === "fatal");
+    expect(done.subCode).toBe("requested");
+    // The participant sees the bot go.
+    await erin.page.waitForFunction(`document.querySelectorAll("#roster li:not([data-self])").length === 0`);
+    await erin.close();
+    expect((await fetch(`${h.baseUrl}/meetings/bots/no-such-bot`)).status).toBe(404);
+  }, 40_000);
+
+  it("ends fatal with browser_crashed when its browser is killed, keeping the transcript so far", async () => {
+    const dave = await h.participant("crash", "Dave", speechWav(h.dir, "goforward.raw"));
+    const res = await h.post({ meetingUrl: h.roomUrl("crash"), botName: "Bot", mode: "transcribe" });
+    const id = res.body.id;
+    const before = await h.waitForTranscript(id, (l) => wordsOf(l, "Dave").has("forward"));
+
+    process.kill(botBrowserPid(id), "SIGKILL");
+    const done = await h.waitFor(id, (s) => s.state === "ended" || s.state === "fatal");
+    expect(done.state).toBe("fatal");
+    expect(done.subCode).toBe("browser_crashed");
+    // Every line finalized before the crash is still there, on disk and over HTTP.
+    const after = await h.transcript(id);
+    expect(after.slice(0, before.length)).toEqual(before);
+    const file = readTranscript(`${h.app.config.dataDir}/meetings/${id}.transcript.jsonl`);
+    expect(file.slice(0, before.length)).toEqual(before);
+    await dave.close();
+  }, 60_000);
+});
