@@ -45,8 +45,9 @@ afterEach(async () => {
 async function startWorker(hub: InProcessHub, workerId: string, setup: HarnessSetup = {}): Promise<Worker> {
   const coordinator = new InProcessCoordinator({ hub, workerId, leaseTtlSec: 1 });
   await coordinator.start();
-  let binder: SessionBinder | undefined;
-  const cluster = createGatewayCluster(coordinator, (sid) => binder?.claimed(sid) ?? Promise.resolve(), {
+  // The binder needs the harness's runtime, the harness needs the cluster: bound late.
+  const late: { binder?: SessionBinder } = {};
+  const cluster = createGatewayCluster(coordinator, (sid) => late.binder?.claimed(sid) ?? Promise.resolve(), {
     remoteCheckMs: 20,
   });
   const h = await startGateway({
@@ -54,13 +55,14 @@ async function startWorker(hub: InProcessHub, workerId: string, setup: HarnessSe
     options: { reconnectGraceMs: 50, ...setup.options },
     deps: { cluster },
   });
-  binder = new SessionBinder({
+  const binder = new SessionBinder({
     runtime: h.runtime,
     coordinator,
     closeLocal: async (sid, reason) => {
       await h.server.closeSession(sid, reason);
     },
   });
+  late.binder = binder;
   const worker = { h, coordinator, binder };
   workers.push(worker);
   return worker;
