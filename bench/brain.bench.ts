@@ -6,12 +6,23 @@
  *    through the real agent provider and chunker: what "chunked" and "unchunked"
  *    speech would wait for before TTS can start.
  *
+ * 3. time to first audio through the stt-tts pipeline (pocketsphinx in, the
+ *    agent provider against the same server, espeak-ng out), chunked versus
+ *    unchunked, both sessions in one run side by side: first output.audio.delta
+ *    relative to the first complete sentence leaving the agent.
+ *
  * Run: npm run bench:brain -- --seconds 3
  */
+import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { createSmartChunker } from "../src/core/speech/smart-chunker.js";
+import { createSessionController } from "../src/core/pipelines/session-controller.js";
+import { createTalkRuntime } from "../src/core/session-runtime.js";
+import type { TalkEvent } from "../src/core/talk-events.js";
+import { createEspeakTts } from "../src/providers/espeak-ng/espeak-tts.js";
 import { OpenAiChatAgent } from "../src/providers/openai-compatible/openai-chat-agent.js";
+import { createPocketsphinxStt } from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
 import { FakeChatCompletionsServer, longAnswer } from "../test/support/fake-chat-completions-server.js";
 
 const { values } = parseArgs({
@@ -131,5 +142,76 @@ async function timeToFirstChunk(): Promise<void> {
   }
 }
 
+interface AudioTiming {
+  label: string;
+  consultStart: number;
+  firstSentence: number | undefined;
+  firstAudio: number | undefined;
+  answerDone: number | undefined;
+}
+
+/** One stt-tts session answering over the pipeline; times in ms from performance.now(). */
+async function timeToFirstAudio(label: string, chunked: boolean): Promise<AudioTiming> {
+  const answer = longAnswer(answerChars);
+  const tokenChars = 4;
+  const tokenDelayMs = (seconds * 1000) / Math.ceil(answer.length / tokenChars);
+  const server = new FakeChatCompletionsServer({ apiKey: "bench", answer, tokenChars, tokenDelayMs });
+  const baseUrl = await server.start();
+  const agent = new OpenAiChatAgent({ baseUrl, model: "fake-model", apiKey: "bench", timeoutMs: (seconds + 60) * 1000 });
+  const runtime = createTalkRuntime();
+  try {
+    const session = runtime.createSession({ mode: "stt-tts", transport: "managed-room", brain: "agent-consult", owner: "gateway" });
+    const tts = createEspeakTts();
+    const stt = createPocketsphinxStt();
+    const controller = createSessionController({
+      session,
+      providers: { stt: () => stt, tts: () => tts, agent: () => agent, realtime: () => undefined },
+      options: { brain: { chunker: { enabled: chunked }, progressCueMs: 0, consultTimeoutMs: 0 } },
+    });
+    const timing: AudioTiming = { label, consultStart: 0, firstSentence: undefined, firstAudio: undefined, answerDone: undefined };
+    let text = "";
+    const done = new Promise<void>((resolve) => {
+      session.subscribe((e: TalkEvent) => {
+        const now = performance.now();
+        if (e.type === "output.text.delta") {
+          text += (e.payload as { text: string }).text;
+          // The first complete sentence has left the agent once its end is followed by whitespace.
+          if (timing.firstSentence === undefined && /[.!?]\s/.test(text)) timing.firstSentence = now;
+        } else if (e.type === "output.audio.delta") timing.firstAudio ??= now;
+        else if (e.type === "output.text.done") timing.answerDone = now;
+        else if (e.type === "output.audio.done" || e.type === "turn.cancelled" || e.type === "session.error") resolve();
+      });
+    });
+    const requested = server.nextRequest().then(() => (timing.consultStart = performance.now()));
+    const audio = readFileSync("/usr/share/pocketsphinx/test/data/goforward.raw");
+    const turn = controller.startTurn();
+    for (let i = 0; i < audio.byteLength; i += 640) controller.appendAudio(audio.subarray(i, Math.min(i + 640, audio.byteLength)));
+    await controller.endTurn(turn.id);
+    await requested;
+    await done;
+    return timing;
+  } finally {
+    await runtime.close();
+    await server.close();
+  }
+}
+
+async function firstAudioFigures(): Promise<void> {
+  const runs = await Promise.all([timeToFirstAudio("chunked", true), timeToFirstAudio("unchunked", false)]);
+  console.log(
+    `\ntime to first audio: ${answerChars}-char answer over ~${seconds} s, stt-tts pipeline with espeak-ng, both sessions side by side`,
+  );
+  const ms = (t: number | undefined, from: number): string => (t === undefined ? "-" : `${(t - from).toFixed(0)} ms`);
+  console.log("  session    first sentence   first audio   audio after sentence   whole answer   (times from the agent request)");
+  for (const r of runs) {
+    console.log(
+      `  ${r.label.padEnd(10)} ${ms(r.firstSentence, r.consultStart).padStart(14)} ${ms(r.firstAudio, r.consultStart).padStart(13)} ` +
+        `${(r.firstAudio !== undefined && r.firstSentence !== undefined ? `${(r.firstAudio - r.firstSentence).toFixed(0)} ms` : "-").padStart(22)} ` +
+        `${ms(r.answerDone, r.consultStart).padStart(14)}`,
+    );
+  }
+}
+
 chunkerThroughput();
 await timeToFirstChunk();
+await firstAudioFigures();

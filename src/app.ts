@@ -20,7 +20,8 @@ import { CallControlRegistry } from "./core/tools/call-control.js";
 import { createEndCallTool, createSendDtmfTool, createTransferCallTool } from "./core/tools/call-tools.js";
 import { ConsultProgressChannel } from "./core/tools/consult-progress.js";
 import { SessionTranscripts } from "./core/tools/session-transcripts.js";
-import { resolveBrainOptions, type BrainOptions } from "./core/pipelines/brain-options.js";
+import { resolveBrainOptions, toolOwnershipOf, type BrainOptions } from "./core/pipelines/brain-options.js";
+import { exportToolsForProvider } from "./core/tools/provider-tool-export.js";
 import { createGatewayServer, type GatewayDeps, type GatewayServer } from "./gateway/index.js";
 import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
@@ -228,7 +229,11 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
       if (!provider.createClientSession) {
         throw new TalkError("capability_unsupported", `Provider "${provider.id}" cannot mint client sessions.`);
       }
-      const declared = realtimeTools();
+      // Same ownership rule and per-provider sanitizing export as Gateway-owned sessions (seed 003).
+      const declared =
+        toolOwnershipOf(config.agent.realtime.replyPath) === "transport_only"
+          ? []
+          : exportToolsForProvider(realtimeTools(), provider.capabilities.toolSchema).tools;
       const grant = await provider.createClientSession({
         instructions: config.agent.persona,
         tools: declared,
@@ -293,6 +298,28 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     logger,
   });
   void gateway.app.register(meetingsPlugin({ manager: meetings, authorize: tokenAuthorizer(config.auth.tokens) }));
+
+  // Telephony: Twilio voice webhook, media streams, outbound calls (src/telephony, docs/telephony.md).
+  const { registerTelephony } = await import("./telephony/register-telephony.js");
+  await registerTelephony(gateway.app, {
+    config: config.telephony,
+    server: config.server,
+    authTokens: config.auth.tokens,
+    silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
+    runtime,
+    providers: pipelineProviders,
+    tools: () => Object.assign(dispatcher, { definitions: realtimeTools(), progress: consultProgress }),
+    pipelineOptions: {
+      persona: config.agent.persona,
+      brain,
+      interruptOnSpeech: config.talk.input.interruptOnSpeech,
+      ...(config.talk.realtime?.model ? { realtimeModel: config.talk.realtime.model } : {}),
+      ...(config.talk.realtime?.voice ? { realtimeVoice: config.talk.realtime.voice } : {}),
+    },
+    callControls,
+    realtimeAvailable: registry.list().some((p) => p.kind === "realtime" && p.capabilities.gatewayRelay === true),
+    logger,
+  });
 
   let closing: Promise<void> | undefined;
   return {

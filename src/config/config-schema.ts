@@ -133,6 +133,42 @@ export const agentSchema = z
       })
       .strict()
       .prefault({}),
+    /** How a streamed answer is cut for speech (smart chunker); each chunk goes to TTS as soon as it is complete. */
+    chunker: z
+      .object({
+        /** false: speak the whole answer once it is complete (no early speech). */
+        enabled: z.boolean().default(true),
+        minChars: positiveInt.default(120),
+        maxChars: positiveInt.default(400),
+        /** A shorter first chunk starts speech early. */
+        firstChunkMinChars: positiveInt.default(20),
+        firstChunkMaxChars: positiveInt.default(200),
+      })
+      .strict()
+      .prefault({}),
+    /** Chunks synthesized ahead of the one playing. */
+    ttsPrefetch: nonNegativeInt.default(1),
+    /** A consult that has produced nothing to say after this long gets progressCueText spoken, ms; 0 never. */
+    progressCueMs: nonNegativeInt.default(2500),
+    progressCueText: z.string().min(1).default("One moment..."),
+    /** Longest consult before it is aborted and apologyText spoken (plus a tool.error event), ms; 0 no limit. */
+    consultTimeoutMs: nonNegativeInt.default(60_000),
+    apologyText: z.string().min(1).default("Sorry, that is taking me too long. Please ask me again in a moment."),
+    /** Destinations transfer_call may use, by name: {"front desk": "+15551230000"}. The model picks a name, never a number. */
+    transferTargets: z.record(z.string().min(1), z.string().min(1)).default({}),
+    realtime: z
+      .object({
+        /**
+         * Who plans replies in realtime sessions: native / bridge (the provider,
+         * with the canonical tools) or brain (the agent; the provider is speech
+         * transport only and gets no tools).
+         */
+        replyPath: z.enum(["native", "bridge", "brain"]).default("native"),
+        /** Speak agent_consult's answer chunk by chunk while it runs (seed 002's progressive pattern). */
+        progressive: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 

@@ -206,6 +206,8 @@ export interface RealtimeVoiceSession {
    * response_started / audio / response_done events.
    */
   speakText?(text: string): void;
+  /** Adds a user text message to the conversation and asks for a response (keypad input, typed text). */
+  sendText?(text: string): void;
   close(): Promise<void>;
 }
 

@@ -29,6 +29,21 @@ export interface TalkAudioSink {
 }
 
 /**
+ * Optional verbs of a controller beyond the talk.session.* API, used by
+ * surface adapters: a greeting or farewell spoken as is, and text input from
+ * the user (keypad digits, typed text) answered like speech.
+ */
+export interface TalkTextInput {
+  /** Speaks `text` verbatim as the assistant, in a turn of its own; returns that turn's id when known at once. */
+  say(text: string): void;
+  /**
+   * Text from the user: a turn whose transcript is `text` (payload fields of
+   * `meta` added), answered by the brain. Interrupts output that is playing.
+   */
+  sendUserText(text: string, meta?: Record<string, string>): void;
+}
+
+/**
  * Drives one Gateway-owned session: it owns the provider work behind the
  * session (realtime relay, STT -> agent -> TTS, or transcription) and applies
  * the session verbs under the core cancellation contract. Gateway handlers and

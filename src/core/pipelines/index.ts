@@ -1,6 +1,6 @@
 // What the pipelines layer offers the Gateway and adapters.
-export type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
-export { createSessionController, type SessionController } from "./session-controller.js";
+export type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
+export { createSessionController, hasTextInput, type SessionController } from "./session-controller.js";
 export {
   DEFAULT_PERSONA,
   PIPELINE_DEFAULTS,

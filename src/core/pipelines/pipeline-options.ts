@@ -2,7 +2,7 @@ import type { ToolCallOutcome, ToolCallRequest } from "../tool-dispatcher.js";
 import { TalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
 import type { AgentProvider, RealtimeProvider, RealtimeToolDefinition, SttProvider, TtsProvider } from "../provider-types.js";
-import type { TalkSession } from "../session-types.js";
+import type { TalkOutput, TalkSession } from "../session-types.js";
 import type { AudioFormat } from "../talk-types.js";
 import { PCM16_16K, PCM16_24K } from "../talk-types.js";
 import type { TalkAudioSink } from "./controller-types.js";
@@ -133,6 +133,12 @@ export interface SessionControllerDeps {
   outputFormat?: AudioFormat;
   /** Where assistant audio goes; replaceable with setAudioSink. Default: none (audio is dropped, events still flow). */
   sink?: TalkAudioSink;
+  /**
+   * Asked when provider-detected speech arrives while `output` plays; false
+   * keeps it playing (the speech is only noted), e.g. the first seconds of a
+   * phone greeting. Default: every output is interruptible.
+   */
+  interruptible?: (output: TalkOutput) => boolean;
 }
 
 export const DEFAULT_INPUT_FORMAT = PCM16_16K;

@@ -55,8 +55,35 @@ export class SinkSlot {
         }
       },
       clear: (meta) => this.clear(meta),
+      drained: (itemId, signal) => this.drained(itemId, signal),
     };
   };
+
+  /** True when the sink confirms playback (drained); otherwise written counts as heard. */
+  get confirmsPlayback(): boolean {
+    return typeof this.#sink?.drained === "function";
+  }
+
+  /** The sink's playback confirmation; resolves at once without one, or when it throws. */
+  async drained(itemId: string, signal: AbortSignal): Promise<void> {
+    const sink = this.#sink;
+    if (!sink?.drained || signal.aborted) return;
+    try {
+      await sink.drained(itemId, signal);
+    } catch (err) {
+      this.#logger.warn({ err, sessionId: this.#sessionId, itemId }, "audio sink drained threw");
+    }
+  }
+
+  /** What the listener heard of the item, when the sink knows; undefined otherwise. */
+  heardMs(itemId: string): number | undefined {
+    try {
+      return this.#sink?.heardMs?.(itemId);
+    } catch (err) {
+      this.#logger.warn({ err, sessionId: this.#sessionId, itemId }, "audio sink heardMs threw");
+      return undefined;
+    }
+  }
 
   clear(meta: { turnId: string; itemId?: string; reason: TerminalReason }): void {
     try {

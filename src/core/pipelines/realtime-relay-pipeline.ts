@@ -6,7 +6,7 @@ import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
 import type { OutputAudioPayload, TerminalReason, ToolCallPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import { bytesPerSecond, durationMs } from "../talk-types.js";
-import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
+import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import { PcmConverter } from "./pcm-converter.js";
 import type { PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { AGENT_CONSULT_TOOL } from "../tools/agent-consult-tool.js";
@@ -24,6 +24,8 @@ export interface RealtimeRelayPipelineDeps {
   inputFormat: AudioFormat;
   outputFormat: AudioFormat;
   sink: TalkAudioSink | undefined;
+  /** See SessionControllerDeps.interruptible. */
+  interruptible?: ((output: TalkOutput) => boolean) | undefined;
 }
 
 interface OutputItem {
@@ -49,7 +51,7 @@ const CANCELLED_ITEM_MEMORY = 64;
  *   a registered tool runs on the server, any other is completed by the
  *   client with submitToolResult.
  */
-export class RealtimeRelayPipeline implements TalkSessionController {
+export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInput {
   readonly session: TalkSession;
   /** Resolves when the provider session is connected; rejects (and closes the session) when it cannot be. */
   readonly ready: Promise<void>;
@@ -132,6 +134,26 @@ export class RealtimeRelayPipeline implements TalkSessionController {
 
   setAudioSink(sink: TalkAudioSink | undefined): void {
     this.#sink.set(sink);
+  }
+
+  say(text: string): void {
+    if (this.session.state !== "active") throw new TalkError("session_closed");
+    // The provider speaks in its own voice; the words come from trusted config (a greeting, a farewell).
+    this.#requireVoice().createResponse(`Say exactly this, and nothing else: ${JSON.stringify(text)}`);
+  }
+
+  sendUserText(text: string, meta: Record<string, string> = {}): void {
+    const { session } = this;
+    const voice = this.#requireVoice();
+    if (!voice.sendText) throw new TalkError("capability_unsupported", `Provider ${this.#deps.provider.id} takes no text input.`);
+    const output = session.activeOutput;
+    if (output) this.#bargeIn(output);
+    const current = session.activeTurn;
+    const own = !current || current.state !== "active";
+    const turn = own ? session.startTurn({ reason: "barge_in" }) : current;
+    session.emit({ type: "transcript.done", turnId: turn.id, final: true, payload: { ...meta, role: "user", text } });
+    if (own) session.endTurn(turn.id);
+    voice.sendText(text);
   }
 
   close(reason: TerminalReason): Promise<void> {
@@ -229,7 +251,7 @@ export class RealtimeRelayPipeline implements TalkSessionController {
         return;
       case "speech_started": {
         const output = session.activeOutput;
-        if (output && !this.#deps.options.interruptOnSpeech) {
+        if (output && (!this.#deps.options.interruptOnSpeech || this.#deps.interruptible?.(output) === false)) {
           // Speech over the answer is only noted; the answer keeps playing.
           session.emit({ type: "input.audio.speech_started", turnId: output.turnId, ...(event.itemId ? { itemId: event.itemId } : {}), payload: speechPayload(event.audioStartMs) });
           return;
@@ -340,10 +362,18 @@ export class RealtimeRelayPipeline implements TalkSessionController {
       this.#deliver(itemId, item, bytesFromPcm16(item.converter.flush()));
       item.converter.close();
     }
-    const format = this.#deps.outputFormat;
-    const payload: OutputAudioPayload = { format: { ...format }, bytes: item.bytes, durationMs: durationMs(format, item.bytes) };
-    this.session.emit({ type: "output.audio.done", turnId: item.turnId, itemId, final: true, payload });
-    this.session.endOutput(itemId);
+    const output = this.session.activeOutput;
+    const signal = output?.itemId === itemId ? output.signal : this.session.signal;
+    const finish = (): void => {
+      if (signal.aborted || this.#cancelledItems.has(itemId) || this.session.state !== "active") return;
+      const format = this.#deps.outputFormat;
+      const payload: OutputAudioPayload = { format: { ...format }, bytes: item.bytes, durationMs: durationMs(format, item.bytes) };
+      this.session.emit({ type: "output.audio.done", turnId: item.turnId, itemId, final: true, payload });
+      this.session.endOutput(itemId);
+    };
+    // Done means heard: the output stays active (interruptible) until a sink that confirms playback has played it.
+    if (this.#sink.confirmsPlayback) void this.#sink.drained(itemId, signal).then(finish);
+    else finish();
   }
 
   #deliver(itemId: string, item: OutputItem, data: Uint8Array): void {
@@ -370,7 +400,21 @@ export class RealtimeRelayPipeline implements TalkSessionController {
     }
     this.#items.get(output.itemId)?.converter?.close();
     this.#items.delete(output.itemId);
+    // Read before clearing: the heard position is what the provider keeps of the item.
+    const heard = this.#sink.heardMs(output.itemId);
     this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
+    if (heard === undefined || !this.#voice) return;
+    try {
+      this.#voice.truncate(output.itemId, heard);
+    } catch (err) {
+      this.#deps.logger.warn({ err, sessionId: this.session.id, itemId: output.itemId }, "truncate failed");
+    }
+  }
+
+  #requireVoice(): RealtimeVoiceSession {
+    if (this.session.state !== "active") throw new TalkError("session_closed");
+    if (!this.#voice) throw new TalkError("invalid_state", "The realtime provider session is not connected yet.");
+    return this.#voice;
   }
 
   #toolCall(event: Extract<RealtimeProviderEvent, { type: "tool_call" }>): void {

@@ -1,6 +1,6 @@
 import { TalkError } from "../errors.js";
 import { NOOP_LOGGER } from "../logger.js";
-import type { TalkSessionController } from "./controller-types.js";
+import type { TalkSessionController, TalkTextInput } from "./controller-types.js";
 import {
   assertPcmFormat,
   assertRealtimeFormat,
@@ -16,6 +16,12 @@ import { TranscriptionPipeline } from "./transcription-pipeline.js";
 /** A controller; `ready` resolves once its provider work can take audio (at once except for realtime). */
 export interface SessionController extends TalkSessionController {
   readonly ready: Promise<void>;
+}
+
+/** True for controllers that take text input and verbatim speech (realtime and stt-tts). */
+export function hasTextInput(controller: TalkSessionController): controller is TalkSessionController & TalkTextInput {
+  const c = controller as Partial<TalkTextInput>;
+  return typeof c.say === "function" && typeof c.sendUserText === "function";
 }
 
 /**
@@ -54,7 +60,7 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
       );
       const inputFormat = assertRealtimeFormat(input, "inputFormat", both);
       const outputFormat = assertRealtimeFormat(output, "outputFormat", both);
-      return new RealtimeRelayPipeline({ session, provider, tools: deps.tools, options, logger, inputFormat, outputFormat, sink: deps.sink });
+      return new RealtimeRelayPipeline({ session, provider, tools: deps.tools, options, logger, inputFormat, outputFormat, sink: deps.sink, interruptible: deps.interruptible });
     }
   }
 }

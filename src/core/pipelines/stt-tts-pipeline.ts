@@ -5,7 +5,7 @@ import type { AgentMessage, AgentProvider } from "../provider-types.js";
 import type { TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
-import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
+import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { checkAppend, failTurn, isCancellation, SinkSlot } from "./pipeline-support.js";
 import { PartialTracker, SttCapture } from "./stt-capture.js";
@@ -43,7 +43,7 @@ export interface SttTtsPipelineDeps {
  * assistant's answer, which seed 001 forbids. Speech-gated turn starts belong
  * to adapters (VAD) or the realtime pipeline (provider speech_started).
  */
-export class SttTtsPipeline implements TalkSessionController {
+export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   readonly session: TalkSession;
   /** Nothing to connect: ready at once (see SessionController.ready). */
   readonly ready: Promise<void> = Promise.resolve();
@@ -153,6 +153,57 @@ export class SttTtsPipeline implements TalkSessionController {
 
   setAudioSink(sink: TalkAudioSink | undefined): void {
     this.#sink.set(sink);
+  }
+
+  say(text: string): void {
+    const { session } = this;
+    const tts = this.#require("tts", this.#deps.providers.tts(session));
+    const turn = this.#textTurn("system");
+    session.endTurn(turn.id);
+    const itemId = randomUUID();
+    const output = session.beginOutput({ turnId: turn.id, itemId });
+    session.emit({ type: "output.text.done", turnId: turn.id, itemId, final: true, payload: { text } });
+    this.#history.add("assistant", text);
+    const queue = new TtsQueue({
+      session,
+      tts,
+      outputFormat: this.#deps.outputFormat,
+      sink: this.#sink.current,
+      turnId: turn.id,
+      itemId,
+      prefetch: this.#deps.options.brain.ttsPrefetch,
+      logger: this.#deps.logger,
+    });
+    const playing = queue.play();
+    queue.push(text, this.#settings());
+    queue.end();
+    playing.then(
+      () => {
+        if (!output.signal.aborted) session.endOutput(itemId);
+      },
+      (err: unknown) => {
+        if (!isCancellation(err, turn.signal)) failTurn(session, this.#deps.logger, turn.id, err);
+      },
+    );
+  }
+
+  sendUserText(text: string, meta: Record<string, string> = {}): void {
+    const turn = this.#textTurn("user");
+    this.session.endTurn(turn.id);
+    this.session.emit({ type: "transcript.done", turnId: turn.id, final: true, payload: { ...meta, role: "user", text } });
+    void this.#respond(turn, text);
+  }
+
+  /** A turn with no audio: supersedes (interrupts) output still playing, ends a capture in progress. */
+  #textTurn(source: string): TalkTurn {
+    const previousOutput = this.session.activeOutput;
+    const current = this.session.activeTurn;
+    if (current?.state === "active") this.cancelTurn(current.id, "superseded");
+    const turn = this.session.startTurn({ reason: "superseded", source });
+    if (previousOutput?.signal.aborted) {
+      this.#sink.clear({ turnId: previousOutput.turnId, itemId: previousOutput.itemId, reason: "superseded" });
+    }
+    return turn;
   }
 
   close(reason: TerminalReason): Promise<void> {

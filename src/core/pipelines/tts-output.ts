@@ -71,6 +71,9 @@ export function speak(ctx: TtsOutputContext, turnId: string, itemId: string, tex
         }
         if (signal.aborted) throw cancelledError(signal);
         if (converter) deliver(converter.flush());
+        // Done means heard: until the sink confirms playback, the answer can still be interrupted.
+        await ctx.sink()?.drained?.(itemId, signal);
+        if (signal.aborted) throw cancelledError(signal);
         const done: OutputAudioPayload = {
           format: { ...outputFormat },
           bytes: totalBytes,

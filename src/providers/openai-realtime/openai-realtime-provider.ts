@@ -83,7 +83,9 @@ const DEFAULTS: Readonly<Required<OpenAiRealtimeOptions>> = Object.freeze({
   realtimeUrl: "",
   apiKeyHeader: "authorization",
   inputTranscriptionModel: "gpt-4o-mini-transcribe",
-  turnDetection: Object.freeze({ type: "server_vad" as const }),
+  // The relay decides about barge-in itself (greeting protection, interruptOnSpeech) and cancels the
+  // response on speech_started; the server must not cancel on its own behind our back.
+  turnDetection: Object.freeze({ type: "server_vad" as const, interrupt_response: false }),
   connectTimeoutMs: 10_000,
   logger: NOOP_LOGGER,
 });

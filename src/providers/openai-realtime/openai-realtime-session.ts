@@ -305,6 +305,15 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
     if (options.respond ?? true) this.createResponse();
   }
 
+  sendText(text: string): void {
+    this.#send({
+      type: "conversation.item.create",
+      event_id: this.#nextEventId(),
+      item: { type: "message", role: "user", content: [{ type: "input_text", text }] },
+    });
+    this.createResponse();
+  }
+
   createResponse(instructions?: string): void {
     this.#send({
       type: "response.create",

@@ -37,10 +37,16 @@ export const STREAM_PARAMETER = Object.freeze({
 
 /** Options of the Twilio voice webhook plugin. */
 export interface TwilioVoiceWebhookOptions {
-  /** The account's auth token (TWILIO_AUTH_TOKEN), the HMAC key of X-Twilio-Signature. Required. */
+  /** The account's auth token (TWILIO_AUTH_TOKEN), the HMAC key of X-Twilio-Signature. Required unless unsignedLoopback. */
   authToken: string;
-  /** The base URL Twilio reaches (PUBLIC_URL): http(s), no query. Required. */
-  publicUrl: string;
+  /** The base URL Twilio reaches (PUBLIC_URL): http(s), no query. Required unless unsignedLoopback. */
+  publicUrl: string | undefined;
+  /**
+   * Local demo mode, for a server with no auth token on a loopback address:
+   * unsigned webhooks are accepted from loopback peers only, and without a
+   * publicUrl the stream URL is built from the request's Host. Default false.
+   */
+  unsignedLoopback?: boolean;
   /** Where tokens are issued; the stream route consumes them from the same store. Required. */
   tokens: StreamTokenStore;
   /** Route path of the webhook. Default "/telephony/twilio/voice". */
@@ -54,16 +60,22 @@ export interface TwilioVoiceWebhookOptions {
 
 interface ResolvedOptions {
   authToken: string;
-  publicUrl: string;
+  publicUrl: string | undefined;
   tokens: StreamTokenStore;
   path: string;
-  streamUrl: string;
+  streamPath: string;
+  streamUrl: string | undefined;
+  unsignedLoopback: boolean;
   bodyLimit: number;
   logger: TalkLogger;
 }
 
 function resolveOptions(options: TwilioVoiceWebhookOptions): ResolvedOptions {
-  if (typeof options.authToken !== "string" || options.authToken.length === 0) {
+  const unsignedLoopback = options.unsignedLoopback === true;
+  if (unsignedLoopback && options.authToken) {
+    throw new TalkError("config_invalid", "unsignedLoopback is only for servers without a Twilio auth token.");
+  }
+  if (!unsignedLoopback && (typeof options.authToken !== "string" || options.authToken.length === 0)) {
     throw new TalkError(
       "config_invalid",
       "twilioVoiceWebhook needs the Twilio auth token (TWILIO_AUTH_TOKEN).",
@@ -85,13 +97,18 @@ function resolveOptions(options: TwilioVoiceWebhookOptions): ResolvedOptions {
   if (!Number.isInteger(bodyLimit) || bodyLimit < 1024) {
     throw new TalkError("config_invalid", `bodyLimit must be an integer >= 1024, got ${String(bodyLimit)}`);
   }
-  const publicUrl = parsePublicUrl(options.publicUrl);
+  if (!unsignedLoopback && options.publicUrl === undefined) {
+    throw new TalkError("config_invalid", "twilioVoiceWebhook needs the public URL (PUBLIC_URL).");
+  }
+  const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
   return {
     authToken: options.authToken,
     publicUrl,
     tokens: options.tokens,
     path,
-    streamUrl: streamUrlFor(publicUrl, streamPath),
+    streamPath,
+    streamUrl: publicUrl === undefined ? undefined : streamUrlFor(publicUrl, streamPath),
+    unsignedLoopback,
     bodyLimit,
     logger: options.logger ?? NOOP_LOGGER,
   };
@@ -132,8 +149,12 @@ export function twilioVoiceWebhook(options: TwilioVoiceWebhookOptions): FastifyP
       const params = (request.body ?? {}) as TwilioFormParams;
       const header = request.headers["x-twilio-signature"];
       const signature = typeof header === "string" ? header : undefined;
-      const url = signedWebhookUrl(resolved.publicUrl, request.url);
-      if (typeof params !== "object" || !isValidTwilioSignature(resolved.authToken, signature, url, params)) {
+      const publicUrl = resolved.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
+      const url = signedWebhookUrl(publicUrl, request.url);
+      const accepted = resolved.unsignedLoopback
+        ? isLoopbackAddress(request.socket.remoteAddress)
+        : isValidTwilioSignature(resolved.authToken, signature, url, params);
+      if (typeof params !== "object" || !accepted) {
         // Never say why: a forger learns nothing from the answer.
         resolved.logger.warn(
           { url, hasSignature: signature !== undefined },
@@ -160,7 +181,14 @@ export function twilioVoiceWebhook(options: TwilioVoiceWebhookOptions): FastifyP
       return reply
         .code(200)
         .type("text/xml")
-        .send(connectStreamTwiml(resolved.streamUrl, token, call));
+        .send(connectStreamTwiml(resolved.streamUrl ?? streamUrlFor(publicUrl, resolved.streamPath), token, call));
     });
   };
+}
+
+/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return v4 === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }

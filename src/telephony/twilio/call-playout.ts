@@ -1,0 +1,206 @@
+/**
+ * The phone line as a TalkAudioSink: assistant audio becomes 20 ms u-law
+ * `media` frames in bursts, each followed by a `mark`; the marks Twilio
+ * echoes tell what the caller heard (PlaybackTracker), which is when an
+ * answer is `drained` (output.audio.done) and where a cancelled answer is
+ * truncated (`heardMs`). `clear` empties Twilio's buffer at once.
+ *
+ * Backpressure: bursts are sent only while the socket's send buffer is under
+ * the high-water mark; the rest waits in the framer (bounded) and is pumped
+ * again when the buffer drains.
+ */
+import { encodeMulaw } from "../../codecs/mulaw.js";
+import { pcm16FromBytes } from "../../codecs/pcm.js";
+import { TalkError } from "../../core/errors.js";
+import type { AudioChunk } from "../../core/provider-types.js";
+import type { TalkAudioSink } from "../../core/pipelines/controller-types.js";
+import type { TerminalReason } from "../../core/talk-events.js";
+import { buildClearMessage, buildMarkMessage, buildMediaMessage } from "./media-stream-messages.js";
+import { OutboundFramer } from "./outbound-framer.js";
+import { PlaybackTracker } from "./playback-tracker.js";
+
+/** Where the playout sends: the current stream socket (replaced when Twilio reconnects). */
+export interface PlayoutLine {
+  readonly streamSid: string;
+  send(text: string): void;
+  /** Bytes queued in the socket and not yet written. */
+  readonly bufferedAmount: number;
+}
+
+export interface CallPlayoutOptions {
+  /** Pause sending while the socket buffers more than this, bytes. Default 262 144. */
+  sendHighWaterBytes?: number;
+  /** Re-check interval while paused by backpressure, ms. Default 20. */
+  drainPollMs?: number;
+  /** Called right after `clear` was sent (barge-in latency metric). */
+  onClearSent?: () => void;
+}
+
+interface DrainWaiter {
+  itemId: string;
+  resolve: () => void;
+}
+
+export class CallPlayout implements TalkAudioSink {
+  readonly #framer = new OutboundFramer();
+  readonly #tracker = new PlaybackTracker();
+  readonly #highWater: number;
+  readonly #pollMs: number;
+  readonly #onClearSent: (() => void) | undefined;
+  /** Marks in flight that end an item: name -> itemId. */
+  readonly #endMarks = new Map<string, string>();
+  /** Items whose end-of-item mark was echoed. */
+  readonly #heardToEnd = new Set<string>();
+  #waiters: DrainWaiter[] = [];
+  #idleWaiters: Array<() => void> = [];
+  #line: PlayoutLine | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  /** Frames sent (metrics, tests). */
+  framesSent = 0;
+
+  constructor(options: CallPlayoutOptions = {}) {
+    this.#highWater = options.sendHighWaterBytes ?? 262_144;
+    this.#pollMs = options.drainPollMs ?? 20;
+    if (!Number.isInteger(this.#highWater) || this.#highWater < 1024) {
+      throw new TalkError("config_invalid", "sendHighWaterBytes must be an integer >= 1024");
+    }
+    this.#onClearSent = options.onClearSent;
+  }
+
+  /** Sends to `line` from now on (the stream started or Twilio reconnected); undefined pauses sending. */
+  attach(line: PlayoutLine | undefined): void {
+    this.#line = line;
+    if (line) this.#pump();
+  }
+
+  /** True while audio is queued here or sent and not yet confirmed played. */
+  get playing(): boolean {
+    return this.#framer.queuedMs > 0 || this.#framer.hasBurst || this.#tracker.playing;
+  }
+
+  write(chunk: AudioChunk, meta: { turnId: string; itemId: string }): void {
+    if (this.#closed) return;
+    const ulaw = toUlaw(chunk);
+    if (ulaw.byteLength === 0) return;
+    this.#heardToEnd.delete(meta.itemId);
+    this.#tracker.produced(meta.itemId, ulaw.byteLength / 8);
+    this.#framer.push(meta.itemId, ulaw);
+    this.#pump();
+  }
+
+  clear(_meta: { turnId: string; itemId?: string; reason: TerminalReason }): void {
+    this.#framer.clear();
+    this.#tracker.clear();
+    this.#endMarks.clear();
+    const line = this.#line;
+    if (line) {
+      line.send(buildClearMessage(line.streamSid));
+      this.#onClearSent?.();
+    }
+    // Cleared audio will never be heard: nobody waits for it.
+    this.#release(() => true);
+    this.#notifyIdle();
+  }
+
+  drained(itemId: string, signal: AbortSignal): Promise<void> {
+    if (this.#closed || signal.aborted) return Promise.resolve();
+    this.#framer.end(itemId);
+    this.#pump();
+    if (this.#heardToEnd.has(itemId) || this.#tracker.producedMs(itemId) === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter: DrainWaiter = { itemId, resolve: () => finish() };
+      const finish = (): void => {
+        signal.removeEventListener("abort", finish);
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        resolve();
+      };
+      signal.addEventListener("abort", finish, { once: true });
+      this.#waiters.push(waiter);
+    });
+  }
+
+  heardMs(itemId: string): number {
+    return this.#tracker.heardMs(itemId);
+  }
+
+  /** Twilio echoed a mark: the audio before it was played. */
+  markPlayed(name: string): void {
+    if (!this.#tracker.markPlayed(name)) return;
+    const ended = this.#endMarks.get(name);
+    if (ended !== undefined) {
+      this.#endMarks.delete(name);
+      this.#heardToEnd.add(ended);
+      if (this.#heardToEnd.size > 64) this.#heardToEnd.delete(this.#heardToEnd.values().next().value as string);
+      this.#release((w) => w.itemId === ended);
+    }
+    if (!this.playing) this.#notifyIdle();
+  }
+
+  /** Resolves once nothing is queued or unconfirmed (the caller heard everything sent). */
+  whenIdle(signal: AbortSignal): Promise<void> {
+    if (!this.playing || signal.aborted || this.#closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener("abort", done);
+        this.#idleWaiters = this.#idleWaiters.filter((w) => w !== done);
+        resolve();
+      };
+      signal.addEventListener("abort", done, { once: true });
+      this.#idleWaiters.push(done);
+    });
+  }
+
+  /** Stops sending; releases every waiter. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#framer.clear();
+    this.#line = undefined;
+    this.#release(() => true);
+    this.#notifyIdle();
+  }
+
+  #pump(): void {
+    const line = this.#line;
+    if (!line || this.#closed) return;
+    while (this.#framer.hasBurst) {
+      if (line.bufferedAmount >= this.#highWater) {
+        // Backpressure: try again once the socket has written some of its buffer.
+        this.#timer ??= setTimeout(() => {
+          this.#timer = undefined;
+          this.#pump();
+        }, this.#pollMs);
+        return;
+      }
+      for (const out of this.#framer.takeBurst()) {
+        if (out.type === "media") {
+          line.send(buildMediaMessage(line.streamSid, out.payload));
+          this.#tracker.sent(out.itemId, out.ms);
+          this.framesSent++;
+        } else {
+          line.send(buildMarkMessage(line.streamSid, out.name));
+          this.#tracker.markSent(out.name, out.itemId);
+          if (out.endOfItem) this.#endMarks.set(out.name, out.itemId);
+        }
+      }
+    }
+  }
+
+  #release(match: (w: DrainWaiter) => boolean): void {
+    for (const w of this.#waiters.filter(match)) w.resolve();
+  }
+
+  #notifyIdle(): void {
+    for (const w of [...this.#idleWaiters]) w();
+  }
+}
+
+/** Assistant audio as u-law 8 kHz: passthrough when it already is, encoded from PCM16 8 kHz otherwise. */
+function toUlaw(chunk: AudioChunk): Uint8Array {
+  const f = chunk.format;
+  if (f.encoding === "g711_ulaw" && f.sampleRate === 8000 && f.channels === 1) return chunk.data;
+  if (f.encoding === "pcm16" && f.sampleRate === 8000 && f.channels === 1) return encodeMulaw(pcm16FromBytes(chunk.data));
+  throw new TalkError("invalid_audio", `A phone line plays u-law or PCM16 at 8 kHz mono, not ${f.encoding}/${f.sampleRate}/${f.channels}.`);
+}

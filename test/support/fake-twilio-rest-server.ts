@@ -1,0 +1,72 @@
+/**
+ * A local server speaking the two Twilio REST calls talkgate makes: update a
+ * call (`POST /2010-04-01/Accounts/{Sid}/Calls/{CallSid}.json`, Status=completed)
+ * and create one (`POST .../Calls.json` with To, From, Twiml, StatusCallback).
+ * Basic auth is checked like the real API (401 otherwise). Test-only.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface RestRequest {
+  path: string;
+  params: URLSearchParams;
+  at: number;
+}
+
+export class FakeTwilioRestServer {
+  readonly requests: RestRequest[] = [];
+  readonly #server: Server;
+  readonly #auth: string;
+  #seq = 0;
+  #waiters: Array<() => void> = [];
+  url = "";
+
+  constructor(readonly accountSid: string, authToken: string) {
+    this.#auth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString("base64")}`;
+    this.#server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        const json = (status: number, value: unknown): void => {
+          res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+        };
+        if (req.headers.authorization !== this.#auth) return json(401, { code: 20003, message: "Authenticate", status: 401 });
+        const path = req.url ?? "";
+        const base = `/2010-04-01/Accounts/${accountSid}/Calls`;
+        this.requests.push({ path, params: new URLSearchParams(body), at: performance.now() });
+        for (const w of [...this.#waiters]) w();
+        if (req.method === "POST" && path === `${base}.json`) {
+          const sid = `CA${(++this.#seq).toString(16).padStart(32, "0")}`;
+          return json(201, { sid, status: "queued", account_sid: accountSid });
+        }
+        const m = new RegExp(`^${base}/(CA[0-9a-zA-Z]+)\\.json$`).exec(path);
+        if (req.method === "POST" && m) return json(200, { sid: m[1], status: new URLSearchParams(body).get("Status") ?? "in-progress" });
+        return json(404, { code: 20404, message: "The requested resource was not found", status: 404 });
+      });
+    });
+  }
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  waitFor(predicate: (r: RestRequest) => boolean): Promise<RestRequest> {
+    return new Promise((resolve) => {
+      const check = (): boolean => {
+        const hit = this.requests.find(predicate);
+        if (hit) {
+          this.#waiters = this.#waiters.filter((w) => w !== check);
+          resolve(hit);
+        }
+        return hit !== undefined;
+      };
+      if (!check()) this.#waiters.push(check);
+    });
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}
