@@ -70,6 +70,11 @@ export class TwilioStreamClient {
     this.accountSid = options.accountSid ?? sid("AC");
   }
 
+  /** The start.customParameters this client presents (replayed by reused-token tests). */
+  get customParameters(): Record<string, string> {
+    return { ...(this.#options.customParameters ?? {}) };
+  }
+
   /** Audio received, ms (u-law 8 kHz: 8 bytes per ms). */
   get receivedAudioMs(): number {
     return this.media.reduce((n, m) => n + m.byteLength, 0) / 8;

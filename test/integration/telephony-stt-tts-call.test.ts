@@ -1,0 +1,55 @@
+/**
+ * stt-tts phone calls on the embedded local engines: the local speech gate
+ * turns real caller speech into a turn, pocketsphinx transcribes it, the
+ * local agent answers, espeak-ng speaks, and the answer goes back as 20 ms
+ * u-law frames with marks. Caller speech during the answer interrupts it.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
+import { sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+
+let h: TelephonyHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
+const silence = (ms: number) => new Uint8Array(ms * 8).fill(0xff);
+
+describe("telephony: stt-tts calls", () => {
+  it("a full call: speech starts and ends a turn, the caller is transcribed, the answer is spoken back as u-law with marks", async () => {
+    h = await startTelephony({ mode: "stt-tts" });
+    const client = await h.dial();
+    await client.sendAudio(silence(300), { pace: "fast" });
+    await client.sendAudio(speech, { pace: "fast" });
+    await client.sendAudio(silence(1500), { pace: "fast" });
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const heard = h.eventsOf(sessionId, "transcript.done").find((e) => (e.payload as { role: string }).role === "user")!;
+    expect((heard.payload as { text: string }).text.length).toBeGreaterThan(0);
+    expect(client.receivedAudioMs).toBeGreaterThan(300);
+    expect(client.media.every((m) => m.length === 160)).toBe(true);
+    expect(client.marksEchoed.length).toBeGreaterThan(0);
+    expect(h.eventsOf(sessionId, "turn.started").length).toBe(1); // the silence before and after started nothing
+    await client.stop();
+  });
+
+  it("caller speech during a long answer clears the line and cancels the answer with one terminal event", async () => {
+    h = await startTelephony({ mode: "stt-tts", telephony: { greeting: "Welcome to the test line. ".repeat(12), greetingProtectMs: 0 } });
+    const client = await h.dial({ playback: "manual" });
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    await client.waitFor(() => client.receivedAudioMs >= 2000);
+    client.play(500);
+    await client.sendAudio(speech, { pace: "fast" });
+    await client.waitFor(() => client.clears === 1);
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.cancelled").length === 1);
+    expect(h.eventsOf(sessionId, "output.audio.cancelled")[0]!.payload).toMatchObject({ reason: "barge_in" });
+    expect(h.eventsOf(sessionId, "output.audio.done").filter((e) => e.itemId === h!.eventsOf(sessionId, "output.audio.cancelled")[0]!.itemId)).toHaveLength(0);
+    await client.stop();
+  });
+});
+
+async function waitUntil(predicate: () => boolean): Promise<void> {
+  while (!predicate()) await new Promise((r) => setTimeout(r, 5));
+}
