@@ -157,10 +157,20 @@ async function timeToFirstAudio(label: string, chunked: boolean): Promise<AudioT
   const tokenDelayMs = (seconds * 1000) / Math.ceil(answer.length / tokenChars);
   const server = new FakeChatCompletionsServer({ apiKey: "bench", answer, tokenChars, tokenDelayMs });
   const baseUrl = await server.start();
-  const agent = new OpenAiChatAgent({ baseUrl, model: "fake-model", apiKey: "bench", timeoutMs: (seconds + 60) * 1000 });
+  const agent = new OpenAiChatAgent({
+    baseUrl,
+    model: "fake-model",
+    apiKey: "bench",
+    timeoutMs: (seconds + 60) * 1000,
+  });
   const runtime = createTalkRuntime();
   try {
-    const session = runtime.createSession({ mode: "stt-tts", transport: "managed-room", brain: "agent-consult", owner: "gateway" });
+    const session = runtime.createSession({
+      mode: "stt-tts",
+      transport: "managed-room",
+      brain: "agent-consult",
+      owner: "gateway",
+    });
     const tts = createEspeakTts();
     const stt = createPocketsphinxStt();
     const controller = createSessionController({
@@ -168,7 +178,13 @@ async function timeToFirstAudio(label: string, chunked: boolean): Promise<AudioT
       providers: { stt: () => stt, tts: () => tts, agent: () => agent, realtime: () => undefined },
       options: { brain: { chunker: { enabled: chunked }, progressCueMs: 0, consultTimeoutMs: 0 } },
     });
-    const timing: AudioTiming = { label, consultStart: 0, firstSentence: undefined, firstAudio: undefined, answerDone: undefined };
+    const timing: AudioTiming = {
+      label,
+      consultStart: 0,
+      firstSentence: undefined,
+      firstAudio: undefined,
+      answerDone: undefined,
+    };
     let text = "";
     const done = new Promise<void>((resolve) => {
       session.subscribe((e: TalkEvent) => {
@@ -179,13 +195,15 @@ async function timeToFirstAudio(label: string, chunked: boolean): Promise<AudioT
           if (timing.firstSentence === undefined && /[.!?]\s/.test(text)) timing.firstSentence = now;
         } else if (e.type === "output.audio.delta") timing.firstAudio ??= now;
         else if (e.type === "output.text.done") timing.answerDone = now;
-        else if (e.type === "output.audio.done" || e.type === "turn.cancelled" || e.type === "session.error") resolve();
+        else if (e.type === "output.audio.done" || e.type === "turn.cancelled" || e.type === "session.error")
+          resolve();
       });
     });
     const requested = server.nextRequest().then(() => (timing.consultStart = performance.now()));
     const audio = readFileSync("/usr/share/pocketsphinx/test/data/goforward.raw");
     const turn = controller.startTurn();
-    for (let i = 0; i < audio.byteLength; i += 640) controller.appendAudio(audio.subarray(i, Math.min(i + 640, audio.byteLength)));
+    for (let i = 0; i < audio.byteLength; i += 640)
+      controller.appendAudio(audio.subarray(i, Math.min(i + 640, audio.byteLength)));
     await controller.endTurn(turn.id);
     await requested;
     await done;
@@ -201,8 +219,11 @@ async function firstAudioFigures(): Promise<void> {
   console.log(
     `\ntime to first audio: ${answerChars}-char answer over ~${seconds} s, stt-tts pipeline with espeak-ng, both sessions side by side`,
   );
-  const ms = (t: number | undefined, from: number): string => (t === undefined ? "-" : `${(t - from).toFixed(0)} ms`);
-  console.log("  session    first sentence   first audio   audio after sentence   whole answer   (times from the agent request)");
+  const ms = (t: number | undefined, from: number): string =>
+    t === undefined ? "-" : `${(t - from).toFixed(0)} ms`;
+  console.log(
+    "  session    first sentence   first audio   audio after sentence   whole answer   (times from the agent request)",
+  );
   for (const r of runs) {
     console.log(
       `  ${r.label.padEnd(10)} ${ms(r.firstSentence, r.consultStart).padStart(14)} ${ms(r.firstAudio, r.consultStart).padStart(13)} ` +

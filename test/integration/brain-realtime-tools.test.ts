@@ -11,7 +11,11 @@ import { ToolPolicy } from "../../src/core/tool-policy.js";
 import { ToolRegistry } from "../../src/core/tool-registry.js";
 import { createAgentConsultTool } from "../../src/core/tools/agent-consult-tool.js";
 import { CallControlRegistry, type CallControl } from "../../src/core/tools/call-control.js";
-import { createEndCallTool, createSendDtmfTool, createTransferCallTool } from "../../src/core/tools/call-tools.js";
+import {
+  createEndCallTool,
+  createSendDtmfTool,
+  createTransferCallTool,
+} from "../../src/core/tools/call-tools.js";
 import { ConsultProgressChannel } from "../../src/core/tools/consult-progress.js";
 import { resolveBrainOptions } from "../../src/core/pipelines/brain-options.js";
 import { OpenAiChatAgent } from "../../src/providers/openai-compatible/openai-chat-agent.js";
@@ -69,9 +73,17 @@ interface SetupOptions {
 async function setup(o: SetupOptions = {}) {
   realtime = new FakeOpenAiRealtimeServer();
   const url = await realtime.start();
-  chat = new FakeChatCompletionsServer({ apiKey: "k", answer: o.answer ?? longAnswer(1200), tokenDelayMs: o.tokenDelayMs ?? 5 });
+  chat = new FakeChatCompletionsServer({
+    apiKey: "k",
+    answer: o.answer ?? longAnswer(1200),
+    tokenDelayMs: o.tokenDelayMs ?? 5,
+  });
   const agent = new OpenAiChatAgent({ baseUrl: await chat.start(), model: "fake-model", apiKey: "k" });
-  const provider = createOpenAiRealtimeProvider({ apiKey: "sk-test-realtime", realtimeUrl: url, inputTranscriptionModel: null });
+  const provider = createOpenAiRealtimeProvider({
+    apiKey: "sk-test-realtime",
+    realtimeUrl: url,
+    inputTranscriptionModel: null,
+  });
   runtime = createTalkRuntime();
   const rt = runtime;
   const brain = { ...o.brain };
@@ -91,12 +103,22 @@ async function setup(o: SetupOptions = {}) {
     .register(createSendDtmfTool(calls))
     .register(createTransferCallTool({ calls, targets: { "front desk": "+15551230000" } }));
   const dispatcher = new ToolDispatcher({ registry, policy: new ToolPolicy({ deny: o.deny ?? [] }) });
-  const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
+  const session = runtime.createSession({
+    mode: "realtime",
+    transport: "gateway-relay",
+    brain: "agent-consult",
+    owner: "gateway",
+  });
   const call = new RecordingCall();
   if (o.withCall !== false) calls.set(session.id, call);
   const log = new EventLog(session);
   const sink = new RecordingSink();
-  const providers: PipelineProviderResolver = { stt: () => undefined, tts: () => undefined, agent: () => agent, realtime: () => provider };
+  const providers: PipelineProviderResolver = {
+    stt: () => undefined,
+    tts: () => undefined,
+    agent: () => agent,
+    realtime: () => provider,
+  };
   const controller = createSessionController({
     session,
     providers,
@@ -109,12 +131,18 @@ async function setup(o: SetupOptions = {}) {
 }
 
 const isOutput = (e: ReceivedEvent): boolean =>
-  e.type === "conversation.item.create" && (e.event.item as { type?: string }).type === "function_call_output";
+  e.type === "conversation.item.create" &&
+  (e.event.item as { type?: string }).type === "function_call_output";
 const isOutOfBand = (e: ReceivedEvent): boolean =>
-  e.type === "response.create" && (e.event.response as { conversation?: string } | undefined)?.conversation === "none";
+  e.type === "response.create" &&
+  (e.event.response as { conversation?: string } | undefined)?.conversation === "none";
 const outputOf = (e: ReceivedEvent): string => (e.event.item as { output: string }).output;
 /** The text a progressive response.create asks the provider to say. */
-const spokenText = (e: ReceivedEvent): string => String((e.event.response as { instructions: string }).instructions).split("\n\n").slice(1).join("\n\n");
+const spokenText = (e: ReceivedEvent): string =>
+  String((e.event.response as { instructions: string }).instructions)
+    .split("\n\n")
+    .slice(1)
+    .join("\n\n");
 
 describe("brain: realtime agent_consult, progressive answers and the one tool layer", () => {
   it("progressive: chunks are spoken out of band while the consult streams, and the function output comes last", async () => {
@@ -130,10 +158,17 @@ describe("brain: realtime agent_consult, progressive answers and the one tool la
     expect(spoken.length).toBeGreaterThan(1);
     expect(spoken.every((e) => realtime.received.indexOf(e) < at)).toBe(true);
     // The conversation does not grow per chunk: no items are added before the output.
-    expect(realtime.received.slice(0, at).filter((e) => e.type === "conversation.item.create")).toHaveLength(0);
-    const output = JSON.parse(outputOf(outputEvent)) as { already_spoken_to_caller: string; continue_with: string };
+    expect(realtime.received.slice(0, at).filter((e) => e.type === "conversation.item.create")).toHaveLength(
+      0,
+    );
+    const output = JSON.parse(outputOf(outputEvent)) as {
+      already_spoken_to_caller: string;
+      continue_with: string;
+    };
     expect(output.already_spoken_to_caller).toBe(spoken.map(spokenText).join(" "));
-    expect([...spoken.map(spokenText), output.continue_with].join(" ")).toBe(chunkText(answer, { speakable: true }).join(" "));
+    expect([...spoken.map(spokenText), output.continue_with].join(" ")).toBe(
+      chunkText(answer, { speakable: true }).join(" "),
+    );
     // Each response waited for the one before it: the server never refused one as overlapping.
     expect(log.ofType("session.error")).toHaveLength(0);
     expect(log.ofType("tool.result")).toHaveLength(1);
@@ -149,7 +184,11 @@ describe("brain: realtime agent_consult, progressive answers and the one tool la
   });
 
   it("caller speech during a progressive answer aborts the consult and no queued chunk is spoken afterwards", async () => {
-    const { realtime, chat, log } = await setup({ answer: longAnswer(2000), tokenDelayMs: 10, brain: { progressive: true } });
+    const { realtime, chat, log } = await setup({
+      answer: longAnswer(2000),
+      tokenDelayMs: 10,
+      brain: { progressive: true },
+    });
     realtime.callTool({ name: "agent_consult", arguments: { request: "Tell me everything." } });
     await realtime.waitFor(isOutOfBand);
     const disconnected = chat.nextDisconnect();
@@ -171,7 +210,10 @@ describe("brain: realtime agent_consult, progressive answers and the one tool la
     expect(out.error).toBe("tool_denied");
     expect(out.message).toContain("transfer_call");
     expect(call.calls).toEqual([]);
-    expect(log.ofType("tool.error")[0]!.payload).toMatchObject({ name: "transfer_call", code: "tool_denied" });
+    expect(log.ofType("tool.error")[0]!.payload).toMatchObject({
+      name: "transfer_call",
+      code: "tool_denied",
+    });
   });
 
   it("transfer_call goes only to a configured destination, by name", async () => {
@@ -189,7 +231,8 @@ describe("brain: realtime agent_consult, progressive answers and the one tool la
     call.blockDtmf = true;
     realtime.callTool({ name: "send_dtmf", arguments: { digits: "1" } });
     realtime.callTool({ name: "send_dtmf", arguments: { digits: "2" } });
-    while (log.ofType("tool.call").length < 2 || call.calls.length < 1) await new Promise((r) => setTimeout(r, 5));
+    while (log.ofType("tool.call").length < 2 || call.calls.length < 1)
+      await new Promise((r) => setTimeout(r, 5));
     const turnId = log.ofType("tool.call")[0]!.turnId!;
     expect(controller.cancelTurn(turnId, "client_request")).toBe(true);
     while (log.ofType("tool.cancelled").length < 2) await new Promise((r) => setTimeout(r, 5));
@@ -226,6 +269,11 @@ describe("brain: realtime agent_consult, progressive answers and the one tool la
     const { realtime } = await setup();
     const update = realtime.received.find((e) => e.type === "session.update")!;
     const tools = (update.event.session as { tools: { name: string }[] }).tools;
-    expect(tools.map((t) => t.name).sort()).toEqual(["agent_consult", "end_call", "send_dtmf", "transfer_call"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "agent_consult",
+      "end_call",
+      "send_dtmf",
+      "transfer_call",
+    ]);
   });
 });

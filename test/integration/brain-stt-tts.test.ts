@@ -43,31 +43,55 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setup(serverOptions: ConstructorParameters<typeof FakeChatCompletionsServer>[0], brain: PipelineOptions["brain"] = {}) {
+async function setup(
+  serverOptions: ConstructorParameters<typeof FakeChatCompletionsServer>[0],
+  brain: PipelineOptions["brain"] = {},
+) {
   server = new FakeChatCompletionsServer({ apiKey: "k", ...serverOptions });
   const baseUrl = await server.start();
   const agent = new OpenAiChatAgent({ baseUrl, model: "fake-model", apiKey: "k" });
   const tts = recordingTts();
-  const providers: PipelineProviderResolver = { stt: () => stt, tts: () => tts, agent: () => agent, realtime: () => undefined };
+  const providers: PipelineProviderResolver = {
+    stt: () => stt,
+    tts: () => tts,
+    agent: () => agent,
+    realtime: () => undefined,
+  };
   runtime = createTalkRuntime();
-  const session = runtime.createSession({ mode: "stt-tts", transport: "managed-room", brain: "agent-consult", owner: "gateway", metadata: { caller: "+15550001111" } });
+  const session = runtime.createSession({
+    mode: "stt-tts",
+    transport: "managed-room",
+    brain: "agent-consult",
+    owner: "gateway",
+    metadata: { caller: "+15550001111" },
+  });
   const log = new EventLog(session);
   const sink = new RecordingSink();
-  const controller = createSessionController({ session, providers, sink, options: { persona: "Trusted persona.", brain } });
+  const controller = createSessionController({
+    session,
+    providers,
+    sink,
+    options: { persona: "Trusted persona.", brain },
+  });
   const ask = async (): Promise<string> => {
     const turn = controller.startTurn();
-    for (let i = 0; i < GO_FORWARD.byteLength; i += 640) controller.appendAudio(GO_FORWARD.subarray(i, Math.min(i + 640, GO_FORWARD.byteLength)));
+    for (let i = 0; i < GO_FORWARD.byteLength; i += 640)
+      controller.appendAudio(GO_FORWARD.subarray(i, Math.min(i + 640, GO_FORWARD.byteLength)));
     await controller.endTurn(turn.id);
     return turn.id;
   };
   return { server, session, log, sink, controller, tts, ask };
 }
 
-const segments = (log: EventLog) => log.ofType("output.audio.delta").map((e) => e.payload as SegmentAudioPayload);
+const segments = (log: EventLog) =>
+  log.ofType("output.audio.delta").map((e) => e.payload as SegmentAudioPayload);
 
 describe("brain: chunked speech in an stt-tts session", () => {
   it("first TTS audio starts after the first chunk, while the agent has sent only a small fraction of the answer", async () => {
-    const { server, log, sink, controller, ask } = await setup({ answer: longAnswer(2000), tokenDelayMs: 10 });
+    const { server, log, sink, controller, ask } = await setup({
+      answer: longAnswer(2000),
+      tokenDelayMs: 10,
+    });
     const turnId = await ask();
     await sink.firstWrite;
     const sentAtFirstAudio = server.tokensSent;
@@ -104,7 +128,10 @@ describe("brain: chunked speech in an stt-tts session", () => {
   });
 
   it("cancel mid-answer closes the agent's HTTP stream and no queued chunk is spoken afterwards", async () => {
-    const { server, log, sink, controller, tts, ask } = await setup({ answer: longAnswer(2000), tokenDelayMs: 10 });
+    const { server, log, sink, controller, tts, ask } = await setup({
+      answer: longAnswer(2000),
+      tokenDelayMs: 10,
+    });
     const turnId = await ask();
     await sink.firstWrite;
     const disconnected = server.nextDisconnect();
@@ -119,13 +146,17 @@ describe("brain: chunked speech in an stt-tts session", () => {
     expect(tts.requests.length).toBe(requestsAtCancel);
     const cancelled = log.ofType("turn.cancelled");
     expect(cancelled).toHaveLength(1);
-    expect(log.events.filter((e) => e.type === "output.audio.delta" && e.seq > cancelled[0]!.seq)).toHaveLength(0);
+    expect(
+      log.events.filter((e) => e.type === "output.audio.delta" && e.seq > cancelled[0]!.seq),
+    ).toHaveLength(0);
     expect(log.ofType("output.audio.done")).toHaveLength(0);
   });
 
   it("a voice directive sets this reply's voice, is never spoken, and `once` leaves the next reply alone", async () => {
     const body = "Certainly. Here is the weather for today, which looks sunny and warm.";
-    const { server, log, tts, ask } = await setup({ answer: `{"voice":"en-gb","once":true,"speed":1.2,"mood":"x"} ${body}` });
+    const { server, log, tts, ask } = await setup({
+      answer: `{"voice":"en-gb","once":true,"speed":1.2,"mood":"x"} ${body}`,
+    });
     await ask();
     await log.next("output.audio.done");
     expect(tts.requests.length).toBeGreaterThan(0);
@@ -146,7 +177,9 @@ describe("brain: chunked speech in an stt-tts session", () => {
   });
 
   it("a directive without once changes the session's voice for later replies", async () => {
-    const { server, log, tts, ask } = await setup({ answer: `{"voice":"en-gb"}Noted, I will speak this way from now on.` });
+    const { server, log, tts, ask } = await setup({
+      answer: `{"voice":"en-gb"}Noted, I will speak this way from now on.`,
+    });
     await ask();
     await log.next("output.audio.done");
     const firstReply = tts.requests.length;
@@ -158,7 +191,10 @@ describe("brain: chunked speech in an stt-tts session", () => {
 
   it("a slow agent gets the progress cue spoken before its answer, which then follows", async () => {
     const answer = "Here is what I found. The train leaves at nine.";
-    const { server, log, tts, ask } = await setup({ answer, holdFirstToken: true }, { progressCueMs: 50, progressCueText: "One moment please." });
+    const { server, log, tts, ask } = await setup(
+      { answer, holdFirstToken: true },
+      { progressCueMs: 50, progressCueText: "One moment please." },
+    );
     const requested = server.nextRequest();
     await ask();
     await requested;
@@ -167,22 +203,35 @@ describe("brain: chunked speech in an stt-tts session", () => {
     expect((firstAudio.payload as SegmentAudioPayload).segmentText).toBe("One moment please.");
     server.release();
     await log.next("output.audio.done");
-    expect(tts.requests.map((r) => r.text)).toEqual(["One moment please.", ...chunkText(answer, { speakable: true })]);
+    expect(tts.requests.map((r) => r.text)).toEqual([
+      "One moment please.",
+      ...chunkText(answer, { speakable: true }),
+    ]);
   });
 
   it("a consult that times out is aborted, apologised for aloud and reported as tool.error, never silence", async () => {
-    const { server, log, tts, ask } = await setup({ holdFirstToken: true }, { progressCueMs: 0, consultTimeoutMs: 200, apologyText: "Sorry, I could not get that." });
+    const { server, log, tts, ask } = await setup(
+      { holdFirstToken: true },
+      { progressCueMs: 0, consultTimeoutMs: 200, apologyText: "Sorry, I could not get that." },
+    );
     const disconnected = server.nextDisconnect();
     const turnId = await ask();
     await log.next("output.audio.done");
     await disconnected;
     expect(tts.requests.map((r) => r.text)).toEqual(["Sorry, I could not get that."]);
-    expect(log.ofType("tool.error")[0]).toMatchObject({ turnId, payload: { name: "agent_consult", code: "timeout" } });
+    expect(log.ofType("tool.error")[0]).toMatchObject({
+      turnId,
+      payload: { name: "agent_consult", code: "timeout" },
+    });
     expect(log.ofType("turn.cancelled")).toHaveLength(0);
     expect(log.ofType("session.error")).toHaveLength(0);
   });
 });
 
-async function waitForCount(log: EventLog, type: Parameters<EventLog["ofType"]>[0], count: number): Promise<void> {
+async function waitForCount(
+  log: EventLog,
+  type: Parameters<EventLog["ofType"]>[0],
+  count: number,
+): Promise<void> {
   while (log.ofType(type).length < count) await new Promise((r) => setTimeout(r, 20));
 }

@@ -4,7 +4,11 @@ import type { TalkLogger } from "../logger.js";
 import type { AgentMessage, AgentProvider } from "../provider-types.js";
 import { createSmartChunker } from "../speech/smart-chunker.js";
 import { toSpeakable } from "../speech/speakable-text.js";
-import { createDirectiveParser, type DirectiveParseResult, type VoiceDirective } from "../speech/voice-directive.js";
+import {
+  createDirectiveParser,
+  type DirectiveParseResult,
+  type VoiceDirective,
+} from "../speech/voice-directive.js";
 import type { BrainChunkerOptions } from "./brain-options.js";
 
 /** What streaming one agent answer needs: narrow, no back-reference to a pipeline. */
@@ -81,7 +85,12 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
     if (result.directive) req.onDirective?.(result.directive);
     if (result.ignoredKeys || result.invalidKeys) {
       req.logger.info(
-        { sessionId: req.sessionId, turnId: req.turnId, ignoredKeys: result.ignoredKeys, invalidKeys: result.invalidKeys },
+        {
+          sessionId: req.sessionId,
+          turnId: req.turnId,
+          ignoredKeys: result.ignoredKeys,
+          invalidKeys: result.invalidKeys,
+        },
         "voice directive keys ignored",
       );
     }
@@ -92,7 +101,13 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
   };
   const timer =
     req.consultTimeoutMs > 0
-      ? setTimeout(() => timeout.abort(new TalkError("timeout", `The agent did not answer within ${req.consultTimeoutMs} ms.`)), req.consultTimeoutMs)
+      ? setTimeout(
+          () =>
+            timeout.abort(
+              new TalkError("timeout", `The agent did not answer within ${req.consultTimeoutMs} ms.`),
+            ),
+          req.consultTimeoutMs,
+        )
       : undefined;
   const cueTimer =
     req.progressCueMs > 0 && req.onProgressCue
@@ -101,7 +116,12 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
         }, req.progressCueMs)
       : undefined;
   try {
-    for await (const delta of req.agent.consult({ sessionId: req.sessionId, turnId: req.turnId, messages: req.messages, signal: consultSignal })) {
+    for await (const delta of req.agent.consult({
+      sessionId: req.sessionId,
+      turnId: req.turnId,
+      messages: req.messages,
+      signal: consultSignal,
+    })) {
       if (consultSignal.aborted) break;
       if (delta.type === "done") break;
       if (delta.text) take(parser ? parser.push(delta.text) : { text: delta.text });
@@ -110,12 +130,17 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
     if (timeout.signal.aborted) return { text, chunks, timedOut: true };
     if (parser) take(parser.flush());
     if (chunker) emitChunks(chunker.flush(), true);
-    else if (text.trim() !== "") emitChunks([toSpeakable(text)].filter((t) => t !== ""), true);
+    else if (text.trim() !== "")
+      emitChunks(
+        [toSpeakable(text)].filter((t) => t !== ""),
+        true,
+      );
     return { text, chunks, timedOut: false };
   } catch (err) {
     if (signal.aborted) throw cancelledError(signal);
     // Ours or the provider's own timeout: either way the caller must hear something, not silence.
-    if (timeout.signal.aborted || (err instanceof TalkError && err.code === "timeout")) return { text, chunks, timedOut: true };
+    if (timeout.signal.aborted || (err instanceof TalkError && err.code === "timeout"))
+      return { text, chunks, timedOut: true };
     throw err;
   } finally {
     clearTimeout(timer);

@@ -30,7 +30,12 @@ describe("agent context", () => {
     history.add("assistant", "  ");
     expect(history.entries.length).toBeLessThanOrEqual(4);
     expect(history.entries.at(-1)!.content).toBe("m9");
-    const messages = buildAgentMessages({ persona: "P", history: history.entries, historyEntries: 2, request: "r" });
+    const messages = buildAgentMessages({
+      persona: "P",
+      history: history.entries,
+      historyEntries: 2,
+      request: "r",
+    });
     expect(messages.map((m) => m.content)).toEqual(["P", "m8", "m9", "r"]);
   });
 });

@@ -28,7 +28,9 @@ const INTERNAL_METADATA = new Set(["connection"]);
 
 export function buildAgentMessages(input: AgentContextInput): AgentMessage[] {
   const messages: AgentMessage[] = [{ role: "system", content: input.persona }];
-  const facts = Object.entries(input.metadata ?? {}).filter(([k, v]) => !INTERNAL_METADATA.has(k) && typeof v === "string" && v !== "");
+  const facts = Object.entries(input.metadata ?? {}).filter(
+    ([k, v]) => !INTERNAL_METADATA.has(k) && typeof v === "string" && v !== "",
+  );
   if (facts.length > 0) {
     messages.push({
       role: "system",
@@ -39,7 +41,10 @@ export function buildAgentMessages(input: AgentContextInput): AgentMessage[] {
   }
   const limit = input.historyEntries ?? input.history.length;
   const recent = limit <= 0 ? [] : input.history.slice(-limit);
-  messages.push(...recent.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: input.request });
+  messages.push(...recent.map((m) => ({ role: m.role, content: m.content })), {
+    role: "user",
+    content: input.request,
+  });
   return messages;
 }
 

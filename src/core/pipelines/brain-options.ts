@@ -106,15 +106,21 @@ export function resolveBrainOptions(options: BrainOptions = {}): ResolvedBrainOp
   if (typeof chunker.enabled !== "boolean") bad("chunker.enabled", "must be a boolean");
   int("chunker.minChars", chunker.minChars, 1);
   int("chunker.firstChunkMinChars", chunker.firstChunkMinChars, 1);
-  if (!Number.isInteger(chunker.maxChars) || chunker.maxChars < chunker.minChars) bad("chunker.maxChars", "must be an integer >= minChars");
-  if (!Number.isInteger(chunker.firstChunkMaxChars) || chunker.firstChunkMaxChars < chunker.firstChunkMinChars) {
+  if (!Number.isInteger(chunker.maxChars) || chunker.maxChars < chunker.minChars)
+    bad("chunker.maxChars", "must be an integer >= minChars");
+  if (
+    !Number.isInteger(chunker.firstChunkMaxChars) ||
+    chunker.firstChunkMaxChars < chunker.firstChunkMinChars
+  ) {
     bad("chunker.firstChunkMaxChars", "must be an integer >= firstChunkMinChars");
   }
   int("ttsPrefetch", o.ttsPrefetch, 0);
   int("progressCueMs", o.progressCueMs, 0);
   int("consultTimeoutMs", o.consultTimeoutMs, 0);
-  if (typeof o.progressCueText !== "string" || o.progressCueText.trim() === "") bad("progressCueText", "must be a non-empty string");
-  if (typeof o.apologyText !== "string" || o.apologyText.trim() === "") bad("apologyText", "must be a non-empty string");
+  if (typeof o.progressCueText !== "string" || o.progressCueText.trim() === "")
+    bad("progressCueText", "must be a non-empty string");
+  if (typeof o.apologyText !== "string" || o.apologyText.trim() === "")
+    bad("apologyText", "must be a non-empty string");
   if (typeof o.progressive !== "boolean") bad("progressive", "must be a boolean");
   if (!REPLY_PATHS.includes(o.replyPath)) bad("replyPath", `must be one of ${REPLY_PATHS.join(", ")}`);
   return Object.freeze(o);

@@ -67,7 +67,12 @@ export class ProgressiveSpeech {
    * function output after them; `close` stops listening and drops what was
    * not spoken yet (barge-in, cancel).
    */
-  listen(channel: ConsultProgressChannel, sessionId: string, callId: string, signal: AbortSignal): { settle(submit: () => void): void; close(): void } {
+  listen(
+    channel: ConsultProgressChannel,
+    sessionId: string,
+    callId: string,
+    signal: AbortSignal,
+  ): { settle(submit: () => void): void; close(): void } {
     const owner = {};
     const speak = (text: string): void =>
       this.#enqueue(owner, () => {
@@ -100,7 +105,8 @@ export class ProgressiveSpeech {
   }
 
   #drop(owner: object): void {
-    for (let i = this.#queue.length - 1; i >= 0; i--) if (this.#queue[i]!.owner === owner) this.#queue.splice(i, 1);
+    for (let i = this.#queue.length - 1; i >= 0; i--)
+      if (this.#queue[i]!.owner === owner) this.#queue.splice(i, 1);
   }
 
   #next(): void {

@@ -19,7 +19,10 @@ export function providerToolsFor(
   if (ownership === "transport_only" || !tools?.definitions) return [];
   const exported = exportToolsForProvider(tools.definitions, provider.capabilities.toolSchema);
   if (exported.skipped.length > 0) {
-    logger.warn({ provider: provider.id, skipped: exported.skipped }, "tools the provider cannot declare were left out");
+    logger.warn(
+      { provider: provider.id, skipped: exported.skipped },
+      "tools the provider cannot declare were left out",
+    );
   }
   return exported.tools;
 }

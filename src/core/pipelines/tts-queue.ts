@@ -72,7 +72,8 @@ export class TtsQueue {
   #signal: AbortSignal | undefined;
 
   constructor(ctx: TtsQueueContext) {
-    if (!Number.isInteger(ctx.prefetch) || ctx.prefetch < 0) throw new TalkError("config_invalid", "TtsQueue prefetch must be an integer >= 0.");
+    if (!Number.isInteger(ctx.prefetch) || ctx.prefetch < 0)
+      throw new TalkError("config_invalid", "TtsQueue prefetch must be an integer >= 0.");
     this.#ctx = ctx;
   }
 
@@ -89,7 +90,16 @@ export class TtsQueue {
   /** Queues text to be spoken after everything pushed before it. Ignored after end(). */
   push(text: string, settings: SpeechSettings): void {
     if (this.#ended || text.trim() === "") return;
-    this.#segments.push({ index: this.#segments.length, text, settings, started: false, done: false, error: undefined, audible: false, audio: [] });
+    this.#segments.push({
+      index: this.#segments.length,
+      text,
+      settings,
+      started: false,
+      done: false,
+      error: undefined,
+      audible: false,
+      audio: [],
+    });
     this.#startDue();
     this.#notify();
   }
@@ -138,8 +148,13 @@ export class TtsQueue {
       // Done means heard: a phone line plays for seconds after synthesis, and the answer stays interruptible.
       await this.#ctx.sink()?.drained?.(itemId, signal);
       if (signal.aborted) throw cancelledError(signal);
-      const done: OutputAudioPayload = { format: { ...outputFormat }, bytes: this.#bytes, durationMs: durationMs(outputFormat, this.#bytes) };
-      if (this.#started) this.#ctx.session.emit({ type: "output.audio.done", turnId, itemId, final: true, payload: done });
+      const done: OutputAudioPayload = {
+        format: { ...outputFormat },
+        bytes: this.#bytes,
+        durationMs: durationMs(outputFormat, this.#bytes),
+      };
+      if (this.#started)
+        this.#ctx.session.emit({ type: "output.audio.done", turnId, itemId, final: true, payload: done });
       return this.#bytes;
     } finally {
       signal.removeEventListener("abort", onAbort);
@@ -203,8 +218,12 @@ export class TtsQueue {
           const error = toTalkError(err);
           const fallback = segment.settings.fallback;
           // A voice directive naming a voice this TTS lacks must not silence the answer: retry with the session's voice.
-          if (error.code !== "invalid_params" || !fallback || segment.audio.length > 0 || signal.aborted) throw err;
-          this.#ctx.logger.warn({ sessionId: this.#ctx.session.id, voice: segment.settings.voice, code: error.code }, "TTS refused the directive's settings; using the session voice");
+          if (error.code !== "invalid_params" || !fallback || segment.audio.length > 0 || signal.aborted)
+            throw err;
+          this.#ctx.logger.warn(
+            { sessionId: this.#ctx.session.id, voice: segment.settings.voice, code: error.code },
+            "TTS refused the directive's settings; using the session voice",
+          );
           await this.#synthesizeWith(segment, fallback, signal);
         }
       },
@@ -212,7 +231,11 @@ export class TtsQueue {
     );
   }
 
-  async #synthesizeWith(segment: Segment, settings: { voice?: string; speed: number }, signal: AbortSignal): Promise<void> {
+  async #synthesizeWith(
+    segment: Segment,
+    settings: { voice?: string; speed: number },
+    signal: AbortSignal,
+  ): Promise<void> {
     const { tts, outputFormat } = this.#ctx;
     let converter: PcmConverter | undefined;
     const add = (pcm: Int16Array): void => {
@@ -221,7 +244,13 @@ export class TtsQueue {
       this.#notify();
     };
     try {
-      const request = { text: segment.text, speed: settings.speed, format: outputFormat, signal, ...(settings.voice !== undefined ? { voice: settings.voice } : {}) };
+      const request = {
+        text: segment.text,
+        speed: settings.speed,
+        format: outputFormat,
+        signal,
+        ...(settings.voice !== undefined ? { voice: settings.voice } : {}),
+      };
       for await (const chunk of tts.synthesize(request)) {
         if (signal.aborted) break;
         if (!converter || !sameFormat(converter.from, chunk.format)) {

@@ -12,7 +12,9 @@ export interface AgentConsultToolOptions {
   /** The agent that answers for a session (the configured agent-consult provider); undefined: none configured. */
   agent(sessionId: string): AgentProvider | undefined;
   /** Session facts for the context: surface metadata and recent transcript. Undefined: an unknown session. */
-  session(sessionId: string): { metadata: Readonly<Record<string, string>>; history: readonly AgentMessage[] } | undefined;
+  session(
+    sessionId: string,
+  ): { metadata: Readonly<Record<string, string>>; history: readonly AgentMessage[] } | undefined;
   /** From configuration (agent.persona). */
   persona: string;
   /** Transcript entries sent besides the request. Default 10. */
@@ -86,7 +88,8 @@ export function createAgentConsultTool(options: AgentConsultToolOptions): ToolDe
         },
         onProgressCue: () => listener?.cue(brain.progressCueText),
       });
-      if (answer.timedOut) throw new TalkError("timeout", brain.apologyText, { details: { spokenChunks: spoken.length } });
+      if (answer.timedOut)
+        throw new TalkError("timeout", brain.apologyText, { details: { spokenChunks: spoken.length } });
       if (!listener) return answer.text.trim() === "" ? "(The assistant had no answer.)" : answer.text;
       if (spoken.length === 0) return rest.join(" ");
       return JSON.stringify({

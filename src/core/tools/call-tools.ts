@@ -14,9 +14,13 @@ import type { CallControl, CallControlRegistry } from "./call-control.js";
 function controlOf(calls: CallControlRegistry, ctx: ToolContext, tool: string): CallControl {
   const control = calls.get(ctx.sessionId);
   if (!control) {
-    throw new TalkError("capability_unsupported", `${tool}: this session is not a phone call, so there is no call to control.`, {
-      details: { tool },
-    });
+    throw new TalkError(
+      "capability_unsupported",
+      `${tool}: this session is not a phone call, so there is no call to control.`,
+      {
+        details: { tool },
+      },
+    );
   }
   return control;
 }
@@ -31,7 +35,8 @@ async function act(ctx: ToolContext, run: () => Promise<void>): Promise<void> {
 export function createEndCallTool(calls: CallControlRegistry): ToolDefinition {
   return {
     name: "end_call",
-    description: "Hang up the phone call, after what has already been said has been heard. Say goodbye first.",
+    description:
+      "Hang up the phone call, after what has already been said has been heard. Say goodbye first.",
     parameters: {
       type: "object",
       properties: { reason: { type: "string", description: "Why the call ends, for the log." } },
@@ -41,7 +46,9 @@ export function createEndCallTool(calls: CallControlRegistry): ToolDefinition {
     handler: async (args, ctx) => {
       const control = controlOf(calls, ctx, "end_call");
       const reason = typeof args["reason"] === "string" ? args["reason"].slice(0, 200) : undefined;
-      await act(ctx, () => control.hangUp({ afterPlayback: true, signal: ctx.signal, ...(reason ? { reason } : {}) }));
+      await act(ctx, () =>
+        control.hangUp({ afterPlayback: true, signal: ctx.signal, ...(reason ? { reason } : {}) }),
+      );
       return JSON.stringify({ ok: true, ended: true });
     },
   };
@@ -55,14 +62,15 @@ export function createSendDtmfTool(calls: CallControlRegistry): ToolDefinition {
     description: "Press keys on the phone keypad in this call (digits 0-9, * and #; w pauses half a second).",
     parameters: {
       type: "object",
-      properties: { digits: { type: "string", description: "Keys to press, e.g. \"1\" or \"1234#\"." } },
+      properties: { digits: { type: "string", description: 'Keys to press, e.g. "1" or "1234#".' } },
       required: ["digits"],
       additionalProperties: false,
     },
     sideEffects: true,
     handler: async (args, ctx) => {
       const digits = String(args["digits"]);
-      if (!DTMF.test(digits)) throw new TalkError("invalid_params", "send_dtmf: digits must be 1-32 of 0-9, *, # and w.");
+      if (!DTMF.test(digits))
+        throw new TalkError("invalid_params", "send_dtmf: digits must be 1-32 of 0-9, *, # and w.");
       const control = controlOf(calls, ctx, "send_dtmf");
       await act(ctx, () => control.sendDtmf(digits.toLowerCase(), ctx.signal));
       return JSON.stringify({ ok: true, sent: digits });
@@ -95,7 +103,13 @@ export function createTransferCallTool(options: TransferCallToolOptions): ToolDe
         : "Transfer the phone call (no destination is configured, so this will fail).",
     parameters: {
       type: "object",
-      properties: { target: { type: "string", description: "Name of the destination.", ...(names.length > 0 ? { enum: names } : {}) } },
+      properties: {
+        target: {
+          type: "string",
+          description: "Name of the destination.",
+          ...(names.length > 0 ? { enum: names } : {}),
+        },
+      },
       required: ["target"],
       additionalProperties: false,
     },
@@ -104,9 +118,15 @@ export function createTransferCallTool(options: TransferCallToolOptions): ToolDe
       const target = String(args["target"]);
       const destination = Object.hasOwn(options.targets, target) ? options.targets[target] : undefined;
       if (destination === undefined) {
-        throw new TalkError("invalid_params", names.length > 0 ? `transfer_call: "${target}" is not one of ${names.join(", ")}.` : "transfer_call: no transfer destination is configured.", {
-          details: { target },
-        });
+        throw new TalkError(
+          "invalid_params",
+          names.length > 0
+            ? `transfer_call: "${target}" is not one of ${names.join(", ")}.`
+            : "transfer_call: no transfer destination is configured.",
+          {
+            details: { target },
+          },
+        );
       }
       const control = controlOf(options.calls, ctx, "transfer_call");
       await act(ctx, () => control.transfer(destination, ctx.signal));

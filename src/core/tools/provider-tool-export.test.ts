@@ -7,7 +7,10 @@ const tool = {
   parameters: {
     type: "object",
     $schema: "http://json-schema.org/draft-07/schema#",
-    properties: { q: { type: "string", format: "uuid", description: "query" }, tags: { type: "array", items: { type: "string", examples: ["a"] } } },
+    properties: {
+      q: { type: "string", format: "uuid", description: "query" },
+      tags: { type: "array", items: { type: "string", examples: ["a"] } },
+    },
     required: ["q"],
     additionalProperties: false,
   },
@@ -18,7 +21,10 @@ describe("exportToolsForProvider", () => {
     const [out] = exportToolsForProvider([tool]).tools;
     expect(out!.parameters).toEqual({
       type: "object",
-      properties: { q: { type: "string", description: "query" }, tags: { type: "array", items: { type: "string" } } },
+      properties: {
+        q: { type: "string", description: "query" },
+        tags: { type: "array", items: { type: "string" } },
+      },
       required: ["q"],
       additionalProperties: false,
     });
@@ -26,11 +32,18 @@ describe("exportToolsForProvider", () => {
 
   it("applies a provider's declared limits: long names are left out and reported, descriptions cut", () => {
     const long = { ...tool, name: "x".repeat(40) };
-    const result = exportToolsForProvider([tool, long], { maxNameLength: 32, maxDescriptionLength: 10, keywords: ["type", "properties"] });
+    const result = exportToolsForProvider([tool, long], {
+      maxNameLength: 32,
+      maxDescriptionLength: 10,
+      keywords: ["type", "properties"],
+    });
     expect(result.skipped).toEqual([long.name]);
     expect(result.tools).toHaveLength(1);
     expect(result.tools[0]!.description).toBe("Looks thin");
-    expect(result.tools[0]!.parameters).toEqual({ type: "object", properties: { q: { type: "string" }, tags: { type: "array" } } });
+    expect(result.tools[0]!.parameters).toEqual({
+      type: "object",
+      properties: { q: { type: "string" }, tags: { type: "array" } },
+    });
   });
 
   it("never changes the canonical definition it exports", () => {

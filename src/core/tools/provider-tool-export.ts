@@ -28,7 +28,10 @@ export interface ToolExport {
   skipped: string[];
 }
 
-export function exportToolsForProvider(tools: readonly RealtimeToolDefinition[], profile: ToolSchemaProfile = {}): ToolExport {
+export function exportToolsForProvider(
+  tools: readonly RealtimeToolDefinition[],
+  profile: ToolSchemaProfile = {},
+): ToolExport {
   const maxName = profile.maxNameLength ?? 64;
   const maxDescription = profile.maxDescriptionLength ?? 1024;
   const keywords = new Set(profile.keywords ?? DEFAULT_TOOL_SCHEMA_KEYWORDS);
@@ -41,7 +44,10 @@ export function exportToolsForProvider(tools: readonly RealtimeToolDefinition[],
     }
     out.push({
       name: tool.name,
-      description: tool.description.length > maxDescription ? tool.description.slice(0, maxDescription) : tool.description,
+      description:
+        tool.description.length > maxDescription
+          ? tool.description.slice(0, maxDescription)
+          : tool.description,
       parameters: sanitizeSchema(tool.parameters, keywords) as Record<string, unknown>,
     });
   }
@@ -55,7 +61,12 @@ function sanitizeSchema(schema: unknown, keywords: ReadonlySet<string>): unknown
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
     if (!keywords.has(key)) continue;
     if (key === "properties" && value !== null && typeof value === "object") {
-      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, s]) => [name, sanitizeSchema(s, keywords)]));
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([name, s]) => [
+          name,
+          sanitizeSchema(s, keywords),
+        ]),
+      );
     } else if (key === "items" || (key === "additionalProperties" && typeof value === "object")) {
       out[key] = sanitizeSchema(value, keywords);
     } else {

@@ -25,7 +25,8 @@ export class SessionTranscripts {
     const payload = event.payload as { role?: unknown; text?: unknown } | undefined;
     if (typeof payload?.text !== "string") return;
     let role: "user" | "assistant" | undefined;
-    if (event.type === "transcript.done" && (payload.role === "user" || payload.role === "assistant")) role = payload.role;
+    if (event.type === "transcript.done" && (payload.role === "user" || payload.role === "assistant"))
+      role = payload.role;
     else if (event.type === "output.text.done") role = "assistant";
     if (!role) return;
     let history = this.#sessions.get(event.sessionId);
