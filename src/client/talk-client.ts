@@ -36,9 +36,8 @@ export interface TalkClientEvents {
 }
 
 /** Params are optional exactly when the method has no required params. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- "{}" is exactly "a params object with nothing required"
 type ParamsArg<M extends TalkMethod> =
-  {} extends TalkParams<M> ? [params?: TalkParams<M>] : [params: TalkParams<M>];
+  Record<never, never> extends TalkParams<M> ? [params?: TalkParams<M>] : [params: TalkParams<M>];
 
 interface Pending {
   resolve(value: unknown): void;

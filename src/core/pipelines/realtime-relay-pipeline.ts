@@ -3,7 +3,7 @@ import { TalkError, toTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
 import type { RealtimeProvider, RealtimeProviderEvent, RealtimeVoiceSession } from "../provider-types.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
-import type { OutputAudioPayload, TerminalReason, ToolCallPayload } from "../talk-events.js";
+import type { OutputAudioPayload, TerminalReason } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import { bytesPerSecond, durationMs } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";

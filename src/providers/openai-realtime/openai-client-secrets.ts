@@ -94,7 +94,10 @@ export async function mintClientSecret(endpoint: ClientSecretEndpoint, request: 
     text = await response.text();
   } catch (err) {
     if (signal.aborted) throw cancelled(signal);
-    throw new TalkError("provider_error", "Reading the OpenAI client secret response failed.", { details: { status: response.status } });
+    throw new TalkError("provider_error", "Reading the OpenAI client secret response failed.", {
+      cause: err,
+      details: { status: response.status },
+    });
   }
 
   if (!response.ok) {
