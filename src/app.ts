@@ -9,11 +9,11 @@ import type { ProviderKind, TalkProvider } from "./core/provider-types.js";
 import { ProviderRegistry } from "./core/provider-registry.js";
 import { ProviderResolver, type ProviderDefaults } from "./core/provider-resolver.js";
 import { createTalkRuntime } from "./core/session-runtime.js";
-import type { TalkRuntime, TalkSession } from "./core/session-types.js";
+import type { TalkRuntime, TalkRuntimeOptions, TalkSession } from "./core/session-types.js";
 import { buildTalkCatalog } from "./core/talk-catalog.js";
 import { ToolDispatcher } from "./core/tool-dispatcher.js";
 import { ToolPolicy } from "./core/tool-policy.js";
-import { ToolRegistry } from "./core/tool-registry.js";
+import { ToolRegistry, type ToolDefinition } from "./core/tool-registry.js";
 import { createGetTimeTool } from "./core/tools/get-time-tool.js";
 import { createAgentConsultTool } from "./core/tools/agent-consult-tool.js";
 import { CallControlRegistry } from "./core/tools/call-control.js";
@@ -22,7 +22,7 @@ import { ConsultProgressChannel } from "./core/tools/consult-progress.js";
 import { SessionTranscripts } from "./core/tools/session-transcripts.js";
 import { resolveBrainOptions, toolOwnershipOf, type BrainOptions } from "./core/pipelines/brain-options.js";
 import { exportToolsForProvider } from "./core/tools/provider-tool-export.js";
-import { createGatewayServer, type GatewayDeps, type GatewayServer } from "./gateway/index.js";
+import { createGatewayServer, type GatewayDeps, type GatewayOptionsInput, type GatewayServer } from "./gateway/index.js";
 import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
@@ -49,6 +49,18 @@ export interface CreateAppOptions {
   /** Providers to register instead of the ones the configuration names (tests, embedders). */
   providers?: TalkProvider[];
   logger?: Logger;
+  /** Tools registered after the built-in ones, under the same `agent.tools` policy (embedders' own tools). Default none. */
+  tools?: readonly ToolDefinition[];
+  /** Runtime options the configuration has no key for (`closeGraceMs`). Default: the runtime's defaults. */
+  runtime?: Pick<TalkRuntimeOptions, "closeGraceMs">;
+  /**
+   * Gateway options over the ones the configuration gives (keys it has none
+   * for, e.g. `maxSpeakChars`); a nested object replaces the configured one,
+   * except `auth.tokens`, which always come from `auth.tokens` in the config.
+   */
+  gateway?: GatewayOptionsInput;
+  /** Gateway dependencies used instead of the ones built here (an embedder's own readiness probe or cluster). */
+  deps?: Partial<Omit<GatewayDeps, "runtime" | "logger">>;
 }
 
 /** Builds the providers the configuration asks for: local engines always, cloud ones when configured. */
@@ -162,6 +174,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     .register(createEndCallTool(callControls))
     .register(createSendDtmfTool(callControls))
     .register(createTransferCallTool({ calls: callControls, targets: config.agent.transferTargets }));
+  for (const tool of options.tools ?? []) tools.register(tool);
   const policy = new ToolPolicy({ allow: config.agent.tools.allow, deny: config.agent.tools.deny });
   const dispatcher = new ToolDispatcher({ registry: tools, policy, logger });
   const realtimeTools = () => tools.toRealtimeTools((name) => policy.isAllowed(name));
@@ -171,6 +184,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     closedRetentionMs: config.runtime.closedRetentionMs,
     maxSessions: config.runtime.maxSessions,
     dataDir: config.dataDir,
+    ...options.runtime,
     logger,
   });
   const cluster = await createAppCluster({ config, runtime, logger });
@@ -261,6 +275,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     },
     logger,
     cluster: cluster.gateway,
+    ...options.deps,
   };
 
   let gateway: GatewayServer;
@@ -268,7 +283,6 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     gateway = createGatewayServer(deps, {
       host: config.server.host,
       port: config.server.port,
-      auth: { tokens: config.auth.tokens },
       maxPayloadBytes: config.gateway.maxPayloadBytes,
       maxConnections: config.gateway.maxConnections,
       maxSessionsPerConnection: config.gateway.maxSessionsPerConnection,
@@ -276,6 +290,8 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
       reconnectGraceMs: config.gateway.reconnectGraceMs,
       heartbeatMs: config.gateway.heartbeatMs,
       maxAudioBytesPerFrame: config.gateway.maxAudioBytesPerFrame,
+      ...options.gateway,
+      auth: { ...options.gateway?.auth, tokens: config.auth.tokens },
     });
   } catch (err) {
     // A refused gateway option must not leave Redis connections holding the process open.

@@ -1,25 +1,24 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import WebSocket from "ws";
+import { createApp, type CreateAppOptions } from "../../src/app.js";
 import { TalkClient } from "../../src/client/talk-client.js";
 import type { TalkClientOptions } from "../../src/client/talk-client.js";
 import { validateConfig } from "../../src/config/load-config.js";
-import { redactSecrets } from "../../src/config/redact.js";
-import { createTalkRuntime } from "../../src/core/session-runtime.js";
-import { buildTalkCatalog } from "../../src/core/talk-catalog.js";
 import type { AgentProvider, SttProvider, TtsProvider } from "../../src/core/provider-types.js";
 import type { TalkRuntime } from "../../src/core/session-types.js";
 import { TalkError } from "../../src/core/errors.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import type { TalkAudioPayload } from "../../src/gateway/protocol/talk-methods.js";
-import { createGatewayServer } from "../../src/gateway/index.js";
-import type { GatewayDeps, GatewayOptionsInput, GatewayServer } from "../../src/gateway/index.js";
+import type { GatewayOptionsInput, GatewayServer } from "../../src/gateway/index.js";
 import { EspeakTtsProvider } from "../../src/providers/espeak-ng/espeak-tts.js";
 import { createLocalAgent } from "../../src/providers/local-agent/local-agent.js";
 import { createOpenAiRealtimeProvider } from "../../src/providers/openai-realtime/openai-realtime-provider.js";
 import { FakeOpenAiServer } from "./fake-openai-server.js";
 import { createTestTools } from "./gateway-test-tools.js";
-import { createSessionController } from "../../src/core/pipelines/session-controller.js";
 import { createPocketsphinxStt } from "../../src/providers/pocketsphinx/pocketsphinx-stt.js";
 
 export const TOKENS = Object.freeze({
@@ -38,7 +37,8 @@ export interface HarnessSetup {
   tts?: TtsProvider;
   agent?: AgentProvider;
   stt?: SttProvider;
-  deps?: Partial<GatewayDeps>;
+  /** Gateway dependencies instead of createApp's (readiness, catalog, cluster). */
+  deps?: CreateAppOptions["deps"];
 }
 
 export interface GatewayHarness {
@@ -55,14 +55,19 @@ export interface GatewayHarness {
 }
 
 /**
- * A real Gateway on 127.0.0.1:0 with real parts: the core runtime, core's
- * catalog builder, the config module's redaction, espeak-ng and the local
- * agent, OpenAI Realtime minting against a local server speaking its API.
+ * The whole server, built by the composition root (createApp) on
+ * 127.0.0.1:0 with real parts: espeak-ng, pocketsphinx and the local agent,
+ * OpenAI Realtime minting against a local server speaking its API, and the
+ * test tool table under the app's tool policy. Readiness is a fixed "ready"
+ * unless `deps` replaces it.
  */
 export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHarness> {
   const openai = new FakeOpenAiServer({ apiKey: OPENAI_KEY });
   const baseUrl = await openai.start();
-  const { config } = validateConfig({
+  const tools = createTestTools();
+  const dataDir = mkdtempSync(join(tmpdir(), "talkgate-gw-"));
+  const loaded = validateConfig({
+    server: { host: "127.0.0.1", port: 0 },
     auth: {
       tokens:
         setup.auth === false
@@ -73,15 +78,14 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
               { name: "reader", token: TOKENS.reader, scopes: ["read"] },
             ],
     },
+    dataDir,
     talk: { realtime: { provider: "openai", providers: { openai: { apiKey: OPENAI_KEY, baseUrl } } } },
-    agent: { persona: PERSONA },
+    agent: { persona: PERSONA, tools: tools.policy },
   });
   const tts = setup.tts ?? new EspeakTtsProvider();
   const agent = setup.agent ?? createLocalAgent();
   const stt = setup.stt ?? createPocketsphinxStt();
   const realtime = createOpenAiRealtimeProvider({ id: "openai", baseUrl, apiKey: OPENAI_KEY });
-  const runtime = createTalkRuntime({ closeGraceMs: 500 });
-  const tools = createTestTools();
   const logLines: Record<string, unknown>[] = [];
   const logger = pino(
     { level: "info" },
@@ -94,47 +98,22 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     }),
   );
 
-  const deps: GatewayDeps = {
-    runtime,
-    catalog: () => buildTalkCatalog({ providers: [realtime, stt, tts, agent] }),
-    effectiveConfig: ({ admin }) => (admin ? config.talk : redactSecrets(config.talk)),
-    speak: (request, signal) => tts.synthesize({ ...request, signal }),
-    createController: async (session, request) =>
-      createSessionController({
-        session,
-        providers: { stt: () => stt, tts: () => tts, agent: () => agent, realtime: () => realtime },
-        options: { persona: config.agent.persona },
-        ...(request.inputFormat !== undefined ? { inputFormat: request.inputFormat } : {}),
-        ...(request.outputFormat !== undefined ? { outputFormat: request.outputFormat } : {}),
-      }),
-    createClientSession: async (request) => {
-      if (request.provider !== undefined && request.provider !== realtime.id) {
-        throw new TalkError("provider_not_found", `No realtime provider "${request.provider}".`);
-      }
-      const declared = tools.registry.toRealtimeTools((name) => tools.policy.isAllowed(name));
-      const grant = await realtime.createClientSession({
-        instructions: config.agent.persona,
-        tools: declared,
-        transport: request.transport,
-        signal: request.signal,
-        ...(request.model !== undefined ? { model: request.model } : {}),
-        ...(request.voice !== undefined ? { voice: request.voice } : {}),
-      });
-      return { provider: realtime.id, grant, tools: declared.map((t) => t.name) };
-    },
-    tools: tools.dispatcher,
-    readiness: async () => ({
-      ok: true,
-      checks: { providers: { ok: true }, coordinator: { ok: true, detail: "embedded" } },
-    }),
+  const app = await createApp(loaded, {
+    providers: [realtime, stt, tts, agent],
     logger,
-    ...setup.deps,
-  };
-  const server = createGatewayServer(deps, {
-    ...setup.options,
-    host: "127.0.0.1",
-    auth: { ...setup.options?.auth, tokens: config.auth.tokens },
+    tools: tools.definitions,
+    runtime: { closeGraceMs: 500 },
+    ...(setup.options !== undefined ? { gateway: setup.options } : {}),
+    deps: {
+      readiness: async () => ({
+        ok: true,
+        checks: { providers: { ok: true }, coordinator: { ok: true, detail: "embedded" } },
+      }),
+      ...setup.deps,
+    },
   });
+  const server = app.gateway;
+  const runtime = app.runtime;
   const { urls } = await server.listen({ port: 0 });
   const httpUrl = urls[0] as string;
   const wsUrl = `${httpUrl.replace(/^http/, "ws")}/talk`;
@@ -166,9 +145,9 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     async close() {
       await Promise.all(clients.map((c) => c.close()));
       for (const r of raws) r.ws.terminate();
-      await server.close();
-      await runtime.close();
+      await app.close();
       await openai.close();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

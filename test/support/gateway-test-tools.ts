@@ -1,42 +1,40 @@
-import { ToolDispatcher } from "../../src/core/tool-dispatcher.js";
-import { ToolPolicy } from "../../src/core/tool-policy.js";
-import { ToolRegistry } from "../../src/core/tool-registry.js";
+import type { ToolDefinition } from "../../src/core/tool-registry.js";
 import { SlowTool } from "./gateway-slow-providers.js";
 
 /**
- * Core's real tool dispatcher over a small test tool table: `echo` returns
- * its arguments, `slow` hangs until its AbortSignal fires, `shell` is
- * registered but denied by policy.
+ * A small test tool table for createApp's real registry, policy and
+ * dispatcher: `echo` returns its arguments, `slow` hangs until its
+ * AbortSignal fires, `shell` is registered but denied by policy. `policy` is
+ * the `agent.tools` config that exposes exactly these (no built-in tools).
  */
 export function createTestTools(): {
-  dispatcher: ToolDispatcher;
-  registry: ToolRegistry;
-  policy: ToolPolicy;
+  definitions: ToolDefinition[];
+  policy: { allow: string[]; deny: string[] };
   slow: SlowTool;
 } {
   const slow = new SlowTool();
-  const registry = new ToolRegistry()
-    .register({
+  const definitions: ToolDefinition[] = [
+    {
       name: "echo",
       description: "Returns its arguments",
       parameters: { type: "object" },
       sideEffects: false,
       handler: async (args) => JSON.stringify(args),
-    })
-    .register({
+    },
+    {
       name: "slow",
       description: "Never finishes on its own",
       parameters: { type: "object" },
       sideEffects: true,
       handler: (_args, ctx) => slow.run(ctx.signal),
-    })
-    .register({
+    },
+    {
       name: "shell",
       description: "Denied by policy",
       parameters: { type: "object" },
       sideEffects: true,
       handler: async () => "never",
-    });
-  const policy = new ToolPolicy({ deny: ["shell"] });
-  return { dispatcher: new ToolDispatcher({ registry, policy }), registry, policy, slow };
+    },
+  ];
+  return { definitions, policy: { allow: definitions.map((t) => t.name), deny: ["shell"] }, slow };
 }
