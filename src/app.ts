@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { pino, type Logger } from "pino";
 import type { LoadedConfig } from "./config/load-config.js";
 import type { TalkgateConfig } from "./config/config-schema.js";
@@ -26,7 +27,7 @@ import { createGatewayServer, type GatewayDeps, type GatewayOptionsInput, type G
 import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
-import { BotManager, defaultPlatformDrivers, loopbackBaseUrl, meetingsPlugin, tokenAuthorizer } from "./meetings/index.js";
+import { BotManager, defaultPlatformDrivers, loopbackBaseUrl, meetingsPlugin, tokenAuthorizer, VoiceWakeStore } from "./meetings/index.js";
 
 /**
  * The composition root: turns the validated configuration into a running
@@ -302,6 +303,12 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   cluster.setLocalCloser((sessionId, reason) => gateway.closeSession(sessionId, reason));
 
   // Meetings: bot routes, the bot pages' capture socket and the local test meeting (src/meetings).
+  // Wake triggers (seed 004): configured defaults, persisted once set through voicewake.set.
+  const voiceWake = new VoiceWakeStore({
+    path: join(config.dataDir, "settings", "voicewake.json"),
+    defaults: config.meetings.wakeTriggers,
+    logger,
+  });
   const meetings = new BotManager({
     runtime,
     providers: pipelineProviders,
@@ -311,6 +318,8 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     // With Redis, bots are `meeting-bot` jobs run by workers with the "bot" role; without, they run here.
     ...(config.redis.url ? { jobs: cluster.jobs } : {}),
     localBaseUrl: () => loopbackBaseUrl(gateway.app),
+    // Agent mode answers through the brain's stt-tts path with the same persona and brain options.
+    agent: { voiceWake, pipeline: { persona: config.agent.persona, brain } },
     logger,
   });
   void gateway.app.register(meetingsPlugin({ manager: meetings, authorize: tokenAuthorizer(config.auth.tokens) }));

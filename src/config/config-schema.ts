@@ -214,6 +214,14 @@ export const meetingsSchema = z
     maxUtteranceMs: z.number().int().min(1000).default(20_000),
     /** Send PCM16 from the page even where WebCodecs Opus works (diagnostics). */
     forcePcm: z.boolean().default(false),
+    /** Agent mode: wake triggers until voicewake.set persists others (<dataDir>/settings/voicewake.json). */
+    wakeTriggers: z.array(z.string().trim().min(1).max(64)).min(1).max(32).default(["talkgate", "computer"]),
+    /** Agent mode: after a wake phrase alone, the same speaker's next caption within this time is the question. */
+    wakeWindowMs: positiveInt.default(10_000),
+    /** Agent mode: speech over the assistant must last this long to interrupt it; shorter is dropped as echo. */
+    bargeInMs: z.number().int().min(20).default(300),
+    /** Agent mode: speech is still gated this long after the assistant stops (echo tail). */
+    echoTailMs: nonNegativeInt.default(300),
     /** Lifecycle webhook: POST per state change, signed with HMAC-SHA256. */
     webhook: z
       .object({

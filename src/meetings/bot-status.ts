@@ -53,6 +53,8 @@ export interface BotStatus {
   message?: string;
   /** The core session carrying the bot's captions and lifecycle events. */
   sessionId?: string;
+  /** Agent mode: the core stt-tts session that answers (output.* events, barge-in). */
+  assistantSessionId?: string;
   /** Other participants currently seen in the meeting. */
   participants: string[];
   /** Every state change, in order. */

@@ -9,3 +9,4 @@ export { signWebhook } from "./bot/webhook-notifier.js";
 export type { TranscriptLine } from "./bot/transcript-log.js";
 export type { PlatformDriver, DriverPage, MeetingObservation, MeetingPhase } from "./platforms/platform-driver.js";
 export { defaultPlatformDrivers } from "./platforms/index.js";
+export { VoiceWakeStore, normalizeTriggers, type VoiceWakeState, type VoiceWakeStoreOptions } from "./agent/voice-wake-store.js";

@@ -42,6 +42,14 @@ export interface MeetingsOptions {
   forcePcm?: boolean;
   /** Lifecycle webhook; default none. */
   webhook?: MeetingsWebhookOptions;
+  /** Agent mode: wake triggers until `voicewake.set` persists others. Default ["talkgate", "computer"]. */
+  wakeTriggers?: string[];
+  /** Agent mode: after a wake phrase alone, the same speaker's next caption within this time is the question, ms. Default 10 000. */
+  wakeWindowMs?: number;
+  /** Agent mode: speech over the assistant must last this long to interrupt it (shorter is dropped as echo), ms. Default 300. */
+  bargeInMs?: number;
+  /** Agent mode: speech is still gated this long after the assistant stops (echo tail), ms. Default 300. */
+  echoTailMs?: number;
 }
 
 export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook">> & {
@@ -61,6 +69,10 @@ export const MEETINGS_DEFAULTS = Object.freeze({
   utteranceSilenceMs: 600,
   maxUtteranceMs: 20_000,
   forcePcm: false,
+  wakeTriggers: Object.freeze(["talkgate", "computer"]) as unknown as string[],
+  wakeWindowMs: 10_000,
+  bargeInMs: 300,
+  echoTailMs: 300,
 });
 
 /** Merges over the defaults and validates; config_invalid names the bad field. */
@@ -85,6 +97,12 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   int("pollIntervalMs", 10);
   int("utteranceSilenceMs", 100);
   int("maxUtteranceMs", 1000);
+  int("wakeWindowMs", 1);
+  int("bargeInMs", 20);
+  int("echoTailMs", 0);
+  if (!Array.isArray(o.wakeTriggers) || o.wakeTriggers.length === 0 || o.wakeTriggers.some((t) => typeof t !== "string" || t.trim() === "")) {
+    bad("wakeTriggers", "must be a non-empty list of words or phrases");
+  }
   if (o.utteranceSilenceMs % 10 !== 0) bad("utteranceSilenceMs", "must be a multiple of 10");
   let webhook: Required<MeetingsWebhookOptions> | undefined;
   if (input.webhook) {

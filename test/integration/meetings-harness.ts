@@ -24,6 +24,21 @@ export function speechWav(dir: string, recording: string, gapSeconds = 2.5): str
   return out;
 }
 
+/** Recordings one after another, `pauseSeconds` apart, then `gapSeconds` of silence before the loop repeats. */
+export function speechSequenceWav(dir: string, name: string, recordings: string[], pauseSeconds: number, gapSeconds: number): string {
+  const parts = recordings.map((r) => speechWav(dir, r, pauseSeconds));
+  const out = join(dir, `${name}.wav`);
+  execFileSync("sox", ["-V1", ...parts, out, "pad", "0", String(gapSeconds)]);
+  return out;
+}
+
+/** A silent microphone (without a file Chromium's fake device beeps, which is speech to a VAD). */
+export function silenceWav(dir: string, seconds = 5): string {
+  const out = join(dir, "silence.wav");
+  execFileSync("sox", ["-V1", "-n", "-r", "16000", "-c", "1", "-b", "16", out, "trim", "0", String(seconds)]);
+  return out;
+}
+
 export interface Participant {
   name: string;
   page: Page;
@@ -50,13 +65,15 @@ export interface MeetingsHarness {
 const POLL_MS = 200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startMeetingsHarness(meetings: Record<string, unknown> = {}): Promise<MeetingsHarness> {
+/** `config` is merged into the server's configuration (e.g. `agent.endpoint`). */
+export async function startMeetingsHarness(meetings: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<MeetingsHarness> {
   const dir = mkdtempSync(join(tmpdir(), "talkgate-meetings-"));
   const loaded = validateConfig({
     server: { port: 0 },
     dataDir: join(dir, "data"),
     log: { level: process.env["MEETINGS_LOG"] ?? "silent" },
     meetings: { pollIntervalMs: 200, ...meetings },
+    ...config,
   });
   const app = await createApp(loaded);
   const { port } = await app.listen({ port: 0 });

@@ -10,9 +10,11 @@ import { isTerminal, type BotMode, type BotStatus } from "../bot-status.js";
 import { resolveMeetingsOptions, type MeetingsOptions, type ResolvedMeetingsOptions } from "../meetings-options.js";
 import type { PlatformDriver } from "../platforms/platform-driver.js";
 import { ChromiumLauncher, type BrowserLauncher } from "./browser-launcher.js";
-import { MeetingBot } from "./meeting-bot.js";
+import { MeetingBot, type MeetingBotDeps } from "./meeting-bot.js";
 import { readTranscript, type TranscriptLine } from "./transcript-log.js";
 import { WebhookNotifier } from "./webhook-notifier.js";
+import type { PipelineOptions } from "../../core/pipelines/index.js";
+import type { VoiceWakeStore } from "../agent/voice-wake-store.js";
 
 export interface BotManagerOptions {
   runtime: TalkRuntime;
@@ -35,6 +37,12 @@ export interface BotManagerOptions {
    * none, the bot runs here at once (no Redis needed).
    */
   jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process">;
+  /**
+   * Agent mode: the wake triggers (voicewake) and the answering session's
+   * pipeline options (persona, brain). Default: none, and `mode: "agent"` is
+   * refused with capability_unsupported.
+   */
+  agent?: { voiceWake: VoiceWakeStore; pipeline: PipelineOptions };
 }
 
 /** The data of a `meeting-bot` job. */
@@ -101,6 +109,9 @@ export class BotManager {
         details: { issues: [{ path: request.platform ? "platform" : "meetingUrl", message: "unsupported", platforms: this.platforms }] },
       });
     }
+    if (request.mode === "agent" && !this.#deps.agent) {
+      throw new TalkError("capability_unsupported", "Agent mode needs an agent and voicewake triggers; this server has none configured.");
+    }
     const running = [...this.#bots.values()].filter((b) => !isTerminal(b.status.state)).length;
     if (running >= this.options.maxBots) throw new TalkError("session_limit", `This worker runs ${running} bots (meetings.maxBots).`);
 
@@ -134,9 +145,18 @@ export class BotManager {
       notifier: this.options.webhook ? new WebhookNotifier(this.options.webhook, this.#logger, this.#shutdown.signal) : undefined,
       logger: this.#logger,
       ...(this.#deps.browserArgs ? { browserArgs: this.#deps.browserArgs } : {}),
+      ...(this.#deps.agent ? { assistant: this.#assistant(this.#deps.agent) } : {}),
     });
     this.#bots.set(id, bot);
     return bot;
+  }
+
+  #assistant(agent: NonNullable<BotManagerOptions["agent"]>): NonNullable<MeetingBotDeps["assistant"]> {
+    const o = this.options;
+    return {
+      triggers: () => agent.voiceWake.get().triggers,
+      options: { wakeWindowMs: o.wakeWindowMs, bargeInMs: o.bargeInMs, echoTailMs: o.echoTailMs, pipeline: agent.pipeline },
+    };
   }
 
   #start(bot: MeetingBot): Promise<BotStatus> {

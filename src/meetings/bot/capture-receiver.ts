@@ -19,6 +19,12 @@ export interface CaptureReceiverContext {
   onTurn(turnId: string, trackId: string): void;
   /** A new remote track was announced by the page. */
   onTrack(trackId: string): void;
+  /**
+   * Decides whether an utterance reaches the floor (captions): true at once,
+   * or later (a promise), or never (false: dropped, never transcribed). The
+   * agent mode's echo gate and barge-in. Default: every utterance passes.
+   */
+  admit?(utterance: Utterance): boolean | Promise<boolean>;
 }
 
 interface TrackState {
@@ -126,7 +132,16 @@ export class CaptureReceiver {
         preRollMs: 300,
         onUtterance: (utterance: Utterance) => {
           this.#ctx.onSpeech(trackId);
-          this.#floor.offer(utterance);
+          const admitted = this.#ctx.admit?.(utterance) ?? true;
+          if (admitted === true) this.#floor.offer(utterance);
+          else if (admitted !== false) {
+            void admitted.then(
+              (ok) => {
+                if (ok) this.#floor.offer(utterance);
+              },
+              (err: unknown) => this.#ctx.logger.warn({ err, trackId }, "meeting: utterance gate failed"),
+            );
+          }
         },
       }),
     };

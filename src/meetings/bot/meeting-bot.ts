@@ -14,6 +14,7 @@ import { captureScript } from "./capture-script.js";
 import { speakerTaggedSession } from "./speaker-tagged-session.js";
 import { TranscriptLog } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
+import { MeetingAssistant, type MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -39,6 +40,8 @@ export interface MeetingBotDeps {
   logger: TalkLogger;
   /** Extra Chromium flags (tests). */
   browserArgs?: readonly string[];
+  /** Agent mode: wake triggers and the answering session's options. Required for mode "agent". */
+  assistant?: { options: MeetingAssistantOptions; triggers(): readonly string[] };
 }
 
 /** How a run ends: the terminal state and why. */
@@ -72,6 +75,7 @@ export class MeetingBot {
   #session: TalkSession | undefined;
   #controller: SessionController | undefined;
   #capture: CaptureReceiver | undefined;
+  #assistant: MeetingAssistant | undefined;
   #browser: LaunchedBrowser | undefined;
   #transcript: TranscriptLog | undefined;
   #running: Promise<BotStatus> | undefined;
@@ -195,8 +199,24 @@ export class MeetingBot {
       onSpeech: () => (this.#lastSpeechAt = Date.now()),
       onTurn: (turnId, trackId) => this.#turnTracks.set(turnId, trackId),
       onTrack: (trackId) => logger.debug({ botId: this.id, trackId }, "meeting: remote audio track"),
+      admit: (utterance) => this.#assistant?.admit(utterance) ?? true,
     });
     this.#status.sessionId = session.id;
+    if (request.mode === "agent") {
+      const agent = this.#deps.assistant;
+      if (!agent) throw fatal("capture_failed", "Agent mode is not configured on this worker.");
+      this.#assistant = new MeetingAssistant({
+        botId: this.id,
+        platform: this.#deps.driver.platform,
+        runtime,
+        providers,
+        triggers: agent.triggers,
+        send: (data) => this.#capture?.send(data),
+        options: agent.options,
+        logger,
+      });
+      this.#status.assistantSessionId = this.#assistant.session.id;
+    }
     this.#transition("joining");
   }
 
@@ -204,6 +224,7 @@ export class MeetingBot {
     if (event.type !== "transcript.done" || event.turnId === undefined) return;
     const payload = event.payload as { text?: string; speaker?: string; trackId?: string };
     if (!payload.text) return;
+    this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
     this.#transcript?.append({
       at: event.timestamp,
       speaker: payload.speaker ?? "unknown",
@@ -341,6 +362,7 @@ export class MeetingBot {
     } catch {
       logger.warn({ botId: this.id }, "meeting: last captions did not finalize in time");
     }
+    await this.#assistant?.close(outcome.state === "fatal" ? "error" : "completed");
     this.#capture?.close();
     this.#status.timings.endedAt = new Date().toISOString();
     this.#transition(outcome.state, outcome.subCode, outcome.message);

@@ -17,6 +17,7 @@ export class Utterance {
   #ended = false;
   #reader: ((chunk: Int16Array) => void) | undefined;
   #onEnd: (() => void) | undefined;
+  #lengthWaiters: { samples: number; resolve: (long: boolean) => void }[] = [];
 
   constructor(trackId: string) {
     this.trackId = trackId;
@@ -35,12 +36,26 @@ export class Utterance {
     this.#samples += chunk.length;
     if (this.#reader) this.#reader(chunk);
     else this.#chunks.push(chunk);
+    if (this.#lengthWaiters.length > 0) {
+      for (const w of this.#lengthWaiters.filter((w) => this.#samples >= w.samples)) w.resolve(true);
+      this.#lengthWaiters = this.#lengthWaiters.filter((w) => this.#samples < w.samples);
+    }
   }
 
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
+    for (const w of this.#lengthWaiters) w.resolve(false);
+    this.#lengthWaiters = [];
     this.#onEnd?.();
+  }
+
+  /** Resolves true once the utterance holds `ms` of audio, false if it ends shorter (the echo gate's test). */
+  whenLonger(ms: number): Promise<boolean> {
+    const samples = Math.ceil((ms * CAPTURE_RATE) / 1000);
+    if (this.#samples >= samples) return Promise.resolve(true);
+    if (this.#ended) return Promise.resolve(false);
+    return new Promise((resolve) => this.#lengthWaiters.push({ samples, resolve }));
   }
 
   /** Hands over what is buffered, then every later chunk as it arrives; `onEnd` once it ends. */

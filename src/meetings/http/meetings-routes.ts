@@ -58,9 +58,6 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
       }
       try {
         const { meetingUrl, platform, botName, mode, joinAt } = parsed.data;
-        if (mode === "agent") {
-          throw new TalkError("capability_unsupported", "Agent mode is not available yet; use transcribe.");
-        }
         const status = manager.create({ meetingUrl, botName, mode, ...(platform ? { platform } : {}), ...(joinAt ? { joinAt } : {}) });
         return reply.code(201).send(status);
       } catch (err) {

@@ -1,0 +1,145 @@
+import type { TalkLogger } from "../../core/logger.js";
+import {
+  createSessionController,
+  hasTextInput,
+  type PipelineOptions,
+  type PipelineProviderResolver,
+  type SessionController,
+  type TalkTextInput,
+} from "../../core/pipelines/index.js";
+import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
+import type { TerminalReason } from "../../core/talk-events.js";
+import type { Utterance } from "../bot/utterance-segmenter.js";
+import { PageAudioSink } from "./page-audio-sink.js";
+import { matchWakePhrase } from "./wake-phrase.js";
+
+/** Agent-mode tunables (config `meetings.*`). */
+export interface MeetingAssistantOptions {
+  /** After a wake phrase alone, the same speaker's next caption within this time is the question, ms. */
+  wakeWindowMs: number;
+  /** Speech over the assistant must last this long to interrupt it; shorter sounds are dropped as echo, ms. */
+  bargeInMs: number;
+  /** After the assistant stops, speech is still gated this long (room echo tail), ms. */
+  echoTailMs: number;
+  /** Persona, brain (chunker, TTS prefetch, progress cue, timeout) of the answering session. */
+  pipeline: PipelineOptions;
+}
+
+/** What the assistant is given: narrow, no back-reference to the bot. */
+export interface MeetingAssistantDeps {
+  botId: string;
+  platform: string;
+  runtime: TalkRuntime;
+  providers: PipelineProviderResolver;
+  /** The current wake triggers (voicewake.get), read on every caption. */
+  triggers(): readonly string[];
+  /** Sends a frame down the bot page's capture socket (assistant audio, clear). */
+  send(data: Uint8Array | string): void;
+  options: MeetingAssistantOptions;
+  logger: TalkLogger;
+}
+
+/**
+ * The answering half of a bot in agent mode. Captions come from the bot's
+ * transcription session; when one holds a wake phrase, the words after it
+ * (or the same speaker's next caption) go to a core `stt-tts` session as
+ * user text (`sendUserText`): the brain's path as is (agent answer stream,
+ * directive parser, smart chunker, ordered TTS queue, progress cue,
+ * timeout apology), its audio written to a `PageAudioSink` that plays it as
+ * the bot's microphone. Participant speech while the meeting hears the
+ * assistant is the echo gate's to judge: shorter than `bargeInMs` it is
+ * dropped (never captioned), longer it cancels the output (`barge_in`, one
+ * terminal event) and is captioned as usual.
+ */
+export class MeetingAssistant {
+  readonly session: TalkSession;
+  readonly #deps: MeetingAssistantDeps;
+  readonly #controller: SessionController & TalkTextInput;
+  readonly #sink: PageAudioSink;
+  #armed: { speaker: string; until: number } | undefined;
+  #closing: Promise<void> | undefined;
+  /** Questions asked and barge-ins, for status and logs. */
+  questions = 0;
+  bargeIns = 0;
+  echoDropped = 0;
+
+  constructor(deps: MeetingAssistantDeps) {
+    this.#deps = deps;
+    this.#sink = new PageAudioSink(deps.send);
+    this.session = deps.runtime.createSession({
+      mode: "stt-tts",
+      transport: "managed-room",
+      brain: "agent-consult",
+      owner: "gateway",
+      metadata: { surface: "meeting", botId: deps.botId, platform: deps.platform, role: "assistant" },
+      source: "meeting",
+    });
+    const controller = createSessionController({
+      session: this.session,
+      providers: deps.providers,
+      logger: deps.logger,
+      options: { ...deps.options.pipeline, silenceTimeoutMs: 0 },
+      sink: this.#sink,
+    });
+    if (!hasTextInput(controller)) throw new Error("meeting assistant: the stt-tts controller takes no text input");
+    this.#controller = controller;
+  }
+
+  /** Whether the meeting hears the assistant now. */
+  get speaking(): boolean {
+    return this.#sink.audible();
+  }
+
+  /** A participant's final caption: a wake phrase arms or asks; an armed speaker's next caption asks. */
+  onCaption(speaker: string, text: string): void {
+    if (this.#closing || text.trim() === "") return;
+    const now = Date.now();
+    const wake = matchWakePhrase(text, this.#deps.triggers());
+    if (wake) {
+      if (wake.rest !== "") this.#ask(speaker, wake.rest);
+      else this.#armed = { speaker, until: now + this.#deps.options.wakeWindowMs };
+      return;
+    }
+    const armed = this.#armed;
+    if (armed && armed.speaker === speaker && now <= armed.until) {
+      this.#armed = undefined;
+      this.#ask(speaker, text.trim());
+    }
+  }
+
+  /** The echo gate (CaptureReceiver.admit): see the class comment. */
+  admit(utterance: Utterance): boolean | Promise<boolean> {
+    const { bargeInMs, echoTailMs } = this.#deps.options;
+    if (this.#closing || !this.#sink.audible(echoTailMs)) return true;
+    return utterance.whenLonger(bargeInMs).then((long) => {
+      if (!long) {
+        this.echoDropped++;
+        return false;
+      }
+      if (this.#sink.audible() && this.#controller.cancelOutput(undefined, "barge_in")) {
+        this.bargeIns++;
+        this.#deps.logger.info({ botId: this.#deps.botId, trackId: utterance.trackId }, "meeting: barge-in");
+      }
+      return true;
+    });
+  }
+
+  #ask(speaker: string, question: string): void {
+    this.questions++;
+    this.#deps.logger.info({ botId: this.#deps.botId, speaker }, "meeting: question for the assistant");
+    try {
+      this.#controller.sendUserText(question, { speaker });
+    } catch (err) {
+      this.#deps.logger.warn({ err, botId: this.#deps.botId }, "meeting: the assistant could not take the question");
+    }
+  }
+
+  /** Stops any answer and closes the session. Idempotent. */
+  close(reason: TerminalReason): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#sink.close();
+      await this.#controller.close(reason);
+    })();
+    return this.#closing;
+  }
+}

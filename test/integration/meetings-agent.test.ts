@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TalkEvent } from "../../src/core/talk-events.js";
+import { FakeChatCompletionsServer, longAnswer } from "../support/fake-chat-completions-server.js";
+import { silenceWav, speechSequenceWav, startMeetingsHarness, type MeetingsHarness, type Participant } from "./meetings-harness.js";
+
+/**
+ * Agent mode end to end. Chromium processes: 1 bot + 2 participants. Alice's
+ * microphone loops a real recording pocketsphinx hears reliably ("go forward
+ * ten meters": the wake phrase, configured as "ten meter" to exercise the
+ * tolerant match) then the question ("go somewhere and do something"), then
+ * a pause shorter than the assistant's answer, so her next loop speaks over
+ * it (barge-in). The agent is an OpenAI-compatible server on loopback
+ * streaming a long answer; espeak-ng speaks it into the bot's microphone.
+ * Bob is silent and measures what his page receives from the bot.
+ */
+describe("meeting bot in agent mode, in the local test meeting", () => {
+  let h: MeetingsHarness;
+  let chat: FakeChatCompletionsServer;
+  let alice: Participant;
+  let bob: Participant;
+  let botId: string;
+  let assistantSessionId: string;
+  const events: TalkEvent[] = [];
+
+  beforeAll(async () => {
+    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(2000), tokenDelayMs: 2 });
+    const baseUrl = await chat.start();
+    h = await startMeetingsHarness(
+      { aloneTimeoutMs: 60_000, wakeTriggers: ["ten meter"] },
+      { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
+    );
+    h.app.runtime.subscribeAll((event) => {
+      if (event.sessionId === assistantSessionId) events.push(event);
+    });
+    alice = await h.participant("ask", "Alice", speechSequenceWav(h.dir, "alice", ["goforward.raw", "something.raw"], 1.0, 9));
+    bob = await h.participant("ask", "Bob", silenceWav(h.dir));
+  }, 60_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await chat?.close();
+  }, 30_000);
+
+  const bobHearsBot = (): Promise<number> => bob.page.evaluate(`window.testRoom.peakLevel("Assistant")`) as Promise<number>;
+
+  it("answers a wake phrase plus a question out loud: the agent gets the question and the other participant hears the answer", async () => {
+    const created = await h.post({ meetingUrl: h.roomUrl("ask"), botName: "Assistant", mode: "agent" });
+    expect(created.status).toBe(201);
+    botId = created.body.id;
+    const inCall = await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.length === 2);
+    assistantSessionId = inCall.assistantSessionId!;
+    expect(assistantSessionId).toBeTruthy();
+    // The bot's microphone is muted until the assistant speaks.
+    expect(await bobHearsBot()).toBeLessThan(0.002);
+
+    // The first spoken answer: audio written for it, and Bob's page hears the bot's track.
+    await waitUntil(() => events.some((e) => e.type === "output.audio.delta"));
+    await waitUntil(async () => (await bobHearsBot()) > 0.02);
+
+    const asked = chat.requests.map((r) => lastUserMessage(r.body));
+    expect(asked.length).toBeGreaterThan(0);
+    // The question is the caption after the wake phrase, never the wake phrase itself.
+    expect(asked[0]).toMatch(/somewhere|something/);
+    expect(asked[0]).not.toMatch(/meters/);
+    const question = events.find((e) => e.type === "transcript.done");
+    expect((question?.payload as { speaker?: string }).speaker).toBe("Alice");
+  }, 120_000);
+
+  it("cancels the answer with one barge_in terminal event when a participant speaks over it", async () => {
+    // Alice's next loop starts while the 2,000-character answer is still playing.
+    await waitUntil(() => events.some((e) => e.type === "output.audio.cancelled"));
+    const first = events.find((e) => e.type === "output.audio.started")!;
+    const terminals = events.filter(
+      (e) => e.itemId === first.itemId && (e.type === "output.audio.cancelled" || e.type === "output.audio.done"),
+    );
+    expect(terminals.map((e) => e.type)).toEqual(["output.audio.cancelled"]);
+    expect((terminals[0]!.payload as { reason?: string }).reason).toBe("barge_in");
+    // Nothing of the cancelled answer is written after its terminal event.
+    const cancelAt = events.indexOf(terminals[0]!);
+    expect(events.slice(cancelAt + 1).some((e) => e.itemId === first.itemId && e.type === "output.audio.delta")).toBe(false);
+    // The agent's stream for that answer was closed.
+    expect(chat.disconnects + chat.completedStreams).toBeGreaterThan(0);
+    // The bot's own voice never became a caption line.
+    const lines = await h.transcript(botId);
+    expect(lines.some((l) => l.speaker === "Assistant")).toBe(false);
+    expect(lines.some((l) => l.speaker === "Alice")).toBe(true);
+  }, 90_000);
+});
+
+function lastUserMessage(body: unknown): string {
+  const messages = (body as { messages?: { role: string; content: string }[] }).messages ?? [];
+  return [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+}
+
+async function waitUntil(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 100));
+}
