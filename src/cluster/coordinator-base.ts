@@ -1,0 +1,186 @@
+import { TalkError } from "../core/errors.js";
+import type {
+  ClaimOptions,
+  CommandReply,
+  CoordinatorEvents,
+  CoordinatorState,
+  ReadyReport,
+  SessionCommand,
+  SessionCommandHandler,
+  WorkerInfo,
+  WorkerRole,
+  WorkerState,
+} from "./coordinator.js";
+import { type CoordinatorOptions, type ResolvedCoordinatorOptions, resolveCoordinatorOptions } from "./coordinator-options.js";
+import { CpuSampler } from "./cpu-sampler.js";
+import { EventHub } from "./event-hub.js";
+import { type HeldLease, LeaseKeeper, type LostLease } from "./lease-keeper.js";
+import { applyCommand, checkSessionId } from "./session-command.js";
+
+/**
+ * The worker-local half both coordinators share: resolved options, the
+ * lifecycle state, owned leases, the one command handler, event
+ * subscriptions and notifications. A backend adds the directory, command
+ * routing and event fan-out, and its own part of close.
+ */
+export abstract class CoordinatorBase {
+  abstract readonly backend: ReadyReport["detail"]["backend"];
+  protected readonly opts: ResolvedCoordinatorOptions;
+  protected readonly events: EventHub<CoordinatorEvents>;
+  protected readonly leases: LeaseKeeper;
+  readonly #cpu = new CpuSampler();
+  readonly #subscriptions = new Set<() => void>();
+  readonly #startedAt = Date.now();
+  #state: CoordinatorState = "starting";
+  #workerState: WorkerState = "ready";
+  #handler: SessionCommandHandler | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: CoordinatorOptions) {
+    this.opts = resolveCoordinatorOptions(options);
+    this.events = new EventHub(this.opts.logger);
+    this.leases = new LeaseKeeper(
+      {
+        renew: (leases) => this.renewLeases(leases),
+        onLost: (lost) => this.events.emit("lease-lost", { type: "lease-lost", ...lost, at: Date.now() }),
+        logger: this.opts.logger,
+      },
+      this.opts.leaseTtlSec,
+    );
+  }
+
+  get workerId(): string {
+    return this.opts.workerId;
+  }
+  get roles(): readonly WorkerRole[] {
+    return this.opts.roles;
+  }
+  get state(): CoordinatorState {
+    return this.#state;
+  }
+  get workerState(): WorkerState {
+    return this.#workerState;
+  }
+  get ownedSessions(): number {
+    return this.leases.size;
+  }
+
+  async setWorkerState(state: WorkerState): Promise<void> {
+    this.assert("ready");
+    this.#workerState = state;
+    await this.workerStateChanged();
+  }
+
+  onCommand(handler: SessionCommandHandler): () => void {
+    if (this.#handler) throw new TalkError("invalid_state", "A command handler is already installed.");
+    this.#handler = handler;
+    return () => {
+      if (this.#handler === handler) this.#handler = undefined;
+    };
+  }
+
+  on<K extends keyof CoordinatorEvents>(type: K, listener: (event: CoordinatorEvents[K]) => void): () => void {
+    return this.events.on(type, listener);
+  }
+
+  ready(): ReadyReport {
+    return {
+      ok: this.#state === "ready" && this.#workerState === "ready",
+      detail: {
+        state: this.#state,
+        workerId: this.workerId,
+        workerState: this.#workerState,
+        backend: this.backend,
+        redis: this.redisStatus(),
+        sessions: this.leases.size,
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close(true);
+    return this.#closing;
+  }
+
+  /**
+   * Stops as if the process died: no release, no deregistration, renewals
+   * stop. Other workers see the leases lapse. For tests and fault injection.
+   */
+  crash(): Promise<void> {
+    this.#closing ??= this.#close(false);
+    return this.#closing;
+  }
+
+  /** Renews (or re-writes) every held lease in the backend; returns those lost. */
+  protected abstract renewLeases(leases: HeldLease[]): Promise<LostLease[]>;
+  /** The backend's part of close, after leases and subscriptions stopped; `held` were owned until now. */
+  protected abstract closeBackend(orderly: boolean, wasReady: boolean, held: HeldLease[]): Promise<void>;
+  /** Redis connectivity for ready(); "n/a" without Redis. */
+  protected abstract redisStatus(): ReadyReport["detail"]["redis"];
+
+  /** Called after setWorkerState changed the state (default: nothing to tell). */
+  protected async workerStateChanged(): Promise<void> {}
+
+  protected setState(state: CoordinatorState): void {
+    this.#state = state;
+  }
+
+  /** Checks a claim that may proceed here (ready, not draining); returns its TTL. */
+  protected checkClaim(sessionId: string, options: ClaimOptions): number {
+    checkSessionId(sessionId);
+    options.signal?.throwIfAborted();
+    this.assert("ready");
+    if (this.#workerState === "draining") {
+      throw new TalkError("shutting_down", "This worker is draining and takes no new sessions.");
+    }
+    const ttlSec = options.ttlSec ?? this.opts.leaseTtlSec;
+    if (!Number.isInteger(ttlSec) || ttlSec < 1) throw new TalkError("invalid_params", "ttlSec must be a positive integer.");
+    return ttlSec;
+  }
+
+  /** Runs a command on a session owned here through the installed handler. */
+  protected applyLocal(sessionId: string, command: SessionCommand): Promise<CommandReply> {
+    return applyCommand(this.#handler, sessionId, command);
+  }
+
+  /** Keeps a subscription until it is removed, `signal` aborts, or the coordinator closes; returns its removal. */
+  protected track(off: () => void, signal: AbortSignal | undefined): () => void {
+    const onAbort = (): void => unsubscribe();
+    const unsubscribe = (): void => {
+      off();
+      signal?.removeEventListener("abort", onAbort);
+      this.#subscriptions.delete(unsubscribe);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    this.#subscriptions.add(unsubscribe);
+    return unsubscribe;
+  }
+
+  protected info(): WorkerInfo {
+    return {
+      id: this.workerId,
+      roles: this.roles,
+      state: this.#workerState,
+      load: { sessions: this.leases.size, cpu: this.#cpu.sample() },
+      maxSessions: this.opts.maxSessions,
+      heartbeatAt: Date.now(),
+      startedAt: this.#startedAt,
+    };
+  }
+
+  protected assert(state: CoordinatorState): void {
+    if (this.#state !== state) throw new TalkError("invalid_state", `The coordinator is ${this.#state}, not ${state}.`);
+  }
+
+  async #close(orderly: boolean): Promise<void> {
+    const wasReady = this.#state === "ready";
+    this.#state = "closing";
+    const held = this.leases.leases();
+    this.leases.close();
+    for (const unsubscribe of [...this.#subscriptions]) unsubscribe();
+    await this.closeBackend(orderly, wasReady, held);
+    this.#handler = undefined;
+    this.events.clear();
+    this.#state = "closed";
+  }
+}
