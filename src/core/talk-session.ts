@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { cancelReason } from "./abortable.js";
 import { TalkError } from "./errors.js";
-import { EventSequencer } from "./event-sequencer.js";
 import type { CorrelationState } from "./event-sequencer.js";
 import { JoinTokenStore } from "./join-token-store.js";
 import type { TalkLogger } from "./logger.js";
-import { ReplayBuffer } from "./replay-buffer.js";
+import { SessionEventChannel, type SessionEventSinks } from "./session-event-channel.js";
 import type {
   CreateSessionOptions,
   StartTurnOptions,
@@ -24,11 +23,7 @@ import type { TalkBrain, TalkMode, TalkSessionOwner, TalkTransport } from "./tal
 import { OutputRecord, RecentIds, TurnRecord } from "./talk-turn.js";
 
 /** Where a session's events go besides its own subscribers. Narrow on purpose: no back-reference to the runtime. */
-export interface TalkSessionHooks {
-  /** Durable sink, written before any listener sees the event. */
-  log?: { append(event: TalkEvent): void; close(): void };
-  /** Runtime-wide fan-out (subscribeAll). */
-  onEvent?: (event: TalkEvent) => void;
+export interface TalkSessionHooks extends SessionEventSinks {
   /** Called once, after session.closed was delivered. */
   onClosed?: () => void;
 }
@@ -65,9 +60,7 @@ export class LiveTalkSession implements TalkSession {
   readonly createdAt = Date.now();
 
   readonly #controller = new AbortController();
-  readonly #sequencer: EventSequencer;
-  readonly #replay: ReplayBuffer<TalkEvent>;
-  readonly #listeners = new Set<TalkEventListener>();
+  readonly #events: SessionEventChannel;
   readonly #tokens = new JoinTokenStore();
   readonly #work = new WorkRegistry();
   readonly #cancelledTurns = new RecentIds(64);
@@ -94,15 +87,7 @@ export class LiveTalkSession implements TalkSession {
     this.#logger = options.logger;
     this.#hooks = options.hooks ?? {};
     this.#closeGraceMs = options.closeGraceMs;
-    this.#replay = new ReplayBuffer<TalkEvent>(options.replayLimit);
-    this.#sequencer = new EventSequencer({
-      sessionId: options.id,
-      mode: options.mode,
-      transport: options.transport,
-      brain: options.brain,
-      ...(options.provider !== undefined ? { provider: options.provider } : {}),
-      ...(options.source !== undefined ? { source: options.source } : {}),
-    });
+    this.#events = new SessionEventChannel(options);
     this.#correlation = {
       activeCaptureId: undefined,
       activeCaptureTurnId: undefined,
@@ -141,12 +126,12 @@ export class LiveTalkSession implements TalkSession {
     return this.#output;
   }
   get lastSeq(): number {
-    return this.#sequencer.lastSeq;
+    return this.#events.lastSeq;
   }
   get stats(): TalkSessionStats {
     return {
-      events: this.#sequencer.lastSeq,
-      droppedStale: this.#sequencer.droppedStale,
+      events: this.#events.lastSeq,
+      droppedStale: this.#events.droppedStale,
       droppedClosed: this.#droppedClosed,
       pendingWork: this.#work.size,
     };
@@ -285,14 +270,11 @@ export class LiveTalkSession implements TalkSession {
   }
 
   replay(afterSeq: number): { events: TalkEvent[]; complete: boolean } {
-    return this.#replay.replay(afterSeq);
+    return this.#events.replay(afterSeq);
   }
 
   subscribe(listener: TalkEventListener): () => void {
-    this.#listeners.add(listener);
-    return () => {
-      this.#listeners.delete(listener);
-    };
+    return this.#events.subscribe(listener);
   }
 
   issueJoinToken(): string {
@@ -351,12 +333,7 @@ export class LiveTalkSession implements TalkSession {
       this.#logger.error({ err, sessionId: this.id }, "session.closed could not be emitted");
     }
     this.#state = "closed";
-    this.#listeners.clear();
-    try {
-      this.#hooks.log?.close();
-    } catch (err) {
-      this.#logger.warn({ err, sessionId: this.id }, "session log close failed");
-    }
+    this.#events.close();
     try {
       this.#hooks.onClosed?.();
     } catch (err) {
@@ -437,22 +414,6 @@ export class LiveTalkSession implements TalkSession {
   }
 
   #publish<T>(init: TalkEventInit<T>): TalkEvent<T> | undefined {
-    const event = this.#sequencer.sequence(init, this.#correlation);
-    if (!event) return undefined;
-    this.#replay.push(event);
-    this.#hooks.log?.append(event);
-    for (const listener of this.#listeners) {
-      try {
-        listener(event);
-      } catch (err) {
-        this.#logger.error({ err, sessionId: this.id, type: event.type }, "talk event listener threw");
-      }
-    }
-    try {
-      this.#hooks.onEvent?.(event);
-    } catch (err) {
-      this.#logger.error({ err, sessionId: this.id, type: event.type }, "runtime event hook threw");
-    }
-    return event;
+    return this.#events.publish(init, this.#correlation);
   }
 }

@@ -1,0 +1,104 @@
+import { EventSequencer } from "./event-sequencer.js";
+import type { CorrelationState } from "./event-sequencer.js";
+import type { TalkLogger } from "./logger.js";
+import { ReplayBuffer } from "./replay-buffer.js";
+import type { TalkEventListener } from "./session-types.js";
+import type { TalkEvent, TalkEventInit } from "./talk-events.js";
+import type { TalkBrain, TalkMode, TalkTransport } from "./talk-types.js";
+
+/** Where a session's events go besides its own subscribers. */
+export interface SessionEventSinks {
+  /** Durable sink, written before any listener sees the event. */
+  log?: { append(event: TalkEvent): void; close(): void };
+  /** Runtime-wide fan-out (subscribeAll). */
+  onEvent?: (event: TalkEvent) => void;
+}
+
+export interface SessionEventChannelOptions {
+  id: string;
+  mode: TalkMode;
+  transport: TalkTransport;
+  brain: TalkBrain;
+  provider?: string;
+  source?: string;
+  replayLimit: number;
+  logger: TalkLogger;
+  hooks?: SessionEventSinks;
+}
+
+/**
+ * One session's event path: sequence (seq, envelope, stale-turn drop), keep
+ * for replay, write to the durable log, then fan out to subscribers and the
+ * runtime. A listener or hook that throws is logged and cannot break it.
+ */
+export class SessionEventChannel {
+  readonly #sessionId: string;
+  readonly #sequencer: EventSequencer;
+  readonly #replay: ReplayBuffer<TalkEvent>;
+  readonly #listeners = new Set<TalkEventListener>();
+  readonly #sinks: SessionEventSinks;
+  readonly #logger: TalkLogger;
+
+  constructor(options: SessionEventChannelOptions) {
+    this.#sessionId = options.id;
+    this.#sinks = options.hooks ?? {};
+    this.#logger = options.logger;
+    this.#replay = new ReplayBuffer<TalkEvent>(options.replayLimit);
+    this.#sequencer = new EventSequencer({
+      sessionId: options.id,
+      mode: options.mode,
+      transport: options.transport,
+      brain: options.brain,
+      ...(options.provider !== undefined ? { provider: options.provider } : {}),
+      ...(options.source !== undefined ? { source: options.source } : {}),
+    });
+  }
+
+  get lastSeq(): number {
+    return this.#sequencer.lastSeq;
+  }
+  get droppedStale(): number {
+    return this.#sequencer.droppedStale;
+  }
+
+  publish<T>(init: TalkEventInit<T>, correlation: CorrelationState): TalkEvent<T> | undefined {
+    const event = this.#sequencer.sequence(init, correlation);
+    if (!event) return undefined;
+    this.#replay.push(event);
+    this.#sinks.log?.append(event);
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.#logger.error({ err, sessionId: this.#sessionId, type: event.type }, "talk event listener threw");
+      }
+    }
+    try {
+      this.#sinks.onEvent?.(event);
+    } catch (err) {
+      this.#logger.error({ err, sessionId: this.#sessionId, type: event.type }, "runtime event hook threw");
+    }
+    return event;
+  }
+
+  replay(afterSeq: number): { events: TalkEvent[]; complete: boolean } {
+    return this.#replay.replay(afterSeq);
+  }
+
+  subscribe(listener: TalkEventListener): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  /** After the last event: drops the subscribers and closes the durable log (a failure is logged). */
+  close(): void {
+    this.#listeners.clear();
+    try {
+      this.#sinks.log?.close();
+    } catch (err) {
+      this.#logger.warn({ err, sessionId: this.#sessionId }, "session log close failed");
+    }
+  }
+}
