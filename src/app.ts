@@ -343,6 +343,9 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     },
     callControls,
     realtimeAvailable: registry.list().some((p) => p.kind === "realtime" && p.capabilities.gatewayRelay === true),
+    // telephony.call on the Talk API (admin); with Redis, outbound calls are `outbound-call` jobs on media workers.
+    registerMethod: (name, definition) => gateway.registerMethod(name, definition),
+    ...(config.redis.url ? { jobs: cluster.jobs } : {}),
     logger,
   });
 

@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import Fastify, { LogController } from "fastify";
 import type { FastifyInstance } from "fastify";
 import fastifyWebsocket from "@fastify/websocket";
+import { TalkError } from "../core/errors.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import type { TalkLogger } from "../core/logger.js";
 import type { TerminalReason } from "../core/talk-events.js";
@@ -13,7 +14,7 @@ import { resolveGatewayOptions } from "./gateway-options.js";
 import type { GatewayOptions, GatewayOptionsInput } from "./gateway-options.js";
 import type { GatewayState } from "./gateway-state.js";
 import { httpRoutes } from "./http-routes.js";
-import { MethodRegistry } from "./method-registry.js";
+import { MethodRegistry, type SurfaceMethodDefinition } from "./method-registry.js";
 import { talkMethods } from "./methods/talk.js";
 import { talkClientMethods } from "./methods/talk-client.js";
 import { talkSessionMethods } from "./methods/talk-session.js";
@@ -33,10 +34,17 @@ export interface GatewayServer {
   /** Prometheus registry holder; other surfaces may register metrics on `metrics.registry`. */
   readonly metrics: GatewayMetrics;
   readonly state: GatewayServerState;
-  /** Method names the server answers (the public Talk API, nothing else). */
+  /** Method names the server answers: the public Talk API, then any surface methods registered. */
   readonly methods: readonly string[];
   /** Scope needed per method. */
   readonly scopes: Readonly<Record<string, string>>;
+  /**
+   * Adds a surface method (e.g. telephony's `telephony.call`) to the
+   * WebSocket API: `<surface>.<verb>`, never in the reserved `talk.*`
+   * namespace, with a scope, a strict zod params schema and a handler that
+   * sees only the caller and a logger. Validated now (config_invalid).
+   */
+  registerMethod<P, R>(name: string, definition: SurfaceMethodDefinition<P, R>): void;
   /**
    * Drain: refuses new sessions (talk.session.create, talk.client.create) with
    * shutting_down; existing sessions, joins and their verbs continue.
@@ -145,8 +153,16 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
     app,
     options,
     metrics,
-    methods: Object.freeze(registry.names()),
-    scopes: Object.freeze(registry.scopes()),
+    get methods() {
+      return Object.freeze(registry.names());
+    },
+    get scopes() {
+      return Object.freeze(registry.scopes());
+    },
+    registerMethod(name, definition) {
+      if (serverState === "closing" || serverState === "closed") throw new TalkError("invalid_state", "The gateway is closing.");
+      registry.registerSurface(name, definition);
+    },
     get state() {
       return serverState;
     },

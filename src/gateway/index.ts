@@ -30,3 +30,4 @@ export type {
 export type { GatewayMetrics } from "./gateway-metrics.js";
 export * from "./protocol/frames.js";
 export * from "./protocol/talk-methods.js";
+export type { SurfaceMethodDefinition, SurfaceMethodContext } from "./method-registry.js";

@@ -2,8 +2,9 @@ import type { z } from "zod";
 import type { TalkLogger } from "../core/logger.js";
 import type { GatewayDeps } from "./gateway-deps.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
-import type { GatewayOptions, GatewayScope } from "./gateway-options.js";
+import { GATEWAY_SCOPES, type GatewayOptions, type GatewayScope } from "./gateway-options.js";
 import type { Principal } from "./auth.js";
+import { TalkError } from "../core/errors.js";
 import type { SessionOwnership, SessionPeer } from "./session-owners.js";
 import type { RemoteSessions } from "./remote-sessions.js";
 import type { TalkModeStore } from "./talk-mode-store.js";
@@ -42,8 +43,31 @@ export interface MethodDefinition<M extends TalkMethod> {
 
 export type MethodGroup = { readonly [M in TalkMethod]?: MethodDefinition<M> };
 
+/**
+ * A method a surface (telephony, meetings) adds to the Gateway's WebSocket
+ * API, beside the public Talk methods. Its handler sees only the caller and
+ * a logger, never the Gateway's internals.
+ */
+export interface SurfaceMethodDefinition<P = unknown, R = unknown> {
+  /** Scope needed to call it (admin implies write implies read). */
+  readonly scope: GatewayScope;
+  /** Params schema; make it strict so unknown keys are invalid_params like every Talk method. */
+  readonly params: z.ZodType<P>;
+  handler(params: P, ctx: SurfaceMethodContext): Promise<R> | R;
+}
+
+export interface SurfaceMethodContext {
+  readonly caller: { readonly principal: Principal; readonly signal: AbortSignal };
+  readonly logger: TalkLogger;
+}
+
+/** `<surface>.<verb>`: lower-case surface name, a dot, then a camelCase verb path. */
+const SURFACE_METHOD_NAME = /^[a-z][a-z0-9-]{0,31}(\.[a-z][a-zA-Z0-9]{0,63}){1,3}$/;
+/** The public Talk API's namespace: surfaces may not add names to it (seed 000, "Removed API"). */
+const RESERVED_PREFIX = "talk.";
+
 export interface RegisteredMethod {
-  readonly name: TalkMethod;
+  readonly name: string;
   readonly scope: GatewayScope;
   readonly params: z.ZodType;
   readonly definition: MethodDefinition<TalkMethod>;
@@ -76,6 +100,34 @@ export class MethodRegistry {
     }
     const missing = TALK_METHODS.filter((m) => !this.#methods.has(m));
     if (missing.length > 0) throw new Error(`method-registry: no handler for ${missing.join(", ")}`);
+  }
+
+  /**
+   * Adds a surface method (e.g. `telephony.call`). Checked here, not on the
+   * hot path: the name must be `<surface>.<verb>` outside the reserved
+   * `talk.` namespace and not taken, the scope a Gateway scope, the params a
+   * zod schema. Throws config_invalid. Register at start-up, before clients
+   * connect.
+   */
+  registerSurface<P, R>(name: string, definition: SurfaceMethodDefinition<P, R>): void {
+    const refuse = (why: string): never => {
+      throw new TalkError("config_invalid", `method-registry: surface method "${String(name).slice(0, 128)}" ${why}`);
+    };
+    if (typeof name !== "string" || !SURFACE_METHOD_NAME.test(name)) refuse("must be named <surface>.<verb> (lower-case surface, camelCase verb)");
+    if (name.startsWith(RESERVED_PREFIX)) refuse("is in the reserved talk.* namespace of the public Talk API");
+    if (this.#methods.has(name)) refuse("is registered twice");
+    if (!(GATEWAY_SCOPES as readonly string[]).includes(definition?.scope)) refuse(`has no valid scope (${GATEWAY_SCOPES.join(", ")})`);
+    if (typeof definition.params?.safeParse !== "function") refuse("needs a zod params schema");
+    if (typeof definition.handler !== "function") refuse("needs a handler");
+    const surface: MethodDefinition<TalkMethod> = {
+      scope: definition.scope,
+      handler: (params, ctx) =>
+        definition.handler(params as P, {
+          caller: { principal: ctx.caller.principal, signal: ctx.caller.signal },
+          logger: ctx.logger,
+        }) as never,
+    };
+    this.#methods.set(name, { name, scope: definition.scope, params: definition.params, definition: surface });
   }
 
   get(name: string): RegisteredMethod | undefined {

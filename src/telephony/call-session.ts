@@ -20,7 +20,9 @@ import type { TalkEvent, TerminalReason } from "../core/talk-events.js";
 import { ULAW_8K, type AudioFormat } from "../core/talk-types.js";
 import type { CallControl, CallControlRegistry } from "../core/tools/call-control.js";
 import type { CallMode } from "../config/telephony-schema.js";
+import { CallLatency } from "./call-latency.js";
 import { SpeechGate } from "./speech-gate.js";
+import type { TelephonyStats } from "./telephony-stats.js";
 import { CallPlayout, type PlayoutLine } from "./twilio/call-playout.js";
 import type { TwilioRestClient } from "./twilio/twilio-rest-client.js";
 
@@ -34,6 +36,8 @@ export interface CallSessionContext {
   pipelineOptions: PipelineOptions;
   callControls: CallControlRegistry;
   rest: TwilioRestClient | undefined;
+  /** Where latency figures are also counted (besides the session's latency.metrics events). */
+  stats?: TelephonyStats;
   logger: TalkLogger;
 }
 
@@ -61,6 +65,7 @@ export class CallSession implements CallControl {
   readonly callSid: string;
   readonly session: TalkSession;
   readonly playout: CallPlayout;
+  readonly #latency: CallLatency;
   readonly #ctx: CallSessionContext;
   readonly #settings: CallSettings;
   #state: CallState = "created";
@@ -77,7 +82,7 @@ export class CallSession implements CallControl {
   #appendFailures = 0;
   #onClosed: (() => void) | undefined;
 
-  constructor(ctx: CallSessionContext, settings: CallSettings, call: CallIdentity, onClosed?: () => void) {
+  constructor(ctx: CallSessionContext, settings: CallSettings, call: CallIdentity, onClosed?: () => void, extraMetadata?: Record<string, string>) {
     this.#ctx = ctx;
     this.#settings = settings;
     this.callSid = call.callSid;
@@ -87,6 +92,7 @@ export class CallSession implements CallControl {
     if (call.from) metadata["from"] = call.from;
     if (call.to) metadata["to"] = call.to;
     if (call.direction) metadata["direction"] = call.direction;
+    if (extraMetadata) Object.assign(metadata, extraMetadata);
     this.session = ctx.runtime.createSession({
       mode: settings.mode,
       transport: realtime ? "gateway-relay" : "managed-room",
@@ -95,7 +101,18 @@ export class CallSession implements CallControl {
       metadata,
       source: "telephony",
     });
-    this.playout = new CallPlayout({ sendHighWaterBytes: settings.sendHighWaterBytes });
+    this.#latency = new CallLatency({
+      emit: (payload) => {
+        ctx.stats?.recordLatency(payload.name, payload.ms);
+        if (this.session.state === "active") this.session.emit({ type: "latency.metrics", payload, source: "telephony" });
+      },
+      ...(realtime ? {} : { endpointingMs: settings.silenceTimeoutMs }),
+    });
+    this.playout = new CallPlayout({
+      sendHighWaterBytes: settings.sendHighWaterBytes,
+      onClearSent: () => this.#latency.clearSent(),
+      onItemFirstFrame: () => this.#latency.itemFirstFrame(),
+    });
     this.#unregister = ctx.callControls.set(this.session.id, this);
     this.session.subscribe((event) => this.#onSessionEvent(event));
   }
@@ -173,6 +190,7 @@ export class CallSession implements CallControl {
       return;
     }
     this.#state = "detached";
+    this.#ctx.logger.info({ callSid: this.callSid, graceMs }, "call: stream lost, session held for the reconnect grace");
     this.#graceTimer = setTimeout(() => void this.close("connection_lost"), graceMs);
   }
 
@@ -200,6 +218,14 @@ export class CallSession implements CallControl {
     throw new TalkError("capability_unsupported", "Call transfer is not configured.");
   }
 
+  /** Resolves once the call is closed (whoever closed it). */
+  whenClosed(): Promise<void> {
+    if (this.#state === "closed") return Promise.resolve();
+    return new Promise((resolve) => this.#closedWaiters.push(resolve));
+  }
+
+  #closedWaiters: Array<() => void> = [];
+
   /** Ends the call's session with `reason` (the carrier's, for outbound calls). Idempotent. */
   close(reason: TerminalReason, code = 1000): Promise<void> {
     this.#closing ??= this.#close(reason, code);
@@ -222,6 +248,7 @@ export class CallSession implements CallControl {
     this.#closeLine = undefined;
     this.#state = "closed";
     this.#onClosed?.();
+    for (const resolve of this.#closedWaiters.splice(0)) resolve();
   }
 
   get #passthrough(): boolean {
@@ -244,9 +271,21 @@ export class CallSession implements CallControl {
         silenceMs: this.#settings.silenceTimeoutMs,
       });
     }
+    const base = this.#ctx.providers;
+    const latency = this.#latency;
+    // The realtime provider's speech events are timed as they reach the call (latency.metrics).
+    const providers: PipelineProviderResolver = {
+      stt: (s) => base.stt(s),
+      tts: (s) => base.tts(s),
+      agent: (s) => base.agent(s),
+      realtime: (s) => {
+        const provider = base.realtime(s);
+        return provider && latency.timedRealtime(provider);
+      },
+    };
     return createSessionController({
       session: this.session,
-      providers: this.#ctx.providers,
+      providers,
       ...(this.#ctx.tools ? { tools: this.#ctx.tools } : {}),
       logger: this.#ctx.logger,
       // stt-tts turns are ended here by the speech gate, not by the pipeline's own silence timer.
@@ -261,7 +300,12 @@ export class CallSession implements CallControl {
   #gateAudio(controller: SessionController, pcm: Int16Array): void {
     const event = this.#gate!.process(pcm);
     if (event === "speech-start") {
-      this.#bargeIn(controller);
+      this.#latency.bargeInDetected("local_vad");
+      try {
+        this.#bargeIn(controller);
+      } finally {
+        this.#latency.bargeInHandled();
+      }
       const turn = controller.startTurn();
       this.#capturingTurn = turn.id;
       for (const frame of this.#gate!.takePreRoll()) controller.appendAudio(bytesFromPcm16(frame));
@@ -272,6 +316,7 @@ export class CallSession implements CallControl {
     controller.appendAudio(bytesFromPcm16(pcm));
     if (event === "speech-end") {
       this.#capturingTurn = undefined;
+      this.#latency.speechEnded("local_vad");
       controller.endTurn(turnId).catch((err: unknown) => {
         this.#ctx.logger.debug({ err, callSid: this.callSid }, "call: turn end lost a race");
       });

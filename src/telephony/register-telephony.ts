@@ -10,7 +10,10 @@
  * they answer 503 naming the missing settings. An auth token without a
  * public URL is a configuration error at start-up.
  */
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { AddressInfo } from "node:net";
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
+import type { AppJobs } from "../cluster/job-scheduler.js";
+import type { GatewayServer } from "../gateway/index.js";
 import type { TalkgateConfig } from "../config/config-schema.js";
 import type { CallMode, TelephonyConfig } from "../config/telephony-schema.js";
 import { TalkError } from "../core/errors.js";
@@ -21,11 +24,13 @@ import type { CallControlRegistry } from "../core/tools/call-control.js";
 import { adminCheck, type BearerToken } from "./admin-auth.js";
 import { CallRegistry } from "./call-registry.js";
 import { CallSession, type CallIdentity, type CallSettings } from "./call-session.js";
+import { callEventsRoute } from "./call-events-route.js";
 import { outboundCalls } from "./outbound-calls.js";
+import { registerTelephonyMethods } from "./telephony-methods.js";
 import { TelephonyStats } from "./telephony-stats.js";
 import { twilioMediaStreamRoute } from "./twilio-media-stream.js";
 import { StreamTokenStore } from "./twilio/stream-token-store.js";
-import { parsePublicUrl, streamUrlFor } from "./twilio/twilio-signature.js";
+import { parsePublicUrl } from "./twilio/twilio-signature.js";
 import { TwilioRestClient } from "./twilio/twilio-rest-client.js";
 import { isLoopbackAddress, TWILIO_STREAM_PATH, TWILIO_VOICE_PATH, twilioVoiceWebhook } from "./twilio/voice-webhook.js";
 
@@ -45,6 +50,10 @@ export interface TelephonyDeps {
   callControls: CallControlRegistry;
   /** A realtime provider that can be relayed is configured (the default mode is then realtime). */
   realtimeAvailable: boolean;
+  /** The Gateway's surface-method hook: `telephony.call` is added through it when given. */
+  registerMethod?: GatewayServer["registerMethod"];
+  /** `outbound-call` jobs (Redis deployments); absent: outbound calls are placed in-process. */
+  jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process">;
   logger: TalkLogger;
 }
 
@@ -87,7 +96,7 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
       hangUpTimeoutMs: config.hangUpTimeoutMs,
     };
   };
-  const createCall = (identity: CallIdentity, overrides?: { mode?: CallMode; greeting?: string }): CallSession => {
+  const createCall = (identity: CallIdentity, overrides?: { mode?: CallMode; greeting?: string }, metadata?: Record<string, string>): CallSession => {
     const call: CallSession = new CallSession(
       {
         runtime: deps.runtime,
@@ -96,17 +105,18 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
         pipelineOptions: deps.pipelineOptions,
         callControls: deps.callControls,
         rest,
+        stats,
         logger,
       },
       settingsFor(identity.to, overrides),
       identity,
       () => calls.remove(call),
+      metadata,
     );
     return call;
   };
-  const streamUrl = (request: FastifyRequest): string =>
-    streamUrlFor(publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`, TWILIO_STREAM_PATH);
 
+  const authorize = adminCheck(deps.authTokens);
   const outbound = outboundCalls({
     calls,
     rest,
@@ -115,11 +125,13 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
     defaultFrom: twilio.defaultFrom,
     streamPath: TWILIO_STREAM_PATH,
     maxPending: config.limits.maxPendingOutboundCalls,
-    authorize: adminCheck(deps.authTokens),
+    authorize: (request) => authorize(request),
     createCall,
-    streamUrl,
+    localBaseUrl: () => localBaseUrl(app),
+    ...(deps.jobs ? { jobs: deps.jobs } : {}),
     logger,
   });
+  if (deps.registerMethod && mode !== "disabled") registerTelephonyMethods(deps.registerMethod, outbound);
   const tokens = new StreamTokenStore();
 
   const plugin: FastifyPluginAsync = async (scope) => {
@@ -137,6 +149,7 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
       twilioVoiceWebhook({ authToken, publicUrl, tokens, logger, ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}) }),
     );
     await scope.register(outbound.plugin);
+    await scope.register(callEventsRoute({ calls, authorize }));
     await scope.register(
       twilioMediaStreamRoute({
         calls,
@@ -168,4 +181,13 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
     logger.info({ publicUrl, defaultMode, rest: rest !== undefined }, "telephony: Twilio webhook and media streams ready");
   }
   return { calls, stats, mode };
+}
+
+/** http://127.0.0.1:PORT of the listening server (stream URLs of outbound calls in local demo mode). */
+function localBaseUrl(app: FastifyInstance): string | undefined {
+  const address = app.addresses().find((a): a is AddressInfo => typeof a !== "string" && a.port > 0);
+  if (!address) return undefined;
+  const host =
+    address.family === "IPv6" ? (address.address === "::" ? "[::1]" : `[${address.address}]`) : address.address === "0.0.0.0" ? "127.0.0.1" : address.address;
+  return `http://${host}:${address.port}`;
 }

@@ -3,8 +3,15 @@ export class TelephonyStats {
   readonly rejectedFrames = new Map<string, number>();
   readonly refusedSockets = new Map<string, number>();
   callsStarted = 0;
-  /** ms from provider/local speech onset to `clear` sent, most recent last (bounded). */
-  readonly bargeInToClearMs: number[] = [];
+  /** Latency figures by name (barge_in_to_clear, speech_end_to_first_audio), ms, most recent last (at most 1000 each). */
+  readonly latencies = new Map<string, number[]>();
+
+  recordLatency(name: string, ms: number): void {
+    let list = this.latencies.get(name);
+    if (!list) this.latencies.set(name, (list = []));
+    list.push(ms);
+    if (list.length > 1000) list.shift();
+  }
 
   rejectFrame(reason: string): number {
     const n = (this.rejectedFrames.get(reason) ?? 0) + 1;

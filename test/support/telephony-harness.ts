@@ -22,6 +22,7 @@ import { TwilioStreamClient, type TwilioStreamClientOptions } from "./twilio-str
 export const ACCOUNT_SID = `AC${"a1".repeat(16)}`;
 export const AUTH_TOKEN = "twilio-test-auth-token-0001";
 export const ADMIN_TOKEN = "telephony-admin-token-000000001";
+export const WRITE_TOKEN = "telephony-write-token-000000001";
 export const REALTIME_KEY = "sk-test-realtime";
 
 export interface TelephonyHarnessSetup {
@@ -36,6 +37,7 @@ export interface TelephonyHarness {
   publicUrl: string;
   realtime: FakeOpenAiRealtimeServer | undefined;
   rest: FakeTwilioRestServer;
+  port: number;
   events: TalkEvent[];
   logs: Record<string, unknown>[];
   webhook(params: Record<string, string>, signature?: string | null): Promise<Response>;
@@ -64,7 +66,12 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
   const publicUrl = "http://talkgate.test";
   const { config, ...rest_ } = validateConfig({
     server: { host: "127.0.0.1", port: 0, publicUrl },
-    auth: { tokens: [{ name: "admin", token: ADMIN_TOKEN, scopes: ["admin"] }] },
+    auth: {
+      tokens: [
+        { name: "admin", token: ADMIN_TOKEN, scopes: ["admin"] },
+        { name: "writer", token: WRITE_TOKEN, scopes: ["write"] },
+      ],
+    },
     dataDir: mkdtempSync(join(tmpdir(), "talkgate-tel-")),
     log: { level: "info" },
     talk: realtimeUrl
@@ -98,6 +105,7 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
     publicUrl,
     realtime,
     rest,
+    port,
     events,
     logs,
     webhook,

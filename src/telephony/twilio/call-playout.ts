@@ -34,6 +34,8 @@ export interface CallPlayoutOptions {
   drainPollMs?: number;
   /** Called right after `clear` was sent (barge-in latency metric). */
   onClearSent?: () => void;
+  /** Called when the first media frame of an item was sent (first-audio latency metric). */
+  onItemFirstFrame?: (itemId: string) => void;
 }
 
 interface DrainWaiter {
@@ -47,6 +49,9 @@ export class CallPlayout implements TalkAudioSink {
   readonly #highWater: number;
   readonly #pollMs: number;
   readonly #onClearSent: (() => void) | undefined;
+  readonly #onItemFirstFrame: ((itemId: string) => void) | undefined;
+  /** Item of the last media frame sent (first-frame detection). */
+  #lastItemSent: string | undefined;
   /** Marks in flight that end an item: name -> itemId. */
   readonly #endMarks = new Map<string, string>();
   /** Items whose end-of-item mark was echoed. */
@@ -66,6 +71,7 @@ export class CallPlayout implements TalkAudioSink {
       throw new TalkError("config_invalid", "sendHighWaterBytes must be an integer >= 1024");
     }
     this.#onClearSent = options.onClearSent;
+    this.#onItemFirstFrame = options.onItemFirstFrame;
   }
 
   /** Sends to `line` from now on (the stream started or Twilio reconnected); undefined pauses sending. */
@@ -179,6 +185,10 @@ export class CallPlayout implements TalkAudioSink {
           line.send(buildMediaMessage(line.streamSid, out.payload));
           this.#tracker.sent(out.itemId, out.ms);
           this.framesSent++;
+          if (out.itemId !== this.#lastItemSent) {
+            this.#lastItemSent = out.itemId;
+            this.#onItemFirstFrame?.(out.itemId);
+          }
         } else {
           line.send(buildMarkMessage(line.streamSid, out.name));
           this.#tracker.markSent(out.name, out.itemId);

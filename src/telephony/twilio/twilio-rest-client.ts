@@ -53,9 +53,9 @@ export class TwilioRestClient {
     this.#timeoutMs = timeoutMs;
   }
 
-  /** Hangs up a live call (Status=completed). */
-  async endCall(callSid: string, signal: AbortSignal): Promise<TwilioCallResource> {
-    return this.#post(`Calls/${encodeURIComponent(callSid)}.json`, { Status: "completed" }, signal);
+  /** Hangs up a live call (Status=completed), or cancels one still queued or ringing (Status=canceled). */
+  async endCall(callSid: string, signal: AbortSignal, status: "completed" | "canceled" = "completed"): Promise<TwilioCallResource> {
+    return this.#post(`Calls/${encodeURIComponent(callSid)}.json`, { Status: status }, signal);
   }
 
   /** Places a call that runs `twiml` when answered; status changes go to `statusCallback`. */
