@@ -95,6 +95,18 @@ export class SinkSlot {
 }
 
 /**
+ * Closes the session and clears from the sink the output it was playing
+ * (session.close aborts every signal synchronously, so the sink can be
+ * cleared at once). Resolves when the session has closed.
+ */
+export function closeSessionClearingOutput(session: TalkSession, sink: SinkSlot, reason: TerminalReason): Promise<void> {
+  const output = session.activeOutput;
+  const closed = session.close(reason);
+  if (output) sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
+  return closed;
+}
+
+/**
  * A provider failed a turn: say so with a `session.error` event and cancel
  * the turn with reason "error" (its one terminal event), so clients never
  * wait for an answer that will not come.

@@ -13,7 +13,7 @@ import { AGENT_CONSULT_TOOL } from "../tools/agent-consult-tool.js";
 import { toolOwnershipOf, type ToolOwnership } from "./brain-options.js";
 import { ProgressiveSpeech } from "./progressive-speech.js";
 import { providerToolsFor } from "./realtime-tool-ownership.js";
-import { checkAppend, SinkSlot } from "./pipeline-support.js";
+import { checkAppend, closeSessionClearingOutput, SinkSlot } from "./pipeline-support.js";
 
 export interface RealtimeRelayPipelineDeps {
   session: TalkSession;
@@ -162,9 +162,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   async #close(reason: TerminalReason): Promise<void> {
-    const output = this.session.activeOutput;
-    const closed = this.session.close(reason);
-    if (output) this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
+    const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#held = [];
     const voice = this.#voice;
     this.#voice = undefined;

@@ -7,8 +7,9 @@ import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
-import { checkAppend, failTurn, isCancellation, SinkSlot } from "./pipeline-support.js";
-import { PartialTracker, SttCapture } from "./stt-capture.js";
+import { checkAppend, closeSessionClearingOutput, failTurn, isCancellation, SinkSlot } from "./pipeline-support.js";
+import type { SttCapture } from "./stt-capture.js";
+import { startUserTurnCapture } from "./user-turn-capture.js";
 import { streamAgentAnswer, type AgentAnswer } from "./agent-answer.js";
 import { buildAgentMessages, ConversationHistory } from "./agent-context.js";
 import { TtsQueue, type SpeechSettings } from "./tts-queue.js";
@@ -82,31 +83,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
       this.#sink.clear({ turnId: previousOutput.turnId, itemId: previousOutput.itemId, reason: "superseded" });
     }
     this.#capture?.close();
-    this.session.startCapture(turn.id);
-    const partials = new PartialTracker();
-    this.#capture = new SttCapture(
-      {
-        session: this.session,
-        stt,
-        inputFormat: this.#deps.inputFormat,
-        language: this.#deps.options.language,
-        silenceTimeoutMs: this.#deps.options.silenceTimeoutMs,
-        logger: this.#deps.logger,
-        onPartial: (turnId, text) => {
-          const delta = partials.next(text);
-          if (!delta) return;
-          const payload: TranscriptPayload & { replace?: boolean } = { role: "user", text: delta.text, ...(delta.replace ? { replace: true } : {}) };
-          this.session.emit({ type: "transcript.delta", turnId, payload });
-        },
-        onEndOfSpeech: (turnId) => {
-          if (this.session.activeTurn?.id === turnId && this.session.activeTurn.state === "active") {
-            this.endTurn(turnId).catch((err: unknown) => this.#deps.logger.debug({ err, turnId }, "automatic endTurn lost a race"));
-          }
-        },
-        onError: (turnId, err) => failTurn(this.session, this.#deps.logger, turnId, err),
-      },
-      turn,
-    );
+    this.#capture = startUserTurnCapture(this.#deps, stt, turn, (turnId) => this.endTurn(turnId));
     return turn;
   }
 
@@ -212,10 +189,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   }
 
   async #close(reason: TerminalReason): Promise<void> {
-    const output = this.session.activeOutput;
-    const closed = this.session.close(reason);
-    // session.close aborts every signal synchronously; the sink can be cleared now.
-    if (output) this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
+    const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#capture?.close();
     this.#capture = undefined;
     await closed;

@@ -6,7 +6,8 @@ import type { AudioFormat } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { checkAppend, failTurn, isCancellation } from "./pipeline-support.js";
-import { PartialTracker, SttCapture } from "./stt-capture.js";
+import type { SttCapture } from "./stt-capture.js";
+import { startUserTurnCapture } from "./user-turn-capture.js";
 
 export interface TranscriptionPipelineDeps {
   session: TalkSession;
@@ -142,34 +143,7 @@ export class TranscriptionPipeline implements TalkSessionController {
     const stt = this.#deps.providers.stt(this.session);
     if (!stt) throw new TalkError("provider_not_found", "No stt provider is configured for this session.");
     this.#capture?.close();
-    this.session.startCapture(turn.id);
-    const partials = new PartialTracker();
-    const capture = new SttCapture(
-      {
-        session: this.session,
-        stt,
-        inputFormat: this.#deps.inputFormat,
-        language: this.#deps.options.language,
-        silenceTimeoutMs: this.#deps.options.silenceTimeoutMs,
-        logger: this.#deps.logger,
-        onPartial: (turnId, text) => {
-          const delta = partials.next(text);
-          if (!delta) return;
-          this.session.emit({
-            type: "transcript.delta",
-            turnId,
-            payload: { role: "user", text: delta.text, ...(delta.replace ? { replace: true } : {}) },
-          });
-        },
-        onEndOfSpeech: (turnId) => {
-          if (this.session.activeTurn?.id === turnId && this.session.activeTurn.state === "active") {
-            this.endTurn(turnId).catch((err: unknown) => this.#deps.logger.debug({ err, turnId }, "automatic endTurn lost a race"));
-          }
-        },
-        onError: (turnId, err) => failTurn(this.session, this.#deps.logger, turnId, err),
-      },
-      turn,
-    );
+    const capture = startUserTurnCapture(this.#deps, stt, turn, (turnId) => this.endTurn(turnId));
     this.#capture = capture;
     return capture;
   }
