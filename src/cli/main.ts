@@ -7,6 +7,10 @@ Usage:
   talkgate serve [--config PATH]        run the server (embedded defaults without a config)
   talkgate doctor --config PATH [--dry-run]
                                         migrate legacy realtime config into talk.realtime
+  talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]
+                                        simulated phone call against a running server:
+                                        the recording is the caller, prints the transcript,
+                                        writes the assistant's audio
   talkgate help                         this text
 
 Configuration: a JSON file (--config or TALKGATE_CONFIG) plus environment
@@ -37,6 +41,39 @@ const commands: Record<string, Command> = {
     const report = runDoctor({ path, dryRun: values["dry-run"] });
     process.stdout.write(`${formatDoctorReport(report)}\n`);
     return report.problems.length > 0 ? 1 : 0;
+  },
+  async call(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        url: { type: "string" },
+        out: { type: "string" },
+        mode: { type: "string" },
+        token: { type: "string" },
+        "max-seconds": { type: "string" },
+      },
+      strict: true,
+    });
+    const file = positionals[0];
+    const mode = values.mode;
+    if (!file || positionals.length > 1 || (mode !== undefined && mode !== "realtime" && mode !== "stt-tts")) {
+      process.stderr.write("talkgate call: usage: talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]\n");
+      return 2;
+    }
+    const { runCall } = await import("./call.js");
+    const token = values.token ?? process.env.TALKGATE_ADMIN_TOKEN;
+    return runCall(
+      {
+        file,
+        ...(values.url !== undefined ? { url: values.url } : {}),
+        ...(values.out !== undefined ? { out: values.out } : {}),
+        ...(mode !== undefined ? { mode } : {}),
+        ...(token !== undefined ? { token } : {}),
+        ...(values["max-seconds"] !== undefined ? { maxSeconds: Number(values["max-seconds"]) } : {}),
+      },
+      { stdout: (line) => process.stdout.write(`${line}\n`), stderr: (line) => process.stderr.write(`${line}\n`) },
+    );
   },
   async help() {
     process.stdout.write(HELP);

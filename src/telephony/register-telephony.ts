@@ -155,7 +155,7 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
         calls,
         tokens,
         redeemOutbound: (token, callSid) => outbound.redeemer.redeem(token, callSid),
-        createCall: (identity) => createCall(identity),
+        createCall: (identity, mode) => createCall(identity, mode === "realtime" || mode === "stt-tts" ? { mode } : {}),
         preStartTimeoutMs: config.limits.preStartTimeoutMs,
         maxPayloadBytes: config.limits.maxPayloadBytes,
         reconnectGraceMs: config.reconnectGraceMs,

@@ -28,8 +28,8 @@ export interface MediaStreamRouteOptions {
   tokens: StreamTokenStore;
   /** Redeems a token of an outbound call we placed; undefined when it is not one. */
   redeemOutbound(token: string | undefined, callSid: string): CallSession | undefined;
-  /** Creates the call of a validated inbound stream (session created, not connected yet). */
-  createCall(identity: CallIdentity): CallSession;
+  /** Creates the call of a validated inbound stream (session created, not connected yet); `mode` from the webhook URL. */
+  createCall(identity: CallIdentity, mode: string | undefined): CallSession;
   preStartTimeoutMs: number;
   maxPayloadBytes: number;
   reconnectGraceMs: number;
@@ -136,7 +136,7 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
         from: redeemed.call.from,
         to: redeemed.call.to,
         direction: redeemed.call.direction ?? "inbound",
-      });
+      }, redeemed.call.mode);
       o.calls.add(target, resumeKey);
     } else {
       target = o.redeemOutbound(token, callSid) ?? (resumeKey ? o.calls.resumable(callSid, resumeKey) : undefined);

@@ -12,6 +12,8 @@ export interface StreamCallMetadata {
   readonly from?: string;
   readonly to?: string;
   readonly direction?: string;
+  /** Call mode asked for by the webhook URL (`?mode=stt-tts`), when it names one. */
+  readonly mode?: string;
 }
 
 /** Options of the one-time stream token store. */

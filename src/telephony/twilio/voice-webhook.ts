@@ -166,12 +166,18 @@ export function twilioVoiceWebhook(options: TwilioVoiceWebhookOptions): FastifyP
       if (callSid === undefined) {
         return reply.code(400).type("text/plain").send("Missing CallSid");
       }
+      // The number's webhook URL may pin the mode (`.../voice?mode=stt-tts`); Twilio signs the query too.
+      const mode = (request.query as Record<string, unknown> | undefined)?.["mode"];
+      if (mode !== undefined && mode !== "realtime" && mode !== "stt-tts") {
+        return reply.code(400).type("text/plain").send("mode must be realtime or stt-tts");
+      }
       const call: StreamCallMetadata = {
         callSid,
         accountSid: single(params.AccountSid),
         from: single(params.From),
         to: single(params.To),
         direction: single(params.Direction),
+        ...(mode !== undefined ? { mode } : {}),
       };
       const token = resolved.tokens.issue(call);
       resolved.logger.info(

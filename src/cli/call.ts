@@ -1,0 +1,213 @@
+/**
+ * `talkgate call FILE.wav`: a simulated phone call against a running server,
+ * the way Twilio places one. It posts the voice webhook (unsigned in the
+ * server's local demo mode; signed when TWILIO_AUTH_TOKEN and PUBLIC_URL are
+ * set), opens the stream WebSocket from the TwiML, speaks the recording as
+ * the caller (any WAV, converted to u-law 8 kHz by the codecs layer), keeps
+ * the line open with silence until the assistant has answered, prints the
+ * call's transcript live from `GET /telephony/calls/:callSid/events`, and
+ * writes what the assistant said (as the caller heard it) to a WAV file.
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createResampler } from "../codecs/resampler.js";
+import { decodeMulaw, encodeMulaw } from "../codecs/mulaw.js";
+import { readWav, writeWav } from "../codecs/wav.js";
+import { TalkError } from "../core/errors.js";
+import type { TalkEvent } from "../core/talk-events.js";
+import { computeTwilioSignature } from "../telephony/twilio/twilio-signature.js";
+import { SimulatedTwilioStream } from "./simulated-twilio-stream.js";
+
+/** Options of `talkgate call`. */
+export interface CallOptions {
+  /** The caller's recording (WAV, any rate and sample format). Required. */
+  file: string;
+  /** The server's base URL. Default "http://127.0.0.1:8787". */
+  url?: string;
+  /** Where the assistant's audio is written (WAV, 8 kHz mono). Default "answer.wav". */
+  out?: string;
+  /** Call mode; default: the server's choice for the number (telephony.defaultMode). */
+  mode?: "realtime" | "stt-tts";
+  /** Admin bearer token, for servers with auth.tokens (TALKGATE_ADMIN_TOKEN). Default none. */
+  token?: string;
+  /** Hang up after this many seconds whatever happens. Default 60. */
+  maxSeconds?: number;
+  /** Silence after the last event, with no answer pending or playing, that ends the call, ms. Default 3000. */
+  quietMs?: number;
+  /** Caller and called numbers. Defaults "+15550100001" and "+15550100002". */
+  from?: string;
+  to?: string;
+}
+
+export interface CallIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+}
+
+const FRAME = 160;
+
+export async function runCall(options: CallOptions, io: CallIo): Promise<number> {
+  const base = (options.url ?? "http://127.0.0.1:8787").replace(/\/+$/, "");
+  const out = options.out ?? "answer.wav";
+  const maxMs = (options.maxSeconds ?? 60) * 1000;
+  const quietMs = options.quietMs ?? 3000;
+  if (!Number.isFinite(maxMs) || maxMs <= 0) throw new TalkError("invalid_params", "--max-seconds must be a positive number.");
+  const caller = wavToUlaw8k(options.file);
+  io.stderr(`caller audio: ${options.file}, ${(caller.length / 8000).toFixed(1)} s`);
+
+  const callSid = `CA${randomBytes(16).toString("hex")}`;
+  const accountSid = `AC${randomBytes(16).toString("hex")}`;
+  const twiml = await postVoiceWebhook(base, options, { CallSid: callSid, AccountSid: accountSid, From: options.from ?? "+15550100001", To: options.to ?? "+15550100002", Direction: "inbound", CallStatus: "ringing" });
+  const streamUrl = /<Stream[^>]*\surl="([^"]+)"/.exec(twiml)?.[1];
+  if (!streamUrl) throw new TalkError("provider_error", "The voice webhook answered no <Stream url>.");
+  const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)].map((m) => [m[1]!, unescapeXml(m[2]!)]));
+
+  const stream = new SimulatedTwilioStream({ url: unescapeXml(streamUrl), callSid, accountSid, customParameters: parameters });
+  await stream.connect();
+  io.stderr(`call ${callSid} connected; speaking...`);
+
+  const watch = new AbortController();
+  let lastEventAt = performance.now();
+  let outputs = 0;
+  // A turn that ended waits for its answer (STT and the agent may take seconds with no events).
+  let awaitingAnswer = false;
+  let sessionClosed = false;
+  const onEvent = (e: TalkEvent): void => {
+    lastEventAt = performance.now();
+    if (process.env["TALKGATE_CALL_DEBUG"]) io.stderr(`event ${e.type} ${JSON.stringify(e.payload).slice(0, 120)}`);
+    const p = e.payload as Record<string, unknown>;
+    if (e.type === "turn.ended") awaitingAnswer = true;
+    else if (e.type === "turn.cancelled" || e.type === "output.audio.done" || e.type === "output.audio.cancelled" || e.type === "session.error") awaitingAnswer = false;
+    if (e.type === "output.audio.started") outputs++;
+    else if (e.type === "output.audio.done" || e.type === "output.audio.cancelled") outputs = Math.max(0, outputs - 1);
+    if (e.type === "transcript.done") io.stdout(`${p["role"] === "user" ? "caller" : "assistant"}: ${String(p["text"] ?? "")}`);
+    else if (e.type === "output.text.done") io.stdout(`assistant: ${String(p["text"] ?? "")}`);
+    else if (e.type === "output.audio.cancelled") io.stdout("(assistant interrupted)");
+    else if (e.type === "latency.metrics") io.stderr(`latency ${String(p["name"])}: ${String(p["ms"])} ms`);
+    else if (e.type === "session.closed") {
+      sessionClosed = true;
+      io.stderr(`session closed: ${String(p["reason"])}`);
+    }
+  };
+  const watching = watchCall(base, callSid, options.token, onEvent, watch.signal).catch((err: unknown) => {
+    io.stderr(`transcript unavailable: ${(err as Error).message}`);
+  });
+
+  const started = performance.now();
+  const silence = new Uint8Array(FRAME).fill(0xff);
+  let frames = 0;
+  // 1x, like a phone line: frame n leaves at start + 20 ms * n; silence keeps the line open after the recording.
+  for (;;) {
+    if (!stream.open || sessionClosed) break;
+    const at = frames * FRAME;
+    const sentAll = at >= caller.length;
+    const now = performance.now();
+    if (now - started > maxMs) {
+      io.stderr(`hanging up after ${options.maxSeconds ?? 60} s`);
+      break;
+    }
+    if (sentAll && !awaitingAnswer && outputs === 0 && !stream.playing && now - lastEventAt >= quietMs) break;
+    stream.sendFrame(sentAll ? silence : padFrame(caller.subarray(at, at + FRAME)));
+    frames++;
+    const wait = started + frames * 20 - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  await stream.stop();
+  // The events stream ends with session.closed; give it a moment, then stop watching.
+  await Promise.race([watching, new Promise((r) => setTimeout(r, 2000))]);
+  watch.abort();
+
+  const ulaw = concat(stream.played);
+  writeFileSync(out, writeWav(decodeMulaw(ulaw), { sampleRate: 8000 }));
+  io.stderr(`assistant audio: ${(ulaw.length / 8000).toFixed(1)} s -> ${out}`);
+  return 0;
+}
+
+/** Any WAV as u-law 8 kHz mono: downmixed, resampled (speex), encoded (G.711). */
+export function wavToUlaw8k(path: string): Uint8Array {
+  const wav = readWav(new Uint8Array(readFileSync(path)));
+  const { channels, sampleRate } = wav.format;
+  let mono = wav.pcm;
+  if (channels > 1) {
+    mono = new Int16Array(wav.pcm.length / channels);
+    for (let i = 0; i < mono.length; i++) {
+      let sum = 0;
+      for (let c = 0; c < channels; c++) sum += wav.pcm[i * channels + c]!;
+      mono[i] = Math.round(sum / channels);
+    }
+  }
+  const resampler = createResampler({ from: sampleRate, to: 8000 });
+  try {
+    const a = resampler.process(mono);
+    const b = resampler.flush();
+    const pcm = new Int16Array(a.length + b.length);
+    pcm.set(a);
+    pcm.set(b, a.length);
+    return encodeMulaw(pcm);
+  } finally {
+    resampler.close();
+  }
+}
+
+async function postVoiceWebhook(base: string, options: CallOptions, params: Record<string, string>): Promise<string> {
+  const path = `/telephony/twilio/voice${options.mode ? `?mode=${options.mode}` : ""}`;
+  const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
+  const authToken = process.env["TWILIO_AUTH_TOKEN"];
+  const publicUrl = process.env["PUBLIC_URL"];
+  if (authToken && publicUrl) headers["x-twilio-signature"] = computeTwilioSignature(authToken, `${publicUrl.replace(/\/+$/, "")}${path}`, params);
+  let res: Response;
+  try {
+    res = await fetch(`${base}${path}`, { method: "POST", headers, body: new URLSearchParams(params) });
+  } catch (cause) {
+    throw new TalkError("provider_unavailable", `No server at ${base} (start one with: talkgate serve).`, { cause });
+  }
+  if (res.status !== 200) throw new TalkError("provider_error", `The voice webhook answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  return res.text();
+}
+
+/** Reads the call's talk.events (Server-Sent Events) until session.closed or abort. */
+async function watchCall(base: string, callSid: string, token: string | undefined, onEvent: (e: TalkEvent) => void, signal: AbortSignal): Promise<void> {
+  const res = await fetch(`${base}/telephony/calls/${callSid}/events`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
+  if (!res.ok || !res.body) throw new Error(`events answered ${res.status}`);
+  const decoder = new TextDecoder();
+  let buffer = "";
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = block
+          .split("\n")
+          .filter((l) => l.startsWith("data: "))
+          .map((l) => l.slice(6))
+          .join("\n");
+        if (data) onEvent(JSON.parse(data) as TalkEvent);
+      }
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  }
+}
+
+function padFrame(frame: Uint8Array): Uint8Array {
+  if (frame.length === FRAME) return frame;
+  const out = new Uint8Array(FRAME).fill(0xff);
+  out.set(frame);
+  return out;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function unescapeXml(s: string): string {
+  return s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}

@@ -1,0 +1,161 @@
+/**
+ * The Twilio side of one Media Stream, for `talkgate call`: it connects to
+ * the stream URL of a TwiML `<Connect><Stream>`, sends `connected` and
+ * `start` (with the TwiML's `<Parameter>`s), streams the caller's u-law audio
+ * as 20 ms `media` frames at 1x, and plays what it receives the way Twilio
+ * does: audio plays at 1x, a `mark` is echoed once the audio before it has
+ * played, `clear` drops what has not played and echoes the pending marks.
+ * What played is kept, in order: it is the assistant's side of the call.
+ */
+import { randomBytes } from "node:crypto";
+import { WebSocket } from "ws";
+
+type Queued = { kind: "audio"; data: Uint8Array; offset: number } | { kind: "mark"; name: string };
+
+export interface SimulatedTwilioStreamOptions {
+  /** ws(s):// URL from `<Stream url>`. */
+  url: string;
+  callSid: string;
+  accountSid: string;
+  customParameters: Record<string, string>;
+}
+
+export class SimulatedTwilioStream {
+  readonly streamSid = `MZ${randomBytes(16).toString("hex")}`;
+  /** Assistant audio that played (u-law 8 kHz), in order. */
+  readonly played: Uint8Array[] = [];
+  clears = 0;
+  closeCode: number | undefined;
+  closeReason = "";
+  readonly #o: SimulatedTwilioStreamOptions;
+  #ws: WebSocket | undefined;
+  #seq = 0;
+  #chunk = 0;
+  #queue: Queued[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #closed: Promise<void> = Promise.resolve();
+
+  constructor(options: SimulatedTwilioStreamOptions) {
+    this.#o = options;
+  }
+
+  /** True while received audio waits to be played. */
+  get playing(): boolean {
+    return this.#queue.some((q) => q.kind === "audio");
+  }
+
+  get open(): boolean {
+    return this.#ws?.readyState === WebSocket.OPEN;
+  }
+
+  async connect(): Promise<void> {
+    const ws = new WebSocket(this.#o.url);
+    this.#ws = ws;
+    this.#closed = new Promise((resolve) =>
+      ws.on("close", (code, reason) => {
+        this.closeCode = code;
+        this.closeReason = reason.toString();
+        clearInterval(this.#timer);
+        resolve();
+      }),
+    );
+    ws.on("message", (data) => this.#onMessage(String(data)));
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    ws.on("error", () => {});
+    this.#send({ event: "connected", protocol: "Call", version: "1.0.0" });
+    this.#send({
+      event: "start",
+      sequenceNumber: String(++this.#seq),
+      start: {
+        accountSid: this.#o.accountSid,
+        streamSid: this.streamSid,
+        callSid: this.#o.callSid,
+        tracks: ["inbound"],
+        mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
+        customParameters: this.#o.customParameters,
+      },
+      streamSid: this.streamSid,
+    });
+    let last = performance.now();
+    this.#timer = setInterval(() => {
+      const now = performance.now();
+      this.#play(Math.round((now - last) * 8));
+      last = now;
+    }, 20);
+  }
+
+  /** Sends one 20 ms frame (160 bytes of u-law). */
+  sendFrame(frame: Uint8Array): void {
+    this.#send({
+      event: "media",
+      sequenceNumber: String(++this.#seq),
+      media: { track: "inbound", chunk: String(++this.#chunk), timestamp: String(this.#chunk * 20), payload: Buffer.from(frame).toString("base64") },
+      streamSid: this.streamSid,
+    });
+  }
+
+  /** The caller hung up: `stop`, then the socket closes. */
+  async stop(): Promise<void> {
+    this.#send({ event: "stop", sequenceNumber: String(++this.#seq), stop: { accountSid: this.#o.accountSid, callSid: this.#o.callSid }, streamSid: this.streamSid });
+    this.#ws?.close(1000);
+    await this.#closed;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    if (this.#ws && this.#ws.readyState !== WebSocket.CLOSED) this.#ws.close(1000);
+    await this.#closed;
+  }
+
+  #send(message: Record<string, unknown>): void {
+    if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.send(JSON.stringify(message));
+  }
+
+  #onMessage(text: string): void {
+    let msg: Record<string, unknown>;
+    try {
+      msg = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (msg["event"] === "media") {
+      const payload = String((msg["media"] as Record<string, unknown> | undefined)?.["payload"] ?? "");
+      this.#queue.push({ kind: "audio", data: new Uint8Array(Buffer.from(payload, "base64")), offset: 0 });
+    } else if (msg["event"] === "mark") {
+      this.#queue.push({ kind: "mark", name: String((msg["mark"] as Record<string, unknown> | undefined)?.["name"] ?? "") });
+      this.#play(0);
+    } else if (msg["event"] === "clear") {
+      this.clears++;
+      const pending = this.#queue.flatMap((q) => (q.kind === "mark" ? [q.name] : []));
+      this.#queue = [];
+      for (const name of pending) this.#echo(name);
+    }
+  }
+
+  /** Plays `bytes` of queued audio (8 bytes per ms), echoing the marks reached. */
+  #play(bytes: number): void {
+    let credit = bytes;
+    while (this.#queue.length > 0) {
+      const head = this.#queue[0]!;
+      if (head.kind === "mark") {
+        this.#queue.shift();
+        this.#echo(head.name);
+        continue;
+      }
+      const n = Math.min(credit, head.data.byteLength - head.offset);
+      if (n <= 0) break;
+      this.played.push(head.data.subarray(head.offset, head.offset + n));
+      head.offset += n;
+      credit -= n;
+      if (head.offset < head.data.byteLength) break;
+      this.#queue.shift();
+    }
+  }
+
+  #echo(name: string): void {
+    this.#send({ event: "mark", sequenceNumber: String(++this.#seq), streamSid: this.streamSid, mark: { name } });
+  }
+}

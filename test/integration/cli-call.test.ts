@@ -1,0 +1,73 @@
+/**
+ * `talkgate call FILE.wav` as a newcomer runs it: a real server process on
+ * its embedded defaults (no keys: stt-tts with pocketsphinx, the local agent
+ * and espeak-ng), and the real CLI in another process placing a simulated
+ * Twilio call with a pocketsphinx-testdata recording as the caller.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { rms } from "../../src/codecs/pcm.js";
+import { readWav } from "../../src/codecs/wav.js";
+
+const CLI = ["--import", "tsx", "src/cli/main.ts"];
+const RECORDING = "/usr/share/pocketsphinx/test/data/cards/001.wav";
+const children: ChildProcessWithoutNullStreams[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcessWithoutNullStreams; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [...CLI, ...args], { cwd: process.cwd(), env: { ...process.env, ...env } });
+  children.push(child);
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exit };
+}
+
+async function serverUrl(server: ReturnType<typeof run>): Promise<string> {
+  for (;;) {
+    const line = server.stdout().split("\n").find((l) => l.includes("talkgate listening"));
+    if (line) return (JSON.parse(line) as { urls: string[] }).urls.find((u) => u.endsWith("/healthz"))!.replace(/\/healthz$/, "");
+    if (server.child.exitCode !== null) throw new Error(`server exited: ${server.stderr()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("talkgate call", () => {
+  it("places a simulated call on the embedded defaults, prints the transcript and writes the assistant's speech to a WAV", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "talkgate-call-"));
+    const server = run(["serve"], { PORT: "0", LOG_LEVEL: "info", TALKGATE_DATA_DIR: join(dir, "data") });
+    const url = await serverUrl(server);
+    const out = join(dir, "answer.wav");
+    const call = run(["call", RECORDING, "--url", url, "--out", out, "--mode", "stt-tts"]);
+    expect(await call.exit).toBe(0);
+
+    const lines = call.stdout().split("\n");
+    const caller = lines.find((l) => l.startsWith("caller: "));
+    const assistant = lines.find((l) => l.startsWith("assistant: "));
+    expect(caller?.slice("caller: ".length)).toMatch(/[a-z]+/i);
+    expect(assistant?.slice("assistant: ".length)).toMatch(/[a-z]+/i);
+    expect(call.stderr()).toContain("session closed: completed");
+
+    const wav = readWav(new Uint8Array(readFileSync(out)));
+    expect(wav.format).toMatchObject({ sampleRate: 8000, channels: 1 });
+    expect(wav.pcm.length).toBeGreaterThan(8000 * 0.5); // at least half a second of answer
+    // Speech energy: espeak-ng's answer through u-law is far above the -50 dBFS of line silence.
+    expect(rms(wav.pcm)).toBeGreaterThan(500);
+  }, 60_000);
+
+  it("refuses a missing file argument or an unknown mode with usage and exit code 2", async () => {
+    const bad = run(["call", RECORDING, "--mode", "carrier-pigeon"]);
+    expect(await bad.exit).toBe(2);
+    expect(bad.stderr()).toContain("usage: talkgate call FILE.wav");
+    const none = run(["call"]);
+    expect(await none.exit).toBe(2);
+  });
+});
