@@ -27,7 +27,15 @@ import { createGatewayServer, type GatewayDeps, type GatewayOptionsInput, type G
 import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
-import { BotManager, defaultPlatformDrivers, loopbackBaseUrl, meetingsPlugin, tokenAuthorizer, VoiceWakeStore } from "./meetings/index.js";
+import {
+  BotManager,
+  defaultPlatformDrivers,
+  loopbackBaseUrl,
+  meetingsPlugin,
+  registerMeetingsMethods,
+  tokenAuthorizer,
+  VoiceWakeStore,
+} from "./meetings/index.js";
 
 /**
  * The composition root: turns the validated configuration into a running
@@ -323,6 +331,13 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     logger,
   });
   void gateway.app.register(meetingsPlugin({ manager: meetings, authorize: tokenAuthorizer(config.auth.tokens) }));
+  // voicewake.get/set (+ voicewake.changed) and meetings.bots.* on the Talk API, through the surface-method hook.
+  registerMeetingsMethods({
+    manager: meetings,
+    voiceWake,
+    registerMethod: (name, definition) => gateway.registerMethod(name, definition),
+    broadcast: (event, payload) => gateway.broadcast(event, payload),
+  });
 
   // Telephony: Twilio voice webhook, media streams, outbound calls (src/telephony, docs/telephony.md).
   const { registerTelephony } = await import("./telephony/register-telephony.js");

@@ -39,6 +39,27 @@ export interface JobInfo<T = unknown> {
   data: T;
   /** 1 on the first run, 2 on the first retry... */
   attempt: number;
+  /**
+   * Records the job's progress (any JSON value), readable from every worker
+   * through `inspect` (BullMQ: `job.updateProgress`). Absent in one process,
+   * where the job's owner is the only reader.
+   */
+  progress?(value: unknown): Promise<void>;
+  /** Appends a line to the job's log, readable from every worker (BullMQ: `job.log`). Absent in one process. */
+  log?(line: string): Promise<void>;
+}
+
+/** A job as every worker can read it (`inspect`). */
+export interface JobRecord<T = unknown> {
+  id: string;
+  kind: string;
+  /** BullMQ's state: waiting, delayed, active, completed, failed... */
+  state: string;
+  data: T;
+  /** The last value given to `JobInfo.progress`, if any. */
+  progress: unknown;
+  /** Log lines (`JobInfo.log`), oldest first, when asked for. */
+  logs: string[];
 }
 
 /** Runs a job. The signal aborts when the job is cancelled from any worker or this worker shuts down. */
@@ -194,7 +215,17 @@ export class JobQueue {
       const jobSignal = signal ?? new AbortController().signal;
       this.#active++;
       try {
-        return await handler({ id: job.id ?? "", kind, data: job.data, attempt: job.attemptsMade + 1 }, jobSignal);
+        const info: JobInfo<T> = {
+          id: job.id ?? "",
+          kind,
+          data: job.data,
+          attempt: job.attemptsMade + 1,
+          progress: (value) => job.updateProgress(value as object),
+          log: async (line) => {
+            await job.log(line);
+          },
+        };
+        return await handler(info, jobSignal);
       } catch (err) {
         if (jobSignal.aborted) throw new UnrecoverableError(`cancelled: ${String(jobSignal.reason ?? "cancelled")}`);
         throw err;
@@ -220,6 +251,19 @@ export class JobQueue {
    * Cancels a job from any worker: removes it if it has not started, aborts
    * its handler's signal on the worker running it otherwise.
    */
+  /** Reads a job of any kind from any worker (its data, state, progress and, with `logs`, its log lines). */
+  async inspect<T = unknown>(jobId: string, options: { logs?: boolean } = {}): Promise<JobRecord<T> | undefined> {
+    this.#assertReady();
+    for (const [kind, queue] of this.#queues) {
+      const job = await queue.getJob(jobId);
+      if (!job) continue;
+      const state = await job.getState();
+      const logs = options.logs ? (await queue.getJobLogs(jobId, 0, -1, true)).logs : [];
+      return { id: jobId, kind, state, data: job.data as T, progress: job.progress, logs };
+    }
+    return undefined;
+  }
+
   async cancel(jobId: string, reason = "cancelled"): Promise<CancelOutcome> {
     this.#assertReady();
     for (const [kind, queue] of this.#queues) {

@@ -8,6 +8,7 @@ import {
   type JobEvent,
   type JobHandler,
   JobQueue,
+  type JobRecord,
 } from "./job-queue.js";
 
 /** What both job queues (BullMQ and in-process) offer the composition root. */
@@ -19,6 +20,8 @@ export interface JobScheduler {
   enqueue<T>(kind: string, data: T, options?: EnqueueOptions): Promise<{ id: string; kind: string }>;
   process<T>(kind: string, handler: JobHandler<T>): void;
   cancel(jobId: string, reason?: string): Promise<CancelOutcome>;
+  /** Reads a job from any worker; absent in one process (nothing to read that the process does not hold). */
+  inspect?<T>(jobId: string, options?: { logs?: boolean }): Promise<JobRecord<T> | undefined>;
   /** Takes no new jobs (drain); running ones continue. */
   pause(): Promise<void>;
   resume(): Promise<void>;
@@ -48,6 +51,12 @@ export interface AppJobs {
   enqueue<T>(kind: JobKind, data: T, options?: EnqueueOptions): Promise<{ id: string; kind: string }>;
   /** From any worker: removes a waiting job, or aborts the running handler's signal. */
   cancel(jobId: string, reason?: string): Promise<CancelOutcome>;
+  /**
+   * From any worker: a job's data, state, progress and log lines (BullMQ);
+   * undefined for an unknown job, and always in one process (in-process
+   * queue), where the surface's own state is the record.
+   */
+  inspect<T>(jobId: string, options?: { logs?: boolean }): Promise<JobRecord<T> | undefined>;
   /**
    * Runs jobs of `kind` here if this worker has the kind's role (returns
    * true), otherwise does nothing (returns false). One handler per kind.
@@ -98,6 +107,7 @@ export function appJobs(scheduler: JobScheduler, roles: readonly WorkerRole[]): 
     enqueue: <T>(kind: JobKind, data: T, options?: EnqueueOptions) =>
       scheduler.enqueue(check(kind), data, options),
     cancel: (jobId: string, reason?: string) => scheduler.cancel(jobId, reason),
+    inspect: async <T>(jobId: string, options?: { logs?: boolean }) => scheduler.inspect?.<T>(jobId, options),
     process: <T>(kind: JobKind, handler: JobHandler<T>) => {
       if (!roles.includes(JOB_KIND_ROLES[check(kind)])) return false;
       scheduler.process(kind, handler);

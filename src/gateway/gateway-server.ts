@@ -14,7 +14,8 @@ import { resolveGatewayOptions } from "./gateway-options.js";
 import type { GatewayOptions, GatewayOptionsInput } from "./gateway-options.js";
 import type { GatewayState } from "./gateway-state.js";
 import { httpRoutes } from "./http-routes.js";
-import { MethodRegistry, type SurfaceMethodDefinition } from "./method-registry.js";
+import { isSurfaceName, MethodRegistry, type SurfaceMethodDefinition } from "./method-registry.js";
+import type { GatewayEventName } from "./protocol/frames.js";
 import { talkMethods } from "./methods/talk.js";
 import { talkClientMethods } from "./methods/talk-client.js";
 import { talkSessionMethods } from "./methods/talk-session.js";
@@ -45,6 +46,13 @@ export interface GatewayServer {
    * sees only the caller and a logger. Validated now (config_invalid).
    */
   registerMethod<P, R>(name: string, definition: SurfaceMethodDefinition<P, R>): void;
+  /**
+   * Sends a surface event (e.g. `voicewake.changed`) to every open Talk API
+   * connection: `{type:"event", event, payload}`, no seq (not session
+   * state). The name follows the surface-method rule (`<surface>.<event>`,
+   * never `talk.*`); config_invalid otherwise.
+   */
+  broadcast(event: string, payload: unknown): void;
   /**
    * Drain: refuses new sessions (talk.session.create, talk.client.create) with
    * shutting_down; existing sessions, joins and their verbs continue.
@@ -162,6 +170,13 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
     registerMethod(name, definition) {
       if (serverState === "closing" || serverState === "closed") throw new TalkError("invalid_state", "The gateway is closing.");
       registry.registerSurface(name, definition);
+    },
+    broadcast(event, payload) {
+      if (!isSurfaceName(event)) {
+        throw new TalkError("config_invalid", `gateway: surface event "${String(event).slice(0, 128)}" must be named <surface>.<event> outside talk.*`);
+      }
+      // Surface events are not in GATEWAY_EVENTS (the core set); the frame shape is the same.
+      for (const connection of connections) connection.sendEvent(event as GatewayEventName, payload);
     },
     get state() {
       return serverState;

@@ -66,6 +66,11 @@ const SURFACE_METHOD_NAME = /^[a-z][a-z0-9-]{0,31}(\.[a-z][a-zA-Z0-9]{0,63}){1,3
 /** The public Talk API's namespace: surfaces may not add names to it (seed 000, "Removed API"). */
 const RESERVED_PREFIX = "talk.";
 
+/** Whether `name` may be a surface method or event: `<surface>.<verb>`, outside `talk.*`. */
+export function isSurfaceName(name: string): boolean {
+  return typeof name === "string" && SURFACE_METHOD_NAME.test(name) && !name.startsWith(RESERVED_PREFIX);
+}
+
 export interface RegisteredMethod {
   readonly name: string;
   readonly scope: GatewayScope;

@@ -10,3 +10,4 @@ export type { TranscriptLine } from "./bot/transcript-log.js";
 export type { PlatformDriver, DriverPage, MeetingObservation, MeetingPhase } from "./platforms/platform-driver.js";
 export { defaultPlatformDrivers } from "./platforms/index.js";
 export { VoiceWakeStore, normalizeTriggers, type VoiceWakeState, type VoiceWakeStoreOptions } from "./agent/voice-wake-store.js";
+export { registerMeetingsMethods, type MeetingsMethodsDeps } from "./talk-api/meetings-methods.js";

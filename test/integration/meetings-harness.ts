@@ -65,6 +65,30 @@ export interface MeetingsHarness {
 const POLL_MS = 200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A Chromium participant in the test room at `roomUrl`, speaking `wav` in a loop (or silent-ish without one). */
+export async function launchParticipant(roomUrl: string, name: string, dir: string, wav?: string): Promise<Participant> {
+  const browser = await puppeteer.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    userDataDir: mkdtempSync(join(dir, `profile-${name}-`)),
+    args: [...BOT_CHROMIUM_ARGS, "--use-fake-device-for-media-stream", ...(wav ? [`--use-file-for-fake-audio-capture=${wav}`] : [])],
+  });
+  const close = async (): Promise<void> => {
+    await browser.close().catch(() => {});
+    const proc = browser.process();
+    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+  };
+  try {
+    const page = (await browser.pages())[0] ?? (await browser.newPage());
+    await page.goto(`${roomUrl}?name=${encodeURIComponent(name)}`);
+    await page.waitForFunction(`document.body.dataset.state === "in_call"`);
+    return { name, page, browser, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
 /** `config` is merged into the server's configuration (e.g. `agent.endpoint`). */
 export async function startMeetingsHarness(meetings: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<MeetingsHarness> {
   const dir = mkdtempSync(join(tmpdir(), "talkgate-meetings-"));
@@ -91,29 +115,11 @@ export async function startMeetingsHarness(meetings: Record<string, unknown> = {
     dir,
     roomUrl: (room) => `${baseUrl}/meetings/test-room/${room}`,
     async participant(room, name, wav) {
-      const browser = await puppeteer.launch({
-        executablePath: "/usr/bin/chromium",
-        headless: true,
-        userDataDir: mkdtempSync(join(dir, `profile-${name}-`)),
-        args: [
-          ...BOT_CHROMIUM_ARGS,
-          "--use-fake-device-for-media-stream",
-          ...(wav ? [`--use-file-for-fake-audio-capture=${wav}`] : []),
-        ],
-      });
-      const page = (await browser.pages())[0] ?? (await browser.newPage());
-      await page.goto(`${harness.roomUrl(room)}?name=${encodeURIComponent(name)}`);
-      await page.waitForFunction(`document.body.dataset.state === "in_call"`);
-      const p: Participant = {
-        name,
-        page,
-        browser,
-        async close() {
-          participants.delete(p);
-          await browser.close().catch(() => {});
-          const proc = browser.process();
-          if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
-        },
+      const p = await launchParticipant(harness.roomUrl(room), name, dir, wav);
+      const close = p.close;
+      p.close = async () => {
+        participants.delete(p);
+        await close();
       };
       participants.add(p);
       return p;

@@ -4,7 +4,7 @@ import type { WebSocket } from "ws";
 import { TalkError } from "../../core/errors.js";
 import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
 import type { PipelineProviderResolver } from "../../core/pipelines/index.js";
-import type { AppJobs } from "../../cluster/index.js";
+import type { AppJobs, JobInfo } from "../../cluster/index.js";
 import type { TalkRuntime } from "../../core/session-types.js";
 import { isTerminal, type BotMode, type BotStatus } from "../bot-status.js";
 import { resolveMeetingsOptions, type MeetingsOptions, type ResolvedMeetingsOptions } from "../meetings-options.js";
@@ -36,7 +36,7 @@ export interface BotManagerOptions {
    * with the bot role, and DELETE cancels the job wherever it runs. Default:
    * none, the bot runs here at once (no Redis needed).
    */
-  jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process">;
+  jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process" | "inspect">;
   /**
    * Agent mode: the wake triggers (voicewake) and the answering session's
    * pipeline options (persona, brain). Default: none, and `mode: "agent"` is
@@ -69,6 +69,8 @@ export class BotManager {
   readonly #deps: BotManagerOptions;
   readonly #bots = new Map<string, MeetingBot>();
   readonly #runs = new Set<Promise<BotStatus>>();
+  /** Bots whose job runs on this worker: their status and transcript are local; others are read from the job. */
+  readonly #runHere = new Set<string>();
   readonly #launcher: BrowserLauncher;
   readonly #logger: TalkLogger;
   readonly #shutdown = new AbortController();
@@ -82,7 +84,7 @@ export class BotManager {
     this.#deps = deps;
     this.#logger = deps.logger ?? NOOP_LOGGER;
     this.#launcher = deps.launcher ?? new ChromiumLauncher({ executablePath: this.options.chromiumPath });
-    deps.jobs?.process<BotJobData>("meeting-bot", (job, signal) => this.#runJob(job.data, signal));
+    deps.jobs?.process<BotJobData>("meeting-bot", (job, signal) => this.#runJob(job, signal));
   }
 
   get platforms(): string[] {
@@ -167,17 +169,86 @@ export class BotManager {
   }
 
   /** A `meeting-bot` job on this worker: the bot created here by POST, or one built from the job on another worker's behalf. */
-  async #runJob(data: BotJobData, signal: AbortSignal): Promise<BotStatus> {
+  async #runJob(job: JobInfo<BotJobData>, signal: AbortSignal): Promise<BotStatus> {
+    const data = job.data;
     const driver = this.#deps.drivers.find((d) => d.platform === data.request.platform);
     if (!driver) throw new TalkError("invalid_params", `This worker has no driver for ${data.request.platform}.`);
     const bot = this.#bots.get(data.id) ?? this.#bot(data.id, data.request, driver);
+    this.#runHere.add(data.id);
     const leave = (): void => bot.requestLeave("requested");
     signal.addEventListener("abort", leave, { once: true });
+    // Status and transcript become readable from every worker: the job's progress and log (BullMQ, in Redis).
+    const report = (status: BotStatus): void => {
+      job.progress?.(status).catch((err: unknown) => this.#logger.debug({ err, botId: data.id }, "meeting bot status not recorded"));
+    };
+    const offStatus = bot.onChange(report);
+    const offLine = bot.onLine((line) => {
+      job.log?.(JSON.stringify(line)).catch((err: unknown) => this.#logger.debug({ err, botId: data.id }, "meeting transcript line not recorded"));
+    });
+    report(bot.status);
     try {
-      return await this.#start(bot);
+      const final = await this.#start(bot);
+      // Written before the job completes, so a reader never sees a finished job with a running status.
+      await job.progress?.(final).catch(() => undefined);
+      return final;
     } finally {
+      offStatus();
+      offLine();
       signal.removeEventListener("abort", leave);
     }
+  }
+
+  /** A bot's status from this worker or, in a cluster, from its job on whichever worker runs it. */
+  async status(id: string): Promise<BotStatus | undefined> {
+    const local = this.#bots.get(id);
+    if (local && (!this.#deps.jobs || this.#runHere.has(id))) return local.status;
+    const record = await this.#record(id, false);
+    return (record?.progress as BotStatus | undefined) ?? local?.status ?? (record ? this.#scheduledStatus(record.data) : undefined);
+  }
+
+  /** Finalized transcript lines: the durable file here, or the job's log for a bot on another worker. */
+  async transcriptOf(id: string): Promise<TranscriptLine[] | undefined> {
+    if (this.#bots.has(id) && (!this.#deps.jobs || this.#runHere.has(id))) return readTranscript(this.transcriptPath(id));
+    const record = await this.#record(id, true);
+    if (!record) return this.#bots.has(id) ? [] : undefined;
+    return record.logs.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as TranscriptLine];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** DELETE from any worker: the bot leaves wherever it runs. Undefined for an unknown id. */
+  async leave(id: string): Promise<BotStatus | undefined> {
+    const local = this.stop(id);
+    if (local || !this.#deps.jobs) return local;
+    const record = await this.#record(id, false);
+    return record ? ((record.progress as BotStatus | undefined) ?? this.#scheduledStatus(record.data)) : undefined;
+  }
+
+  async #record(id: string, logs: boolean): Promise<Awaited<ReturnType<AppJobs["inspect"]>>> {
+    if (!this.#deps.jobs) return undefined;
+    const record = await this.#deps.jobs.inspect<BotJobData>(id, { logs });
+    return record?.kind === "meeting-bot" ? record : undefined;
+  }
+
+  #scheduledStatus(data: unknown): BotStatus | undefined {
+    const job = data as Partial<BotJobData> | undefined;
+    if (!job?.id || !job.request) return undefined;
+    const at = new Date().toISOString();
+    return {
+      id: job.id,
+      meetingUrl: job.request.meetingUrl,
+      platform: job.request.platform ?? "unknown",
+      botName: job.request.botName,
+      mode: job.request.mode,
+      state: "scheduled",
+      participants: [],
+      history: [{ state: "scheduled", at }],
+      timings: { requestedAt: at },
+    };
   }
 
   get(id: string): MeetingBot | undefined {
@@ -188,10 +259,15 @@ export class BotManager {
   stop(id: string): BotStatus | undefined {
     const bot = this.#bots.get(id);
     bot?.requestLeave("requested");
-    // A bot still waiting for its job ends here, as "requested", without launching anything.
-    if (bot && !bot.started) void this.#start(bot);
+    // A bot still waiting (for its join time, or its job) ends here, as "requested", without launching anything.
+    if (bot && !bot.started && !this.#deps.jobs) void this.#start(bot);
     // The job may run on another worker: cancelling reaches it there (and removes a job still waiting).
-    this.#deps.jobs?.cancel(id, "requested").catch((err: unknown) => this.#logger.warn({ err, botId: id }, "meeting bot job cancel failed"));
+    this.#deps.jobs
+      ?.cancel(id, "requested")
+      .then((outcome) => {
+        if (outcome === "removed" && bot && !bot.started) void this.#start(bot);
+      })
+      .catch((err: unknown) => this.#logger.warn({ err, botId: id }, "meeting bot job cancel failed"));
     return bot?.status;
   }
 

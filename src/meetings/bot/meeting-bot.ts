@@ -12,7 +12,7 @@ import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
 import { CaptureReceiver } from "./capture-receiver.js";
 import { captureScript } from "./capture-script.js";
 import { speakerTaggedSession } from "./speaker-tagged-session.js";
-import { TranscriptLog } from "./transcript-log.js";
+import { TranscriptLog, type TranscriptLine } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
 import { MeetingAssistant, type MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 
@@ -82,6 +82,7 @@ export class MeetingBot {
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
   #listeners = new Set<(status: BotStatus) => void>();
+  #lineListeners = new Set<(line: TranscriptLine) => void>();
 
   constructor(deps: MeetingBotDeps) {
     this.id = deps.id;
@@ -108,6 +109,12 @@ export class MeetingBot {
   onChange(listener: (status: BotStatus) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** Called with every finalized transcript line (the cluster's job log). A throwing listener is ignored. */
+  onLine(listener: (line: TranscriptLine) => void): () => void {
+    this.#lineListeners.add(listener);
+    return () => this.#lineListeners.delete(listener);
   }
 
   /** Leave now (DELETE). Idempotent; a bot that has not joined yet ends without launching. */
@@ -225,13 +232,21 @@ export class MeetingBot {
     const payload = event.payload as { text?: string; speaker?: string; trackId?: string };
     if (!payload.text) return;
     this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
-    this.#transcript?.append({
+    const line: TranscriptLine = {
       at: event.timestamp,
       speaker: payload.speaker ?? "unknown",
       ...(payload.trackId ? { trackId: payload.trackId } : {}),
       turnId: event.turnId,
       text: payload.text,
-    });
+    };
+    this.#transcript?.append(line);
+    for (const listener of this.#lineListeners) {
+      try {
+        listener(line);
+      } catch {
+        // A listener cannot break the captions.
+      }
+    }
   }
 
   async #launchAndJoin(): Promise<void> {

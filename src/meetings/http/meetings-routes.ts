@@ -68,19 +68,19 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
 
     app.get<{ Params: { id: string } }>("/meetings/bots/:id", async (request, reply) => {
       if (!authorize(request.headers, "read")) return fail(reply, new TalkError("unauthorized"));
-      const bot = manager.get(request.params.id);
-      return bot ? reply.send(bot.status) : fail(reply, new TalkError("session_not_found", "No such bot."));
+      const status = await manager.status(request.params.id);
+      return status ? reply.send(status) : fail(reply, new TalkError("session_not_found", "No such bot."));
     });
 
     app.delete<{ Params: { id: string } }>("/meetings/bots/:id", async (request, reply) => {
       if (!authorize(request.headers, "write")) return fail(reply, new TalkError("unauthorized"));
-      const status = manager.stop(request.params.id);
+      const status = await manager.leave(request.params.id);
       return status ? reply.code(202).send(status) : fail(reply, new TalkError("session_not_found", "No such bot."));
     });
 
     app.get<{ Params: { id: string } }>("/meetings/bots/:id/transcript", async (request, reply) => {
       if (!authorize(request.headers, "read")) return fail(reply, new TalkError("unauthorized"));
-      const lines = manager.transcript(request.params.id);
+      const lines = await manager.transcriptOf(request.params.id);
       return lines ? reply.send({ botId: request.params.id, lines }) : fail(reply, new TalkError("session_not_found", "No such bot."));
     });
 
