@@ -1,0 +1,20 @@
+/** Flags of the telephony benches, parsed once: numbers checked, unknown flags refused. */
+import { parseArgs } from "node:util";
+
+export function benchArgs<T extends Record<string, string>>(defaults: T): { [K in keyof T]: string } & { webhook?: string; "provider-port"?: string; pin?: string } {
+  const options = Object.fromEntries(
+    [...Object.keys(defaults), "webhook", "provider-port", "pin"].map((k) => [k, { type: "string" as const, ...(k in defaults ? { default: defaults[k] } : {}) }]),
+  );
+  const { values } = parseArgs({ options, strict: true });
+  return values as never;
+}
+
+export function num(value: string | undefined, name: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
+  return n;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export const fmt = (ms: number): string => (Number.isNaN(ms) ? "-" : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));

@@ -1,0 +1,45 @@
+/**
+ * The target of a telephony bench: our server spawned in its own process
+ * (pinned to CPU 0) with the load generator pinned to CPU 1, or any relay
+ * server named by --webhook URL --provider-port N (started by the user and
+ * configured to reach its realtime provider on that port, where the load
+ * generator listens), for a side-by-side comparison.
+ */
+import { TelephonyLoad } from "./twilio-load-calls.js";
+import { freePort, pinSelfTo, spawnTelephonyServer, type BenchServer } from "./spawn-telephony-server.js";
+
+export interface BenchTarget {
+  load: TelephonyLoad;
+  server: BenchServer | undefined;
+  describe: string;
+  close(): Promise<void>;
+}
+
+export async function benchTarget(args: { webhook?: string | undefined; "provider-port"?: string | undefined; pin?: string | undefined }): Promise<BenchTarget> {
+  const pin = args.pin !== "no";
+  const pinnedSelf = pin && pinSelfTo(1);
+  let server: BenchServer | undefined;
+  let webhookUrl = args.webhook;
+  let providerPort = args["provider-port"] !== undefined ? Number(args["provider-port"]) : undefined;
+  if (webhookUrl === undefined) {
+    providerPort ??= await freePort();
+    server = await spawnTelephonyServer(providerPort, pin);
+    webhookUrl = `http://127.0.0.1:${server.port}/telephony/twilio/voice?mode=realtime`;
+  } else if (providerPort === undefined) {
+    throw new Error("--webhook needs --provider-port (where the target reaches its realtime provider)");
+  }
+  const load = new TelephonyLoad({ webhookUrl, providerPort });
+  await load.start();
+  const describe = server
+    ? `talkgate server pid ${server.child.pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}, load generator${pinnedSelf ? " pinned to CPU 1" : ""}`
+    : `external target ${webhookUrl}, provider port ${providerPort}`;
+  return {
+    load,
+    server,
+    describe,
+    close: async () => {
+      await load.close();
+      await server?.close();
+    },
+  };
+}

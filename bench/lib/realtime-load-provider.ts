@@ -1,0 +1,142 @@
+/**
+ * A multi-connection stand-in for the OpenAI Realtime API, for load: it
+ * speaks just enough of the GA protocol for a relay (session.update ->
+ * session.updated, input_audio_buffer.append, response.created +
+ * response.output_audio.delta, input_audio_buffer.speech_started,
+ * response.cancel -> response.done) on as many sockets as the relay opens.
+ *
+ * Audio carries stamps (see frame-stamp.ts): appends are timed on arrival
+ * (frame in -> provider), deltas are stamped when sent (provider -> frame
+ * out is timed by the Twilio side). Messages are read with string searches,
+ * not JSON.parse, so the generator stays cheap at thousands of frames/s.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { WebSocket, WebSocketServer } from "ws";
+import { readStamp, stampedFrameBase64, type LatencyLog } from "./frame-stamp.js";
+
+export interface ProviderConnection {
+  readonly ws: WebSocket;
+  /** The call this socket relays, learnt from the first stamped append. */
+  callIdx: number;
+  responseId: string | undefined;
+  itemId: string | undefined;
+  seq: number;
+  ready: boolean;
+}
+
+export class RealtimeLoadProvider {
+  readonly connections: ProviderConnection[] = [];
+  readonly byCall = new Map<number, ProviderConnection>();
+  /** frame in -> provider, ms, appends stamped inside the measuring window. */
+  readonly inbound: LatencyLog;
+  /** Deltas sent inside the window (the Twilio side times their arrival). */
+  readonly outbound: LatencyLog;
+  /** When speech_started was sent, by call (barge-in -> clear). */
+  readonly speechAt = new Map<number, number>();
+  /** Stamped appends received, by call (loss accounting). */
+  received = 0;
+  cancels = 0;
+  readonly #http: Server = createServer();
+  readonly #wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  #responses = 0;
+  #onReady: Array<() => void> = [];
+
+  constructor(inbound: LatencyLog, outbound: LatencyLog) {
+    this.inbound = inbound;
+    this.outbound = outbound;
+    this.#http.on("upgrade", (req, socket, head) => this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws)));
+  }
+
+  async listen(port = 0): Promise<number> {
+    await new Promise<void>((resolve) => this.#http.listen(port, "127.0.0.1", resolve));
+    return (this.#http.address() as AddressInfo).port;
+  }
+
+  get readyCount(): number {
+    let n = 0;
+    for (const c of this.connections) if (c.ready && c.ws.readyState === WebSocket.OPEN) n++;
+    return n;
+  }
+
+  /** Resolves once `n` sockets are configured (session.updated sent). */
+  async whenReady(n: number): Promise<void> {
+    while (this.readyCount < n) await new Promise<void>((r) => this.#onReady.push(r));
+  }
+
+  /** Starts an assistant answer on the socket (response.created), if none is active. */
+  startResponse(c: ProviderConnection): void {
+    if (c.responseId) return;
+    c.responseId = `resp_${++this.#responses}`;
+    c.itemId = `item_${this.#responses}`;
+    send(c.ws, `{"type":"response.created","response":{"id":"${c.responseId}","status":"in_progress"}}`);
+    send(c.ws, `{"type":"response.output_item.added","response_id":"${c.responseId}","item":{"id":"${c.itemId}","type":"message","role":"assistant"}}`);
+  }
+
+  /** One 20 ms u-law delta of the active answer, stamped now. */
+  sendDelta(c: ProviderConnection): boolean {
+    if (!c.responseId || c.ws.readyState !== WebSocket.OPEN) return false;
+    const now = performance.now();
+    this.outbound.countSent(now);
+    const delta = stampedFrameBase64(c.callIdx, ++c.seq, now);
+    send(c.ws, `{"type":"response.output_audio.delta","response_id":"${c.responseId}","item_id":"${c.itemId}","output_index":0,"content_index":0,"delta":"${delta}"}`);
+    return true;
+  }
+
+  /** The caller started speaking over the answer (server VAD): the relay should clear and cancel. */
+  speechStarted(c: ProviderConnection): void {
+    this.speechAt.set(c.callIdx, performance.now());
+    send(c.ws, `{"type":"input_audio_buffer.speech_started","audio_start_ms":0,"item_id":"user_${c.seq}"}`);
+  }
+
+  /** The caller stopped: the relay ends the user turn, so the next answer has a turn of its own. */
+  speechStopped(c: ProviderConnection): void {
+    send(c.ws, `{"type":"input_audio_buffer.speech_stopped","audio_end_ms":0,"item_id":"user_${c.seq}"}`);
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.connections) c.ws.terminate();
+    await new Promise<void>((resolve) => this.#http.close(() => resolve()));
+  }
+
+  #accept(ws: WebSocket): void {
+    const c: ProviderConnection = { ws, callIdx: -1, responseId: undefined, itemId: undefined, seq: 0, ready: false };
+    this.connections.push(c);
+    send(ws, `{"type":"session.created","session":{"type":"realtime"}}`);
+    ws.on("error", () => {});
+    ws.on("message", (data) => {
+      const text = String(data);
+      if (text.startsWith('{"type":"input_audio_buffer.append"') || text.includes('"input_audio_buffer.append"')) {
+        const at = text.indexOf('"audio":"');
+        if (at < 0) return;
+        const stamp = readStamp(text, at + 9);
+        if (!stamp) return;
+        if (c.callIdx < 0) {
+          c.callIdx = stamp.callIdx;
+          this.byCall.set(stamp.callIdx, c);
+        }
+        this.received++;
+        this.inbound.record(stamp.sentAt);
+        return;
+      }
+      if (text.includes('"session.update"')) {
+        // Echo the formats the relay asked for (audio/pcmu both ways for a phone call).
+        const session = (JSON.parse(text) as { session?: unknown }).session ?? {};
+        send(ws, JSON.stringify({ type: "session.updated", session }));
+        c.ready = true;
+        for (const r of this.#onReady.splice(0)) r();
+        return;
+      }
+      if (text.includes('"response.cancel"')) {
+        this.cancels++;
+        if (c.responseId) send(ws, `{"type":"response.done","response":{"id":"${c.responseId}","status":"cancelled"}}`);
+        c.responseId = undefined;
+      }
+      // conversation.item.truncate and the rest need no answer for the relay to go on.
+    });
+  }
+}
+
+function send(ws: WebSocket, text: string): void {
+  if (ws.readyState === WebSocket.OPEN) ws.send(text);
+}

@@ -1,0 +1,75 @@
+/**
+ * Starts bench/lib/telephony-bench-server.ts in its own process, pinned to
+ * CPU 0 with `taskset -c 0` when taskset exists (one core, as the capacity
+ * figure is defined), with an IPC channel for memory readings.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+
+export interface BenchServer {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly pinned: boolean;
+  /** The server's memoryUsage() after a full GC, and its session count. */
+  memory(): Promise<{ rss: number; heapUsed: number; external: number; arrayBuffers: number; sessions: number }>;
+  close(): Promise<void>;
+}
+
+const SERVER = join(import.meta.dirname, "telephony-bench-server.ts");
+
+export function hasTaskset(): boolean {
+  return spawnSync("taskset", ["-c", "0", "true"]).status === 0;
+}
+
+export async function spawnTelephonyServer(providerPort: number, pin = true): Promise<BenchServer> {
+  const node = [process.execPath, "--expose-gc", "--import", "tsx", SERVER, "--provider-port", String(providerPort)];
+  const pinned = pin && hasTaskset();
+  const [cmd, ...args] = pinned ? ["taskset", "-c", "0", ...node] : node;
+  const child = spawn(cmd!, args, { stdio: ["ignore", "pipe", "inherit", "ipc"], cwd: join(import.meta.dirname, "..", "..") });
+  const port = await new Promise<number>((resolve, reject) => {
+    let buffer = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      buffer += d.toString();
+      const line = buffer.split("\n").find((l) => l.startsWith('{"ready"'));
+      if (line) resolve((JSON.parse(line) as { port: number }).port);
+    });
+    child.once("exit", (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  return {
+    child,
+    port,
+    pinned,
+    memory: () =>
+      new Promise((resolve) => {
+        child.once("message", (m) => {
+          const { mem, sessions } = m as { mem: NodeJS.MemoryUsage; sessions: number };
+          resolve({ rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers, sessions });
+        });
+        child.send("mem");
+      }),
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+/** Pins this process (the load generator) to CPU 1, away from the server, when taskset exists. */
+export function pinSelfTo(cpu: number): boolean {
+  return hasTaskset() && spawnSync("taskset", ["-cp", String(cpu), String(process.pid)]).status === 0;
+}
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}

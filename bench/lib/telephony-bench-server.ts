@@ -1,0 +1,49 @@
+/**
+ * The talkgate server of the telephony benches, as its own process: the
+ * whole app (createApp) on loopback in local demo mode (unsigned webhooks
+ * from loopback), realtime calls relayed to the stand-in provider at
+ * --provider-port, limits raised for thousands of calls, logs at warn.
+ * Prints one JSON line `{"ready":true,"port":N}` when listening. Over IPC it
+ * answers "mem" with process.memoryUsage() after a full GC (run it with
+ * --expose-gc).
+ *
+ *   node --expose-gc --import tsx bench/lib/telephony-bench-server.ts --provider-port 9000
+ */
+import { parseArgs } from "node:util";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../../src/app.js";
+import { validateConfig } from "../../src/config/load-config.js";
+
+const { values } = parseArgs({ options: { "provider-port": { type: "string" }, port: { type: "string", default: "0" } } });
+const providerPort = Number(values["provider-port"]);
+if (!Number.isInteger(providerPort) || providerPort <= 0) throw new Error("--provider-port N is required");
+
+const loaded = validateConfig({
+  server: { host: "127.0.0.1", port: Number(values.port) },
+  dataDir: mkdtempSync(join(tmpdir(), "talkgate-bench-")),
+  log: { level: "warn" },
+  runtime: { maxSessions: 20_000 },
+  talk: { realtime: { provider: "openai", providers: { openai: { apiKey: "sk-bench", baseUrl: `http://127.0.0.1:${providerPort}/v1` } } } },
+  telephony: {
+    defaultMode: "realtime",
+    limits: { maxConnections: 20_000, maxPendingConnections: 5_000, maxConnectionsPerIp: 20_000, maxPendingOutboundCalls: 100 },
+  },
+});
+const app = await createApp(loaded);
+const { port } = await app.listen();
+process.stdout.write(`${JSON.stringify({ ready: true, port, pid: process.pid })}\n`);
+
+process.on("message", (message) => {
+  if (message !== "mem") return;
+  (globalThis as { gc?: () => void }).gc?.();
+  (globalThis as { gc?: () => void }).gc?.();
+  process.send?.({ mem: process.memoryUsage(), sessions: app.runtime.sessionCount });
+});
+const stop = (): void => {
+  void app.close().finally(() => process.exit(0));
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
+process.on("disconnect", stop);
