@@ -1,3 +1,4 @@
+import type { Registry } from "prom-client";
 import type { TalkgateConfig } from "./config/config-schema.js";
 import type { TalkLogger } from "./core/logger.js";
 import type { TalkRuntime } from "./core/session-types.js";
@@ -10,6 +11,7 @@ import {
   createJobScheduler,
   Drainer,
   type DrainResult,
+  JobMetrics,
   type JobScheduler,
   type ReadyReport,
   SessionBinder,
@@ -43,6 +45,8 @@ export interface AppCluster {
   ): void;
   /** Stop hooks that refuse new work (the Gateway's session refusal). */
   onStopAccepting(hook: () => void): void;
+  /** Adds the cluster's metrics (`talkgate_jobs_total{kind,outcome}`) to the registry the app exposes. */
+  registerMetrics(registry: Registry): void;
   /** Jobs first (their handlers abort), then the binder and the coordinator (leases released). Idempotent. */
   closeJobs(): Promise<void>;
   close(): Promise<void>;
@@ -88,6 +92,7 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
       keyPrefix: config.redis.keyPrefix,
       workerId: coordinator.workerId,
       isFull: () => runtime.sessionCount >= config.runtime.maxSessions,
+      settings: config.cluster.jobs,
       logger,
     });
   } catch (err) {
@@ -131,6 +136,7 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
     { limitMs: config.cluster.drainTimeoutMs, logger },
   );
 
+  const jobMetrics = new JobMetrics(scheduler);
   const gateway = createGatewayCluster(coordinator, (sessionId) => binder.claimed(sessionId));
 
   let jobsClosing: Promise<void> | undefined;
@@ -156,10 +162,14 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
     onStopAccepting(hook) {
       stopHooks.push(hook);
     },
+    registerMetrics(registry) {
+      jobMetrics.register(registry);
+    },
     closeJobs,
     close() {
       closing ??= (async () => {
         await closeJobs();
+        jobMetrics.close();
         binder.close();
         await coordinator
           .close()

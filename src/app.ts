@@ -309,6 +309,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   }
   cluster.onStopAccepting(() => gateway.stopAcceptingSessions());
   cluster.setLocalCloser((sessionId, reason) => gateway.closeSession(sessionId, reason));
+  cluster.registerMetrics(gateway.metrics.registry);
 
   // Meetings: bot routes, the bot pages' capture socket and the local test meeting (src/meetings).
   // Wake triggers (seed 004): configured defaults, persisted once set through voicewake.set.

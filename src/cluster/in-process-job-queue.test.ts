@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { InProcessJobQueue } from "./in-process-job-queue.js";
+import type { JobOutcome } from "./job-outcome.js";
 import type { JobEvent } from "./job-queue.js";
 
 let queue: InProcessJobQueue | undefined;
@@ -72,6 +73,42 @@ describe("InProcessJobQueue", () => {
     expect(failed.reason).toBe("no browser");
     expect(attempts).toBe(2);
     expect(rec.events.filter((e) => e.type === "active")).toHaveLength(2);
+  });
+
+  it("reports a retry as a retried event and each run's end once as an outcome (failed, retried, cancelled, completed)", async () => {
+    const q = await started({
+      kinds: ["outbound-call"],
+      attempts: 2,
+      backoff: { type: "fixed", delayMs: 1 },
+    });
+    const rec = recorder(q);
+    const outcomes: JobOutcome[] = [];
+    q.on("outcome", (o) => outcomes.push(o));
+    q.process<{ fail: number }>("outbound-call", async (job, signal) => {
+      if (job.attempt <= job.data.fail) throw new Error(`busy ${job.attempt}`);
+      if (job.data.fail < 0) await new Promise((resolve) => signal.addEventListener("abort", resolve));
+      signal.throwIfAborted();
+    });
+    const once = await q.enqueue("outbound-call", { fail: 1 });
+    await rec.next((e) => e.type === "completed" && e.jobId === once.id);
+    const always = await q.enqueue("outbound-call", { fail: 9 });
+    await rec.next((e) => e.type === "failed" && e.jobId === always.id);
+    const hanging = await q.enqueue("outbound-call", { fail: -1 });
+    await rec.next((e) => e.type === "active" && e.jobId === hanging.id);
+    await q.cancel(hanging.id, "hung up");
+    await rec.next((e) => e.type === "failed" && e.jobId === hanging.id);
+
+    expect(rec.events.filter((e) => e.type === "retried")).toMatchObject([
+      { jobId: once.id, attempt: 1, reason: "busy 1" },
+      { jobId: always.id, attempt: 1, reason: "busy 1" },
+    ]);
+    expect(outcomes.map((o) => [o.jobId, o.outcome, o.attempt])).toEqual([
+      [once.id, "retried", 1],
+      [once.id, "completed", 2],
+      [always.id, "retried", 1],
+      [always.id, "failed", 2],
+      [hanging.id, "cancelled", 1],
+    ]);
   });
 
   it("a paused queue (drain) starts no new job until resumed; unknown kinds and calls after close are refused", async () => {

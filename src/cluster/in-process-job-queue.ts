@@ -3,7 +3,8 @@ import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import { EventHub } from "./event-hub.js";
-import type { CancelOutcome, EnqueueOptions, JobEvent, JobHandler } from "./job-queue.js";
+import { type JobOutcome, type JobOutcomeType, logJobOutcome } from "./job-outcome.js";
+import type { CancelOutcome, EnqueueOptions, JobBackoff, JobEvent, JobHandler } from "./job-queue.js";
 import type { JobScheduler } from "./job-scheduler.js";
 
 /** Options of the in-process job queue (one process, no Redis). */
@@ -14,8 +15,12 @@ export interface InProcessJobQueueOptions {
   concurrency?: number;
   /** Attempts per job when the handler fails (default 2). */
   attempts?: number;
-  /** Delay before a retry, ms (default 1000). */
+  /** Delay before a retry, ms (default 1000); ignored when `backoff` is given. */
   retryDelayMs?: number;
+  /** Wait before a retry, as for the BullMQ queue. */
+  backoff?: JobBackoff;
+  /** Named in the outcome log lines (default "local"). */
+  workerId?: string;
   /** While this returns true no new job starts (checked when a job could start). */
   isFull?: () => boolean;
   logger?: TalkLogger;
@@ -44,10 +49,11 @@ export class InProcessJobQueue implements JobScheduler {
   readonly #kinds: readonly string[];
   readonly #concurrency: number;
   readonly #attempts: number;
-  readonly #retryDelayMs: number;
+  readonly #backoff: JobBackoff;
+  readonly #workerId: string;
   readonly #isFull: (() => boolean) | undefined;
   readonly #logger: TalkLogger;
-  readonly #events: EventHub<{ job: JobEvent }>;
+  readonly #events: EventHub<{ job: JobEvent; outcome: JobOutcome }>;
   readonly #waiting = new Map<string, QueuedJob[]>();
   readonly #running = new Map<string, QueuedJob>();
   readonly #jobs = new Map<string, QueuedJob>();
@@ -73,7 +79,10 @@ export class InProcessJobQueue implements JobScheduler {
     this.#kinds = kinds;
     this.#concurrency = int("concurrency", options.concurrency ?? 1, 1);
     this.#attempts = int("attempts", options.attempts ?? 2, 1);
-    this.#retryDelayMs = int("retryDelayMs", options.retryDelayMs ?? 1000, 0);
+    this.#backoff = options.backoff
+      ? { type: options.backoff.type, delayMs: int("backoff.delayMs", options.backoff.delayMs, 1) }
+      : { type: "fixed", delayMs: int("retryDelayMs", options.retryDelayMs ?? 1000, 0) };
+    this.#workerId = options.workerId ?? "local";
     this.#isFull = options.isFull;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#events = new EventHub(this.#logger);
@@ -94,8 +103,14 @@ export class InProcessJobQueue implements JobScheduler {
     }
   }
 
-  on(type: "job", listener: (event: JobEvent) => void): () => void {
-    return this.#events.on(type, listener);
+  /** `job`: every job's lifecycle; `outcome`: the same transitions for logs and metrics (one process: all local). */
+  on(type: "job", listener: (event: JobEvent) => void): () => void;
+  on(type: "outcome", listener: (outcome: JobOutcome) => void): () => void;
+  on(
+    type: "job" | "outcome",
+    listener: ((event: JobEvent) => void) | ((outcome: JobOutcome) => void),
+  ): () => void {
+    return this.#events.on(type, listener as (event: JobEvent | JobOutcome) => void);
   }
 
   async enqueue<T>(
@@ -215,21 +230,30 @@ export class InProcessJobQueue implements JobScheduler {
       await handler({ id: job.id, kind: job.kind, data: job.data, attempt: job.attempt }, signal);
       this.#jobs.delete(job.id);
       this.#emit("completed", job);
+      this.#outcome("completed", job);
     } catch (err) {
       if (signal.aborted) {
         this.#jobs.delete(job.id);
-        this.#emit("failed", job, `cancelled: ${String(signal.reason ?? "cancelled")}`);
+        const reason = `cancelled: ${String(signal.reason ?? "cancelled")}`;
+        this.#emit("failed", job, reason);
+        this.#outcome("cancelled", job, reason);
       } else if (job.attemptsLeft > 0 && this.#state === "ready") {
-        this.#logger.warn({ err, jobId: job.id, kind: job.kind }, "job failed; retrying");
-        job.timer = setTimeout(() => {
-          job.timer = undefined;
-          this.#waiting.get(job.kind)?.push(job);
-          this.#pump(job.kind);
-        }, this.#retryDelayMs);
+        this.#emit("retried", job, toMessage(err));
+        this.#outcome("retried", job, toMessage(err));
+        const { type, delayMs } = this.#backoff;
+        job.timer = setTimeout(
+          () => {
+            job.timer = undefined;
+            this.#waiting.get(job.kind)?.push(job);
+            this.#pump(job.kind);
+          },
+          type === "fixed" ? delayMs : delayMs * 2 ** (job.attempt - 1),
+        );
         job.timer.unref();
       } else {
         this.#jobs.delete(job.id);
         this.#emit("failed", job, toMessage(err));
+        this.#outcome("failed", job, toMessage(err));
       }
     } finally {
       job.abort = undefined;
@@ -244,8 +268,22 @@ export class InProcessJobQueue implements JobScheduler {
       kind: job.kind,
       jobId: job.id,
       ...(reason === undefined ? {} : { reason }),
+      ...(type === "retried" ? { attempt: job.attempt } : {}),
       at: Date.now(),
     });
+  }
+
+  #outcome(outcome: JobOutcomeType, job: QueuedJob, reason?: string): void {
+    const event: JobOutcome = {
+      outcome,
+      kind: job.kind,
+      jobId: job.id,
+      attempt: job.attempt,
+      ...(reason === undefined ? {} : { reason }),
+      at: Date.now(),
+    };
+    logJobOutcome(this.#logger, this.#workerId, event);
+    this.#events.emit("outcome", event);
   }
 
   #queue(kind: string): QueuedJob[] {

@@ -4,6 +4,7 @@ import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import { EventHub } from "./event-hub.js";
+import { type JobOutcome, logJobOutcome, watchWorkerOutcomes } from "./job-outcome.js";
 import { parseRedisUrl, reconnectDelay, RedisKeys } from "./redis-connection.js";
 
 /** Options of the BullMQ job queue (work placed on any capable worker). */
@@ -18,19 +19,28 @@ export interface JobQueueOptions {
   kinds: readonly string[];
   /** Jobs of one kind this worker runs at once (default 1). */
   concurrency?: number;
-  /** Attempts per job when the handler fails or the worker dies (default 2). */
+  /** Runs of a job whose handler fails, before it is failed (default 2; a stall is not an attempt). */
   attempts?: number;
-  /** Lock time of a running job, ms; a dead worker's job is stalled after it (default 30 000). */
+  /** Wait before a retry (default exponential from 1000 ms: 1 s, 2 s, 4 s...). */
+  backoff?: JobBackoff;
+  /** Lock time of a running job, ms (renewed every half); a dead worker's job can stall once it expires (default 30 000). */
   lockDurationMs?: number;
-  /** How often stalled jobs are looked for, ms (default 30 000). */
+  /** How often this worker looks for stalled jobs, ms (default 30 000). */
   stalledIntervalMs?: number;
-  /** Stalls a job survives before it is failed (default 1). */
+  /** Stalls a job survives (back to wait); one more fails it (default 1; 0: the first stall fails it). */
   maxStalledCount?: number;
   /** Placement: while this returns true the worker takes no new jobs (checked every fullCheckMs). */
   isFull?: () => boolean;
   /** Default 1000 ms. */
   fullCheckMs?: number;
   logger?: TalkLogger;
+}
+
+/** BullMQ's built-in backoff: `fixed` waits delayMs, `exponential` delayMs * 2^(attempt-1). */
+export interface JobBackoff {
+  type: "fixed" | "exponential";
+  /** At least 1 ms, so every retry passes through BullMQ's delayed state and is seen cluster-wide. */
+  delayMs: number;
 }
 
 export interface JobInfo<T = unknown> {
@@ -72,13 +82,20 @@ export interface EnqueueOptions {
   attempts?: number;
 }
 
-/** Cluster-wide job lifecycle, as BullMQ records it (seen by every worker that has a JobQueue). */
+/**
+ * Cluster-wide job lifecycle, as BullMQ records it (seen by every worker that
+ * has a JobQueue). `retried`: a run failed and the job waits for its backoff;
+ * `stalled`: a dead worker's job went back to wait (or, past maxStalledCount,
+ * is failed next with "job stalled more than allowable limit").
+ */
 export interface JobEvent {
-  type: "active" | "completed" | "failed" | "stalled";
+  type: "active" | "completed" | "failed" | "stalled" | "retried";
   kind: string;
   jobId: string;
-  /** For failed: BullMQ's failedReason ("cancelled: ..." for a cancelled job). */
+  /** For failed and retried: BullMQ's failedReason ("cancelled: ..." for a cancelled job). */
   reason?: string;
+  /** For retried: the attempt that failed (1 = the first run). */
+  attempt?: number;
   at: number;
 }
 
@@ -103,7 +120,7 @@ export class JobQueue {
   readonly #queues = new Map<string, Queue>();
   readonly #queueEvents: QueueEvents[] = [];
   readonly #workers = new Map<string, Worker>();
-  readonly #events: EventHub<{ job: JobEvent }>;
+  readonly #events: EventHub<{ job: JobEvent; outcome: JobOutcome }>;
   readonly #relay: Relay;
   #relaySubscription: RelaySubscription | undefined;
   #fullTimer: NodeJS.Timeout | undefined;
@@ -129,6 +146,10 @@ export class JobQueue {
       kinds,
       concurrency: int("concurrency", options.concurrency ?? 1, 1),
       attempts: int("attempts", options.attempts ?? 2, 1),
+      backoff: {
+        type: options.backoff?.type === "fixed" ? "fixed" : "exponential",
+        delayMs: int("backoff.delayMs", options.backoff?.delayMs ?? 1000, 1),
+      },
       lockDurationMs: int("lockDurationMs", options.lockDurationMs ?? 30_000, 1000),
       stalledIntervalMs: int("stalledIntervalMs", options.stalledIntervalMs ?? 30_000, 100),
       maxStalledCount: int("maxStalledCount", options.maxStalledCount ?? 1, 0),
@@ -158,12 +179,29 @@ export class JobQueue {
       this.#queues.set(kind, queue);
       const events = new QueueEvents(kind, { connection: this.#connection, prefix: this.#bullPrefix });
       events.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job events error"));
-      const emit = (type: JobEvent["type"], jobId: string, reason?: string): void =>
-        this.#events.emit("job", { type, kind, jobId, ...(reason === undefined ? {} : { reason }), at: Date.now() });
+      const emit = (type: JobEvent["type"], jobId: string, reason?: string, attempt?: number): void =>
+        this.#events.emit("job", {
+          type,
+          kind,
+          jobId,
+          ...(reason === undefined ? {} : { reason }),
+          ...(attempt === undefined ? {} : { attempt }),
+          at: Date.now(),
+        });
       events.on("active", ({ jobId }) => emit("active", jobId));
       events.on("completed", ({ jobId }) => emit("completed", jobId));
       events.on("failed", ({ jobId, failedReason }) => emit("failed", jobId, failedReason));
       events.on("stalled", ({ jobId }) => emit("stalled", jobId));
+      // A retry is a move to delayed (backoff >= 1 ms) of a job that already ran;
+      // a job enqueued with delayMs has not (attemptsMade 0).
+      events.on("delayed", ({ jobId }) => {
+        void this.#queue(kind)
+          .getJob(jobId)
+          .then((job) => {
+            if (job && job.attemptsMade > 0) emit("retried", jobId, job.failedReason, job.attemptsMade);
+          })
+          .catch((err: unknown) => this.#opts.logger.debug({ err, kind, jobId }, "job lookup failed"));
+      });
       this.#queueEvents.push(events);
     }
     await Promise.all([...this.#queues.values(), ...this.#queueEvents].map((q) => q.waitUntilReady()));
@@ -180,8 +218,14 @@ export class JobQueue {
     this.#state = "ready";
   }
 
-  on(type: "job", listener: (event: JobEvent) => void): () => void {
-    return this.#events.on(type, listener);
+  /**
+   * `job`: cluster-wide lifecycle of every job (from BullMQ's QueueEvents).
+   * `outcome`: transitions that happened on this worker (for logs and metrics: each counted once cluster-wide).
+   */
+  on(type: "job", listener: (event: JobEvent) => void): () => void;
+  on(type: "outcome", listener: (outcome: JobOutcome) => void): () => void;
+  on(type: "job" | "outcome", listener: ((event: JobEvent) => void) | ((outcome: JobOutcome) => void)): () => void {
+    return this.#events.on(type, listener as (event: JobEvent | JobOutcome) => void);
   }
 
   async enqueue<T>(kind: string, data: T, options: EnqueueOptions = {}): Promise<{ id: string; kind: string }> {
@@ -191,7 +235,7 @@ export class JobQueue {
     await queue.add(kind, data, {
       jobId: id,
       attempts: options.attempts ?? this.#opts.attempts,
-      backoff: { type: "exponential", delay: 1000 },
+      backoff: { type: this.#opts.backoff.type, delay: this.#opts.backoff.delayMs },
       ...(options.delayMs ? { delay: options.delayMs } : {}),
       removeOnComplete: { age: 3600, count: 1000 },
       removeOnFail: { age: 24 * 3600, count: 1000 },
@@ -244,13 +288,13 @@ export class JobQueue {
       autorun: this.#accepting && !this.#pausedForLoad,
     });
     worker.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job worker error"));
+    watchWorkerOutcomes(worker, kind, (outcome) => {
+      logJobOutcome(this.#opts.logger, this.#opts.workerId, outcome);
+      this.#events.emit("outcome", outcome);
+    });
     this.#workers.set(kind, worker);
   }
 
-  /**
-   * Cancels a job from any worker: removes it if it has not started, aborts
-   * its handler's signal on the worker running it otherwise.
-   */
   /** Reads a job of any kind from any worker (its data, state, progress and, with `logs`, its log lines). */
   async inspect<T = unknown>(jobId: string, options: { logs?: boolean } = {}): Promise<JobRecord<T> | undefined> {
     this.#assertReady();
@@ -264,6 +308,10 @@ export class JobQueue {
     return undefined;
   }
 
+  /**
+   * Cancels a job from any worker: removes it if it has not started, aborts
+   * its handler's signal on the worker running it otherwise.
+   */
   async cancel(jobId: string, reason = "cancelled"): Promise<CancelOutcome> {
     this.#assertReady();
     for (const [kind, queue] of this.#queues) {
@@ -319,6 +367,7 @@ export class JobQueue {
     const full = this.#opts.isFull?.() ?? false;
     if (full === this.#pausedForLoad) return;
     this.#pausedForLoad = full;
+    this.#opts.logger.info({ workerId: this.#opts.workerId, full }, full ? "job intake paused: worker full" : "job intake resumed: worker has room");
     if (full) this.#pauseWorkers();
     else if (this.#accepting) this.#resumeWorkers();
   }

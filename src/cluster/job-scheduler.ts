@@ -2,9 +2,11 @@ import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import type { WorkerRole } from "./coordinator.js";
 import { InProcessJobQueue } from "./in-process-job-queue.js";
+import type { JobOutcome } from "./job-outcome.js";
 import {
   type CancelOutcome,
   type EnqueueOptions,
+  type JobBackoff,
   type JobEvent,
   type JobHandler,
   JobQueue,
@@ -16,7 +18,10 @@ export interface JobScheduler {
   /** Jobs this worker is running now (for drain). */
   readonly activeJobs: number;
   start(): Promise<void>;
+  /** Cluster-wide lifecycle of every job. */
   on(type: "job", listener: (event: JobEvent) => void): () => void;
+  /** Transitions that happened on this worker (logs, metrics). */
+  on(type: "outcome", listener: (outcome: JobOutcome) => void): () => void;
   enqueue<T>(kind: string, data: T, options?: EnqueueOptions): Promise<{ id: string; kind: string }>;
   process<T>(kind: string, handler: JobHandler<T>): void;
   cancel(jobId: string, reason?: string): Promise<CancelOutcome>;
@@ -62,7 +67,7 @@ export interface AppJobs {
    * true), otherwise does nothing (returns false). One handler per kind.
    */
   process<T>(kind: JobKind, handler: JobHandler<T>): boolean;
-  /** Cluster-wide lifecycle (active, completed, failed, stalled) of every job. */
+  /** Cluster-wide lifecycle (active, completed, failed, retried, stalled) of every job. */
   on(type: "job", listener: (event: JobEvent) => void): () => void;
 }
 
@@ -73,24 +78,42 @@ export interface CreateJobSchedulerOptions {
   workerId: string;
   /** Placement: a full worker takes no new jobs. */
   isFull?: () => boolean;
+  /** Retries and stalled-job rules (config `cluster.jobs`); BullMQ's defaults otherwise. */
+  settings?: JobSettings;
   logger?: TalkLogger;
+}
+
+/** Config `cluster.jobs`: attempts and backoff for failing handlers, BullMQ's stalled-job rules. */
+export interface JobSettings {
+  concurrency?: number;
+  attempts?: number;
+  backoff?: JobBackoff;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  maxStalledCount?: number;
 }
 
 /** Builds and starts the job queue that matches the coordinator's backend. */
 export async function createJobScheduler(options: CreateJobSchedulerOptions): Promise<JobScheduler> {
+  const { concurrency, attempts, backoff, ...stalledRules } = options.settings ?? {};
   const common = {
     kinds: JOB_KINDS,
+    workerId: options.workerId,
+    ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(attempts !== undefined ? { attempts } : {}),
+    ...(backoff !== undefined ? { backoff } : {}),
     ...(options.isFull ? { isFull: options.isFull } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   };
+  // Stalled jobs need a second worker to find them: one process has none.
   const scheduler: JobScheduler =
     options.redisUrl === undefined || options.redisUrl === ""
       ? new InProcessJobQueue(common)
       : new JobQueue({
           ...common,
+          ...stalledRules,
           redisUrl: options.redisUrl,
           keyPrefix: options.keyPrefix,
-          workerId: options.workerId,
         });
   await scheduler.start();
   return scheduler;

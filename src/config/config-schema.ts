@@ -184,6 +184,30 @@ export const clusterSchema = z
     drainTimeoutMs: nonNegativeInt.default(60_000),
     /** Bounded wait of a verb sent to another worker before owner_unreachable, ms. */
     commandTimeoutMs: positiveInt.default(2000),
+    /** Jobs (BullMQ with Redis): retries of failing handlers and BullMQ's stalled-job rules. */
+    jobs: z
+      .object({
+        /** Jobs of one kind this worker runs at once (an outbound-call job lasts its whole call). */
+        concurrency: positiveInt.default(1),
+        /** Runs of a job whose handler fails before the job is failed (a stall is not an attempt). */
+        attempts: positiveInt.default(2),
+        /** Wait before a retry: fixed delayMs, or exponential delayMs * 2^(attempt-1). */
+        backoff: z
+          .object({
+            type: z.enum(["fixed", "exponential"]).default("exponential"),
+            delayMs: positiveInt.default(1000),
+          })
+          .strict()
+          .prefault({}),
+        /** Lock of a running job, renewed every half of it; a dead worker's job can stall once it lapses. */
+        lockDurationMs: z.number().int().min(1000).default(30_000),
+        /** How often each worker looks for stalled jobs. */
+        stalledIntervalMs: z.number().int().min(100).default(30_000),
+        /** Stalls a job survives (back to wait, run again); one more fails it. 0: the first stall fails it. */
+        maxStalledCount: nonNegativeInt.default(1),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 

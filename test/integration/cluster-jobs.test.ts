@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { JobOutcome } from "../../src/cluster/job-outcome.js";
 import { type JobEvent, JobQueue, type JobQueueOptions } from "../../src/cluster/job-queue.js";
 import { eventually } from "../support/cluster-contract.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
@@ -40,6 +41,48 @@ describe("JobQueue (BullMQ on the shared Redis)", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(started).toBe(1);
     expect(a.activeJobs).toBe(0);
+  });
+
+  it("a failing handler is retried after the backoff: every worker sees retried (attempt, reason), the running worker reports each outcome once", async () => {
+    const a = await queue("worker-a", { attempts: 2, backoff: { type: "fixed", delayMs: 5 } });
+    const b = await queue("worker-b");
+    const seen: JobEvent[] = [];
+    b.on("job", (e) => seen.push(e));
+    const outcomesA: JobOutcome[] = [];
+    const outcomesB: JobOutcome[] = [];
+    a.on("outcome", (o) => outcomesA.push(o));
+    b.on("outcome", (o) => outcomesB.push(o));
+    a.process<{ fail: number }>("outbound-call", async (job) => {
+      if (job.attempt <= job.data.fail) throw new Error(`line busy ${job.attempt}`);
+      return "answered";
+    });
+    const once = await a.enqueue("outbound-call", { fail: 1 });
+    const always = await a.enqueue("outbound-call", { fail: 9 });
+    await eventually(() => seen.some((e) => e.type === "completed" && e.jobId === once.id), 10_000, "the retried job to complete");
+    await eventually(() => seen.some((e) => e.type === "failed" && e.jobId === always.id), 10_000, "the other to fail");
+    await eventually(() => outcomesA.length === 4, 10_000, "four outcomes on A");
+    expect(seen.filter((e) => e.type === "retried").map((e) => [e.jobId, e.attempt, e.reason])).toEqual([
+      [once.id, 1, "line busy 1"],
+      [always.id, 1, "line busy 1"],
+    ]);
+    expect(seen.find((e) => e.type === "failed")?.reason).toBe("line busy 2");
+    expect(outcomesA.map((o) => [o.jobId, o.outcome, o.attempt])).toEqual([
+      [once.id, "retried", 1],
+      [always.id, "retried", 1],
+      [once.id, "completed", 2],
+      [always.id, "failed", 2],
+    ]);
+    expect(outcomesB).toEqual([]);
+  });
+
+  it("a job enqueued with a delay is not reported as retried", async () => {
+    const a = await queue("worker-a");
+    const seen: JobEvent[] = [];
+    a.on("job", (e) => seen.push(e));
+    a.process("outbound-call", async () => "done");
+    const { id } = await a.enqueue("outbound-call", {}, { delayMs: 10 });
+    await eventually(() => seen.some((e) => e.type === "completed" && e.jobId === id), 10_000, "the job to complete");
+    expect(seen.filter((e) => e.type === "retried")).toEqual([]);
   });
 
   it("cancelling a job that has not started removes it, so it never runs", async () => {

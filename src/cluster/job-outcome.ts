@@ -1,0 +1,77 @@
+import { UnrecoverableError, type Worker } from "bullmq";
+import type { TalkLogger } from "../core/logger.js";
+
+/**
+ * What happened to one run of a job, reported by the worker where it happened
+ * (the worker that ran the job, or for `stalled` the one whose stalled check
+ * moved it), so each transition is counted once across the cluster:
+ *
+ * - `completed`: the handler resolved.
+ * - `failed`: the handler failed on its last attempt, or a stalled job was
+ *   failed by BullMQ (`maxStalledCount` exceeded: "job stalled more than allowable limit").
+ * - `cancelled`: cancelled from any worker (`cancelled: <reason>`), never retried.
+ * - `retried`: the handler failed and BullMQ will run the job again after the backoff.
+ * - `stalled`: a dead (or blocked) worker's job lost its lock and went back to wait.
+ */
+export type JobOutcomeType = "completed" | "failed" | "cancelled" | "retried" | "stalled";
+
+export interface JobOutcome {
+  outcome: JobOutcomeType;
+  kind: string;
+  jobId: string;
+  /** The attempt that ended (1 = the first run); absent for `stalled`. */
+  attempt?: number;
+  /** The failure message for failed, cancelled and retried. */
+  reason?: string;
+  at: number;
+}
+
+/** The structured log line of a job outcome: warn for what an operator should look at. */
+export function logJobOutcome(logger: TalkLogger, workerId: string, outcome: JobOutcome): void {
+  const { outcome: type, kind, jobId, attempt, reason } = outcome;
+  const fields = {
+    workerId,
+    kind,
+    jobId,
+    outcome: type,
+    ...(attempt === undefined ? {} : { attempt }),
+    ...(reason === undefined ? {} : { reason }),
+  };
+  if (type === "completed" || type === "cancelled") logger.info(fields, `job ${type}`);
+  else logger.warn(fields, `job ${type}`);
+}
+
+/**
+ * The outcomes a BullMQ Worker sees locally: `completed`, `failed` (retried,
+ * cancelled or failed for good) and `stalled`, which BullMQ emits only on the
+ * worker whose stalled check moved the job (a Redis key guards the check).
+ */
+export function watchWorkerOutcomes(
+  worker: Worker,
+  kind: string,
+  report: (outcome: JobOutcome) => void,
+): void {
+  const emit = (
+    outcome: JobOutcomeType,
+    jobId: string | undefined,
+    attempt?: number,
+    reason?: string,
+  ): void =>
+    report({
+      outcome,
+      kind,
+      jobId: jobId ?? "",
+      ...(attempt === undefined ? {} : { attempt: Math.max(1, attempt) }),
+      ...(reason === undefined ? {} : { reason }),
+      at: Date.now(),
+    });
+  worker.on("completed", (job) => emit("completed", job.id, job.attemptsMade));
+  worker.on("failed", (job, err) => {
+    if (!job) return;
+    // moveToFailed sets finishedOn only when the job is failed for good; otherwise BullMQ retries it.
+    const cancelled = err instanceof UnrecoverableError && err.message.startsWith("cancelled: ");
+    const outcome = job.finishedOn === undefined ? "retried" : cancelled ? "cancelled" : "failed";
+    emit(outcome, job.id, job.attemptsMade, err.message);
+  });
+  worker.on("stalled", (jobId) => emit("stalled", jobId));
+}
