@@ -5,15 +5,19 @@
 // - TALKGATE_TEST_AGENT=slow registers an agent that hangs until its
 //   AbortSignal fires (probe agent-started / agent-aborted); otherwise the
 //   local agent answers.
-// - stdin takes JSON lines {cmd:"enqueue",kind,jobId} / {cmd:"cancel",jobId};
+// - stdin takes JSON lines {cmd:"enqueue",kind,jobId,finish?} / {cmd:"cancel",jobId};
 //   a worker with the "media" role runs outbound-call jobs that hang until
-//   cancelled (probe job-started / job-aborted); every worker reports the
-//   cluster-wide job events it sees (probe job-event).
+//   cancelled (probe job-started / job-aborted), or end at once when enqueued
+//   with finish: true; every worker reports the cluster-wide job events it
+//   sees (probe job-event). The production app registers telephony's own
+//   outbound-call handler (real Twilio dials); here the probe handler takes its
+//   place, so the app's registration of that kind is dropped.
 //
 // Usage: node --import tsx test/support/cluster-server.ts [config.json]
 import { createInterface } from "node:readline";
 import type { App } from "../../src/app.js";
 import { runServe } from "../../src/cli/serve.js";
+import { type JobHandler, JobQueue } from "../../src/cluster/job-queue.js";
 import { TalkError } from "../../src/core/errors.js";
 import type {
   AgentConsultRequest,
@@ -24,6 +28,13 @@ import type {
 import { createLocalProviders } from "../../src/providers/index.js";
 
 let log: ((fields: Record<string, unknown>) => void) | undefined;
+
+const registerHandler = JobQueue.prototype.process;
+let probeRegistration = false;
+JobQueue.prototype.process = function process<T>(this: JobQueue, kind: string, handler: JobHandler<T>): void {
+  if (kind === "outbound-call" && !probeRegistration) return;
+  registerHandler.call(this, kind, handler as JobHandler);
+};
 
 class ProbeAgent implements AgentProvider {
   readonly kind = "agent" as const;
@@ -58,8 +69,10 @@ function onListening(app: App): void {
   log = (fields) => app.logger.info(fields, "probe");
   const jobs = app.cluster.jobs;
   jobs.on("job", (event) => log?.({ probe: "job-event", ...event }));
-  jobs.process<{ to: string }>("outbound-call", async (job, signal) => {
-    log?.({ probe: "job-started", jobId: job.id });
+  probeRegistration = true;
+  jobs.process<{ to: string; finish?: boolean }>("outbound-call", async (job, signal) => {
+    log?.({ probe: "job-started", jobId: job.id, attempt: job.attempt });
+    if (job.data.finish) return;
     await new Promise<void>((resolve) => {
       const onAbort = (): void => {
         log?.({ probe: "job-aborted", jobId: job.id, reason: String(signal.reason) });
@@ -73,11 +86,16 @@ function onListening(app: App): void {
   const lines = createInterface({ input: process.stdin });
   lines.on("line", (line) => {
     void (async () => {
-      const cmd = JSON.parse(line) as { cmd: string; kind?: "outbound-call" | "meeting-bot"; jobId: string };
+      const cmd = JSON.parse(line) as {
+        cmd: string;
+        kind?: "outbound-call" | "meeting-bot";
+        jobId: string;
+        finish?: boolean;
+      };
       if (cmd.cmd === "enqueue") {
         const { id } = await jobs.enqueue(
           cmd.kind ?? "outbound-call",
-          { to: "+15550100" },
+          { to: "+15550100", ...(cmd.finish ? { finish: true } : {}) },
           { jobId: cmd.jobId },
         );
         log?.({ probe: "enqueued", jobId: id });

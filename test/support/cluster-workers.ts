@@ -20,6 +20,10 @@ export interface WorkerSpec {
   roles?: string[];
   leaseTtlSec?: number;
   drainTimeoutMs?: number;
+  /** config `cluster.jobs` (retries, stalled-job rules). */
+  jobs?: Record<string, unknown>;
+  /** config `runtime.maxSessions`. */
+  maxSessions?: number;
   /** "slow": the agent hangs until aborted (probe lines); default: the local agent answers. */
   agent?: "slow" | "local";
 }
@@ -51,7 +55,9 @@ export class WorkerProcess {
           roles: spec.roles ?? ["media"],
           leaseTtlSec: spec.leaseTtlSec ?? 10,
           drainTimeoutMs: spec.drainTimeoutMs ?? 30_000,
+          ...(spec.jobs ? { jobs: spec.jobs } : {}),
         },
+        ...(spec.maxSessions !== undefined ? { runtime: { maxSessions: spec.maxSessions } } : {}),
       }),
     );
     this.child = spawn(process.execPath, [...ENTRY, configPath], {
@@ -130,6 +136,19 @@ export class WorkerProcess {
   }> {
     const res = await fetch(`${this.httpUrl}/readyz`);
     return { status: res.status, body: (await res.json()) as never };
+  }
+
+  /** One sample of a Prometheus counter on /metrics (0 when absent). */
+  async metric(name: string, labels: Record<string, string>): Promise<number> {
+    const text = await (await fetch(`${this.httpUrl}/metrics`)).text();
+    const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+    for (const line of text.split("\n")) {
+      if (!line.startsWith(`${name}{`)) continue;
+      const inside = line.slice(name.length + 1, line.indexOf("}"));
+      const have = inside.split(",");
+      if (wanted.every((w) => have.includes(w))) return Number(line.slice(line.indexOf("}") + 1));
+    }
+    return 0;
   }
 
   kill(signal: NodeJS.Signals): void {
