@@ -15,15 +15,17 @@ export interface BenchTarget {
   close(): Promise<void>;
 }
 
-export async function benchTarget(args: { webhook?: string | undefined; "provider-port"?: string | undefined; pin?: string | undefined }): Promise<BenchTarget> {
+export async function benchTarget(args: { webhook?: string | undefined; "provider-port"?: string | undefined; pin?: string | undefined; "data-dir"?: string | undefined }): Promise<BenchTarget> {
+  // --pin server (default): the server on CPU 0 only; --pin both: the generator on CPU 1 too (on a shared machine
+  // that exposes the generator to whatever else runs there); --pin no: neither.
   const pin = args.pin !== "no";
-  const pinnedSelf = pin && pinSelfTo(1);
+  const pinnedSelf = args.pin === "both" && pinSelfTo(1);
   let server: BenchServer | undefined;
   let webhookUrl = args.webhook;
   let providerPort = args["provider-port"] !== undefined ? Number(args["provider-port"]) : undefined;
   if (webhookUrl === undefined) {
     providerPort ??= await freePort();
-    server = await spawnTelephonyServer(providerPort, pin);
+    server = await spawnTelephonyServer(providerPort, pin, args["data-dir"]);
     webhookUrl = `http://127.0.0.1:${server.port}/telephony/twilio/voice?mode=realtime`;
   } else if (providerPort === undefined) {
     throw new Error("--webhook needs --provider-port (where the target reaches its realtime provider)");

@@ -21,8 +21,8 @@ export function hasTaskset(): boolean {
   return spawnSync("taskset", ["-c", "0", "true"]).status === 0;
 }
 
-export async function spawnTelephonyServer(providerPort: number, pin = true): Promise<BenchServer> {
-  const node = [process.execPath, "--expose-gc", "--import", "tsx", SERVER, "--provider-port", String(providerPort)];
+export async function spawnTelephonyServer(providerPort: number, pin = true, dataDir?: string): Promise<BenchServer> {
+  const node = [process.execPath, "--expose-gc", "--import", "tsx", SERVER, "--provider-port", String(providerPort), ...(dataDir ? ["--data-dir", dataDir] : [])];
   const pinned = pin && hasTaskset();
   const [cmd, ...args] = pinned ? ["taskset", "-c", "0", ...node] : node;
   const child = spawn(cmd!, args, { stdio: ["ignore", "pipe", "inherit", "ipc"], cwd: join(import.meta.dirname, "..", "..") });

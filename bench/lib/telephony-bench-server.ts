@@ -7,7 +7,7 @@
  * answers "mem" with process.memoryUsage() after a full GC (run it with
  * --expose-gc).
  *
- *   node --expose-gc --import tsx bench/lib/telephony-bench-server.ts --provider-port 9000
+ *   node --expose-gc --import tsx bench/lib/telephony-bench-server.ts --provider-port 9000 [--data-dir /dev/shm]
  */
 import { parseArgs } from "node:util";
 import { mkdtempSync } from "node:fs";
@@ -16,13 +16,16 @@ import { join } from "node:path";
 import { createApp } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 
-const { values } = parseArgs({ options: { "provider-port": { type: "string" }, port: { type: "string", default: "0" } } });
+const { values } = parseArgs({
+  options: { "provider-port": { type: "string" }, port: { type: "string", default: "0" }, "data-dir": { type: "string", default: tmpdir() } },
+});
 const providerPort = Number(values["provider-port"]);
 if (!Number.isInteger(providerPort) || providerPort <= 0) throw new Error("--provider-port N is required");
 
 const loaded = validateConfig({
   server: { host: "127.0.0.1", port: Number(values.port) },
-  dataDir: mkdtempSync(join(tmpdir(), "talkgate-bench-")),
+  // Every session event is one synchronous append to the session's JSONL log here (core's session log).
+  dataDir: mkdtempSync(join(values["data-dir"], "talkgate-bench-")),
   log: { level: "warn" },
   runtime: { maxSessions: 20_000 },
   talk: { realtime: { provider: "openai", providers: { openai: { apiKey: "sk-bench", baseUrl: `http://127.0.0.1:${providerPort}/v1` } } } },

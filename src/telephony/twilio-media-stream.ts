@@ -152,10 +152,24 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
     started();
     call = target;
     o.stats.callsStarted++;
+    // A burst (media frames + its mark, or clear) is sent within one tick: corking the TCP socket for the
+    // tick makes it one writev instead of one per message (the largest cost of the relay when measured).
+    const socket = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    let corked = false;
+    const uncork = (): void => {
+      corked = false;
+      socket?.uncork();
+    };
     const line = {
       streamSid: msg.start.streamSid,
       send: (text: string) => {
-        if (ws.readyState === ws.OPEN) ws.send(text);
+        if (ws.readyState !== ws.OPEN) return;
+        if (socket && !corked) {
+          corked = true;
+          socket.cork();
+          process.nextTick(uncork);
+        }
+        ws.send(text);
       },
       get bufferedAmount() {
         return ws.bufferedAmount;

@@ -32,6 +32,8 @@ export interface CallPlayoutOptions {
   sendHighWaterBytes?: number;
   /** Re-check interval while paused by backpressure, ms. Default 20. */
   drainPollMs?: number;
+  /** Frames (20 ms) a burst needs before it gets its own mark, unless it ends the item. Default 5 (100 ms). */
+  minFramesPerMark?: number;
   /** Called right after `clear` was sent (barge-in latency metric). */
   onClearSent?: () => void;
   /** Called when the first media frame of an item was sent (first-audio latency metric). */
@@ -44,7 +46,7 @@ interface DrainWaiter {
 }
 
 export class CallPlayout implements TalkAudioSink {
-  readonly #framer = new OutboundFramer();
+  readonly #framer: OutboundFramer;
   readonly #tracker = new PlaybackTracker();
   readonly #highWater: number;
   readonly #pollMs: number;
@@ -70,6 +72,9 @@ export class CallPlayout implements TalkAudioSink {
     if (!Number.isInteger(this.#highWater) || this.#highWater < 1024) {
       throw new TalkError("config_invalid", "sendHighWaterBytes must be an integer >= 1024");
     }
+    // A mark at least every 100 ms of audio (every burst of 5+ frames, and at each item's end): providers that
+    // stream 20 ms deltas would otherwise get a mark, and an echo, per frame.
+    this.#framer = new OutboundFramer({ minFramesPerMark: options.minFramesPerMark ?? 5 });
     this.#onClearSent = options.onClearSent;
     this.#onItemFirstFrame = options.onItemFirstFrame;
   }

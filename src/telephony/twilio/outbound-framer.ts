@@ -22,6 +22,14 @@ export interface OutboundFramerOptions {
   bytesPerMs?: number;
   /** Media frames per burst; a mark follows each burst. Default 10 (200 ms). */
   maxFramesPerBurst?: number;
+  /**
+   * A burst smaller than this gets no mark of its own unless it ends the
+   * item: the mark comes after a later burst once this many frames went
+   * unmarked. Fewer marks (and echoes) when the provider streams audio in
+   * small deltas; "heard" is then at most this many frames staler. Default 1
+   * (a mark after every burst).
+   */
+  minFramesPerMark?: number;
   /** Byte used to pad the last partial frame of an item. Default 0xff (u-law silence). */
   silenceByte?: number;
   /** Prefix of generated mark names (names are unique per framer). Default "talkgate-". */
@@ -41,14 +49,15 @@ interface QueuedItem {
   offset: number;
   bytes: number;
   ended: boolean;
-  /** A frame of this item was emitted since its last mark. */
-  unmarked: boolean;
+  /** Frames of this item emitted since its last mark. */
+  unmarked: number;
 }
 
 const DEFAULTS = Object.freeze({
   frameBytes: 160,
   bytesPerMs: 8,
   maxFramesPerBurst: 10,
+  minFramesPerMark: 1,
   silenceByte: 0xff,
   markPrefix: "talkgate-",
   maxQueuedBytes: 960_000,
@@ -66,7 +75,7 @@ export class OutboundFramer {
       ...DEFAULTS,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     };
-    for (const key of ["frameBytes", "bytesPerMs", "maxFramesPerBurst", "maxQueuedBytes"] as const) {
+    for (const key of ["frameBytes", "bytesPerMs", "maxFramesPerBurst", "minFramesPerMark", "maxQueuedBytes"] as const) {
       if (!Number.isInteger(o[key]) || o[key] < 1)
         throw new TalkError("config_invalid", `${key} must be a positive integer`);
     }
@@ -109,7 +118,7 @@ export class OutboundFramer {
     let tail = this.#queue.at(-1);
     if (tail === undefined || tail.itemId !== itemId || tail.ended) {
       if (tail !== undefined) tail.ended = true;
-      tail = { itemId, chunks: [], offset: 0, bytes: 0, ended: false, unmarked: false };
+      tail = { itemId, chunks: [], offset: 0, bytes: 0, ended: false, unmarked: 0 };
       this.#queue.push(tail);
     }
     tail.chunks.push(audio);
@@ -134,18 +143,18 @@ export class OutboundFramer {
     const { frameBytes, maxFramesPerBurst } = this.#o;
     while (out.length < maxFramesPerBurst && (head.bytes >= frameBytes || (head.ended && head.bytes > 0))) {
       out.push({ type: "media", itemId: head.itemId, payload: this.#takeFrame(head), ms: this.#frameMs });
-      head.unmarked = true;
+      head.unmarked++;
     }
     const finished = head.ended && head.bytes === 0;
     if (finished) this.#queue.shift();
-    if (head.unmarked || finished) {
+    if (finished || head.unmarked >= this.#o.minFramesPerMark) {
       out.push({
         type: "mark",
         itemId: head.itemId,
         name: `${this.#o.markPrefix}${++this.#markSeq}`,
         endOfItem: finished,
       });
-      head.unmarked = false;
+      head.unmarked = 0;
     }
     return out;
   }
