@@ -29,6 +29,8 @@ export interface TelephonyHarnessSetup {
   mode: "realtime" | "stt-tts";
   telephony?: Record<string, unknown>;
   realtime?: FakeOpenAiRealtimeServerOptions;
+  /** More top-level config (e.g. `redis` for the outbound-call job path). */
+  config?: Record<string, unknown>;
 }
 
 export interface TelephonyHarness {
@@ -82,6 +84,7 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
       defaultMode: setup.mode,
       ...setup.telephony,
     },
+    ...setup.config,
   });
   const app = await createApp({ config, ...rest_ }, { logger });
   const { port } = await app.listen({ port: 0 });
