@@ -37,19 +37,26 @@ for (const bench of benches) {
   process.stdout.write(`\n=== ${bench} ${args.join(" ")}\n`);
   const started = performance.now();
   const outcome = await new Promise<{ ok: boolean; why?: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(dir, bench), ...args], { stdio: "inherit" });
+    const child = spawn(process.execPath, ["--import", "tsx", join(dir, bench), ...args], {
+      stdio: "inherit",
+    });
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       resolve({ ok: false, why: `killed after ${LIMIT_MS / 1000} s` });
     }, LIMIT_MS);
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      resolve(code === 0 ? { ok: true } : { ok: false, why: signal ? `signal ${signal}` : `exit code ${code}` });
+      resolve(
+        code === 0 ? { ok: true } : { ok: false, why: signal ? `signal ${signal}` : `exit code ${code}` },
+      );
     });
   });
   results.push({ bench, ...outcome, seconds: (performance.now() - started) / 1000 });
 }
 
 process.stdout.write("\n=== summary\n");
-for (const r of results) process.stdout.write(`${r.ok ? "ok  " : "FAIL"} ${r.bench} (${r.seconds.toFixed(0)} s)${r.why ? `: ${r.why}` : ""}\n`);
+for (const r of results)
+  process.stdout.write(
+    `${r.ok ? "ok  " : "FAIL"} ${r.bench} (${r.seconds.toFixed(0)} s)${r.why ? `: ${r.why}` : ""}\n`,
+  );
 process.exitCode = results.every((r) => r.ok) ? 0 : 1;

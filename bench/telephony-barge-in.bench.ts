@@ -26,7 +26,8 @@ try {
     const clears = call.clears;
     load.provider.speechStarted(conn);
     const deadline = performance.now() + 1000;
-    while (call.clears === clears && performance.now() < deadline) await new Promise((res) => setImmediate(res));
+    while (call.clears === clears && performance.now() < deadline)
+      await new Promise((res) => setImmediate(res));
     if (call.clears === clears) missed++;
     // The caller stops, the provider answers again: the next round on this call interrupts a new answer.
     load.provider.speechStopped(conn);
@@ -38,10 +39,14 @@ try {
   console.log(`telephony barge-in: ${target.describe}; ${calls} calls streaming 50 frames/s each way`);
   console.log("| figure | result |");
   console.log("|---|---|");
-  console.log(`| provider speech_started -> Twilio clear, ${sorted.length} barge-ins | p50 ${fmt(p(0.5))} ms, p99 ${fmt(p(0.99))} ms, max ${fmt(sorted.at(-1) ?? NaN)} ms (goal p99 < 5 ms) |`);
+  console.log(
+    `| provider speech_started -> Twilio clear, ${sorted.length} barge-ins | p50 ${fmt(p(0.5))} ms, p99 ${fmt(p(0.99))} ms, max ${fmt(sorted.at(-1) ?? NaN)} ms (goal p99 < 5 ms) |`,
+  );
   console.log(`| barge-ins without a clear within 1 s | ${missed} |`);
   console.log(`| response.cancel received by the provider | ${load.provider.cancels} |`);
-  console.log(JSON.stringify({ bench: "telephony-barge-in", p50: p(0.5), p99: p(0.99), n: sorted.length, missed }));
+  console.log(
+    JSON.stringify({ bench: "telephony-barge-in", p50: p(0.5), p99: p(0.99), n: sorted.length, missed }),
+  );
 } finally {
   load.flow(false, false);
   await target.close();

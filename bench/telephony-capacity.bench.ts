@@ -21,12 +21,22 @@ const limitMs = num(args["p99-ms"], "p99-ms");
 // The ramp goes on past a level that misses the latency criterion (a shared machine's stalls can do that at any
 // level) until frames are lost, a call drops or p99 passes --give-up-ms, so the table shows where it breaks.
 const giveUpMs = num(args["give-up-ms"], "give-up-ms");
-const levels = [...new Set([25, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1200, 1500, 2000].filter((n) => n < maxCalls).concat(maxCalls))];
+const levels = [
+  ...new Set(
+    [25, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1200, 1500, 2000]
+      .filter((n) => n < maxCalls)
+      .concat(maxCalls),
+  ),
+];
 
 const target = await benchTarget(args);
 const { load } = target;
-console.log(`telephony relay capacity: ${target.describe}; ${seconds} s window per level, 50 frames/s each way per call, criteria p99 < ${limitMs} ms both ways and no frame lost`);
-console.log("| calls | in p50 | in p99 | out p50 | out p99 | frames in (sent/arrived) | frames out (sent/arrived) | generator busy | ok |");
+console.log(
+  `telephony relay capacity: ${target.describe}; ${seconds} s window per level, 50 frames/s each way per call, criteria p99 < ${limitMs} ms both ways and no frame lost`,
+);
+console.log(
+  "| calls | in p50 | in p99 | out p50 | out p99 | frames in (sent/arrived) | frames out (sent/arrived) | generator busy | ok |",
+);
 console.log("|---|---|---|---|---|---|---|---|---|");
 let best = 0;
 let lossless = 0;
@@ -60,7 +70,9 @@ try {
   load.flow(false, false);
   await target.close();
 }
-console.log(`largest call count meeting the criteria (every level up to it passed): ${best}${best === maxCalls ? ` (the most tried; --calls ${Math.min(maxCalls * 2, 2000)} tries more)` : ""}`);
+console.log(
+  `largest call count meeting the criteria (every level up to it passed): ${best}${best === maxCalls ? ` (the most tried; --calls ${Math.min(maxCalls * 2, 2000)} tries more)` : ""}`,
+);
 console.log(`largest call count with no frame lost and p99 < ${giveUpMs} ms: ${lossless}`);
 console.log(JSON.stringify({ bench: "telephony-capacity", calls: best, lossless }));
 process.exit(0);

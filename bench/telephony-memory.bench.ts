@@ -31,14 +31,27 @@ try {
   await sleep(2000);
   const held = await server.memory();
   const n = calls - 1;
-  console.log(`telephony memory: ${target.describe}; ${calls} calls held, audio streamed both ways for ${flowMs / 1000} s then paused, readings after a full GC`);
+  console.log(
+    `telephony memory: ${target.describe}; ${calls} calls held, audio streamed both ways for ${flowMs / 1000} s then paused, readings after a full GC`,
+  );
   console.log("| figure | 1 call | " + calls + " calls | per added call |");
   console.log("|---|---|---|---|");
   console.log(`| RSS | ${kb(base.rss)} | ${kb(held.rss)} | ${kb((held.rss - base.rss) / n)} |`);
-  console.log(`| V8 heap used | ${kb(base.heapUsed)} | ${kb(held.heapUsed)} | ${kb((held.heapUsed - base.heapUsed) / n)} |`);
-  console.log(`| external (Buffers, wasm) | ${kb(base.external)} | ${kb(held.external)} | ${kb((held.external - base.external) / n)} |`);
+  console.log(
+    `| V8 heap used | ${kb(base.heapUsed)} | ${kb(held.heapUsed)} | ${kb((held.heapUsed - base.heapUsed) / n)} |`,
+  );
+  console.log(
+    `| external (Buffers, wasm) | ${kb(base.external)} | ${kb(held.external)} | ${kb((held.external - base.external) / n)} |`,
+  );
   console.log(`| sessions on the server | ${base.sessions} | ${held.sessions} | |`);
-  console.log(JSON.stringify({ bench: "telephony-memory", calls, rssPerCall: (held.rss - base.rss) / n, heapPerCall: (held.heapUsed - base.heapUsed) / n }));
+  console.log(
+    JSON.stringify({
+      bench: "telephony-memory",
+      calls,
+      rssPerCall: (held.rss - base.rss) / n,
+      heapPerCall: (held.heapUsed - base.heapUsed) / n,
+    }),
+  );
 } finally {
   await target.close();
 }

@@ -1,9 +1,19 @@
 /** Flags of the telephony benches, parsed once: numbers checked, unknown flags refused. */
 import { parseArgs } from "node:util";
 
-export function benchArgs<T extends Record<string, string>>(defaults: T): { [K in keyof T]: string } & { webhook?: string; "provider-port"?: string; pin?: string; "data-dir"?: string } {
+export function benchArgs<T extends Record<string, string>>(
+  defaults: T,
+): { [K in keyof T]: string } & {
+  webhook?: string;
+  "provider-port"?: string;
+  pin?: string;
+  "data-dir"?: string;
+} {
   const options = Object.fromEntries(
-    [...Object.keys(defaults), "webhook", "provider-port", "pin", "data-dir"].map((k) => [k, { type: "string" as const, ...(k in defaults ? { default: defaults[k] } : {}) }]),
+    [...Object.keys(defaults), "webhook", "provider-port", "pin", "data-dir"].map((k) => [
+      k,
+      { type: "string" as const, ...(k in defaults ? { default: defaults[k] } : {}) },
+    ]),
   );
   const { values } = parseArgs({ options, strict: true });
   return values as never;

@@ -15,7 +15,12 @@ export interface BenchTarget {
   close(): Promise<void>;
 }
 
-export async function benchTarget(args: { webhook?: string | undefined; "provider-port"?: string | undefined; pin?: string | undefined; "data-dir"?: string | undefined }): Promise<BenchTarget> {
+export async function benchTarget(args: {
+  webhook?: string | undefined;
+  "provider-port"?: string | undefined;
+  pin?: string | undefined;
+  "data-dir"?: string | undefined;
+}): Promise<BenchTarget> {
   // --pin server (default): the server on CPU 0 only; --pin both: the generator on CPU 1 too (on a shared machine
   // that exposes the generator to whatever else runs there); --pin no: neither.
   const pin = args.pin !== "no";

@@ -45,7 +45,9 @@ export class RealtimeLoadProvider {
   constructor(inbound: LatencyLog, outbound: LatencyLog) {
     this.inbound = inbound;
     this.outbound = outbound;
-    this.#http.on("upgrade", (req, socket, head) => this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws)));
+    this.#http.on("upgrade", (req, socket, head) =>
+      this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws)),
+    );
   }
 
   async listen(port = 0): Promise<number> {
@@ -70,7 +72,10 @@ export class RealtimeLoadProvider {
     c.responseId = `resp_${++this.#responses}`;
     c.itemId = `item_${this.#responses}`;
     send(c.ws, `{"type":"response.created","response":{"id":"${c.responseId}","status":"in_progress"}}`);
-    send(c.ws, `{"type":"response.output_item.added","response_id":"${c.responseId}","item":{"id":"${c.itemId}","type":"message","role":"assistant"}}`);
+    send(
+      c.ws,
+      `{"type":"response.output_item.added","response_id":"${c.responseId}","item":{"id":"${c.itemId}","type":"message","role":"assistant"}}`,
+    );
   }
 
   /** One 20 ms u-law delta of the active answer, stamped now. */
@@ -79,7 +84,10 @@ export class RealtimeLoadProvider {
     const now = performance.now();
     this.outbound.countSent(now);
     const delta = stampedFrameBase64(c.callIdx, ++c.seq, now);
-    send(c.ws, `{"type":"response.output_audio.delta","response_id":"${c.responseId}","item_id":"${c.itemId}","output_index":0,"content_index":0,"delta":"${delta}"}`);
+    send(
+      c.ws,
+      `{"type":"response.output_audio.delta","response_id":"${c.responseId}","item_id":"${c.itemId}","output_index":0,"content_index":0,"delta":"${delta}"}`,
+    );
     return true;
   }
 
@@ -100,13 +108,23 @@ export class RealtimeLoadProvider {
   }
 
   #accept(ws: WebSocket): void {
-    const c: ProviderConnection = { ws, callIdx: -1, responseId: undefined, itemId: undefined, seq: 0, ready: false };
+    const c: ProviderConnection = {
+      ws,
+      callIdx: -1,
+      responseId: undefined,
+      itemId: undefined,
+      seq: 0,
+      ready: false,
+    };
     this.connections.push(c);
     send(ws, `{"type":"session.created","session":{"type":"realtime"}}`);
     ws.on("error", () => {});
     ws.on("message", (data) => {
       const text = String(data);
-      if (text.startsWith('{"type":"input_audio_buffer.append"') || text.includes('"input_audio_buffer.append"')) {
+      if (
+        text.startsWith('{"type":"input_audio_buffer.append"') ||
+        text.includes('"input_audio_buffer.append"')
+      ) {
         const at = text.indexOf('"audio":"');
         if (at < 0) return;
         const stamp = readStamp(text, at + 9);
@@ -129,7 +147,8 @@ export class RealtimeLoadProvider {
       }
       if (text.includes('"response.cancel"')) {
         this.cancels++;
-        if (c.responseId) send(ws, `{"type":"response.done","response":{"id":"${c.responseId}","status":"cancelled"}}`);
+        if (c.responseId)
+          send(ws, `{"type":"response.done","response":{"id":"${c.responseId}","status":"cancelled"}}`);
         c.responseId = undefined;
       }
       // conversation.item.truncate and the rest need no answer for the relay to go on.

@@ -11,7 +11,13 @@ export interface BenchServer {
   readonly port: number;
   readonly pinned: boolean;
   /** The server's memoryUsage() after a full GC, and its session count. */
-  memory(): Promise<{ rss: number; heapUsed: number; external: number; arrayBuffers: number; sessions: number }>;
+  memory(): Promise<{
+    rss: number;
+    heapUsed: number;
+    external: number;
+    arrayBuffers: number;
+    sessions: number;
+  }>;
   close(): Promise<void>;
 }
 
@@ -21,11 +27,27 @@ export function hasTaskset(): boolean {
   return spawnSync("taskset", ["-c", "0", "true"]).status === 0;
 }
 
-export async function spawnTelephonyServer(providerPort: number, pin = true, dataDir?: string): Promise<BenchServer> {
-  const node = [process.execPath, "--expose-gc", "--import", "tsx", SERVER, "--provider-port", String(providerPort), ...(dataDir ? ["--data-dir", dataDir] : [])];
+export async function spawnTelephonyServer(
+  providerPort: number,
+  pin = true,
+  dataDir?: string,
+): Promise<BenchServer> {
+  const node = [
+    process.execPath,
+    "--expose-gc",
+    "--import",
+    "tsx",
+    SERVER,
+    "--provider-port",
+    String(providerPort),
+    ...(dataDir ? ["--data-dir", dataDir] : []),
+  ];
   const pinned = pin && hasTaskset();
   const [cmd, ...args] = pinned ? ["taskset", "-c", "0", ...node] : node;
-  const child = spawn(cmd!, args, { stdio: ["ignore", "pipe", "inherit", "ipc"], cwd: join(import.meta.dirname, "..", "..") });
+  const child = spawn(cmd!, args, {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+    cwd: join(import.meta.dirname, "..", ".."),
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -43,7 +65,13 @@ export async function spawnTelephonyServer(providerPort: number, pin = true, dat
       new Promise((resolve) => {
         child.once("message", (m) => {
           const { mem, sessions } = m as { mem: NodeJS.MemoryUsage; sessions: number };
-          resolve({ rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers, sessions });
+          resolve({
+            rss: mem.rss,
+            heapUsed: mem.heapUsed,
+            external: mem.external,
+            arrayBuffers: mem.arrayBuffers,
+            sessions,
+          });
         });
         child.send("mem");
       }),

@@ -17,7 +17,11 @@ import { createApp } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 
 const { values } = parseArgs({
-  options: { "provider-port": { type: "string" }, port: { type: "string", default: "0" }, "data-dir": { type: "string", default: tmpdir() } },
+  options: {
+    "provider-port": { type: "string" },
+    port: { type: "string", default: "0" },
+    "data-dir": { type: "string", default: tmpdir() },
+  },
 });
 const providerPort = Number(values["provider-port"]);
 if (!Number.isInteger(providerPort) || providerPort <= 0) throw new Error("--provider-port N is required");
@@ -28,10 +32,20 @@ const loaded = validateConfig({
   dataDir: mkdtempSync(join(values["data-dir"], "talkgate-bench-")),
   log: { level: "warn" },
   runtime: { maxSessions: 20_000 },
-  talk: { realtime: { provider: "openai", providers: { openai: { apiKey: "sk-bench", baseUrl: `http://127.0.0.1:${providerPort}/v1` } } } },
+  talk: {
+    realtime: {
+      provider: "openai",
+      providers: { openai: { apiKey: "sk-bench", baseUrl: `http://127.0.0.1:${providerPort}/v1` } },
+    },
+  },
   telephony: {
     defaultMode: "realtime",
-    limits: { maxConnections: 20_000, maxPendingConnections: 5_000, maxConnectionsPerIp: 20_000, maxPendingOutboundCalls: 100 },
+    limits: {
+      maxConnections: 20_000,
+      maxPendingConnections: 5_000,
+      maxConnectionsPerIp: 20_000,
+      maxPendingOutboundCalls: 100,
+    },
   },
 });
 const app = await createApp(loaded);

@@ -77,7 +77,8 @@ export class TelephonyLoad {
     // Each provider socket learns its call from the first stamped frame; answers start once known.
     const sending = this.#sending.twilio;
     this.#sending.twilio = true;
-    while (this.calls.some((c) => !this.provider.byCall.has(c.idx))) await new Promise((r) => setTimeout(r, 20));
+    while (this.calls.some((c) => !this.provider.byCall.has(c.idx)))
+      await new Promise((r) => setTimeout(r, 20));
     this.#sending.twilio = sending;
     for (const c of this.calls) this.provider.startResponse(this.provider.byCall.get(c.idx)!);
   }
@@ -117,13 +118,21 @@ export class TelephonyLoad {
     const res = await fetch(this.#o.webhookUrl, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ CallSid: callSid, AccountSid: accountSid, From: "+15550100001", To: "+15550100002", Direction: "inbound" }),
+      body: new URLSearchParams({
+        CallSid: callSid,
+        AccountSid: accountSid,
+        From: "+15550100001",
+        To: "+15550100002",
+        Direction: "inbound",
+      }),
     });
     const twiml = await res.text();
     if (res.status !== 200) throw new Error(`webhook answered ${res.status}: ${twiml.slice(0, 200)}`);
     const url = /<Stream[^>]*\surl="([^"]+)"/.exec(twiml)?.[1]?.replace(/&amp;/g, "&");
     if (!url) throw new Error("no <Stream url> in the TwiML");
-    const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)].map((m) => [m[1]!, m[2]!]));
+    const parameters = Object.fromEntries(
+      [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)].map((m) => [m[1]!, m[2]!]),
+    );
     const ws = new WebSocket(url, { perMessageDeflate: false });
     const streamSid = `MZ${randomBytes(16).toString("hex")}`;
     const call: LoadCall = { idx, ws, streamSid, seq: 0, clears: 0 };
@@ -139,7 +148,14 @@ export class TelephonyLoad {
       JSON.stringify({
         event: "start",
         sequenceNumber: "1",
-        start: { accountSid, streamSid, callSid, tracks: ["inbound"], mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 }, customParameters: parameters },
+        start: {
+          accountSid,
+          streamSid,
+          callSid,
+          tracks: ["inbound"],
+          mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
+          customParameters: parameters,
+        },
         streamSid,
       }),
     );
@@ -157,7 +173,10 @@ export class TelephonyLoad {
     if (text.startsWith('{"event":"mark"')) {
       // Played at once: echo the mark as Twilio does after playing the audio before it.
       const name = /"name":"([^"]+)"/.exec(text)?.[1];
-      if (name) call.ws.send(`{"event":"mark","sequenceNumber":"${++call.seq}","streamSid":"${call.streamSid}","mark":{"name":"${name}"}}`);
+      if (name)
+        call.ws.send(
+          `{"event":"mark","sequenceNumber":"${++call.seq}","streamSid":"${call.streamSid}","mark":{"name":"${name}"}}`,
+        );
       return;
     }
     if (text.startsWith('{"event":"clear"')) {

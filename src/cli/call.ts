@@ -51,18 +51,36 @@ export async function runCall(options: CallOptions, io: CallIo): Promise<number>
   const out = options.out ?? "answer.wav";
   const maxMs = (options.maxSeconds ?? 60) * 1000;
   const quietMs = options.quietMs ?? 3000;
-  if (!Number.isFinite(maxMs) || maxMs <= 0) throw new TalkError("invalid_params", "--max-seconds must be a positive number.");
+  if (!Number.isFinite(maxMs) || maxMs <= 0)
+    throw new TalkError("invalid_params", "--max-seconds must be a positive number.");
   const caller = wavToUlaw8k(options.file);
   io.stderr(`caller audio: ${options.file}, ${(caller.length / 8000).toFixed(1)} s`);
 
   const callSid = `CA${randomBytes(16).toString("hex")}`;
   const accountSid = `AC${randomBytes(16).toString("hex")}`;
-  const twiml = await postVoiceWebhook(base, options, { CallSid: callSid, AccountSid: accountSid, From: options.from ?? "+15550100001", To: options.to ?? "+15550100002", Direction: "inbound", CallStatus: "ringing" });
+  const twiml = await postVoiceWebhook(base, options, {
+    CallSid: callSid,
+    AccountSid: accountSid,
+    From: options.from ?? "+15550100001",
+    To: options.to ?? "+15550100002",
+    Direction: "inbound",
+    CallStatus: "ringing",
+  });
   const streamUrl = /<Stream[^>]*\surl="([^"]+)"/.exec(twiml)?.[1];
   if (!streamUrl) throw new TalkError("provider_error", "The voice webhook answered no <Stream url>.");
-  const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)].map((m) => [m[1]!, unescapeXml(m[2]!)]));
+  const parameters = Object.fromEntries(
+    [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)].map((m) => [
+      m[1]!,
+      unescapeXml(m[2]!),
+    ]),
+  );
 
-  const stream = new SimulatedTwilioStream({ url: unescapeXml(streamUrl), callSid, accountSid, customParameters: parameters });
+  const stream = new SimulatedTwilioStream({
+    url: unescapeXml(streamUrl),
+    callSid,
+    accountSid,
+    customParameters: parameters,
+  });
   await stream.connect();
   io.stderr(`call ${callSid} connected; speaking...`);
 
@@ -74,13 +92,22 @@ export async function runCall(options: CallOptions, io: CallIo): Promise<number>
   let sessionClosed = false;
   const onEvent = (e: TalkEvent): void => {
     lastEventAt = performance.now();
-    if (process.env["TALKGATE_CALL_DEBUG"]) io.stderr(`event ${e.type} ${JSON.stringify(e.payload).slice(0, 120)}`);
+    if (process.env["TALKGATE_CALL_DEBUG"])
+      io.stderr(`event ${e.type} ${JSON.stringify(e.payload).slice(0, 120)}`);
     const p = e.payload as Record<string, unknown>;
     if (e.type === "turn.ended") awaitingAnswer = true;
-    else if (e.type === "turn.cancelled" || e.type === "output.audio.done" || e.type === "output.audio.cancelled" || e.type === "session.error") awaitingAnswer = false;
+    else if (
+      e.type === "turn.cancelled" ||
+      e.type === "output.audio.done" ||
+      e.type === "output.audio.cancelled" ||
+      e.type === "session.error"
+    )
+      awaitingAnswer = false;
     if (e.type === "output.audio.started") outputs++;
-    else if (e.type === "output.audio.done" || e.type === "output.audio.cancelled") outputs = Math.max(0, outputs - 1);
-    if (e.type === "transcript.done") io.stdout(`${p["role"] === "user" ? "caller" : "assistant"}: ${String(p["text"] ?? "")}`);
+    else if (e.type === "output.audio.done" || e.type === "output.audio.cancelled")
+      outputs = Math.max(0, outputs - 1);
+    if (e.type === "transcript.done")
+      io.stdout(`${p["role"] === "user" ? "caller" : "assistant"}: ${String(p["text"] ?? "")}`);
     else if (e.type === "output.text.done") io.stdout(`assistant: ${String(p["text"] ?? "")}`);
     else if (e.type === "output.audio.cancelled") io.stdout("(assistant interrupted)");
     else if (e.type === "latency.metrics") io.stderr(`latency ${String(p["name"])}: ${String(p["ms"])} ms`);
@@ -149,25 +176,49 @@ export function wavToUlaw8k(path: string): Uint8Array {
   }
 }
 
-async function postVoiceWebhook(base: string, options: CallOptions, params: Record<string, string>): Promise<string> {
+async function postVoiceWebhook(
+  base: string,
+  options: CallOptions,
+  params: Record<string, string>,
+): Promise<string> {
   const path = `/telephony/twilio/voice${options.mode ? `?mode=${options.mode}` : ""}`;
   const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
   const authToken = process.env["TWILIO_AUTH_TOKEN"];
   const publicUrl = process.env["PUBLIC_URL"];
-  if (authToken && publicUrl) headers["x-twilio-signature"] = computeTwilioSignature(authToken, `${publicUrl.replace(/\/+$/, "")}${path}`, params);
+  if (authToken && publicUrl)
+    headers["x-twilio-signature"] = computeTwilioSignature(
+      authToken,
+      `${publicUrl.replace(/\/+$/, "")}${path}`,
+      params,
+    );
   let res: Response;
   try {
     res = await fetch(`${base}${path}`, { method: "POST", headers, body: new URLSearchParams(params) });
   } catch (cause) {
-    throw new TalkError("provider_unavailable", `No server at ${base} (start one with: talkgate serve).`, { cause });
+    throw new TalkError("provider_unavailable", `No server at ${base} (start one with: talkgate serve).`, {
+      cause,
+    });
   }
-  if (res.status !== 200) throw new TalkError("provider_error", `The voice webhook answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  if (res.status !== 200)
+    throw new TalkError(
+      "provider_error",
+      `The voice webhook answered ${res.status}: ${(await res.text()).slice(0, 200)}`,
+    );
   return res.text();
 }
 
 /** Reads the call's talk.events (Server-Sent Events) until session.closed or abort. */
-async function watchCall(base: string, callSid: string, token: string | undefined, onEvent: (e: TalkEvent) => void, signal: AbortSignal): Promise<void> {
-  const res = await fetch(`${base}/telephony/calls/${callSid}/events`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
+async function watchCall(
+  base: string,
+  callSid: string,
+  token: string | undefined,
+  onEvent: (e: TalkEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const res = await fetch(`${base}/telephony/calls/${callSid}/events`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    signal,
+  });
   if (!res.ok || !res.body) throw new Error(`events answered ${res.status}`);
   const decoder = new TextDecoder();
   let buffer = "";
@@ -209,5 +260,10 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 function unescapeXml(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 }

@@ -92,14 +92,24 @@ export class SimulatedTwilioStream {
     this.#send({
       event: "media",
       sequenceNumber: String(++this.#seq),
-      media: { track: "inbound", chunk: String(++this.#chunk), timestamp: String(this.#chunk * 20), payload: Buffer.from(frame).toString("base64") },
+      media: {
+        track: "inbound",
+        chunk: String(++this.#chunk),
+        timestamp: String(this.#chunk * 20),
+        payload: Buffer.from(frame).toString("base64"),
+      },
       streamSid: this.streamSid,
     });
   }
 
   /** The caller hung up: `stop`, then the socket closes. */
   async stop(): Promise<void> {
-    this.#send({ event: "stop", sequenceNumber: String(++this.#seq), stop: { accountSid: this.#o.accountSid, callSid: this.#o.callSid }, streamSid: this.streamSid });
+    this.#send({
+      event: "stop",
+      sequenceNumber: String(++this.#seq),
+      stop: { accountSid: this.#o.accountSid, callSid: this.#o.callSid },
+      streamSid: this.streamSid,
+    });
     this.#ws?.close(1000);
     await this.#closed;
   }
@@ -125,7 +135,10 @@ export class SimulatedTwilioStream {
       const payload = String((msg["media"] as Record<string, unknown> | undefined)?.["payload"] ?? "");
       this.#queue.push({ kind: "audio", data: new Uint8Array(Buffer.from(payload, "base64")), offset: 0 });
     } else if (msg["event"] === "mark") {
-      this.#queue.push({ kind: "mark", name: String((msg["mark"] as Record<string, unknown> | undefined)?.["name"] ?? "") });
+      this.#queue.push({
+        kind: "mark",
+        name: String((msg["mark"] as Record<string, unknown> | undefined)?.["name"] ?? ""),
+      });
       this.#play(0);
     } else if (msg["event"] === "clear") {
       this.clears++;
@@ -156,6 +169,11 @@ export class SimulatedTwilioStream {
   }
 
   #echo(name: string): void {
-    this.#send({ event: "mark", sequenceNumber: String(++this.#seq), streamSid: this.streamSid, mark: { name } });
+    this.#send({
+      event: "mark",
+      sequenceNumber: String(++this.#seq),
+      streamSid: this.streamSid,
+      mark: { name },
+    });
   }
 }

@@ -40,11 +40,17 @@ export function callEventsRoute(o: CallEventsRouteOptions): FastifyPluginAsync {
       request.raw.on("close", () => gone.abort());
       const call = await waitForCall(o.calls, request.params.callSid, waitMs, gone.signal);
       if (!call) {
-        return reply.code(404).send({ error: new TalkError("session_not_found", "No such call on this server.").toJSON() });
+        return reply
+          .code(404)
+          .send({ error: new TalkError("session_not_found", "No such call on this server.").toJSON() });
       }
       reply.hijack();
       const res = reply.raw;
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+      });
       let lastSeq = 0;
       let ended = false;
       const write = (event: TalkEvent): void => {
@@ -74,7 +80,12 @@ export function callEventsRoute(o: CallEventsRouteOptions): FastifyPluginAsync {
   };
 }
 
-async function waitForCall(calls: CallRegistry, callSid: string, waitMs: number, signal: AbortSignal): Promise<CallSession | undefined> {
+async function waitForCall(
+  calls: CallRegistry,
+  callSid: string,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<CallSession | undefined> {
   const deadline = performance.now() + waitMs;
   for (;;) {
     const call = calls.get(callSid);

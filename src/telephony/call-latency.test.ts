@@ -4,7 +4,13 @@ import { CallLatency, type CallLatencyPayload } from "./call-latency.js";
 
 function latency(endpointingMs?: number): { l: CallLatency; out: CallLatencyPayload[] } {
   const out: CallLatencyPayload[] = [];
-  return { l: new CallLatency({ emit: (p) => out.push(p), ...(endpointingMs !== undefined ? { endpointingMs } : {}) }), out };
+  return {
+    l: new CallLatency({
+      emit: (p) => out.push(p),
+      ...(endpointingMs !== undefined ? { endpointingMs } : {}),
+    }),
+    out,
+  };
 }
 
 describe("CallLatency", () => {
@@ -32,7 +38,14 @@ describe("CallLatency", () => {
     l.speechEnded("local_vad");
     l.itemFirstFrame();
     l.itemFirstFrame();
-    expect(out).toEqual([{ name: "speech_end_to_first_audio", ms: expect.any(Number), detector: "local_vad", endpointingMs: 800 }]);
+    expect(out).toEqual([
+      {
+        name: "speech_end_to_first_audio",
+        ms: expect.any(Number),
+        detector: "local_vad",
+        endpointingMs: 800,
+      },
+    ]);
   });
 
   it("wraps a realtime provider so its speech events are timed and still delivered in order", async () => {

@@ -62,7 +62,11 @@ export class CallLatency {
     const at = this.#bargeInAt;
     if (at === undefined) return;
     this.#bargeInAt = undefined;
-    this.#o.emit({ name: "barge_in_to_clear", ms: round(performance.now() - at), detector: this.#bargeInDetector });
+    this.#o.emit({
+      name: "barge_in_to_clear",
+      ms: round(performance.now() - at),
+      detector: this.#bargeInDetector,
+    });
   }
 
   /** The caller stopped speaking (as the detector sees it). */
@@ -81,7 +85,9 @@ export class CallLatency {
       name: "speech_end_to_first_audio",
       ms: round(performance.now() - at),
       detector,
-      ...(detector === "local_vad" && this.#o.endpointingMs !== undefined ? { endpointingMs: this.#o.endpointingMs } : {}),
+      ...(detector === "local_vad" && this.#o.endpointingMs !== undefined
+        ? { endpointingMs: this.#o.endpointingMs }
+        : {}),
     });
   }
 
@@ -93,7 +99,9 @@ export class CallLatency {
   timedRealtime(provider: RealtimeProvider): RealtimeProvider {
     const connect = provider.connect?.bind(provider);
     if (!connect) return provider;
-    const timed = Object.create(provider) as RealtimeProvider & { connect: NonNullable<RealtimeProvider["connect"]> };
+    const timed = Object.create(provider) as RealtimeProvider & {
+      connect: NonNullable<RealtimeProvider["connect"]>;
+    };
     timed.connect = (options, onEvent) =>
       connect(options, (event: RealtimeProviderEvent) => {
         if (event.type === "speech_stopped") this.speechEnded("provider");

@@ -13,7 +13,8 @@ export interface ConnectionLimits {
   maxConnectionsPerIp: number;
 }
 
-export type AdmitResult = { ok: true; release: () => void; started: () => void } | { ok: false; reason: string };
+export type AdmitResult =
+  { ok: true; release: () => void; started: () => void } | { ok: false; reason: string };
 
 export class CallRegistry {
   readonly #calls = new Map<string, CallSession>();

@@ -13,8 +13,16 @@ import { decodeMulaw } from "../codecs/mulaw.js";
 import { bytesFromPcm16 } from "../codecs/pcm.js";
 import { TalkError, toTalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
-import { createSessionController, hasTextInput, type SessionController } from "../core/pipelines/session-controller.js";
-import type { PipelineOptions, PipelineProviderResolver, PipelineToolDispatcher } from "../core/pipelines/pipeline-options.js";
+import {
+  createSessionController,
+  hasTextInput,
+  type SessionController,
+} from "../core/pipelines/session-controller.js";
+import type {
+  PipelineOptions,
+  PipelineProviderResolver,
+  PipelineToolDispatcher,
+} from "../core/pipelines/pipeline-options.js";
 import type { TalkOutput, TalkRuntime, TalkSession } from "../core/session-types.js";
 import type { TalkEvent, TerminalReason } from "../core/talk-events.js";
 import { ULAW_8K, type AudioFormat } from "../core/talk-types.js";
@@ -82,7 +90,13 @@ export class CallSession implements CallControl {
   #appendFailures = 0;
   #onClosed: (() => void) | undefined;
 
-  constructor(ctx: CallSessionContext, settings: CallSettings, call: CallIdentity, onClosed?: () => void, extraMetadata?: Record<string, string>) {
+  constructor(
+    ctx: CallSessionContext,
+    settings: CallSettings,
+    call: CallIdentity,
+    onClosed?: () => void,
+    extraMetadata?: Record<string, string>,
+  ) {
     this.#ctx = ctx;
     this.#settings = settings;
     this.callSid = call.callSid;
@@ -104,7 +118,8 @@ export class CallSession implements CallControl {
     this.#latency = new CallLatency({
       emit: (payload) => {
         ctx.stats?.recordLatency(payload.name, payload.ms);
-        if (this.session.state === "active") this.session.emit({ type: "latency.metrics", payload, source: "telephony" });
+        if (this.session.state === "active")
+          this.session.emit({ type: "latency.metrics", payload, source: "telephony" });
       },
       ...(realtime ? {} : { endpointingMs: settings.silenceTimeoutMs }),
     });
@@ -126,7 +141,11 @@ export class CallSession implements CallControl {
    * to `line`. The first time, the controller is created and the greeting
    * spoken; resolves when the provider can take audio.
    */
-  async connect(line: PlayoutLine, closeLine: (code: number, reason: string) => void, streamSid: string): Promise<void> {
+  async connect(
+    line: PlayoutLine,
+    closeLine: (code: number, reason: string) => void,
+    streamSid: string,
+  ): Promise<void> {
     if (this.#state === "closing" || this.#state === "closed") throw new TalkError("session_closed");
     clearTimeout(this.#graceTimer);
     this.#closeLine = closeLine;
@@ -160,7 +179,10 @@ export class CallSession implements CallControl {
     } catch (err) {
       // One bad frame is logged, never fatal; a stream of them is logged once per 50.
       if (this.#appendFailures++ % 50 === 0) {
-        this.#ctx.logger.warn({ err: toTalkError(err).message, callSid: this.callSid }, "call: audio not accepted");
+        this.#ctx.logger.warn(
+          { err: toTalkError(err).message, callSid: this.callSid },
+          "call: audio not accepted",
+        );
       }
     }
   }
@@ -172,7 +194,10 @@ export class CallSession implements CallControl {
     try {
       controller.sendUserText(`The caller pressed ${digit} on the keypad.`, { input: "dtmf", digits: digit });
     } catch (err) {
-      this.#ctx.logger.warn({ err: toTalkError(err).message, callSid: this.callSid }, "call: dtmf not delivered");
+      this.#ctx.logger.warn(
+        { err: toTalkError(err).message, callSid: this.callSid },
+        "call: dtmf not delivered",
+      );
     }
   }
 
@@ -190,7 +215,10 @@ export class CallSession implements CallControl {
       return;
     }
     this.#state = "detached";
-    this.#ctx.logger.info({ callSid: this.callSid, graceMs }, "call: stream lost, session held for the reconnect grace");
+    this.#ctx.logger.info(
+      { callSid: this.callSid, graceMs },
+      "call: stream lost, session held for the reconnect grace",
+    );
     this.#graceTimer = setTimeout(() => void this.close("connection_lost"), graceMs);
   }
 
@@ -261,7 +289,8 @@ export class CallSession implements CallControl {
     const { mode } = this.#settings;
     if (mode === "realtime") {
       const caps = this.#ctx.providers.realtime(this.session)?.capabilities;
-      const ulaw = (list: AudioFormat[] | undefined) => list?.some((f) => f.encoding === "g711_ulaw" && f.sampleRate === 8000);
+      const ulaw = (list: AudioFormat[] | undefined) =>
+        list?.some((f) => f.encoding === "g711_ulaw" && f.sampleRate === 8000);
       // No transcoding when the provider speaks u-law; PCM16 8 kHz (converted by core) otherwise.
       if (ulaw(caps?.inputFormats) && ulaw(caps?.outputFormats)) this.#inputFormat = ULAW_8K;
     } else {

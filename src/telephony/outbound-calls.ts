@@ -24,7 +24,12 @@ import type { AppJobs } from "../cluster/job-scheduler.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallIdentity, CallSession } from "./call-session.js";
 import { StreamTokenStore } from "./twilio/stream-token-store.js";
-import { isValidTwilioSignature, signedWebhookUrl, streamUrlFor, type TwilioFormParams } from "./twilio/twilio-signature.js";
+import {
+  isValidTwilioSignature,
+  signedWebhookUrl,
+  streamUrlFor,
+  type TwilioFormParams,
+} from "./twilio/twilio-signature.js";
 import type { TwilioRestClient } from "./twilio/twilio-rest-client.js";
 import { connectStreamTwiml, isLoopbackAddress } from "./twilio/voice-webhook.js";
 
@@ -35,7 +40,10 @@ const TERMINAL_STATUSES = new Set(["busy", "no-answer", "failed", "canceled", "c
 export const CallRequestSchema = z
   .object({
     to: z.string().regex(/^\+[1-9]\d{6,14}$/, "an E.164 number (+15551234567)"),
-    from: z.string().regex(/^\+[1-9]\d{6,14}$/, "an E.164 number").optional(),
+    from: z
+      .string()
+      .regex(/^\+[1-9]\d{6,14}$/, "an E.164 number")
+      .optional(),
     mode: z.enum(CALL_MODES).optional(),
     greeting: z.string().max(1000).optional(),
   })
@@ -62,7 +70,11 @@ export interface OutboundCallsOptions {
   streamPath: string;
   maxPending: number;
   authorize: AdminCheck;
-  createCall(identity: CallIdentity, overrides: { mode?: CallMode; greeting?: string }, metadata?: Record<string, string>): CallSession;
+  createCall(
+    identity: CallIdentity,
+    overrides: { mode?: CallMode; greeting?: string },
+    metadata?: Record<string, string>,
+  ): CallSession;
   /** The server's own base URL (http://127.0.0.1:PORT) when there is no public URL (local demo mode). */
   localBaseUrl(): string | undefined;
   /** `outbound-call` jobs (Redis deployments); absent: calls are placed in-process. */
@@ -116,20 +128,34 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
 
   const baseOf = (requestBase: string | undefined): string => {
     const base = o.publicUrl ?? requestBase ?? o.localBaseUrl();
-    if (!base) throw new TalkError("invalid_state", "The server does not listen yet: no URL for the call's stream.");
+    if (!base)
+      throw new TalkError("invalid_state", "The server does not listen yet: no URL for the call's stream.");
     return base;
   };
 
   /** Dials through the REST API and creates the call's session; the session lives from here on. */
-  async function dial(request: CallRequest, from: string, base: string, jobId?: string): Promise<{ call: CallSession; status: string }> {
-    if (!o.rest) throw new TalkError("provider_unavailable", "Twilio is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and PUBLIC_URL.");
-    if (dials.size >= o.maxPending) throw new TalkError("rate_limited", "Too many outbound calls are being placed.");
+  async function dial(
+    request: CallRequest,
+    from: string,
+    base: string,
+    jobId?: string,
+  ): Promise<{ call: CallSession; status: string }> {
+    if (!o.rest)
+      throw new TalkError(
+        "provider_unavailable",
+        "Twilio is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and PUBLIC_URL.",
+      );
+    if (dials.size >= o.maxPending)
+      throw new TalkError("rate_limited", "Too many outbound calls are being placed.");
     const dialId = `dial-${crypto.randomUUID()}`;
     const identity = { to: request.to, from, direction: "outbound-api" };
     const token = tokens.issue({ callSid: dialId, ...identity });
     const pending: PendingDial = { callSid: undefined, call: undefined };
     dials.set(dialId, pending);
-    const twiml = connectStreamTwiml(streamUrlFor(base, o.streamPath), token, { callSid: dialId, ...identity });
+    const twiml = connectStreamTwiml(streamUrlFor(base, o.streamPath), token, {
+      callSid: dialId,
+      ...identity,
+    });
     try {
       const created = await o.rest.createCall({
         to: request.to,
@@ -140,7 +166,10 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
       });
       const call = o.createCall(
         { callSid: created.sid, ...identity },
-        { ...(request.mode ? { mode: request.mode } : {}), ...(request.greeting !== undefined ? { greeting: request.greeting } : {}) },
+        {
+          ...(request.mode ? { mode: request.mode } : {}),
+          ...(request.greeting !== undefined ? { greeting: request.greeting } : {}),
+        },
         jobId ? { jobId } : undefined,
       );
       pending.callSid = created.sid;
@@ -178,16 +207,31 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
 
   async function hangUp(call: CallSession): Promise<void> {
     try {
-      await o.rest?.endCall(call.callSid, AbortSignal.timeout(10_000), call.state === "created" ? "canceled" : "completed");
+      await o.rest?.endCall(
+        call.callSid,
+        AbortSignal.timeout(10_000),
+        call.state === "created" ? "canceled" : "completed",
+      );
     } catch (err) {
-      o.logger.warn({ callSid: call.callSid, err: toTalkError(err).message }, "outbound call: hang-up after job cancel failed");
+      o.logger.warn(
+        { callSid: call.callSid, err: toTalkError(err).message },
+        "outbound call: hang-up after job cancel failed",
+      );
     }
   }
 
   async function place(request: CallRequest, requestBase: string | undefined): Promise<PlacedCall> {
-    if (!o.rest) throw new TalkError("provider_unavailable", "Twilio is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and PUBLIC_URL.");
+    if (!o.rest)
+      throw new TalkError(
+        "provider_unavailable",
+        "Twilio is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and PUBLIC_URL.",
+      );
     const from = request.from ?? o.defaultFrom;
-    if (!from) throw new TalkError("invalid_params", "from: no caller id given and telephony.twilio.defaultFrom is unset.");
+    if (!from)
+      throw new TalkError(
+        "invalid_params",
+        "from: no caller id given and telephony.twilio.defaultFrom is unset.",
+      );
     const base = baseOf(requestBase);
     if (jobs) {
       const jobId = `call-${crypto.randomUUID()}`;
@@ -206,20 +250,36 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
       const auth = o.authorize(request);
       if (auth !== "ok") {
         const code = auth === "unauthorized" ? 401 : 403;
-        return reply.code(code).send({ error: new TalkError(auth, auth === "forbidden" ? "Placing calls needs the admin scope." : undefined).toJSON() });
+        return reply
+          .code(code)
+          .send({
+            error: new TalkError(
+              auth,
+              auth === "forbidden" ? "Placing calls needs the admin scope." : undefined,
+            ).toJSON(),
+          });
       }
       if (!o.rest) {
-        const err = new TalkError("provider_unavailable", "Twilio is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and PUBLIC_URL.");
+        const err = new TalkError(
+          "provider_unavailable",
+          "Twilio is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and PUBLIC_URL.",
+        );
         return reply.code(503).send({ error: err.toJSON() });
       }
       const parsed = CallRequestSchema.safeParse(request.body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        const err = new TalkError("invalid_params", `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`);
+        const err = new TalkError(
+          "invalid_params",
+          `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`,
+        );
         return reply.code(400).send({ error: err.toJSON() });
       }
       try {
-        const { placed, ...result } = await place(parsed.data, `http://${request.headers.host ?? "127.0.0.1"}`);
+        const { placed, ...result } = await place(
+          parsed.data,
+          `http://${request.headers.host ?? "127.0.0.1"}`,
+        );
         return reply.code(placed ? 201 : 202).send(result);
       } catch (err) {
         const error = toTalkError(err, "provider_error");
@@ -233,7 +293,12 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
       const header = request.headers["x-twilio-signature"];
       const publicUrl = o.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
       const ok = o.authToken
-        ? isValidTwilioSignature(o.authToken, typeof header === "string" ? header : undefined, signedWebhookUrl(publicUrl, request.url), params)
+        ? isValidTwilioSignature(
+            o.authToken,
+            typeof header === "string" ? header : undefined,
+            signedWebhookUrl(publicUrl, request.url),
+            params,
+          )
         : isLoopbackAddress(request.socket.remoteAddress);
       if (!ok) {
         o.logger.warn({}, "twilio status callback: signature rejected");
@@ -250,7 +315,10 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
         } else if (jobs && typeof jobId === "string") {
           // The call runs on another worker: ending its job ends the call there with this reason.
           void jobs.cancel(jobId, `carrier:${status}`).catch((err: unknown) => {
-            o.logger.warn({ callSid, jobId, err: toTalkError(err).message }, "twilio status callback: job not reached");
+            o.logger.warn(
+              { callSid, jobId, err: toTalkError(err).message },
+              "twilio status callback: job not reached",
+            );
           });
         }
         for (const [id, d] of dials) if (d.callSid === callSid) dials.delete(id);

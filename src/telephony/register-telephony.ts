@@ -18,7 +18,11 @@ import type { TalkgateConfig } from "../config/config-schema.js";
 import type { CallMode, TelephonyConfig } from "../config/telephony-schema.js";
 import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
-import type { PipelineOptions, PipelineProviderResolver, PipelineToolDispatcher } from "../core/pipelines/pipeline-options.js";
+import type {
+  PipelineOptions,
+  PipelineProviderResolver,
+  PipelineToolDispatcher,
+} from "../core/pipelines/pipeline-options.js";
 import type { TalkRuntime } from "../core/session-types.js";
 import type { CallControlRegistry } from "../core/tools/call-control.js";
 import { adminCheck, type BearerToken } from "./admin-auth.js";
@@ -32,7 +36,12 @@ import { twilioMediaStreamRoute } from "./twilio-media-stream.js";
 import { StreamTokenStore } from "./twilio/stream-token-store.js";
 import { parsePublicUrl } from "./twilio/twilio-signature.js";
 import { TwilioRestClient } from "./twilio/twilio-rest-client.js";
-import { isLoopbackAddress, TWILIO_STREAM_PATH, TWILIO_VOICE_PATH, twilioVoiceWebhook } from "./twilio/voice-webhook.js";
+import {
+  isLoopbackAddress,
+  TWILIO_STREAM_PATH,
+  TWILIO_VOICE_PATH,
+  twilioVoiceWebhook,
+} from "./twilio/voice-webhook.js";
 
 export interface TelephonyDeps {
   config: TelephonyConfig;
@@ -71,7 +80,10 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
   const publicUrlRaw = twilio.publicUrl ?? deps.server.publicUrl;
   const publicUrl = publicUrlRaw === undefined ? undefined : parsePublicUrl(publicUrlRaw);
   if (authToken && publicUrl === undefined) {
-    throw new TalkError("config_invalid", "telephony: TWILIO_AUTH_TOKEN is set but PUBLIC_URL (server.publicUrl) is not; Twilio signs the public URL.");
+    throw new TalkError(
+      "config_invalid",
+      "telephony: TWILIO_AUTH_TOKEN is set but PUBLIC_URL (server.publicUrl) is not; Twilio signs the public URL.",
+    );
   }
   const loopback = isLoopbackAddress(deps.server.host) || deps.server.host === "localhost";
   const mode: Telephony["mode"] = authToken ? "signed" : loopback ? "unsigned-loopback" : "disabled";
@@ -83,7 +95,10 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
   const calls = new CallRegistry(config.limits);
   const defaultMode: CallMode = config.defaultMode ?? (deps.realtimeAvailable ? "realtime" : "stt-tts");
 
-  const settingsFor = (to: string | undefined, overrides: { mode?: CallMode; greeting?: string } = {}): CallSettings => {
+  const settingsFor = (
+    to: string | undefined,
+    overrides: { mode?: CallMode; greeting?: string } = {},
+  ): CallSettings => {
     const number = to !== undefined ? config.numbers[to] : undefined;
     const greeting = overrides.greeting ?? number?.greeting ?? config.greeting;
     return {
@@ -96,7 +111,11 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
       hangUpTimeoutMs: config.hangUpTimeoutMs,
     };
   };
-  const createCall = (identity: CallIdentity, overrides?: { mode?: CallMode; greeting?: string }, metadata?: Record<string, string>): CallSession => {
+  const createCall = (
+    identity: CallIdentity,
+    overrides?: { mode?: CallMode; greeting?: string },
+    metadata?: Record<string, string>,
+  ): CallSession => {
     const call: CallSession = new CallSession(
       {
         runtime: deps.runtime,
@@ -137,7 +156,10 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
   const plugin: FastifyPluginAsync = async (scope) => {
     if (mode === "disabled") {
       const unavailable = {
-        error: new TalkError("provider_unavailable", "Twilio is not configured: set TWILIO_AUTH_TOKEN, TWILIO_ACCOUNT_SID and PUBLIC_URL.").toJSON(),
+        error: new TalkError(
+          "provider_unavailable",
+          "Twilio is not configured: set TWILIO_AUTH_TOKEN, TWILIO_ACCOUNT_SID and PUBLIC_URL.",
+        ).toJSON(),
       };
       for (const path of [TWILIO_VOICE_PATH, "/telephony/calls", "/telephony/twilio/status"]) {
         scope.post(path, async (_request, reply) => reply.code(503).send(unavailable));
@@ -146,7 +168,13 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
       return;
     }
     await scope.register(
-      twilioVoiceWebhook({ authToken, publicUrl, tokens, logger, ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}) }),
+      twilioVoiceWebhook({
+        authToken,
+        publicUrl,
+        tokens,
+        logger,
+        ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}),
+      }),
     );
     await scope.register(outbound.plugin);
     await scope.register(callEventsRoute({ calls, authorize }));
@@ -155,7 +183,8 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
         calls,
         tokens,
         redeemOutbound: (token, callSid) => outbound.redeemer.redeem(token, callSid),
-        createCall: (identity, mode) => createCall(identity, mode === "realtime" || mode === "stt-tts" ? { mode } : {}),
+        createCall: (identity, mode) =>
+          createCall(identity, mode === "realtime" || mode === "stt-tts" ? { mode } : {}),
         preStartTimeoutMs: config.limits.preStartTimeoutMs,
         maxPayloadBytes: config.limits.maxPayloadBytes,
         reconnectGraceMs: config.reconnectGraceMs,
@@ -178,7 +207,10 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
   } else if (mode === "disabled") {
     logger.warn({}, "telephony disabled: TWILIO_AUTH_TOKEN is not set; /telephony/* answer 503");
   } else {
-    logger.info({ publicUrl, defaultMode, rest: rest !== undefined }, "telephony: Twilio webhook and media streams ready");
+    logger.info(
+      { publicUrl, defaultMode, rest: rest !== undefined },
+      "telephony: Twilio webhook and media streams ready",
+    );
   }
   return { calls, stats, mode };
 }
@@ -188,6 +220,12 @@ function localBaseUrl(app: FastifyInstance): string | undefined {
   const address = app.addresses().find((a): a is AddressInfo => typeof a !== "string" && a.port > 0);
   if (!address) return undefined;
   const host =
-    address.family === "IPv6" ? (address.address === "::" ? "[::1]" : `[${address.address}]`) : address.address === "0.0.0.0" ? "127.0.0.1" : address.address;
+    address.family === "IPv6"
+      ? address.address === "::"
+        ? "[::1]"
+        : `[${address.address}]`
+      : address.address === "0.0.0.0"
+        ? "127.0.0.1"
+        : address.address;
   return `http://${host}:${address.port}`;
 }

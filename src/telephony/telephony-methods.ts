@@ -14,7 +14,10 @@ import { CallRequestSchema, type OutboundCalls } from "./outbound-calls.js";
 
 export const TELEPHONY_CALL_METHOD = "telephony.call";
 
-export function registerTelephonyMethods(registerMethod: GatewayServer["registerMethod"], outbound: Pick<OutboundCalls, "place">): void {
+export function registerTelephonyMethods(
+  registerMethod: GatewayServer["registerMethod"],
+  outbound: Pick<OutboundCalls, "place">,
+): void {
   registerMethod(TELEPHONY_CALL_METHOD, {
     scope: "admin",
     params: CallRequestSchema,

@@ -23,7 +23,11 @@ export class TelephonyStats {
     this.refusedSockets.set(reason, (this.refusedSockets.get(reason) ?? 0) + 1);
   }
 
-  snapshot(): { rejectedFrames: Record<string, number>; refusedSockets: Record<string, number>; callsStarted: number } {
+  snapshot(): {
+    rejectedFrames: Record<string, number>;
+    refusedSockets: Record<string, number>;
+    callsStarted: number;
+  } {
     return {
       rejectedFrames: Object.fromEntries(this.rejectedFrames),
       refusedSockets: Object.fromEntries(this.refusedSockets),

@@ -15,11 +15,21 @@ import type { TalkLogger } from "../core/logger.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallIdentity, CallSession } from "./call-session.js";
 import type { TelephonyStats } from "./telephony-stats.js";
-import { isMulaw8kMono, parseTwilioMessage, type TwilioStartMessage } from "./twilio/media-stream-messages.js";
+import {
+  isMulaw8kMono,
+  parseTwilioMessage,
+  type TwilioStartMessage,
+} from "./twilio/media-stream-messages.js";
 import type { StreamTokenStore } from "./twilio/stream-token-store.js";
 import { TWILIO_STREAM_PATH } from "./twilio/voice-webhook.js";
 
-export const CLOSE = Object.freeze({ normal: 1000, goingAway: 1001, policy: 1008, tooBig: 1009, tryAgainLater: 1013 });
+export const CLOSE = Object.freeze({
+  normal: 1000,
+  goingAway: 1001,
+  policy: 1008,
+  tooBig: 1009,
+  tryAgainLater: 1013,
+});
 
 export interface MediaStreamRouteOptions {
   path?: string;
@@ -115,7 +125,8 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
   function reject(reason: string, message: string): void {
     const n = o.stats.rejectFrame(reason);
     // Logged with its reason, rate-limited per reason so a flood cannot flood the log.
-    if (n <= 10 || n % 1000 === 0) o.logger.warn({ ip, streamSid, reason, count: n }, `twilio stream frame rejected: ${message}`);
+    if (n <= 10 || n % 1000 === 0)
+      o.logger.warn({ ip, streamSid, reason, count: n }, `twilio stream frame rejected: ${message}`);
   }
 
   async function start(msg: TwilioStartMessage): Promise<void> {
@@ -131,15 +142,19 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
     let target: CallSession | undefined;
     const redeemed = o.tokens.consume(token, callSid);
     if (redeemed.ok) {
-      target = o.createCall({
-        callSid,
-        from: redeemed.call.from,
-        to: redeemed.call.to,
-        direction: redeemed.call.direction ?? "inbound",
-      }, redeemed.call.mode);
+      target = o.createCall(
+        {
+          callSid,
+          from: redeemed.call.from,
+          to: redeemed.call.to,
+          direction: redeemed.call.direction ?? "inbound",
+        },
+        redeemed.call.mode,
+      );
       o.calls.add(target, resumeKey);
     } else {
-      target = o.redeemOutbound(token, callSid) ?? (resumeKey ? o.calls.resumable(callSid, resumeKey) : undefined);
+      target =
+        o.redeemOutbound(token, callSid) ?? (resumeKey ? o.calls.resumable(callSid, resumeKey) : undefined);
       if (target && target.state === "created") o.calls.add(target, resumeKey);
     }
     if (!target) {

@@ -20,8 +20,19 @@ afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-function run(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcessWithoutNullStreams; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [...CLI, ...args], { cwd: process.cwd(), env: { ...process.env, ...env } });
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): {
+  child: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    cwd: process.cwd(),
+    env: { ...process.env, ...env },
+  });
   children.push(child);
   let out = "";
   let err = "";
@@ -33,8 +44,14 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess
 
 async function serverUrl(server: ReturnType<typeof run>): Promise<string> {
   for (;;) {
-    const line = server.stdout().split("\n").find((l) => l.includes("talkgate listening"));
-    if (line) return (JSON.parse(line) as { urls: string[] }).urls.find((u) => u.endsWith("/healthz"))!.replace(/\/healthz$/, "");
+    const line = server
+      .stdout()
+      .split("\n")
+      .find((l) => l.includes("talkgate listening"));
+    if (line)
+      return (JSON.parse(line) as { urls: string[] }).urls
+        .find((u) => u.endsWith("/healthz"))!
+        .replace(/\/healthz$/, "");
     if (server.child.exitCode !== null) throw new Error(`server exited: ${server.stderr()}`);
     await new Promise((r) => setTimeout(r, 50));
   }

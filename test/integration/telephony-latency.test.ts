@@ -18,12 +18,17 @@ afterEach(async () => {
 const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
 const silence = (ms: number) => new Uint8Array(ms * 8).fill(0xff);
 const metrics = (events: TalkEvent[], name: string) =>
-  events.filter((e) => e.type === "latency.metrics" && (e.payload as { name: string }).name === name).map((e) => e.payload as Record<string, unknown>);
+  events
+    .filter((e) => e.type === "latency.metrics" && (e.payload as { name: string }).name === name)
+    .map((e) => e.payload as Record<string, unknown>);
 
 describe("telephony: latency.metrics", () => {
   it("realtime: provider speech_stopped -> first answer frame, and speech_started -> clear, are talk.events of the call", async () => {
     const reply = speechAudio("Sure.", "g711_ulaw");
-    h = await startTelephony({ mode: "realtime", realtime: { replies: [{ audio: reply }, { audio: toneAudio(4000, "g711_ulaw"), holdAfterDeltas: 10 }] } });
+    h = await startTelephony({
+      mode: "realtime",
+      realtime: { replies: [{ audio: reply }, { audio: toneAudio(4000, "g711_ulaw"), holdAfterDeltas: 10 }] },
+    });
     const client = await h.dial();
     const sessionId = sessionOfCall(h, client.callSid)!;
     await client.sendAudio(speech, { pace: "fast" });
@@ -43,11 +48,17 @@ describe("telephony: latency.metrics", () => {
     h.realtime!.triggerSpeechStarted();
     await client.waitFor(() => client.clears === 1);
     await waitUntil(() => metrics(h!.eventsOf(sessionId), "barge_in_to_clear").length === 1);
-    expect(metrics(h.eventsOf(sessionId), "barge_in_to_clear")[0]).toMatchObject({ detector: "provider", ms: expect.any(Number) });
+    expect(metrics(h.eventsOf(sessionId), "barge_in_to_clear")[0]).toMatchObject({
+      detector: "provider",
+      ms: expect.any(Number),
+    });
   });
 
   it("stt-tts: local VAD end of speech -> first answer frame carries the endpointing hangover; local barge-in -> clear", async () => {
-    h = await startTelephony({ mode: "stt-tts", telephony: { greeting: "Welcome to the test line. ".repeat(8), greetingProtectMs: 0 } });
+    h = await startTelephony({
+      mode: "stt-tts",
+      telephony: { greeting: "Welcome to the test line. ".repeat(8), greetingProtectMs: 0 },
+    });
     const client = await h.dial({ playback: "manual" });
     const sessionId = sessionOfCall(h, client.callSid)!;
     await client.waitFor(() => client.receivedAudioMs >= 2000);

@@ -7,7 +7,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { computeTwilioSignature } from "../../src/telephony/twilio/twilio-signature.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { ACCOUNT_SID, ADMIN_TOKEN, AUTH_TOKEN, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+import {
+  ACCOUNT_SID,
+  ADMIN_TOKEN,
+  AUTH_TOKEN,
+  startTelephony,
+  type TelephonyHarness,
+} from "../support/telephony-harness.js";
 
 let h: TelephonyHarness | undefined;
 let prefix = "";
@@ -22,7 +28,9 @@ async function start(): Promise<TelephonyHarness> {
   return startTelephony({ mode: "stt-tts", config: { redis: { url: SHARED_REDIS_URL, keyPrefix: prefix } } });
 }
 
-async function queueCall(harness: TelephonyHarness): Promise<{ jobId: string; sessionId: string; callSid: string; statusUrl: string }> {
+async function queueCall(
+  harness: TelephonyHarness,
+): Promise<{ jobId: string; sessionId: string; callSid: string; statusUrl: string }> {
   const res = await fetch(`${harness.baseUrl}/telephony/calls`, {
     method: "POST",
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
@@ -49,7 +57,10 @@ describe("telephony: outbound calls as jobs", () => {
     const params = { CallSid: callSid, AccountSid: ACCOUNT_SID, CallStatus: "busy" };
     const res = await fetch(`${h.baseUrl}${new URL(statusUrl).pathname}${new URL(statusUrl).search}`, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": computeTwilioSignature(AUTH_TOKEN, statusUrl, params) },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-twilio-signature": computeTwilioSignature(AUTH_TOKEN, statusUrl, params),
+      },
       body: new URLSearchParams(params),
     });
     expect(res.status).toBe(204);

@@ -9,7 +9,15 @@ import { TalkClient } from "../../src/client/talk-client.js";
 import { isTalkError } from "../../src/core/errors.js";
 import { computeTwilioSignature } from "../../src/telephony/twilio/twilio-signature.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS, TwilioStreamClient } from "../support/twilio-stream-client.js";
-import { ACCOUNT_SID, ADMIN_TOKEN, AUTH_TOKEN, WRITE_TOKEN, sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+import {
+  ACCOUNT_SID,
+  ADMIN_TOKEN,
+  AUTH_TOKEN,
+  WRITE_TOKEN,
+  sessionOfCall,
+  startTelephony,
+  type TelephonyHarness,
+} from "../support/telephony-harness.js";
 
 let h: TelephonyHarness | undefined;
 const talkClients: TalkClient[] = [];
@@ -19,7 +27,10 @@ afterEach(async () => {
   h = undefined;
 });
 
-async function placeCall(harness: TelephonyHarness, body: Record<string, unknown> = { to: "+15557654321" }): Promise<{ callSid: string; sessionId: string }> {
+async function placeCall(
+  harness: TelephonyHarness,
+  body: Record<string, unknown> = { to: "+15557654321" },
+): Promise<{ callSid: string; sessionId: string }> {
   const res = await fetch(`${harness.baseUrl}/telephony/calls`, {
     method: "POST",
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
@@ -29,7 +40,11 @@ async function placeCall(harness: TelephonyHarness, body: Record<string, unknown
   return (await res.json()) as { callSid: string; sessionId: string };
 }
 
-async function statusCallback(harness: TelephonyHarness, params: Record<string, string>, signature?: string): Promise<Response> {
+async function statusCallback(
+  harness: TelephonyHarness,
+  params: Record<string, string>,
+  signature?: string,
+): Promise<Response> {
   const url = `${harness.publicUrl}/telephony/twilio/status`;
   return fetch(`${harness.baseUrl}/telephony/twilio/status`, {
     method: "POST",
@@ -63,10 +78,16 @@ describe("telephony: outbound calls", () => {
   it("a status callback with a bad signature is refused and the call goes on", async () => {
     h = await startTelephony({ mode: "stt-tts" });
     const { callSid, sessionId } = await placeCall(h);
-    const res = await statusCallback(h, { CallSid: callSid, AccountSid: ACCOUNT_SID, CallStatus: "busy" }, "bm90LWEtc2lnbmF0dXJl");
+    const res = await statusCallback(
+      h,
+      { CallSid: callSid, AccountSid: ACCOUNT_SID, CallStatus: "busy" },
+      "bm90LWEtc2lnbmF0dXJl",
+    );
     expect(res.status).toBe(403);
     // A valid ringing callback after it is processed in order: the session is still active.
-    expect((await statusCallback(h, { CallSid: callSid, AccountSid: ACCOUNT_SID, CallStatus: "ringing" })).status).toBe(204);
+    expect(
+      (await statusCallback(h, { CallSid: callSid, AccountSid: ACCOUNT_SID, CallStatus: "ringing" })).status,
+    ).toBe(204);
     expect(h.app.runtime.getSession(sessionId)?.state).toBe("active");
     expect(h.eventsOf(sessionId, "session.closed")).toHaveLength(0);
   });
@@ -75,8 +96,15 @@ describe("telephony: outbound calls", () => {
     h = await startTelephony({ mode: "stt-tts" });
     const { callSid, sessionId } = await placeCall(h);
     const twiml = h.rest.requests.find((r) => r.path.endsWith("/Calls.json"))!.params.get("Twiml")!;
-    const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!]));
-    const stream = new TwilioStreamClient({ url: `ws://127.0.0.1:${h.port}/telephony/twilio/stream`, customParameters: parameters, callSid, accountSid: ACCOUNT_SID });
+    const parameters = Object.fromEntries(
+      [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!]),
+    );
+    const stream = new TwilioStreamClient({
+      url: `ws://127.0.0.1:${h.port}/telephony/twilio/stream`,
+      customParameters: parameters,
+      callSid,
+      accountSid: ACCOUNT_SID,
+    });
     await stream.connect();
     await stream.sendAudio(loadSpeechUlaw(SPEECH_RECORDINGS.goforward), { pace: "fast" });
     await stream.sendAudio(new Uint8Array(12_000).fill(0xff), { pace: "fast" });
@@ -95,13 +123,19 @@ describe("telephony: outbound calls", () => {
     talkClients.push(admin, writer);
     expect(h.app.gateway.scopes["telephony.call"]).toBe("admin");
 
-    const placed = (await admin.requestUntyped("telephony.call", { to: "+15557654321", greeting: "Hello from the test." })) as {
+    const placed = (await admin.requestUntyped("telephony.call", {
+      to: "+15557654321",
+      greeting: "Hello from the test.",
+    })) as {
       placed: boolean;
       callSid: string;
       sessionId: string;
     };
     expect(placed.placed).toBe(true);
-    expect(h.app.runtime.getSession(placed.sessionId)?.metadata).toMatchObject({ callSid: placed.callSid, direction: "outbound-api" });
+    expect(h.app.runtime.getSession(placed.sessionId)?.metadata).toMatchObject({
+      callSid: placed.callSid,
+      direction: "outbound-api",
+    });
     expect(h.rest.requests.filter((r) => r.path.endsWith("/Calls.json"))).toHaveLength(1);
 
     const denied = await writer.requestUntyped("telephony.call", { to: "+15557654321" }).then(
@@ -109,10 +143,12 @@ describe("telephony: outbound calls", () => {
       (err: unknown) => err,
     );
     expect(isTalkError(denied) && denied.code).toBe("forbidden");
-    const invalid = await admin.requestUntyped("telephony.call", { to: "5557654321", instructions: "x" }).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
+    const invalid = await admin
+      .requestUntyped("telephony.call", { to: "5557654321", instructions: "x" })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
     expect(isTalkError(invalid) && invalid.code).toBe("invalid_params");
     expect(h.rest.requests.filter((r) => r.path.endsWith("/Calls.json"))).toHaveLength(1);
   });
@@ -140,7 +176,9 @@ describe("telephony: reconnect grace", () => {
     await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
     expect(again.receivedAudioMs).toBeGreaterThan(0);
     expect(h.eventsOf(sessionId, "session.closed")).toHaveLength(0);
-    expect(h.app.runtime.listSessions().filter((s) => s.metadata["callSid"] === first.callSid)).toHaveLength(1);
+    expect(h.app.runtime.listSessions().filter((s) => s.metadata["callSid"] === first.callSid)).toHaveLength(
+      1,
+    );
     await again.stop();
     await waitUntil(() => h!.eventsOf(sessionId, "session.closed").length === 1);
     expect(h.eventsOf(sessionId, "session.closed")[0]!.payload).toMatchObject({ reason: "completed" });

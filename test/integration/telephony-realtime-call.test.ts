@@ -5,7 +5,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { speechAudio, toneAudio } from "../support/fake-openai-realtime-server.js";
-import { loadSpeechUlaw, SPEECH_RECORDINGS, type TwilioStreamClient } from "../support/twilio-stream-client.js";
+import {
+  loadSpeechUlaw,
+  SPEECH_RECORDINGS,
+  type TwilioStreamClient,
+} from "../support/twilio-stream-client.js";
 import { sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
 
 let h: TelephonyHarness | undefined;
@@ -19,7 +23,10 @@ const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
 describe("telephony: realtime calls", () => {
   it("a full call relays real speech as u-law both ways, with marks, transcripts and one session.closed on stop", async () => {
     const reply = speechAudio("Sure, I can help with that.", "g711_ulaw");
-    h = await startTelephony({ mode: "realtime", realtime: { replies: [{ audio: reply, transcript: "Sure, I can help with that." }] } });
+    h = await startTelephony({
+      mode: "realtime",
+      realtime: { replies: [{ audio: reply, transcript: "Sure, I can help with that." }] },
+    });
     const client = await h.dial();
     await client.sendAudio(speech, { pace: "fast" });
     await client.sendAudio(new Uint8Array(8000).fill(0xff), { pace: "fast" }); // 1 s of silence ends the turn
@@ -31,14 +38,20 @@ describe("telephony: realtime calls", () => {
     await waitUntil(() => h!.realtime!.audioMsReceived === (speech.length + 8000) / 8); // every frame arrived, as sent
     // 20 ms frames, and every burst followed by a mark that was echoed.
     const frames = client.received.filter((m) => m.event === "media");
-    expect(frames.every((m) => Buffer.from(String((m.media as { payload: string }).payload), "base64").length === 160)).toBe(true);
+    expect(
+      frames.every(
+        (m) => Buffer.from(String((m.media as { payload: string }).payload), "base64").length === 160,
+      ),
+    ).toBe(true);
     expect(client.marksReceived.length).toBeGreaterThanOrEqual(Math.ceil(frames.length / 10));
     const sessionId = sessionOfCall(h, client.callSid)!;
     expect(sessionId).toBeDefined();
     await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
     const session = h.app.runtime.getSession(sessionId)!;
     expect(session.metadata).toMatchObject({ callSid: client.callSid, surface: "phone" });
-    expect(h.eventsOf(sessionId, "transcript.done").map((e) => (e.payload as { role: string }).role)).toEqual(["user", "assistant"]);
+    expect(h.eventsOf(sessionId, "transcript.done").map((e) => (e.payload as { role: string }).role)).toEqual(
+      ["user", "assistant"],
+    );
     await client.stop();
     await waitUntil(() => h!.eventsOf(sessionId, "session.closed").length === 1);
     expect(h.eventsOf(sessionId, "session.closed")[0]!.payload).toMatchObject({ reason: "completed" });
@@ -46,7 +59,10 @@ describe("telephony: realtime calls", () => {
 
   it("barge-in during a long answer: clear, response cancelled, truncated at the heard position, one terminal event", async () => {
     const long = toneAudio(6000, "g711_ulaw");
-    h = await startTelephony({ mode: "realtime", realtime: { replies: [{ audio: long, holdAfterDeltas: 30 }] } });
+    h = await startTelephony({
+      mode: "realtime",
+      realtime: { replies: [{ audio: long, holdAfterDeltas: 30 }] },
+    });
     const client = await h.dial({ playback: "manual" });
     h.realtime!.respond();
     await client.waitFor(() => client.receivedAudioMs >= 2000);
@@ -69,7 +85,10 @@ describe("telephony: realtime calls", () => {
   it("truncation offsets are per reply: a second reply is cut at its own heard position, not the stream clock", async () => {
     const first = toneAudio(1000, "g711_ulaw");
     const second = toneAudio(4000, "g711_ulaw");
-    h = await startTelephony({ mode: "realtime", realtime: { replies: [{ audio: first }, { audio: second, holdAfterDeltas: 20 }] } });
+    h = await startTelephony({
+      mode: "realtime",
+      realtime: { replies: [{ audio: first }, { audio: second, holdAfterDeltas: 20 }] },
+    });
     const client = await h.dial({ playback: "manual" });
     h.realtime!.respond();
     await client.waitFor(() => client.receivedAudioMs >= 1000);
@@ -108,16 +127,25 @@ describe("telephony: realtime calls", () => {
     const client = await h.dial();
     client.sendDtmf("7");
     await h.realtime!.waitFor((e) => e.type === "conversation.item.create");
-    const item = h.realtime!.received.find((e) => e.type === "conversation.item.create")!.event.item as { content: Array<{ text: string }> };
+    const item = h.realtime!.received.find((e) => e.type === "conversation.item.create")!.event.item as {
+      content: Array<{ text: string }>;
+    };
     expect(item.content[0]!.text).toContain("7");
     const sessionId = sessionOfCall(h, client.callSid)!;
     await waitUntil(() => h!.eventsOf(sessionId, "transcript.done").length >= 1);
-    expect(h.eventsOf(sessionId, "transcript.done")[0]!.payload).toMatchObject({ role: "user", input: "dtmf", digits: "7" });
+    expect(h.eventsOf(sessionId, "transcript.done")[0]!.payload).toMatchObject({
+      role: "user",
+      input: "dtmf",
+      digits: "7",
+    });
   });
 
   it("end_call hangs up through the Twilio REST API only after the farewell's last mark is echoed", async () => {
     const farewell = toneAudio(1000, "g711_ulaw");
-    h = await startTelephony({ mode: "realtime", realtime: { replies: [{ audio: farewell, transcript: "Goodbye!" }] } });
+    h = await startTelephony({
+      mode: "realtime",
+      realtime: { replies: [{ audio: farewell, transcript: "Goodbye!" }] },
+    });
     const client = await h.dial({ playback: "manual" });
     h.realtime!.respond();
     await client.waitFor(() => client.receivedAudioMs >= 1000 && client.marksReceived.length >= 5);

@@ -5,7 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TwilioStreamClient } from "../support/twilio-stream-client.js";
-import { ACCOUNT_SID, sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+import {
+  ACCOUNT_SID,
+  sessionOfCall,
+  startTelephony,
+  type TelephonyHarness,
+} from "../support/telephony-harness.js";
 
 let h: TelephonyHarness;
 beforeAll(async () => {
@@ -15,10 +20,16 @@ afterAll(async () => {
   await h.close();
 });
 
-const rejections = (reason: string) => h.logs.filter((l) => l["reason"] === reason && String(l["msg"]).includes("frame rejected"));
+const rejections = (reason: string) =>
+  h.logs.filter((l) => l["reason"] === reason && String(l["msg"]).includes("frame rejected"));
 
 async function streamWith(parameters: Record<string, string>, callSid: string): Promise<TwilioStreamClient> {
-  const client = new TwilioStreamClient({ url: `${h.baseUrl.replace(/^http/, "ws")}/telephony/twilio/stream`, customParameters: parameters, callSid, accountSid: ACCOUNT_SID });
+  const client = new TwilioStreamClient({
+    url: `${h.baseUrl.replace(/^http/, "ws")}/telephony/twilio/stream`,
+    customParameters: parameters,
+    callSid,
+    accountSid: ACCOUNT_SID,
+  });
   await client.connect();
   return client;
 }
@@ -53,11 +64,23 @@ describe("telephony: stream and webhook guards", () => {
     const a = await h.dial();
     const b = await h.dial();
     a.sendRaw("{not json");
-    a.sendJson({ event: "media", sequenceNumber: "9", streamSid: a.streamSid, media: { track: "inbound", chunk: "1", timestamp: "20", payload: "@@not base64@@" } });
-    a.sendJson({ event: "media", sequenceNumber: "10", streamSid: "MZsomeoneelse", media: { track: "inbound", chunk: "2", timestamp: "40", payload: "/w==" } });
+    a.sendJson({
+      event: "media",
+      sequenceNumber: "9",
+      streamSid: a.streamSid,
+      media: { track: "inbound", chunk: "1", timestamp: "20", payload: "@@not base64@@" },
+    });
+    a.sendJson({
+      event: "media",
+      sequenceNumber: "10",
+      streamSid: "MZsomeoneelse",
+      media: { track: "inbound", chunk: "2", timestamp: "40", payload: "/w==" },
+    });
     a.sendDtmf("5"); // processed after the bad frames: the call still works
     const sessionA = sessionOfCall(h, a.callSid)!;
-    await waitUntil(() => h.eventsOf(sessionA, "transcript.done").some((e) => (e.payload as { digits?: string }).digits === "5"));
+    await waitUntil(() =>
+      h.eventsOf(sessionA, "transcript.done").some((e) => (e.payload as { digits?: string }).digits === "5"),
+    );
     expect(rejections("bad_json").length).toBeGreaterThanOrEqual(1);
     expect(rejections("bad_base64").length).toBeGreaterThanOrEqual(1);
     expect(rejections("wrong_stream_sid").length).toBeGreaterThanOrEqual(1);
@@ -66,7 +89,9 @@ describe("telephony: stream and webhook guards", () => {
     expect(b.closeCode).toBe(1009);
     // The other call is untouched by its neighbour's oversized frame.
     a.sendDtmf("6");
-    await waitUntil(() => h.eventsOf(sessionA, "transcript.done").some((e) => (e.payload as { digits?: string }).digits === "6"));
+    await waitUntil(() =>
+      h.eventsOf(sessionA, "transcript.done").some((e) => (e.payload as { digits?: string }).digits === "6"),
+    );
     expect(a.closeCode).toBeUndefined();
     await a.stop();
   });

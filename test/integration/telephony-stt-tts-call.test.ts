@@ -26,7 +26,9 @@ describe("telephony: stt-tts calls", () => {
     await client.sendAudio(silence(1500), { pace: "fast" });
     const sessionId = sessionOfCall(h, client.callSid)!;
     await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
-    const heard = h.eventsOf(sessionId, "transcript.done").find((e) => (e.payload as { role: string }).role === "user")!;
+    const heard = h
+      .eventsOf(sessionId, "transcript.done")
+      .find((e) => (e.payload as { role: string }).role === "user")!;
     expect((heard.payload as { text: string }).text.length).toBeGreaterThan(0);
     expect(client.receivedAudioMs).toBeGreaterThan(300);
     expect(client.media.every((m) => m.length === 160)).toBe(true);
@@ -36,7 +38,10 @@ describe("telephony: stt-tts calls", () => {
   });
 
   it("caller speech during a long answer clears the line and cancels the answer with one terminal event", async () => {
-    h = await startTelephony({ mode: "stt-tts", telephony: { greeting: "Welcome to the test line. ".repeat(12), greetingProtectMs: 0 } });
+    h = await startTelephony({
+      mode: "stt-tts",
+      telephony: { greeting: "Welcome to the test line. ".repeat(12), greetingProtectMs: 0 },
+    });
     const client = await h.dial({ playback: "manual" });
     const sessionId = sessionOfCall(h, client.callSid)!;
     await client.waitFor(() => client.receivedAudioMs >= 2000);
@@ -45,7 +50,11 @@ describe("telephony: stt-tts calls", () => {
     await client.waitFor(() => client.clears === 1);
     await waitUntil(() => h!.eventsOf(sessionId, "output.audio.cancelled").length === 1);
     expect(h.eventsOf(sessionId, "output.audio.cancelled")[0]!.payload).toMatchObject({ reason: "barge_in" });
-    expect(h.eventsOf(sessionId, "output.audio.done").filter((e) => e.itemId === h!.eventsOf(sessionId, "output.audio.cancelled")[0]!.itemId)).toHaveLength(0);
+    expect(
+      h
+        .eventsOf(sessionId, "output.audio.done")
+        .filter((e) => e.itemId === h!.eventsOf(sessionId, "output.audio.cancelled")[0]!.itemId),
+    ).toHaveLength(0);
     await client.stop();
   });
 });

@@ -21,7 +21,10 @@ export class FakeTwilioRestServer {
   #waiters: Array<() => void> = [];
   url = "";
 
-  constructor(readonly accountSid: string, authToken: string) {
+  constructor(
+    readonly accountSid: string,
+    authToken: string,
+  ) {
     this.#auth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString("base64")}`;
     this.#server = createServer((req, res) => {
       let body = "";
@@ -30,7 +33,8 @@ export class FakeTwilioRestServer {
         const json = (status: number, value: unknown): void => {
           res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
         };
-        if (req.headers.authorization !== this.#auth) return json(401, { code: 20003, message: "Authenticate", status: 401 });
+        if (req.headers.authorization !== this.#auth)
+          return json(401, { code: 20003, message: "Authenticate", status: 401 });
         const path = req.url ?? "";
         const base = `/2010-04-01/Accounts/${accountSid}/Calls`;
         this.requests.push({ path, params: new URLSearchParams(body), at: performance.now() });
@@ -40,7 +44,8 @@ export class FakeTwilioRestServer {
           return json(201, { sid, status: "queued", account_sid: accountSid });
         }
         const m = new RegExp(`^${base}/(CA[0-9a-zA-Z]+)\\.json$`).exec(path);
-        if (req.method === "POST" && m) return json(200, { sid: m[1], status: new URLSearchParams(body).get("Status") ?? "in-progress" });
+        if (req.method === "POST" && m)
+          return json(200, { sid: m[1], status: new URLSearchParams(body).get("Status") ?? "in-progress" });
         return json(404, { code: 20404, message: "The requested resource was not found", status: 404 });
       });
     });

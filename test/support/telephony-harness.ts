@@ -15,7 +15,10 @@ import { createApp, type App } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import { computeTwilioSignature } from "../../src/telephony/twilio/twilio-signature.js";
-import { FakeOpenAiRealtimeServer, type FakeOpenAiRealtimeServerOptions } from "./fake-openai-realtime-server.js";
+import {
+  FakeOpenAiRealtimeServer,
+  type FakeOpenAiRealtimeServerOptions,
+} from "./fake-openai-realtime-server.js";
 import { FakeTwilioRestServer } from "./fake-twilio-rest-server.js";
 import { TwilioStreamClient, type TwilioStreamClientOptions } from "./twilio-stream-client.js";
 
@@ -43,13 +46,20 @@ export interface TelephonyHarness {
   events: TalkEvent[];
   logs: Record<string, unknown>[];
   webhook(params: Record<string, string>, signature?: string | null): Promise<Response>;
-  dial(options?: { from?: string; to?: string; playback?: TwilioStreamClientOptions["playback"] }): Promise<TwilioStreamClient>;
+  dial(options?: {
+    from?: string;
+    to?: string;
+    playback?: TwilioStreamClientOptions["playback"];
+  }): Promise<TwilioStreamClient>;
   eventsOf(sessionId: string, type?: string): TalkEvent[];
   close(): Promise<void>;
 }
 
 export async function startTelephony(setup: TelephonyHarnessSetup): Promise<TelephonyHarness> {
-  const realtime = setup.mode === "realtime" ? new FakeOpenAiRealtimeServer({ apiKey: REALTIME_KEY, ...setup.realtime }) : undefined;
+  const realtime =
+    setup.mode === "realtime"
+      ? new FakeOpenAiRealtimeServer({ apiKey: REALTIME_KEY, ...setup.realtime })
+      : undefined;
   const realtimeUrl = realtime ? await realtime.start() : undefined;
   const rest = new FakeTwilioRestServer(ACCOUNT_SID, AUTH_TOKEN);
   await rest.start();
@@ -58,7 +68,8 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
     { level: "info" },
     new Writable({
       write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split("\n")) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString().split("\n"))
+          if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     }),
@@ -77,10 +88,25 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
     dataDir: mkdtempSync(join(tmpdir(), "talkgate-tel-")),
     log: { level: "info" },
     talk: realtimeUrl
-      ? { realtime: { provider: "openai", providers: { openai: { apiKey: REALTIME_KEY, baseUrl: realtimeUrl.replace(/^ws/, "http").replace(/\/realtime$/, "") } } } }
+      ? {
+          realtime: {
+            provider: "openai",
+            providers: {
+              openai: {
+                apiKey: REALTIME_KEY,
+                baseUrl: realtimeUrl.replace(/^ws/, "http").replace(/\/realtime$/, ""),
+              },
+            },
+          },
+        }
       : {},
     telephony: {
-      twilio: { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, apiBaseUrl: rest.url, defaultFrom: "+15550001111" },
+      twilio: {
+        accountSid: ACCOUNT_SID,
+        authToken: AUTH_TOKEN,
+        apiBaseUrl: rest.url,
+        defaultFrom: "+15550001111",
+      },
       defaultMode: setup.mode,
       ...setup.telephony,
     },
@@ -94,10 +120,16 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
   const clients: TwilioStreamClient[] = [];
 
   const webhook = async (params: Record<string, string>, signature?: string | null): Promise<Response> => {
-    const sig = signature === undefined ? computeTwilioSignature(AUTH_TOKEN, `${publicUrl}/telephony/twilio/voice`, params) : signature;
+    const sig =
+      signature === undefined
+        ? computeTwilioSignature(AUTH_TOKEN, `${publicUrl}/telephony/twilio/voice`, params)
+        : signature;
     return fetch(`${baseUrl}/telephony/twilio/voice`, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", ...(sig !== null ? { "x-twilio-signature": sig } : {}) },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        ...(sig !== null ? { "x-twilio-signature": sig } : {}),
+      },
       body: new URLSearchParams(params),
     });
   };
@@ -114,10 +146,18 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
     webhook,
     async dial(options = {}) {
       const callSid = `CA${crypto.randomUUID().replace(/-/g, "")}`;
-      const res = await webhook({ CallSid: callSid, AccountSid: ACCOUNT_SID, From: options.from ?? "+15557654321", To: options.to ?? "+15550001111", Direction: "inbound" });
+      const res = await webhook({
+        CallSid: callSid,
+        AccountSid: ACCOUNT_SID,
+        From: options.from ?? "+15557654321",
+        To: options.to ?? "+15550001111",
+        Direction: "inbound",
+      });
       if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
       const twiml = await res.text();
-      const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+      const parameters = Object.fromEntries(
+        [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!]),
+      );
       const client = new TwilioStreamClient({
         url: `ws://127.0.0.1:${port}/telephony/twilio/stream`,
         customParameters: parameters,
@@ -129,8 +169,14 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
       const updates = realtime?.received.filter((e) => e.type === "session.update").length ?? 0;
       await client.connect();
       // Ready when the provider session is configured (realtime) or the call's session exists (stt-tts).
-      if (realtime) await realtime.waitFor((e) => e.type === "session.update" && realtime.received.filter((x) => x.type === "session.update").length > updates);
-      while (!sessionOfCall(this as unknown as TelephonyHarness, callSid)) await new Promise((r) => setTimeout(r, 5));
+      if (realtime)
+        await realtime.waitFor(
+          (e) =>
+            e.type === "session.update" &&
+            realtime.received.filter((x) => x.type === "session.update").length > updates,
+        );
+      while (!sessionOfCall(this as unknown as TelephonyHarness, callSid))
+        await new Promise((r) => setTimeout(r, 5));
       return client;
     },
     eventsOf(sessionId, type) {

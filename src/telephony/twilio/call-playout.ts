@@ -142,7 +142,8 @@ export class CallPlayout implements TalkAudioSink {
     if (ended !== undefined) {
       this.#endMarks.delete(name);
       this.#heardToEnd.add(ended);
-      if (this.#heardToEnd.size > 64) this.#heardToEnd.delete(this.#heardToEnd.values().next().value as string);
+      if (this.#heardToEnd.size > 64)
+        this.#heardToEnd.delete(this.#heardToEnd.values().next().value as string);
       this.#release((w) => w.itemId === ended);
     }
     if (!this.playing) this.#notifyIdle();
@@ -216,6 +217,10 @@ export class CallPlayout implements TalkAudioSink {
 function toUlaw(chunk: AudioChunk): Uint8Array {
   const f = chunk.format;
   if (f.encoding === "g711_ulaw" && f.sampleRate === 8000 && f.channels === 1) return chunk.data;
-  if (f.encoding === "pcm16" && f.sampleRate === 8000 && f.channels === 1) return encodeMulaw(pcm16FromBytes(chunk.data));
-  throw new TalkError("invalid_audio", `A phone line plays u-law or PCM16 at 8 kHz mono, not ${f.encoding}/${f.sampleRate}/${f.channels}.`);
+  if (f.encoding === "pcm16" && f.sampleRate === 8000 && f.channels === 1)
+    return encodeMulaw(pcm16FromBytes(chunk.data));
+  throw new TalkError(
+    "invalid_audio",
+    `A phone line plays u-law or PCM16 at 8 kHz mono, not ${f.encoding}/${f.sampleRate}/${f.channels}.`,
+  );
 }

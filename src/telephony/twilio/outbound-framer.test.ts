@@ -148,10 +148,20 @@ describe("OutboundFramer marks with minFramesPerMark", () => {
     const shapes: string[] = [];
     for (let i = 0; i < 7; i++) {
       framer.push("a", ramp(160)); // a provider streaming 20 ms deltas
-      shapes.push(framer.takeBurst().map((o) => (o.type === "media" ? "M" : "k")).join(""));
+      shapes.push(
+        framer
+          .takeBurst()
+          .map((o) => (o.type === "media" ? "M" : "k"))
+          .join(""),
+      );
     }
     framer.end("a");
-    shapes.push(framer.takeBurst().map((o) => (o.type === "mark" && o.endOfItem ? "E" : o.type)).join(""));
+    shapes.push(
+      framer
+        .takeBurst()
+        .map((o) => (o.type === "mark" && o.endOfItem ? "E" : o.type))
+        .join(""),
+    );
     expect(shapes).toEqual(["M", "M", "Mk", "M", "M", "Mk", "M", "E"]);
   });
 });

@@ -75,7 +75,13 @@ export class OutboundFramer {
       ...DEFAULTS,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     };
-    for (const key of ["frameBytes", "bytesPerMs", "maxFramesPerBurst", "minFramesPerMark", "maxQueuedBytes"] as const) {
+    for (const key of [
+      "frameBytes",
+      "bytesPerMs",
+      "maxFramesPerBurst",
+      "minFramesPerMark",
+      "maxQueuedBytes",
+    ] as const) {
       if (!Number.isInteger(o[key]) || o[key] < 1)
         throw new TalkError("config_invalid", `${key} must be a positive integer`);
     }

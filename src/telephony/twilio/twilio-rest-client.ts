@@ -41,12 +41,17 @@ export class TwilioRestClient {
 
   constructor(options: TwilioRestClientOptions) {
     if (!options.accountSid || !options.authToken) {
-      throw new TalkError("config_invalid", "The Twilio REST client needs telephony.twilio.accountSid and authToken.");
+      throw new TalkError(
+        "config_invalid",
+        "The Twilio REST client needs telephony.twilio.accountSid and authToken.",
+      );
     }
     const baseUrl = (options.baseUrl ?? "https://api.twilio.com").replace(/\/+$/, "");
-    if (!/^https?:\/\//.test(baseUrl)) throw new TalkError("config_invalid", "telephony.twilio.apiBaseUrl must be http(s).");
+    if (!/^https?:\/\//.test(baseUrl))
+      throw new TalkError("config_invalid", "telephony.twilio.apiBaseUrl must be http(s).");
     const timeoutMs = options.timeoutMs ?? 10_000;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new TalkError("config_invalid", "timeoutMs must be a positive integer.");
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+      throw new TalkError("config_invalid", "timeoutMs must be a positive integer.");
     this.#accountSid = options.accountSid;
     this.#authorization = `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`).toString("base64")}`;
     this.#baseUrl = baseUrl;
@@ -54,13 +59,21 @@ export class TwilioRestClient {
   }
 
   /** Hangs up a live call (Status=completed), or cancels one still queued or ringing (Status=canceled). */
-  async endCall(callSid: string, signal: AbortSignal, status: "completed" | "canceled" = "completed"): Promise<TwilioCallResource> {
+  async endCall(
+    callSid: string,
+    signal: AbortSignal,
+    status: "completed" | "canceled" = "completed",
+  ): Promise<TwilioCallResource> {
     return this.#post(`Calls/${encodeURIComponent(callSid)}.json`, { Status: status }, signal);
   }
 
   /** Places a call that runs `twiml` when answered; status changes go to `statusCallback`. */
   async createCall(request: CreateCallRequest): Promise<TwilioCallResource> {
-    const form: Record<string, string | string[]> = { To: request.to, From: request.from, Twiml: request.twiml };
+    const form: Record<string, string | string[]> = {
+      To: request.to,
+      From: request.from,
+      Twiml: request.twiml,
+    };
     if (request.statusCallback) {
       form["StatusCallback"] = request.statusCallback;
       form["StatusCallbackMethod"] = "POST";
@@ -69,7 +82,11 @@ export class TwilioRestClient {
     return this.#post("Calls.json", form, request.signal);
   }
 
-  async #post(path: string, form: Record<string, string | string[]>, signal: AbortSignal): Promise<TwilioCallResource> {
+  async #post(
+    path: string,
+    form: Record<string, string | string[]>,
+    signal: AbortSignal,
+  ): Promise<TwilioCallResource> {
     const body = new URLSearchParams();
     for (const [name, value] of Object.entries(form)) for (const v of [value].flat()) body.append(name, v);
     const url = `${this.#baseUrl}/2010-04-01/Accounts/${encodeURIComponent(this.#accountSid)}/${path}`;
@@ -83,7 +100,11 @@ export class TwilioRestClient {
       });
     } catch (cause) {
       if (signal.aborted) throw new TalkError("cancelled", "The Twilio request was cancelled.", { cause });
-      throw new TalkError("provider_unavailable", `Twilio REST API unreachable: ${(cause as Error).message}`, { cause });
+      throw new TalkError(
+        "provider_unavailable",
+        `Twilio REST API unreachable: ${(cause as Error).message}`,
+        { cause },
+      );
     }
     const text = await response.text();
     let json: Record<string, unknown> = {};

@@ -73,7 +73,10 @@ interface ResolvedOptions {
 function resolveOptions(options: TwilioVoiceWebhookOptions): ResolvedOptions {
   const unsignedLoopback = options.unsignedLoopback === true;
   if (unsignedLoopback && options.authToken) {
-    throw new TalkError("config_invalid", "unsignedLoopback is only for servers without a Twilio auth token.");
+    throw new TalkError(
+      "config_invalid",
+      "unsignedLoopback is only for servers without a Twilio auth token.",
+    );
   }
   if (!unsignedLoopback && (typeof options.authToken !== "string" || options.authToken.length === 0)) {
     throw new TalkError(
@@ -187,7 +190,9 @@ export function twilioVoiceWebhook(options: TwilioVoiceWebhookOptions): FastifyP
       return reply
         .code(200)
         .type("text/xml")
-        .send(connectStreamTwiml(resolved.streamUrl ?? streamUrlFor(publicUrl, resolved.streamPath), token, call));
+        .send(
+          connectStreamTwiml(resolved.streamUrl ?? streamUrlFor(publicUrl, resolved.streamPath), token, call),
+        );
     });
   };
 }
