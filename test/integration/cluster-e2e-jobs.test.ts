@@ -16,10 +16,10 @@ afterAll(async () => {
 describe("jobs across worker processes", () => {
   it("an outbound-call job enqueued and cancelled from worker B runs on worker A and stops there: its handler's signal aborts and it fails as cancelled, without a retry", async () => {
     const common = { redisUrl: SHARED_REDIS_URL, keyPrefix: prefix };
-    const [a, b] = await Promise.all([
-      WorkerProcess.start({ ...common, workerId: "jobs-a", roles: ["media"] }),
-      WorkerProcess.start({ ...common, workerId: "jobs-b", roles: ["bot"] }),
-    ]);
+    const [a, b] = (await WorkerProcess.startAll([
+      { ...common, workerId: "jobs-a", roles: ["media"] },
+      { ...common, workerId: "jobs-b", roles: ["bot"] },
+    ])) as [WorkerProcess, WorkerProcess];
     workers.push(a, b);
     const jobId = "call-0001";
     b.send({ cmd: "enqueue", kind: "outbound-call", jobId });

@@ -30,10 +30,10 @@ async function runLongJob(
   const keyPrefix = uniquePrefix(label);
   prefixes.push(keyPrefix);
   const spec = { redisUrl: SHARED_REDIS_URL, keyPrefix, jobs: { ...SHORT, maxStalledCount } };
-  const [a, b] = await Promise.all([
-    WorkerProcess.start({ ...spec, workerId: `${label}-a` }),
-    WorkerProcess.start({ ...spec, workerId: `${label}-b` }),
-  ]);
+  const [a, b] = (await WorkerProcess.startAll([
+    { ...spec, workerId: `${label}-a` },
+    { ...spec, workerId: `${label}-b` },
+  ])) as [WorkerProcess, WorkerProcess];
   workers.push(a, b);
   a.send({ cmd: "enqueue", kind: KIND, jobId });
   const started = (w: WorkerProcess): Promise<WorkerProcess> =>

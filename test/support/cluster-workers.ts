@@ -106,6 +106,21 @@ export class WorkerProcess {
     return worker;
   }
 
+  /**
+   * Starts several workers at once. If one fails to start, the others are
+   * stopped before the error is thrown, so no process outlives the test.
+   */
+  static async startAll(specs: WorkerSpec[]): Promise<WorkerProcess[]> {
+    const results = await Promise.allSettled(specs.map((spec) => WorkerProcess.start(spec)));
+    const started = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) {
+      await Promise.all(started.map((w) => w.stop()));
+      throw failed.reason;
+    }
+    return started;
+  }
+
   /** The first log line (already seen or future) that matches. */
   next(match: (l: LogLine) => boolean): Promise<LogLine> {
     const found = this.lines.find(match);
