@@ -94,9 +94,11 @@ export class CallLatency {
   /**
    * The provider as the call's pipeline sees it, with its events timed as
    * they reach the adapter: speech_started (barge-in) and speech_stopped
-   * (end of the caller's speech). Everything else is the provider itself.
+   * (end of the caller's speech). `beforeSpeechStarted` runs before the
+   * pipeline sees speech_started (the call clears the line there). Everything
+   * else is the provider itself.
    */
-  timedRealtime(provider: RealtimeProvider): RealtimeProvider {
+  timedRealtime(provider: RealtimeProvider, beforeSpeechStarted?: () => void): RealtimeProvider {
     const connect = provider.connect?.bind(provider);
     if (!connect) return provider;
     const timed = Object.create(provider) as RealtimeProvider & {
@@ -108,6 +110,7 @@ export class CallLatency {
         if (event.type !== "speech_started") return onEvent(event);
         this.bargeInDetected("provider");
         try {
+          beforeSpeechStarted?.();
           onEvent(event);
         } finally {
           this.bargeInHandled();

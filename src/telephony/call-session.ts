@@ -309,7 +309,7 @@ export class CallSession implements CallControl {
       agent: (s) => base.agent(s),
       realtime: (s) => {
         const provider = base.realtime(s);
-        return provider && latency.timedRealtime(provider);
+        return provider && latency.timedRealtime(provider, () => this.#clearBeforeBargeIn());
       },
     };
     return createSessionController({
@@ -360,6 +360,21 @@ export class CallSession implements CallControl {
     } else if (this.playout.playing) {
       this.playout.clear({ turnId: "", reason: "barge_in" });
     }
+  }
+
+  /**
+   * Realtime barge-in: the line is cleared as soon as the provider's
+   * speech_started arrives, before the pipeline cancels the response and
+   * truncates the item (same decision as the pipeline's: the answer is
+   * interruptible and interruptOnSpeech is on). The pipeline's own clear that
+   * follows finds nothing sent since and is not repeated on the wire; the
+   * heard position it reads is kept by the tracker.
+   */
+  #clearBeforeBargeIn(): void {
+    const output = this.session.activeOutput;
+    if (!output || this.#ctx.pipelineOptions.interruptOnSpeech === false || !this.#interruptible(output))
+      return;
+    this.playout.clear({ turnId: output.turnId, itemId: output.itemId, reason: "barge_in" });
   }
 
   #interruptible(output: TalkOutput): boolean {

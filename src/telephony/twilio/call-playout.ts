@@ -63,6 +63,8 @@ export class CallPlayout implements TalkAudioSink {
   #line: PlayoutLine | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Media went out since the last clear: a clear with nothing sent since has nothing to drop at Twilio. */
+  #sentSinceClear = false;
   /** Frames sent (metrics, tests). */
   framesSent = 0;
 
@@ -105,7 +107,8 @@ export class CallPlayout implements TalkAudioSink {
     this.#tracker.clear();
     this.#endMarks.clear();
     const line = this.#line;
-    if (line) {
+    if (line && this.#sentSinceClear) {
+      this.#sentSinceClear = false;
       line.send(buildClearMessage(line.streamSid));
       this.#onClearSent?.();
     }
@@ -191,6 +194,7 @@ export class CallPlayout implements TalkAudioSink {
           line.send(buildMediaMessage(line.streamSid, out.payload));
           this.#tracker.sent(out.itemId, out.ms);
           this.framesSent++;
+          this.#sentSinceClear = true;
           if (out.itemId !== this.#lastItemSent) {
             this.#lastItemSent = out.itemId;
             this.#onItemFirstFrame?.(out.itemId);
