@@ -4,6 +4,7 @@ import {
   buildMarkMessage,
   buildMediaMessage,
   isMulaw8kMono,
+  TwilioMediaSchema,
   parseTwilioMessage,
   type ParseTwilioMessageResult,
 } from "./media-stream-messages.js";
@@ -207,5 +208,32 @@ describe("outbound messages", () => {
   it("recognizes Twilio's documented stream format", () => {
     expect(isMulaw8kMono(START.start.mediaFormat)).toBe(true);
     expect(isMulaw8kMono({ encoding: "audio/x-mulaw", sampleRate: 16000, channels: 1 })).toBe(false);
+  });
+});
+
+describe("parseTwilioMessage media fast path", () => {
+  const frame = (media: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ event: "media", sequenceNumber: "3", streamSid: "MZ1", media, ...extra });
+
+  it("gives what the schema gives for a valid frame, unknown fields dropped", () => {
+    const media = {
+      track: "inbound",
+      chunk: "2",
+      timestamp: "40",
+      payload: Buffer.alloc(160, 0xff).toString("base64"),
+    };
+    const r = parseTwilioMessage(frame({ ...media, extra: 1 }, { future: true }));
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const { audio, ...message } = r.message as typeof r.message & { audio: Uint8Array };
+    expect(message).toEqual(TwilioMediaSchema.parse(JSON.parse(frame(media))));
+    expect(audio).toHaveLength(160);
+  });
+
+  it("leaves a malformed frame to the schema, which names the field", () => {
+    const r = parseTwilioMessage(frame({ track: "inbound", chunk: "x", timestamp: "40", payload: "AAAA" }));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.details).toMatchObject({ reason: "invalid_message", path: "media.chunk" });
   });
 });
