@@ -186,8 +186,9 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
   }
 
   const jobs = o.jobs;
-  // One handler per kind, registered once: this worker runs outbound-call jobs when it has the media role.
-  jobs?.process<CallJobData>("outbound-call", async (job, signal) => {
+  // One handler per kind, registered once: this worker runs outbound-call jobs when it has the media role
+  // and can reach the carrier; a worker without Twilio credentials would only pull jobs to fail them.
+  if (o.rest) jobs?.process<CallJobData>("outbound-call", async (job, signal) => {
     const { call } = await dial(job.data.request, job.data.from, job.data.baseUrl, job.id);
     const ended = new Promise<void>((resolve) => {
       const onAbort = (): void => {
