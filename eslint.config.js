@@ -23,7 +23,17 @@ export default tseslint.config(
         "error",
         {
           patterns: [
-            { group: ["**/telephony/**", "**/meetings/**", "**/gateway/**", "**/providers/**", "**/cluster/**", "**/client/**"], message: "src/core must not import a surface or a vendor edge." },
+            {
+              group: [
+                "**/telephony/**",
+                "**/meetings/**",
+                "**/gateway/**",
+                "**/providers/**",
+                "**/cluster/**",
+                "**/client/**",
+              ],
+              message: "src/core must not import a surface or a vendor edge.",
+            },
           ],
         },
       ],

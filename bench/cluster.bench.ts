@@ -37,8 +37,12 @@ try {
   }
   toHandler.sort((x, y) => x - y);
   roundTrip.sort((x, y) => x - y);
-  console.log(`cancel B->A handler (1000 commands): p50 ${ms(pct(toHandler, 50))} ms, p99 ${ms(pct(toHandler, 99))} ms`);
-  console.log(`cancel round trip B->A->B:        p50 ${ms(pct(roundTrip, 50))} ms, p99 ${ms(pct(roundTrip, 99))} ms`);
+  console.log(
+    `cancel B->A handler (1000 commands): p50 ${ms(pct(toHandler, 50))} ms, p99 ${ms(pct(toHandler, 99))} ms`,
+  );
+  console.log(
+    `cancel round trip B->A->B:        p50 ${ms(pct(roundTrip, 50))} ms, p99 ${ms(pct(roundTrip, 99))} ms`,
+  );
 
   const N = 20_000;
   const esid = `bench-events-${randomUUID()}`;
@@ -52,7 +56,17 @@ try {
     if (e.seq === N) done();
   });
   await new Promise((r) => setTimeout(r, 200));
-  const base = { id: "", type: "transcript.delta", sessionId: esid, turnId: "t", timestamp: new Date().toISOString(), mode: "realtime", transport: "gateway-relay", brain: "agent-consult", payload: { role: "assistant", text: "word" } };
+  const base = {
+    id: "",
+    type: "transcript.delta",
+    sessionId: esid,
+    turnId: "t",
+    timestamp: new Date().toISOString(),
+    mode: "realtime",
+    transport: "gateway-relay",
+    brain: "agent-consult",
+    payload: { role: "assistant", text: "word" },
+  };
   const t0 = performance.now();
   // Paced in bursts of 100 per tick, like a busy session, rather than one synchronous flood.
   for (let seq = 1; seq <= N; seq++) {
@@ -63,7 +77,9 @@ try {
   await finished;
   const elapsed = (performance.now() - t0) / 1000;
   delays.sort((x, y) => x - y);
-  console.log(`event fan-out A->B (${N} events): ${Math.round(N / elapsed)} events/s, delay p50 ${ms(pct(delays, 50))} ms, p99 ${ms(pct(delays, 99))} ms`);
+  console.log(
+    `event fan-out A->B (${N} events): ${Math.round(N / elapsed)} events/s, delay p50 ${ms(pct(delays, 50))} ms, p99 ${ms(pct(delays, 99))} ms`,
+  );
 
   // Delay at a steady, realistic rate (one session's captions and metrics): 2000 events, ~1 per ms.
   const P = 2000;
@@ -85,7 +101,9 @@ try {
   }
   await pacedFinished;
   pacedDelays.sort((x, y) => x - y);
-  console.log(`event delay at ~1000 events/s (${P} events): p50 ${ms(pct(pacedDelays, 50))} ms, p99 ${ms(pct(pacedDelays, 99))} ms`);
+  console.log(
+    `event delay at ~1000 events/s (${P} events): p50 ${ms(pct(pacedDelays, 50))} ms, p99 ${ms(pct(pacedDelays, 99))} ms`,
+  );
 } finally {
   await Promise.allSettled([a.close(), b.close()]);
   const r = new Redis(url);

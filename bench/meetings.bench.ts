@@ -20,7 +20,9 @@ import { parseArgs } from "node:util";
 import type { TalkEvent } from "../src/core/talk-events.js";
 import { speechWav, startMeetingsHarness } from "../test/integration/meetings-harness.js";
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "40" }, "max-bots": { type: "string", default: "3" } } });
+const { values } = parseArgs({
+  options: { seconds: { type: "string", default: "40" }, "max-bots": { type: "string", default: "3" } },
+});
 const seconds = Number(values.seconds);
 const maxBots = Number(values["max-bots"]);
 if (!(seconds >= 10) || !(maxBots >= 1)) throw new Error("--seconds >= 10 and --max-bots >= 1");
@@ -46,7 +48,9 @@ function tree(root: number): number[] {
 }
 
 function botRoot(botId: string): number {
-  const line = processTable().find((p) => p.args.includes(`talkgate-bot-${botId}-`) && !p.args.includes("--type="));
+  const line = processTable().find(
+    (p) => p.args.includes(`talkgate-bot-${botId}-`) && !p.args.includes("--type="),
+  );
   if (!line) throw new Error(`no browser for bot ${botId}`);
   return line.pid;
 }
@@ -90,7 +94,11 @@ const percentile = (xs: number[], p: number): number => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function step(bots: number): Promise<void> {
-  const h = await startMeetingsHarness({ aloneTimeoutMs: 600_000, utteranceSilenceMs: SILENCE_MS, maxBots: 8 });
+  const h = await startMeetingsHarness({
+    aloneTimeoutMs: 600_000,
+    utteranceSilenceMs: SILENCE_MS,
+    maxBots: 8,
+  });
   try {
     const room = `bench-${bots}`;
     await h.participant(room, "Alice", speechWav(h.dir, "goforward.raw", 2.5));
@@ -110,12 +118,19 @@ async function step(bots: number): Promise<void> {
       const res = await h.post({ meetingUrl: h.roomUrl(room), botName: `Bot${i + 1}`, mode: "transcribe" });
       ids.push(res.body.id);
     }
-    for (const id of ids) await h.waitFor(id, (s) => s.state === "in_call" && s.participants.includes("Alice"));
+    for (const id of ids)
+      await h.waitFor(id, (s) => s.state === "in_call" && s.participants.includes("Alice"));
     await sleep(5000); // capture and decoders settle
     const roots = ids.map(botRoot);
     const cpu0 = roots.map((r) => cpuTicks(tree(r)));
     // The server: this Node process (capture sockets, Opus decode, VAD, floor) and its pocketsphinx children.
-    const serverCpu = (): number => cpuTicks([process.pid], true) + cpuTicks(processTable().filter((p) => p.ppid === process.pid && p.args.includes("pocketsphinx")).map((p) => p.pid));
+    const serverCpu = (): number =>
+      cpuTicks([process.pid], true) +
+      cpuTicks(
+        processTable()
+          .filter((p) => p.ppid === process.pid && p.args.includes("pocketsphinx"))
+          .map((p) => p.pid),
+      );
     const srv0 = serverCpu();
     const t0 = Date.now();
     measuring = true;
@@ -134,7 +149,10 @@ async function step(bots: number): Promise<void> {
     console.log(
       JSON.stringify({
         bots,
-        chromiumPerBotPssMb: { mean: Math.round(pss.reduce((a, b) => a + b, 0) / pss.length), max: Math.round(Math.max(...pss)) },
+        chromiumPerBotPssMb: {
+          mean: Math.round(pss.reduce((a, b) => a + b, 0) / pss.length),
+          max: Math.round(Math.max(...pss)),
+        },
         chromiumPerBotRssMb: { max: Math.round(Math.max(...rss)) },
         chromiumPerBotCpuCores: cpuShare.map((c) => Number(c.toFixed(3))),
         serverProcessPssMb: Math.round(serverMem.pss),
@@ -148,5 +166,7 @@ async function step(bots: number): Promise<void> {
   }
 }
 
-console.log(`# meetings bench: ${seconds}s per step, 2 speaking participants + 1..${maxBots} bots, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, load ${execFileSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).trim()}`);
+console.log(
+  `# meetings bench: ${seconds}s per step, 2 speaking participants + 1..${maxBots} bots, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, load ${execFileSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).trim()}`,
+);
 for (let bots = 1; bots <= maxBots; bots++) await step(bots);

@@ -23,7 +23,12 @@ import { ConsultProgressChannel } from "./core/tools/consult-progress.js";
 import { SessionTranscripts } from "./core/tools/session-transcripts.js";
 import { resolveBrainOptions, toolOwnershipOf, type BrainOptions } from "./core/pipelines/brain-options.js";
 import { exportToolsForProvider } from "./core/tools/provider-tool-export.js";
-import { createGatewayServer, type GatewayDeps, type GatewayOptionsInput, type GatewayServer } from "./gateway/index.js";
+import {
+  createGatewayServer,
+  type GatewayDeps,
+  type GatewayOptionsInput,
+  type GatewayServer,
+} from "./gateway/index.js";
 import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
@@ -200,7 +205,8 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   runtime.subscribeAll((event) => transcripts.observe(event));
 
   const pipelineProviders: PipelineProviderResolver = {
-    stt: (s: TalkSession) => optional(resolver, "stt", s.provider && registry.has("stt", s.provider) ? s.provider : undefined),
+    stt: (s: TalkSession) =>
+      optional(resolver, "stt", s.provider && registry.has("stt", s.provider) ? s.provider : undefined),
     tts: () => optional(resolver, "tts"),
     agent: () => optional(resolver, "agent"),
     realtime: (s: TalkSession) => optional(resolver, "realtime", s.provider),
@@ -233,8 +239,12 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
           interruptOnSpeech: config.talk.input.interruptOnSpeech,
           brain,
           maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
-          ...(request.model ?? config.talk.realtime?.model ? { realtimeModel: request.model ?? config.talk.realtime?.model } : {}),
-          ...(request.voice ?? config.talk.realtime?.voice ? { realtimeVoice: request.voice ?? config.talk.realtime?.voice } : {}),
+          ...((request.model ?? config.talk.realtime?.model)
+            ? { realtimeModel: request.model ?? config.talk.realtime?.model }
+            : {}),
+          ...((request.voice ?? config.talk.realtime?.voice)
+            ? { realtimeVoice: request.voice ?? config.talk.realtime?.voice }
+            : {}),
         },
         ...(request.inputFormat !== undefined ? { inputFormat: request.inputFormat } : {}),
         ...(request.outputFormat !== undefined ? { outputFormat: request.outputFormat } : {}),
@@ -250,7 +260,10 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
         ...(request.voice !== undefined ? { voice: request.voice } : {}),
       });
       if (!provider.createClientSession) {
-        throw new TalkError("capability_unsupported", `Provider "${provider.id}" cannot mint client sessions.`);
+        throw new TalkError(
+          "capability_unsupported",
+          `Provider "${provider.id}" cannot mint client sessions.`,
+        );
       }
       // Same ownership rule and per-provider sanitizing export as Gateway-owned sessions (seed 003).
       const declared =
@@ -278,7 +291,10 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
         },
       };
       for (const p of health.providers) {
-        checks[`provider:${p.kind}:${p.id}`] = { ok: p.ok, ...(p.detail !== undefined ? { detail: p.detail } : {}) };
+        checks[`provider:${p.kind}:${p.id}`] = {
+          ok: p.ok,
+          ...(p.detail !== undefined ? { detail: p.detail } : {}),
+        };
       }
       return { ok: health.ok && coordinator.ok, checks };
     },
@@ -331,7 +347,9 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     agent: { voiceWake, pipeline: { persona: config.agent.persona, brain } },
     logger,
   });
-  void gateway.app.register(meetingsPlugin({ manager: meetings, authorize: tokenAuthorizer(config.auth.tokens) }));
+  void gateway.app.register(
+    meetingsPlugin({ manager: meetings, authorize: tokenAuthorizer(config.auth.tokens) }),
+  );
   // voicewake.get/set (+ voicewake.changed) and meetings.bots.* on the Talk API, through the surface-method hook.
   registerMeetingsMethods({
     manager: meetings,
@@ -358,7 +376,9 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
       ...(config.talk.realtime?.voice ? { realtimeVoice: config.talk.realtime.voice } : {}),
     },
     callControls,
-    realtimeAvailable: registry.list().some((p) => p.kind === "realtime" && p.capabilities.gatewayRelay === true),
+    realtimeAvailable: registry
+      .list()
+      .some((p) => p.kind === "realtime" && p.capabilities.gatewayRelay === true),
     // telephony.call on the Talk API (admin); with Redis, outbound calls are `outbound-call` jobs on media workers.
     registerMethod: (name, definition) => gateway.registerMethod(name, definition),
     ...(config.redis.url ? { jobs: cluster.jobs } : {}),

@@ -57,8 +57,14 @@ const commands: Record<string, Command> = {
     });
     const file = positionals[0];
     const mode = values.mode;
-    if (!file || positionals.length > 1 || (mode !== undefined && mode !== "realtime" && mode !== "stt-tts")) {
-      process.stderr.write("talkgate call: usage: talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]\n");
+    if (
+      !file ||
+      positionals.length > 1 ||
+      (mode !== undefined && mode !== "realtime" && mode !== "stt-tts")
+    ) {
+      process.stderr.write(
+        "talkgate call: usage: talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]\n",
+      );
       return 2;
     }
     const { runCall } = await import("./call.js");
@@ -72,7 +78,10 @@ const commands: Record<string, Command> = {
         ...(token !== undefined ? { token } : {}),
         ...(values["max-seconds"] !== undefined ? { maxSeconds: Number(values["max-seconds"]) } : {}),
       },
-      { stdout: (line) => process.stdout.write(`${line}\n`), stderr: (line) => process.stderr.write(`${line}\n`) },
+      {
+        stdout: (line) => process.stdout.write(`${line}\n`),
+        stderr: (line) => process.stderr.write(`${line}\n`),
+      },
     );
   },
   async help() {
@@ -94,7 +103,10 @@ export async function main(argv: string[]): Promise<number> {
     if (isTalkError(err)) process.stderr.write(`talkgate ${name}: ${err.message}\n`);
     else if (err instanceof Error && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS"))
       process.stderr.write(`talkgate ${name}: ${err.message}\n\n${HELP}`);
-    else process.stderr.write(`talkgate ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    else
+      process.stderr.write(
+        `talkgate ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
     return 1;
   }
 }

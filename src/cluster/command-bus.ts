@@ -51,7 +51,13 @@ export class CommandBus {
     await subscriber.subscribe(keys.commandChannel(workerId), keys.replyChannel(workerId));
   }
 
-  async send(ownerId: string, sessionId: string, command: SessionCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply> {
+  async send(
+    ownerId: string,
+    sessionId: string,
+    command: SessionCommand,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<CommandReply> {
     const { commands, keys, workerId } = this.#ctx;
     if (commands.status !== "ready") throw directoryUnavailable("send a command to another worker");
     const id = randomUUID();
@@ -76,7 +82,10 @@ export class CommandBus {
   close(): void {
     this.#ctx.subscriber.off("message", this.#onMessage);
     for (const resolve of this.#pending.values()) {
-      resolve({ ok: false, error: { code: "owner_unreachable", message: "This worker closed before the owner answered." } });
+      resolve({
+        ok: false,
+        error: { code: "owner_unreachable", message: "This worker closed before the owner answered." },
+      });
     }
     this.#pending.clear();
   }
@@ -105,7 +114,10 @@ export class CommandBus {
       await this.#ctx.commands.publish(this.#ctx.keys.replyChannel(message.replyTo), JSON.stringify(out));
     } catch (err) {
       // The caller will time out with owner_unreachable; the command itself was applied.
-      this.#ctx.logger.warn({ err: err instanceof TalkError ? err.code : err, sessionId: message.sessionId }, "command reply lost");
+      this.#ctx.logger.warn(
+        { err: err instanceof TalkError ? err.code : err, sessionId: message.sessionId },
+        "command reply lost",
+      );
     }
   }
 }

@@ -11,7 +11,11 @@ import type {
   WorkerRole,
   WorkerState,
 } from "./coordinator.js";
-import { type CoordinatorOptions, type ResolvedCoordinatorOptions, resolveCoordinatorOptions } from "./coordinator-options.js";
+import {
+  type CoordinatorOptions,
+  type ResolvedCoordinatorOptions,
+  resolveCoordinatorOptions,
+} from "./coordinator-options.js";
 import { CpuSampler } from "./cpu-sampler.js";
 import { EventHub } from "./event-hub.js";
 import { type HeldLease, LeaseKeeper, type LostLease } from "./lease-keeper.js";
@@ -79,7 +83,10 @@ export abstract class CoordinatorBase {
     };
   }
 
-  on<K extends keyof CoordinatorEvents>(type: K, listener: (event: CoordinatorEvents[K]) => void): () => void {
+  on<K extends keyof CoordinatorEvents>(
+    type: K,
+    listener: (event: CoordinatorEvents[K]) => void,
+  ): () => void {
     return this.events.on(type, listener);
   }
 
@@ -134,7 +141,8 @@ export abstract class CoordinatorBase {
       throw new TalkError("shutting_down", "This worker is draining and takes no new sessions.");
     }
     const ttlSec = options.ttlSec ?? this.opts.leaseTtlSec;
-    if (!Number.isInteger(ttlSec) || ttlSec < 1) throw new TalkError("invalid_params", "ttlSec must be a positive integer.");
+    if (!Number.isInteger(ttlSec) || ttlSec < 1)
+      throw new TalkError("invalid_params", "ttlSec must be a positive integer.");
     return ttlSec;
   }
 
@@ -169,7 +177,8 @@ export abstract class CoordinatorBase {
   }
 
   protected assert(state: CoordinatorState): void {
-    if (this.#state !== state) throw new TalkError("invalid_state", `The coordinator is ${this.#state}, not ${state}.`);
+    if (this.#state !== state)
+      throw new TalkError("invalid_state", `The coordinator is ${this.#state}, not ${state}.`);
   }
 
   async #close(orderly: boolean): Promise<void> {

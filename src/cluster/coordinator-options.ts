@@ -44,19 +44,27 @@ const WORKER_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1) {
-    throw new TalkError("config_invalid", `cluster: ${name} must be a positive integer, got ${String(value)}.`);
+    throw new TalkError(
+      "config_invalid",
+      `cluster: ${name} must be a positive integer, got ${String(value)}.`,
+    );
   }
   return value;
 }
 
 export function defaultWorkerId(): string {
-  return `${hostname().replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 64)}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  return `${hostname()
+    .replace(/[^A-Za-z0-9._-]/g, "-")
+    .slice(0, 64)}-${process.pid}-${randomUUID().slice(0, 8)}`;
 }
 
 export function resolveCoordinatorOptions(options: CoordinatorOptions): ResolvedCoordinatorOptions {
   const workerId = options.workerId ?? defaultWorkerId();
   if (!WORKER_ID.test(workerId)) {
-    throw new TalkError("config_invalid", `cluster: workerId ${JSON.stringify(workerId)} must match ${String(WORKER_ID)}.`);
+    throw new TalkError(
+      "config_invalid",
+      `cluster: workerId ${JSON.stringify(workerId)} must match ${String(WORKER_ID)}.`,
+    );
   }
   const roles = options.roles ?? DEFAULTS.roles;
   if (roles.length === 0 || roles.some((r) => typeof r !== "string" || r.length === 0)) {
@@ -69,10 +77,16 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     leaseTtlSec,
     maxSessions: positiveInt("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions),
     heartbeatMs: positiveInt("heartbeatMs", options.heartbeatMs ?? DEFAULTS.heartbeatMs),
-    sweepIntervalMs: positiveInt("sweepIntervalMs", options.sweepIntervalMs ?? Math.min(1000, Math.floor((leaseTtlSec * 1000) / 4))),
+    sweepIntervalMs: positiveInt(
+      "sweepIntervalMs",
+      options.sweepIntervalMs ?? Math.min(1000, Math.floor((leaseTtlSec * 1000) / 4)),
+    ),
     commandTimeoutMs: positiveInt("commandTimeoutMs", options.commandTimeoutMs ?? DEFAULTS.commandTimeoutMs),
     eventRetention: positiveInt("eventRetention", options.eventRetention ?? DEFAULTS.eventRetention),
-    closedRetentionMs: positiveInt("closedRetentionMs", options.closedRetentionMs ?? DEFAULTS.closedRetentionMs),
+    closedRetentionMs: positiveInt(
+      "closedRetentionMs",
+      options.closedRetentionMs ?? DEFAULTS.closedRetentionMs,
+    ),
     logger: options.logger ?? NOOP_LOGGER,
   };
 }

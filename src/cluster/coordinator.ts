@@ -101,7 +101,8 @@ export interface SendCommandOptions {
 export type SessionCommandHandler = (sessionId: string, command: SessionCommand) => unknown;
 
 /** What a remote caller gets back: the handler's value, or the error it threw, by code. */
-export type CommandReply = { ok: true; value: unknown } | { ok: false; error: { code: TalkErrorCode; message: string } };
+export type CommandReply =
+  { ok: true; value: unknown } | { ok: false; error: { code: TalkErrorCode; message: string } };
 
 export interface SubscribeEventsOptions {
   signal?: AbortSignal;

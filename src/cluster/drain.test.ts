@@ -30,7 +30,10 @@ describe("Drainer", () => {
   it("gives up at the limit and reports what is still running", async () => {
     const counter = new ActiveCounter();
     counter.begin();
-    const drainer = new Drainer({ stopAccepting: () => {}, markDraining: () => {}, work: counter }, { limitMs: 100 });
+    const drainer = new Drainer(
+      { stopAccepting: () => {}, markDraining: () => {}, work: counter },
+      { limitMs: 100 },
+    );
     expect(await drainer.drain()).toMatchObject({ drained: false, remaining: 1 });
   });
 
@@ -44,7 +47,11 @@ describe("Drainer", () => {
   });
 
   it("drain() is idempotent: a second SIGTERM gets the drain in progress", () => {
-    const drainer = new Drainer({ stopAccepting: () => {}, markDraining: () => {}, work: new ActiveCounter() });
+    const drainer = new Drainer({
+      stopAccepting: () => {},
+      markDraining: () => {},
+      work: new ActiveCounter(),
+    });
     expect(drainer.drain()).toBe(drainer.drain());
   });
 

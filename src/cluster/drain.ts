@@ -46,7 +46,8 @@ export class Drainer {
 
   constructor(inputs: DrainInputs, options: DrainOptions = {}) {
     const limitMs = options.limitMs ?? 30_000;
-    if (!Number.isInteger(limitMs) || limitMs < 0) throw new TalkError("config_invalid", "drain: limitMs must be a non-negative integer.");
+    if (!Number.isInteger(limitMs) || limitMs < 0)
+      throw new TalkError("config_invalid", "drain: limitMs must be a non-negative integer.");
     this.#inputs = inputs;
     this.#limitMs = limitMs;
     this.#logger = options.logger ?? NOOP_LOGGER;
@@ -76,7 +77,11 @@ export class Drainer {
     }
     this.#logger.info({ active: this.#inputs.work.count(), limitMs: this.#limitMs }, "draining");
     const drained = await waitForIdle(this.#inputs.work, this.#limitMs, signal);
-    const result = { drained, remaining: this.#inputs.work.count(), waitedMs: Math.round(performance.now() - started) };
+    const result = {
+      drained,
+      remaining: this.#inputs.work.count(),
+      waitedMs: Math.round(performance.now() - started),
+    };
     this.#logger.info(result, drained ? "drained" : "drain limit reached");
     return result;
   }

@@ -135,7 +135,15 @@ export class EventStream {
         const batch = this.#queue.splice(0, BATCH);
         const pipeline = commands.pipeline();
         for (const event of batch) {
-          pipeline.xadd(keys.events(event.sessionId), "MAXLEN", "~", String(retention), `${event.seq}-0`, "e", JSON.stringify(event));
+          pipeline.xadd(
+            keys.events(event.sessionId),
+            "MAXLEN",
+            "~",
+            String(retention),
+            `${event.seq}-0`,
+            "e",
+            JSON.stringify(event),
+          );
         }
         let results: [Error | null, unknown][];
         try {
@@ -188,7 +196,15 @@ export class EventStream {
       let reply: XReadReply | null;
       this.#blocked = true;
       try {
-        const args = ["COUNT", String(BATCH), "BLOCK", String(this.#ctx.blockMs), "STREAMS", ...streams, ...ids];
+        const args = [
+          "COUNT",
+          String(BATCH),
+          "BLOCK",
+          String(this.#ctx.blockMs),
+          "STREAMS",
+          ...streams,
+          ...ids,
+        ];
         // The typed xread, not call(): ioredis 6 speaks RESP3, and only xread reshapes its map reply.
         const xread = reader.xread.bind(reader) as unknown as (...a: string[]) => Promise<XReadReply | null>;
         reply = await xread(...args);
@@ -209,7 +225,12 @@ export class EventStream {
         for (const [id, fields] of entries) {
           this.#lifecycleCursor = id;
           const f = fieldMap(fields);
-          this.#ctx.onSessionLost({ type: "session-lost", sessionId: f.sid ?? "", workerId: f.owner ?? "", at: Number(f.at ?? Date.now()) });
+          this.#ctx.onSessionLost({
+            type: "session-lost",
+            sessionId: f.sid ?? "",
+            workerId: f.owner ?? "",
+            at: Number(f.at ?? Date.now()),
+          });
         }
         continue;
       }

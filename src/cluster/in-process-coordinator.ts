@@ -70,7 +70,9 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     const ttlSec = this.checkClaim(sessionId, options);
     const owner = this.#hub.claim(sessionId, this.workerId, ttlSec);
     if (owner !== this.workerId) {
-      throw new TalkError("invalid_state", `Session ${sessionId} is owned by worker ${owner}.`, { details: { workerId: owner } });
+      throw new TalkError("invalid_state", `Session ${sessionId} is owned by worker ${owner}.`, {
+        details: { workerId: owner },
+      });
     }
     this.leases.add(sessionId, ttlSec);
     return { workerId: this.workerId, synced: true };
@@ -94,7 +96,11 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     return this.leases.has(sessionId);
   }
 
-  async sendCommand(sessionId: string, command: SessionCommand, options: SendCommandOptions = {}): Promise<unknown> {
+  async sendCommand(
+    sessionId: string,
+    command: SessionCommand,
+    options: SendCommandOptions = {},
+  ): Promise<unknown> {
     checkSessionId(sessionId);
     const checked = validateCommand(command);
     options.signal?.throwIfAborted();
@@ -124,7 +130,9 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     this.assert("ready");
     const ordered = orderedListener(afterSeq, listener, this.opts.logger);
     // Delivered on a microtask, like the Redis path, so a listener never runs inside publishEvent.
-    const offHub = this.#hub.subscribe(sessionId, afterSeq, (event) => queueMicrotask(() => ordered.deliver(event)));
+    const offHub = this.#hub.subscribe(sessionId, afterSeq, (event) =>
+      queueMicrotask(() => ordered.deliver(event)),
+    );
     if (options.signal?.aborted) {
       offHub();
       return () => {};
@@ -142,13 +150,15 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
 
   protected async closeBackend(orderly: boolean, _wasReady: boolean, held: HeldLease[]): Promise<void> {
     if (orderly) {
-      for (const { sessionId } of held) this.#hub.release(sessionId, this.workerId, this.opts.closedRetentionMs);
+      for (const { sessionId } of held)
+        this.#hub.release(sessionId, this.workerId, this.opts.closedRetentionMs);
     }
     this.#hub.detach(this.workerId);
   }
 
   async #deliver(sessionId: string, command: SessionCommand): Promise<CommandReply> {
-    if (!this.leases.has(sessionId)) return { ok: false, error: { code: "session_not_found", message: `No session ${sessionId} here.` } };
+    if (!this.leases.has(sessionId))
+      return { ok: false, error: { code: "session_not_found", message: `No session ${sessionId} here.` } };
     return this.applyLocal(sessionId, command);
   }
 

@@ -6,10 +6,27 @@ export { createCoordinator, type CreateCoordinatorOptions } from "./create-coord
 export { InProcessCoordinator, type InProcessCoordinatorOptions } from "./in-process-coordinator.js";
 export { InProcessHub } from "./in-process-hub.js";
 export { RedisCoordinator, type RedisCoordinatorOptions } from "./redis-coordinator.js";
-export { JobQueue, type JobQueueOptions, type JobHandler, type JobInfo, type JobEvent, type JobBackoff, type EnqueueOptions, type CancelOutcome } from "./job-queue.js";
+export {
+  JobQueue,
+  type JobQueueOptions,
+  type JobHandler,
+  type JobInfo,
+  type JobEvent,
+  type JobBackoff,
+  type EnqueueOptions,
+  type CancelOutcome,
+} from "./job-queue.js";
 export type { JobOutcome, JobOutcomeType } from "./job-outcome.js";
 export { JobMetrics } from "./job-metrics.js";
-export { Drainer, ActiveCounter, drainOnSignals, type ActiveWork, type DrainInputs, type DrainOptions, type DrainResult } from "./drain.js";
+export {
+  Drainer,
+  ActiveCounter,
+  drainOnSignals,
+  type ActiveWork,
+  type DrainInputs,
+  type DrainOptions,
+  type DrainResult,
+} from "./drain.js";
 export { SessionBinder, type SessionBinderInputs } from "./session-binder.js";
 export { InProcessJobQueue, type InProcessJobQueueOptions } from "./in-process-job-queue.js";
 export {

@@ -1,5 +1,15 @@
 import { randomUUID } from "node:crypto";
-import { type ConnectionOptions, type Job, Queue, QueueEvents, Relay, type RelaySubscription, UnrecoverableError, WaitingError, Worker } from "bullmq";
+import {
+  type ConnectionOptions,
+  type Job,
+  Queue,
+  QueueEvents,
+  Relay,
+  type RelaySubscription,
+  UnrecoverableError,
+  WaitingError,
+  Worker,
+} from "bullmq";
 import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import { NOOP_LOGGER } from "../core/logger.js";
@@ -133,10 +143,14 @@ export class JobQueue {
   constructor(options: JobQueueOptions) {
     const kinds = [...new Set(options.kinds)];
     if (kinds.length === 0 || kinds.some((k) => !KIND.test(k))) {
-      throw new TalkError("config_invalid", "jobs: kinds must be non-empty names of lowercase letters, digits and dashes.");
+      throw new TalkError(
+        "config_invalid",
+        "jobs: kinds must be non-empty names of lowercase letters, digits and dashes.",
+      );
     }
     const int = (name: string, value: number, min: number): number => {
-      if (!Number.isInteger(value) || value < min) throw new TalkError("config_invalid", `jobs: ${name} must be an integer >= ${min}.`);
+      if (!Number.isInteger(value) || value < min)
+        throw new TalkError("config_invalid", `jobs: ${name} must be an integer >= ${min}.`);
       return value;
     };
     this.#opts = {
@@ -160,9 +174,23 @@ export class JobQueue {
     this.#bullPrefix = new RedisKeys(options.keyPrefix).bullPrefix;
     // BullMQ's blocking connections must retry forever (its documented requirement).
     const { host, port, db, username, password, tls } = parseRedisUrl(options.redisUrl);
-    this.#connection = { host, port, db, username, password, tls, maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
+    this.#connection = {
+      host,
+      port,
+      db,
+      username,
+      password,
+      tls,
+      maxRetriesPerRequest: null,
+      retryStrategy: reconnectDelay,
+    };
     this.#events = new EventHub(this.#opts.logger);
-    this.#relay = new Relay({ connection: this.#connection, prefix: this.#bullPrefix, namespace: NAMESPACE, nodeId: `${options.workerId}-jobs` });
+    this.#relay = new Relay({
+      connection: this.#connection,
+      prefix: this.#bullPrefix,
+      namespace: NAMESPACE,
+      nodeId: `${options.workerId}-jobs`,
+    });
     this.#relay.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message }, "job relay error"));
   }
 
@@ -175,10 +203,14 @@ export class JobQueue {
     if (this.#state !== "starting") throw new TalkError("invalid_state", `The job queue is ${this.#state}.`);
     for (const kind of this.#opts.kinds) {
       const queue = new Queue(kind, { connection: this.#connection, prefix: this.#bullPrefix });
-      queue.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job queue error"));
+      queue.on("error", (err: Error) =>
+        this.#opts.logger.debug({ err: err.message, kind }, "job queue error"),
+      );
       this.#queues.set(kind, queue);
       const events = new QueueEvents(kind, { connection: this.#connection, prefix: this.#bullPrefix });
-      events.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job events error"));
+      events.on("error", (err: Error) =>
+        this.#opts.logger.debug({ err: err.message, kind }, "job events error"),
+      );
       const emit = (type: JobEvent["type"], jobId: string, reason?: string, attempt?: number): void =>
         this.#events.emit("job", {
           type,
@@ -224,11 +256,18 @@ export class JobQueue {
    */
   on(type: "job", listener: (event: JobEvent) => void): () => void;
   on(type: "outcome", listener: (outcome: JobOutcome) => void): () => void;
-  on(type: "job" | "outcome", listener: ((event: JobEvent) => void) | ((outcome: JobOutcome) => void)): () => void {
+  on(
+    type: "job" | "outcome",
+    listener: ((event: JobEvent) => void) | ((outcome: JobOutcome) => void),
+  ): () => void {
     return this.#events.on(type, listener as (event: JobEvent | JobOutcome) => void);
   }
 
-  async enqueue<T>(kind: string, data: T, options: EnqueueOptions = {}): Promise<{ id: string; kind: string }> {
+  async enqueue<T>(
+    kind: string,
+    data: T,
+    options: EnqueueOptions = {},
+  ): Promise<{ id: string; kind: string }> {
     this.#assertReady();
     const queue = this.#queue(kind);
     const id = options.jobId ?? randomUUID();
@@ -247,9 +286,14 @@ export class JobQueue {
   process<T>(kind: string, handler: JobHandler<T>): void {
     this.#assertReady();
     this.#queue(kind);
-    if (this.#workers.has(kind)) throw new TalkError("invalid_state", `A handler for jobs of kind ${kind} is already registered.`);
+    if (this.#workers.has(kind))
+      throw new TalkError("invalid_state", `A handler for jobs of kind ${kind} is already registered.`);
     // Three declared parameters: BullMQ only creates the job's AbortController for a processor that takes the signal.
-    const processor = async (job: Job<T>, token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> => {
+    const processor = async (
+      job: Job<T>,
+      token: string | undefined,
+      signal: AbortSignal | undefined,
+    ): Promise<unknown> => {
       if (!this.#accepting || this.#pausedForLoad) {
         // Fetched in the instant before the pause took effect: hand it back
         // untouched (BullMQ's moveToWait + WaitingError, no attempt spent).
@@ -271,7 +315,8 @@ export class JobQueue {
         };
         return await handler(info, jobSignal);
       } catch (err) {
-        if (jobSignal.aborted) throw new UnrecoverableError(`cancelled: ${String(jobSignal.reason ?? "cancelled")}`);
+        if (jobSignal.aborted)
+          throw new UnrecoverableError(`cancelled: ${String(jobSignal.reason ?? "cancelled")}`);
         throw err;
       } finally {
         this.#active--;
@@ -287,7 +332,9 @@ export class JobQueue {
       name: this.#opts.workerId,
       autorun: this.#accepting && !this.#pausedForLoad,
     });
-    worker.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job worker error"));
+    worker.on("error", (err: Error) =>
+      this.#opts.logger.debug({ err: err.message, kind }, "job worker error"),
+    );
     watchWorkerOutcomes(worker, kind, (outcome) => {
       logJobOutcome(this.#opts.logger, this.#opts.workerId, outcome);
       this.#events.emit("outcome", outcome);
@@ -296,7 +343,10 @@ export class JobQueue {
   }
 
   /** Reads a job of any kind from any worker (its data, state, progress and, with `logs`, its log lines). */
-  async inspect<T = unknown>(jobId: string, options: { logs?: boolean } = {}): Promise<JobRecord<T> | undefined> {
+  async inspect<T = unknown>(
+    jobId: string,
+    options: { logs?: boolean } = {},
+  ): Promise<JobRecord<T> | undefined> {
     this.#assertReady();
     for (const [kind, queue] of this.#queues) {
       const job = await queue.getJob(jobId);
@@ -322,7 +372,12 @@ export class JobQueue {
         await this.#relay.publish(`jobs.${kind}.cancel`, { jobId, reason });
         return "signalled";
       }
-      if (state === "waiting" || state === "delayed" || state === "prioritized" || state === "waiting-children") {
+      if (
+        state === "waiting" ||
+        state === "delayed" ||
+        state === "prioritized" ||
+        state === "waiting-children"
+      ) {
         await job.remove();
         return "removed";
       }
@@ -352,13 +407,17 @@ export class JobQueue {
     this.#state = "closing";
     if (this.#fullTimer) clearInterval(this.#fullTimer);
     const settle = async (what: string, task: Promise<unknown>): Promise<void> => {
-      await task.catch((err: unknown) => this.#opts.logger.debug({ err, what }, "job queue close step failed"));
+      await task.catch((err: unknown) =>
+        this.#opts.logger.debug({ err, what }, "job queue close step failed"),
+      );
     };
     // Workers first (they finish or give up their jobs), then what only observes.
     await Promise.all([...this.#workers.values()].map((w) => settle("worker", w.close())));
     await settle("relay subscription", this.#relaySubscription?.unsubscribe() ?? Promise.resolve());
     await settle("relay", this.#relay.close());
-    await Promise.all([...this.#queueEvents, ...this.#queues.values()].map((q) => settle("queue", q.close())));
+    await Promise.all(
+      [...this.#queueEvents, ...this.#queues.values()].map((q) => settle("queue", q.close())),
+    );
     this.#events.clear();
     this.#state = "closed";
   }
@@ -367,7 +426,10 @@ export class JobQueue {
     const full = this.#opts.isFull?.() ?? false;
     if (full === this.#pausedForLoad) return;
     this.#pausedForLoad = full;
-    this.#opts.logger.info({ workerId: this.#opts.workerId, full }, full ? "job intake paused: worker full" : "job intake resumed: worker has room");
+    this.#opts.logger.info(
+      { workerId: this.#opts.workerId, full },
+      full ? "job intake paused: worker full" : "job intake resumed: worker has room",
+    );
     if (full) this.#pauseWorkers();
     else if (this.#accepting) this.#resumeWorkers();
   }
@@ -380,13 +442,16 @@ export class JobQueue {
    */
   #pauseWorkers(): void {
     for (const worker of this.#workers.values()) {
-      void worker.pause(false).catch((err: unknown) => this.#opts.logger.debug({ err }, "job worker pause failed"));
+      void worker
+        .pause(false)
+        .catch((err: unknown) => this.#opts.logger.debug({ err }, "job worker pause failed"));
     }
   }
 
   #resumeWorkers(): void {
     for (const worker of this.#workers.values()) {
-      if (!worker.isRunning()) void worker.run().catch((err: unknown) => this.#opts.logger.debug({ err }, "job worker stopped"));
+      if (!worker.isRunning())
+        void worker.run().catch((err: unknown) => this.#opts.logger.debug({ err }, "job worker stopped"));
       else void worker.resume();
     }
   }

@@ -7,7 +7,11 @@ import type { SessionEventListener } from "./coordinator.js";
  * the backend re-delivers (replay overlapping live events, a re-read after a
  * reconnect). A listener that throws is logged, not allowed to stop delivery.
  */
-export function orderedListener(afterSeq: number, listener: SessionEventListener, logger: TalkLogger): {
+export function orderedListener(
+  afterSeq: number,
+  listener: SessionEventListener,
+  logger: TalkLogger,
+): {
   deliver: (event: TalkEvent) => void;
   readonly lastSeq: number;
 } {

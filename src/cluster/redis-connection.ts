@@ -17,7 +17,8 @@ export function parseRedisUrl(url: string): RedisOptions {
     throw new TalkError("config_invalid", "cluster: redisUrl must be a redis:// or rediss:// URL.");
   }
   const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0;
-  if (!Number.isInteger(db) || db < 0) throw new TalkError("config_invalid", "cluster: redisUrl database must be a number.");
+  if (!Number.isInteger(db) || db < 0)
+    throw new TalkError("config_invalid", "cluster: redisUrl database must be a number.");
   const options: RedisOptions = {
     host: parsed.hostname || "127.0.0.1",
     port: parsed.port ? Number(parsed.port) : 6379,
@@ -51,7 +52,12 @@ export function createRedisConnection(base: RedisOptions, role: ConnectionRole, 
   };
   switch (role) {
     case "commands":
-      return new Redis({ ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 2000 });
+      return new Redis({
+        ...common,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: 2000,
+      });
     case "reader":
       return new Redis({ ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     case "subscriber":
@@ -72,7 +78,10 @@ export class RedisKeys {
   readonly prefix: string;
   constructor(prefix: string) {
     if (typeof prefix !== "string" || prefix.length === 0 || prefix.length > 128 || /\s/.test(prefix)) {
-      throw new TalkError("config_invalid", "cluster: keyPrefix must be 1-128 characters without whitespace.");
+      throw new TalkError(
+        "config_invalid",
+        "cluster: keyPrefix must be 1-128 characters without whitespace.",
+      );
     }
     this.prefix = prefix;
   }

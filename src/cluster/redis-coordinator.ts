@@ -68,9 +68,16 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     this.#reader = createRedisConnection(base, "reader", `${name}-read`);
     for (const conn of [this.#commands, this.#subscriber, this.#reader]) {
       // ioredis reports every failed reconnect attempt; an unhandled 'error' would crash the process.
-      conn.on("error", (err: Error) => this.opts.logger.debug({ err: err.message }, "redis connection error"));
+      conn.on("error", (err: Error) =>
+        this.opts.logger.debug({ err: err.message }, "redis connection error"),
+      );
     }
-    this.#directory = new RedisDirectory(this.#commands, this.#keys, this.workerId, this.opts.closedRetentionMs);
+    this.#directory = new RedisDirectory(
+      this.#commands,
+      this.#keys,
+      this.workerId,
+      this.opts.closedRetentionMs,
+    );
     this.#registry = new WorkerRegistry(this.#commands, this.#keys, this.opts.heartbeatMs);
     this.#bus = new CommandBus({
       commands: this.#commands,
@@ -121,7 +128,10 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     this.#every(this.opts.heartbeatMs, () => this.#registry.publish(this.info()));
     this.#every(this.opts.sweepIntervalMs, () => this.#directory.sweep());
     this.setState("ready");
-    this.opts.logger.info({ workerId: this.workerId, roles: this.roles }, "cluster coordinator ready (redis)");
+    this.opts.logger.info(
+      { workerId: this.workerId, roles: this.roles },
+      "cluster coordinator ready (redis)",
+    );
   }
 
   protected override async workerStateChanged(): Promise<void> {
@@ -150,7 +160,9 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
       return { workerId: this.workerId, synced: false };
     }
     if (owner !== this.workerId) {
-      throw new TalkError("invalid_state", `Session ${sessionId} is owned by worker ${owner}.`, { details: { workerId: owner } });
+      throw new TalkError("invalid_state", `Session ${sessionId} is owned by worker ${owner}.`, {
+        details: { workerId: owner },
+      });
     }
     this.leases.add(sessionId, ttlSec);
     return { workerId: this.workerId, synced: true };
@@ -184,7 +196,11 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     return this.leases.has(sessionId);
   }
 
-  async sendCommand(sessionId: string, command: SessionCommand, options: SendCommandOptions = {}): Promise<unknown> {
+  async sendCommand(
+    sessionId: string,
+    command: SessionCommand,
+    options: SendCommandOptions = {},
+  ): Promise<unknown> {
     checkSessionId(sessionId);
     const checked = validateCommand(command);
     options.signal?.throwIfAborted();
@@ -210,7 +226,8 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     options: SubscribeEventsOptions = {},
   ): () => void {
     checkSessionId(sessionId);
-    if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new TalkError("invalid_params", "afterSeq must be a non-negative integer.");
+    if (!Number.isInteger(afterSeq) || afterSeq < 0)
+      throw new TalkError("invalid_params", "afterSeq must be a non-negative integer.");
     this.assert("ready");
     if (options.signal?.aborted) return () => {};
     const off = this.#stream.subscribe(sessionId, orderedListener(afterSeq, listener, this.opts.logger));
@@ -229,7 +246,9 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
   protected async closeBackend(orderly: boolean, wasReady: boolean, held: HeldLease[]): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
     if (orderly && wasReady && this.#commands.status === "ready") {
-      const releases = [...held.map((l) => l.sessionId), ...this.#pendingReleases].map((id) => this.#directory.release(id));
+      const releases = [...held.map((l) => l.sessionId), ...this.#pendingReleases].map((id) =>
+        this.#directory.release(id),
+      );
       await Promise.allSettled([...releases, this.#registry.remove(this.workerId)]);
     }
     this.#bus.close();
@@ -239,7 +258,14 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
   }
 
   async #apply(sessionId: string, command: SessionCommand): Promise<CommandReply> {
-    if (!this.leases.has(sessionId)) return { ok: false, error: { code: "session_not_found", message: `Worker ${this.workerId} does not own session ${sessionId}.` } };
+    if (!this.leases.has(sessionId))
+      return {
+        ok: false,
+        error: {
+          code: "session_not_found",
+          message: `Worker ${this.workerId} does not own session ${sessionId}.`,
+        },
+      };
     return this.applyLocal(sessionId, command);
   }
 
@@ -284,6 +310,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
 }
 
 function positive(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new TalkError("config_invalid", `cluster: ${name} must be a positive integer.`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new TalkError("config_invalid", `cluster: ${name} must be a positive integer.`);
   return value;
 }

@@ -4,7 +4,8 @@ import type { RedisKeys } from "./redis-connection.js";
 
 // Every script reads the clock with TIME, so lease deadlines are in Redis's
 // time and workers on hosts with skewed clocks agree on when a lease lapsed.
-const NOW = "local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)";
+const NOW =
+  "local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)";
 
 /** KEYS: lease, leases, owners, lost, events. ARGV: sessionId, workerId, ttlMs. Returns the owner. */
 const CLAIM = `${NOW}
@@ -84,9 +85,22 @@ const LIFECYCLE_MAXLEN = 10_000;
 const SWEEP_LIMIT = 500;
 
 type ScriptRedis = Redis & {
-  talkgateClaim(lease: string, leases: string, owners: string, lost: string, events: string, ...argv: string[]): Promise<string>;
+  talkgateClaim(
+    lease: string,
+    leases: string,
+    owners: string,
+    lost: string,
+    events: string,
+    ...argv: string[]
+  ): Promise<string>;
   talkgateRenew(leases: string, owners: string, ...argv: string[]): Promise<string[]>;
-  talkgateRelease(lease: string, leases: string, owners: string, events: string, ...argv: string[]): Promise<number>;
+  talkgateRelease(
+    lease: string,
+    leases: string,
+    owners: string,
+    events: string,
+    ...argv: string[]
+  ): Promise<number>;
   talkgateSweep(leases: string, owners: string, lifecycle: string, ...argv: string[]): Promise<number>;
 };
 

@@ -11,7 +11,10 @@ const VERBS: ReadonlySet<string> = new Set(SESSION_COMMAND_VERBS);
 /** Checks a command at the sender, so a bad verb never travels to the owner. */
 export function validateCommand(command: SessionCommand): SessionCommand {
   if (typeof command !== "object" || command === null || !VERBS.has(command.verb)) {
-    throw new TalkError("invalid_params", `Unknown session command verb ${JSON.stringify((command as { verb?: unknown })?.verb)}.`);
+    throw new TalkError(
+      "invalid_params",
+      `Unknown session command verb ${JSON.stringify((command as { verb?: unknown })?.verb)}.`,
+    );
   }
   const params = command.params ?? {};
   for (const [key, value] of Object.entries(params)) {
@@ -29,7 +32,10 @@ export async function applyCommand(
   command: SessionCommand,
 ): Promise<CommandReply> {
   if (!handler) {
-    return { ok: false, error: { code: "session_not_found", message: "The owning worker has no command handler." } };
+    return {
+      ok: false,
+      error: { code: "session_not_found", message: "The owning worker has no command handler." },
+    };
   }
   try {
     const value: unknown = await handler(sessionId, command);
@@ -48,14 +54,20 @@ export function unwrapReply(reply: CommandReply, sessionId: string): unknown {
 }
 
 export function ownerUnreachable(sessionId: string, why: string, cause?: unknown): TalkError {
-  return new TalkError("owner_unreachable", `The worker owning session ${sessionId} did not answer: ${why}.`, {
-    details: { sessionId },
-    cause,
-  });
+  return new TalkError(
+    "owner_unreachable",
+    `The worker owning session ${sessionId} did not answer: ${why}.`,
+    {
+      details: { sessionId },
+      cause,
+    },
+  );
 }
 
 export function sessionNotFound(sessionId: string): TalkError {
-  return new TalkError("session_not_found", `No worker owns session ${sessionId}.`, { details: { sessionId } });
+  return new TalkError("session_not_found", `No worker owns session ${sessionId}.`, {
+    details: { sessionId },
+  });
 }
 
 const SESSION_ID = /^[^\s]{1,256}$/;
@@ -80,9 +92,17 @@ export async function withDeadline<T>(
     return await Promise.race([
       reply,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(ownerUnreachable(sessionId, `no answer within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(ownerUnreachable(sessionId, `no answer within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         if (signal) {
-          onAbort = () => reject(new TalkError("cancelled", "The command was cancelled by the caller.", { cause: signal.reason }));
+          onAbort = () =>
+            reject(
+              new TalkError("cancelled", "The command was cancelled by the caller.", {
+                cause: signal.reason,
+              }),
+            );
           signal.addEventListener("abort", onAbort, { once: true });
         }
       }),

@@ -124,7 +124,10 @@ export const agentSchema = z
       .strict()
       .optional(),
     /** The assistant's persona, the start of every Gateway-built instruction. */
-    persona: z.string().min(1).default("You are a helpful voice assistant. Answer briefly, in plain spoken language."),
+    persona: z
+      .string()
+      .min(1)
+      .default("You are a helpful voice assistant. Answer briefly, in plain spoken language."),
     tools: z
       .object({
         /** Tool names allowed ("*" for all). Deny wins over allow. */
@@ -153,7 +156,10 @@ export const agentSchema = z
     progressCueText: z.string().min(1).default("One moment..."),
     /** Longest consult before it is aborted and apologyText spoken (plus a tool.error event), ms; 0 no limit. */
     consultTimeoutMs: nonNegativeInt.default(60_000),
-    apologyText: z.string().min(1).default("Sorry, that is taking me too long. Please ask me again in a moment."),
+    apologyText: z
+      .string()
+      .min(1)
+      .default("Sorry, that is taking me too long. Please ask me again in a moment."),
     /** Destinations transfer_call may use, by name: {"front desk": "+15551230000"}. The model picks a name, never a number. */
     transferTargets: z.record(z.string().min(1), z.string().min(1)).default({}),
     realtime: z
@@ -175,9 +181,15 @@ export const agentSchema = z
 export const clusterSchema = z
   .object({
     /** What this worker runs: "media" (calls, Gateway sessions, outbound-call jobs), "bot" (meeting-bot jobs). */
-    roles: z.array(z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, "a role is lowercase letters, digits and dashes")).min(1).default(["media"]),
+    roles: z
+      .array(z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, "a role is lowercase letters, digits and dashes"))
+      .min(1)
+      .default(["media"]),
     /** Unique id of this worker; default `<hostname>-<pid>-<random>`. */
-    workerId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "letters, digits, '.', '_', '-', ':' (1-128)").optional(),
+    workerId: z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,128}$/, "letters, digits, '.', '_', '-', ':' (1-128)")
+      .optional(),
     /** Session lease time-to-live, seconds: a dead worker's sessions close everywhere within about this long. */
     leaseTtlSec: positiveInt.default(10),
     /** SIGTERM drain: how long running sessions and jobs may continue before the process exits, ms. */
@@ -280,7 +292,10 @@ export const configSchema = z
     redis: z
       .object({
         /** redis:// URL; unset means in-process coordination (one process). */
-        url: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+        url: z
+          .string()
+          .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+          .optional(),
         /** Prefix of every key this deployment writes. */
         keyPrefix: z.string().min(1).default("talkgate:"),
       })

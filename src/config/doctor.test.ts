@@ -14,7 +14,12 @@ function writeConfig(value: unknown): string {
 describe("talkgate doctor", () => {
   it("moves legacy realtime keys into talk.realtime, keeps a backup and reports each move", () => {
     const legacy = {
-      talk: { provider: "local", realtimeProvider: "openai", realtimeVoice: "alloy", realtimeProviders: { openai: { apiKey: "sk-x" } } },
+      talk: {
+        provider: "local",
+        realtimeProvider: "openai",
+        realtimeVoice: "alloy",
+        realtimeProviders: { openai: { apiKey: "sk-x" } },
+      },
       realtime: { model: "gpt-realtime" },
     };
     const path = writeConfig(legacy);
@@ -33,7 +38,12 @@ describe("talkgate doctor", () => {
     expect(migrated).toEqual({
       talk: {
         provider: "local",
-        realtime: { provider: "openai", voice: "alloy", providers: { openai: { apiKey: "sk-x" } }, model: "gpt-realtime" },
+        realtime: {
+          provider: "openai",
+          voice: "alloy",
+          providers: { openai: { apiKey: "sk-x" } },
+          model: "gpt-realtime",
+        },
       },
     });
     expect(JSON.parse(readFileSync(`${path}.bak`, "utf8"))).toEqual(legacy);
@@ -63,7 +73,10 @@ describe("redactSecrets", () => {
       auth: { tokens: [{ name: "a", token: "t".repeat(20) }] },
       redis: { url: "redis://user:hunter2@host:6379" },
     });
-    expect(out.talk.realtime.providers.openai).toEqual({ apiKey: "[redacted]", baseUrl: "https://api.example" });
+    expect(out.talk.realtime.providers.openai).toEqual({
+      apiKey: "[redacted]",
+      baseUrl: "https://api.example",
+    });
     expect(out.auth.tokens[0]).toEqual({ name: "a", token: "[redacted]" });
     expect(out.redis.url).not.toContain("hunter2");
   });

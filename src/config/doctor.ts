@@ -29,14 +29,23 @@ export function runDoctor(options: DoctorOptions): DoctorReport {
   const path = resolve(options.path);
   const raw = JSON.parse(readFileSync(path, "utf8")) as unknown;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    return { path, moves: [], conflicts: [], written: false, problems: ["(root): the configuration must be a JSON object"] };
+    return {
+      path,
+      moves: [],
+      conflicts: [],
+      written: false,
+      problems: ["(root): the configuration must be a JSON object"],
+    };
   }
   const { config, moves, conflicts } = migrateLegacyRealtime(raw as Record<string, unknown>);
   let problems: string[] = [];
   try {
     validateConfig(config, { env: {}, path });
   } catch (err) {
-    problems = isTalkError(err) && Array.isArray(err.details?.problems) ? (err.details.problems as string[]) : [String(err)];
+    problems =
+      isTalkError(err) && Array.isArray(err.details?.problems)
+        ? (err.details.problems as string[])
+        : [String(err)];
   }
   const changed = moves.length > 0 || conflicts.length > 0;
   if (!changed || options.dryRun) return { path, moves, conflicts, written: false, problems };
@@ -48,7 +57,8 @@ export function runDoctor(options: DoctorOptions): DoctorReport {
 
 export function formatDoctorReport(report: DoctorReport): string {
   const lines: string[] = [`talkgate doctor: ${report.path}`];
-  if (report.moves.length === 0 && report.conflicts.length === 0) lines.push("  no legacy realtime placement found");
+  if (report.moves.length === 0 && report.conflicts.length === 0)
+    lines.push("  no legacy realtime placement found");
   for (const m of report.moves) lines.push(`  moved ${m.from} -> ${m.to}`);
   for (const c of report.conflicts) lines.push(`  dropped ${c.from} (already set at ${c.to})`);
   if (report.written) lines.push(`  wrote ${report.path} (original kept at ${report.backupPath})`);

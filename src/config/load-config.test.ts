@@ -42,7 +42,10 @@ describe("loadConfig", () => {
 
   it("lets PORT, HOST and REDIS_URL override the file and reports which were applied", () => {
     const path = writeConfig({ server: { port: 9001 } });
-    const loaded = loadConfig({ path, env: { PORT: "9100", HOST: "0.0.0.0", REDIS_URL: "redis://127.0.0.1:6379" } });
+    const loaded = loadConfig({
+      path,
+      env: { PORT: "9100", HOST: "0.0.0.0", REDIS_URL: "redis://127.0.0.1:6379" },
+    });
     expect(loaded.config.server.port).toBe(9100);
     expect(loaded.config.server.host).toBe("0.0.0.0");
     expect(loaded.config.redis.url).toBe("redis://127.0.0.1:6379");

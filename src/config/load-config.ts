@@ -43,11 +43,16 @@ export function validateConfig(
   const legacy = findLegacyRealtimeKeys(raw as Record<string, unknown>);
   if (legacy.length > 0) {
     throw configError(
-      legacy.map((k) => `${k}: legacy realtime placement; run \`talkgate doctor\` to move it into talk.realtime`),
+      legacy.map(
+        (k) => `${k}: legacy realtime placement; run \`talkgate doctor\` to move it into talk.realtime`,
+      ),
       options.path,
     );
   }
-  const { value, applied, errors } = applyEnvironment(structuredClone(raw) as Record<string, unknown>, options.env ?? {});
+  const { value, applied, errors } = applyEnvironment(
+    structuredClone(raw) as Record<string, unknown>,
+    options.env ?? {},
+  );
   if (errors.length > 0) throw configError(errors, options.path);
   const parsed = configSchema.safeParse(value);
   if (!parsed.success) throw configError(formatIssues(parsed.error.issues), options.path);
@@ -60,7 +65,9 @@ function readConfigFile(path: string): unknown {
   try {
     text = readFileSync(abs, "utf8");
   } catch (err) {
-    throw new TalkError("config_invalid", `cannot read config file ${abs}: ${(err as Error).message}`, { cause: err });
+    throw new TalkError("config_invalid", `cannot read config file ${abs}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   try {
     return JSON.parse(text);

@@ -27,7 +27,10 @@ export const telephonySchema = z
   .object({
     twilio: z
       .object({
-        accountSid: z.string().regex(/^AC[0-9a-zA-Z]{32}$/, "an Account SID (AC + 32 characters)").optional(),
+        accountSid: z
+          .string()
+          .regex(/^AC[0-9a-zA-Z]{32}$/, "an Account SID (AC + 32 characters)")
+          .optional(),
         /** HMAC key of X-Twilio-Signature and REST password. Never echoed. */
         authToken: z.string().min(1).optional(),
         /** Base URL Twilio reaches; default server.publicUrl (PUBLIC_URL). */

@@ -13,9 +13,18 @@ export const TALK_ERROR_CODES = {
   forbidden: { retryable: false, message: "The token's scope does not allow this method." },
   rate_limited: { retryable: true, message: "Too many requests; slow down." },
   payload_too_large: { retryable: false, message: "The payload exceeds the configured limit." },
-  unsupported_combination: { retryable: false, message: "The mode / transport / brain combination is not supported." },
-  use_talk_client_create: { retryable: false, message: "Client-owned transports are created with talk.client.create." },
-  use_talk_session_create: { retryable: false, message: "Gateway-owned transports are created with talk.session.create." },
+  unsupported_combination: {
+    retryable: false,
+    message: "The mode / transport / brain combination is not supported.",
+  },
+  use_talk_client_create: {
+    retryable: false,
+    message: "Client-owned transports are created with talk.client.create.",
+  },
+  use_talk_session_create: {
+    retryable: false,
+    message: "Gateway-owned transports are created with talk.session.create.",
+  },
   session_not_found: { retryable: false, message: "No such session." },
   session_closed: { retryable: false, message: "The session is closed." },
   session_limit: { retryable: true, message: "The server holds as many sessions as it is configured for." },
@@ -57,7 +66,10 @@ export class TalkError extends Error {
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: TalkErrorCode, message?: string, options: TalkErrorOptions = {}) {
-    super(message ?? TALK_ERROR_CODES[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      message ?? TALK_ERROR_CODES[code].message,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.code = code;
     this.retryable = options.retryable ?? TALK_ERROR_CODES[code].retryable;
     this.details = options.details;
@@ -81,6 +93,7 @@ export function isTalkError(err: unknown): err is TalkError {
 /** Wraps anything thrown into a TalkError, keeping TalkErrors as they are. */
 export function toTalkError(err: unknown, fallback: TalkErrorCode = "internal"): TalkError {
   if (err instanceof TalkError) return err;
-  if (err instanceof Error && err.name === "AbortError") return new TalkError("cancelled", err.message, { cause: err });
+  if (err instanceof Error && err.name === "AbortError")
+    return new TalkError("cancelled", err.message, { cause: err });
   return new TalkError(fallback, undefined, { cause: err });
 }

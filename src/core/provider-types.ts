@@ -184,7 +184,14 @@ export type RealtimeProviderEvent =
   | { type: "text_delta"; responseId: string; itemId: string; text: string; role: "assistant" }
   | { type: "transcript_delta"; itemId: string; text: string; role: "user" | "assistant" }
   | { type: "transcript_done"; itemId: string; text: string; role: "user" | "assistant" }
-  | { type: "tool_call"; responseId: string; itemId: string; callId: string; name: string; argumentsJson: string }
+  | {
+      type: "tool_call";
+      responseId: string;
+      itemId: string;
+      callId: string;
+      name: string;
+      argumentsJson: string;
+    }
   | { type: "response_done"; responseId: string; status: "completed" | "cancelled" | "failed" | "incomplete" }
   | { type: "usage"; inputTokens?: number; outputTokens?: number; [key: string]: unknown }
   | { type: "error"; code: string; message: string; fatal: boolean }
@@ -233,7 +240,10 @@ export interface ClientSessionGrant {
 export interface RealtimeProvider extends ProviderDescriptor {
   readonly kind: "realtime";
   /** Opens a Gateway-owned provider session (gateway-relay). */
-  connect?(options: RealtimeSessionOptions, onEvent: (event: RealtimeProviderEvent) => void): Promise<RealtimeVoiceSession>;
+  connect?(
+    options: RealtimeSessionOptions,
+    onEvent: (event: RealtimeProviderEvent) => void,
+  ): Promise<RealtimeVoiceSession>;
   /** Mints a client credential for a client-owned session (webrtc / provider-websocket). */
   createClientSession?(request: ClientSessionRequest): Promise<ClientSessionGrant>;
 }

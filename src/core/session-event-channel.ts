@@ -70,7 +70,10 @@ export class SessionEventChannel {
       try {
         listener(event);
       } catch (err) {
-        this.#logger.error({ err, sessionId: this.#sessionId, type: event.type }, "talk event listener threw");
+        this.#logger.error(
+          { err, sessionId: this.#sessionId, type: event.type },
+          "talk event listener threw",
+        );
       }
     }
     try {

@@ -12,13 +12,7 @@ export type TalkSessionState = "active" | "closing" | "closed";
 
 /** What a piece of work registered under a turn is, for diagnostics and the terminal event. */
 export type TalkWorkKind =
-  | "provider-response"
-  | "stt"
-  | "agent-consult"
-  | "tool"
-  | "tts"
-  | "output-stream"
-  | (string & {});
+  "provider-response" | "stt" | "agent-consult" | "tool" | "tts" | "output-stream" | (string & {});
 
 export interface CreateSessionOptions {
   mode: TalkMode;

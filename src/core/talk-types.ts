@@ -19,7 +19,10 @@ export type TalkSessionOwner = "client" | "gateway";
 /** Transports whose provider media the client owns (`talk.client.create`). */
 export const CLIENT_OWNED_TRANSPORTS: ReadonlySet<TalkTransport> = new Set(["webrtc", "provider-websocket"]);
 /** Transports whose live state the Gateway owns (`talk.session.create`). */
-export const GATEWAY_OWNED_TRANSPORTS: ReadonlySet<TalkTransport> = new Set(["gateway-relay", "managed-room"]);
+export const GATEWAY_OWNED_TRANSPORTS: ReadonlySet<TalkTransport> = new Set([
+  "gateway-relay",
+  "managed-room",
+]);
 
 export interface TalkCombination {
   readonly mode: TalkMode;

@@ -220,7 +220,9 @@ export class ToolDispatcher {
    * is checked and exactly one terminal tool event is emitted.
    */
   handleProviderCall(session: TalkSession, request: ToolCallRequest): Promise<ToolCallOutcome> {
-    return this.#registry.has(request.name) ? this.dispatch(session, request) : this.awaitToolResult(session, request);
+    return this.#registry.has(request.name)
+      ? this.dispatch(session, request)
+      : this.awaitToolResult(session, request);
   }
 
   /** Completes a call registered by awaitToolResult. Unknown, finished or cancelled calls throw tool_not_found. */

@@ -168,12 +168,16 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
       return Object.freeze(registry.scopes());
     },
     registerMethod(name, definition) {
-      if (serverState === "closing" || serverState === "closed") throw new TalkError("invalid_state", "The gateway is closing.");
+      if (serverState === "closing" || serverState === "closed")
+        throw new TalkError("invalid_state", "The gateway is closing.");
       registry.registerSurface(name, definition);
     },
     broadcast(event, payload) {
       if (!isSurfaceName(event)) {
-        throw new TalkError("config_invalid", `gateway: surface event "${String(event).slice(0, 128)}" must be named <surface>.<event> outside talk.*`);
+        throw new TalkError(
+          "config_invalid",
+          `gateway: surface event "${String(event).slice(0, 128)}" must be named <surface>.<event> outside talk.*`,
+        );
       }
       // Surface events are not in GATEWAY_EVENTS (the core set); the frame shape is the same.
       for (const connection of connections) connection.sendEvent(event as GatewayEventName, payload);

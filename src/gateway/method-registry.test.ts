@@ -40,7 +40,11 @@ describe("MethodRegistry surface methods", () => {
 
   it("adds a surface method with its scope beside the public Talk methods", () => {
     const registry = new MethodRegistry(groups);
-    registry.registerSurface("telephony.call", { scope: "admin", params, handler: (p: { to: string }) => ({ to: p.to }) });
+    registry.registerSurface("telephony.call", {
+      scope: "admin",
+      params,
+      handler: (p: { to: string }) => ({ to: p.to }),
+    });
     expect(registry.get("telephony.call")?.scope).toBe("admin");
     expect(registry.scopes()["telephony.call"]).toBe("admin");
     expect(registry.names()).toContain("talk.catalog");
@@ -53,7 +57,9 @@ describe("MethodRegistry surface methods", () => {
     registry.registerSurface("telephony.call", ok);
     expect(() => registry.registerSurface("telephony.call", ok)).toThrow(/twice/);
     expect(() => registry.registerSurface("Telephony call", ok)).toThrow(/<surface>\.<verb>/);
-    expect(() => registry.registerSurface("telephony.dial", { ...ok, scope: "root" as never })).toThrow(/scope/);
+    expect(() => registry.registerSurface("telephony.dial", { ...ok, scope: "root" as never })).toThrow(
+      /scope/,
+    );
     expect(() => registry.registerSurface("telephony.dial", { ...ok, params: {} as never })).toThrow(/zod/);
     expect(registry.get("telephony.dial")).toBeUndefined();
   });

@@ -116,12 +116,18 @@ export class MethodRegistry {
    */
   registerSurface<P, R>(name: string, definition: SurfaceMethodDefinition<P, R>): void {
     const refuse = (why: string): never => {
-      throw new TalkError("config_invalid", `method-registry: surface method "${String(name).slice(0, 128)}" ${why}`);
+      throw new TalkError(
+        "config_invalid",
+        `method-registry: surface method "${String(name).slice(0, 128)}" ${why}`,
+      );
     };
-    if (typeof name !== "string" || !SURFACE_METHOD_NAME.test(name)) refuse("must be named <surface>.<verb> (lower-case surface, camelCase verb)");
-    if (name.startsWith(RESERVED_PREFIX)) refuse("is in the reserved talk.* namespace of the public Talk API");
+    if (typeof name !== "string" || !SURFACE_METHOD_NAME.test(name))
+      refuse("must be named <surface>.<verb> (lower-case surface, camelCase verb)");
+    if (name.startsWith(RESERVED_PREFIX))
+      refuse("is in the reserved talk.* namespace of the public Talk API");
     if (this.#methods.has(name)) refuse("is registered twice");
-    if (!(GATEWAY_SCOPES as readonly string[]).includes(definition?.scope)) refuse(`has no valid scope (${GATEWAY_SCOPES.join(", ")})`);
+    if (!(GATEWAY_SCOPES as readonly string[]).includes(definition?.scope))
+      refuse(`has no valid scope (${GATEWAY_SCOPES.join(", ")})`);
     if (typeof definition.params?.safeParse !== "function") refuse("needs a zod params schema");
     if (typeof definition.handler !== "function") refuse("needs a handler");
     const surface: MethodDefinition<TalkMethod> = {
@@ -132,7 +138,12 @@ export class MethodRegistry {
           logger: ctx.logger,
         }) as never,
     };
-    this.#methods.set(name, { name, scope: definition.scope, params: definition.params, definition: surface });
+    this.#methods.set(name, {
+      name,
+      scope: definition.scope,
+      params: definition.params,
+      definition: surface,
+    });
   }
 
   get(name: string): RegisteredMethod | undefined {

@@ -3,7 +3,15 @@
  * hosted meeting-bot services: a state, and for the two terminal states a
  * sub-code that says why.
  */
-export const BOT_STATES = ["scheduled", "joining", "in_waiting_room", "in_call", "leaving", "ended", "fatal"] as const;
+export const BOT_STATES = [
+  "scheduled",
+  "joining",
+  "in_waiting_room",
+  "in_call",
+  "leaving",
+  "ended",
+  "fatal",
+] as const;
 export type BotState = (typeof BOT_STATES)[number];
 
 /** Why a bot ended normally. */

@@ -77,7 +77,9 @@ export const MEETINGS_DEFAULTS = Object.freeze({
 
 /** Merges over the defaults and validates; config_invalid names the bad field. */
 export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMeetingsOptions {
-  const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as MeetingsOptions;
+  const defined = Object.fromEntries(
+    Object.entries(input).filter(([, v]) => v !== undefined),
+  ) as MeetingsOptions;
   const o = { ...MEETINGS_DEFAULTS, ...defined };
   const bad = (field: string, why: string): never => {
     throw new TalkError("config_invalid", `meetings.${field} ${why}`);
@@ -100,19 +102,28 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   int("wakeWindowMs", 1);
   int("bargeInMs", 20);
   int("echoTailMs", 0);
-  if (!Array.isArray(o.wakeTriggers) || o.wakeTriggers.length === 0 || o.wakeTriggers.some((t) => typeof t !== "string" || t.trim() === "")) {
+  if (
+    !Array.isArray(o.wakeTriggers) ||
+    o.wakeTriggers.length === 0 ||
+    o.wakeTriggers.some((t) => typeof t !== "string" || t.trim() === "")
+  ) {
     bad("wakeTriggers", "must be a non-empty list of words or phrases");
   }
   if (o.utteranceSilenceMs % 10 !== 0) bad("utteranceSilenceMs", "must be a multiple of 10");
   let webhook: Required<MeetingsWebhookOptions> | undefined;
   if (input.webhook) {
     const w = input.webhook;
-    if (typeof w.url !== "string" || !/^https?:\/\//.test(w.url)) bad("webhook.url", "must be an http(s) URL");
-    if (typeof w.secret !== "string" || w.secret.length < 16) bad("webhook.secret", "must be at least 16 characters");
+    if (typeof w.url !== "string" || !/^https?:\/\//.test(w.url))
+      bad("webhook.url", "must be an http(s) URL");
+    if (typeof w.secret !== "string" || w.secret.length < 16)
+      bad("webhook.secret", "must be at least 16 characters");
     webhook = { maxAttempts: 5, initialBackoffMs: 500, timeoutMs: 5000, ...w };
-    if (!Number.isInteger(webhook.maxAttempts) || webhook.maxAttempts < 1) bad("webhook.maxAttempts", "must be an integer >= 1");
-    if (!Number.isInteger(webhook.initialBackoffMs) || webhook.initialBackoffMs < 0) bad("webhook.initialBackoffMs", "must be an integer >= 0");
-    if (!Number.isInteger(webhook.timeoutMs) || webhook.timeoutMs < 1) bad("webhook.timeoutMs", "must be an integer >= 1");
+    if (!Number.isInteger(webhook.maxAttempts) || webhook.maxAttempts < 1)
+      bad("webhook.maxAttempts", "must be an integer >= 1");
+    if (!Number.isInteger(webhook.initialBackoffMs) || webhook.initialBackoffMs < 0)
+      bad("webhook.initialBackoffMs", "must be an integer >= 0");
+    if (!Number.isInteger(webhook.timeoutMs) || webhook.timeoutMs < 1)
+      bad("webhook.timeoutMs", "must be an integer >= 1");
   }
   return { ...o, webhook };
 }

@@ -4,9 +4,23 @@ import { createEspeakTts, type EspeakTtsOptions } from "./espeak-ng/espeak-tts.j
 import { createLocalAgent, type LocalAgentOptions } from "./local-agent/local-agent.js";
 import { createPocketsphinxStt, type PocketsphinxSttOptions } from "./pocketsphinx/pocketsphinx-stt.js";
 
-export { createEspeakTts, EspeakTtsProvider, ESPEAK_OUTPUT_FORMAT, type EspeakTtsOptions } from "./espeak-ng/espeak-tts.js";
-export { createPocketsphinxStt, PocketsphinxSttProvider, type PocketsphinxSttOptions } from "./pocketsphinx/pocketsphinx-stt.js";
-export { createLocalAgent, LocalAgentProvider, LOCAL_AGENT_HELP, type LocalAgentOptions } from "./local-agent/local-agent.js";
+export {
+  createEspeakTts,
+  EspeakTtsProvider,
+  ESPEAK_OUTPUT_FORMAT,
+  type EspeakTtsOptions,
+} from "./espeak-ng/espeak-tts.js";
+export {
+  createPocketsphinxStt,
+  PocketsphinxSttProvider,
+  type PocketsphinxSttOptions,
+} from "./pocketsphinx/pocketsphinx-stt.js";
+export {
+  createLocalAgent,
+  LocalAgentProvider,
+  LOCAL_AGENT_HELP,
+  type LocalAgentOptions,
+} from "./local-agent/local-agent.js";
 export {
   createOpenAiRealtimeProvider,
   OpenAiRealtimeProvider,

@@ -15,7 +15,7 @@ function registeredKinds(rest: TwilioRestClient | undefined): string[] {
     defaultFrom: "+15550100",
     streamPath: "/telephony/twilio/stream",
     maxPending: 10,
-    authorize: () => true,
+    authorize: () => "ok",
     createCall: () => {
       throw new Error("not placing calls here");
     },
@@ -38,7 +38,11 @@ function registeredKinds(rest: TwilioRestClient | undefined): string[] {
 
 describe("outbound calls as jobs", () => {
   it("a worker with carrier credentials takes outbound-call jobs", () => {
-    const rest = new TwilioRestClient({ accountSid: "AC0123", authToken: "token", baseUrl: "http://127.0.0.1:9" });
+    const rest = new TwilioRestClient({
+      accountSid: "AC0123",
+      authToken: "token",
+      baseUrl: "http://127.0.0.1:9",
+    });
     expect(registeredKinds(rest)).toEqual(["outbound-call"]);
   });
 

@@ -188,23 +188,24 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
   const jobs = o.jobs;
   // One handler per kind, registered once: this worker runs outbound-call jobs when it has the media role
   // and can reach the carrier; a worker without Twilio credentials would only pull jobs to fail them.
-  if (o.rest) jobs?.process<CallJobData>("outbound-call", async (job, signal) => {
-    const { call } = await dial(job.data.request, job.data.from, job.data.baseUrl, job.id);
-    const ended = new Promise<void>((resolve) => {
-      const onAbort = (): void => {
-        const reason = String(signal.reason ?? "cancelled");
-        if (reason.startsWith("carrier:")) void call.close(reason.slice("carrier:".length));
-        else void hangUp(call).finally(() => call.close("cancelled"));
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      void call.whenClosed().then(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
+  if (o.rest)
+    jobs?.process<CallJobData>("outbound-call", async (job, signal) => {
+      const { call } = await dial(job.data.request, job.data.from, job.data.baseUrl, job.id);
+      const ended = new Promise<void>((resolve) => {
+        const onAbort = (): void => {
+          const reason = String(signal.reason ?? "cancelled");
+          if (reason.startsWith("carrier:")) void call.close(reason.slice("carrier:".length));
+          else void hangUp(call).finally(() => call.close("cancelled"));
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        void call.whenClosed().then(() => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        });
       });
+      await ended;
+      return { callSid: call.callSid, sessionId: call.session.id };
     });
-    await ended;
-    return { callSid: call.callSid, sessionId: call.session.id };
-  });
 
   async function hangUp(call: CallSession): Promise<void> {
     try {
@@ -251,14 +252,12 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
       const auth = o.authorize(request);
       if (auth !== "ok") {
         const code = auth === "unauthorized" ? 401 : 403;
-        return reply
-          .code(code)
-          .send({
-            error: new TalkError(
-              auth,
-              auth === "forbidden" ? "Placing calls needs the admin scope." : undefined,
-            ).toJSON(),
-          });
+        return reply.code(code).send({
+          error: new TalkError(
+            auth,
+            auth === "forbidden" ? "Placing calls needs the admin scope." : undefined,
+          ).toJSON(),
+        });
       }
       if (!o.rest) {
         const err = new TalkError(

@@ -27,8 +27,10 @@ function stripComments(source: string): string {
 }
 
 const CORE_FILES = sourceFiles(join(ROOT, "src", "core"));
-const FORBIDDEN_IMPORT = /from\s+["'](?:\.\.\/)+(?:gateway|telephony|meetings|providers|cluster|client|cli|config)\//;
-const VENDOR_NAME = /["'`][^"'`\n]*\b(twilio|openai|azure|xai|google|gmeet|zoom|teams|webex|espeak|pocketsphinx|elevenlabs|chromium|puppeteer)\b[^"'`\n]*["'`]/i;
+const FORBIDDEN_IMPORT =
+  /from\s+["'](?:\.\.\/)+(?:gateway|telephony|meetings|providers|cluster|client|cli|config)\//;
+const VENDOR_NAME =
+  /["'`][^"'`\n]*\b(twilio|openai|azure|xai|google|gmeet|zoom|teams|webex|espeak|pocketsphinx|elevenlabs|chromium|puppeteer)\b[^"'`\n]*["'`]/i;
 
 describe("layering", () => {
   it("finds the core sources it checks", () => {

@@ -78,11 +78,16 @@ describe("talkgate serve (embedded defaults)", () => {
 
     const client = await TalkClient.connect(talkUrl);
     const catalog = (await client.request("talk.catalog", {})) as { providers: { id: string }[] };
-    expect(catalog.providers.map((p) => p.id)).toEqual(expect.arrayContaining(["espeak-ng", "pocketsphinx", "local-agent"]));
+    expect(catalog.providers.map((p) => p.id)).toEqual(
+      expect.arrayContaining(["espeak-ng", "pocketsphinx", "local-agent"]),
+    );
     const speech = await client.request("talk.speak", { text: "Ready." });
     expect(Buffer.from(speech.audioBase64, "base64").byteLength).toBeGreaterThan(1000);
 
-    const created = await client.request("talk.session.create", { mode: "stt-tts", transport: "managed-room" });
+    const created = await client.request("talk.session.create", {
+      mode: "stt-tts",
+      transport: "managed-room",
+    });
     await client.request("talk.session.close", { sessionId: created.sessionId });
     await client.close();
 
@@ -90,7 +95,10 @@ describe("talkgate serve (embedded defaults)", () => {
     expect(await exitOf(child)).toBe(0);
     const logFile = join(dataDir, "sessions", `${created.sessionId}.jsonl`);
     expect(existsSync(logFile)).toBe(true);
-    const types = readFileSync(logFile, "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { type: string }).type);
+    const types = readFileSync(logFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { type: string }).type);
     expect(types[0]).toBe("session.created");
     expect(types.at(-1)).toBe("session.closed");
     expect(readdirSync(join(dataDir, "sessions"))).toHaveLength(1);
@@ -116,7 +124,12 @@ describe("talkgate serve (embedded defaults)", () => {
   it("talkgate doctor migrates a legacy config file and reports each move", async () => {
     const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
     const path = join(dir, "legacy.json");
-    writeFileSync(path, JSON.stringify({ talk: { realtimeProvider: "openai", realtimeProviders: { openai: { apiKey: "sk-1" } } } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        talk: { realtimeProvider: "openai", realtimeProviders: { openai: { apiKey: "sk-1" } } },
+      }),
+    );
     const child = runCli(["doctor", "--config", path]);
     const logs = collect(child);
     expect(await exitOf(child)).toBe(0);

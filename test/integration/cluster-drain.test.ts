@@ -18,8 +18,17 @@ describe("drain on a Redis worker", () => {
   it("marks the worker draining cluster-wide, pauses its jobs, and resolves only when the running call ends", async () => {
     const a = new RedisCoordinator({ redisUrl: SHARED_REDIS_URL, keyPrefix, workerId: "worker-a" });
     const b = new RedisCoordinator({ redisUrl: SHARED_REDIS_URL, keyPrefix, workerId: "worker-b" });
-    const jobs = new JobQueue({ redisUrl: SHARED_REDIS_URL, keyPrefix, workerId: "worker-a", kinds: ["outbound-call"] });
-    closers.push(() => a.close(), () => b.close(), () => jobs.close());
+    const jobs = new JobQueue({
+      redisUrl: SHARED_REDIS_URL,
+      keyPrefix,
+      workerId: "worker-a",
+      kinds: ["outbound-call"],
+    });
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+      () => jobs.close(),
+    );
     await Promise.all([a.start(), b.start(), jobs.start()]);
     const ran: string[] = [];
     jobs.process("outbound-call", async () => ran.push("a"));
@@ -29,11 +38,19 @@ describe("drain on a Redis worker", () => {
     await a.claim(sid);
     const endCall = calls.begin();
 
-    const drainer = new Drainer({ stopAccepting: () => jobs.pause(), markDraining: () => a.setWorkerState("draining"), work: calls });
+    const drainer = new Drainer({
+      stopAccepting: () => jobs.pause(),
+      markDraining: () => a.setWorkerState("draining"),
+      work: calls,
+    });
     let result: unknown;
     const draining = drainer.drain().then((r) => (result = r));
 
-    await eventually(async () => (await b.listWorkers()).find((w) => w.id === "worker-a")?.state === "draining", 5000, "A listed as draining");
+    await eventually(
+      async () => (await b.listWorkers()).find((w) => w.id === "worker-a")?.state === "draining",
+      5000,
+      "A listed as draining",
+    );
     await expect(a.claim(`call-${randomUUID()}`)).rejects.toMatchObject({ code: "shutting_down" });
     await jobs.enqueue("outbound-call", {});
     await new Promise((r) => setTimeout(r, 300));

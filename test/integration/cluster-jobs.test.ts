@@ -8,7 +8,13 @@ describe("JobQueue (BullMQ on the shared Redis)", () => {
   const keyPrefix = uniquePrefix("jobs");
   const open: JobQueue[] = [];
   const queue = async (workerId: string, extra: Partial<JobQueueOptions> = {}): Promise<JobQueue> => {
-    const q = new JobQueue({ redisUrl: SHARED_REDIS_URL, keyPrefix, workerId, kinds: ["bot-launch", "outbound-call"], ...extra });
+    const q = new JobQueue({
+      redisUrl: SHARED_REDIS_URL,
+      keyPrefix,
+      workerId,
+      kinds: ["bot-launch", "outbound-call"],
+      ...extra,
+    });
     open.push(q);
     await q.start();
     return q;
@@ -35,7 +41,11 @@ describe("JobQueue (BullMQ on the shared Redis)", () => {
     const { id } = await b.enqueue("bot-launch", { meetingUrl: "https://meet.example/abc" });
     await eventually(() => started === 1 && a.activeJobs === 1, 10_000, "the job to start on A");
     expect(await b.cancel(id, "user hung up")).toBe("signalled");
-    await eventually(() => events.some((e) => e.type === "failed" && e.jobId === id), 10_000, "the failed event on B");
+    await eventually(
+      () => events.some((e) => e.type === "failed" && e.jobId === id),
+      10_000,
+      "the failed event on B",
+    );
     expect(abortReason).toBe("user hung up");
     expect(events.find((e) => e.type === "failed" && e.jobId === id)?.reason).toBe("cancelled: user hung up");
     await new Promise((r) => setTimeout(r, 300));
@@ -58,8 +68,16 @@ describe("JobQueue (BullMQ on the shared Redis)", () => {
     });
     const once = await a.enqueue("outbound-call", { fail: 1 });
     const always = await a.enqueue("outbound-call", { fail: 9 });
-    await eventually(() => seen.some((e) => e.type === "completed" && e.jobId === once.id), 10_000, "the retried job to complete");
-    await eventually(() => seen.some((e) => e.type === "failed" && e.jobId === always.id), 10_000, "the other to fail");
+    await eventually(
+      () => seen.some((e) => e.type === "completed" && e.jobId === once.id),
+      10_000,
+      "the retried job to complete",
+    );
+    await eventually(
+      () => seen.some((e) => e.type === "failed" && e.jobId === always.id),
+      10_000,
+      "the other to fail",
+    );
     await eventually(() => outcomesA.length === 4, 10_000, "four outcomes on A");
     expect(seen.filter((e) => e.type === "retried").map((e) => [e.jobId, e.attempt, e.reason])).toEqual([
       [once.id, 1, "line busy 1"],
@@ -81,7 +99,11 @@ describe("JobQueue (BullMQ on the shared Redis)", () => {
     a.on("job", (e) => seen.push(e));
     a.process("outbound-call", async () => "done");
     const { id } = await a.enqueue("outbound-call", {}, { delayMs: 10 });
-    await eventually(() => seen.some((e) => e.type === "completed" && e.jobId === id), 10_000, "the job to complete");
+    await eventually(
+      () => seen.some((e) => e.type === "completed" && e.jobId === id),
+      10_000,
+      "the job to complete",
+    );
     expect(seen.filter((e) => e.type === "retried")).toEqual([]);
   });
 
@@ -122,6 +144,8 @@ describe("JobQueue (BullMQ on the shared Redis)", () => {
     await expect(a.enqueue("teleport", {})).rejects.toMatchObject({ code: "invalid_params" });
     a.process("bot-launch", async () => undefined);
     expect(() => a.process("bot-launch", async () => undefined)).toThrow(/already registered/);
-    expect(() => new JobQueue({ redisUrl: SHARED_REDIS_URL, keyPrefix, workerId: "x", kinds: ["Bad Kind"] })).toThrow(/kinds/);
+    expect(
+      () => new JobQueue({ redisUrl: SHARED_REDIS_URL, keyPrefix, workerId: "x", kinds: ["Bad Kind"] }),
+    ).toThrow(/kinds/);
   });
 });

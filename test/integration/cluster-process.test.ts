@@ -14,22 +14,32 @@ describe("a worker process killed with SIGKILL", () => {
   const coordinators: RedisCoordinator[] = [];
 
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await Promise.allSettled(coordinators.splice(0).map((c) => c.close()));
     await deleteKeys(SHARED_REDIS_URL, keyPrefix);
   });
 
   it("its sessions are reported lost to the other workers within TTL + 1 s", async () => {
     const sid = `s-${randomUUID()}`;
-    const child = spawn(process.execPath, ["--import", "tsx", CHILD, SHARED_REDIS_URL, keyPrefix, "child-a", "2", sid], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", CHILD, SHARED_REDIS_URL, keyPrefix, "child-a", "2", sid],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     children.push(child);
     await new Promise<void>((resolve, reject) => {
       child.stdout?.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
       child.once("exit", (code) => reject(new Error(`child exited early (${String(code)})`)));
     });
-    const b = new RedisCoordinator({ redisUrl: SHARED_REDIS_URL, keyPrefix, workerId: "worker-b", leaseTtlSec: 2 });
+    const b = new RedisCoordinator({
+      redisUrl: SHARED_REDIS_URL,
+      keyPrefix,
+      workerId: "worker-b",
+      leaseTtlSec: 2,
+    });
     coordinators.push(b);
     await b.start();
     expect(await b.locate(sid)).toEqual({ workerId: "child-a" });

@@ -18,7 +18,13 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
   it("keeps local calls working, fails cross-worker operations fast, and restores leases, commands and subscriptions when Redis returns", async () => {
     redis = await ThrowawayRedis.start();
     const make = async (workerId: string): Promise<RedisCoordinator> => {
-      const c = new RedisCoordinator({ redisUrl: redis!.url, keyPrefix: "outage:", workerId, leaseTtlSec: 2, heartbeatMs: 200 });
+      const c = new RedisCoordinator({
+        redisUrl: redis!.url,
+        keyPrefix: "outage:",
+        workerId,
+        leaseTtlSec: 2,
+        heartbeatMs: 200,
+      });
       coordinators.push(c);
       await c.start();
       return c;
@@ -58,8 +64,16 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     await redis.start(); // empty: no persistence, every key is gone
     await back;
 
-    await eventually(async () => (await b.locate(sid).catch(() => undefined))?.workerId === "worker-a", 10_000, "the lease to be restored");
-    await eventually(async () => (await b.locate(during).catch(() => undefined))?.workerId === "worker-a", 10_000, "the outage claim to be written");
+    await eventually(
+      async () => (await b.locate(sid).catch(() => undefined))?.workerId === "worker-a",
+      10_000,
+      "the lease to be restored",
+    );
+    await eventually(
+      async () => (await b.locate(during).catch(() => undefined))?.workerId === "worker-a",
+      10_000,
+      "the outage claim to be written",
+    );
     expect(await b.sendCommand(sid, { verb: "cancelTurn" })).toBe("ok");
     expect(applied).toEqual(["cancelOutput", "cancelTurn"]);
     for (let seq = 11; seq <= 15; seq++) a.publishEvent(talkEvent(sid, seq));

@@ -53,7 +53,8 @@ describe("removed Talk API names stay gone", () => {
     expect(talk(h.server.methods)).toEqual([...TALK_METHODS].sort());
     expect(talk(Object.keys(h.server.scopes))).toEqual([...TALK_METHODS].sort());
     // Anything else is a surface method (<surface>.<verb>, e.g. telephony.call), never a removed name.
-    for (const name of h.server.methods.filter((n) => !n.startsWith("talk."))) expect(name).toMatch(/^[a-z][a-z0-9-]*\.[a-z]/);
+    for (const name of h.server.methods.filter((n) => !n.startsWith("talk.")))
+      expect(name).toMatch(/^[a-z][a-z0-9-]*\.[a-z]/);
   });
 
   it.each(REMOVED)("%s answers unknown_method", async (name) => {

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import { FakeChatCompletionsServer, longAnswer } from "../support/fake-chat-completions-server.js";
-import { silenceWav, speechSequenceWav, startMeetingsHarness, type MeetingsHarness, type Participant } from "./meetings-harness.js";
+import {
+  silenceWav,
+  speechSequenceWav,
+  startMeetingsHarness,
+  type MeetingsHarness,
+  type Participant,
+} from "./meetings-harness.js";
 
 /**
  * Agent mode end to end. Chromium processes: 1 bot + 2 participants. Alice's
@@ -16,7 +22,6 @@ import { silenceWav, speechSequenceWav, startMeetingsHarness, type MeetingsHarne
 describe("meeting bot in agent mode, in the local test meeting", () => {
   let h: MeetingsHarness;
   let chat: FakeChatCompletionsServer;
-  let alice: Participant;
   let bob: Participant;
   let botId: string;
   let assistantSessionId: string;
@@ -32,7 +37,12 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     h.app.runtime.subscribeAll((event) => {
       if (event.sessionId === assistantSessionId) events.push(event);
     });
-    alice = await h.participant("ask", "Alice", speechSequenceWav(h.dir, "alice", ["goforward.raw", "something.raw"], 1.0, 9));
+    // Alice asks; the harness owns her page and closes it.
+    await h.participant(
+      "ask",
+      "Alice",
+      speechSequenceWav(h.dir, "alice", ["goforward.raw", "something.raw"], 1.0, 9),
+    );
     bob = await h.participant("ask", "Bob", silenceWav(h.dir));
   }, 60_000);
 
@@ -41,7 +51,8 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     await chat?.close();
   }, 30_000);
 
-  const bobHearsBot = (): Promise<number> => bob.page.evaluate(`window.testRoom.peakLevel("Assistant")`) as Promise<number>;
+  const bobHearsBot = (): Promise<number> =>
+    bob.page.evaluate(`window.testRoom.peakLevel("Assistant")`) as Promise<number>;
 
   it("answers a wake phrase plus a question out loud: the agent gets the question and the other participant hears the answer", async () => {
     const created = await h.post({ meetingUrl: h.roomUrl("ask"), botName: "Assistant", mode: "agent" });
@@ -71,13 +82,16 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     await waitUntil(() => events.some((e) => e.type === "output.audio.cancelled"));
     const first = events.find((e) => e.type === "output.audio.started")!;
     const terminals = events.filter(
-      (e) => e.itemId === first.itemId && (e.type === "output.audio.cancelled" || e.type === "output.audio.done"),
+      (e) =>
+        e.itemId === first.itemId && (e.type === "output.audio.cancelled" || e.type === "output.audio.done"),
     );
     expect(terminals.map((e) => e.type)).toEqual(["output.audio.cancelled"]);
     expect((terminals[0]!.payload as { reason?: string }).reason).toBe("barge_in");
     // Nothing of the cancelled answer is written after its terminal event.
     const cancelAt = events.indexOf(terminals[0]!);
-    expect(events.slice(cancelAt + 1).some((e) => e.itemId === first.itemId && e.type === "output.audio.delta")).toBe(false);
+    expect(
+      events.slice(cancelAt + 1).some((e) => e.itemId === first.itemId && e.type === "output.audio.delta"),
+    ).toBe(false);
     // The agent's stream for that answer was closed.
     await expect.poll(() => chat.disconnects + chat.completedStreams, { timeout: 10_000 }).toBeGreaterThan(0);
     // The bot's own voice never became a caption line.

@@ -59,33 +59,44 @@ describe("meeting bots across worker processes", () => {
     expect(res.status).toBe(201);
     botId = ((await res.json()) as BotStatus).id;
 
-    const onB = await until(() => get<BotStatus>(b, `/meetings/bots/${botId}`), (r) => r.body.state === "in_call" && r.body.participants.includes("Dave"));
+    const onB = await until(
+      () => get<BotStatus>(b, `/meetings/bots/${botId}`),
+      (r) => r.body.state === "in_call" && r.body.participants.includes("Dave"),
+    );
     expect(onB.status).toBe(200);
     const onA = await get<BotStatus>(a, `/meetings/bots/${botId}`);
     expect(onA.body.state).toBe("in_call");
     expect(onA.body.sessionId).toBe(onB.body.sessionId);
 
     const lines = await until(
-      async () => (await get<{ lines: TranscriptLine[] }>(b, `/meetings/bots/${botId}/transcript`)).body.lines,
+      async () =>
+        (await get<{ lines: TranscriptLine[] }>(b, `/meetings/bots/${botId}/transcript`)).body.lines,
       (l) => wordsOf(l, "Dave").has("forward"),
     );
     expect(lines.every((l) => l.speaker === "Dave")).toBe(true);
     // Only A launched a browser for it.
     expect(a.lines.some((l) => l.msg === "meeting bot state" && l.botId === botId)).toBe(true);
-    expect(b.lines.some((l) => l.msg === "meeting bot state" && l.botId === botId && l.state !== "scheduled")).toBe(false);
+    expect(
+      b.lines.some((l) => l.msg === "meeting bot state" && l.botId === botId && l.state !== "scheduled"),
+    ).toBe(false);
   }, 120_000);
 
   it("DELETE on the other worker makes the bot leave with requested, seen from both workers", async () => {
     const del = await fetch(`${b.httpUrl}/meetings/bots/${botId}`, { method: "DELETE" });
     expect(del.status).toBe(202);
-    const ended = await until(() => get<BotStatus>(b, `/meetings/bots/${botId}`), (r) => r.body.state === "ended" || r.body.state === "fatal");
+    const ended = await until(
+      () => get<BotStatus>(b, `/meetings/bots/${botId}`),
+      (r) => r.body.state === "ended" || r.body.state === "fatal",
+    );
     expect(ended.body.state).toBe("ended");
     expect(ended.body.subCode).toBe("requested");
     expect((await get<BotStatus>(a, `/meetings/bots/${botId}`)).body.subCode).toBe("requested");
     // The participant sees the bot go.
     await dave!.page.waitForFunction(`document.querySelectorAll("#roster li:not([data-self])").length === 0`);
     // The transcript stays readable from the worker that never ran the bot.
-    expect((await get<{ lines: TranscriptLine[] }>(b, `/meetings/bots/${botId}/transcript`)).body.lines.length).toBeGreaterThan(0);
+    expect(
+      (await get<{ lines: TranscriptLine[] }>(b, `/meetings/bots/${botId}/transcript`)).body.lines.length,
+    ).toBeGreaterThan(0);
     expect((await get<unknown>(b, "/meetings/bots/no-such-bot")).status).toBe(404);
   }, 60_000);
 });

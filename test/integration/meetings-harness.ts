@@ -19,13 +19,35 @@ export const SPEECH_DIR = "/usr/share/pocketsphinx/test/data";
 /** A loopable WAV: the recording, then `gapSeconds` of silence (so each loop is a separate utterance). */
 export function speechWav(dir: string, recording: string, gapSeconds = 2.5): string {
   const out = join(dir, `${recording.replace(/\W/g, "_")}.wav`);
-  const input = recording.endsWith(".raw") ? ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1"] : [];
-  execFileSync("sox", ["-V1", ...input, join(SPEECH_DIR, recording), "-r", "16000", "-c", "1", "-b", "16", out, "pad", "0.5", String(gapSeconds)]);
+  const input = recording.endsWith(".raw")
+    ? ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1"]
+    : [];
+  execFileSync("sox", [
+    "-V1",
+    ...input,
+    join(SPEECH_DIR, recording),
+    "-r",
+    "16000",
+    "-c",
+    "1",
+    "-b",
+    "16",
+    out,
+    "pad",
+    "0.5",
+    String(gapSeconds),
+  ]);
   return out;
 }
 
 /** Recordings one after another, `pauseSeconds` apart, then `gapSeconds` of silence before the loop repeats. */
-export function speechSequenceWav(dir: string, name: string, recordings: string[], pauseSeconds: number, gapSeconds: number): string {
+export function speechSequenceWav(
+  dir: string,
+  name: string,
+  recordings: string[],
+  pauseSeconds: number,
+  gapSeconds: number,
+): string {
   const parts = recordings.map((r) => speechWav(dir, r, pauseSeconds));
   const out = join(dir, `${name}.wav`);
   execFileSync("sox", ["-V1", ...parts, out, "pad", "0", String(gapSeconds)]);
@@ -53,7 +75,9 @@ export interface MeetingsHarness {
   roomUrl(room: string): string;
   /** A Chromium participant speaking `wav` in a loop (or silent without one). */
   participant(room: string, name: string, wav?: string): Promise<Participant>;
-  post(body: Record<string, unknown>): Promise<{ status: number; body: BotStatus & { error?: { code: string } } }>;
+  post(
+    body: Record<string, unknown>,
+  ): Promise<{ status: number; body: BotStatus & { error?: { code: string } } }>;
   status(id: string): Promise<BotStatus>;
   transcript(id: string): Promise<TranscriptLine[]>;
   /** Polls GET /meetings/bots/:id until `done` holds (the test's own timeout bounds it). */
@@ -66,12 +90,21 @@ const POLL_MS = 200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A Chromium participant in the test room at `roomUrl`, speaking `wav` in a loop (or silent-ish without one). */
-export async function launchParticipant(roomUrl: string, name: string, dir: string, wav?: string): Promise<Participant> {
+export async function launchParticipant(
+  roomUrl: string,
+  name: string,
+  dir: string,
+  wav?: string,
+): Promise<Participant> {
   const browser = await puppeteer.launch({
     executablePath: "/usr/bin/chromium",
     headless: true,
     userDataDir: mkdtempSync(join(dir, `profile-${name}-`)),
-    args: [...BOT_CHROMIUM_ARGS, "--use-fake-device-for-media-stream", ...(wav ? [`--use-file-for-fake-audio-capture=${wav}`] : [])],
+    args: [
+      ...BOT_CHROMIUM_ARGS,
+      "--use-fake-device-for-media-stream",
+      ...(wav ? [`--use-file-for-fake-audio-capture=${wav}`] : []),
+    ],
   });
   const close = async (): Promise<void> => {
     await browser.close().catch(() => {});
@@ -90,7 +123,10 @@ export async function launchParticipant(roomUrl: string, name: string, dir: stri
 }
 
 /** `config` is merged into the server's configuration (e.g. `agent.endpoint`). */
-export async function startMeetingsHarness(meetings: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<MeetingsHarness> {
+export async function startMeetingsHarness(
+  meetings: Record<string, unknown> = {},
+  config: Record<string, unknown> = {},
+): Promise<MeetingsHarness> {
   const dir = mkdtempSync(join(tmpdir(), "talkgate-meetings-"));
   const loaded = validateConfig({
     server: { port: 0 },
@@ -136,7 +172,11 @@ export async function startMeetingsHarness(meetings: Record<string, unknown> = {
       return (await (await fetch(`${baseUrl}/meetings/bots/${id}`)).json()) as BotStatus;
     },
     async transcript(id) {
-      return ((await (await fetch(`${baseUrl}/meetings/bots/${id}/transcript`)).json()) as { lines: TranscriptLine[] }).lines;
+      return (
+        (await (await fetch(`${baseUrl}/meetings/bots/${id}/transcript`)).json()) as {
+          lines: TranscriptLine[];
+        }
+      ).lines;
     },
     async waitFor(id, done) {
       for (;;) {
@@ -166,5 +206,7 @@ export async function startMeetingsHarness(meetings: Record<string, unknown> = {
 
 /** The lowercase words of every line of one speaker. */
 export function wordsOf(lines: TranscriptLine[], speaker: string): Set<string> {
-  return new Set(lines.filter((l) => l.speaker === speaker).flatMap((l) => l.text.toLowerCase().split(/\s+/)));
+  return new Set(
+    lines.filter((l) => l.speaker === speaker).flatMap((l) => l.text.toLowerCase().split(/\s+/)),
+  );
 }

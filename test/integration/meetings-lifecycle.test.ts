@@ -6,9 +6,7 @@ import { startMeetingsHarness, speechWav, wordsOf, type MeetingsHarness } from "
 /** The bot browser's main process: its profile directory is named after the bot id; helpers carry --type=. */
 function botBrowserPid(botId: string): number {
   const out = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" });
-  const line = out
-    .split("\n")
-    .find((l) => l.includes(`talkgate-bot-${botId}-`) && !l.includes("--type="));
+  const line = out.split("\n").find((l) => l.includes(`talkgate-bot-${botId}-`) && !l.includes("--type="));
   if (!line) throw new Error(`no browser process for bot ${botId}`);
   return Number.parseInt(line.trim(), 10);
 }
@@ -26,7 +24,11 @@ describe("meeting bot lifecycle in the local test meeting", () => {
   }, 30_000);
 
   it("refuses a request whose URL no platform driver handles, before launching anything", async () => {
-    const res = await h.post({ meetingUrl: "https://meet.example.org/abc", botName: "Bot", mode: "transcribe" });
+    const res = await h.post({
+      meetingUrl: "https://meet.example.org/abc",
+      botName: "Bot",
+      mode: "transcribe",
+    });
     expect(res.status).toBe(400);
     expect(res.body.error?.code).toBe("invalid_params");
     const bad = await h.post({ meetingUrl: h.roomUrl("x"), botName: "", mode: "transcribe", extra: 1 });
@@ -34,7 +36,12 @@ describe("meeting bot lifecycle in the local test meeting", () => {
   });
 
   it("ends fatal with meeting_not_found for a meeting URL that leads nowhere", async () => {
-    const res = await h.post({ meetingUrl: h.roomUrl("No_Such_Room!"), platform: "test-room", botName: "Bot", mode: "transcribe" });
+    const res = await h.post({
+      meetingUrl: h.roomUrl("No_Such_Room!"),
+      platform: "test-room",
+      botName: "Bot",
+      mode: "transcribe",
+    });
     expect(res.status).toBe(201);
     const done = await h.waitFor(res.body.id, (s) => s.state === "ended" || s.state === "fatal");
     expect(done.state).toBe("fatal");

@@ -31,7 +31,12 @@ describe("Google Meet driver against saved page fixtures", () => {
 
   beforeAll(async () => {
     profile = mkdtempSync(join(tmpdir(), "talkgate-meet-fixtures-"));
-    browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", headless: true, userDataDir: profile, args: [...BOT_CHROMIUM_ARGS] });
+    browser = await puppeteer.launch({
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      userDataDir: profile,
+      args: [...BOT_CHROMIUM_ARGS],
+    });
     page = (await browser.pages())[0] ?? (await browser.newPage());
   }, 30_000);
 
@@ -43,7 +48,9 @@ describe("Google Meet driver against saved page fixtures", () => {
   it("handles meet.google.com URLs and pins the English locale", () => {
     expect(driver.matches(new URL("https://meet.google.com/abc-defg-hij"))).toBe(true);
     expect(driver.matches(new URL("https://meet.example.org/abc-defg-hij"))).toBe(false);
-    expect(new URL(driver.joinUrl(new URL("https://meet.google.com/abc-defg-hij"), "Bot")).searchParams.get("hl")).toBe("en");
+    expect(
+      new URL(driver.joinUrl(new URL("https://meet.google.com/abc-defg-hij"), "Bot")).searchParams.get("hl"),
+    ).toBe("en");
   });
 
   it("enters the name, turns microphone and camera off, then asks to join and lands in the waiting room", async () => {

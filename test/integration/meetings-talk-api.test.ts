@@ -4,6 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startMeetingsHarness, type MeetingsHarness } from "./meetings-harness.js";
 
+// Raw wire frames are untyped JSON on purpose: this test speaks the protocol without the typed client.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
 /** The meetings surface on the Talk API (no browser needed): voicewake.* and meetings.bots.*. */
 const ADMIN = "admin-token-0123456789";
 const READER = "reader-token-0123456789";
@@ -31,11 +35,14 @@ describe("meetings on the Talk API", () => {
     await h?.close();
   }, 30_000);
 
-  async function connect(token = ADMIN): Promise<{ call(method: string, params?: unknown): Promise<any>; events: { event: string; payload: any }[] }> {
+  async function connect(token = ADMIN): Promise<{
+    call(method: string, params?: unknown): Promise<Json>;
+    events: { event: string; payload: Json }[];
+  }> {
     const ws = new WebSocket(`${h.baseUrl.replace("http", "ws")}/talk`, ["talkgate", `bearer.${token}`]);
     sockets.push(ws);
-    const events: { event: string; payload: any }[] = [];
-    const pending = new Map<string, (frame: any) => void>();
+    const events: { event: string; payload: Json }[] = [];
+    const pending = new Map<string, (frame: Json) => void>();
     ws.on("message", (data) => {
       const frame = JSON.parse(String(data));
       if (frame.type === "res") pending.get(frame.id)?.(frame);
@@ -62,7 +69,9 @@ describe("meetings on the Talk API", () => {
     expect(set.ok).toBe(true);
     expect(set.payload.triggers).toEqual(["hey talkgate", "computer"]);
     expect((await b.call("voicewake.get")).payload.triggers).toEqual(["hey talkgate", "computer"]);
-    await expect.poll(() => b.events.find((e) => e.event === "voicewake.changed")?.payload.triggers).toEqual(["hey talkgate", "computer"]);
+    await expect
+      .poll(() => b.events.find((e) => e.event === "voicewake.changed")?.payload.triggers)
+      .toEqual(["hey talkgate", "computer"]);
     const file = JSON.parse(readFileSync(join(h.dir, "data", "settings", "voicewake.json"), "utf8"));
     expect(file.triggers).toEqual(["hey talkgate", "computer"]);
   });
@@ -86,8 +95,19 @@ describe("meetings on the Talk API", () => {
     for (const method of ["meetings.bots.get", "meetings.bots.delete", "meetings.bots.transcript"]) {
       expect((await a.call(method, { botId: "no-such-bot" })).error.code).toBe("session_not_found");
     }
-    expect((await a.call("meetings.bots.create", { meetingUrl: "https://meet.example.org/x", botName: "B", mode: "transcribe" })).error.code).toBe("invalid_params");
-    expect((await a.call("meetings.bots.create", { meetingUrl: h.roomUrl("x"), botName: "B", mode: "sing" })).error.code).toBe("invalid_params");
+    expect(
+      (
+        await a.call("meetings.bots.create", {
+          meetingUrl: "https://meet.example.org/x",
+          botName: "B",
+          mode: "transcribe",
+        })
+      ).error.code,
+    ).toBe("invalid_params");
+    expect(
+      (await a.call("meetings.bots.create", { meetingUrl: h.roomUrl("x"), botName: "B", mode: "sing" })).error
+        .code,
+    ).toBe("invalid_params");
   });
 
   it("lists the meetings methods with their scopes", () => {

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMeetingsHarness, speechWav, wordsOf, type MeetingsHarness, type Participant } from "./meetings-harness.js";
+import {
+  startMeetingsHarness,
+  speechWav,
+  wordsOf,
+  type MeetingsHarness,
+  type Participant,
+} from "./meetings-harness.js";
 
 /**
  * Chromium processes: 1 bot + 2 participants. Real WebRTC between the
@@ -24,7 +30,11 @@ describe("meeting bot in transcribe mode, in the local test meeting", () => {
   }, 30_000);
 
   it("joins, and captions each participant's real speech under that participant's name", async () => {
-    const created = await h.post({ meetingUrl: h.roomUrl("standup"), botName: "Notetaker", mode: "transcribe" });
+    const created = await h.post({
+      meetingUrl: h.roomUrl("standup"),
+      botName: "Notetaker",
+      mode: "transcribe",
+    });
     expect(created.status).toBe(201);
     botId = created.body.id;
     expect(created.body.platform).toBe("test-room");
@@ -50,7 +60,13 @@ describe("meeting bot in transcribe mode, in the local test meeting", () => {
     const ended = await h.waitFor(botId, (s) => s.state === "ended" || s.state === "fatal");
     expect(ended.state).toBe("ended");
     expect(ended.subCode).toBe("meeting_ended");
-    expect(ended.history.map((t) => t.state)).toEqual(["scheduled", "joining", "in_call", "leaving", "ended"]);
+    expect(ended.history.map((t) => t.state)).toEqual([
+      "scheduled",
+      "joining",
+      "in_call",
+      "leaving",
+      "ended",
+    ]);
     // Finalized captions stay readable after the bot ended.
     expect((await h.transcript(botId)).length).toBeGreaterThan(0);
     void bob;

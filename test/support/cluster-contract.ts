@@ -52,7 +52,11 @@ export function nextEvent<K extends keyof CoordinatorEvents>(
 }
 
 /** Waits until `check` returns true, polling, up to a bounded time. */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (await check()) return;
@@ -172,9 +176,17 @@ export function describeCoordinatorContract(name: string, makeFixture: () => Coo
         seen.push({ sessionId, command });
         return { cancelled: true, on: a.workerId };
       });
-      const result = await b.sendCommand(sid, { verb: "cancelTurn", params: { turnId: "t1", reason: "client_request" } });
+      const result = await b.sendCommand(sid, {
+        verb: "cancelTurn",
+        params: { turnId: "t1", reason: "client_request" },
+      });
       expect(result).toEqual({ cancelled: true, on: a.workerId });
-      expect(seen).toEqual([{ sessionId: sid, command: { verb: "cancelTurn", params: { turnId: "t1", reason: "client_request" } } }]);
+      expect(seen).toEqual([
+        {
+          sessionId: sid,
+          command: { verb: "cancelTurn", params: { turnId: "t1", reason: "client_request" } },
+        },
+      ]);
       // The owner itself goes through the same call.
       expect(await a.sendCommand(sid, { verb: "cancelOutput" })).toEqual({ cancelled: true, on: a.workerId });
     });
@@ -266,7 +278,10 @@ export function describeCoordinatorContract(name: string, makeFixture: () => Coo
       expect((await rejection(a.claim(`s-${randomUUID()}`))).code).toBe("shutting_down");
       expect(a.ready()).toMatchObject({ ok: false, detail: { workerState: "draining" } });
       const listed = await b.listWorkers();
-      expect(listed.find((w) => w.id === a.workerId)).toMatchObject({ state: "draining", roles: ["media", "bot"] });
+      expect(listed.find((w) => w.id === a.workerId)).toMatchObject({
+        state: "draining",
+        roles: ["media", "bot"],
+      });
       expect(listed.find((w) => w.id === b.workerId)).toMatchObject({ state: "ready" });
     });
 

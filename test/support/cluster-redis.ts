@@ -52,7 +52,9 @@ export async function freePort(): Promise<number> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }
@@ -80,12 +82,20 @@ export class ThrowawayRedis {
   }
 
   async start(): Promise<void> {
-    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-      stdio: "ignore",
-    });
+    const child = spawn(
+      "redis-server",
+      ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      {
+        stdio: "ignore",
+      },
+    );
     this.#child = child;
     for (let i = 0; i < 100; i++) {
-      const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+      const probe = new Redis(this.url, {
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
       probe.on("error", () => undefined);
       try {
         await probe.connect();

@@ -30,7 +30,18 @@ export interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-const REALTIME_VOICES = new Set(["alloy", "ash", "ballad", "coral", "echo", "sage", "shimmer", "verse", "marin", "cedar"]);
+const REALTIME_VOICES = new Set([
+  "alloy",
+  "ash",
+  "ballad",
+  "coral",
+  "echo",
+  "sage",
+  "shimmer",
+  "verse",
+  "marin",
+  "cedar",
+]);
 
 export class FakeOpenAiServer {
   readonly apiKey: string;
@@ -103,18 +114,41 @@ export class FakeOpenAiServer {
         try {
           body = JSON.parse(raw);
         } catch {
-          return sendError(res, 400, "We could not parse the JSON body of your request.", "invalid_request_error", null, null);
+          return sendError(
+            res,
+            400,
+            "We could not parse the JSON body of your request.",
+            "invalid_request_error",
+            null,
+            null,
+          );
         }
       }
       const recorded: RecordedRequest = { method: req.method ?? "GET", path, headers: req.headers, body };
-      if (!handler) return sendError(res, 404, `Invalid URL (${req.method} ${path})`, "invalid_request_error", null, null);
+      if (!handler)
+        return sendError(
+          res,
+          404,
+          `Invalid URL (${req.method} ${path})`,
+          "invalid_request_error",
+          null,
+          null,
+        );
       this.requests.push(recorded);
       const auth = req.headers.authorization ?? "";
       if (auth !== `Bearer ${this.apiKey}`) {
         // Like the real API, the message quotes a masked form of the presented key.
         const presented = auth.replace(/^Bearer\s+/i, "");
-        const masked = presented.length > 8 ? `${presented.slice(0, 6)}****${presented.slice(-4)}` : presented;
-        return sendError(res, 401, `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", null, "invalid_api_key");
+        const masked =
+          presented.length > 8 ? `${presented.slice(0, 6)}****${presented.slice(-4)}` : presented;
+        return sendError(
+          res,
+          401,
+          `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+          "invalid_request_error",
+          null,
+          "invalid_api_key",
+        );
       }
       if (this.#forced) {
         const forced = this.#forced;
@@ -123,13 +157,15 @@ export class FakeOpenAiServer {
       }
       await handler(recorded, res);
     } catch (err) {
-      if (!res.headersSent) sendError(res, 500, `fake server failure: ${(err as Error).message}`, "server_error", null, null);
+      if (!res.headersSent)
+        sendError(res, 500, `fake server failure: ${(err as Error).message}`, "server_error", null, null);
     }
   }
 
   #clientSecrets(req: RecordedRequest, res: ServerResponse): void {
     const problem = validateClientSecretBody(req.body);
-    if (problem) return sendError(res, 400, problem.message, "invalid_request_error", problem.param, "invalid_value");
+    if (problem)
+      return sendError(res, 400, problem.message, "invalid_request_error", problem.param, "invalid_value");
     const body = req.body as { expires_after?: { seconds?: number }; session: Record<string, unknown> };
     const seconds = body.expires_after?.seconds ?? 600;
     const now = Math.floor(Date.now() / 1000);
@@ -143,7 +179,8 @@ export class FakeOpenAiServer {
 
 /** Checks the documented GA body of POST /realtime/client_secrets; returns the first problem. */
 export function validateClientSecretBody(body: unknown): { message: string; param: string } | undefined {
-  if (typeof body !== "object" || body === null) return { message: "The body must be a JSON object.", param: "" };
+  if (typeof body !== "object" || body === null)
+    return { message: "The body must be a JSON object.", param: "" };
   const b = body as Record<string, unknown>;
   const allowed = new Set(["expires_after", "session"]);
   for (const key of Object.keys(b)) {
@@ -151,29 +188,49 @@ export function validateClientSecretBody(body: unknown): { message: string; para
   }
   if (b.expires_after !== undefined) {
     const e = b.expires_after as Record<string, unknown>;
-    if (typeof e !== "object" || e === null) return { message: "expires_after must be an object.", param: "expires_after" };
-    if (e.anchor !== undefined && e.anchor !== "created_at") return { message: "anchor must be 'created_at'.", param: "expires_after.anchor" };
-    if (e.seconds !== undefined && (!Number.isInteger(e.seconds) || (e.seconds as number) < 10 || (e.seconds as number) > 7200)) {
+    if (typeof e !== "object" || e === null)
+      return { message: "expires_after must be an object.", param: "expires_after" };
+    if (e.anchor !== undefined && e.anchor !== "created_at")
+      return { message: "anchor must be 'created_at'.", param: "expires_after.anchor" };
+    if (
+      e.seconds !== undefined &&
+      (!Number.isInteger(e.seconds) || (e.seconds as number) < 10 || (e.seconds as number) > 7200)
+    ) {
       return { message: "seconds must be an integer between 10 and 7200.", param: "expires_after.seconds" };
     }
   }
   const s = b.session as Record<string, unknown> | undefined;
-  if (typeof s !== "object" || s === null) return { message: "Missing required parameter: 'session'.", param: "session" };
+  if (typeof s !== "object" || s === null)
+    return { message: "Missing required parameter: 'session'.", param: "session" };
   if (s.type !== "realtime") return { message: "session.type must be 'realtime'.", param: "session.type" };
-  if (s.model !== undefined && typeof s.model !== "string") return { message: "session.model must be a string.", param: "session.model" };
+  if (s.model !== undefined && typeof s.model !== "string")
+    return { message: "session.model must be a string.", param: "session.model" };
   if (s.instructions !== undefined && typeof s.instructions !== "string") {
     return { message: "session.instructions must be a string.", param: "session.instructions" };
   }
-  if ("voice" in s) return { message: "Unknown parameter: 'session.voice'. Use session.audio.output.voice.", param: "session.voice" };
-  const voice = ((s.audio as Record<string, unknown> | undefined)?.output as Record<string, unknown> | undefined)?.voice;
+  if ("voice" in s)
+    return {
+      message: "Unknown parameter: 'session.voice'. Use session.audio.output.voice.",
+      param: "session.voice",
+    };
+  const voice = (
+    (s.audio as Record<string, unknown> | undefined)?.output as Record<string, unknown> | undefined
+  )?.voice;
   if (voice !== undefined && (typeof voice !== "string" || !REALTIME_VOICES.has(voice))) {
-    return { message: `Invalid value for session.audio.output.voice: '${String(voice)}'.`, param: "session.audio.output.voice" };
+    return {
+      message: `Invalid value for session.audio.output.voice: '${String(voice)}'.`,
+      param: "session.audio.output.voice",
+    };
   }
   if (s.tools !== undefined) {
-    if (!Array.isArray(s.tools)) return { message: "session.tools must be an array.", param: "session.tools" };
+    if (!Array.isArray(s.tools))
+      return { message: "session.tools must be an array.", param: "session.tools" };
     for (const [i, t] of (s.tools as Record<string, unknown>[]).entries()) {
       if (t?.type !== "function" || typeof t.name !== "string" || typeof t.parameters !== "object") {
-        return { message: `session.tools[${i}] must be {type:"function", name, description, parameters}.`, param: `session.tools[${i}]` };
+        return {
+          message: `session.tools[${i}] must be {type:"function", name, description, parameters}.`,
+          param: `session.tools[${i}]`,
+        };
       }
     }
   }
@@ -195,7 +252,14 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type: string, param: string | null, code: string | null): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  param: string | null,
+  code: string | null,
+): void {
   const body: OpenAiErrorBody = { error: { message, type, param, code } };
   sendJson(res, status, body);
 }

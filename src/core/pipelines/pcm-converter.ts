@@ -16,14 +16,19 @@ export class PcmConverter {
 
   constructor(from: AudioFormat, to: AudioFormat) {
     if (from.encoding !== "pcm16" || to.encoding !== "pcm16") {
-      throw new TalkError("invalid_audio", `Only PCM16 is converted here, not ${from.encoding} -> ${to.encoding}.`);
+      throw new TalkError(
+        "invalid_audio",
+        `Only PCM16 is converted here, not ${from.encoding} -> ${to.encoding}.`,
+      );
     }
     this.from = from;
     this.to = to;
     try {
       // Channels are mapped before resampling, so the resampler runs at the output's layout.
       this.#resampler =
-        from.sampleRate === to.sampleRate ? undefined : createResampler({ from: from.sampleRate, to: to.sampleRate, channels: to.channels });
+        from.sampleRate === to.sampleRate
+          ? undefined
+          : createResampler({ from: from.sampleRate, to: to.sampleRate, channels: to.channels });
     } catch (err) {
       throw asTalkError(err, `No conversion from ${from.sampleRate} Hz to ${to.sampleRate} Hz.`);
     }
@@ -58,7 +63,8 @@ export class PcmConverter {
 function mapChannels(pcm: Int16Array, from: number, to: number): Int16Array {
   if (from === to) return pcm;
   if (from === 2 && to === 1) {
-    if (pcm.length % 2 !== 0) throw new TalkError("invalid_audio", "Stereo PCM needs an even number of samples.");
+    if (pcm.length % 2 !== 0)
+      throw new TalkError("invalid_audio", "Stereo PCM needs an even number of samples.");
     const out = new Int16Array(pcm.length / 2);
     for (let i = 0; i < out.length; i++) out[i] = (pcm[2 * i]! + pcm[2 * i + 1]!) >> 1;
     return out;

@@ -1,7 +1,13 @@
 import type { ToolCallOutcome, ToolCallRequest } from "../tool-dispatcher.js";
 import { TalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
-import type { AgentProvider, RealtimeProvider, RealtimeToolDefinition, SttProvider, TtsProvider } from "../provider-types.js";
+import type {
+  AgentProvider,
+  RealtimeProvider,
+  RealtimeToolDefinition,
+  SttProvider,
+  TtsProvider,
+} from "../provider-types.js";
 import type { TalkOutput, TalkSession } from "../session-types.js";
 import type { AudioFormat } from "../talk-types.js";
 import { PCM16_16K, PCM16_24K } from "../talk-types.js";
@@ -57,37 +63,49 @@ export interface PipelineOptions {
 export const DEFAULT_PERSONA =
   "You are a helpful voice assistant on a live call. Answer briefly, in plain spoken sentences without markup.";
 
-export const PIPELINE_DEFAULTS: Readonly<Required<Omit<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice" | "instructions" | "brain">>> =
-  Object.freeze({
-    persona: DEFAULT_PERSONA,
-    historyEntries: 10,
-    speed: 1,
-    silenceTimeoutMs: 0,
-    interruptOnSpeech: true,
-    maxAppendBytes: 65_536,
-    heldAudioMs: 2000,
-  });
+export const PIPELINE_DEFAULTS: Readonly<
+  Required<
+    Omit<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice" | "instructions" | "brain">
+  >
+> = Object.freeze({
+  persona: DEFAULT_PERSONA,
+  historyEntries: 10,
+  speed: 1,
+  silenceTimeoutMs: 0,
+  interruptOnSpeech: true,
+  maxAppendBytes: 65_536,
+  heldAudioMs: 2000,
+});
 
 export type ResolvedPipelineOptions = typeof PIPELINE_DEFAULTS &
-  Pick<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice"> & { instructions: string; brain: ResolvedBrainOptions };
+  Pick<PipelineOptions, "voice" | "language" | "realtimeModel" | "realtimeVoice"> & {
+    instructions: string;
+    brain: ResolvedBrainOptions;
+  };
 
 export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedPipelineOptions {
-  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as PipelineOptions;
+  const defined = Object.fromEntries(
+    Object.entries(options).filter(([, v]) => v !== undefined),
+  ) as PipelineOptions;
   const o = { ...PIPELINE_DEFAULTS, ...defined };
   const bad = (field: string, why: string): never => {
     throw new TalkError("config_invalid", `PipelineOptions.${field} ${why}`);
   };
   if (typeof o.persona !== "string" || o.persona.trim() === "") bad("persona", "must be a non-empty string");
-  if (!Number.isInteger(o.historyEntries) || o.historyEntries < 0) bad("historyEntries", "must be a non-negative integer");
+  if (!Number.isInteger(o.historyEntries) || o.historyEntries < 0)
+    bad("historyEntries", "must be a non-negative integer");
   if (!Number.isFinite(o.speed) || o.speed <= 0) bad("speed", "must be a positive number");
   if (
     !Number.isInteger(o.silenceTimeoutMs) ||
-    (o.silenceTimeoutMs !== 0 && (o.silenceTimeoutMs < 100 || o.silenceTimeoutMs > 10_000 || o.silenceTimeoutMs % 10 !== 0))
+    (o.silenceTimeoutMs !== 0 &&
+      (o.silenceTimeoutMs < 100 || o.silenceTimeoutMs > 10_000 || o.silenceTimeoutMs % 10 !== 0))
   ) {
     bad("silenceTimeoutMs", "must be 0 or a multiple of 10 between 100 and 10000");
   }
-  if (!Number.isInteger(o.maxAppendBytes) || o.maxAppendBytes < 2) bad("maxAppendBytes", "must be an integer >= 2");
-  if (!Number.isInteger(o.heldAudioMs) || o.heldAudioMs < 0) bad("heldAudioMs", "must be a non-negative integer");
+  if (!Number.isInteger(o.maxAppendBytes) || o.maxAppendBytes < 2)
+    bad("maxAppendBytes", "must be an integer >= 2");
+  if (!Number.isInteger(o.heldAudioMs) || o.heldAudioMs < 0)
+    bad("heldAudioMs", "must be a non-negative integer");
   return { ...o, instructions: o.instructions ?? o.persona, brain: resolveBrainOptions(options.brain) };
 }
 
@@ -149,8 +167,15 @@ export const DEFAULT_OUTPUT_FORMAT = PCM16_24K;
  * the edge, except for realtime passthrough (see passthroughFormat).
  */
 export function assertPcmFormat(format: AudioFormat, what: string): AudioFormat {
-  if (format.encoding !== "pcm16" || (format.channels !== 1 && format.channels !== 2) || !Number.isInteger(format.sampleRate)) {
-    throw new TalkError("config_invalid", `${what} must be PCM16 mono or stereo, got ${format.encoding}/${format.sampleRate}/${format.channels}`);
+  if (
+    format.encoding !== "pcm16" ||
+    (format.channels !== 1 && format.channels !== 2) ||
+    !Number.isInteger(format.sampleRate)
+  ) {
+    throw new TalkError(
+      "config_invalid",
+      `${what} must be PCM16 mono or stereo, got ${format.encoding}/${format.sampleRate}/${format.channels}`,
+    );
   }
   return format;
 }
@@ -160,7 +185,11 @@ export function assertPcmFormat(format: AudioFormat, what: string): AudioFormat 
  * directions: the relay pipeline forwards it as bytes without converting.
  * Anything else encoded is refused: core transcodes only PCM16.
  */
-export function assertRealtimeFormat(format: AudioFormat, what: string, accepted: readonly AudioFormat[] | undefined): AudioFormat {
+export function assertRealtimeFormat(
+  format: AudioFormat,
+  what: string,
+  accepted: readonly AudioFormat[] | undefined,
+): AudioFormat {
   if (format.encoding === "pcm16") return assertPcmFormat(format, what);
   if (accepted?.some((f) => sameAudioFormat(f, format))) return format;
   throw new TalkError(

@@ -9,19 +9,29 @@ import type { TalkAudioSink } from "./controller-types.js";
  * Checks an appendAudio frame at the boundary. Returns false for an empty
  * frame (nothing to do). Throws session_closed, invalid_audio or payload_too_large.
  */
-export function checkAppend(session: TalkSession, data: unknown, format: AudioFormat, maxBytes: number): data is Uint8Array {
+export function checkAppend(
+  session: TalkSession,
+  data: unknown,
+  format: AudioFormat,
+  maxBytes: number,
+): data is Uint8Array {
   if (session.state !== "active") {
     throw new TalkError("session_closed", undefined, { details: { sessionId: session.id } });
   }
   if (!(data instanceof Uint8Array)) throw new TalkError("invalid_audio", "Audio must be bytes.");
   if (data.byteLength === 0) return false;
   if (data.byteLength > maxBytes) {
-    throw new TalkError("payload_too_large", `An audio frame may carry at most ${maxBytes} bytes.`, { details: { bytes: data.byteLength } });
+    throw new TalkError("payload_too_large", `An audio frame may carry at most ${maxBytes} bytes.`, {
+      details: { bytes: data.byteLength },
+    });
   }
   // One sample per channel per frame: 2 bytes for PCM16, 1 for G.711 (realtime passthrough).
   const frameBytes = (format.encoding === "pcm16" ? 2 : 1) * format.channels;
   if (data.byteLength % frameBytes !== 0) {
-    throw new TalkError("invalid_audio", `${format.encoding} frames are ${frameBytes} bytes; got ${data.byteLength} bytes.`);
+    throw new TalkError(
+      "invalid_audio",
+      `${format.encoding} frames are ${frameBytes} bytes; got ${data.byteLength} bytes.`,
+    );
   }
   return true;
 }
@@ -51,7 +61,10 @@ export class SinkSlot {
         try {
           sink.write(chunk, meta);
         } catch (err) {
-          this.#logger.warn({ err, sessionId: this.#sessionId, turnId: meta.turnId }, "audio sink write threw");
+          this.#logger.warn(
+            { err, sessionId: this.#sessionId, turnId: meta.turnId },
+            "audio sink write threw",
+          );
         }
       },
       clear: (meta) => this.clear(meta),
@@ -99,7 +112,11 @@ export class SinkSlot {
  * (session.close aborts every signal synchronously, so the sink can be
  * cleared at once). Resolves when the session has closed.
  */
-export function closeSessionClearingOutput(session: TalkSession, sink: SinkSlot, reason: TerminalReason): Promise<void> {
+export function closeSessionClearingOutput(
+  session: TalkSession,
+  sink: SinkSlot,
+  reason: TerminalReason,
+): Promise<void> {
   const output = session.activeOutput;
   const closed = session.close(reason);
   if (output) sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });

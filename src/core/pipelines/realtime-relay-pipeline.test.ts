@@ -20,7 +20,13 @@ import { ToolRegistry } from "../tool-registry.js";
 function toolsWith(handler?: (args: Record<string, unknown>) => Promise<string>, policy = new ToolPolicy()) {
   const registry = new ToolRegistry();
   if (handler)
-    registry.register({ name: "lookup", description: "Looks up", parameters: { type: "object" }, sideEffects: false, handler });
+    registry.register({
+      name: "lookup",
+      description: "Looks up",
+      parameters: { type: "object" },
+      sideEffects: false,
+      handler,
+    });
   const dispatcher = new ToolDispatcher({ registry, policy });
   return Object.assign(dispatcher, { definitions: registry.toRealtimeTools() });
 }
@@ -34,7 +40,12 @@ class ScriptedRealtimeProvider implements RealtimeProvider {
   readonly kind = "realtime" as const;
   readonly id = "scripted";
   readonly label = "Scripted realtime provider";
-  readonly capabilities: ProviderCapabilities = { modes: ["realtime"], transports: ["gateway-relay"], gatewayRelay: true, inputFormats: [PCM16_24K] };
+  readonly capabilities: ProviderCapabilities = {
+    modes: ["realtime"],
+    transports: ["gateway-relay"],
+    gatewayRelay: true,
+    inputFormats: [PCM16_24K],
+  };
   readonly calls: string[] = [];
   readonly audio: Uint8Array[] = [];
   readonly toolResults: [string, string][] = [];
@@ -45,7 +56,10 @@ class ScriptedRealtimeProvider implements RealtimeProvider {
     return { ok: true };
   }
 
-  async connect(options: RealtimeSessionOptions, onEvent: (e: RealtimeProviderEvent) => void): Promise<RealtimeVoiceSession> {
+  async connect(
+    options: RealtimeSessionOptions,
+    onEvent: (e: RealtimeProviderEvent) => void,
+  ): Promise<RealtimeVoiceSession> {
     this.options = options;
     this.#emit = onEvent;
     const calls = this.calls;
@@ -79,9 +93,19 @@ afterEach(async () => {
 
 async function setup(tools = toolsWith()) {
   runtime = createTalkRuntime();
-  const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
+  const session = runtime.createSession({
+    mode: "realtime",
+    transport: "gateway-relay",
+    brain: "agent-consult",
+    owner: "gateway",
+  });
   const provider = new ScriptedRealtimeProvider();
-  const providers: PipelineProviderResolver = { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider };
+  const providers: PipelineProviderResolver = {
+    stt: () => undefined,
+    tts: () => undefined,
+    agent: () => undefined,
+    realtime: () => provider,
+  };
   const sink = new RecordingSink();
   const log = new EventLog(session);
   const controller = createSessionController({
@@ -100,7 +124,11 @@ async function setup(tools = toolsWith()) {
 describe("realtime relay pipeline", () => {
   it("connects with trusted instructions and forwards input audio converted to the provider's format", async () => {
     const { provider, controller } = await setup();
-    expect(provider.options).toMatchObject({ instructions: "Trusted persona from config.", inputFormat: PCM16_24K, outputFormat: PCM16_24K });
+    expect(provider.options).toMatchObject({
+      instructions: "Trusted persona from config.",
+      inputFormat: PCM16_24K,
+      outputFormat: PCM16_24K,
+    });
     controller.appendAudio(new Uint8Array(3200)); // 100 ms at 16 kHz
     const forwarded = provider.audio.reduce((n, a) => n + a.byteLength, 0);
     // 16 kHz -> 24 kHz: 1.5x the bytes, minus what the resampler still holds.
@@ -112,18 +140,36 @@ describe("realtime relay pipeline", () => {
     const { session, provider, sink, log } = await setup();
     provider.play({ type: "speech_started", audioStartMs: 120, itemId: "in_1" });
     const turn = session.activeTurn!;
-    expect(log.ofType("input.audio.speech_started")[0]).toMatchObject({ turnId: turn.id, payload: { audioStartMs: 120 } });
+    expect(log.ofType("input.audio.speech_started")[0]).toMatchObject({
+      turnId: turn.id,
+      payload: { audioStartMs: 120 },
+    });
     provider.play({ type: "speech_stopped", audioEndMs: 900, itemId: "in_1" });
     expect(log.ofType("turn.ended")[0]?.turnId).toBe(turn.id);
     provider.play({ type: "transcript_done", itemId: "in_1", text: "hello", role: "user" });
     provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: tone24k(), format: PCM16_24K });
-    provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: tone24k(), format: PCM16_24K });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: tone24k(),
+      format: PCM16_24K,
+    });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: tone24k(),
+      format: PCM16_24K,
+    });
     provider.play({ type: "audio_done", responseId: "r1", itemId: "out_1" });
     provider.play({ type: "response_done", responseId: "r1", status: "completed" });
 
     expect(sink.bytes).toBe(9600);
-    expect(log.ofType("transcript.done")[0]).toMatchObject({ turnId: turn.id, payload: { role: "user", text: "hello" } });
+    expect(log.ofType("transcript.done")[0]).toMatchObject({
+      turnId: turn.id,
+      payload: { role: "user", text: "hello" },
+    });
     expect(log.ofType("output.audio.started")).toHaveLength(1);
     expect(log.ofType("output.audio.delta").map((e) => e.payload)).toEqual([
       { format: { ...PCM16_24K }, bytes: 4800, durationMs: 100 },
@@ -136,13 +182,28 @@ describe("realtime relay pipeline", () => {
   it("barge-in on provider speech cancels output, the provider response and the sink, and drops late audio", async () => {
     const { session, provider, sink, log } = await setup();
     provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: tone24k(), format: PCM16_24K });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: tone24k(),
+      format: PCM16_24K,
+    });
     const answering = session.activeTurn!;
     provider.play({ type: "speech_started", itemId: "in_2" });
-    provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: tone24k(), format: PCM16_24K });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: tone24k(),
+      format: PCM16_24K,
+    });
 
     expect(log.ofType("output.audio.cancelled")).toHaveLength(1);
-    expect(log.ofType("output.audio.cancelled")[0]).toMatchObject({ itemId: "out_1", payload: { reason: "barge_in" } });
+    expect(log.ofType("output.audio.cancelled")[0]).toMatchObject({
+      itemId: "out_1",
+      payload: { reason: "barge_in" },
+    });
     expect(provider.calls).toContain("cancelResponse");
     expect(sink.entries.at(-1)).toMatchObject({ kind: "clear", itemId: "out_1", reason: "barge_in" });
     expect(sink.bytes).toBe(4800);
@@ -155,21 +216,43 @@ describe("realtime relay pipeline", () => {
 
   it("speech does not interrupt when interruptOnSpeech is off", async () => {
     runtime = createTalkRuntime();
-    const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
+    const session = runtime.createSession({
+      mode: "realtime",
+      transport: "gateway-relay",
+      brain: "agent-consult",
+      owner: "gateway",
+    });
     const provider = new ScriptedRealtimeProvider();
     const sink = new RecordingSink();
     const log = new EventLog(session);
     const controller = createSessionController({
       session,
       sink,
-      providers: { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider },
+      providers: {
+        stt: () => undefined,
+        tts: () => undefined,
+        agent: () => undefined,
+        realtime: () => provider,
+      },
       options: { interruptOnSpeech: false },
     });
     await controller.ready;
     provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: tone24k(), format: PCM16_24K });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: tone24k(),
+      format: PCM16_24K,
+    });
     provider.play({ type: "speech_started" });
-    provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: tone24k(), format: PCM16_24K });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: tone24k(),
+      format: PCM16_24K,
+    });
     expect(log.ofType("output.audio.cancelled")).toHaveLength(0);
     expect(provider.calls).not.toContain("cancelResponse");
     expect(sink.bytes).toBe(9600);
@@ -178,16 +261,29 @@ describe("realtime relay pipeline", () => {
   it("a tool the server does not run is completed by submitToolResult through the one dispatch path", async () => {
     const { session, provider, log, controller } = await setup();
     provider.play({ type: "speech_started" });
-    provider.play({ type: "tool_call", responseId: "r1", itemId: "fc_1", callId: "call_1", name: "lookup", argumentsJson: '{"id":"7"}' });
+    provider.play({
+      type: "tool_call",
+      responseId: "r1",
+      itemId: "fc_1",
+      callId: "call_1",
+      name: "lookup",
+      argumentsJson: '{"id":"7"}',
+    });
     const call = log.ofType("tool.call")[0]!;
-    expect(call).toMatchObject({ callId: "call_1", turnId: session.activeTurn!.id, payload: { name: "lookup", argumentsJson: '{"id":"7"}' } });
+    expect(call).toMatchObject({
+      callId: "call_1",
+      turnId: session.activeTurn!.id,
+      payload: { name: "lookup", argumentsJson: '{"id":"7"}' },
+    });
     controller.submitToolResult("call_1", '{"status":"shipped"}');
     await log.next("tool.result");
     await new Promise((r) => setImmediate(r));
     expect(provider.toolResults).toEqual([["call_1", '{"status":"shipped"}']]);
     expect(log.ofType("tool.call")).toHaveLength(1);
     expect(log.ofType("tool.result")).toHaveLength(1);
-    expect(() => controller.submitToolResult("call_1", "{}")).toThrowError(expect.objectContaining({ code: "tool_not_found" }));
+    expect(() => controller.submitToolResult("call_1", "{}")).toThrowError(
+      expect.objectContaining({ code: "tool_not_found" }),
+    );
   });
 
   it("a registered tool runs on the server under the turn's signal and its output goes to the provider", async () => {
@@ -200,7 +296,14 @@ describe("realtime relay pipeline", () => {
     );
     expect(provider.options?.tools.map((t) => t.name)).toEqual(["lookup"]);
     provider.play({ type: "speech_started" });
-    provider.play({ type: "tool_call", responseId: "r1", itemId: "fc_1", callId: "call_9", name: "lookup", argumentsJson: "{}" });
+    provider.play({
+      type: "tool_call",
+      responseId: "r1",
+      itemId: "fc_1",
+      callId: "call_9",
+      name: "lookup",
+      argumentsJson: "{}",
+    });
     await log.next("tool.result");
     await new Promise((r) => setImmediate(r));
     expect(seen).toEqual(["{}"]);
@@ -211,13 +314,23 @@ describe("realtime relay pipeline", () => {
   it("a tool denied by policy never runs and the provider is told why", async () => {
     let ran = false;
     const { provider, log } = await setup(
-      toolsWith(async () => {
-        ran = true;
-        return "{}";
-      }, new ToolPolicy({ deny: ["lookup"] })),
+      toolsWith(
+        async () => {
+          ran = true;
+          return "{}";
+        },
+        new ToolPolicy({ deny: ["lookup"] }),
+      ),
     );
     provider.play({ type: "speech_started" });
-    provider.play({ type: "tool_call", responseId: "r1", itemId: "fc_1", callId: "call_d", name: "lookup", argumentsJson: "{}" });
+    provider.play({
+      type: "tool_call",
+      responseId: "r1",
+      itemId: "fc_1",
+      callId: "call_d",
+      name: "lookup",
+      argumentsJson: "{}",
+    });
     await log.next("tool.error");
     await new Promise((r) => setImmediate(r));
     expect(ran).toBe(false);
@@ -228,7 +341,13 @@ describe("realtime relay pipeline", () => {
   it("cancelTurn cancels the provider response and clears the sink; close closes the provider session once", async () => {
     const { session, provider, sink, log, controller } = await setup();
     provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: tone24k(), format: PCM16_24K });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: tone24k(),
+      format: PCM16_24K,
+    });
     expect(controller.cancelTurn(undefined, "client_request")).toBe(true);
     expect(provider.calls).toContain("cancelResponse");
     expect(sink.entries.at(-1)).toMatchObject({ kind: "clear", reason: "client_request" });
@@ -241,16 +360,40 @@ describe("realtime relay pipeline", () => {
 
   it("a provider without connect is refused at creation", () => {
     runtime = createTalkRuntime();
-    const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
-    const clientOnly: RealtimeProvider = { kind: "realtime", id: "c", label: "c", capabilities: {}, health: async () => ({ ok: true }) };
+    const session = runtime.createSession({
+      mode: "realtime",
+      transport: "gateway-relay",
+      brain: "agent-consult",
+      owner: "gateway",
+    });
+    const clientOnly: RealtimeProvider = {
+      kind: "realtime",
+      id: "c",
+      label: "c",
+      capabilities: {},
+      health: async () => ({ ok: true }),
+    };
     expect(() =>
-      createSessionController({ session, providers: { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => clientOnly } }),
+      createSessionController({
+        session,
+        providers: {
+          stt: () => undefined,
+          tts: () => undefined,
+          agent: () => undefined,
+          realtime: () => clientOnly,
+        },
+      }),
     ).toThrowError(expect.objectContaining({ code: "capability_unsupported" }));
   });
 
   it("passes g711 u-law through both ways untouched when the provider declares it", async () => {
     runtime = createTalkRuntime();
-    const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
+    const session = runtime.createSession({
+      mode: "realtime",
+      transport: "gateway-relay",
+      brain: "agent-consult",
+      owner: "gateway",
+    });
     const provider = new ScriptedRealtimeProvider();
     (provider as { capabilities: ProviderCapabilities }).capabilities = {
       ...provider.capabilities,
@@ -258,8 +401,19 @@ describe("realtime relay pipeline", () => {
       outputFormats: [PCM16_24K, ULAW_8K],
     };
     const sink = new RecordingSink();
-    const providers: PipelineProviderResolver = { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider };
-    const controller = createSessionController({ session, providers, sink, inputFormat: ULAW_8K, outputFormat: ULAW_8K });
+    const providers: PipelineProviderResolver = {
+      stt: () => undefined,
+      tts: () => undefined,
+      agent: () => undefined,
+      realtime: () => provider,
+    };
+    const controller = createSessionController({
+      session,
+      providers,
+      sink,
+      inputFormat: ULAW_8K,
+      outputFormat: ULAW_8K,
+    });
     await controller.ready;
     expect(provider.options).toMatchObject({ inputFormat: ULAW_8K, outputFormat: ULAW_8K });
     const frame = new Uint8Array(160).map((_, i) => i); // 20 ms, odd-sized frames are fine for 1-byte samples
@@ -275,11 +429,21 @@ describe("realtime relay pipeline", () => {
 
   it("refuses u-law with a provider that does not declare it, rather than transcoding silently", async () => {
     runtime = createTalkRuntime();
-    const session = runtime.createSession({ mode: "realtime", transport: "gateway-relay", brain: "agent-consult", owner: "gateway" });
+    const session = runtime.createSession({
+      mode: "realtime",
+      transport: "gateway-relay",
+      brain: "agent-consult",
+      owner: "gateway",
+    });
     const provider = new ScriptedRealtimeProvider();
-    const providers: PipelineProviderResolver = { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider };
-    expect(() => createSessionController({ session, providers, inputFormat: ULAW_8K, outputFormat: ULAW_8K })).toThrowError(
-      expect.objectContaining({ code: "capability_unsupported" }),
-    );
+    const providers: PipelineProviderResolver = {
+      stt: () => undefined,
+      tts: () => undefined,
+      agent: () => undefined,
+      realtime: () => provider,
+    };
+    expect(() =>
+      createSessionController({ session, providers, inputFormat: ULAW_8K, outputFormat: ULAW_8K }),
+    ).toThrowError(expect.objectContaining({ code: "capability_unsupported" }));
   });
 });

@@ -79,7 +79,9 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#progressive = new ProgressiveSpeech(() => this.#voice, deps.logger);
     this.#providerInput = providerFormat(deps.inputFormat, deps.provider.capabilities.inputFormats);
     this.#providerOutput = providerFormat(deps.outputFormat, deps.provider.capabilities.outputFormats);
-    this.#inputConverter = sameFormat(deps.inputFormat, this.#providerInput) ? undefined : new PcmConverter(deps.inputFormat, this.#providerInput);
+    this.#inputConverter = sameFormat(deps.inputFormat, this.#providerInput)
+      ? undefined
+      : new PcmConverter(deps.inputFormat, this.#providerInput);
     this.ready = this.#connect();
     // Failures are reported through session.error and close; `ready` is for callers that care.
     this.ready.catch(() => {});
@@ -127,7 +129,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   submitToolResult(callId: string, output: string): void {
     const tools = this.#deps.tools;
-    if (!tools) throw new TalkError("tool_not_found", `No tool call ${callId} awaits a result in this session.`);
+    if (!tools)
+      throw new TalkError("tool_not_found", `No tool call ${callId} awaits a result in this session.`);
     // The dispatcher settles the call; #toolCall then hands the output to the provider.
     tools.submitToolResult(this.session.id, callId, output);
   }
@@ -145,13 +148,22 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   sendUserText(text: string, meta: Record<string, string> = {}): void {
     const { session } = this;
     const voice = this.#requireVoice();
-    if (!voice.sendText) throw new TalkError("capability_unsupported", `Provider ${this.#deps.provider.id} takes no text input.`);
+    if (!voice.sendText)
+      throw new TalkError(
+        "capability_unsupported",
+        `Provider ${this.#deps.provider.id} takes no text input.`,
+      );
     const output = session.activeOutput;
     if (output) this.#bargeIn(output);
     const current = session.activeTurn;
     const own = !current || current.state !== "active";
     const turn = own ? session.startTurn({ reason: "barge_in" }) : current;
-    session.emit({ type: "transcript.done", turnId: turn.id, final: true, payload: { ...meta, role: "user", text } });
+    session.emit({
+      type: "transcript.done",
+      turnId: turn.id,
+      final: true,
+      payload: { ...meta, role: "user", text },
+    });
     if (own) session.endTurn(turn.id);
     voice.sendText(text);
   }
@@ -180,7 +192,10 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   async #connect(): Promise<void> {
     const { provider, options, session } = this.#deps;
     if (!provider.connect) {
-      throw new TalkError("capability_unsupported", `Provider ${provider.id} cannot be driven over a gateway relay.`);
+      throw new TalkError(
+        "capability_unsupported",
+        `Provider ${provider.id} cannot be driven over a gateway relay.`,
+      );
     }
     try {
       const voice = await provider.connect(
@@ -228,7 +243,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     const limit = (this.#deps.options.heldAudioMs * bytesPerSecond(this.#deps.inputFormat)) / 1000;
     this.#held.push(data.slice());
     this.#heldBytes += data.byteLength;
-    while (this.#heldBytes > limit && this.#held.length > 0) this.#heldBytes -= this.#held.shift()!.byteLength;
+    while (this.#heldBytes > limit && this.#held.length > 0)
+      this.#heldBytes -= this.#held.shift()!.byteLength;
   }
 
   #onEvent(event: RealtimeProviderEvent): void {
@@ -238,7 +254,10 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#handle(event);
     } catch (err) {
       // A mapping failure must not break the provider's event loop.
-      this.#deps.logger.warn({ err, sessionId: this.session.id, type: event.type }, "realtime event could not be mapped");
+      this.#deps.logger.warn(
+        { err, sessionId: this.session.id, type: event.type },
+        "realtime event could not be mapped",
+      );
     }
   }
 
@@ -249,21 +268,39 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         return;
       case "speech_started": {
         const output = session.activeOutput;
-        if (output && (!this.#deps.options.interruptOnSpeech || this.#deps.interruptible?.(output) === false)) {
+        if (
+          output &&
+          (!this.#deps.options.interruptOnSpeech || this.#deps.interruptible?.(output) === false)
+        ) {
           // Speech over the answer is only noted; the answer keeps playing.
-          session.emit({ type: "input.audio.speech_started", turnId: output.turnId, ...(event.itemId ? { itemId: event.itemId } : {}), payload: speechPayload(event.audioStartMs) });
+          session.emit({
+            type: "input.audio.speech_started",
+            turnId: output.turnId,
+            ...(event.itemId ? { itemId: event.itemId } : {}),
+            payload: speechPayload(event.audioStartMs),
+          });
           return;
         }
         if (output) this.#bargeIn(output);
         const turn = session.ensureTurn({ reason: "barge_in" });
         session.startCapture(turn.id);
-        session.emit({ type: "input.audio.speech_started", turnId: turn.id, ...(event.itemId ? { itemId: event.itemId } : {}), payload: speechPayload(event.audioStartMs) });
+        session.emit({
+          type: "input.audio.speech_started",
+          turnId: turn.id,
+          ...(event.itemId ? { itemId: event.itemId } : {}),
+          payload: speechPayload(event.audioStartMs),
+        });
         return;
       }
       case "speech_stopped": {
         const turn = session.activeTurn;
         if (!turn || turn.state !== "active") return;
-        session.emit({ type: "input.audio.speech_stopped", turnId: turn.id, ...(event.itemId ? { itemId: event.itemId } : {}), payload: { ...(event.audioEndMs !== undefined ? { audioEndMs: event.audioEndMs } : {}) } });
+        session.emit({
+          type: "input.audio.speech_stopped",
+          turnId: turn.id,
+          ...(event.itemId ? { itemId: event.itemId } : {}),
+          payload: { ...(event.audioEndMs !== undefined ? { audioEndMs: event.audioEndMs } : {}) },
+        });
         // The provider answers after the user stops: end the user turn so its response flows under it.
         session.endTurn(turn.id);
         return;
@@ -285,7 +322,12 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       case "text_delta": {
         const turn = session.activeTurn;
         if (!turn || this.#cancelledItems.has(event.itemId)) return;
-        session.emit({ type: "output.text.delta", turnId: turn.id, itemId: event.itemId, payload: { text: event.text } });
+        session.emit({
+          type: "output.text.delta",
+          turnId: turn.id,
+          itemId: event.itemId,
+          payload: { text: event.text },
+        });
         return;
       }
       case "transcript_delta":
@@ -316,12 +358,26 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         return;
       }
       case "error":
-        session.emit({ type: "session.error", payload: { code: "provider_error", upstreamCode: event.code, message: event.message, fatal: event.fatal } });
+        session.emit({
+          type: "session.error",
+          payload: {
+            code: "provider_error",
+            upstreamCode: event.code,
+            message: event.message,
+            fatal: event.fatal,
+          },
+        });
         if (event.fatal) void this.close("error");
         return;
       case "closed":
         if (!this.#closing) {
-          session.emit({ type: "session.error", payload: { code: "provider_unavailable", message: `The provider session closed: ${event.reason}` } });
+          session.emit({
+            type: "session.error",
+            payload: {
+              code: "provider_unavailable",
+              message: `The provider session closed: ${event.reason}`,
+            },
+          });
           void this.close("error");
         }
         return;
@@ -338,7 +394,12 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       session.beginOutput({ itemId: event.itemId, turnId: turn.id });
       item = { turnId: turn.id, converter: undefined, bytes: 0 };
       this.#items.set(event.itemId, item);
-      session.emit({ type: "output.audio.started", turnId: turn.id, itemId: event.itemId, payload: { format: { ...this.#deps.outputFormat } } });
+      session.emit({
+        type: "output.audio.started",
+        turnId: turn.id,
+        itemId: event.itemId,
+        payload: { format: { ...this.#deps.outputFormat } },
+      });
     }
     if (sameFormat(event.format, this.#deps.outputFormat)) {
       // Passthrough (u-law in, u-law out): the provider's bytes go to the sink as they are.
@@ -365,7 +426,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     const finish = (): void => {
       if (signal.aborted || this.#cancelledItems.has(itemId) || this.session.state !== "active") return;
       const format = this.#deps.outputFormat;
-      const payload: OutputAudioPayload = { format: { ...format }, bytes: item.bytes, durationMs: durationMs(format, item.bytes) };
+      const payload: OutputAudioPayload = {
+        format: { ...format },
+        bytes: item.bytes,
+        durationMs: durationMs(format, item.bytes),
+      };
       this.session.emit({ type: "output.audio.done", turnId: item.turnId, itemId, final: true, payload });
       this.session.endOutput(itemId);
     };
@@ -379,7 +444,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     const format = this.#deps.outputFormat;
     item.bytes += data.byteLength;
     this.#sink.current()?.write({ data, format }, { turnId: item.turnId, itemId });
-    const payload: OutputAudioPayload = { format: { ...format }, bytes: data.byteLength, durationMs: durationMs(format, data.byteLength) };
+    const payload: OutputAudioPayload = {
+      format: { ...format },
+      bytes: data.byteLength,
+      durationMs: durationMs(format, data.byteLength),
+    };
     this.session.emit({ type: "output.audio.delta", turnId: item.turnId, itemId, payload });
   }
 
@@ -411,7 +480,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   #requireVoice(): RealtimeVoiceSession {
     if (this.session.state !== "active") throw new TalkError("session_closed");
-    if (!this.#voice) throw new TalkError("invalid_state", "The realtime provider session is not connected yet.");
+    if (!this.#voice)
+      throw new TalkError("invalid_state", "The realtime provider session is not connected yet.");
     return this.#voice;
   }
 
@@ -420,13 +490,22 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     const tools = this.#deps.tools;
     if (this.toolOwnership === "transport_only") {
       // The brain owns planning and tools here; the provider was offered none (seed 003: ignored, not run).
-      this.#deps.logger.warn({ sessionId: session.id, name: event.name }, "tool call from a transport-only provider session ignored");
+      this.#deps.logger.warn(
+        { sessionId: session.id, name: event.name },
+        "tool call from a transport-only provider session ignored",
+      );
       return;
     }
     if (!tools) {
       // No tools were offered to this session; a call can only be a provider error. Answer it so the provider does not wait.
-      this.#deps.logger.warn({ name: event.name }, "realtime provider called a tool in a session without tools");
-      this.#voice?.submitToolResult(event.callId, JSON.stringify({ error: "tool_not_found", message: "No tools are available." }));
+      this.#deps.logger.warn(
+        { name: event.name },
+        "realtime provider called a tool in a session without tools",
+      );
+      this.#voice?.submitToolResult(
+        event.callId,
+        JSON.stringify({ error: "tool_not_found", message: "No tools are available." }),
+      );
       return;
     }
     const turn = session.activeTurn ?? session.ensureTurn({ source: "provider" });
@@ -459,8 +538,14 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       (err: unknown) => {
         progress?.close();
         const error = toTalkError(err);
-        this.#deps.logger.warn({ name: event.name, code: error.code }, "realtime tool call rejected before dispatch");
-        this.#voice?.submitToolResult(event.callId, JSON.stringify({ error: error.code, message: error.message }));
+        this.#deps.logger.warn(
+          { name: event.name, code: error.code },
+          "realtime tool call rejected before dispatch",
+        );
+        this.#voice?.submitToolResult(
+          event.callId,
+          JSON.stringify({ error: error.code, message: error.message }),
+        );
       },
     );
   }
@@ -473,9 +558,13 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
    */
   #listenProgress(event: Extract<RealtimeProviderEvent, { type: "tool_call" }>, signal: AbortSignal) {
     const channel = this.#deps.tools?.progress;
-    if (!channel || !this.#deps.options.brain.progressive || event.name !== AGENT_CONSULT_TOOL) return undefined;
+    if (!channel || !this.#deps.options.brain.progressive || event.name !== AGENT_CONSULT_TOOL)
+      return undefined;
     if (!this.#progressive.supported) {
-      this.#deps.logger.warn({ sessionId: this.session.id }, "progressive answers need a provider session with speakText; answering at once");
+      this.#deps.logger.warn(
+        { sessionId: this.session.id },
+        "progressive answers need a provider session with speakText; answering at once",
+      );
       return undefined;
     }
     return this.#progressive.listen(channel, this.session.id, event.callId, signal);

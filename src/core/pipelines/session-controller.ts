@@ -19,7 +19,9 @@ export interface SessionController extends TalkSessionController {
 }
 
 /** True for controllers that take text input and verbatim speech (realtime and stt-tts). */
-export function hasTextInput(controller: TalkSessionController): controller is TalkSessionController & TalkTextInput {
+export function hasTextInput(
+  controller: TalkSessionController,
+): controller is TalkSessionController & TalkTextInput {
   const c = controller as Partial<TalkTextInput>;
   return typeof c.say === "function" && typeof c.sendUserText === "function";
 }
@@ -44,23 +46,53 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
     case "stt-tts": {
       const inputFormat = assertPcmFormat(input, "inputFormat");
       const outputFormat = assertPcmFormat(output, "outputFormat");
-      return new SttTtsPipeline({ session, providers, options, logger, inputFormat, outputFormat, sink: deps.sink });
+      return new SttTtsPipeline({
+        session,
+        providers,
+        options,
+        logger,
+        inputFormat,
+        outputFormat,
+        sink: deps.sink,
+      });
     }
     case "transcription":
-      return new TranscriptionPipeline({ session, providers, options, logger, inputFormat: assertPcmFormat(input, "inputFormat") });
+      return new TranscriptionPipeline({
+        session,
+        providers,
+        options,
+        logger,
+        inputFormat: assertPcmFormat(input, "inputFormat"),
+      });
     case "realtime": {
       const provider = providers.realtime(session);
-      if (!provider) throw new TalkError("provider_not_found", "No realtime provider is configured for this session.");
+      if (!provider)
+        throw new TalkError("provider_not_found", "No realtime provider is configured for this session.");
       if (!provider.connect) {
-        throw new TalkError("capability_unsupported", `Provider ${provider.id} cannot be driven over a gateway relay.`);
+        throw new TalkError(
+          "capability_unsupported",
+          `Provider ${provider.id} cannot be driven over a gateway relay.`,
+        );
       }
       // Encoded audio passes through only when the provider carries it both ways (one format per call leg).
       const both = (provider.capabilities.inputFormats ?? []).filter((f) =>
-        (provider.capabilities.outputFormats ?? []).some((o) => o.encoding === f.encoding && o.sampleRate === f.sampleRate && o.channels === f.channels),
+        (provider.capabilities.outputFormats ?? []).some(
+          (o) => o.encoding === f.encoding && o.sampleRate === f.sampleRate && o.channels === f.channels,
+        ),
       );
       const inputFormat = assertRealtimeFormat(input, "inputFormat", both);
       const outputFormat = assertRealtimeFormat(output, "outputFormat", both);
-      return new RealtimeRelayPipeline({ session, provider, tools: deps.tools, options, logger, inputFormat, outputFormat, sink: deps.sink, interruptible: deps.interruptible });
+      return new RealtimeRelayPipeline({
+        session,
+        provider,
+        tools: deps.tools,
+        options,
+        logger,
+        inputFormat,
+        outputFormat,
+        sink: deps.sink,
+        interruptible: deps.interruptible,
+      });
     }
   }
 }

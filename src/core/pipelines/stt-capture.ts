@@ -84,7 +84,12 @@ export class SttCapture {
     this.#result.catch((err: unknown) => {
       this.close();
       if (this.#signal.aborted || (isTalkError(err) && err.code === "cancelled")) return;
-      ctx.onError(this.turnId, isTalkError(err) ? err : new TalkError("provider_error", "Speech recognition failed.", { cause: err }));
+      ctx.onError(
+        this.turnId,
+        isTalkError(err)
+          ? err
+          : new TalkError("provider_error", "Speech recognition failed.", { cause: err }),
+      );
     });
   }
 
@@ -135,7 +140,8 @@ export class SttCapture {
   }
 
   #createVad(format: AudioFormat): Vad | undefined {
-    if (this.#ctx.silenceTimeoutMs === 0 || format.channels !== 1 || !VAD_RATES.has(format.sampleRate)) return undefined;
+    if (this.#ctx.silenceTimeoutMs === 0 || format.channels !== 1 || !VAD_RATES.has(format.sampleRate))
+      return undefined;
     return createVad({ sampleRate: format.sampleRate, hangoverMs: this.#ctx.silenceTimeoutMs });
   }
 

@@ -30,12 +30,15 @@ const localProviders: PipelineProviderResolver = {
 };
 
 function appendInFrames(append: (b: Uint8Array) => void, audio: Uint8Array): void {
-  for (let i = 0; i < audio.byteLength; i += 640) append(audio.subarray(i, Math.min(i + 640, audio.byteLength)));
+  for (let i = 0; i < audio.byteLength; i += 640)
+    append(audio.subarray(i, Math.min(i + 640, audio.byteLength)));
 }
 
 function espeakChildren(): number {
   try {
-    return execFileSync("pgrep", ["-P", String(process.pid), "-x", "espeak-ng"], { encoding: "utf8" }).split("\n").filter(Boolean).length;
+    return execFileSync("pgrep", ["-P", String(process.pid), "-x", "espeak-ng"], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean).length;
   } catch {
     return 0;
   }
@@ -48,7 +51,12 @@ afterEach(async () => {
 
 function sttTtsSession() {
   runtime = createTalkRuntime();
-  return runtime.createSession({ mode: "stt-tts", transport: "managed-room", brain: "agent-consult", owner: "gateway" });
+  return runtime.createSession({
+    mode: "stt-tts",
+    transport: "managed-room",
+    brain: "agent-consult",
+    owner: "gateway",
+  });
 }
 
 describe("stt-tts pipeline (espeak-ng + pocketsphinx + local agent)", () => {
@@ -56,7 +64,12 @@ describe("stt-tts pipeline (espeak-ng + pocketsphinx + local agent)", () => {
     const session = sttTtsSession();
     const log = new EventLog(session);
     const sink = new RecordingSink();
-    const controller = createSessionController({ session, providers: localProviders, sink, outputFormat: PCM16_24K });
+    const controller = createSessionController({
+      session,
+      providers: localProviders,
+      sink,
+      outputFormat: PCM16_24K,
+    });
 
     const turn = controller.startTurn();
     appendInFrames((b) => controller.appendAudio(b), GO_FORWARD);
@@ -82,8 +95,24 @@ describe("stt-tts pipeline (espeak-ng + pocketsphinx + local agent)", () => {
 
     // Events carry metadata only, and arrive in the contract's order.
     for (const e of log.events) expect(JSON.stringify(e.payload).length).toBeLessThan(1000);
-    const order = log.types().filter((t) => ["turn.ended", "transcript.done", "output.text.done", "output.audio.started", "output.audio.done"].includes(t));
-    expect(order).toEqual(["turn.ended", "transcript.done", "output.text.done", "output.audio.started", "output.audio.done"]);
+    const order = log
+      .types()
+      .filter((t) =>
+        [
+          "turn.ended",
+          "transcript.done",
+          "output.text.done",
+          "output.audio.started",
+          "output.audio.done",
+        ].includes(t),
+      );
+    expect(order).toEqual([
+      "turn.ended",
+      "transcript.done",
+      "output.text.done",
+      "output.audio.started",
+      "output.audio.done",
+    ]);
     expect(log.ofType("turn.cancelled")).toHaveLength(0);
   });
 
@@ -136,11 +165,15 @@ describe("stt-tts pipeline (espeak-ng + pocketsphinx + local agent)", () => {
   it("rejects audio outside a turn with no_active_turn and a stale endTurn with stale_turn", async () => {
     const session = sttTtsSession();
     const controller = createSessionController({ session, providers: localProviders });
-    expect(() => controller.appendAudio(GO_FORWARD.subarray(0, 640))).toThrowError(expect.objectContaining({ code: "no_active_turn" }));
+    expect(() => controller.appendAudio(GO_FORWARD.subarray(0, 640))).toThrowError(
+      expect.objectContaining({ code: "no_active_turn" }),
+    );
     const turn = controller.startTurn();
     await expect(controller.endTurn("not-the-turn")).rejects.toMatchObject({ code: "stale_turn" });
     expect(session.activeTurn?.id).toBe(turn.id);
-    expect(() => controller.appendAudio(GO_FORWARD.subarray(0, 641))).toThrowError(expect.objectContaining({ code: "invalid_audio" }));
+    expect(() => controller.appendAudio(GO_FORWARD.subarray(0, 641))).toThrowError(
+      expect.objectContaining({ code: "invalid_audio" }),
+    );
     await controller.close("test-done");
   });
 
@@ -156,7 +189,9 @@ describe("stt-tts pipeline (espeak-ng + pocketsphinx + local agent)", () => {
     expect(log.ofType("session.closed")).toHaveLength(1);
     // The STT work settled on abort instead of being abandoned after the close grace period.
     expect(session.stats.pendingWork).toBe(0);
-    expect(() => controller.appendAudio(GO_FORWARD.subarray(0, 640))).toThrowError(expect.objectContaining({ code: "session_closed" }));
+    expect(() => controller.appendAudio(GO_FORWARD.subarray(0, 640))).toThrowError(
+      expect.objectContaining({ code: "session_closed" }),
+    );
   });
 
   it("cancelTurn while capturing aborts the recognizer", async () => {
@@ -168,13 +203,20 @@ describe("stt-tts pipeline (espeak-ng + pocketsphinx + local agent)", () => {
     expect(controller.cancelTurn(turn.id, "client_request")).toBe(true);
     await session.close("test-done");
     expect(session.stats.pendingWork).toBe(0);
-    expect(log.ofType("turn.cancelled")[0]!.payload).toMatchObject({ aborted: expect.arrayContaining(["stt", "capture"]) });
+    expect(log.ofType("turn.cancelled")[0]!.payload).toMatchObject({
+      aborted: expect.arrayContaining(["stt", "capture"]),
+    });
     expect(log.ofType("transcript.done")).toHaveLength(0);
   });
 
   it("a session without an STT provider fails startTurn with provider_not_found", () => {
     const session = sttTtsSession();
-    const controller = createSessionController({ session, providers: { ...localProviders, stt: () => undefined } });
-    expect(() => controller.startTurn()).toThrowError(expect.objectContaining({ code: "provider_not_found" }));
+    const controller = createSessionController({
+      session,
+      providers: { ...localProviders, stt: () => undefined },
+    });
+    expect(() => controller.startTurn()).toThrowError(
+      expect.objectContaining({ code: "provider_not_found" }),
+    );
   });
 });

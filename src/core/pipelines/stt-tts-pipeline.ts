@@ -7,7 +7,13 @@ import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
-import { checkAppend, closeSessionClearingOutput, failTurn, isCancellation, SinkSlot } from "./pipeline-support.js";
+import {
+  checkAppend,
+  closeSessionClearingOutput,
+  failTurn,
+  isCancellation,
+  SinkSlot,
+} from "./pipeline-support.js";
 import type { SttCapture } from "./stt-capture.js";
 import { startUserTurnCapture } from "./user-turn-capture.js";
 import { streamAgentAnswer, type AgentAnswer } from "./agent-answer.js";
@@ -61,7 +67,10 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     this.#deps = deps;
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
     this.#history = new ConversationHistory(deps.options.historyEntries);
-    this.#voice = { speed: deps.options.speed, ...(deps.options.voice !== undefined ? { voice: deps.options.voice } : {}) };
+    this.#voice = {
+      speed: deps.options.speed,
+      ...(deps.options.voice !== undefined ? { voice: deps.options.voice } : {}),
+    };
   }
 
   appendAudio(data: Uint8Array): void {
@@ -80,7 +89,11 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     // Pressing to talk while the assistant answers supersedes (cancels) that answer.
     const turn = this.session.startTurn({ reason: "superseded" });
     if (previousOutput?.signal.aborted) {
-      this.#sink.clear({ turnId: previousOutput.turnId, itemId: previousOutput.itemId, reason: "superseded" });
+      this.#sink.clear({
+        turnId: previousOutput.turnId,
+        itemId: previousOutput.itemId,
+        reason: "superseded",
+      });
     }
     this.#capture?.close();
     this.#capture = startUserTurnCapture(this.#deps, stt, turn, (turnId) => this.endTurn(turnId));
@@ -98,7 +111,11 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     this.session.emit({
       type: "input.audio.committed",
       turnId,
-      payload: { bytes, durationMs: (bytes * 1000) / (2 * this.#deps.inputFormat.channels * this.#deps.inputFormat.sampleRate) },
+      payload: {
+        bytes,
+        durationMs:
+          (bytes * 1000) / (2 * this.#deps.inputFormat.channels * this.#deps.inputFormat.sampleRate),
+      },
     });
     // The RPC acknowledges the end of the user turn; the answer streams as events.
     void this.#answer(turn, capture);
@@ -167,7 +184,12 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   sendUserText(text: string, meta: Record<string, string> = {}): void {
     const turn = this.#textTurn("user");
     this.session.endTurn(turn.id);
-    this.session.emit({ type: "transcript.done", turnId: turn.id, final: true, payload: { ...meta, role: "user", text } });
+    this.session.emit({
+      type: "transcript.done",
+      turnId: turn.id,
+      final: true,
+      payload: { ...meta, role: "user", text },
+    });
     void this.#respond(turn, text);
   }
 
@@ -178,7 +200,11 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     if (current?.state === "active") this.cancelTurn(current.id, "superseded");
     const turn = this.session.startTurn({ reason: "superseded", source });
     if (previousOutput?.signal.aborted) {
-      this.#sink.clear({ turnId: previousOutput.turnId, itemId: previousOutput.itemId, reason: "superseded" });
+      this.#sink.clear({
+        turnId: previousOutput.turnId,
+        itemId: previousOutput.itemId,
+        reason: "superseded",
+      });
     }
     return turn;
   }
@@ -263,7 +289,13 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
    * when the agent is slow to say anything; a timeout is spoken as an apology
    * and reported as tool.error (agent_consult, timeout), never left as silence.
    */
-  #consult(agent: AgentProvider, turnId: string, itemId: string, messages: AgentMessage[], queue: TtsQueue): Promise<AgentAnswer> {
+  #consult(
+    agent: AgentProvider,
+    turnId: string,
+    itemId: string,
+    messages: AgentMessage[],
+    queue: TtsQueue,
+  ): Promise<AgentAnswer> {
     const { session } = this;
     const brain = this.#deps.options.brain;
     let reply: SpeechSettings = this.#settings();
@@ -303,7 +335,10 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
 
   /** Session-wide TTS settings (config, then directives without `once`). */
   #settings(): SpeechSettings {
-    return { speed: this.#voice.speed, ...(this.#voice.voice !== undefined ? { voice: this.#voice.voice } : {}) };
+    return {
+      speed: this.#voice.speed,
+      ...(this.#voice.voice !== undefined ? { voice: this.#voice.voice } : {}),
+    };
   }
 
   /** Applies a voice directive (seed 004): returns this reply's settings; without `once` the session's change too. */
@@ -311,7 +346,9 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     const current = this.#settings();
     const voice = d.voice ?? current.voice;
     const next = { speed: d.speed ?? current.speed, ...(voice !== undefined ? { voice } : {}) };
-    const unsupported = (["model", "stability", "similarity", "style"] as const).filter((k) => d[k] !== undefined);
+    const unsupported = (["model", "stability", "similarity", "style"] as const).filter(
+      (k) => d[k] !== undefined,
+    );
     if (unsupported.length > 0) {
       this.#deps.logger.info(
         { sessionId: this.session.id, keys: unsupported },
@@ -324,7 +361,8 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   }
 
   #require<T>(kind: string, provider: T | undefined): T {
-    if (!provider) throw new TalkError("provider_not_found", `No ${kind} provider is configured for this session.`);
+    if (!provider)
+      throw new TalkError("provider_not_found", `No ${kind} provider is configured for this session.`);
     return provider;
   }
 }

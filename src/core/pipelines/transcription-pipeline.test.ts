@@ -9,10 +9,16 @@ import { EventLog } from "./testing/pipeline-harness.js";
 
 const GO_FORWARD = readFileSync("/usr/share/pocketsphinx/test/data/goforward.raw");
 const stt = createPocketsphinxStt();
-const providers: PipelineProviderResolver = { stt: () => stt, tts: () => undefined, agent: () => undefined, realtime: () => undefined };
+const providers: PipelineProviderResolver = {
+  stt: () => stt,
+  tts: () => undefined,
+  agent: () => undefined,
+  realtime: () => undefined,
+};
 
 function appendInFrames(append: (b: Uint8Array) => void, audio: Uint8Array): void {
-  for (let i = 0; i < audio.byteLength; i += 640) append(audio.subarray(i, Math.min(i + 640, audio.byteLength)));
+  for (let i = 0; i < audio.byteLength; i += 640)
+    append(audio.subarray(i, Math.min(i + 640, audio.byteLength)));
 }
 
 let runtime: TalkRuntime;
@@ -22,7 +28,12 @@ afterEach(async () => {
 
 function transcriptionSession() {
   runtime = createTalkRuntime();
-  return runtime.createSession({ mode: "transcription", transport: "gateway-relay", brain: "none", owner: "gateway" });
+  return runtime.createSession({
+    mode: "transcription",
+    transport: "gateway-relay",
+    brain: "none",
+    owner: "gateway",
+  });
 }
 
 describe("transcription pipeline (pocketsphinx)", () => {
@@ -35,7 +46,11 @@ describe("transcription pipeline (pocketsphinx)", () => {
     expect(turn).toBeDefined();
     await controller.endTurn(turn.id);
     const done = await log.next("transcript.done");
-    expect(done).toMatchObject({ turnId: turn.id, final: true, payload: { role: "user", text: "go forward ten meters" } });
+    expect(done).toMatchObject({
+      turnId: turn.id,
+      final: true,
+      payload: { role: "user", text: "go forward ten meters" },
+    });
     expect(log.events.some((e) => e.type.startsWith("output."))).toBe(false);
     expect(controller.cancelOutput(undefined, "client_request")).toBe(false);
   });

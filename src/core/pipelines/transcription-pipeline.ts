@@ -49,7 +49,10 @@ export class TranscriptionPipeline implements TalkSessionController {
       return;
     }
     const turn = this.session.activeTurn;
-    const capture = turn?.state === "active" && this.#capture?.turnId === turn.id ? this.#capture : this.#begin(this.session.ensureTurn());
+    const capture =
+      turn?.state === "active" && this.#capture?.turnId === turn.id
+        ? this.#capture
+        : this.#begin(this.session.ensureTurn());
     capture.write(data);
   }
 
@@ -93,7 +96,8 @@ export class TranscriptionPipeline implements TalkSessionController {
     this.#held.push(data.slice());
     this.#heldBytes += data.byteLength;
     // Bounded: the oldest audio goes first if the recognizer is slow to finalize.
-    while (this.#heldBytes > limit && this.#held.length > 0) this.#heldBytes -= this.#held.shift()!.byteLength;
+    while (this.#heldBytes > limit && this.#held.length > 0)
+      this.#heldBytes -= this.#held.shift()!.byteLength;
   }
 
   #replayHeld(): void {
@@ -104,7 +108,10 @@ export class TranscriptionPipeline implements TalkSessionController {
     try {
       for (const data of held) this.appendAudio(data);
     } catch (err) {
-      this.#deps.logger.warn({ err, sessionId: this.session.id }, "audio held during finalization was dropped");
+      this.#deps.logger.warn(
+        { err, sessionId: this.session.id },
+        "audio held during finalization was dropped",
+      );
     }
   }
 

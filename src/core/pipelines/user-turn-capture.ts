@@ -49,7 +49,9 @@ export function startUserTurnCapture(
       },
       onEndOfSpeech: (turnId) => {
         if (session.activeTurn?.id === turnId && session.activeTurn.state === "active") {
-          endTurn(turnId).catch((err: unknown) => logger.debug({ err, turnId }, "automatic endTurn lost a race"));
+          endTurn(turnId).catch((err: unknown) =>
+            logger.debug({ err, turnId }, "automatic endTurn lost a race"),
+          );
         }
       },
       onError: (turnId, err) => failTurn(session, logger, turnId, err),

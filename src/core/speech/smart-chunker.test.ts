@@ -222,7 +222,13 @@ describe("smart chunker: boundaries", () => {
   });
 
   it("keeps the short first-chunk limits for the first chunk actually spoken", () => {
-    const options = { firstChunkMinChars: 5, firstChunkMaxChars: 100, minChars: 100, maxChars: 200, speakable: true };
+    const options = {
+      firstChunkMinChars: 5,
+      firstChunkMaxChars: 100,
+      minChars: 100,
+      maxChars: 200,
+      speakable: true,
+    };
     expect(chunkText("---\n\nHi there friend. More text follows here.", options)).toEqual([
       "Hi there friend.",
       "More text follows here.",

@@ -20,7 +20,11 @@ export function createGetTimeTool(options: GetTimeToolOptions = {}): ToolDefinit
     sideEffects: false,
     handler: async () => {
       const at = new Date(now());
-      const local = new Intl.DateTimeFormat("en-US", { timeZone, dateStyle: "full", timeStyle: "long" }).format(at);
+      const local = new Intl.DateTimeFormat("en-US", {
+        timeZone,
+        dateStyle: "full",
+        timeStyle: "long",
+      }).format(at);
       return JSON.stringify({ iso: at.toISOString(), timeZone, local });
     },
   };

@@ -81,7 +81,8 @@ export class MeetingAssistant {
       options: { ...deps.options.pipeline, silenceTimeoutMs: 0 },
       sink: this.#sink,
     });
-    if (!hasTextInput(controller)) throw new Error("meeting assistant: the stt-tts controller takes no text input");
+    if (!hasTextInput(controller))
+      throw new Error("meeting assistant: the stt-tts controller takes no text input");
     this.#controller = controller;
   }
 
@@ -130,7 +131,10 @@ export class MeetingAssistant {
     try {
       this.#controller.sendUserText(question, { speaker });
     } catch (err) {
-      this.#deps.logger.warn({ err, botId: this.#deps.botId }, "meeting: the assistant could not take the question");
+      this.#deps.logger.warn(
+        { err, botId: this.#deps.botId },
+        "meeting: the assistant could not take the question",
+      );
     }
   }
 

@@ -88,7 +88,10 @@ export class PageAudioSink implements TalkAudioSink {
   #schedule(): void {
     if (this.#waiters.size === 0) return;
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => (this.audible() ? this.#schedule() : this.#settle()), Math.max(1, this.#playhead - this.#now()));
+    this.#timer = setTimeout(
+      () => (this.audible() ? this.#schedule() : this.#settle()),
+      Math.max(1, this.#playhead - this.#now()),
+    );
   }
 
   #settle(): void {

@@ -25,7 +25,10 @@ describe("VoiceWakeStore", () => {
     expect(set.triggers).toEqual(["Hey Talkgate", "computer"]);
     expect(seen).toEqual([["Hey Talkgate", "computer"]]);
     expect(JSON.parse(readFileSync(file, "utf8")).triggers).toEqual(["Hey Talkgate", "computer"]);
-    expect(new VoiceWakeStore({ path: file, defaults: ["other"] }).get().triggers).toEqual(["Hey Talkgate", "computer"]);
+    expect(new VoiceWakeStore({ path: file, defaults: ["other"] }).get().triggers).toEqual([
+      "Hey Talkgate",
+      "computer",
+    ]);
   });
 
   it("refuses an empty list or a blank trigger with invalid_params and keeps the old list", () => {
@@ -41,7 +44,9 @@ describe("VoiceWakeStore", () => {
     new VoiceWakeStore({ path: file, defaults: ["a1"] }).set(["b2"]);
     writeFileSync(file, "{not json");
     expect(new VoiceWakeStore({ path: file, defaults: ["computer"] }).get().triggers).toEqual(["computer"]);
-    expect(() => new VoiceWakeStore({ path: file, defaults: [] })).toThrow(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => new VoiceWakeStore({ path: file, defaults: [] })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 
   it("a listener that throws does not stop the others", () => {

@@ -26,10 +26,19 @@ export function normalizeTriggers(triggers: readonly unknown[]): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const [i, t] of triggers.entries()) {
-    if (typeof t !== "string" || t.trim() === "" || t.trim().length > MAX_TRIGGER_CHARS || !/[\p{L}\p{N}]/u.test(t)) {
-      throw new TalkError("invalid_params", `triggers.${i} must be a word or phrase of 1..${MAX_TRIGGER_CHARS} characters.`, {
-        details: { issues: [{ path: `triggers.${i}`, message: "not a word or phrase" }] },
-      });
+    if (
+      typeof t !== "string" ||
+      t.trim() === "" ||
+      t.trim().length > MAX_TRIGGER_CHARS ||
+      !/[\p{L}\p{N}]/u.test(t)
+    ) {
+      throw new TalkError(
+        "invalid_params",
+        `triggers.${i} must be a word or phrase of 1..${MAX_TRIGGER_CHARS} characters.`,
+        {
+          details: { issues: [{ path: `triggers.${i}`, message: "not a word or phrase" }] },
+        },
+      );
     }
     const trigger = t.trim().replace(/\s+/g, " ");
     if (seen.has(trigger.toLowerCase())) continue;
@@ -106,10 +115,16 @@ export class VoiceWakeStore {
     try {
       const data = JSON.parse(text) as { triggers?: unknown; updatedAtMs?: unknown };
       if (!Array.isArray(data.triggers)) throw new Error("no triggers list");
-      return { triggers: normalizeTriggers(data.triggers), updatedAtMs: typeof data.updatedAtMs === "number" ? data.updatedAtMs : 0 };
+      return {
+        triggers: normalizeTriggers(data.triggers),
+        updatedAtMs: typeof data.updatedAtMs === "number" ? data.updatedAtMs : 0,
+      };
     } catch (err) {
       // A damaged file must not stop the server: the configured triggers apply until the next set.
-      this.#logger.warn({ err, path: this.#path }, "voicewake file unreadable; using the configured triggers");
+      this.#logger.warn(
+        { err, path: this.#path },
+        "voicewake file unreadable; using the configured triggers",
+      );
       return undefined;
     }
   }

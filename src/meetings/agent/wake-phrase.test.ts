@@ -3,8 +3,14 @@ import { matchWakePhrase, wakeWords } from "./wake-phrase.js";
 
 describe("matchWakePhrase", () => {
   it("finds a trigger anywhere, ignoring case and punctuation, and returns the words after it", () => {
-    expect(matchWakePhrase("Well, Computer: what time is it?", ["computer"])).toEqual({ trigger: "computer", rest: "what time is it" });
-    expect(matchWakePhrase("go forward ten meters", ["go forward"])).toEqual({ trigger: "go forward", rest: "ten meters" });
+    expect(matchWakePhrase("Well, Computer: what time is it?", ["computer"])).toEqual({
+      trigger: "computer",
+      rest: "what time is it",
+    });
+    expect(matchWakePhrase("go forward ten meters", ["go forward"])).toEqual({
+      trigger: "go forward",
+      rest: "ten meters",
+    });
   });
 
   it("tolerates a recognizer's small misspellings of longer words but not of short ones", () => {
@@ -21,7 +27,10 @@ describe("matchWakePhrase", () => {
 
   it("prefers the earliest trigger, then the longest one at the same place", () => {
     expect(matchWakePhrase("assistant computer go", ["computer", "assistant"])?.trigger).toBe("assistant");
-    expect(matchWakePhrase("hey computer go", ["hey", "hey computer"])).toEqual({ trigger: "hey computer", rest: "go" });
+    expect(matchWakePhrase("hey computer go", ["hey", "hey computer"])).toEqual({
+      trigger: "hey computer",
+      rest: "go",
+    });
   });
 
   it("splits words on whitespace and punctuation", () => {

@@ -7,7 +7,11 @@ import type { PipelineProviderResolver } from "../../core/pipelines/index.js";
 import type { AppJobs, JobInfo } from "../../cluster/index.js";
 import type { TalkRuntime } from "../../core/session-types.js";
 import { isTerminal, type BotMode, type BotStatus } from "../bot-status.js";
-import { resolveMeetingsOptions, type MeetingsOptions, type ResolvedMeetingsOptions } from "../meetings-options.js";
+import {
+  resolveMeetingsOptions,
+  type MeetingsOptions,
+  type ResolvedMeetingsOptions,
+} from "../meetings-options.js";
 import type { PlatformDriver } from "../platforms/platform-driver.js";
 import { ChromiumLauncher, type BrowserLauncher } from "./browser-launcher.js";
 import { MeetingBot, type MeetingBotDeps } from "./meeting-bot.js";
@@ -78,7 +82,8 @@ export class BotManager {
   #closing: Promise<void> | undefined;
 
   constructor(deps: BotManagerOptions) {
-    if (deps.drivers.length === 0) throw new TalkError("config_invalid", "BotManager needs at least one platform driver.");
+    if (deps.drivers.length === 0)
+      throw new TalkError("config_invalid", "BotManager needs at least one platform driver.");
     if (!deps.dataDir) throw new TalkError("config_invalid", "BotManager.dataDir is required.");
     this.options = resolveMeetingsOptions(deps.options);
     this.#deps = deps;
@@ -98,24 +103,46 @@ export class BotManager {
     try {
       url = new URL(request.meetingUrl);
     } catch {
-      throw new TalkError("invalid_params", "meetingUrl is not a URL.", { details: { issues: [{ path: "meetingUrl", message: "not a URL" }] } });
+      throw new TalkError("invalid_params", "meetingUrl is not a URL.", {
+        details: { issues: [{ path: "meetingUrl", message: "not a URL" }] },
+      });
     }
     if (url.protocol !== "https:" && url.protocol !== "http:") {
-      throw new TalkError("invalid_params", "meetingUrl must be http(s).", { details: { issues: [{ path: "meetingUrl", message: "must be http(s)" }] } });
+      throw new TalkError("invalid_params", "meetingUrl must be http(s).", {
+        details: { issues: [{ path: "meetingUrl", message: "must be http(s)" }] },
+      });
     }
     const driver = request.platform
       ? this.#deps.drivers.find((d) => d.platform === request.platform)
       : this.#deps.drivers.find((d) => d.matches(url));
     if (!driver) {
-      throw new TalkError("invalid_params", request.platform ? `Unknown platform ${request.platform}.` : "No platform driver handles this meeting URL.", {
-        details: { issues: [{ path: request.platform ? "platform" : "meetingUrl", message: "unsupported", platforms: this.platforms }] },
-      });
+      throw new TalkError(
+        "invalid_params",
+        request.platform
+          ? `Unknown platform ${request.platform}.`
+          : "No platform driver handles this meeting URL.",
+        {
+          details: {
+            issues: [
+              {
+                path: request.platform ? "platform" : "meetingUrl",
+                message: "unsupported",
+                platforms: this.platforms,
+              },
+            ],
+          },
+        },
+      );
     }
     if (request.mode === "agent" && !this.#deps.agent) {
-      throw new TalkError("capability_unsupported", "Agent mode needs an agent and voicewake triggers; this server has none configured.");
+      throw new TalkError(
+        "capability_unsupported",
+        "Agent mode needs an agent and voicewake triggers; this server has none configured.",
+      );
     }
     const running = [...this.#bots.values()].filter((b) => !isTerminal(b.status.state)).length;
-    if (running >= this.options.maxBots) throw new TalkError("session_limit", `This worker runs ${running} bots (meetings.maxBots).`);
+    if (running >= this.options.maxBots)
+      throw new TalkError("session_limit", `This worker runs ${running} bots (meetings.maxBots).`);
 
     const id = randomUUID();
     const normalized: CreateBotRequest = { ...request, platform: driver.platform };
@@ -123,10 +150,16 @@ export class BotManager {
     const jobs = this.#deps.jobs;
     if (jobs) {
       const delayMs = request.joinAt ? Math.max(0, Date.parse(request.joinAt) - Date.now()) : 0;
-      jobs.enqueue<BotJobData>("meeting-bot", { id, request: normalized }, { jobId: id, ...(delayMs > 0 ? { delayMs } : {}) }).catch((err: unknown) => {
-        this.#logger.error({ err, botId: id }, "meeting bot job not queued");
-        bot.fail("capture_failed", "The bot job could not be queued.");
-      });
+      jobs
+        .enqueue<BotJobData>(
+          "meeting-bot",
+          { id, request: normalized },
+          { jobId: id, ...(delayMs > 0 ? { delayMs } : {}) },
+        )
+        .catch((err: unknown) => {
+          this.#logger.error({ err, botId: id }, "meeting bot job not queued");
+          bot.fail("capture_failed", "The bot job could not be queued.");
+        });
     } else {
       this.#start(bot);
     }
@@ -136,7 +169,12 @@ export class BotManager {
   #bot(id: string, request: CreateBotRequest, driver: PlatformDriver): MeetingBot {
     const bot = new MeetingBot({
       id,
-      request: { meetingUrl: request.meetingUrl, botName: request.botName, mode: request.mode, ...(request.joinAt ? { joinAt: request.joinAt } : {}) },
+      request: {
+        meetingUrl: request.meetingUrl,
+        botName: request.botName,
+        mode: request.mode,
+        ...(request.joinAt ? { joinAt: request.joinAt } : {}),
+      },
       driver,
       launcher: this.#launcher,
       runtime: this.#deps.runtime,
@@ -144,7 +182,9 @@ export class BotManager {
       options: this.options,
       captureUrl: (token) => this.#captureUrl(id, token),
       transcriptPath: this.transcriptPath(id),
-      notifier: this.options.webhook ? new WebhookNotifier(this.options.webhook, this.#logger, this.#shutdown.signal) : undefined,
+      notifier: this.options.webhook
+        ? new WebhookNotifier(this.options.webhook, this.#logger, this.#shutdown.signal)
+        : undefined,
       logger: this.#logger,
       ...(this.#deps.browserArgs ? { browserArgs: this.#deps.browserArgs } : {}),
       ...(this.#deps.agent ? { assistant: this.#assistant(this.#deps.agent) } : {}),
@@ -157,7 +197,12 @@ export class BotManager {
     const o = this.options;
     return {
       triggers: () => agent.voiceWake.get().triggers,
-      options: { wakeWindowMs: o.wakeWindowMs, bargeInMs: o.bargeInMs, echoTailMs: o.echoTailMs, pipeline: agent.pipeline },
+      options: {
+        wakeWindowMs: o.wakeWindowMs,
+        bargeInMs: o.bargeInMs,
+        echoTailMs: o.echoTailMs,
+        pipeline: agent.pipeline,
+      },
     };
   }
 
@@ -172,18 +217,27 @@ export class BotManager {
   async #runJob(job: JobInfo<BotJobData>, signal: AbortSignal): Promise<BotStatus> {
     const data = job.data;
     const driver = this.#deps.drivers.find((d) => d.platform === data.request.platform);
-    if (!driver) throw new TalkError("invalid_params", `This worker has no driver for ${data.request.platform}.`);
+    if (!driver)
+      throw new TalkError("invalid_params", `This worker has no driver for ${data.request.platform}.`);
     const bot = this.#bots.get(data.id) ?? this.#bot(data.id, data.request, driver);
     this.#runHere.add(data.id);
     const leave = (): void => bot.requestLeave("requested");
     signal.addEventListener("abort", leave, { once: true });
     // Status and transcript become readable from every worker: the job's progress and log (BullMQ, in Redis).
     const report = (status: BotStatus): void => {
-      job.progress?.(status).catch((err: unknown) => this.#logger.debug({ err, botId: data.id }, "meeting bot status not recorded"));
+      job
+        .progress?.(status)
+        .catch((err: unknown) =>
+          this.#logger.debug({ err, botId: data.id }, "meeting bot status not recorded"),
+        );
     };
     const offStatus = bot.onChange(report);
     const offLine = bot.onLine((line) => {
-      job.log?.(JSON.stringify(line)).catch((err: unknown) => this.#logger.debug({ err, botId: data.id }, "meeting transcript line not recorded"));
+      job
+        .log?.(JSON.stringify(line))
+        .catch((err: unknown) =>
+          this.#logger.debug({ err, botId: data.id }, "meeting transcript line not recorded"),
+        );
     });
     report(bot.status);
     try {
@@ -203,12 +257,17 @@ export class BotManager {
     const local = this.#bots.get(id);
     if (local && (!this.#deps.jobs || this.#runHere.has(id))) return local.status;
     const record = await this.#record(id, false);
-    return (record?.progress as BotStatus | undefined) ?? local?.status ?? (record ? this.#scheduledStatus(record.data) : undefined);
+    return (
+      (record?.progress as BotStatus | undefined) ??
+      local?.status ??
+      (record ? this.#scheduledStatus(record.data) : undefined)
+    );
   }
 
   /** Finalized transcript lines: the durable file here, or the job's log for a bot on another worker. */
   async transcriptOf(id: string): Promise<TranscriptLine[] | undefined> {
-    if (this.#bots.has(id) && (!this.#deps.jobs || this.#runHere.has(id))) return readTranscript(this.transcriptPath(id));
+    if (this.#bots.has(id) && (!this.#deps.jobs || this.#runHere.has(id)))
+      return readTranscript(this.transcriptPath(id));
     const record = await this.#record(id, true);
     if (!record) return this.#bots.has(id) ? [] : undefined;
     return record.logs.flatMap((l) => {
@@ -225,7 +284,9 @@ export class BotManager {
     const local = this.stop(id);
     if (local || !this.#deps.jobs) return local;
     const record = await this.#record(id, false);
-    return record ? ((record.progress as BotStatus | undefined) ?? this.#scheduledStatus(record.data)) : undefined;
+    return record
+      ? ((record.progress as BotStatus | undefined) ?? this.#scheduledStatus(record.data))
+      : undefined;
   }
 
   async #record(id: string, logs: boolean): Promise<Awaited<ReturnType<AppJobs["inspect"]>>> {
@@ -301,7 +362,8 @@ export class BotManager {
 
   #captureUrl(id: string, token: string): string {
     const base = this.#deps.localBaseUrl();
-    if (!base) throw new TalkError("invalid_state", "The server is not listening: bots cannot stream audio back.");
+    if (!base)
+      throw new TalkError("invalid_state", "The server is not listening: bots cannot stream audio back.");
     const url = new URL(`/meetings/bots/${encodeURIComponent(id)}/capture`, base);
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     url.searchParams.set("token", token);

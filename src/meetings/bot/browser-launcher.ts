@@ -64,7 +64,8 @@ export class ChromiumLauncher implements BrowserLauncher {
   constructor(options: ChromiumLauncherOptions = {}) {
     this.#executablePath = options.executablePath ?? "/usr/bin/chromium";
     this.#locale = options.locale ?? "en-US";
-    if (!this.#executablePath) throw new TalkError("config_invalid", "ChromiumLauncher.executablePath must be a path");
+    if (!this.#executablePath)
+      throw new TalkError("config_invalid", "ChromiumLauncher.executablePath must be a path");
   }
 
   async launch(request: LaunchRequest): Promise<LaunchedBrowser> {
@@ -92,8 +93,11 @@ export class ChromiumLauncher implements BrowserLauncher {
     } catch (err) {
       await killBrowser(browser);
       await rm(profile, { recursive: true, force: true }).catch(() => {});
-      if (request.signal.aborted) throw new TalkError("cancelled", "Browser launch cancelled.", { cause: err });
-      throw new TalkError("provider_unavailable", `Chromium did not start: ${(err as Error).message}`, { cause: err });
+      if (request.signal.aborted)
+        throw new TalkError("cancelled", "Browser launch cancelled.", { cause: err });
+      throw new TalkError("provider_unavailable", `Chromium did not start: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
 }

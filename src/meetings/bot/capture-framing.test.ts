@@ -5,18 +5,32 @@ import { decodeCaptureFrame, encodeCaptureFrame } from "./capture-framing.js";
 describe("capture framing", () => {
   it("round-trips an Opus frame with its track id, channels and rate", () => {
     const payload = new Uint8Array([0x78, 1, 2, 3]);
-    const frame = decodeCaptureFrame(encodeCaptureFrame({ kind: "opus", trackId: "trk-é", channels: 2, sampleRate: 48_000, payload }));
+    const frame = decodeCaptureFrame(
+      encodeCaptureFrame({ kind: "opus", trackId: "trk-é", channels: 2, sampleRate: 48_000, payload }),
+    );
     expect(frame).toMatchObject({ kind: "opus", trackId: "trk-é", channels: 2, sampleRate: 48_000 });
     expect([...frame.payload]).toEqual([...payload]);
   });
 
   it("rejects frames with a bad header, an unknown kind or torn PCM samples with invalid_audio", () => {
-    const good = encodeCaptureFrame({ kind: "pcm16", trackId: "t", channels: 1, sampleRate: 48_000, payload: new Uint8Array(4) });
+    const good = encodeCaptureFrame({
+      kind: "pcm16",
+      trackId: "t",
+      channels: 1,
+      sampleRate: 48_000,
+      payload: new Uint8Array(4),
+    });
     const bad = [
       good.subarray(0, 5),
       Uint8Array.from(good, (b, i) => (i === 0 ? 9 : b)),
       Uint8Array.from(good, (b, i) => (i === 2 ? 200 : b)),
-      encodeCaptureFrame({ kind: "pcm16", trackId: "t", channels: 1, sampleRate: 48_000, payload: new Uint8Array(3) }),
+      encodeCaptureFrame({
+        kind: "pcm16",
+        trackId: "t",
+        channels: 1,
+        sampleRate: 48_000,
+        payload: new Uint8Array(3),
+      }),
     ];
     for (const data of bad) {
       expect(() => decodeCaptureFrame(data)).toThrow(TalkError);

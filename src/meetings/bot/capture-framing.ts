@@ -37,7 +37,8 @@ const KIND_NAMES: Record<number, FrameKind> = { 1: "opus", 2: "pcm16", 3: "ended
 
 /** Parses one binary frame. Throws invalid_audio on anything malformed (the caller drops it). */
 export function decodeCaptureFrame(data: Uint8Array): CaptureFrame {
-  if (data.byteLength < HEADER_BYTES) throw new TalkError("invalid_audio", "capture frame shorter than its header");
+  if (data.byteLength < HEADER_BYTES)
+    throw new TalkError("invalid_audio", "capture frame shorter than its header");
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const kind = KIND_NAMES[view.getUint8(0)];
   const channels = view.getUint8(1);
@@ -61,7 +62,8 @@ export function decodeCaptureFrame(data: Uint8Array): CaptureFrame {
 /** Builds one binary frame (server side: assistant audio; tests: page frames). */
 export function encodeCaptureFrame(frame: CaptureFrame): Uint8Array {
   const id = new TextEncoder().encode(frame.trackId);
-  if (id.byteLength === 0 || id.byteLength > MAX_TRACK_ID_BYTES) throw new TalkError("invalid_params", "track id must be 1..255 bytes");
+  if (id.byteLength === 0 || id.byteLength > MAX_TRACK_ID_BYTES)
+    throw new TalkError("invalid_params", "track id must be 1..255 bytes");
   const out = new Uint8Array(HEADER_BYTES + id.byteLength + frame.payload.byteLength);
   const view = new DataView(out.buffer);
   view.setUint8(0, FRAME_KIND[frame.kind]);

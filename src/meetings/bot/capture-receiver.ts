@@ -116,7 +116,10 @@ export class CaptureReceiver {
     } else if (message.type === "track" && typeof message.trackId === "string") {
       this.#track(message.trackId);
     } else if (message.type === "capture-error") {
-      this.#ctx.logger.warn({ trackId: message.trackId, message: message.message }, "meeting capture error in the page");
+      this.#ctx.logger.warn(
+        { trackId: message.trackId, message: message.message },
+        "meeting capture error in the page",
+      );
     }
   }
 
@@ -164,7 +167,8 @@ export class CaptureReceiver {
       track.segmenter.write(track.decoder.decode(frame));
     } catch (err) {
       // A bad frame is dropped; only the first few are logged so a broken page cannot flood the log.
-      if (++this.#badFrames <= 5) this.#ctx.logger.warn({ err: isTalkError(err) ? err.message : err }, "meeting capture frame dropped");
+      if (++this.#badFrames <= 5)
+        this.#ctx.logger.warn({ err: isTalkError(err) ? err.message : err }, "meeting capture frame dropped");
     }
   }
 

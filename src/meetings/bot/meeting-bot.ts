@@ -2,10 +2,22 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { WebSocket } from "ws";
 import { TalkError } from "../../core/errors.js";
 import type { TalkLogger } from "../../core/logger.js";
-import { createSessionController, type PipelineProviderResolver, type SessionController } from "../../core/pipelines/index.js";
+import {
+  createSessionController,
+  type PipelineProviderResolver,
+  type SessionController,
+} from "../../core/pipelines/index.js";
 import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
 import type { TalkEvent } from "../../core/talk-events.js";
-import { isTerminal, type BotMode, type BotState, type BotStatus, type BotSubCode, type EndedCode, type FatalCode } from "../bot-status.js";
+import {
+  isTerminal,
+  type BotMode,
+  type BotState,
+  type BotStatus,
+  type BotSubCode,
+  type EndedCode,
+  type FatalCode,
+} from "../bot-status.js";
 import type { ResolvedMeetingsOptions } from "../meetings-options.js";
 import type { DriverPage, MeetingObservation, PlatformDriver } from "../platforms/platform-driver.js";
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
@@ -45,7 +57,9 @@ export interface MeetingBotDeps {
 }
 
 /** How a run ends: the terminal state and why. */
-type Outcome = { state: "ended"; subCode: EndedCode; message?: string } | { state: "fatal"; subCode: FatalCode; message?: string };
+type Outcome =
+  | { state: "ended"; subCode: EndedCode; message?: string }
+  | { state: "fatal"; subCode: FatalCode; message?: string };
 
 class BotEnd extends Error {
   constructor(readonly outcome: Outcome) {
@@ -53,11 +67,14 @@ class BotEnd extends Error {
   }
 }
 
-const ended = (subCode: EndedCode, message?: string): BotEnd => new BotEnd({ state: "ended", subCode, ...(message ? { message } : {}) });
-const fatal = (subCode: FatalCode, message?: string): BotEnd => new BotEnd({ state: "fatal", subCode, ...(message ? { message } : {}) });
+const ended = (subCode: EndedCode, message?: string): BotEnd =>
+  new BotEnd({ state: "ended", subCode, ...(message ? { message } : {}) });
+const fatal = (subCode: FatalCode, message?: string): BotEnd =>
+  new BotEnd({ state: "fatal", subCode, ...(message ? { message } : {}) });
 
 /** Navigation errors that mean the meeting address leads nowhere. */
-const NOT_FOUND_NET_ERRORS = /ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_REFUSED|ERR_ADDRESS_UNREACHABLE|ERR_INVALID_URL/;
+const NOT_FOUND_NET_ERRORS =
+  /ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_REFUSED|ERR_ADDRESS_UNREACHABLE|ERR_INVALID_URL/;
 
 /**
  * One bot in one meeting: launch, join through the platform driver, capture,
@@ -166,7 +183,8 @@ export class MeetingBot {
     if (err instanceof BotEnd) return err.outcome;
     const leave = this.#leave.signal.reason;
     if (leave instanceof BotEnd && !this.#browser?.crashed.aborted) return leave.outcome;
-    if (this.#browser?.crashed.aborted) return { state: "fatal", subCode: "browser_crashed", message: "The browser died." };
+    if (this.#browser?.crashed.aborted)
+      return { state: "fatal", subCode: "browser_crashed", message: "The browser died." };
     this.#deps.logger.error({ err, botId: this.id }, "meeting bot failed");
     return { state: "fatal", subCode: "capture_failed", message: (err as Error)?.message ?? String(err) };
   }
@@ -185,7 +203,12 @@ export class MeetingBot {
       transport: "gateway-relay",
       brain: "none",
       owner: "gateway",
-      metadata: { surface: "meeting", botId: this.id, platform: this.#deps.driver.platform, mode: request.mode },
+      metadata: {
+        surface: "meeting",
+        botId: this.id,
+        platform: this.#deps.driver.platform,
+        mode: request.mode,
+      },
       source: "meeting",
     });
     this.#session = session;
@@ -193,10 +216,17 @@ export class MeetingBot {
     session.subscribe((event) => this.#onSessionEvent(event));
     const tagged = speakerTaggedSession(session, (turnId) => {
       const trackId = this.#turnTracks.get(turnId);
-      return trackId === undefined ? undefined : { trackId, speaker: this.#speakers.get(trackId) ?? "unknown" };
+      return trackId === undefined
+        ? undefined
+        : { trackId, speaker: this.#speakers.get(trackId) ?? "unknown" };
     });
     // The floor decides turns (one utterance of one participant each), so the pipeline's own VAD stays off.
-    this.#controller = createSessionController({ session: tagged, providers, logger, options: { silenceTimeoutMs: 0 } });
+    this.#controller = createSessionController({
+      session: tagged,
+      providers,
+      logger,
+      options: { silenceTimeoutMs: 0 },
+    });
     this.#capture = new CaptureReceiver({
       controller: this.#controller,
       maxAppendBytes: 65_536,
@@ -253,7 +283,10 @@ export class MeetingBot {
     const { launcher, driver, options, request } = this.#deps;
     const signal = this.#leave.signal;
     this.#browser = await launcher.launch({
-      initScript: captureScript({ url: this.#deps.captureUrl(this.#captureToken), forcePcm: options.forcePcm }),
+      initScript: captureScript({
+        url: this.#deps.captureUrl(this.#captureToken),
+        forcePcm: options.forcePcm,
+      }),
       extraArgs: this.#deps.browserArgs ?? [],
       label: this.id,
       signal,
@@ -263,7 +296,10 @@ export class MeetingBot {
     const url = driver.joinUrl(new URL(request.meetingUrl), request.botName);
     let status: number | undefined;
     try {
-      const response = await page.goto(url, { waitUntil: "domcontentloaded", timeout: options.joinTimeoutMs });
+      const response = await page.goto(url, {
+        waitUntil: "domcontentloaded",
+        timeout: options.joinTimeoutMs,
+      });
       status = response?.status();
     } catch (err) {
       this.#throwIfGone();
@@ -287,12 +323,16 @@ export class MeetingBot {
       this.#throwIfGone();
       let seen: MeetingObservation;
       try {
-        seen = await this.#deps.driver.observe(this.#page(), { botName: this.#deps.request.botName, signal: this.#leave.signal });
+        seen = await this.#deps.driver.observe(this.#page(), {
+          botName: this.#deps.request.botName,
+          signal: this.#leave.signal,
+        });
         failures = 0;
       } catch (err) {
         this.#throwIfGone();
         // A navigation in progress destroys the execution context: transient, unless it persists.
-        if (++failures >= 10) throw fatal("browser_crashed", `The page stopped answering: ${(err as Error).message}`);
+        if (++failures >= 10)
+          throw fatal("browser_crashed", `The page stopped answering: ${(err as Error).message}`);
         await this.#sleep(options.pollIntervalMs);
         continue;
       }
@@ -317,7 +357,8 @@ export class MeetingBot {
           if (now - waitingSince >= options.waitingRoomTimeoutMs) throw ended("waiting_room_timeout");
           break;
         case "joining":
-          if (joinedAt === undefined && now - launchedAt >= options.joinTimeoutMs) throw fatal("blocked_by_platform", `not admitted: ${seen.detail ?? ""}`);
+          if (joinedAt === undefined && now - launchedAt >= options.joinTimeoutMs)
+            throw fatal("blocked_by_platform", `not admitted: ${seen.detail ?? ""}`);
           break;
         case "in_call":
           if (joinedAt === undefined) {
@@ -342,10 +383,13 @@ export class MeetingBot {
     } else {
       this.#aloneSince = undefined;
     }
-    if (options.silenceTimeoutMs > 0 && now - this.#lastSpeechAt >= options.silenceTimeoutMs) throw ended("silence_timeout");
+    if (options.silenceTimeoutMs > 0 && now - this.#lastSpeechAt >= options.silenceTimeoutMs)
+      throw ended("silence_timeout");
     if (now - joinedAt >= options.maxDurationMs) throw ended("max_duration");
-    if (!capture.everConnected && now - joinedAt >= options.captureTimeoutMs) throw fatal("capture_failed", "The page never opened its capture socket.");
-    if (capture.lostAt !== undefined && now - capture.lostAt >= options.captureTimeoutMs) throw fatal("capture_failed", "The page's capture socket closed.");
+    if (!capture.everConnected && now - joinedAt >= options.captureTimeoutMs)
+      throw fatal("capture_failed", "The page never opened its capture socket.");
+    if (capture.lostAt !== undefined && now - capture.lostAt >= options.captureTimeoutMs)
+      throw fatal("capture_failed", "The page's capture socket closed.");
   }
 
   #updateParticipants(participants: string[]): void {
@@ -382,7 +426,10 @@ export class MeetingBot {
     this.#status.timings.endedAt = new Date().toISOString();
     this.#transition(outcome.state, outcome.subCode, outcome.message);
     if (outcome.state === "fatal") {
-      this.#session?.emit({ type: "health.changed", payload: { ok: false, botId: this.id, state: "fatal", subCode: outcome.subCode } });
+      this.#session?.emit({
+        type: "health.changed",
+        payload: { ok: false, botId: this.id, state: "fatal", subCode: outcome.subCode },
+      });
     }
     await this.#controller?.close(outcome.state === "fatal" ? "error" : "completed");
     this.#transcript?.close();
@@ -393,17 +440,35 @@ export class MeetingBot {
     this.#status.state = state;
     if (subCode !== undefined) this.#status.subCode = subCode;
     if (message !== undefined) this.#status.message = message;
-    this.#status.history.push({ state, ...(subCode ? { subCode } : {}), ...(message ? { message } : {}), at: new Date().toISOString() });
+    this.#status.history.push({
+      state,
+      ...(subCode ? { subCode } : {}),
+      ...(message ? { message } : {}),
+      at: new Date().toISOString(),
+    });
     this.#deps.logger.info({ botId: this.id, state, subCode }, "meeting bot state");
     this.#emitState();
-    void this.#deps.notifier?.notify({ type: "meeting.bot.state", botId: this.id, state, subCode, message, at: new Date().toISOString() });
+    void this.#deps.notifier?.notify({
+      type: "meeting.bot.state",
+      botId: this.id,
+      state,
+      subCode,
+      message,
+      at: new Date().toISOString(),
+    });
   }
 
   #emitState(): void {
     const s = this.#status;
     this.#session?.emit({
       type: "session.updated",
-      payload: { botId: s.id, state: s.state, subCode: s.subCode, participants: s.participants, platform: s.platform },
+      payload: {
+        botId: s.id,
+        state: s.state,
+        subCode: s.subCode,
+        participants: s.participants,
+        platform: s.platform,
+      },
     });
     for (const listener of this.#listeners) {
       try {

@@ -60,7 +60,10 @@ export class SpeakerFloor {
     while (total > this.#ctx.maxQueuedMs && this.#queue.length > 1) {
       const dropped = this.#queue.shift()!;
       total -= dropped.durationMs;
-      this.#ctx.logger.warn({ trackId: dropped.trackId, ms: dropped.durationMs }, "meeting: utterance dropped while waiting for the floor");
+      this.#ctx.logger.warn(
+        { trackId: dropped.trackId, ms: dropped.durationMs },
+        "meeting: utterance dropped while waiting for the floor",
+      );
     }
   }
 
@@ -89,7 +92,9 @@ export class SpeakerFloor {
       () => {
         controller
           .endTurn(turnId)
-          .catch((err: unknown) => this.#ctx.logger.debug({ err, turnId }, "meeting: caption turn did not end cleanly"))
+          .catch((err: unknown) =>
+            this.#ctx.logger.debug({ err, turnId }, "meeting: caption turn did not end cleanly"),
+          )
           .finally(() => {
             this.#holder = undefined;
             this.#next();

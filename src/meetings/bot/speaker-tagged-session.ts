@@ -17,7 +17,11 @@ export function speakerTaggedSession(session: TalkSession, speakerOf: SpeakerOfT
   const emit: TalkSession["emit"] = <T>(init: TalkEventInit<T>) => {
     if (init.type.startsWith("transcript.") && init.turnId !== undefined) {
       const who = speakerOf(init.turnId);
-      const payload = { ...(init.payload as object), speaker: who?.speaker ?? "unknown", ...(who ? { trackId: who.trackId } : {}) };
+      const payload = {
+        ...(init.payload as object),
+        speaker: who?.speaker ?? "unknown",
+        ...(who ? { trackId: who.trackId } : {}),
+      };
       return session.emit({ ...init, payload } as TalkEventInit<T>);
     }
     return session.emit(init);

@@ -11,7 +11,9 @@ interface Received {
   headers: IncomingMessage["headers"];
 }
 
-async function receiver(statuses: number[]): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
+async function receiver(
+  statuses: number[],
+): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     let body = "";
@@ -37,23 +39,42 @@ describe("meeting webhooks", () => {
   it("signs each body with HMAC-SHA256 over timestamp and body, and retries 5xx until delivered, in order", async () => {
     const r = await receiver([503, 500, 200, 200]);
     close = r.close;
-    const notifier = new WebhookNotifier({ url: r.url, secret: SECRET, maxAttempts: 5, initialBackoffMs: 1, timeoutMs: 5000 }, NOOP_LOGGER, new AbortController().signal);
+    const notifier = new WebhookNotifier(
+      { url: r.url, secret: SECRET, maxAttempts: 5, initialBackoffMs: 1, timeoutMs: 5000 },
+      NOOP_LOGGER,
+      new AbortController().signal,
+    );
     void notifier.notify({ state: "joining" });
     await notifier.notify({ state: "in_call" });
-    expect(r.received.map((x) => JSON.parse(x.body).state)).toEqual(["joining", "joining", "joining", "in_call"]);
+    expect(r.received.map((x) => JSON.parse(x.body).state)).toEqual([
+      "joining",
+      "joining",
+      "joining",
+      "in_call",
+    ]);
     expect(r.received.map((x) => x.headers["x-talkgate-attempt"])).toEqual(["1", "2", "3", "1"]);
     for (const x of r.received) {
-      expect(x.headers["x-talkgate-signature"]).toBe(signWebhook(SECRET, String(x.headers["x-talkgate-timestamp"]), x.body));
+      expect(x.headers["x-talkgate-signature"]).toBe(
+        signWebhook(SECRET, String(x.headers["x-talkgate-timestamp"]), x.body),
+      );
     }
-    expect(signWebhook("another-secret-0123456789", String(r.received[0]!.headers["x-talkgate-timestamp"]), r.received[0]!.body)).not.toBe(
-      r.received[0]!.headers["x-talkgate-signature"],
-    );
+    expect(
+      signWebhook(
+        "another-secret-0123456789",
+        String(r.received[0]!.headers["x-talkgate-timestamp"]),
+        r.received[0]!.body,
+      ),
+    ).not.toBe(r.received[0]!.headers["x-talkgate-signature"]);
   });
 
   it("gives up at once on a 4xx other than 429", async () => {
     const r = await receiver([400, 200]);
     close = r.close;
-    const notifier = new WebhookNotifier({ url: r.url, secret: SECRET, maxAttempts: 5, initialBackoffMs: 1, timeoutMs: 5000 }, NOOP_LOGGER, new AbortController().signal);
+    const notifier = new WebhookNotifier(
+      { url: r.url, secret: SECRET, maxAttempts: 5, initialBackoffMs: 1, timeoutMs: 5000 },
+      NOOP_LOGGER,
+      new AbortController().signal,
+    );
     await notifier.notify({ state: "ended" });
     expect(r.received).toHaveLength(1);
   });

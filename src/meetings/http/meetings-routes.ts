@@ -58,7 +58,13 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
       }
       try {
         const { meetingUrl, platform, botName, mode, joinAt } = parsed.data;
-        const status = manager.create({ meetingUrl, botName, mode, ...(platform ? { platform } : {}), ...(joinAt ? { joinAt } : {}) });
+        const status = manager.create({
+          meetingUrl,
+          botName,
+          mode,
+          ...(platform ? { platform } : {}),
+          ...(joinAt ? { joinAt } : {}),
+        });
         return reply.code(201).send(status);
       } catch (err) {
         if (err instanceof TalkError) return fail(reply, err);
@@ -75,13 +81,17 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
     app.delete<{ Params: { id: string } }>("/meetings/bots/:id", async (request, reply) => {
       if (!authorize(request.headers, "write")) return fail(reply, new TalkError("unauthorized"));
       const status = await manager.leave(request.params.id);
-      return status ? reply.code(202).send(status) : fail(reply, new TalkError("session_not_found", "No such bot."));
+      return status
+        ? reply.code(202).send(status)
+        : fail(reply, new TalkError("session_not_found", "No such bot."));
     });
 
     app.get<{ Params: { id: string } }>("/meetings/bots/:id/transcript", async (request, reply) => {
       if (!authorize(request.headers, "read")) return fail(reply, new TalkError("unauthorized"));
       const lines = await manager.transcriptOf(request.params.id);
-      return lines ? reply.send({ botId: request.params.id, lines }) : fail(reply, new TalkError("session_not_found", "No such bot."));
+      return lines
+        ? reply.send({ botId: request.params.id, lines })
+        : fail(reply, new TalkError("session_not_found", "No such bot."));
     });
 
     app.get<{ Params: { id: string }; Querystring: { token?: string } }>(
@@ -100,7 +110,9 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
  * tokens configured every request is allowed, as on the Talk API (the server
  * then binds loopback only).
  */
-export function tokenAuthorizer(tokens: readonly { token: string; scopes: readonly string[] }[]): MeetingsRoutesOptions["authorize"] {
+export function tokenAuthorizer(
+  tokens: readonly { token: string; scopes: readonly string[] }[],
+): MeetingsRoutesOptions["authorize"] {
   const digest = (s: string): Buffer => createHash("sha256").update(s).digest();
   const known = tokens.map((t) => ({ digest: digest(t.token), scopes: new Set(t.scopes) }));
   return (headers, scope) => {
@@ -110,6 +122,8 @@ export function tokenAuthorizer(tokens: readonly { token: string; scopes: readon
     const d = digest(m[1]!);
     const match = known.find((k) => timingSafeEqual(d, k.digest));
     if (!match) return false;
-    return match.scopes.has("admin") || match.scopes.has("write") || (scope === "read" && match.scopes.has("read"));
+    return (
+      match.scopes.has("admin") || match.scopes.has("write") || (scope === "read" && match.scopes.has("read"))
+    );
   };
 }

@@ -1,4 +1,10 @@
-import type { DriverPage, JoinContext, MeetingObservation, MeetingPhase, PlatformDriver } from "./platform-driver.js";
+import type {
+  DriverPage,
+  JoinContext,
+  MeetingObservation,
+  MeetingPhase,
+  PlatformDriver,
+} from "./platform-driver.js";
 
 /** Reads the test room's DOM contract (test-room-page.ts). */
 const OBSERVE_SCRIPT = `(() => {
@@ -43,7 +49,11 @@ export class TestRoomDriver implements PlatformDriver {
   }
 
   async observe(page: DriverPage): Promise<MeetingObservation> {
-    const seen = await page.evaluate<{ state: string; participants: string[]; speakers: Record<string, string> }>(OBSERVE_SCRIPT);
+    const seen = await page.evaluate<{
+      state: string;
+      participants: string[];
+      speakers: Record<string, string>;
+    }>(OBSERVE_SCRIPT);
     const phase = PHASES[seen.state] ?? "joining";
     return {
       phase,

@@ -40,7 +40,11 @@ const notFound = (): TalkError => new TalkError("session_not_found", "No such bo
 /** Registers the methods and the `voicewake.changed` broadcast; returns the listener's remover. */
 export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
   const { manager, voiceWake, registerMethod } = deps;
-  registerMethod("voicewake.get", { scope: "read", params: z.strictObject({}), handler: () => voiceWake.get() });
+  registerMethod("voicewake.get", {
+    scope: "read",
+    params: z.strictObject({}),
+    handler: () => voiceWake.get(),
+  });
   registerMethod("voicewake.set", {
     scope: "admin",
     params: z.strictObject({ triggers: z.array(z.string().max(64)).min(1).max(32) }),

@@ -16,7 +16,10 @@ export function testRoomPlugin(registry = new TestRoomRegistry()): FastifyPlugin
     app.get<{ Params: { room: string } }>("/meetings/test-room/:room", async (request, reply) => {
       const { room } = request.params;
       if (!ROOM_NAME.test(room)) return reply.code(404).type("text/html").send("<h1>Meeting not found</h1>");
-      return reply.type("text/html; charset=utf-8").header("cache-control", "no-store").send(testRoomPage(room));
+      return reply
+        .type("text/html; charset=utf-8")
+        .header("cache-control", "no-store")
+        .send(testRoomPage(room));
     });
 
     app.get<{ Params: { room: string }; Querystring: { name?: string } }>(

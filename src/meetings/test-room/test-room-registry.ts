@@ -47,7 +47,12 @@ export class TestRoomRegistry {
     const peer: RoomPeer = { id: randomUUID(), name, host: state.peers.size === 0, socket };
     const others = [...state.peers.values()];
     state.peers.set(peer.id, peer);
-    send(peer, { type: "welcome", id: peer.id, host: peer.host, peers: others.map((p) => ({ id: p.id, name: p.name })) });
+    send(peer, {
+      type: "welcome",
+      id: peer.id,
+      host: peer.host,
+      peers: others.map((p) => ({ id: p.id, name: p.name })),
+    });
     for (const other of others) send(other, { type: "peer-joined", id: peer.id, name: peer.name });
     return peer;
   }

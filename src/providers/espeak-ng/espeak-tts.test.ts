@@ -39,7 +39,9 @@ function isAlive(pid: number): boolean {
 describe("espeak-ng TTS", () => {
   it("synthesizes audible PCM16 at 22 050 Hz for 'hello world'", async () => {
     const tts = createEspeakTts();
-    const chunks = await collect(tts.synthesize({ text: "hello world", signal: new AbortController().signal }));
+    const chunks = await collect(
+      tts.synthesize({ text: "hello world", signal: new AbortController().signal }),
+    );
     expect(chunks.length).toBeGreaterThan(0);
     for (const c of chunks) expect(c.format).toEqual(ESPEAK_OUTPUT_FORMAT);
     const pcm = concat(chunks);
@@ -60,8 +62,12 @@ describe("espeak-ng TTS", () => {
   it("speaks faster at a higher speed", async () => {
     const tts = createEspeakTts();
     const text = "one two three four five six seven eight nine ten";
-    const slow = concat(await collect(tts.synthesize({ text, speed: 0.6, signal: new AbortController().signal })));
-    const fast = concat(await collect(tts.synthesize({ text, speed: 1.8, signal: new AbortController().signal })));
+    const slow = concat(
+      await collect(tts.synthesize({ text, speed: 0.6, signal: new AbortController().signal })),
+    );
+    const fast = concat(
+      await collect(tts.synthesize({ text, speed: 1.8, signal: new AbortController().signal })),
+    );
     expect(fast.byteLength).toBeLessThan(slow.byteLength * 0.7);
   });
 
@@ -106,7 +112,9 @@ describe("espeak-ng TTS", () => {
     const tts = createEspeakTts();
     const controller = new AbortController();
     controller.abort();
-    await expect(collect(tts.synthesize({ text: "hi", signal: controller.signal }))).rejects.toMatchObject({ code: "cancelled" });
+    await expect(collect(tts.synthesize({ text: "hi", signal: controller.signal }))).rejects.toMatchObject({
+      code: "cancelled",
+    });
   });
 
   it("lists voices from espeak-ng --voices and rejects unknown voices", async () => {
@@ -141,7 +149,9 @@ describe("espeak-ng TTS", () => {
     const health = await tts.health();
     expect(health.ok).toBe(false);
     expect(health.detail).toMatch(/not found/);
-    await expect(collect(tts.synthesize({ text: "hi", signal: new AbortController().signal }))).rejects.toMatchObject({
+    await expect(
+      collect(tts.synthesize({ text: "hi", signal: new AbortController().signal })),
+    ).rejects.toMatchObject({
       code: "provider_unavailable",
     });
   });
@@ -156,7 +166,8 @@ describe("espeak-ng TTS", () => {
   });
 
   it("parses the voice table", () => {
-    const table = "Pty Language       Age/Gender VoiceName          File        Other Languages\n 5  af   --/M  Afrikaans  gmw/af\n 2  en-us  --/M  English_(America)  gmw/en-US  (en 3)\n";
+    const table =
+      "Pty Language       Age/Gender VoiceName          File        Other Languages\n 5  af   --/M  Afrikaans  gmw/af\n 2  en-us  --/M  English_(America)  gmw/en-US  (en 3)\n";
     expect(parseVoiceList(table)).toEqual(["af", "en-us"]);
   });
 });

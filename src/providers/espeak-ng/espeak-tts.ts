@@ -1,6 +1,12 @@
 import { spawn } from "node:child_process";
 import { TalkError } from "../../core/errors.js";
-import type { AudioChunk, ProviderCapabilities, ProviderHealth, TtsProvider, TtsRequest } from "../../core/provider-types.js";
+import type {
+  AudioChunk,
+  ProviderCapabilities,
+  ProviderHealth,
+  TtsProvider,
+  TtsRequest,
+} from "../../core/provider-types.js";
 import type { AudioFormat } from "../../core/talk-types.js";
 import { TailBuffer, terminate, waitForExit } from "../support/child-process.js";
 import { findExecutable } from "../support/find-executable.js";
@@ -8,7 +14,11 @@ import { mergeOptions } from "../support/options.js";
 import { WavStreamParser } from "./wav-stream-parser.js";
 
 /** What espeak-ng writes with --stdout: 16-bit mono WAV at 22 050 Hz. */
-export const ESPEAK_OUTPUT_FORMAT: AudioFormat = Object.freeze({ encoding: "pcm16", sampleRate: 22_050, channels: 1 });
+export const ESPEAK_OUTPUT_FORMAT: AudioFormat = Object.freeze({
+  encoding: "pcm16",
+  sampleRate: 22_050,
+  channels: 1,
+});
 
 /** Options of the espeak-ng text-to-speech provider. */
 export interface EspeakTtsOptions {
@@ -99,11 +109,24 @@ export class EspeakTtsProvider implements TtsProvider {
     const text = validateText(request.text, this.#options.maxTextLength);
     if (signal.aborted) throw cancelled(signal);
     const binary = await this.#resolveBinary();
-    if (!binary) throw new TalkError("provider_unavailable", `espeak-ng executable "${this.#options.binary}" not found.`);
+    if (!binary)
+      throw new TalkError(
+        "provider_unavailable",
+        `espeak-ng executable "${this.#options.binary}" not found.`,
+      );
     const voice = await this.#resolveVoice(request.voice);
     if (signal.aborted) throw cancelled(signal);
 
-    const args = ["--stdout", "-b", "1", "-v", voice, "-s", String(this.#wordsPerMinute(request.speed)), "--stdin"];
+    const args = [
+      "--stdout",
+      "-b",
+      "1",
+      "-v",
+      voice,
+      "-s",
+      String(this.#wordsPerMinute(request.speed)),
+      "--stdin",
+    ];
     // No shell: argv is passed as is and the text only ever travels on stdin.
     const child = spawn(binary, args, { stdio: ["pipe", "pipe", "pipe"] });
     const exited = waitForExit(child);
@@ -125,7 +148,8 @@ export class EspeakTtsProvider implements TtsProvider {
           if (signal.aborted) break;
         }
       } catch (err) {
-        if (!signal.aborted) throw new TalkError("provider_error", "Reading espeak-ng output failed.", { cause: err });
+        if (!signal.aborted)
+          throw new TalkError("provider_error", "Reading espeak-ng output failed.", { cause: err });
       }
       if (signal.aborted) {
         // The iterator ends only once the process is gone, so "cancelled" means "stopped".
@@ -135,12 +159,18 @@ export class EspeakTtsProvider implements TtsProvider {
       const exit = await exited;
       if (exit.error) {
         const code = exit.error.code === "ENOENT" ? "provider_unavailable" : "provider_error";
-        throw new TalkError(code, `espeak-ng could not be started: ${exit.error.message}`, { cause: exit.error });
+        throw new TalkError(code, `espeak-ng could not be started: ${exit.error.message}`, {
+          cause: exit.error,
+        });
       }
       if (exit.code !== 0) {
-        throw new TalkError("provider_error", `espeak-ng exited with ${exit.code ?? exit.signal}: ${stderr.toString() || "no output"}`, {
-          details: { exitCode: exit.code, signal: exit.signal },
-        });
+        throw new TalkError(
+          "provider_error",
+          `espeak-ng exited with ${exit.code ?? exit.signal}: ${stderr.toString() || "no output"}`,
+          {
+            details: { exitCode: exit.code, signal: exit.signal },
+          },
+        );
       }
       parser.end();
     } finally {
@@ -165,7 +195,8 @@ export class EspeakTtsProvider implements TtsProvider {
 
   async #resolveVoice(requested: string | undefined): Promise<string> {
     const voice = requested ?? this.#options.defaultVoice;
-    if (!VOICE_PATTERN.test(voice)) throw new TalkError("invalid_params", `Unknown espeak-ng voice "${voice}".`);
+    if (!VOICE_PATTERN.test(voice))
+      throw new TalkError("invalid_params", `Unknown espeak-ng voice "${voice}".`);
     let voices: string[];
     try {
       voices = await this.listVoices();
@@ -187,14 +218,21 @@ export class EspeakTtsProvider implements TtsProvider {
 
   async #loadVoices(): Promise<string[]> {
     const binary = await this.#resolveBinary();
-    if (!binary) throw new TalkError("provider_unavailable", `espeak-ng executable "${this.#options.binary}" not found.`);
+    if (!binary)
+      throw new TalkError(
+        "provider_unavailable",
+        `espeak-ng executable "${this.#options.binary}" not found.`,
+      );
     const child = spawn(binary, ["--voices"], { stdio: ["ignore", "pipe", "pipe"] });
     const exited = waitForExit(child);
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
     const exit = await exited;
     if (exit.error || exit.code !== 0) {
-      throw new TalkError("provider_error", `espeak-ng --voices exited with ${exit.error?.message ?? exit.code}`);
+      throw new TalkError(
+        "provider_error",
+        `espeak-ng --voices exited with ${exit.error?.message ?? exit.code}`,
+      );
     }
     const voices = parseVoiceList(out);
     this.#capabilities.voices = voices;
@@ -226,12 +264,15 @@ function validateOptions(o: Required<EspeakTtsOptions>): void {
   if (!Number.isFinite(o.wordsPerMinute) || o.wordsPerMinute < MIN_WPM || o.wordsPerMinute > MAX_WPM) {
     bad("wordsPerMinute", `must be between ${MIN_WPM} and ${MAX_WPM}`);
   }
-  if (!Number.isInteger(o.killGraceMs) || o.killGraceMs < 0) bad("killGraceMs", "must be a non-negative integer");
-  if (!Number.isInteger(o.maxTextLength) || o.maxTextLength < 1) bad("maxTextLength", "must be a positive integer");
+  if (!Number.isInteger(o.killGraceMs) || o.killGraceMs < 0)
+    bad("killGraceMs", "must be a non-negative integer");
+  if (!Number.isInteger(o.maxTextLength) || o.maxTextLength < 1)
+    bad("maxTextLength", "must be a positive integer");
 }
 
 function validateText(text: unknown, max: number): string {
-  if (typeof text !== "string" || text.trim() === "") throw new TalkError("invalid_params", "text must be a non-empty string.");
+  if (typeof text !== "string" || text.trim() === "")
+    throw new TalkError("invalid_params", "text must be a non-empty string.");
   if (text.length > max) throw new TalkError("payload_too_large", `text exceeds ${max} characters.`);
   return text;
 }

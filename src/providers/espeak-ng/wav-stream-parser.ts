@@ -50,7 +50,8 @@ export class WavStreamParser {
       const size = buf.readUInt32LE(offset + 4);
       const body = offset + 8;
       if (id === "data") {
-        if (!this.#format) throw new TalkError("provider_error", "The WAV data chunk came before its fmt chunk.");
+        if (!this.#format)
+          throw new TalkError("provider_error", "The WAV data chunk came before its fmt chunk.");
         this.#inData = true;
         this.#pending = buf.subarray(body);
         return;
@@ -61,7 +62,8 @@ export class WavStreamParser {
       if (id === "fmt ") this.#format = parseFmt(buf.subarray(body, body + size));
       offset = next;
     }
-    if (buf.length > MAX_HEADER_BYTES) throw new TalkError("provider_error", "The WAV header is implausibly large.");
+    if (buf.length > MAX_HEADER_BYTES)
+      throw new TalkError("provider_error", "The WAV header is implausibly large.");
   }
 }
 

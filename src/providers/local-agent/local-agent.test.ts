@@ -4,7 +4,10 @@ import { createLocalAgent, LOCAL_AGENT_HELP, splitIntoDeltas } from "./local-age
 
 const NOON_UTC = new Date("2025-03-14T12:05:00Z");
 
-async function consult(messages: AgentMessage[], signal = new AbortController().signal): Promise<AgentDelta[]> {
+async function consult(
+  messages: AgentMessage[],
+  signal = new AbortController().signal,
+): Promise<AgentDelta[]> {
   const agent = createLocalAgent({ timeZone: "UTC", now: () => NOON_UTC });
   const deltas: AgentDelta[] = [];
   for await (const d of agent.consult({ sessionId: "s", turnId: "t", messages, signal })) deltas.push(d);
@@ -70,7 +73,9 @@ describe("local agent", () => {
   });
 
   it("rejects an invalid time zone at construction", () => {
-    expect(() => createLocalAgent({ timeZone: "Mars/Olympus" })).toThrowError(expect.objectContaining({ code: "config_invalid" }));
+    expect(() => createLocalAgent({ timeZone: "Mars/Olympus" })).toThrowError(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 
   it("splits text into pieces that concatenate back to it", () => {

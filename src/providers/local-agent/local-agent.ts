@@ -59,7 +59,11 @@ export class LocalAgentProvider implements AgentProvider {
       throw new TalkError("config_invalid", "local-agent: maxEchoLength must be a positive integer");
     }
     try {
-      this.#time = new Intl.DateTimeFormat(merged.locale, { timeZone: merged.timeZone, hour: "numeric", minute: "2-digit" });
+      this.#time = new Intl.DateTimeFormat(merged.locale, {
+        timeZone: merged.timeZone,
+        hour: "numeric",
+        minute: "2-digit",
+      });
       this.#date = new Intl.DateTimeFormat(merged.locale, {
         timeZone: merged.timeZone,
         weekday: "long",
@@ -113,7 +117,11 @@ export function createLocalAgent(options: LocalAgentOptions = {}): LocalAgentPro
 }
 
 function normalize(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}\s']/gu, " ").replace(/\s+/g, " ").trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s']/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 /** Splits into at most four pieces at spaces; concatenating them gives the text back. */

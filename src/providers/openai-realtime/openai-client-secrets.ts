@@ -59,12 +59,20 @@ export function buildClientSecretBody(request: Omit<ClientSecretRequest, "signal
       model: request.model,
       instructions: request.instructions,
       audio: { output: { voice: request.voice } },
-      tools: request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters })),
+      tools: request.tools.map((t) => ({
+        type: "function",
+        name: t.name,
+        description: t.description,
+        parameters: t.parameters,
+      })),
     },
   };
 }
 
-export async function mintClientSecret(endpoint: ClientSecretEndpoint, request: ClientSecretRequest): Promise<MintedClientSecret> {
+export async function mintClientSecret(
+  endpoint: ClientSecretEndpoint,
+  request: ClientSecretRequest,
+): Promise<MintedClientSecret> {
   const { signal } = request;
   if (signal.aborted) throw cancelled(signal);
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
@@ -82,11 +90,16 @@ export async function mintClientSecret(endpoint: ClientSecretEndpoint, request: 
     });
   } catch (err) {
     if (signal.aborted) throw cancelled(signal);
-    if (timeout.aborted) throw new TalkError("timeout", "OpenAI did not answer the client secret request in time.");
+    if (timeout.aborted)
+      throw new TalkError("timeout", "OpenAI did not answer the client secret request in time.");
     // The cause (an undici error) carries no headers, so no key can leak through it.
-    throw new TalkError("provider_unavailable", `OpenAI could not be reached: ${redact((err as Error).message, endpoint.apiKey)}`, {
-      cause: err,
-    });
+    throw new TalkError(
+      "provider_unavailable",
+      `OpenAI could not be reached: ${redact((err as Error).message, endpoint.apiKey)}`,
+      {
+        cause: err,
+      },
+    );
   }
 
   let text: string;
@@ -103,27 +116,38 @@ export async function mintClientSecret(endpoint: ClientSecretEndpoint, request: 
   if (!response.ok) {
     const upstream = parseUpstreamError(text);
     const message = upstream.message ? redact(upstream.message, endpoint.apiKey) : response.statusText;
-    throw new TalkError("provider_error", `OpenAI refused the client secret request (HTTP ${response.status}): ${message}`, {
-      // 429 and 5xx are worth retrying; a bad key or request is not.
-      retryable: response.status === 429 || response.status >= 500,
-      details: { status: response.status, ...(upstream.code ? { upstreamCode: upstream.code } : {}) },
-    });
+    throw new TalkError(
+      "provider_error",
+      `OpenAI refused the client secret request (HTTP ${response.status}): ${message}`,
+      {
+        // 429 and 5xx are worth retrying; a bad key or request is not.
+        retryable: response.status === 429 || response.status >= 500,
+        details: { status: response.status, ...(upstream.code ? { upstreamCode: upstream.code } : {}) },
+      },
+    );
   }
 
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new TalkError("provider_error", "OpenAI answered the client secret request with invalid JSON.", { details: { status: response.status } });
+    throw new TalkError("provider_error", "OpenAI answered the client secret request with invalid JSON.", {
+      details: { status: response.status },
+    });
   }
   const parsed = body as { value?: unknown; expires_at?: unknown; session?: unknown };
   if (typeof parsed.value !== "string" || parsed.value === "" || typeof parsed.expires_at !== "number") {
-    throw new TalkError("provider_error", "OpenAI's client secret response lacks value or expires_at.", { details: { status: response.status } });
+    throw new TalkError("provider_error", "OpenAI's client secret response lacks value or expires_at.", {
+      details: { status: response.status },
+    });
   }
   return {
     value: parsed.value,
     expiresAt: new Date(parsed.expires_at * 1000),
-    session: typeof parsed.session === "object" && parsed.session !== null ? (parsed.session as Record<string, unknown>) : {},
+    session:
+      typeof parsed.session === "object" && parsed.session !== null
+        ? (parsed.session as Record<string, unknown>)
+        : {},
   };
 }
 

@@ -9,7 +9,13 @@ const KEY = "sk-proj-Zq81secretValueThatMustNeverLeak0042";
 function request(overrides: Partial<ClientSessionRequest> = {}): ClientSessionRequest {
   return {
     instructions: "You are the assistant of a phone line.",
-    tools: [{ name: "lookup_order", description: "Finds an order", parameters: { type: "object", properties: { id: { type: "string" } } } }],
+    tools: [
+      {
+        name: "lookup_order",
+        description: "Finds an order",
+        parameters: { type: "object", properties: { id: { type: "string" } } },
+      },
+    ],
     transport: "webrtc",
     signal: new AbortController().signal,
     ...overrides,
@@ -39,11 +45,20 @@ describe("OpenAI Realtime client secrets", () => {
   });
 
   it("mints a client secret with the documented GA request body", async () => {
-    const provider = createOpenAiRealtimeProvider({ baseUrl, apiKey: KEY, model: "gpt-realtime", voice: "marin" });
+    const provider = createOpenAiRealtimeProvider({
+      baseUrl,
+      apiKey: KEY,
+      model: "gpt-realtime",
+      voice: "marin",
+    });
     const grant = await provider.createClientSession(request());
     expect(grant.clientSecret).toMatch(/^ek_/);
     expect(Date.parse(grant.expiresAt)).toBeGreaterThan(Date.now());
-    expect(grant).toMatchObject({ model: "gpt-realtime", voice: "marin", endpoint: `${baseUrl}/realtime/calls` });
+    expect(grant).toMatchObject({
+      model: "gpt-realtime",
+      voice: "marin",
+      endpoint: `${baseUrl}/realtime/calls`,
+    });
 
     expect(server.requests).toHaveLength(1);
     const sent = server.requests[0]!;
@@ -56,7 +71,12 @@ describe("OpenAI Realtime client secrets", () => {
         instructions: "You are the assistant of a phone line.",
         audio: { output: { voice: "marin" } },
         tools: [
-          { type: "function", name: "lookup_order", description: "Finds an order", parameters: { type: "object", properties: { id: { type: "string" } } } },
+          {
+            type: "function",
+            name: "lookup_order",
+            description: "Finds an order",
+            parameters: { type: "object", properties: { id: { type: "string" } } },
+          },
         ],
       },
     });
@@ -64,7 +84,9 @@ describe("OpenAI Realtime client secrets", () => {
 
   it("points provider-websocket clients at the Realtime WebSocket for the model", async () => {
     const provider = createOpenAiRealtimeProvider({ baseUrl, apiKey: KEY });
-    const grant = await provider.createClientSession(request({ transport: "provider-websocket", voice: "cedar" }));
+    const grant = await provider.createClientSession(
+      request({ transport: "provider-websocket", voice: "cedar" }),
+    );
     expect(grant.endpoint).toBe(`${baseUrl.replace("http:", "ws:")}/realtime?model=gpt-realtime`);
     expect(grant.voice).toBe("cedar");
   });
@@ -84,7 +106,9 @@ describe("OpenAI Realtime client secrets", () => {
   });
 
   it("marks upstream 5xx as retryable provider_error", async () => {
-    server.failNext(503, { error: { message: "The server is overloaded.", type: "server_error", param: null, code: null } });
+    server.failNext(503, {
+      error: { message: "The server is overloaded.", type: "server_error", param: null, code: null },
+    });
     const provider = createOpenAiRealtimeProvider({ baseUrl, apiKey: KEY });
     const err = await rejectionOf(provider.createClientSession(request()));
     expect(err).toMatchObject({ code: "provider_error", retryable: true, details: { status: 503 } });
@@ -101,7 +125,9 @@ describe("OpenAI Realtime client secrets", () => {
     const controller = new AbortController();
     controller.abort();
     const provider = createOpenAiRealtimeProvider({ baseUrl, apiKey: KEY });
-    expect((await rejectionOf(provider.createClientSession(request({ signal: controller.signal })))).code).toBe("cancelled");
+    expect(
+      (await rejectionOf(provider.createClientSession(request({ signal: controller.signal })))).code,
+    ).toBe("cancelled");
     expect(server.requests).toHaveLength(0);
   });
 
@@ -113,8 +139,12 @@ describe("OpenAI Realtime client secrets", () => {
 
   it("refuses gateway-owned transports and unknown voices before calling upstream", async () => {
     const provider = createOpenAiRealtimeProvider({ baseUrl, apiKey: KEY });
-    expect((await rejectionOf(provider.createClientSession(request({ transport: "gateway-relay" })))).code).toBe("capability_unsupported");
-    expect((await rejectionOf(provider.createClientSession(request({ voice: "nobody" })))).code).toBe("invalid_params");
+    expect(
+      (await rejectionOf(provider.createClientSession(request({ transport: "gateway-relay" })))).code,
+    ).toBe("capability_unsupported");
+    expect((await rejectionOf(provider.createClientSession(request({ voice: "nobody" })))).code).toBe(
+      "invalid_params",
+    );
     expect(server.requests).toHaveLength(0);
   });
 
@@ -125,7 +155,10 @@ describe("OpenAI Realtime client secrets", () => {
   });
 
   it("declares client sessions over webrtc and provider-websocket, and the gateway relay with u-law passthrough", () => {
-    const caps = createOpenAiRealtimeProvider({ apiKey: KEY, models: ["gpt-realtime", "gpt-realtime-mini"] }).capabilities;
+    const caps = createOpenAiRealtimeProvider({
+      apiKey: KEY,
+      models: ["gpt-realtime", "gpt-realtime-mini"],
+    }).capabilities;
     expect(caps.inputFormats).toContainEqual({ encoding: "g711_ulaw", sampleRate: 8000, channels: 1 });
     expect(caps.outputFormats).toContainEqual({ encoding: "g711_ulaw", sampleRate: 8000, channels: 1 });
     expect(caps).toMatchObject({
@@ -139,7 +172,9 @@ describe("OpenAI Realtime client secrets", () => {
   });
 
   it("validates options at construction", () => {
-    expect(() => createOpenAiRealtimeProvider({ clientSecretTtlSeconds: 5 })).toThrow(/clientSecretTtlSeconds/);
+    expect(() => createOpenAiRealtimeProvider({ clientSecretTtlSeconds: 5 })).toThrow(
+      /clientSecretTtlSeconds/,
+    );
     expect(() => createOpenAiRealtimeProvider({ baseUrl: "not a url" })).toThrow(/baseUrl/);
     expect(() => createOpenAiRealtimeProvider({ voice: "nobody" })).toThrow(/voice/);
   });
@@ -170,11 +205,20 @@ describe("OpenAI Realtime gateway-relay connect", () => {
     const fake = new FakeOpenAiRealtimeServer({ apiKey: KEY });
     const url = await fake.start();
     try {
-      const provider = createOpenAiRealtimeProvider({ apiKey: KEY, baseUrl: url.replace(/^ws/, "http").replace(/\/realtime$/, "") });
+      const provider = createOpenAiRealtimeProvider({
+        apiKey: KEY,
+        baseUrl: url.replace(/^ws/, "http").replace(/\/realtime$/, ""),
+      });
       const events: string[] = [];
       const ulaw = { encoding: "g711_ulaw", sampleRate: 8000, channels: 1 } as const;
       const voice = await provider.connect(
-        { instructions: "Be brief.", tools: [], inputFormat: ulaw, outputFormat: ulaw, signal: new AbortController().signal },
+        {
+          instructions: "Be brief.",
+          tools: [],
+          inputFormat: ulaw,
+          outputFormat: ulaw,
+          signal: new AbortController().signal,
+        },
         (e) => events.push(e.type),
       );
       expect(events).toContain("ready");
@@ -195,7 +239,16 @@ describe("OpenAI Realtime gateway-relay connect", () => {
     const provider = createOpenAiRealtimeProvider({});
     const ulaw = { encoding: "g711_ulaw", sampleRate: 8000, channels: 1 } as const;
     const err = await rejectionOf(
-      provider.connect({ instructions: "x", tools: [], inputFormat: ulaw, outputFormat: ulaw, signal: new AbortController().signal }, () => {}),
+      provider.connect(
+        {
+          instructions: "x",
+          tools: [],
+          inputFormat: ulaw,
+          outputFormat: ulaw,
+          signal: new AbortController().signal,
+        },
+        () => {},
+      ),
     );
     expect(err.code).toBe("provider_unavailable");
   });

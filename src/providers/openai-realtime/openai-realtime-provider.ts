@@ -136,19 +136,29 @@ export class OpenAiRealtimeProvider implements RealtimeProvider {
 
   async createClientSession(request: ClientSessionRequest): Promise<ClientSessionGrant> {
     if (request.transport !== "webrtc" && request.transport !== "provider-websocket") {
-      throw new TalkError("capability_unsupported", `OpenAI client sessions use webrtc or provider-websocket, not ${request.transport}.`);
+      throw new TalkError(
+        "capability_unsupported",
+        `OpenAI client sessions use webrtc or provider-websocket, not ${request.transport}.`,
+      );
     }
-    if (!this.#options.apiKey) throw new TalkError("provider_unavailable", "OpenAI Realtime has no API key configured.");
+    if (!this.#options.apiKey)
+      throw new TalkError("provider_unavailable", "OpenAI Realtime has no API key configured.");
     const model = request.model ?? this.#options.model;
     const voice = request.voice ?? this.#options.voice;
     if (!this.#options.models.includes(model)) {
-      throw new TalkError("invalid_params", `Model "${model}" is not configured for OpenAI Realtime.`, { details: { models: this.#options.models } });
+      throw new TalkError("invalid_params", `Model "${model}" is not configured for OpenAI Realtime.`, {
+        details: { models: this.#options.models },
+      });
     }
     if (!this.#options.voices.includes(voice)) {
       throw new TalkError("invalid_params", `Voice "${voice}" is not available for OpenAI Realtime.`);
     }
     const minted = await mintClientSecret(
-      { baseUrl: this.#options.baseUrl, apiKey: this.#options.apiKey, timeoutMs: this.#options.requestTimeoutMs },
+      {
+        baseUrl: this.#options.baseUrl,
+        apiKey: this.#options.apiKey,
+        timeoutMs: this.#options.requestTimeoutMs,
+      },
       {
         model,
         voice,
@@ -176,7 +186,9 @@ export class OpenAiRealtimeProvider implements RealtimeProvider {
     if (!o.apiKey) throw new TalkError("provider_unavailable", "OpenAI Realtime has no API key configured.");
     const model = options.model ?? o.model;
     if (!o.models.includes(model)) {
-      throw new TalkError("invalid_params", `Model "${model}" is not configured for OpenAI Realtime.`, { details: { models: o.models } });
+      throw new TalkError("invalid_params", `Model "${model}" is not configured for OpenAI Realtime.`, {
+        details: { models: o.models },
+      });
     }
     return connectOpenAiRealtime(
       {
@@ -236,11 +248,19 @@ function validateOptions(o: Required<OpenAiRealtimeOptions>): void {
   if (!o.voices.includes(o.voice)) bad("voice", `must be one of voices (${o.voices.join(", ")})`);
   if (!Array.isArray(o.models)) bad("models", "must be an array");
   if (o.models.length > 0 && !o.models.includes(o.model)) bad("model", "must be one of models");
-  if (!Number.isInteger(o.clientSecretTtlSeconds) || o.clientSecretTtlSeconds < 10 || o.clientSecretTtlSeconds > 7200) {
+  if (
+    !Number.isInteger(o.clientSecretTtlSeconds) ||
+    o.clientSecretTtlSeconds < 10 ||
+    o.clientSecretTtlSeconds > 7200
+  ) {
     bad("clientSecretTtlSeconds", "must be an integer between 10 and 7200");
   }
-  if (!Number.isInteger(o.requestTimeoutMs) || o.requestTimeoutMs < 1) bad("requestTimeoutMs", "must be a positive integer");
-  if (!Number.isInteger(o.connectTimeoutMs) || o.connectTimeoutMs < 1) bad("connectTimeoutMs", "must be a positive integer");
-  if (o.realtimeUrl !== "" && !/^wss?:\/\//.test(o.realtimeUrl)) bad("realtimeUrl", "must be a ws:// or wss:// URL");
-  if (o.apiKeyHeader !== "authorization" && o.apiKeyHeader !== "api-key") bad("apiKeyHeader", 'must be "authorization" or "api-key"');
+  if (!Number.isInteger(o.requestTimeoutMs) || o.requestTimeoutMs < 1)
+    bad("requestTimeoutMs", "must be a positive integer");
+  if (!Number.isInteger(o.connectTimeoutMs) || o.connectTimeoutMs < 1)
+    bad("connectTimeoutMs", "must be a positive integer");
+  if (o.realtimeUrl !== "" && !/^wss?:\/\//.test(o.realtimeUrl))
+    bad("realtimeUrl", "must be a ws:// or wss:// URL");
+  if (o.apiKeyHeader !== "authorization" && o.apiKeyHeader !== "api-key")
+    bad("apiKeyHeader", 'must be "authorization" or "api-key"');
 }

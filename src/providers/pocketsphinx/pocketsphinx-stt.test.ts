@@ -21,7 +21,9 @@ function writeInFrames(write: (pcm: Int16Array) => void, pcm: Int16Array): void 
 
 function sphinxChildren(): number[] {
   try {
-    return execFileSync("pgrep", ["-P", String(process.pid), "-f", "pocketsphinx_continuous"], { encoding: "utf8" })
+    return execFileSync("pgrep", ["-P", String(process.pid), "-f", "pocketsphinx_continuous"], {
+      encoding: "utf8",
+    })
       .split("\n")
       .filter(Boolean)
       .map(Number);
@@ -68,7 +70,11 @@ describe("pocketsphinx STT", () => {
     const controller = new AbortController();
     let resolveFirst!: () => void;
     const firstPartial = new Promise<void>((r) => (resolveFirst = r));
-    const stream = stt.startStream({ format: PCM16_16K, signal: controller.signal, onPartial: () => resolveFirst() });
+    const stream = stt.startStream({
+      format: PCM16_16K,
+      signal: controller.signal,
+      onPartial: () => resolveFirst(),
+    });
     writeInFrames((pcm) => stream.write(pcm), pcmOf(GO_FORWARD));
     stream.write(new Int16Array(16_000));
     await firstPartial; // the decoder is running and waiting for more input
@@ -80,9 +86,14 @@ describe("pocketsphinx STT", () => {
   });
 
   it("write() after finish() throws invalid_state", async () => {
-    const stream = createPocketsphinxStt().startStream({ format: PCM16_16K, signal: new AbortController().signal });
+    const stream = createPocketsphinxStt().startStream({
+      format: PCM16_16K,
+      signal: new AbortController().signal,
+    });
     const done = stream.finish();
-    expect(() => stream.write(new Int16Array(320))).toThrowError(expect.objectContaining({ code: "invalid_state" }));
+    expect(() => stream.write(new Int16Array(320))).toThrowError(
+      expect.objectContaining({ code: "invalid_state" }),
+    );
     expect((await done).text).toBe("");
   });
 

@@ -72,7 +72,8 @@ export class PocketsphinxSttProvider implements SttProvider {
   constructor(options: PocketsphinxSttOptions = {}) {
     const merged = mergeOptions(DEFAULTS, options);
     if (!merged.id) throw new TalkError("config_invalid", "pocketsphinx: id must be a non-empty string");
-    if (!merged.binary) throw new TalkError("config_invalid", "pocketsphinx: binary must be a non-empty string");
+    if (!merged.binary)
+      throw new TalkError("config_invalid", "pocketsphinx: binary must be a non-empty string");
     if (!Number.isInteger(merged.killGraceMs) || merged.killGraceMs < 0) {
       throw new TalkError("config_invalid", "pocketsphinx: killGraceMs must be a non-negative integer");
     }
@@ -97,7 +98,10 @@ export class PocketsphinxSttProvider implements SttProvider {
     try {
       await access(join(hmm, "mdef"), constants.R_OK);
     } catch {
-      return { ok: false, detail: `pocketsphinx acoustic model not found at ${hmm}; install the Debian package pocketsphinx-en-us` };
+      return {
+        ok: false,
+        detail: `pocketsphinx acoustic model not found at ${hmm}; install the Debian package pocketsphinx-en-us`,
+      };
     }
     return { ok: true, detail: `${binary}, model ${hmm}` };
   }
@@ -172,7 +176,8 @@ class PocketsphinxStream implements SttStream {
   }
 
   write(pcm: Int16Array): void {
-    if (this.#state !== "open") throw new TalkError("invalid_state", "The STT stream is finished or aborted.");
+    if (this.#state !== "open")
+      throw new TalkError("invalid_state", "The STT stream is finished or aborted.");
     if (pcm.length === 0) return;
     // Copied: the caller may reuse its buffer while the write is queued. Host order is little-endian here,
     // which is what pocketsphinx reads from a raw file.
@@ -192,18 +197,30 @@ class PocketsphinxStream implements SttStream {
       // End of input is end of file for the decoder once our (only) writer closes.
       if (this.#socket) this.#socket.end();
     }
-    const exit = await this.#exit.catch((err: NodeJS.ErrnoException): ChildExit => ({ code: null, signal: null, error: err }));
+    const exit = await this.#exit.catch((err: NodeJS.ErrnoException): ChildExit => ({
+      code: null,
+      signal: null,
+      error: err,
+    }));
     if (this.#setup.signal.aborted) {
-      throw new TalkError("cancelled", "Speech recognition was cancelled.", { cause: this.#setup.signal.reason });
+      throw new TalkError("cancelled", "Speech recognition was cancelled.", {
+        cause: this.#setup.signal.reason,
+      });
     }
     if (exit.error) {
       const code = exit.error.code === "ENOENT" ? "provider_unavailable" : "provider_error";
-      throw new TalkError(code, `pocketsphinx could not be started: ${exit.error.message}`, { cause: exit.error });
+      throw new TalkError(code, `pocketsphinx could not be started: ${exit.error.message}`, {
+        cause: exit.error,
+      });
     }
     if (exit.code !== 0) {
-      throw new TalkError("provider_error", `pocketsphinx exited with ${exit.code ?? exit.signal}: ${lastProblem(this.#stderr.toString())}`, {
-        details: { exitCode: exit.code, signal: exit.signal },
-      });
+      throw new TalkError(
+        "provider_error",
+        `pocketsphinx exited with ${exit.code ?? exit.signal}: ${lastProblem(this.#stderr.toString())}`,
+        {
+          details: { exitCode: exit.code, signal: exit.signal },
+        },
+      );
     }
     this.#takeLine(this.#stdoutRest);
     return { text: this.#utterances.join(" ") };

@@ -6,7 +6,10 @@ import { delimiter, isAbsolute, join } from "node:path";
  * without running it: health checks must be cheap and must not spawn.
  * Returns the absolute path, or undefined when nothing executable is found.
  */
-export async function findExecutable(name: string, pathEnv: string | undefined = process.env.PATH): Promise<string | undefined> {
+export async function findExecutable(
+  name: string,
+  pathEnv: string | undefined = process.env.PATH,
+): Promise<string | undefined> {
   if (name.includes("/")) {
     return (await isExecutable(name)) ? name : undefined;
   }

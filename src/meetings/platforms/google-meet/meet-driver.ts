@@ -1,4 +1,10 @@
-import type { DriverPage, JoinContext, MeetingObservation, MeetingPhase, PlatformDriver } from "../platform-driver.js";
+import type {
+  DriverPage,
+  JoinContext,
+  MeetingObservation,
+  MeetingPhase,
+  PlatformDriver,
+} from "../platform-driver.js";
 import { MEET_SELECTORS, MEET_TEXTS } from "./meet-selectors.js";
 
 /** Page-side classifier (a string: no bundler helpers in the page). Returns the phase and the roster. */
@@ -65,24 +71,31 @@ export class GoogleMeetDriver implements PlatformDriver {
       if (i >= 100) return; // observe() reports what the page shows instead (not found, sign-in...)
       await new Promise((r) => setTimeout(r, 200));
     }
-    if (await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(MEET_SELECTORS.nameInput)})`)) {
+    if (
+      await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(MEET_SELECTORS.nameInput)})`)
+    ) {
       await page.type(MEET_SELECTORS.nameInput, context.botName);
     }
     // Devices off before joining: the bot's microphone is gated anyway, but a hot mic icon alarms people.
     for (const selector of [MEET_SELECTORS.microphoneOn, MEET_SELECTORS.cameraOn]) {
-      if (await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(selector)})`)) await page.click(selector);
+      if (await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(selector)})`))
+        await page.click(selector);
     }
     await page.evaluate<string | null>(clickJoinScript());
   }
 
   async observe(page: DriverPage, context: JoinContext): Promise<MeetingObservation> {
-    const seen = await page.evaluate<{ phase: MeetingPhase; participants: string[]; detail: string }>(observeScript(context.botName));
+    const seen = await page.evaluate<{ phase: MeetingPhase; participants: string[]; detail: string }>(
+      observeScript(context.botName),
+    );
     // Meet mixes remote audio into a few loudest-speaker streams: a track is not a participant, so no mapping.
     return { ...seen, speakers: {} };
   }
 
   async leave(page: DriverPage): Promise<void> {
-    if (await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(MEET_SELECTORS.leaveButton)})`)) {
+    if (
+      await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(MEET_SELECTORS.leaveButton)})`)
+    ) {
       await page.click(MEET_SELECTORS.leaveButton);
     }
   }
