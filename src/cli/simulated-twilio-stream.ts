@@ -9,6 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
+import { CarrierMessageBuilder } from "../telephony/twilio/carrier-messages.js";
 
 type Queued = { kind: "audio"; data: Uint8Array; offset: number } | { kind: "mark"; name: string };
 
@@ -28,15 +29,19 @@ export class SimulatedTwilioStream {
   closeCode: number | undefined;
   closeReason = "";
   readonly #o: SimulatedTwilioStreamOptions;
+  readonly #messages: CarrierMessageBuilder;
   #ws: WebSocket | undefined;
-  #seq = 0;
-  #chunk = 0;
   #queue: Queued[] = [];
   #timer: NodeJS.Timeout | undefined;
   #closed: Promise<void> = Promise.resolve();
 
   constructor(options: SimulatedTwilioStreamOptions) {
     this.#o = options;
+    this.#messages = new CarrierMessageBuilder({
+      streamSid: this.streamSid,
+      callSid: options.callSid,
+      accountSid: options.accountSid,
+    });
   }
 
   /** True while received audio waits to be played. */
@@ -65,20 +70,8 @@ export class SimulatedTwilioStream {
       ws.once("error", reject);
     });
     ws.on("error", () => {});
-    this.#send({ event: "connected", protocol: "Call", version: "1.0.0" });
-    this.#send({
-      event: "start",
-      sequenceNumber: String(++this.#seq),
-      start: {
-        accountSid: this.#o.accountSid,
-        streamSid: this.streamSid,
-        callSid: this.#o.callSid,
-        tracks: ["inbound"],
-        mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
-        customParameters: this.#o.customParameters,
-      },
-      streamSid: this.streamSid,
-    });
+    this.#send(this.#messages.connected());
+    this.#send(this.#messages.start(this.#o.customParameters));
     let last = performance.now();
     this.#timer = setInterval(() => {
       const now = performance.now();
@@ -89,27 +82,12 @@ export class SimulatedTwilioStream {
 
   /** Sends one 20 ms frame (160 bytes of u-law). */
   sendFrame(frame: Uint8Array): void {
-    this.#send({
-      event: "media",
-      sequenceNumber: String(++this.#seq),
-      media: {
-        track: "inbound",
-        chunk: String(++this.#chunk),
-        timestamp: String(this.#chunk * 20),
-        payload: Buffer.from(frame).toString("base64"),
-      },
-      streamSid: this.streamSid,
-    });
+    this.#send(this.#messages.media(frame));
   }
 
   /** The caller hung up: `stop`, then the socket closes. */
   async stop(): Promise<void> {
-    this.#send({
-      event: "stop",
-      sequenceNumber: String(++this.#seq),
-      stop: { accountSid: this.#o.accountSid, callSid: this.#o.callSid },
-      streamSid: this.streamSid,
-    });
+    this.#send(this.#messages.stop());
     this.#ws?.close(1000);
     await this.#closed;
   }
@@ -169,11 +147,6 @@ export class SimulatedTwilioStream {
   }
 
   #echo(name: string): void {
-    this.#send({
-      event: "mark",
-      sequenceNumber: String(++this.#seq),
-      streamSid: this.streamSid,
-      mark: { name },
-    });
+    this.#send(this.#messages.mark(name));
   }
 }

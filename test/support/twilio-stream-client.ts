@@ -17,6 +17,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
+import { CarrierMessageBuilder } from "../../src/telephony/twilio/carrier-messages.js";
 
 export interface TwilioStreamClientOptions {
   /** ws:// URL of the stream endpoint (as in the TwiML <Stream url>). */
@@ -55,8 +56,7 @@ export class TwilioStreamClient {
   closeReason = "";
   readonly #options: TwilioStreamClientOptions;
   #ws: WebSocket | undefined;
-  #seq = 0;
-  #chunk = 0;
+  readonly #messages: CarrierMessageBuilder;
   #queue: Queued[] = [];
   #credit = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -68,6 +68,11 @@ export class TwilioStreamClient {
     this.streamSid = options.streamSid ?? sid("MZ");
     this.callSid = options.callSid ?? sid("CA");
     this.accountSid = options.accountSid ?? sid("AC");
+    this.#messages = new CarrierMessageBuilder({
+      streamSid: this.streamSid,
+      callSid: this.callSid,
+      accountSid: this.accountSid,
+    });
   }
 
   /** The start.customParameters this client presents (replayed by reused-token tests). */
@@ -99,20 +104,8 @@ export class TwilioStreamClient {
       ws.once("error", reject);
     });
     ws.on("error", () => {});
-    this.sendJson({ event: "connected", protocol: "Call", version: "1.0.0" });
-    this.sendJson({
-      event: "start",
-      sequenceNumber: String(++this.#seq),
-      start: {
-        accountSid: this.accountSid,
-        streamSid: this.streamSid,
-        callSid: this.callSid,
-        tracks: ["inbound"],
-        mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
-        customParameters: this.#options.customParameters ?? {},
-      },
-      streamSid: this.streamSid,
-    });
+    this.sendJson(this.#messages.connected());
+    this.sendJson(this.#messages.start(this.#options.customParameters ?? {}));
     if (this.#options.playback === "realtime") {
       let last = performance.now();
       this.#timer = setInterval(() => {
@@ -133,17 +126,7 @@ export class TwilioStreamClient {
       options.signal?.throwIfAborted();
       if (this.#ws?.readyState !== WebSocket.OPEN) return;
       const frame = ulaw.subarray(at, Math.min(ulaw.length, at + 160));
-      this.sendJson({
-        event: "media",
-        sequenceNumber: String(++this.#seq),
-        media: {
-          track: "inbound",
-          chunk: String(++this.#chunk),
-          timestamp: String(this.#chunk * 20),
-          payload: Buffer.from(frame).toString("base64"),
-        },
-        streamSid: this.streamSid,
-      });
+      this.sendJson(this.#messages.media(frame));
       if (options.pace === "realtime") {
         const due = started + (n + 1) * 20;
         const wait = due - performance.now();
@@ -155,22 +138,12 @@ export class TwilioStreamClient {
   }
 
   sendDtmf(digit: string): void {
-    this.sendJson({
-      event: "dtmf",
-      streamSid: this.streamSid,
-      sequenceNumber: String(++this.#seq),
-      dtmf: { track: "inbound_track", digit },
-    });
+    this.sendJson(this.#messages.dtmf(digit));
   }
 
   /** Sends `stop` (the caller hung up) and waits for the socket to close. */
   async stop(): Promise<void> {
-    this.sendJson({
-      event: "stop",
-      sequenceNumber: String(++this.#seq),
-      stop: { accountSid: this.accountSid, callSid: this.callSid },
-      streamSid: this.streamSid,
-    });
+    this.sendJson(this.#messages.stop());
     this.#ws?.close(1000);
     await this.#closed;
   }
@@ -257,12 +230,7 @@ export class TwilioStreamClient {
 
   #echo(name: string): void {
     this.marksEchoed.push(name);
-    this.sendJson({
-      event: "mark",
-      sequenceNumber: String(++this.#seq),
-      streamSid: this.streamSid,
-      mark: { name },
-    });
+    this.sendJson(this.#messages.mark(name));
   }
 
   #notify(): void {
