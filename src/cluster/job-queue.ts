@@ -80,6 +80,8 @@ export interface JobRecord<T = unknown> {
   progress: unknown;
   /** Log lines (`JobInfo.log`), oldest first, when asked for. */
   logs: string[];
+  /** Why a failed job failed (BullMQ's failedReason; "cancelled: <reason>" for a cancelled one). */
+  failedReason?: string;
 }
 
 /** Runs a job. The signal aborts when the job is cancelled from any worker or this worker shuts down. */
@@ -353,7 +355,15 @@ export class JobQueue {
       if (!job) continue;
       const state = await job.getState();
       const logs = options.logs ? (await queue.getJobLogs(jobId, 0, -1, true)).logs : [];
-      return { id: jobId, kind, state, data: job.data as T, progress: job.progress, logs };
+      return {
+        id: jobId,
+        kind,
+        state,
+        data: job.data as T,
+        progress: job.progress,
+        logs,
+        ...(state === "failed" && job.failedReason ? { failedReason: job.failedReason } : {}),
+      };
     }
     return undefined;
   }

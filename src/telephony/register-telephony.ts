@@ -62,7 +62,7 @@ export interface TelephonyDeps {
   /** The Gateway's surface-method hook: `telephony.call` is added through it when given. */
   registerMethod?: GatewayServer["registerMethod"];
   /** `outbound-call` jobs (Redis deployments); absent: outbound calls are placed in-process. */
-  jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process">;
+  jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process" | "inspect">;
   logger: TalkLogger;
 }
 

@@ -8,19 +8,42 @@
  *   `{placed: true, callSid, sessionId, status}` when placed by this worker,
  *   `{placed: false, jobId, status: "queued"}` when queued as an
  *   `outbound-call` job.
+ * - `telephony.call.get {id}` (admin): where the call is, like
+ *   `GET /telephony/calls/:id`, by job id (from any worker) or CallSid:
+ *   `{state, jobId?, callSid?, sessionId?, reason?, error?}`;
+ *   `session_not_found` for an unknown id.
  */
+import { z } from "zod";
+import { TalkError } from "../core/errors.js";
 import type { GatewayServer } from "../gateway/index.js";
-import { CallRequestSchema, type OutboundCalls } from "./outbound-calls.js";
+import { CallRequestSchema, OUTBOUND_CALL_ID, type OutboundCalls } from "./outbound-calls.js";
 
 export const TELEPHONY_CALL_METHOD = "telephony.call";
+export const TELEPHONY_CALL_GET_METHOD = "telephony.call.get";
+
+const CallGetSchema = z
+  .object({ id: z.string().regex(OUTBOUND_CALL_ID, "a job id (call-...) or a CallSid (CA...)") })
+  .strict();
 
 export function registerTelephonyMethods(
   registerMethod: GatewayServer["registerMethod"],
-  outbound: Pick<OutboundCalls, "place">,
+  outbound: Pick<OutboundCalls, "place" | "status">,
 ): void {
   registerMethod(TELEPHONY_CALL_METHOD, {
     scope: "admin",
     params: CallRequestSchema,
     handler: (params) => outbound.place(params, undefined),
+  });
+  registerMethod(TELEPHONY_CALL_GET_METHOD, {
+    scope: "admin",
+    params: CallGetSchema,
+    handler: async ({ id }) => {
+      const status = await outbound.status(id);
+      if (!status)
+        throw new TalkError("session_not_found", `No outbound call ${id} is known to this deployment.`, {
+          details: { id },
+        });
+      return status;
+    },
   });
 }

@@ -92,6 +92,31 @@ describe("telephony: outbound calls", () => {
     expect(h.eventsOf(sessionId, "session.closed")).toHaveLength(0);
   });
 
+  it("a busy callback that beats Twilio's answer to the dial still ends the call busy; late callbacks are answered, unknown calls get 404", async () => {
+    h = await startTelephony({ mode: "stt-tts" });
+    h.rest.holdCreates = true;
+    const placing = placeCall(h);
+    const dial = await h.rest.waitFor((r) => r.path.endsWith("/Calls.json"));
+    const busy = { CallSid: dial.sid!, AccountSid: ACCOUNT_SID, CallStatus: "busy" };
+    expect((await statusCallback(h, busy)).status).toBe(204);
+    h.rest.releaseCreates();
+    const { callSid, sessionId } = await placing;
+    expect(callSid).toBe(dial.sid);
+    await waitUntil(() => h!.eventsOf(sessionId, "session.closed").length === 1);
+    expect(h.eventsOf(sessionId, "session.closed")[0]!.payload).toMatchObject({ reason: "busy" });
+
+    const status = await fetch(`${h.baseUrl}/telephony/calls/${callSid}`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(await status.json()).toEqual({ state: "ended", callSid, sessionId, reason: "busy" });
+    // Twilio repeating the callback after the call ended: known, nothing to do.
+    expect((await statusCallback(h, busy)).status).toBe(204);
+    const unknown = await statusCallback(h, { ...busy, CallSid: `CA${"e".repeat(32)}` });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("session_not_found");
+    expect(h.eventsOf(sessionId, "session.closed")).toHaveLength(1);
+  });
+
   it("the placed call's stream connects to the session created at dial time", async () => {
     h = await startTelephony({ mode: "stt-tts" });
     const { callSid, sessionId } = await placeCall(h);

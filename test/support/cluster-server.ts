@@ -11,7 +11,9 @@
 //   with finish: true; every worker reports the cluster-wide job events it
 //   sees (probe job-event). The production app registers telephony's own
 //   outbound-call handler (real Twilio dials); here the probe handler takes its
-//   place, so the app's registration of that kind is dropped.
+//   place, so the app's registration of that kind is dropped, unless
+//   TALKGATE_TEST_OUTBOUND=telephony keeps telephony's handler (dials to the
+//   configured Twilio REST API, a local fake in the tests).
 //
 // Usage: node --import tsx test/support/cluster-server.ts [config.json]
 import { createInterface } from "node:readline";
@@ -29,12 +31,18 @@ import { createLocalProviders } from "../../src/providers/index.js";
 
 let log: ((fields: Record<string, unknown>) => void) | undefined;
 
+const telephonyOutbound = process.env.TALKGATE_TEST_OUTBOUND === "telephony";
 const registerHandler = JobQueue.prototype.process;
 let probeRegistration = false;
-JobQueue.prototype.process = function process<T>(this: JobQueue, kind: string, handler: JobHandler<T>): void {
-  if (kind === "outbound-call" && !probeRegistration) return;
-  registerHandler.call(this, kind, handler as JobHandler);
-};
+if (!telephonyOutbound)
+  JobQueue.prototype.process = function process<T>(
+    this: JobQueue,
+    kind: string,
+    handler: JobHandler<T>,
+  ): void {
+    if (kind === "outbound-call" && !probeRegistration) return;
+    registerHandler.call(this, kind, handler as JobHandler);
+  };
 
 class ProbeAgent implements AgentProvider {
   readonly kind = "agent" as const;
@@ -70,19 +78,7 @@ function onListening(app: App): void {
   const jobs = app.cluster.jobs;
   jobs.on("job", (event) => log?.({ probe: "job-event", ...event }));
   probeRegistration = true;
-  jobs.process<{ to: string; finish?: boolean }>("outbound-call", async (job, signal) => {
-    log?.({ probe: "job-started", jobId: job.id, attempt: job.attempt });
-    if (job.data.finish) return;
-    await new Promise<void>((resolve) => {
-      const onAbort = (): void => {
-        log?.({ probe: "job-aborted", jobId: job.id, reason: String(signal.reason) });
-        resolve();
-      };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    });
-    signal.throwIfAborted();
-  });
+  if (!telephonyOutbound) registerProbeJobs(app);
   const lines = createInterface({ input: process.stdin });
   lines.on("line", (line) => {
     void (async () => {
@@ -107,6 +103,23 @@ function onListening(app: App): void {
         });
       }
     })().catch((err: unknown) => log?.({ probe: "command-failed", error: String(err) }));
+  });
+}
+
+/** Outbound-call jobs that hang until cancelled (probe job-started / job-aborted), or end at once with finish. */
+function registerProbeJobs(app: App): void {
+  app.cluster.jobs.process<{ to: string; finish?: boolean }>("outbound-call", async (job, signal) => {
+    log?.({ probe: "job-started", jobId: job.id, attempt: job.attempt });
+    if (job.data.finish) return;
+    await new Promise<void>((resolve) => {
+      const onAbort = (): void => {
+        log?.({ probe: "job-aborted", jobId: job.id, reason: String(signal.reason) });
+        resolve();
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
+    signal.throwIfAborted();
   });
 }
 

@@ -26,6 +26,10 @@ export interface WorkerSpec {
   maxSessions?: number;
   /** "slow": the agent hangs until aborted (probe lines); default: the local agent answers. */
   agent?: "slow" | "local";
+  /** "telephony": outbound-call jobs run telephony's own handler (real dials); default: the probe handler. */
+  outboundCalls?: "probe" | "telephony";
+  /** More top-level config (e.g. `server.publicUrl`, `auth`, `telephony` for real outbound calls). */
+  config?: Record<string, unknown>;
 }
 
 export type LogLine = Record<string, unknown> & { msg?: string; probe?: string };
@@ -48,7 +52,7 @@ export class WorkerProcess {
     writeFileSync(
       configPath,
       JSON.stringify({
-        dataDir: join(this.#dir, "data"),
+        dataDir: this.dataDir,
         redis: { url: spec.redisUrl, keyPrefix: spec.keyPrefix },
         cluster: {
           workerId: spec.workerId,
@@ -58,6 +62,7 @@ export class WorkerProcess {
           ...(spec.jobs ? { jobs: spec.jobs } : {}),
         },
         ...(spec.maxSessions !== undefined ? { runtime: { maxSessions: spec.maxSessions } } : {}),
+        ...spec.config,
       }),
     );
     this.child = spawn(process.execPath, [...ENTRY, configPath], {
@@ -68,6 +73,7 @@ export class WorkerProcess {
         HOST: "127.0.0.1",
         LOG_LEVEL: "info",
         TALKGATE_TEST_AGENT: spec.agent ?? "local",
+        TALKGATE_TEST_OUTBOUND: spec.outboundCalls ?? "probe",
         REDIS_URL: "",
       },
     });
@@ -119,6 +125,11 @@ export class WorkerProcess {
       throw failed.reason;
     }
     return started;
+  }
+
+  /** The worker's data directory (session event logs in `sessions/<sessionId>.jsonl`). */
+  get dataDir(): string {
+    return join(this.#dir, "data");
   }
 
   /** The first log line (already seen or future) that matches. */

@@ -11,6 +11,8 @@ export interface RestRequest {
   path: string;
   params: URLSearchParams;
   at: number;
+  /** The CallSid a create (Calls.json) request is given, known as soon as it arrives. */
+  sid?: string;
 }
 
 export class FakeTwilioRestServer {
@@ -19,7 +21,14 @@ export class FakeTwilioRestServer {
   readonly #auth: string;
   #seq = 0;
   #waiters: Array<() => void> = [];
+  #held: Array<() => void> = [];
   url = "";
+  /**
+   * While true, answers to create requests wait for `releaseCreates()`: the
+   * call exists at Twilio (its status callbacks may already come) before the
+   * dialler has its answer.
+   */
+  holdCreates = false;
 
   constructor(
     readonly accountSid: string,
@@ -37,11 +46,20 @@ export class FakeTwilioRestServer {
           return json(401, { code: 20003, message: "Authenticate", status: 401 });
         const path = req.url ?? "";
         const base = `/2010-04-01/Accounts/${accountSid}/Calls`;
-        this.requests.push({ path, params: new URLSearchParams(body), at: performance.now() });
+        const create = req.method === "POST" && path === `${base}.json`;
+        const sid = create ? `CA${(++this.#seq).toString(16).padStart(32, "0")}` : undefined;
+        this.requests.push({
+          path,
+          params: new URLSearchParams(body),
+          at: performance.now(),
+          ...(sid ? { sid } : {}),
+        });
         for (const w of [...this.#waiters]) w();
-        if (req.method === "POST" && path === `${base}.json`) {
-          const sid = `CA${(++this.#seq).toString(16).padStart(32, "0")}`;
-          return json(201, { sid, status: "queued", account_sid: accountSid });
+        if (sid) {
+          const answer = (): void => json(201, { sid, status: "queued", account_sid: accountSid });
+          if (this.holdCreates) this.#held.push(answer);
+          else answer();
+          return;
         }
         const m = new RegExp(`^${base}/(CA[0-9a-zA-Z]+)\\.json$`).exec(path);
         if (req.method === "POST" && m)
@@ -71,7 +89,14 @@ export class FakeTwilioRestServer {
     });
   }
 
+  /** Answers the create requests held so far (and stops holding new ones). */
+  releaseCreates(): void {
+    this.holdCreates = false;
+    for (const answer of this.#held.splice(0)) answer();
+  }
+
   async close(): Promise<void> {
+    this.releaseCreates();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 }
