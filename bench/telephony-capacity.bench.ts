@@ -4,17 +4,34 @@
  * p99 added latency (frame in -> provider, provider -> frame out) under
  * 10 ms and no frame lost. The number of calls is ramped; each level is
  * measured over a window after a settle period; the largest level meeting
- * both criteria is reported. Goal: 1,000 calls on one core.
+ * both criteria is reported, with the relay's CPU per call (read from /proc,
+ * which a shared machine's scheduling noise disturbs far less than latency
+ * tails). Goal: 1,000 calls on one core.
+ *
+ * By default the same ramp then runs against the peer, a relay built like
+ * Twilio's Node sample (bench/lib/peer-relay-twilio-sample.ts), in the same
+ * run, and the ratios are printed.
  *
  *   npm run bench:telephony -- --calls 1000            (full figure)
  *   node --import tsx bench/telephony-capacity.bench.ts  (quick: up to 300 calls)
- *   ... --webhook http://HOST:PORT/telephony/twilio/voice --provider-port 9000   (another relay server)
+ *   ... --peer no                                       (ours only)
+ *   ... --webhook http://HOST:PORT/telephony/twilio/voice --provider-port 9000 [--target-pid N]   (another relay)
  */
 import { performance } from "node:perf_hooks";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";
-import { benchTarget } from "./lib/bench-target.js";
+import { benchTarget, type BenchTarget, type SpawnedRelay } from "./lib/bench-target.js";
+import { cpuSince, readProcessCpu } from "./lib/process-cpu.js";
 
-const args = benchArgs({ calls: "300", seconds: "5", "p99-ms": "10", "give-up-ms": "100" });
+const args = benchArgs({
+  calls: "300",
+  seconds: "5",
+  "p99-ms": "10",
+  "give-up-ms": "100",
+  // The relay's process id when --webhook points at a server this bench did not start (for its CPU column).
+  "target-pid": "0",
+  // Also ramp the peer relay in the same run (only when this bench spawns the relays).
+  peer: "yes",
+});
 const maxCalls = num(args.calls, "calls");
 const seconds = num(args.seconds, "seconds");
 const limitMs = num(args["p99-ms"], "p99-ms");
@@ -29,18 +46,29 @@ const levels = [
   ),
 ];
 
-const target = await benchTarget(args);
-const { load } = target;
-console.log(
-  `telephony relay capacity: ${target.describe}; ${seconds} s window per level, 50 frames/s each way per call, criteria p99 < ${limitMs} ms both ways and no frame lost`,
-);
-console.log(
-  "| calls | in p50 | in p99 | out p50 | out p99 | frames in (sent/arrived) | frames out (sent/arrived) | generator busy | ok |",
-);
-console.log("|---|---|---|---|---|---|---|---|---|");
-let best = 0;
-let lossless = 0;
-try {
+interface RampResult {
+  relay: string;
+  /** Largest level meeting both criteria, every level below it passing too. */
+  best: number;
+  /** Largest level with no frame lost and p99 under --give-up-ms. */
+  lossless: number;
+  /** Core share per call at the largest level that was not CPU-saturated. */
+  cpuPerCall: { calls: number; share: number } | undefined;
+}
+
+async function ramp(target: BenchTarget, name: string): Promise<RampResult> {
+  const { load } = target;
+  const pid = target.server?.child.pid ?? (Number(args["target-pid"]) || undefined);
+  console.log(
+    `\n${name}: ${target.describe}; ${seconds} s window per level, 50 frames/s each way per call, criteria p99 < ${limitMs} ms both ways and no frame lost`,
+  );
+  console.log(
+    "| calls | in p50 | in p99 | out p50 | out p99 | frames in (sent/arrived) | frames out (sent/arrived) | relay CPU (user+sys) | relay CPU per call | generator busy | ok |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|");
+  let best = 0;
+  let lossless = 0;
+  const cpuPerCall: Array<{ calls: number; share: number }> = [];
   for (const level of levels) {
     await load.addCalls(level - load.calls.length);
     load.flow(true, true);
@@ -49,7 +77,11 @@ try {
     load.inbound.open();
     load.outbound.open();
     const elu0 = performance.eventLoopUtilization();
+    const cpu0 = pid ? readProcessCpu(pid) : undefined;
+    const t0 = performance.now();
     await sleep(seconds * 1000);
+    const cpu = cpuSince(cpu0, pid ? readProcessCpu(pid) : undefined);
+    const wall = (performance.now() - t0) / 1000;
     load.inbound.close();
     load.outbound.close();
     const busy = performance.eventLoopUtilization(elu0).utilization;
@@ -59,20 +91,74 @@ try {
     const intact = i.sent === i.arrived && o.sent === o.arrived && load.closedCalls === 0;
     const p99 = Math.max(i.percentile(99), o.percentile(99));
     const ok = intact && p99 < limitMs;
+    const share = cpu ? (cpu.user + cpu.system) / wall : undefined;
+    if (share !== undefined) cpuPerCall.push({ calls: level, share: share / level });
+    const cpuCell = cpu
+      ? `${(share! * 100).toFixed(0)}% (${((cpu.user / wall) * 100).toFixed(0)}+${((cpu.system / wall) * 100).toFixed(0)})`
+      : "-";
+    const perCallCell = share !== undefined ? `${((share / level) * 1000).toFixed(2)} ms/s` : "-";
     console.log(
-      `| ${level} | ${fmt(i.percentile(50))} | ${fmt(i.percentile(99))} | ${fmt(o.percentile(50))} | ${fmt(o.percentile(99))} | ${i.sent}/${i.arrived} | ${o.sent}/${o.arrived} | ${(busy * 100).toFixed(0)}% | ${ok ? "yes" : "no"} |`,
+      `| ${level} | ${fmt(i.percentile(50))} | ${fmt(i.percentile(99))} | ${fmt(o.percentile(50))} | ${fmt(o.percentile(99))} | ${i.sent}/${i.arrived} | ${o.sent}/${o.arrived} | ${cpuCell} | ${perCallCell} | ${(busy * 100).toFixed(0)}% | ${ok ? "yes" : "no"} |`,
     );
     if (ok && best === lossless) best = level;
     if (!intact || p99 >= giveUpMs) break;
     lossless = level;
   }
-} finally {
   load.flow(false, false);
-  await target.close();
+  // The CPU figure from the largest level that was not saturated (below 90% of a core).
+  const unsaturated = cpuPerCall.filter((c) => c.share * c.calls < 0.9).at(-1);
+  console.log(
+    `${name}: largest call count meeting the criteria (every level up to it passed): ${best}${best === maxCalls ? ` (the most tried; --calls ${Math.min(maxCalls * 2, 2000)} tries more)` : ""}`,
+  );
+  console.log(`${name}: largest call count with no frame lost and p99 < ${giveUpMs} ms: ${lossless}`);
+  if (unsaturated)
+    console.log(
+      `${name}: CPU per call at ${unsaturated.calls} calls: ${(unsaturated.share * 1000).toFixed(2)} ms of CPU per second of call, so one core's CPU holds about ${Math.floor(1 / unsaturated.share)} calls (latency aside)`,
+    );
+  return { relay: name, best, lossless, cpuPerCall: unsaturated };
+}
+
+async function measure(relay: SpawnedRelay | undefined, name: string): Promise<RampResult> {
+  const target = await benchTarget(args, relay);
+  try {
+    return await ramp(target, name);
+  } finally {
+    await target.close();
+  }
+}
+
+const external = args.webhook !== undefined;
+const ours = await measure(undefined, external ? "target" : "talkgate");
+const results = [ours];
+if (!external && args.peer !== "no") {
+  const peer = await measure("peer", "peer (Twilio Node sample)");
+  results.push(peer);
+  const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : "-");
+  console.log(
+    "\n| relay | calls meeting the criteria | lossless to | CPU per call | calls per core by CPU |",
+  );
+  console.log("|---|---|---|---|---|");
+  for (const r of results)
+    console.log(
+      `| ${r.relay} | ${r.best} | ${r.lossless} | ${r.cpuPerCall ? `${(r.cpuPerCall.share * 1000).toFixed(2)} ms/s at ${r.cpuPerCall.calls}` : "-"} | ${r.cpuPerCall ? Math.floor(1 / r.cpuPerCall.share) : "-"} |`,
+    );
+  console.log(
+    `talkgate / peer: calls meeting the criteria ${ratio(ours.best, peer.best)}, CPU per call ${ours.cpuPerCall && peer.cpuPerCall ? ratio(peer.cpuPerCall.share, ours.cpuPerCall.share) + " less" : "-"}`,
+  );
 }
 console.log(
-  `largest call count meeting the criteria (every level up to it passed): ${best}${best === maxCalls ? ` (the most tried; --calls ${Math.min(maxCalls * 2, 2000)} tries more)` : ""}`,
+  JSON.stringify({
+    bench: "telephony-capacity",
+    calls: ours.best,
+    lossless: ours.lossless,
+    callsPerCore: ours.cpuPerCall ? Math.floor(1 / ours.cpuPerCall.share) : undefined,
+    peer: results[1]
+      ? {
+          calls: results[1].best,
+          lossless: results[1].lossless,
+          callsPerCore: results[1].cpuPerCall ? Math.floor(1 / results[1].cpuPerCall.share) : undefined,
+        }
+      : undefined,
+  }),
 );
-console.log(`largest call count with no frame lost and p99 < ${giveUpMs} ms: ${lossless}`);
-console.log(JSON.stringify({ bench: "telephony-capacity", calls: best, lossless }));
 process.exit(0);

@@ -6,7 +6,16 @@
  * generator listens), for a side-by-side comparison.
  */
 import { TelephonyLoad } from "./twilio-load-calls.js";
-import { freePort, pinSelfTo, spawnTelephonyServer, type BenchServer } from "./spawn-telephony-server.js";
+import {
+  freePort,
+  PEER_RELAY,
+  pinSelfTo,
+  spawnTelephonyServer,
+  type BenchServer,
+} from "./spawn-telephony-server.js";
+
+/** The relays a bench can spawn itself: ours, or the peer (Twilio's Node sample, see peer-relay-twilio-sample.ts). */
+export type SpawnedRelay = "talkgate" | "peer";
 
 export interface BenchTarget {
   load: TelephonyLoad;
@@ -15,12 +24,15 @@ export interface BenchTarget {
   close(): Promise<void>;
 }
 
-export async function benchTarget(args: {
-  webhook?: string | undefined;
-  "provider-port"?: string | undefined;
-  pin?: string | undefined;
-  "data-dir"?: string | undefined;
-}): Promise<BenchTarget> {
+export async function benchTarget(
+  args: {
+    webhook?: string | undefined;
+    "provider-port"?: string | undefined;
+    pin?: string | undefined;
+    "data-dir"?: string | undefined;
+  },
+  relay: SpawnedRelay = "talkgate",
+): Promise<BenchTarget> {
   // --pin server (default): the server on CPU 0 only; --pin both: the generator on CPU 1 too (on a shared machine
   // that exposes the generator to whatever else runs there); --pin no: neither.
   const pin = args.pin !== "no";
@@ -30,15 +42,20 @@ export async function benchTarget(args: {
   let providerPort = args["provider-port"] !== undefined ? Number(args["provider-port"]) : undefined;
   if (webhookUrl === undefined) {
     providerPort ??= await freePort();
-    server = await spawnTelephonyServer(providerPort, pin, args["data-dir"]);
-    webhookUrl = `http://127.0.0.1:${server.port}/telephony/twilio/voice?mode=realtime`;
+    if (relay === "peer") {
+      server = await spawnTelephonyServer(providerPort, pin, undefined, PEER_RELAY);
+      webhookUrl = `http://127.0.0.1:${server.port}/incoming-call`;
+    } else {
+      server = await spawnTelephonyServer(providerPort, pin, args["data-dir"]);
+      webhookUrl = `http://127.0.0.1:${server.port}/telephony/twilio/voice?mode=realtime`;
+    }
   } else if (providerPort === undefined) {
     throw new Error("--webhook needs --provider-port (where the target reaches its realtime provider)");
   }
   const load = new TelephonyLoad({ webhookUrl, providerPort });
   await load.start();
   const describe = server
-    ? `talkgate server pid ${server.child.pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}, load generator${pinnedSelf ? " pinned to CPU 1" : ""}`
+    ? `${relay === "peer" ? "peer relay (Twilio's Node sample)" : "talkgate server"} pid ${server.child.pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}, load generator${pinnedSelf ? " pinned to CPU 1" : ""}`
     : `external target ${webhookUrl}, provider port ${providerPort}`;
   return {
     load,

@@ -22,6 +22,8 @@ export interface BenchServer {
 }
 
 const SERVER = join(import.meta.dirname, "telephony-bench-server.ts");
+/** The peer relay (Twilio's Node sample, rebuilt from its documented behaviour). */
+export const PEER_RELAY = join(import.meta.dirname, "peer-relay-twilio-sample.ts");
 
 export function hasTaskset(): boolean {
   return spawnSync("taskset", ["-c", "0", "true"]).status === 0;
@@ -31,13 +33,14 @@ export async function spawnTelephonyServer(
   providerPort: number,
   pin = true,
   dataDir?: string,
+  script = SERVER,
 ): Promise<BenchServer> {
   const node = [
     process.execPath,
     "--expose-gc",
     "--import",
     "tsx",
-    SERVER,
+    script,
     "--provider-port",
     String(providerPort),
     ...(dataDir ? ["--data-dir", dataDir] : []),

@@ -1,0 +1,48 @@
+/**
+ * CPU time a process has used (user + system, all threads), read from
+ * /proc/<pid>/stat. Used by the telephony benches to report what a call costs
+ * in CPU, which a shared machine's scheduling noise does not change the way it
+ * changes latency tails. Linux only: elsewhere `read()` answers undefined.
+ */
+import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+
+let ticksPerSecond: number | undefined;
+
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+export interface CpuReading {
+  user: number;
+  system: number;
+}
+
+/** CPU seconds used so far by `pid`, or undefined when /proc cannot tell. */
+export function readProcessCpu(pid: number): CpuReading | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after its closing ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const hz = clockTicks();
+    return { user: Number(fields[11]) / hz, system: Number(fields[12]) / hz };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU used between two readings, seconds. */
+export function cpuSince(
+  before: CpuReading | undefined,
+  after: CpuReading | undefined,
+): CpuReading | undefined {
+  if (!before || !after) return undefined;
+  return { user: after.user - before.user, system: after.system - before.system };
+}
