@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { pino, type Logger } from "pino";
 import type { LoadedConfig } from "./config/load-config.js";
 import type { TalkgateConfig } from "./config/config-schema.js";
@@ -54,6 +53,8 @@ export interface App {
   readonly gateway: GatewayServer;
   /** Coordinator, jobs (`cluster.jobs`) and drain; in-process unless redis.url is set. */
   readonly cluster: AppCluster;
+  /** The meeting bots' wake triggers (voicewake.get/set), shared by every worker through the coordinator. */
+  readonly voiceWake: VoiceWakeStore;
   listen(overrides?: { port?: number }): Promise<{ urls: string[]; port: number }>;
   /** Closes the gateway (sockets get 1001), jobs, sessions, the coordinator, then providers. Idempotent. */
   close(): Promise<void>;
@@ -237,6 +238,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
         options: {
           persona: config.agent.persona,
           interruptOnSpeech: config.talk.input.interruptOnSpeech,
+          outputDeltaIntervalMs: config.talk.output.deltaEventIntervalMs,
           brain,
           maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
           ...((request.model ?? config.talk.realtime?.model)
@@ -328,9 +330,10 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   cluster.registerMetrics(gateway.metrics.registry);
 
   // Meetings: bot routes, the bot pages' capture socket and the local test meeting (src/meetings).
-  // Wake triggers (seed 004): configured defaults, persisted once set through voicewake.set.
-  const voiceWake = new VoiceWakeStore({
-    path: join(config.dataDir, "settings", "voicewake.json"),
+  // Wake triggers (seed 004): configured defaults until voicewake.set; stored as the cluster's shared
+  // setting `voicewake` (<dataDir>/settings/voicewake.json without Redis, Redis with), heard by every worker.
+  const voiceWake = await VoiceWakeStore.open({
+    settings: cluster.coordinator.settings,
     defaults: config.meetings.wakeTriggers,
     logger,
   });
@@ -372,6 +375,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
       persona: config.agent.persona,
       brain,
       interruptOnSpeech: config.talk.input.interruptOnSpeech,
+      outputDeltaIntervalMs: config.talk.output.deltaEventIntervalMs,
       ...(config.talk.realtime?.model ? { realtimeModel: config.talk.realtime.model } : {}),
       ...(config.talk.realtime?.voice ? { realtimeVoice: config.talk.realtime.voice } : {}),
     },
@@ -392,6 +396,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     runtime,
     gateway,
     cluster,
+    voiceWake,
     listen: (overrides) => gateway.listen(overrides),
     close() {
       closing ??= (async () => {

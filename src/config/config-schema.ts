@@ -103,6 +103,16 @@ export const talkSchema = z
       })
       .strict()
       .prefault({}),
+    output: z
+      .object({
+        /**
+         * output.audio.delta events of one answer are coalesced to at most one per this many ms
+         * (metadata only; the audio itself is never delayed). 0 reports every provider chunk.
+         */
+        deltaEventIntervalMs: z.number().int().min(0).max(10_000).default(200),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 

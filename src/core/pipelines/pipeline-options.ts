@@ -56,6 +56,15 @@ export interface PipelineOptions {
    * connecting, a transcription turn is finalizing), ms; older audio is dropped. Default 2000.
    */
   heldAudioMs?: number;
+  /**
+   * `output.audio.delta` events of one output item are coalesced to at most one
+   * per this many ms (the first chunk is reported at once; the rest is reported
+   * before `output.audio.done` or a cancellation, so the byte counts always add
+   * up). A realtime provider streams 20 ms chunks: one event (sequenced, fanned
+   * out, logged) per chunk was the largest cost of a relayed call after the
+   * sockets. 0 reports every chunk. Default 200 (talk.output.deltaEventIntervalMs).
+   */
+  outputDeltaIntervalMs?: number;
   /** How answers are chunked and spoken, progress cue, consult timeout, realtime reply path (brain-options.ts). */
   brain?: BrainOptions;
 }
@@ -75,6 +84,7 @@ export const PIPELINE_DEFAULTS: Readonly<
   interruptOnSpeech: true,
   maxAppendBytes: 65_536,
   heldAudioMs: 2000,
+  outputDeltaIntervalMs: 200,
 });
 
 export type ResolvedPipelineOptions = typeof PIPELINE_DEFAULTS &
@@ -106,6 +116,12 @@ export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedP
     bad("maxAppendBytes", "must be an integer >= 2");
   if (!Number.isInteger(o.heldAudioMs) || o.heldAudioMs < 0)
     bad("heldAudioMs", "must be a non-negative integer");
+  if (
+    !Number.isInteger(o.outputDeltaIntervalMs) ||
+    o.outputDeltaIntervalMs < 0 ||
+    o.outputDeltaIntervalMs > 10_000
+  )
+    bad("outputDeltaIntervalMs", "must be an integer between 0 and 10000");
   return { ...o, instructions: o.instructions ?? o.persona, brain: resolveBrainOptions(options.brain) };
 }
 

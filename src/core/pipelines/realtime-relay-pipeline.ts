@@ -32,6 +32,10 @@ interface OutputItem {
   turnId: string;
   converter: PcmConverter | undefined;
   bytes: number;
+  /** Bytes delivered but not reported in an output.audio.delta yet (see outputDeltaIntervalMs). */
+  unreported: number;
+  /** performance.now() of the last output.audio.delta; -Infinity before the first. */
+  reportedAt: number;
 }
 
 /** Remembered cancelled output items, so their late audio never reaches the sink. */
@@ -111,6 +115,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean {
     const output = this.session.activeOutput;
+    if (output) this.#reportPending(output.itemId);
     const cancelled = this.session.cancelTurn(turnId, reason);
     if (!cancelled) return false;
     this.#voice?.cancelResponse();
@@ -120,6 +125,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean {
     const output = this.session.activeOutput;
+    if (output && (turnId === undefined || output.turnId === turnId)) this.#reportPending(output.itemId);
     const cancelled = this.session.cancelOutput(turnId, reason);
     if (!cancelled || !output) return cancelled;
     this.#voice?.cancelResponse();
@@ -174,6 +180,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   async #close(reason: TerminalReason): Promise<void> {
+    for (const [itemId, item] of this.#items) this.#reportDelta(itemId, item);
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#held = [];
     const voice = this.#voice;
@@ -392,7 +399,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     let item = this.#items.get(event.itemId);
     if (!item || session.activeOutput?.itemId !== event.itemId) {
       session.beginOutput({ itemId: event.itemId, turnId: turn.id });
-      item = { turnId: turn.id, converter: undefined, bytes: 0 };
+      item = { turnId: turn.id, converter: undefined, bytes: 0, unreported: 0, reportedAt: -Infinity };
       this.#items.set(event.itemId, item);
       session.emit({
         type: "output.audio.started",
@@ -421,6 +428,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#deliver(itemId, item, bytesFromPcm16(item.converter.flush()));
       item.converter.close();
     }
+    this.#reportDelta(itemId, item);
     const output = this.session.activeOutput;
     const signal = output?.itemId === itemId ? output.signal : this.session.signal;
     const finish = (): void => {
@@ -443,16 +451,36 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     if (data.byteLength === 0 || this.#cancelledItems.has(itemId)) return;
     const format = this.#deps.outputFormat;
     item.bytes += data.byteLength;
+    item.unreported += data.byteLength;
     this.#sink.current()?.write({ data, format }, { turnId: item.turnId, itemId });
+    const now = performance.now();
+    if (now - item.reportedAt >= this.#deps.options.outputDeltaIntervalMs)
+      this.#reportDelta(itemId, item, now);
+  }
+
+  /** One output.audio.delta for the bytes delivered since the last one (none when nothing is pending). */
+  #reportDelta(itemId: string, item: OutputItem, now = performance.now()): void {
+    if (item.unreported === 0) return;
+    const format = this.#deps.outputFormat;
+    const bytes = item.unreported;
+    item.unreported = 0;
+    item.reportedAt = now;
     const payload: OutputAudioPayload = {
       format: { ...format },
-      bytes: data.byteLength,
-      durationMs: durationMs(format, data.byteLength),
+      bytes,
+      durationMs: durationMs(format, bytes),
     };
     this.session.emit({ type: "output.audio.delta", turnId: item.turnId, itemId, payload });
   }
 
+  /** Reports what an output item delivered before it is cancelled, while its deltas are still current. */
+  #reportPending(itemId: string): void {
+    const item = this.#items.get(itemId);
+    if (item) this.#reportDelta(itemId, item);
+  }
+
   #bargeIn(output: TalkOutput): void {
+    this.#reportPending(output.itemId);
     this.session.cancelOutput(output.turnId, "barge_in");
     this.#voice?.cancelResponse();
     this.#dropOutput(output, "barge_in");
