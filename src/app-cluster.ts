@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Registry } from "prom-client";
 import type { TalkgateConfig } from "./config/config-schema.js";
 import type { TalkLogger } from "./core/logger.js";
@@ -66,6 +67,8 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
   const coordinator = await createCoordinator({
     ...(redisUrl !== undefined ? { redisUrl } : {}),
     keyPrefix: config.redis.keyPrefix,
+    // Shared settings (voicewake): files here without Redis; Redis holds them in a cluster.
+    settingsDir: join(config.dataDir, "settings"),
     ...(config.cluster.workerId !== undefined ? { workerId: config.cluster.workerId } : {}),
     roles: config.cluster.roles,
     leaseTtlSec: config.cluster.leaseTtlSec,

@@ -92,6 +92,8 @@ export class CommandBus {
 
   #route(channel: string, raw: string): void {
     const { keys, workerId } = this.#ctx;
+    // The subscriber carries other channels too (shared settings): only ours are parsed here.
+    if (channel !== keys.replyChannel(workerId) && channel !== keys.commandChannel(workerId)) return;
     let message: unknown;
     try {
       message = JSON.parse(raw);

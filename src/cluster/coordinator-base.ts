@@ -20,11 +20,12 @@ import { CpuSampler } from "./cpu-sampler.js";
 import { EventHub } from "./event-hub.js";
 import { type HeldLease, LeaseKeeper, type LostLease } from "./lease-keeper.js";
 import { applyCommand, checkSessionId } from "./session-command.js";
+import { SettingFanout } from "./shared-settings.js";
 
 /**
  * The worker-local half both coordinators share: resolved options, the
  * lifecycle state, owned leases, the one command handler, event
- * subscriptions and notifications. A backend adds the directory, command
+ * subscriptions, notifications and the delivery of setting changes. A backend adds the directory, command
  * routing and event fan-out, and its own part of close.
  */
 export abstract class CoordinatorBase {
@@ -32,6 +33,8 @@ export abstract class CoordinatorBase {
   protected readonly opts: ResolvedCoordinatorOptions;
   protected readonly events: EventHub<CoordinatorEvents>;
   protected readonly leases: LeaseKeeper;
+  /** This worker's delivery of shared-setting changes (each revision once); the backend feeds it. */
+  protected readonly settingChanges: SettingFanout;
   readonly #cpu = new CpuSampler();
   readonly #subscriptions = new Set<() => void>();
   readonly #startedAt = Date.now();
@@ -43,6 +46,7 @@ export abstract class CoordinatorBase {
   constructor(options: CoordinatorOptions) {
     this.opts = resolveCoordinatorOptions(options);
     this.events = new EventHub(this.opts.logger);
+    this.settingChanges = new SettingFanout(this.opts.logger);
     this.leases = new LeaseKeeper(
       {
         renew: (leases) => this.renewLeases(leases),
@@ -190,6 +194,7 @@ export abstract class CoordinatorBase {
     await this.closeBackend(orderly, wasReady, held);
     this.#handler = undefined;
     this.events.clear();
+    this.settingChanges.clear();
     this.#state = "closed";
   }
 }

@@ -1,5 +1,6 @@
 import type { TalkErrorCode } from "../core/errors.js";
 import type { TalkEvent } from "../core/talk-events.js";
+import type { SharedSettings } from "./shared-settings.js";
 
 /**
  * The Coordinator is how one worker process or many look the same to core and
@@ -214,6 +215,14 @@ export interface Coordinator {
     listener: SessionEventListener,
     options?: SubscribeEventsOptions,
   ): () => void;
+
+  // --- shared settings -----------------------------------------------------
+  /**
+   * Small JSON settings every worker agrees on (shared-settings.ts): stored
+   * in Redis with the Redis backend, in the hub (and its settings directory)
+   * in-process; every worker hears each change once.
+   */
+  readonly settings: SharedSettings;
 
   // --- notifications, health, lifecycle -------------------------------------
   on<K extends keyof CoordinatorEvents>(type: K, listener: (event: CoordinatorEvents[K]) => void): () => void;

@@ -11,6 +11,8 @@ export interface CreateCoordinatorOptions extends CoordinatorOptions {
   keyPrefix?: string;
   /** In-process only: share state with other in-process coordinators (tests). */
   hub?: InProcessHub;
+  /** In-process only: persist shared settings in this directory (e.g. `<dataDir>/settings`); Redis holds them otherwise. */
+  settingsDir?: string;
   signal?: AbortSignal;
 }
 
@@ -20,10 +22,14 @@ export interface CreateCoordinatorOptions extends CoordinatorOptions {
  * either way, so nothing above this layer branches on the backend.
  */
 export async function createCoordinator(options: CreateCoordinatorOptions = {}): Promise<Coordinator> {
-  const { redisUrl, keyPrefix = "talkgate:", hub, signal, ...common } = options;
+  const { redisUrl, keyPrefix = "talkgate:", hub, settingsDir, signal, ...common } = options;
   const coordinator: Coordinator =
     redisUrl === undefined || redisUrl === ""
-      ? new InProcessCoordinator({ ...common, ...(hub ? { hub } : {}) })
+      ? new InProcessCoordinator({
+          ...common,
+          ...(hub ? { hub } : {}),
+          ...(settingsDir !== undefined ? { settingsDir } : {}),
+        })
       : new RedisCoordinator({ ...common, redisUrl, keyPrefix });
   await coordinator.start(signal);
   return coordinator;

@@ -17,6 +17,8 @@ import { TalkError } from "../core/errors.js";
 import { CoordinatorBase } from "./coordinator-base.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import { InProcessHub } from "./in-process-hub.js";
+import { InProcessSettings } from "./in-process-settings.js";
+import type { SharedSettings } from "./shared-settings.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";
 import { orderedListener } from "./ordered-listener.js";
 import {
@@ -31,6 +33,12 @@ import {
 export interface InProcessCoordinatorOptions extends CoordinatorOptions {
   /** Shared state of coordinators that should see each other (default: a private hub, i.e. one worker). */
   hub?: InProcessHub;
+  /**
+   * Where this worker's private hub persists shared settings (one
+   * `<name>.json` each; e.g. `<dataDir>/settings`). Ignored with `hub`, which
+   * has its own. Default: memory only.
+   */
+  settingsDir?: string;
 }
 
 /**
@@ -41,10 +49,14 @@ export interface InProcessCoordinatorOptions extends CoordinatorOptions {
 export class InProcessCoordinator extends CoordinatorBase implements Coordinator {
   readonly backend = "in-process" as const;
   readonly #hub: InProcessHub;
+  readonly settings: SharedSettings;
 
   constructor(options: InProcessCoordinatorOptions = {}) {
     super(options);
-    this.#hub = options.hub ?? new InProcessHub();
+    this.#hub =
+      options.hub ??
+      new InProcessHub(options.settingsDir !== undefined ? { settingsDir: options.settingsDir } : {});
+    this.settings = new InProcessSettings(this.#hub.settings, this.settingChanges, this.opts.logger);
   }
 
   async start(signal?: AbortSignal): Promise<void> {
@@ -57,6 +69,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
       deliver: (sessionId, command) => this.#deliver(sessionId, command),
       onSessionLost: (event) => this.#onSessionLost(event),
     });
+    this.#hub.settings.attach(this.settingChanges);
     this.setState("ready");
   }
 
@@ -154,6 +167,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
         this.#hub.release(sessionId, this.workerId, this.opts.closedRetentionMs);
     }
     this.#hub.detach(this.workerId);
+    this.#hub.settings.detach(this.settingChanges);
   }
 
   async #deliver(sessionId: string, command: SessionCommand): Promise<CommandReply> {

@@ -1,5 +1,6 @@
 import type { TalkEvent } from "../core/talk-events.js";
 import type { CommandReply, SessionCommand, SessionLostEvent, WorkerInfo } from "./coordinator.js";
+import { InProcessSettingsStore } from "./in-process-settings.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";
 
 /** What the hub needs from an attached coordinator. */
@@ -33,11 +34,18 @@ const TOMBSTONE_MS = 600_000;
  * without Redis.
  */
 export class InProcessHub {
+  /** Shared settings of the attached workers (coordinator.settings). */
+  readonly settings: InProcessSettingsStore;
   readonly #members = new Map<string, HubMember>();
   readonly #leases = new Map<string, Lease>();
   readonly #tombstones = new Map<string, number>();
   readonly #streams = new Map<string, SessionStream>();
   #sweepTimer: NodeJS.Timeout | undefined;
+
+  /** `settingsDir`: persist shared settings there, one `<name>.json` each (default: memory only). */
+  constructor(options: { settingsDir?: string } = {}) {
+    this.settings = new InProcessSettingsStore(options.settingsDir);
+  }
 
   attach(member: HubMember): void {
     this.#members.set(member.workerId, member);

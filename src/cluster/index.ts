@@ -5,6 +5,13 @@ export type { CoordinatorOptions } from "./coordinator-options.js";
 export { createCoordinator, type CreateCoordinatorOptions } from "./create-coordinator.js";
 export { InProcessCoordinator, type InProcessCoordinatorOptions } from "./in-process-coordinator.js";
 export { InProcessHub } from "./in-process-hub.js";
+export {
+  MAX_SETTING_BYTES,
+  type SettingListener,
+  type SettingRecord,
+  type SharedSettings,
+} from "./shared-settings.js";
+export { SharedSetting, type SharedSettingSpec } from "./shared-setting.js";
 export { RedisCoordinator, type RedisCoordinatorOptions } from "./redis-coordinator.js";
 export {
   JobQueue,

@@ -115,6 +115,14 @@ export class RedisKeys {
   replyChannel(workerId: string): string {
     return `${this.prefix}reply:${workerId}`;
   }
+  /** A shared setting: hash {revision, value}. */
+  setting(name: string): string {
+    return `${this.prefix}setting:${name}`;
+  }
+  /** Pub/sub channel announcing every setting change. */
+  get settingsChannel(): string {
+    return `${this.prefix}settings`;
+  }
   /** BullMQ's prefix (its keys are `<prefix>:<queue>:...`). */
   get bullPrefix(): string {
     return `${this.prefix}bull`;

@@ -22,6 +22,7 @@ import type { HeldLease, LostLease } from "./lease-keeper.js";
 import { orderedListener } from "./ordered-listener.js";
 import { createRedisConnection, directoryUnavailable, parseRedisUrl, RedisKeys } from "./redis-connection.js";
 import { RedisDirectory } from "./redis-directory.js";
+import { RedisSettings } from "./redis-settings.js";
 import { checkSessionId, sessionNotFound, unwrapReply, validateCommand } from "./session-command.js";
 import { WorkerRegistry } from "./worker-registry.js";
 
@@ -54,6 +55,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
   readonly #registry: WorkerRegistry;
   readonly #bus: CommandBus;
   readonly #stream: EventStream;
+  readonly #settings: RedisSettings;
   readonly #pendingReleases = new Set<string>();
   readonly #timers: NodeJS.Timeout[] = [];
   #redisStatus: "ready" | "reconnecting" = "reconnecting";
@@ -97,6 +99,18 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
       onSessionLost: (event) => this.events.emit("session-lost", event),
       logger: this.opts.logger,
     });
+    this.#settings = new RedisSettings({
+      commands: this.#commands,
+      subscriber: this.#subscriber,
+      keys: this.#keys,
+      fanout: this.settingChanges,
+      logger: this.opts.logger,
+    });
+  }
+
+  /** Shared settings, stored in Redis (docs/cluster.md, "Shared settings"). */
+  get settings(): RedisSettings {
+    return this.#settings;
   }
 
   /** The key prefix, for tools and tests that clean up after themselves. */
@@ -111,6 +125,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     try {
       await Promise.all([this.#commands.connect(), this.#subscriber.connect(), this.#reader.connect()]);
       await this.#bus.start();
+      await this.#settings.start();
       await this.#stream.start();
       await this.#registry.publish(this.info());
     } catch (err) {
@@ -125,6 +140,10 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     this.#redisStatus = "ready";
     this.#commands.on("ready", () => this.#onReconnected());
     this.#commands.on("close", () => this.#setRedisStatus("reconnecting"));
+    // Changes announced while the subscriber was away are read back from their hashes.
+    this.#subscriber.on("ready", () => {
+      if (this.state === "ready") void this.#settings.resync();
+    });
     this.#every(this.opts.heartbeatMs, () => this.#registry.publish(this.info()));
     this.#every(this.opts.sweepIntervalMs, () => this.#directory.sweep());
     this.setState("ready");
@@ -252,6 +271,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
       await Promise.allSettled([...releases, this.#registry.remove(this.workerId)]);
     }
     this.#bus.close();
+    this.#settings.close();
     await this.#stream.close(orderly && wasReady);
     if (orderly) await Promise.allSettled([this.#commands.quit(), this.#subscriber.quit()]);
     this.#disconnectAll();
@@ -285,6 +305,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
       }
       await this.#registry.publish(this.info()).catch(() => undefined);
       await this.#stream.flush();
+      await this.#settings.resync();
     })();
   }
 

@@ -1,7 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { SharedSetting } from "../../cluster/shared-setting.js";
+import type { SharedSettings } from "../../cluster/shared-settings.js";
 import { TalkError } from "../../core/errors.js";
-import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
+import type { TalkLogger } from "../../core/logger.js";
 
 /** The wake triggers, as `voicewake.get` answers and `voicewake.changed` carries them (seed 004). */
 export interface VoiceWakeState {
@@ -10,8 +10,8 @@ export interface VoiceWakeState {
 }
 
 export interface VoiceWakeStoreOptions {
-  /** The JSON file the triggers persist in, e.g. `<dataDir>/settings/voicewake.json`. Required. */
-  path: string;
+  /** Where the triggers are stored and changes heard: the coordinator's shared settings. Required. */
+  settings: SharedSettings;
   /** Triggers until one is set (config `meetings.wakeTriggers`). Required, at least one. */
   defaults: readonly string[];
   logger?: TalkLogger;
@@ -53,79 +53,79 @@ export function normalizeTriggers(triggers: readonly unknown[]): string[] {
   return out;
 }
 
+/** The setting's name: `<dataDir>/settings/voicewake.json` without Redis, `<prefix>setting:voicewake` with. */
+export const VOICEWAKE_SETTING = "voicewake";
+
+/** A stored value as voicewake state; throws when it is not one (the caller logs it and keeps the defaults). */
+export function parseVoiceWakeState(value: unknown): VoiceWakeState {
+  const data = value as { triggers?: unknown; updatedAtMs?: unknown } | null;
+  if (typeof data !== "object" || data === null || !Array.isArray(data.triggers))
+    throw new Error("no triggers list");
+  return {
+    triggers: normalizeTriggers(data.triggers),
+    updatedAtMs: typeof data.updatedAtMs === "number" ? data.updatedAtMs : 0,
+  };
+}
+
 /**
- * The wake triggers of this server: configured defaults until `set()`, then
- * the persisted list (written atomically, read back at start-up). Listeners
- * hear every change (the `voicewake.changed` broadcast, running bots).
+ * The wake triggers: configured defaults until `set()`, then the stored list.
+ * Stored as the cluster's shared setting `voicewake` (src/cluster/shared-settings.ts):
+ * without Redis a JSON file (`<dataDir>/settings/voicewake.json`, written
+ * atomically, read back at start-up); with Redis in Redis, so a set on any
+ * worker reaches every worker. Listeners (the `voicewake.changed` broadcast,
+ * running bots through `get()`) hear each change once on every worker. A
+ * damaged stored value is logged and the configured triggers apply.
  */
 export class VoiceWakeStore {
-  readonly #path: string;
-  readonly #logger: TalkLogger;
-  readonly #listeners = new Set<(state: VoiceWakeState) => void>();
-  #state: VoiceWakeState;
+  readonly #setting: SharedSetting<VoiceWakeState>;
 
-  constructor(options: VoiceWakeStoreOptions) {
-    if (!options.path) throw new TalkError("config_invalid", "VoiceWakeStore.path is required.");
-    this.#path = options.path;
-    this.#logger = options.logger ?? NOOP_LOGGER;
+  private constructor(setting: SharedSetting<VoiceWakeState>) {
+    this.#setting = setting;
+  }
+
+  /** Reads the stored triggers (or the defaults) and follows changes from every worker. */
+  static async open(options: VoiceWakeStoreOptions): Promise<VoiceWakeStore> {
+    if (!options.settings) throw new TalkError("config_invalid", "VoiceWakeStore.settings is required.");
     let defaults: string[];
     try {
       defaults = normalizeTriggers(options.defaults);
     } catch (err) {
       throw new TalkError("config_invalid", `meetings.wakeTriggers: ${(err as Error).message}`);
     }
-    this.#state = this.#load() ?? { triggers: defaults, updatedAtMs: 0 };
+    const setting = await SharedSetting.open(options.settings, {
+      name: VOICEWAKE_SETTING,
+      defaults: { triggers: defaults, updatedAtMs: 0 },
+      parse: parseVoiceWakeState,
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    return new VoiceWakeStore(setting);
   }
 
   get(): VoiceWakeState {
-    return { triggers: [...this.#state.triggers], updatedAtMs: this.#state.updatedAtMs };
+    const state = this.#setting.value;
+    return { triggers: [...state.triggers], updatedAtMs: state.updatedAtMs };
   }
 
-  /** Validates, persists, then tells every listener. Throws invalid_params for a bad list. */
-  set(triggers: readonly unknown[]): VoiceWakeState {
+  /**
+   * Validates, stores for every worker, and resolves once this worker applied
+   * it (its listeners have heard it). Rejects invalid_params for a bad list,
+   * owner_unreachable while Redis is unreachable (nothing changed then).
+   */
+  async set(triggers: readonly unknown[]): Promise<VoiceWakeState> {
     const next: VoiceWakeState = { triggers: normalizeTriggers(triggers), updatedAtMs: Date.now() };
-    mkdirSync(dirname(this.#path), { recursive: true });
-    const tmp = `${this.#path}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(next) + "\n", { mode: 0o600 });
-    renameSync(tmp, this.#path);
-    this.#state = next;
-    const snapshot = this.get();
-    for (const listener of this.#listeners) {
-      try {
-        listener(snapshot);
-      } catch (err) {
-        this.#logger.warn({ err }, "voicewake listener failed");
-      }
-    }
-    return snapshot;
+    const stored = await this.#setting.set(next);
+    return { triggers: [...stored.triggers], updatedAtMs: stored.updatedAtMs };
   }
 
+  /** Called once per change on this worker, whichever worker set it. A throwing listener is logged and skipped. */
   onChange(listener: (state: VoiceWakeState) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#setting.onChange((state) =>
+      listener({ triggers: [...state.triggers], updatedAtMs: state.updatedAtMs }),
+    );
   }
 
-  #load(): VoiceWakeState | undefined {
-    let text: string;
-    try {
-      text = readFileSync(this.#path, "utf8");
-    } catch {
-      return undefined;
-    }
-    try {
-      const data = JSON.parse(text) as { triggers?: unknown; updatedAtMs?: unknown };
-      if (!Array.isArray(data.triggers)) throw new Error("no triggers list");
-      return {
-        triggers: normalizeTriggers(data.triggers),
-        updatedAtMs: typeof data.updatedAtMs === "number" ? data.updatedAtMs : 0,
-      };
-    } catch (err) {
-      // A damaged file must not stop the server: the configured triggers apply until the next set.
-      this.#logger.warn(
-        { err, path: this.#path },
-        "voicewake file unreadable; using the configured triggers",
-      );
-      return undefined;
-    }
+  /** Stops following changes. Idempotent. */
+  close(): void {
+    this.#setting.close();
   }
 }
