@@ -11,6 +11,7 @@ import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
 import type { TerminalReason } from "../../core/talk-events.js";
 import type { Utterance } from "../bot/utterance-segmenter.js";
 import { PageAudioSink } from "./page-audio-sink.js";
+import { SpokenAnswerTracker, type SpokenAnswer } from "./spoken-answer.js";
 import { matchWakePhrase } from "./wake-phrase.js";
 
 /** Agent-mode tunables (config `meetings.*`). */
@@ -35,6 +36,8 @@ export interface MeetingAssistantDeps {
   triggers(): readonly string[];
   /** Sends a frame down the bot page's capture socket (assistant audio, clear). */
   send(data: Uint8Array | string): void;
+  /** Each answer once it ended, as the meeting heard it (cut short on barge-in): the bot's transcript line. */
+  onSpoken?(answer: SpokenAnswer): void;
   options: MeetingAssistantOptions;
   logger: TalkLogger;
 }
@@ -49,7 +52,9 @@ export interface MeetingAssistantDeps {
  * the bot's microphone. Participant speech while the meeting hears the
  * assistant is the echo gate's to judge: shorter than `bargeInMs` it is
  * dropped (never captioned), longer it cancels the output (`barge_in`, one
- * terminal event) and is captioned as usual.
+ * terminal event) and is captioned as usual. Each answer, as heard (the
+ * part before a cut, marked interrupted), goes to `onSpoken` for the
+ * meeting's transcript.
  */
 export class MeetingAssistant {
   readonly session: TalkSession;
@@ -84,6 +89,21 @@ export class MeetingAssistant {
     if (!hasTextInput(controller))
       throw new Error("meeting assistant: the stt-tts controller takes no text input");
     this.#controller = controller;
+    const onSpoken = deps.onSpoken;
+    if (onSpoken) {
+      const sink = this.#sink;
+      const spoken = new SpokenAnswerTracker({
+        playhead: () => sink.audibleUntil,
+        onSpoken: (answer) => {
+          try {
+            onSpoken(answer);
+          } catch (err) {
+            deps.logger.warn({ err, botId: deps.botId }, "meeting: spoken answer not recorded");
+          }
+        },
+      });
+      this.session.subscribe((event) => spoken.observe(event));
+    }
   }
 
   /** Whether the meeting hears the assistant now. */
