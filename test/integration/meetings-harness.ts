@@ -73,8 +73,8 @@ export interface MeetingsHarness {
   baseUrl: string;
   dir: string;
   roomUrl(room: string): string;
-  /** A Chromium participant speaking `wav` in a loop (or silent without one). */
-  participant(room: string, name: string, wav?: string): Promise<Participant>;
+  /** A Chromium participant speaking `wav` in a loop (or silent without one); `query` adds page options. */
+  participant(room: string, name: string, wav?: string, query?: Record<string, string>): Promise<Participant>;
   post(
     body: Record<string, unknown>,
   ): Promise<{ status: number; body: BotStatus & { error?: { code: string } } }>;
@@ -95,6 +95,7 @@ export async function launchParticipant(
   name: string,
   dir: string,
   wav?: string,
+  query: Record<string, string> = {},
 ): Promise<Participant> {
   const browser = await puppeteer.launch({
     executablePath: "/usr/bin/chromium",
@@ -113,7 +114,7 @@ export async function launchParticipant(
   };
   try {
     const page = (await browser.pages())[0] ?? (await browser.newPage());
-    await page.goto(`${roomUrl}?name=${encodeURIComponent(name)}`);
+    await page.goto(`${roomUrl}?${new URLSearchParams({ ...query, name }).toString()}`);
     await page.waitForFunction(`document.body.dataset.state === "in_call"`);
     return { name, page, browser, close };
   } catch (err) {
@@ -150,8 +151,8 @@ export async function startMeetingsHarness(
     baseUrl,
     dir,
     roomUrl: (room) => `${baseUrl}/meetings/test-room/${room}`,
-    async participant(room, name, wav) {
-      const p = await launchParticipant(harness.roomUrl(room), name, dir, wav);
+    async participant(room, name, wav, query) {
+      const p = await launchParticipant(harness.roomUrl(room), name, dir, wav, query);
       const close = p.close;
       p.close = async () => {
         participants.delete(p);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TalkError } from "../../core/errors.js";
-import { decodeCaptureFrame, encodeCaptureFrame } from "./capture-framing.js";
+import { decodeCaptureFrame, encodeCaptureFrame, parseSourcesMessage } from "./capture-framing.js";
 
 describe("capture framing", () => {
   it("round-trips an Opus frame with its track id, channels and rate", () => {
@@ -39,6 +39,42 @@ describe("capture framing", () => {
       } catch (err) {
         expect((err as TalkError).code).toBe("invalid_audio");
       }
+    }
+  });
+});
+
+describe("capture sources message", () => {
+  it("reads each track's SSRCs and CSRCs with their levels", () => {
+    expect(
+      parseSourcesMessage({
+        type: "sources",
+        tracks: [
+          { trackId: "a", ssrc: [[4294967295, 0.25]], csrc: [] },
+          { trackId: "b", ssrc: [[12, null]], csrc: [[7, 0.5]] },
+        ],
+      }),
+    ).toEqual([
+      { trackId: "a", ssrc: [{ source: 4294967295, level: 0.25 }], csrc: [] },
+      { trackId: "b", ssrc: [{ source: 12, level: null }], csrc: [{ source: 7, level: 0.5 }] },
+    ]);
+  });
+
+  it.each([
+    [{ tracks: "x" }],
+    [{ tracks: [{ trackId: "", ssrc: [] }] }],
+    [{ tracks: [{ trackId: "a", ssrc: [[-1, 0.1]] }] }],
+    [{ tracks: [{ trackId: "a", ssrc: [[4294967296, 0.1]] }] }],
+    [{ tracks: [{ trackId: "a", ssrc: [[1.5, 0.1]] }] }],
+    [{ tracks: [{ trackId: "a", ssrc: [[1, 2]] }] }],
+    [{ tracks: [{ trackId: "a", ssrc: [[1]] }] }],
+    [{ tracks: [{ trackId: "a", csrc: Array.from({ length: 17 }, (_, i) => [i, 0.1]) }] }],
+    [null],
+  ])("refuses a malformed message with invalid_params: %j", (message) => {
+    expect(() => parseSourcesMessage(message)).toThrow(TalkError);
+    try {
+      parseSourcesMessage(message);
+    } catch (err) {
+      expect((err as TalkError).code).toBe("invalid_params");
     }
   });
 });

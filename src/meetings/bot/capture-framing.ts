@@ -1,4 +1,5 @@
 import { TalkError } from "../../core/errors.js";
+import type { RtpSourceSample, TrackSourceReport } from "./speaker-attribution.js";
 
 /**
  * The binary framing of the capture socket between the bot's page and the
@@ -75,8 +76,53 @@ export function encodeCaptureFrame(frame: CaptureFrame): Uint8Array {
   return out;
 }
 
-/** Text frames from the page. */
+/**
+ * Text frames from the page. `sources` comes every ~200 ms while someone
+ * speaks: per remote track, the RTP sources whose packets arrived since the
+ * previous report and were not silent, as `[source, audioLevel | null]`
+ * (RTCRtpReceiver.getSynchronizationSources / getContributingSources).
+ */
 export type CaptureControlMessage =
   | { type: "hello"; webCodecs: boolean; userAgent: string }
   | { type: "track"; trackId: string; streamIds: string[]; encoding: "opus" | "pcm16" }
-  | { type: "capture-error"; trackId?: string; message: string };
+  | { type: "capture-error"; trackId?: string; message: string }
+  | { type: "sources"; tracks: { trackId: string; ssrc: SourcePair[]; csrc: SourcePair[] }[] };
+
+/** One source on the wire: [SSRC or CSRC, audio level 0..1 or null]. */
+export type SourcePair = [number, number | null];
+
+/** Limits of a `sources` message: a receiver has one SSRC and at most 15 CSRCs (RFC 3550). */
+const MAX_SOURCE_TRACKS = 64;
+const MAX_SOURCES = 16;
+
+/**
+ * Checks a `sources` message from the page. Throws invalid_params on anything
+ * malformed (the caller drops the message); the page is the meeting's, so
+ * nothing it sends is trusted.
+ */
+export function parseSourcesMessage(message: unknown): TrackSourceReport[] {
+  const bad = (why: string): never => {
+    throw new TalkError("invalid_params", `capture sources message: ${why}`);
+  };
+  const tracks = (message as { tracks?: unknown } | null)?.tracks;
+  if (!Array.isArray(tracks) || tracks.length > MAX_SOURCE_TRACKS) return bad("tracks must be a short list");
+  const samples = (list: unknown): RtpSourceSample[] => {
+    if (list === undefined) return [];
+    if (!Array.isArray(list) || list.length > MAX_SOURCES) return bad("sources must be a short list");
+    return list.map((pair: unknown) => {
+      if (!Array.isArray(pair) || pair.length !== 2) return bad("a source is [id, level]");
+      const [source, level] = pair as unknown[];
+      if (typeof source !== "number" || !Number.isInteger(source) || source < 0 || source > 0xffff_ffff)
+        return bad("a source id is a 32-bit unsigned integer");
+      if (level !== null && (typeof level !== "number" || !(level >= 0 && level <= 1)))
+        return bad("an audio level is null or 0..1");
+      return { source, level: level as number | null };
+    });
+  };
+  return tracks.map((t: unknown) => {
+    const track = t as { trackId?: unknown; ssrc?: unknown; csrc?: unknown } | null;
+    if (typeof track?.trackId !== "string" || track.trackId.length === 0 || track.trackId.length > 255)
+      return bad("trackId must be a non-empty string");
+    return { trackId: track.trackId, ssrc: samples(track.ssrc), csrc: samples(track.csrc) };
+  });
+}

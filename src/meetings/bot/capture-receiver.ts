@@ -2,7 +2,8 @@ import type { WebSocket } from "ws";
 import { isTalkError } from "../../core/errors.js";
 import type { TalkLogger } from "../../core/logger.js";
 import type { TalkSessionController } from "../../core/pipelines/index.js";
-import { decodeCaptureFrame, type CaptureControlMessage } from "./capture-framing.js";
+import { decodeCaptureFrame, parseSourcesMessage, type CaptureControlMessage } from "./capture-framing.js";
+import type { TrackSourceReport } from "./speaker-attribution.js";
 import { SpeakerFloor } from "./speaker-floor.js";
 import { TrackDecoder } from "./track-decoder.js";
 import { UtteranceSegmenter, type Utterance } from "./utterance-segmenter.js";
@@ -13,12 +14,16 @@ export interface CaptureReceiverContext {
   utteranceSilenceMs: number;
   maxUtteranceMs: number;
   logger: TalkLogger;
-  /** A participant started speaking (silence timer, barge-in). */
-  onSpeech(trackId: string): void;
-  /** A caption turn now carries this track. */
-  onTurn(turnId: string, trackId: string): void;
+  /** A participant started speaking: a new utterance (silence timer, speaker attribution). */
+  onSpeech(utterance: Utterance): void;
+  /** A caption turn now carries this utterance. */
+  onTurn(turnId: string, utterance: Utterance): void;
   /** A new remote track was announced by the page. */
   onTrack(trackId: string): void;
+  /** A remote track ended. */
+  onTrackEnded?(trackId: string): void;
+  /** The page's periodic report of the RTP sources active on its tracks (speaker attribution). */
+  onSources?(reports: TrackSourceReport[]): void;
   /**
    * Decides whether an utterance reaches the floor (captions): true at once,
    * or later (a promise), or never (false: dropped, never transcribed). The
@@ -110,11 +115,22 @@ export class CaptureReceiver {
     } catch {
       return;
     }
+    if (typeof message !== "object" || message === null) return;
     if (message.type === "hello") {
       this.webCodecs = message.webCodecs;
       this.#ctx.logger.debug({ webCodecs: message.webCodecs }, "meeting capture connected");
     } else if (message.type === "track" && typeof message.trackId === "string") {
       this.#track(message.trackId);
+    } else if (message.type === "sources") {
+      let reports: TrackSourceReport[];
+      try {
+        reports = parseSourcesMessage(message);
+      } catch (err) {
+        if (++this.#badFrames <= 5)
+          this.#ctx.logger.warn({ err: (err as Error).message }, "meeting capture sources dropped");
+        return;
+      }
+      this.#ctx.onSources?.(reports);
     } else if (message.type === "capture-error") {
       this.#ctx.logger.warn(
         { trackId: message.trackId, message: message.message },
@@ -134,7 +150,7 @@ export class CaptureReceiver {
         maxUtteranceMs: this.#ctx.maxUtteranceMs,
         preRollMs: 300,
         onUtterance: (utterance: Utterance) => {
-          this.#ctx.onSpeech(trackId);
+          this.#ctx.onSpeech(utterance);
           const admitted = this.#ctx.admit?.(utterance) ?? true;
           if (admitted === true) this.#floor.offer(utterance);
           else if (admitted !== false) {
@@ -162,6 +178,7 @@ export class CaptureReceiver {
         track.segmenter.close();
         track.decoder.close();
         this.#tracks.delete(frame.trackId);
+        this.#ctx.onTrackEnded?.(frame.trackId);
         return;
       }
       track.segmenter.write(track.decoder.decode(frame));

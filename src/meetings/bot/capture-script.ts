@@ -13,6 +13,12 @@
  *   Audio ScriptProcessor;
  * - sends media as binary frames (capture-framing.ts) and track metadata as
  *   JSON text on one WebSocket to the server;
+ * - every `sourceIntervalMs`, reports per track the RTP sources (SSRCs and,
+ *   on mixed SFU streams, CSRCs) whose packets arrived since the last report
+ *   and were not silent, with their audio levels, from the track's
+ *   RTCRtpReceiver (speaker attribution, speaker-attribution.ts). Chromium
+ *   fills these only for a track that is being played out, so each track is
+ *   also attached to a muted audio element;
  * - overrides `getUserMedia`: the microphone is a Web Audio
  *   `MediaStreamAudioDestinationNode` behind a gain that stays at 0 except
  *   while assistant audio (binary frames from the server) is playing.
@@ -24,6 +30,8 @@ export interface CaptureScriptConfig {
   forcePcm?: boolean;
   /** Opus bitrate, bits per second. */
   opusBitrate?: number;
+  /** How often active RTP sources are reported, ms. Default 200. */
+  sourceIntervalMs?: number;
 }
 
 export function captureScript(config: CaptureScriptConfig): string {
@@ -36,6 +44,10 @@ window.__talkgateCapture = true;
 const NativePC = window.RTCPeerConnection;
 const textEncoder = new TextEncoder();
 const tracks = new Map();
+// trackId -> { track, receiver, seen: Map<"s"|"c" + source, timestamp>, sink }
+const receivers = new Map();
+// Levels below this are silence: not reported (speech is around 0.01..0.5).
+const SOURCE_MIN_LEVEL = 0.002;
 let ws = null;
 let open = false;
 let pending = [];
@@ -149,9 +161,59 @@ function capturePcm(track) {
   }, { once: true });
 }
 
-function onTrack(track, streams) {
+function watchSources(track, receiver) {
+  if (!receiver || typeof receiver.getSynchronizationSources !== "function") return;
+  let sink = null;
+  try {
+    // Chromium updates a receiver's sources only while its audio is played out: a muted element does that.
+    sink = new Audio();
+    sink.muted = true;
+    sink.srcObject = new MediaStream([track]);
+    sink.play().catch(() => {});
+  } catch {}
+  receivers.set(track.id, { track, receiver, seen: new Map(), sink });
+}
+
+function activeSources(entry, list, kind, seen) {
+  const out = [];
+  for (const s of list) {
+    const key = kind + s.source;
+    seen.set(key, s.timestamp);
+    if (entry.seen.get(key) === s.timestamp) continue; // nothing new from this source since the last report
+    const level = typeof s.audioLevel === "number" ? Math.round(s.audioLevel * 10000) / 10000 : null;
+    if (level !== null && level < SOURCE_MIN_LEVEL) continue;
+    out.push([s.source, level]);
+  }
+  return out;
+}
+
+function reportSources() {
+  if (!open) return; // stale reports are worthless: none are queued
+  const out = [];
+  for (const [trackId, entry] of receivers) {
+    if (entry.track.readyState === "ended") {
+      receivers.delete(trackId);
+      if (entry.sink) entry.sink.srcObject = null;
+      continue;
+    }
+    const seen = new Map();
+    let ssrc = [];
+    let csrc = [];
+    try {
+      ssrc = activeSources(entry, entry.receiver.getSynchronizationSources(), "s", seen);
+      if (typeof entry.receiver.getContributingSources === "function")
+        csrc = activeSources(entry, entry.receiver.getContributingSources(), "c", seen);
+    } catch {}
+    entry.seen = seen;
+    if (ssrc.length > 0 || csrc.length > 0) out.push({ trackId, ssrc, csrc });
+  }
+  if (out.length > 0 && ws.bufferedAmount < 4000000) ws.send(JSON.stringify({ type: "sources", tracks: out }));
+}
+
+function onTrack(track, streams, receiver) {
   if (track.kind !== "audio" || tracks.has(track.id)) return;
   tracks.set(track.id, track);
+  watchSources(track, receiver);
   const opus = hasWebCodecs() && !CFG.forcePcm;
   sendText({ type: "track", trackId: track.id, streamIds: streams.map((s) => s.id), encoding: opus ? "opus" : "pcm16" });
   try {
@@ -166,7 +228,7 @@ if (NativePC) {
   class RTCPeerConnection extends NativePC {
     constructor(...args) {
       super(...args);
-      this.addEventListener("track", (event) => onTrack(event.track, event.streams || []));
+      this.addEventListener("track", (event) => onTrack(event.track, event.streams || [], event.receiver));
     }
   }
   window.RTCPeerConnection = RTCPeerConnection;
@@ -244,4 +306,5 @@ if (navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
 }
 
 connect();
+setInterval(reportSources, CFG.sourceIntervalMs || 200);
 `;

@@ -23,11 +23,12 @@ import type { DriverPage, MeetingObservation, PlatformDriver } from "../platform
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
 import { CaptureReceiver } from "./capture-receiver.js";
 import { captureScript } from "./capture-script.js";
+import { SpeakerAttribution } from "./speaker-attribution.js";
 import { speakerTaggedSession } from "./speaker-tagged-session.js";
+import type { Utterance } from "./utterance-segmenter.js";
 import { TranscriptLog, type TranscriptLine } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
 import { MeetingAssistant, type MeetingAssistantOptions } from "../agent/meeting-assistant.js";
-import type { SpokenAnswer } from "../agent/spoken-answer.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -88,8 +89,9 @@ export class MeetingBot {
   readonly #captureToken = randomBytes(24).toString("base64url");
   readonly #leave = new AbortController();
   readonly #status: BotStatus;
-  readonly #turnTracks = new Map<string, string>();
-  readonly #speakers = new Map<string, string>();
+  /** Caption turn -> the utterance it carries (bounded: the oldest are forgotten). */
+  readonly #turnUtterances = new Map<string, Utterance>();
+  readonly #attribution: SpeakerAttribution;
   #session: TalkSession | undefined;
   #controller: SessionController | undefined;
   #capture: CaptureReceiver | undefined;
@@ -105,6 +107,8 @@ export class MeetingBot {
   constructor(deps: MeetingBotDeps) {
     this.id = deps.id;
     this.#deps = deps;
+    // Source reports cover the longest utterance plus its wait for the speaker floor (30 s of queued audio).
+    this.#attribution = new SpeakerAttribution({ historyMs: deps.options.maxUtteranceMs + 40_000 });
     const now = new Date().toISOString();
     this.#status = {
       id: deps.id,
@@ -215,11 +219,12 @@ export class MeetingBot {
     this.#session = session;
     this.#transcript = new TranscriptLog(this.#deps.transcriptPath, logger);
     session.subscribe((event) => this.#onSessionEvent(event));
+    const attribution = this.#attribution;
     const tagged = speakerTaggedSession(session, (turnId) => {
-      const trackId = this.#turnTracks.get(turnId);
-      return trackId === undefined
+      const utterance = this.#turnUtterances.get(turnId);
+      return utterance === undefined
         ? undefined
-        : { trackId, speaker: this.#speakers.get(trackId) ?? "unknown" };
+        : { trackId: utterance.trackId, ...attribution.speakerOf(utterance) };
     });
     // The floor decides turns (one utterance of one participant each), so the pipeline's own VAD stays off.
     this.#controller = createSessionController({
@@ -234,9 +239,20 @@ export class MeetingBot {
       utteranceSilenceMs: options.utteranceSilenceMs,
       maxUtteranceMs: options.maxUtteranceMs,
       logger,
-      onSpeech: () => (this.#lastSpeechAt = Date.now()),
-      onTurn: (turnId, trackId) => this.#turnTracks.set(turnId, trackId),
+      onSpeech: (utterance) => {
+        this.#lastSpeechAt = Date.now();
+        attribution.follow(utterance);
+      },
+      onTurn: (turnId, utterance) => {
+        this.#turnUtterances.set(turnId, utterance);
+        if (this.#turnUtterances.size > 1000)
+          this.#turnUtterances.delete(this.#turnUtterances.keys().next().value!);
+      },
       onTrack: (trackId) => logger.debug({ botId: this.id, trackId }, "meeting: remote audio track"),
+      onTrackEnded: (trackId) => attribution.dropTrack(trackId),
+      onSources: (reports) => {
+        for (const report of reports) attribution.note(report);
+      },
       admit: (utterance) => this.#assistant?.admit(utterance) ?? true,
     });
     this.#status.sessionId = session.id;
@@ -250,7 +266,6 @@ export class MeetingBot {
         providers,
         triggers: agent.triggers,
         send: (data) => this.#capture?.send(data),
-        onSpoken: (answer) => this.#onSpoken(answer),
         options: agent.options,
         logger,
       });
@@ -261,21 +276,22 @@ export class MeetingBot {
 
   #onSessionEvent(event: TalkEvent): void {
     if (event.type !== "transcript.done" || event.turnId === undefined) return;
-    const payload = event.payload as { text?: string; speaker?: string; trackId?: string };
+    const payload = event.payload as {
+      text?: string;
+      speaker?: string;
+      trackId?: string;
+      rtpSource?: number;
+    };
     if (!payload.text) return;
     this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
     const line: TranscriptLine = {
       at: event.timestamp,
       speaker: payload.speaker ?? "unknown",
       ...(payload.trackId ? { trackId: payload.trackId } : {}),
+      ...(payload.rtpSource !== undefined ? { rtpSource: payload.rtpSource } : {}),
       turnId: event.turnId,
       text: payload.text,
     };
-    this.#appendLine(line);
-  }
-
-  /** Writes a final line to the durable transcript, then tells the line listeners (the cluster's job log). */
-  #appendLine(line: TranscriptLine): void {
     this.#transcript?.append(line);
     for (const listener of this.#lineListeners) {
       try {
@@ -284,19 +300,6 @@ export class MeetingBot {
         // A listener cannot break the captions.
       }
     }
-  }
-
-  /** An answer the assistant spoke, as the meeting heard it: a line with the bot as speaker. */
-  #onSpoken(answer: SpokenAnswer): void {
-    if (answer.text === "") return;
-    this.#appendLine({
-      at: new Date(answer.startedAt).toISOString(),
-      speaker: this.#deps.request.botName,
-      turnId: answer.turnId,
-      text: answer.text,
-      role: "assistant",
-      ...(answer.interrupted ? { interrupted: true as const } : {}),
-    });
   }
 
   async #launchAndJoin(): Promise<void> {
@@ -356,7 +359,7 @@ export class MeetingBot {
         await this.#sleep(options.pollIntervalMs);
         continue;
       }
-      for (const [trackId, name] of Object.entries(seen.speakers)) this.#speakers.set(trackId, name);
+      this.#attribution.setNames(seen.speakers, seen.sources);
       const now = Date.now();
       switch (seen.phase) {
         case "not_found":

@@ -8,8 +8,8 @@ export interface SpeakerFloorContext {
   maxAppendBytes: number;
   /** Utterances waiting for the floor longer than this much audio in total are dropped, oldest first, ms. */
   maxQueuedMs: number;
-  /** A turn now carries this track's utterance (for speaker attribution). */
-  onTurn(turnId: string, trackId: string): void;
+  /** A turn now carries this utterance (for speaker attribution). */
+  onTurn(turnId: string, utterance: Utterance): void;
   logger: TalkLogger;
 }
 
@@ -86,7 +86,7 @@ export class SpeakerFloor {
       return;
     }
     this.#holder = utterance;
-    this.#ctx.onTurn(turnId, utterance.trackId);
+    this.#ctx.onTurn(turnId, utterance);
     utterance.read(
       (chunk) => this.#append(chunk),
       () => {

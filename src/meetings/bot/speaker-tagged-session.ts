@@ -2,12 +2,13 @@ import type { TalkSession } from "../../core/session-types.js";
 import type { TalkEventInit } from "../../core/talk-events.js";
 
 export interface SpeakerOfTurn {
-  (turnId: string): { speaker: string; trackId: string } | undefined;
+  (turnId: string): { speaker: string; trackId: string; rtpSource?: number } | undefined;
 }
 
 /**
  * The session as the transcription pipeline sees it: every `transcript.*`
- * event it emits gets `speaker` (and `trackId`) in its payload. Core's
+ * event it emits gets `speaker` (and `trackId`, and `rtpSource` when an RTP
+ * source decided it) in its payload. Core's
  * pipeline knows nothing of participants, and must not; the meeting adapter
  * owns the turn -> participant mapping, so it adds the name on the way out.
  * Everything else is the session itself (methods bound to it, so its private
@@ -21,6 +22,7 @@ export function speakerTaggedSession(session: TalkSession, speakerOf: SpeakerOfT
         ...(init.payload as object),
         speaker: who?.speaker ?? "unknown",
         ...(who ? { trackId: who.trackId } : {}),
+        ...(who?.rtpSource !== undefined ? { rtpSource: who.rtpSource } : {}),
       };
       return session.emit({ ...init, payload } as TalkEventInit<T>);
     }

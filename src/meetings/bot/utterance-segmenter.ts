@@ -12,12 +12,15 @@ const FRAME_SAMPLES = CAPTURE_RATE / 50;
 export class Utterance {
   readonly trackId: string;
   readonly startedAt = Date.now();
+  /** When it ended (server clock, ms); undefined while open. */
+  endedAt: number | undefined;
   #chunks: Int16Array[] = [];
   #samples = 0;
   #ended = false;
   #reader: ((chunk: Int16Array) => void) | undefined;
   #onEnd: (() => void) | undefined;
   #lengthWaiters: { samples: number; resolve: (long: boolean) => void }[] = [];
+  #endWaiters: (() => void)[] = [];
 
   constructor(trackId: string) {
     this.trackId = trackId;
@@ -45,9 +48,18 @@ export class Utterance {
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.endedAt = Date.now();
     for (const w of this.#lengthWaiters) w.resolve(false);
     this.#lengthWaiters = [];
+    for (const resolve of this.#endWaiters) resolve();
+    this.#endWaiters = [];
     this.#onEnd?.();
+  }
+
+  /** Resolves once the utterance has ended (speaker attribution fixes its verdict then). */
+  whenEnded(): Promise<void> {
+    if (this.#ended) return Promise.resolve();
+    return new Promise((resolve) => this.#endWaiters.push(resolve));
   }
 
   /** Resolves true once the utterance holds `ms` of audio, false if it ends shorter (the echo gate's test). */

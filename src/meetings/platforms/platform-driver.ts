@@ -29,8 +29,19 @@ export interface MeetingObservation {
   phase: MeetingPhase;
   /** Other participants in the call (never the bot itself); empty outside the call. */
   participants: string[];
-  /** Remote audio track id -> participant name, where the page shows which tile plays which track. */
+  /**
+   * Remote audio track id -> participant name, only for tracks that carry
+   * exactly one participant (mesh calls: the tile whose audio plays the track).
+   */
   speakers: Record<string, string>;
+  /**
+   * RTP source (SSRC or CSRC, decimal) -> participant name, where the platform
+   * says which source is whom (its signalling, its DOM). SFU platforms forward
+   * or mix several participants over a few receivers; the capture script
+   * reports which sources are active on each track, and this table names them.
+   * Names are sticky in the bot: omit what is not known rather than guess.
+   */
+  sources?: Record<string, string>;
   /** The page text that decided the phase, for diagnostics. */
   detail?: string;
 }

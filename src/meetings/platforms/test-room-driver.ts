@@ -6,19 +6,25 @@ import type {
   PlatformDriver,
 } from "./platform-driver.js";
 
-/** Reads the test room's DOM contract (test-room-page.ts). */
+/**
+ * Reads the test room's DOM contract (test-room-page.ts): state, roster, the
+ * tile whose audio plays each remote track, and the SSRCs each tile's
+ * participant announced in its session description.
+ */
 const OBSERVE_SCRIPT = `(() => {
   const state = document.body ? document.body.dataset.state || "" : "";
   const participants = [...document.querySelectorAll("#roster li:not([data-self])")].map((li) => li.dataset.name || "");
   const speakers = {};
+  const sources = {};
   for (const tile of document.querySelectorAll(".tile[data-name]")) {
     const audio = tile.querySelector("audio");
     const stream = audio && audio.srcObject;
     if (stream && typeof stream.getAudioTracks === "function") {
       for (const track of stream.getAudioTracks()) speakers[track.id] = tile.dataset.name;
     }
+    for (const ssrc of (tile.dataset.ssrcs || "").split(" ")) if (/^[0-9]+$/.test(ssrc)) sources[ssrc] = tile.dataset.name;
   }
-  return { state, participants, speakers };
+  return { state, participants, speakers, sources };
 })()`;
 
 const PHASES: Record<string, MeetingPhase> = {
@@ -53,12 +59,14 @@ export class TestRoomDriver implements PlatformDriver {
       state: string;
       participants: string[];
       speakers: Record<string, string>;
+      sources: Record<string, string>;
     }>(OBSERVE_SCRIPT);
     const phase = PHASES[seen.state] ?? "joining";
     return {
       phase,
       participants: phase === "in_call" ? seen.participants : [],
       speakers: seen.speakers,
+      sources: seen.sources,
       detail: `data-state=${seen.state}`,
     };
   }

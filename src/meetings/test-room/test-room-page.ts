@@ -9,6 +9,14 @@
  * - `.tile[data-peer-id][data-name] audio`: one tile per remote participant,
  *   whose `<audio>` plays that participant's stream (so a remote track maps to
  *   a name through its tile)
+ * - `.tile[data-ssrcs]`: the SSRCs of that participant's audio, as its
+ *   session description (received over signalling) announces them, space
+ *   separated (so an RTP source maps to a name, as SFU platforms signal it)
+ *
+ * Query options, for tests of speaker attribution: `audio=detached` plays
+ * remote audio outside the tiles, as SFU platforms do (tracks no longer map
+ * to names, only RTP sources do); `ssrc=withhold` strips this participant's
+ * `a=ssrc` lines from what it sends, so nobody can name its audio source.
  * - `#leave`, `#end-meeting` (host only) buttons; `window.testRoom` for tests
  *   (`leave()`, `end()`, `peakLevel(name)`: the loudest RMS heard from a peer).
  */
@@ -30,6 +38,7 @@ body { font-family: sans-serif; margin: 1rem; }
 <button id="end-meeting" hidden>End meeting for everyone</button>
 <ul id="roster"></ul>
 <div id="tiles"></div>
+<div id="audio-out"></div>
 <script type="module">
 ${PAGE_SCRIPT}
 </script>
@@ -44,6 +53,8 @@ function escapeHtml(s: string): string {
 const PAGE_SCRIPT = String.raw`
 const params = new URLSearchParams(location.search);
 const myName = (params.get("name") || "guest").slice(0, 64);
+const detachedAudio = params.get("audio") === "detached";
+const withholdSsrc = params.get("ssrc") === "withhold";
 const peers = new Map();
 const peaks = new Map();
 let me = null;
@@ -110,9 +121,11 @@ function addPeer(id, name, initiator) {
   label.textContent = name;
   const audio = document.createElement("audio");
   audio.autoplay = true;
-  tile.append(label, audio);
+  tile.append(label);
+  if (detachedAudio) document.getElementById("audio-out").append(audio);
+  else tile.append(audio);
   document.getElementById("tiles").append(tile);
-  peers.set(id, { name, pc, tile });
+  peers.set(id, { name, pc, tile, audio });
   for (const track of local.getTracks()) pc.addTrack(track, local);
   pc.onicecandidate = (e) => { if (e.candidate) send({ type: "signal", to: id, data: { candidate: e.candidate.toJSON() } }); };
   pc.ontrack = (e) => {
@@ -124,7 +137,7 @@ function addPeer(id, name, initiator) {
   if (initiator) {
     pc.createOffer()
       .then((offer) => pc.setLocalDescription(offer))
-      .then(() => send({ type: "signal", to: id, data: { sdp: pc.localDescription.toJSON() } }))
+      .then(() => send({ type: "signal", to: id, data: { sdp: outgoing(pc.localDescription) } }))
       .catch((err) => console.error("offer failed", err));
   }
   renderRoster();
@@ -136,7 +149,29 @@ function removePeer(id) {
   peers.delete(id);
   peer.pc.close();
   peer.tile.remove();
+  peer.audio.remove();
   renderRoster();
+}
+
+// The SSRCs a session description announces for its audio (a=ssrc lines of m=audio sections).
+function audioSsrcs(sdp) {
+  const out = new Set();
+  let audio = false;
+  for (const line of sdp.split(/\r?\n/)) {
+    if (line.startsWith("m=")) audio = line.startsWith("m=audio");
+    else if (audio) {
+      const m = /^a=ssrc:(\d+)/.exec(line);
+      if (m) out.add(m[1]);
+    }
+  }
+  return [...out];
+}
+
+// What this participant sends: its description, without SSRC lines when it withholds them (media is demuxed by MID).
+function outgoing(description) {
+  const d = description.toJSON();
+  if (withholdSsrc) d.sdp = d.sdp.split("\r\n").filter((l) => !l.startsWith("a=ssrc")).join("\r\n");
+  return d;
 }
 
 async function onSignal(from, data) {
@@ -144,9 +179,11 @@ async function onSignal(from, data) {
   if (!peer) return;
   if (data.sdp) {
     await peer.pc.setRemoteDescription(data.sdp);
+    const ssrcs = audioSsrcs(data.sdp.sdp || "");
+    if (ssrcs.length > 0) peer.tile.dataset.ssrcs = ssrcs.join(" ");
     if (data.sdp.type === "offer") {
       await peer.pc.setLocalDescription(await peer.pc.createAnswer());
-      send({ type: "signal", to: from, data: { sdp: peer.pc.localDescription.toJSON() } });
+      send({ type: "signal", to: from, data: { sdp: outgoing(peer.pc.localDescription) } });
     }
   } else if (data.candidate) {
     await peer.pc.addIceCandidate(data.candidate);
