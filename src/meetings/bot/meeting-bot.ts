@@ -29,6 +29,7 @@ import type { Utterance } from "./utterance-segmenter.js";
 import { TranscriptLog, type TranscriptLine } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
 import { MeetingAssistant, type MeetingAssistantOptions } from "../agent/meeting-assistant.js";
+import type { SpokenAnswer } from "../agent/spoken-answer.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -266,6 +267,7 @@ export class MeetingBot {
         providers,
         triggers: agent.triggers,
         send: (data) => this.#capture?.send(data),
+        onSpoken: (answer) => this.#onSpoken(answer),
         options: agent.options,
         logger,
       });
@@ -292,6 +294,11 @@ export class MeetingBot {
       turnId: event.turnId,
       text: payload.text,
     };
+    this.#appendLine(line);
+  }
+
+  /** Writes a final line to the durable transcript, then tells the line listeners (the cluster's job log). */
+  #appendLine(line: TranscriptLine): void {
     this.#transcript?.append(line);
     for (const listener of this.#lineListeners) {
       try {
@@ -300,6 +307,19 @@ export class MeetingBot {
         // A listener cannot break the captions.
       }
     }
+  }
+
+  /** An answer the assistant spoke, as the meeting heard it: a line with the bot as speaker. */
+  #onSpoken(answer: SpokenAnswer): void {
+    if (answer.text === "") return;
+    this.#appendLine({
+      at: new Date(answer.startedAt).toISOString(),
+      speaker: this.#deps.request.botName,
+      turnId: answer.turnId,
+      text: answer.text,
+      role: "assistant",
+      ...(answer.interrupted ? { interrupted: true as const } : {}),
+    });
   }
 
   async #launchAndJoin(): Promise<void> {

@@ -2,7 +2,10 @@ import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs
 import { dirname } from "node:path";
 import type { TalkLogger } from "../../core/logger.js";
 
-/** One finalized caption line. */
+/**
+ * One finalized line: a participant's caption, or (`role: "assistant"`) an
+ * answer the bot spoke in agent mode, with the bot's name as speaker.
+ */
 export interface TranscriptLine {
   at: string;
   speaker: string;
@@ -10,7 +13,12 @@ export interface TranscriptLine {
   /** The RTP SSRC/CSRC that dominated the line, when the page reported one. */
   rtpSource?: number;
   turnId: string;
+  /** For an assistant line: the words the meeting heard (up to the cut when interrupted). */
   text: string;
+  /** Set on the bot's own spoken answers (agent mode); absent on participants' captions. */
+  role?: "assistant";
+  /** An assistant answer cut before its end (barge-in, a new question, the bot leaving). */
+  interrupted?: true;
 }
 
 /**
