@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import { NOOP_LOGGER } from "../core/logger.js";
-import { EventHub } from "./event-hub.js";
-import { type JobOutcome, type JobOutcomeType, logJobOutcome } from "./job-outcome.js";
-import type { CancelOutcome, EnqueueOptions, JobBackoff, JobEvent, JobHandler } from "./job-queue.js";
+import { type JobEvent, JobEvents } from "./job-events.js";
+import { checkJobInt, checkJobKinds } from "./job-options.js";
+import { jobOutcome, type JobOutcomeType } from "./job-outcome.js";
+import type { CancelOutcome, EnqueueOptions, JobBackoff, JobHandler } from "./job-queue.js";
 import type { JobScheduler } from "./job-scheduler.js";
 
 /** Options of the in-process job queue (one process, no Redis). */
@@ -36,8 +37,6 @@ interface QueuedJob {
   abort: AbortController | undefined;
 }
 
-const KIND = /^[a-z0-9][a-z0-9-]{0,63}$/;
-
 /**
  * The same JobScheduler contract as the BullMQ JobQueue for a single process:
  * jobs wait in a FIFO per kind and run on this process's handlers; cancel
@@ -52,8 +51,9 @@ export class InProcessJobQueue implements JobScheduler {
   readonly #backoff: JobBackoff;
   readonly #workerId: string;
   readonly #isFull: (() => boolean) | undefined;
-  readonly #logger: TalkLogger;
-  readonly #events: EventHub<{ job: JobEvent; outcome: JobOutcome }>;
+  readonly #events: JobEvents;
+  /** `job`: every job's lifecycle; `outcome`: the same transitions for logs and metrics (one process: all local). */
+  readonly on: JobEvents["on"];
   readonly #waiting = new Map<string, QueuedJob[]>();
   readonly #running = new Map<string, QueuedJob>();
   readonly #jobs = new Map<string, QueuedJob>();
@@ -64,18 +64,8 @@ export class InProcessJobQueue implements JobScheduler {
   #fullTimer: NodeJS.Timeout | undefined;
 
   constructor(options: InProcessJobQueueOptions) {
-    const kinds = [...new Set(options.kinds)];
-    if (kinds.length === 0 || kinds.some((k) => !KIND.test(k))) {
-      throw new TalkError(
-        "config_invalid",
-        "jobs: kinds must be non-empty names of lowercase letters, digits and dashes.",
-      );
-    }
-    const int = (name: string, value: number, min: number): number => {
-      if (!Number.isInteger(value) || value < min)
-        throw new TalkError("config_invalid", `jobs: ${name} must be an integer >= ${min}.`);
-      return value;
-    };
+    const kinds = checkJobKinds(options.kinds);
+    const int = checkJobInt;
     this.#kinds = kinds;
     this.#concurrency = int("concurrency", options.concurrency ?? 1, 1);
     this.#attempts = int("attempts", options.attempts ?? 2, 1);
@@ -84,8 +74,8 @@ export class InProcessJobQueue implements JobScheduler {
       : { type: "fixed", delayMs: int("retryDelayMs", options.retryDelayMs ?? 1000, 0) };
     this.#workerId = options.workerId ?? "local";
     this.#isFull = options.isFull;
-    this.#logger = options.logger ?? NOOP_LOGGER;
-    this.#events = new EventHub(this.#logger);
+    this.#events = new JobEvents(this.#workerId, options.logger ?? NOOP_LOGGER);
+    this.on = this.#events.on.bind(this.#events);
     for (const kind of kinds) this.#waiting.set(kind, []);
   }
 
@@ -101,16 +91,6 @@ export class InProcessJobQueue implements JobScheduler {
       this.#fullTimer = setInterval(() => this.#pumpAll(), 1000);
       this.#fullTimer.unref();
     }
-  }
-
-  /** `job`: every job's lifecycle; `outcome`: the same transitions for logs and metrics (one process: all local). */
-  on(type: "job", listener: (event: JobEvent) => void): () => void;
-  on(type: "outcome", listener: (outcome: JobOutcome) => void): () => void;
-  on(
-    type: "job" | "outcome",
-    listener: ((event: JobEvent) => void) | ((outcome: JobOutcome) => void),
-  ): () => void {
-    return this.#events.on(type, listener as (event: JobEvent | JobOutcome) => void);
   }
 
   async enqueue<T>(
@@ -263,27 +243,14 @@ export class InProcessJobQueue implements JobScheduler {
   }
 
   #emit(type: JobEvent["type"], job: QueuedJob, reason?: string): void {
-    this.#events.emit("job", {
-      type,
-      kind: job.kind,
-      jobId: job.id,
-      ...(reason === undefined ? {} : { reason }),
+    this.#events.job(type, job.kind, job.id, {
+      reason,
       ...(type === "retried" ? { attempt: job.attempt } : {}),
-      at: Date.now(),
     });
   }
 
   #outcome(outcome: JobOutcomeType, job: QueuedJob, reason?: string): void {
-    const event: JobOutcome = {
-      outcome,
-      kind: job.kind,
-      jobId: job.id,
-      attempt: job.attempt,
-      ...(reason === undefined ? {} : { reason }),
-      at: Date.now(),
-    };
-    logJobOutcome(this.#logger, this.#workerId, event);
-    this.#events.emit("outcome", event);
+    this.#events.outcome(jobOutcome(outcome, job.kind, job.id, { attempt: job.attempt, reason }));
   }
 
   #queue(kind: string): QueuedJob[] {

@@ -26,6 +26,23 @@ export interface JobOutcome {
   at: number;
 }
 
+/** An outcome of a job's run, stamped now. */
+export function jobOutcome(
+  outcome: JobOutcomeType,
+  kind: string,
+  jobId: string,
+  detail: { attempt?: number; reason?: string } = {},
+): JobOutcome {
+  return {
+    outcome,
+    kind,
+    jobId,
+    ...(detail.attempt === undefined ? {} : { attempt: detail.attempt }),
+    ...(detail.reason === undefined ? {} : { reason: detail.reason }),
+    at: Date.now(),
+  };
+}
+
 /** The structured log line of a job outcome: warn for what an operator should look at. */
 export function logJobOutcome(logger: TalkLogger, workerId: string, outcome: JobOutcome): void {
   const { outcome: type, kind, jobId, attempt, reason } = outcome;
@@ -57,14 +74,12 @@ export function watchWorkerOutcomes(
     attempt?: number,
     reason?: string,
   ): void =>
-    report({
-      outcome,
-      kind,
-      jobId: jobId ?? "",
-      ...(attempt === undefined ? {} : { attempt: Math.max(1, attempt) }),
-      ...(reason === undefined ? {} : { reason }),
-      at: Date.now(),
-    });
+    report(
+      jobOutcome(outcome, kind, jobId ?? "", {
+        attempt: attempt === undefined ? undefined : Math.max(1, attempt),
+        reason,
+      }),
+    );
   worker.on("completed", (job) => emit("completed", job.id, job.attemptsMade));
   worker.on("failed", (job, err) => {
     if (!job) return;

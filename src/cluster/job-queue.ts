@@ -13,8 +13,9 @@ import {
 import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import { NOOP_LOGGER } from "../core/logger.js";
-import { EventHub } from "./event-hub.js";
-import { type JobOutcome, logJobOutcome, watchWorkerOutcomes } from "./job-outcome.js";
+import { type JobEvent, JobEvents } from "./job-events.js";
+import { checkJobInt, checkJobKinds } from "./job-options.js";
+import { watchWorkerOutcomes } from "./job-outcome.js";
 import { parseRedisUrl, reconnectDelay, RedisKeys } from "./redis-connection.js";
 
 /** Options of the BullMQ job queue (work placed on any capable worker). */
@@ -94,26 +95,10 @@ export interface EnqueueOptions {
   attempts?: number;
 }
 
-/**
- * Cluster-wide job lifecycle, as BullMQ records it (seen by every worker that
- * has a JobQueue). `retried`: a run failed and the job waits for its backoff;
- * `stalled`: a dead worker's job went back to wait (or, past maxStalledCount,
- * is failed next with "job stalled more than allowable limit").
- */
-export interface JobEvent {
-  type: "active" | "completed" | "failed" | "stalled" | "retried";
-  kind: string;
-  jobId: string;
-  /** For failed and retried: BullMQ's failedReason ("cancelled: ..." for a cancelled job). */
-  reason?: string;
-  /** For retried: the attempt that failed (1 = the first run). */
-  attempt?: number;
-  at: number;
-}
+export type { JobEvent } from "./job-events.js";
 
 export type CancelOutcome = "removed" | "signalled" | "finished" | "not_found";
 
-const KIND = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const NAMESPACE = "talkgate";
 
 /**
@@ -132,7 +117,12 @@ export class JobQueue {
   readonly #queues = new Map<string, Queue>();
   readonly #queueEvents: QueueEvents[] = [];
   readonly #workers = new Map<string, Worker>();
-  readonly #events: EventHub<{ job: JobEvent; outcome: JobOutcome }>;
+  readonly #events: JobEvents;
+  /**
+   * `job`: cluster-wide lifecycle of every job (from BullMQ's QueueEvents).
+   * `outcome`: transitions that happened on this worker (for logs and metrics: each counted once cluster-wide).
+   */
+  readonly on: JobEvents["on"];
   readonly #relay: Relay;
   #relaySubscription: RelaySubscription | undefined;
   #fullTimer: NodeJS.Timeout | undefined;
@@ -143,18 +133,8 @@ export class JobQueue {
   #closing: Promise<void> | undefined;
 
   constructor(options: JobQueueOptions) {
-    const kinds = [...new Set(options.kinds)];
-    if (kinds.length === 0 || kinds.some((k) => !KIND.test(k))) {
-      throw new TalkError(
-        "config_invalid",
-        "jobs: kinds must be non-empty names of lowercase letters, digits and dashes.",
-      );
-    }
-    const int = (name: string, value: number, min: number): number => {
-      if (!Number.isInteger(value) || value < min)
-        throw new TalkError("config_invalid", `jobs: ${name} must be an integer >= ${min}.`);
-      return value;
-    };
+    const kinds = checkJobKinds(options.kinds);
+    const int = checkJobInt;
     this.#opts = {
       redisUrl: options.redisUrl,
       keyPrefix: options.keyPrefix,
@@ -186,7 +166,8 @@ export class JobQueue {
       maxRetriesPerRequest: null,
       retryStrategy: reconnectDelay,
     };
-    this.#events = new EventHub(this.#opts.logger);
+    this.#events = new JobEvents(options.workerId, this.#opts.logger);
+    this.on = this.#events.on.bind(this.#events);
     this.#relay = new Relay({
       connection: this.#connection,
       prefix: this.#bullPrefix,
@@ -214,14 +195,7 @@ export class JobQueue {
         this.#opts.logger.debug({ err: err.message, kind }, "job events error"),
       );
       const emit = (type: JobEvent["type"], jobId: string, reason?: string, attempt?: number): void =>
-        this.#events.emit("job", {
-          type,
-          kind,
-          jobId,
-          ...(reason === undefined ? {} : { reason }),
-          ...(attempt === undefined ? {} : { attempt }),
-          at: Date.now(),
-        });
+        this.#events.job(type, kind, jobId, { reason, attempt });
       events.on("active", ({ jobId }) => emit("active", jobId));
       events.on("completed", ({ jobId }) => emit("completed", jobId));
       events.on("failed", ({ jobId, failedReason }) => emit("failed", jobId, failedReason));
@@ -250,19 +224,6 @@ export class JobQueue {
       this.#fullTimer.unref();
     }
     this.#state = "ready";
-  }
-
-  /**
-   * `job`: cluster-wide lifecycle of every job (from BullMQ's QueueEvents).
-   * `outcome`: transitions that happened on this worker (for logs and metrics: each counted once cluster-wide).
-   */
-  on(type: "job", listener: (event: JobEvent) => void): () => void;
-  on(type: "outcome", listener: (outcome: JobOutcome) => void): () => void;
-  on(
-    type: "job" | "outcome",
-    listener: ((event: JobEvent) => void) | ((outcome: JobOutcome) => void),
-  ): () => void {
-    return this.#events.on(type, listener as (event: JobEvent | JobOutcome) => void);
   }
 
   async enqueue<T>(
@@ -337,10 +298,7 @@ export class JobQueue {
     worker.on("error", (err: Error) =>
       this.#opts.logger.debug({ err: err.message, kind }, "job worker error"),
     );
-    watchWorkerOutcomes(worker, kind, (outcome) => {
-      logJobOutcome(this.#opts.logger, this.#opts.workerId, outcome);
-      this.#events.emit("outcome", outcome);
-    });
+    watchWorkerOutcomes(worker, kind, (outcome) => this.#events.outcome(outcome));
     this.#workers.set(kind, worker);
   }
 
