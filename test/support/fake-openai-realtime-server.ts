@@ -122,6 +122,7 @@ export class FakeOpenAiRealtimeServer {
         socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         return;
       }
+      this.lastExtensionsOffered = req.headers["sec-websocket-extensions"];
       this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, req.url ?? ""));
     });
   }
@@ -130,6 +131,8 @@ export class FakeOpenAiRealtimeServer {
   url = "";
   /** The query string of the last connection (model=...). */
   lastRequestUrl = "";
+  /** The Sec-WebSocket-Extensions header of the last connection (permessage-deflate when offered). */
+  lastExtensionsOffered: string | undefined;
 
   async start(): Promise<string> {
     await new Promise<void>((resolve) => this.#http.listen(0, "127.0.0.1", resolve));

@@ -108,6 +108,8 @@ describe("connectOpenAiRealtime", () => {
       ],
     });
     expect(server.lastRequestUrl).toBe("/v1/realtime?model=gpt-realtime");
+    // No permessage-deflate: compressing base64 audio per 20 ms frame costs zlib CPU and memory per call.
+    expect(server.lastExtensionsOffered).toBeUndefined();
   });
 
   it("asks for PCM16 at 24 kHz when the session's formats are PCM", async () => {

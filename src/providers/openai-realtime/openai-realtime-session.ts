@@ -162,6 +162,9 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
       headers,
       maxPayload: this.#options.maxPayloadBytes,
       handshakeTimeout: this.#options.connectTimeoutMs,
+      // ws offers permessage-deflate by default: a server that accepts it would make every 20 ms audio frame
+      // (base64, barely compressible) pay zlib both ways and hold a zlib context per call. Never offered.
+      perMessageDeflate: false,
     });
     this.#ws = ws;
     return new Promise<void>((resolve, reject) => {
