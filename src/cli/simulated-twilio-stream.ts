@@ -10,8 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import { CarrierMessageBuilder } from "../telephony/twilio/carrier-messages.js";
-
-type Queued = { kind: "audio"; data: Uint8Array; offset: number } | { kind: "mark"; name: string };
+import { CarrierPlayback, ULAW_BYTES_PER_MS } from "../telephony/twilio/carrier-playback.js";
 
 export interface SimulatedTwilioStreamOptions {
   /** ws(s):// URL from `<Stream url>`. */
@@ -30,8 +29,8 @@ export class SimulatedTwilioStream {
   closeReason = "";
   readonly #o: SimulatedTwilioStreamOptions;
   readonly #messages: CarrierMessageBuilder;
+  readonly #playback: CarrierPlayback;
   #ws: WebSocket | undefined;
-  #queue: Queued[] = [];
   #timer: NodeJS.Timeout | undefined;
   #closed: Promise<void> = Promise.resolve();
 
@@ -42,11 +41,15 @@ export class SimulatedTwilioStream {
       callSid: options.callSid,
       accountSid: options.accountSid,
     });
+    this.#playback = new CarrierPlayback({
+      echo: (name) => this.#send(this.#messages.mark(name)),
+      played: (audio) => this.played.push(audio),
+    });
   }
 
   /** True while received audio waits to be played. */
   get playing(): boolean {
-    return this.#queue.some((q) => q.kind === "audio");
+    return this.#playback.playing;
   }
 
   get open(): boolean {
@@ -75,7 +78,7 @@ export class SimulatedTwilioStream {
     let last = performance.now();
     this.#timer = setInterval(() => {
       const now = performance.now();
-      this.#play(Math.round((now - last) * 8));
+      this.#playback.play(Math.round((now - last) * ULAW_BYTES_PER_MS));
       last = now;
     }, 20);
   }
@@ -111,42 +114,12 @@ export class SimulatedTwilioStream {
     }
     if (msg["event"] === "media") {
       const payload = String((msg["media"] as Record<string, unknown> | undefined)?.["payload"] ?? "");
-      this.#queue.push({ kind: "audio", data: new Uint8Array(Buffer.from(payload, "base64")), offset: 0 });
+      this.#playback.audio(new Uint8Array(Buffer.from(payload, "base64")));
     } else if (msg["event"] === "mark") {
-      this.#queue.push({
-        kind: "mark",
-        name: String((msg["mark"] as Record<string, unknown> | undefined)?.["name"] ?? ""),
-      });
-      this.#play(0);
+      this.#playback.mark(String((msg["mark"] as Record<string, unknown> | undefined)?.["name"] ?? ""));
     } else if (msg["event"] === "clear") {
       this.clears++;
-      const pending = this.#queue.flatMap((q) => (q.kind === "mark" ? [q.name] : []));
-      this.#queue = [];
-      for (const name of pending) this.#echo(name);
+      this.#playback.clear();
     }
-  }
-
-  /** Plays `bytes` of queued audio (8 bytes per ms), echoing the marks reached. */
-  #play(bytes: number): void {
-    let credit = bytes;
-    while (this.#queue.length > 0) {
-      const head = this.#queue[0]!;
-      if (head.kind === "mark") {
-        this.#queue.shift();
-        this.#echo(head.name);
-        continue;
-      }
-      const n = Math.min(credit, head.data.byteLength - head.offset);
-      if (n <= 0) break;
-      this.played.push(head.data.subarray(head.offset, head.offset + n));
-      head.offset += n;
-      credit -= n;
-      if (head.offset < head.data.byteLength) break;
-      this.#queue.shift();
-    }
-  }
-
-  #echo(name: string): void {
-    this.#send(this.#messages.mark(name));
   }
 }

@@ -6,9 +6,10 @@
  * time or as fast as the socket takes them), sends `dtmf` and `stop`, and
  * records the `media`, `mark` and `clear` it receives.
  *
- * It also "plays" what it receives, to echo marks the way Twilio does: a mark
- * is echoed once the audio sent before it has played; `clear` drops the
- * unplayed audio and echoes every pending mark at once. Playback is
+ * It also "plays" what it receives, to echo marks the way Twilio does
+ * (CarrierPlayback, shared with the `talkgate call` demo): a mark is echoed
+ * once the audio sent before it has played; `clear` drops the unplayed audio
+ * and echoes every pending mark at once. Playback is
  * "immediate" (audio counts as played on arrival), "manual" (the test calls
  * play(ms), deterministic), or "realtime" (1x, by timer).
  *
@@ -18,6 +19,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import { CarrierMessageBuilder } from "../../src/telephony/twilio/carrier-messages.js";
+import { CarrierPlayback, ULAW_BYTES_PER_MS } from "../../src/telephony/twilio/carrier-playback.js";
 
 export interface TwilioStreamClientOptions {
   /** ws:// URL of the stream endpoint (as in the TwiML <Stream url>). */
@@ -32,7 +34,6 @@ export interface TwilioStreamClientOptions {
 }
 
 type Json = Record<string, unknown>;
-type Queued = { kind: "audio"; ms: number } | { kind: "mark"; name: string };
 
 function sid(prefix: string): string {
   return prefix + randomBytes(16).toString("hex");
@@ -57,8 +58,7 @@ export class TwilioStreamClient {
   readonly #options: TwilioStreamClientOptions;
   #ws: WebSocket | undefined;
   readonly #messages: CarrierMessageBuilder;
-  #queue: Queued[] = [];
-  #credit = 0;
+  readonly #playback = new CarrierPlayback({ echo: (name) => this.#echo(name) });
   #timer: NodeJS.Timeout | undefined;
   #waiters: Array<() => void> = [];
   #closed: Promise<void> | undefined;
@@ -157,25 +157,9 @@ export class TwilioStreamClient {
     if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.send(text);
   }
 
-  /** Plays `ms` of received audio (manual playback), echoing the marks it passes. */
+  /** Plays `ms` of received audio (manual playback), echoing the marks it passes; idle time is not banked. */
   play(ms: number): void {
-    this.#credit += ms;
-    while (this.#queue.length > 0) {
-      const head = this.#queue[0]!;
-      if (head.kind === "mark") {
-        this.#queue.shift();
-        this.#echo(head.name);
-        continue;
-      }
-      const step = Math.min(head.ms, this.#credit);
-      if (step <= 0) break;
-      head.ms -= step;
-      this.#credit -= step;
-      this.playedMs += step;
-      if (head.ms > 0) break;
-      this.#queue.shift();
-    }
-    if (this.#queue.length === 0) this.#credit = 0; // an idle line does not bank playback time
+    this.playedMs += this.#playback.play(Math.round(ms * ULAW_BYTES_PER_MS)) / ULAW_BYTES_PER_MS;
   }
 
   /** Resolves when `predicate` holds (checked after every received message and on close). */
@@ -209,21 +193,16 @@ export class TwilioStreamClient {
       const payload = String((msg.media as Json | undefined)?.payload ?? "");
       const audio = new Uint8Array(Buffer.from(payload, "base64"));
       this.media.push(audio);
-      this.#queue.push({ kind: "audio", ms: audio.byteLength / 8 });
+      this.#playback.audio(audio);
       if (this.#options.playback === undefined || this.#options.playback === "immediate")
-        this.play(audio.byteLength / 8);
+        this.play(audio.byteLength / ULAW_BYTES_PER_MS);
     } else if (msg.event === "mark") {
       const name = String((msg.mark as Json | undefined)?.name ?? "");
       this.marksReceived.push(name);
-      this.#queue.push({ kind: "mark", name });
-      this.play(0);
+      this.#playback.mark(name);
     } else if (msg.event === "clear") {
       this.clears++;
-      // Twilio drops the buffered audio and echoes every pending mark.
-      const pending = this.#queue.flatMap((q) => (q.kind === "mark" ? [q.name] : []));
-      this.#queue = [];
-      this.#credit = 0;
-      for (const name of pending) this.#echo(name);
+      this.#playback.clear(); // Twilio drops the buffered audio and echoes every pending mark
     }
     this.#notify();
   }
