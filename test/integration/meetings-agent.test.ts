@@ -94,10 +94,26 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     ).toBe(false);
     // The agent's stream for that answer was closed.
     await expect.poll(() => chat.disconnects + chat.completedStreams, { timeout: 10_000 }).toBeGreaterThan(0);
-    // The bot's own voice never became a caption line.
-    const lines = await h.transcript(botId);
-    expect(lines.some((l) => l.speaker === "Assistant")).toBe(false);
+    // The bot's own voice never became a caption line: its only lines are its answers, as heard.
+    const lines = await h.waitForTranscript(botId, (all) =>
+      all.some((l) => l.role === "assistant" && l.turnId === first.turnId),
+    );
+    expect(lines.some((l) => l.speaker === "Assistant" && l.role !== "assistant")).toBe(false);
     expect(lines.some((l) => l.speaker === "Alice")).toBe(true);
+    // The cut answer: one line, the bot as speaker, interrupted, with only what the meeting heard of it:
+    // the start of the chunks sent for it (whole words), never the whole 2,000-character answer.
+    const answers = lines.filter((l) => l.role === "assistant" && l.turnId === first.turnId);
+    expect(answers).toHaveLength(1);
+    const answer = answers[0]!;
+    expect(answer).toMatchObject({ speaker: "Assistant", role: "assistant", interrupted: true });
+    const sent = events
+      .filter((e) => e.itemId === first.itemId && e.type === "output.audio.delta")
+      .map((e) => (e.payload as { segmentText?: string }).segmentText?.trim())
+      .filter((t) => t)
+      .join(" ");
+    expect(answer.text.length).toBeGreaterThan(0);
+    expect(sent.startsWith(answer.text)).toBe(true);
+    expect(answer.text.length).toBeLessThan(2000);
   }, 90_000);
 });
 
