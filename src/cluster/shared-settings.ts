@@ -14,8 +14,9 @@ import type { TalkLogger } from "../core/logger.js";
  *   (`revision`, `value`) written and announced by one script on the pub/sub
  *   channel `settings`; every worker's subscriber hears each change.
  *
- * Every worker's listeners get each revision once, in increasing order per
- * name; the writing worker's listeners have it when `write` resolves.
+ * Every worker's listeners get each revision at most once, in increasing
+ * order per name (one overtaken by a later revision before it arrived is
+ * skipped); the writing worker's listeners have it when `write` resolves.
  */
 export interface SettingRecord {
   /** Grows by one per write of the name (a higher revision replaces a lower one). */
