@@ -1,17 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type {
-  ProviderCapabilities,
-  RealtimeProvider,
-  RealtimeProviderEvent,
-  RealtimeSessionOptions,
-  RealtimeVoiceSession,
-} from "../provider-types.js";
-import type { TalkRuntime } from "../session-types.js";
+import type { RealtimeProvider, RealtimeProviderEvent } from "../provider-types.js";
+import type { TalkRuntime, TalkSession } from "../session-types.js";
 import { createTalkRuntime } from "../session-runtime.js";
-import { PCM16_16K, PCM16_24K, ULAW_8K } from "../talk-types.js";
-import type { PipelineProviderResolver } from "./pipeline-options.js";
+import { type AudioFormat, PCM16_16K, PCM16_24K, ULAW_8K } from "../talk-types.js";
+import type { PipelineOptions, PipelineProviderResolver } from "./pipeline-options.js";
 import { createSessionController } from "./session-controller.js";
 import { EventLog, RecordingSink } from "./testing/pipeline-harness.js";
+import { ScriptedRealtimeProvider } from "./testing/scripted-realtime-provider.js";
 import { ToolDispatcher } from "../tool-dispatcher.js";
 import { ToolPolicy } from "../tool-policy.js";
 import { ToolRegistry } from "../tool-registry.js";
@@ -31,54 +26,6 @@ function toolsWith(handler?: (args: Record<string, unknown>) => Promise<string>,
   return Object.assign(dispatcher, { definitions: registry.toRealtimeTools() });
 }
 
-/**
- * An in-process provider implementing the RealtimeProvider contract (the
- * OpenAI Realtime `connect` arrives with the telephony issue). It records what
- * the pipeline asks of it and lets the test play provider events.
- */
-class ScriptedRealtimeProvider implements RealtimeProvider {
-  readonly kind = "realtime" as const;
-  readonly id = "scripted";
-  readonly label = "Scripted realtime provider";
-  readonly capabilities: ProviderCapabilities = {
-    modes: ["realtime"],
-    transports: ["gateway-relay"],
-    gatewayRelay: true,
-    inputFormats: [PCM16_24K],
-  };
-  readonly calls: string[] = [];
-  readonly audio: Uint8Array[] = [];
-  readonly toolResults: [string, string][] = [];
-  options: RealtimeSessionOptions | undefined;
-  #emit: ((e: RealtimeProviderEvent) => void) | undefined;
-
-  async health() {
-    return { ok: true };
-  }
-
-  async connect(
-    options: RealtimeSessionOptions,
-    onEvent: (e: RealtimeProviderEvent) => void,
-  ): Promise<RealtimeVoiceSession> {
-    this.options = options;
-    this.#emit = onEvent;
-    const calls = this.calls;
-    return {
-      appendAudio: (data) => void this.audio.push(data),
-      commitAudio: () => void calls.push("commit"),
-      cancelResponse: () => void calls.push("cancelResponse"),
-      truncate: (itemId, ms) => void calls.push(`truncate:${itemId}:${ms}`),
-      submitToolResult: (callId, output) => void this.toolResults.push([callId, output]),
-      createResponse: () => void calls.push("createResponse"),
-      close: async () => void calls.push("close"),
-    };
-  }
-
-  play(event: RealtimeProviderEvent): void {
-    this.#emit!(event);
-  }
-}
-
 /** 100 ms of a 24 kHz tone as PCM16 bytes. */
 function tone24k(): Uint8Array {
   const pcm = new Int16Array(2400);
@@ -86,36 +33,60 @@ function tone24k(): Uint8Array {
   return new Uint8Array(pcm.buffer);
 }
 
+/** The provider's 100 ms of answer audio for item out_1 of response r1. */
+function toneDelta(): RealtimeProviderEvent {
+  return { type: "audio_delta", responseId: "r1", itemId: "out_1", data: tone24k(), format: PCM16_24K };
+}
+
+/** The provider asks for the `lookup` tool in response r1. */
+function lookupCall(callId: string, argumentsJson = "{}"): RealtimeProviderEvent {
+  return { type: "tool_call", responseId: "r1", itemId: "fc_1", callId, name: "lookup", argumentsJson };
+}
+
 let runtime: TalkRuntime;
 afterEach(async () => {
   await runtime?.close();
 });
 
-async function setup(tools = toolsWith()) {
+/** A fresh runtime (closed after the test) with one realtime relay session. */
+function relaySession(): TalkSession {
   runtime = createTalkRuntime();
-  const session = runtime.createSession({
+  return runtime.createSession({
     mode: "realtime",
     transport: "gateway-relay",
     brain: "agent-consult",
     owner: "gateway",
   });
-  const provider = new ScriptedRealtimeProvider();
-  const providers: PipelineProviderResolver = {
-    stt: () => undefined,
-    tts: () => undefined,
-    agent: () => undefined,
-    realtime: () => provider,
-  };
+}
+
+/** Providers with only a realtime one. */
+function realtimeOnly(provider: RealtimeProvider): PipelineProviderResolver {
+  return { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider };
+}
+
+interface SetupOptions {
+  tools?: ReturnType<typeof toolsWith>;
+  /** What the scripted provider declares it takes and gives (default PCM16 24 kHz). */
+  providerFormats?: AudioFormat[];
+  inputFormat?: AudioFormat;
+  outputFormat?: AudioFormat;
+  options?: PipelineOptions;
+}
+
+/** A relay session on a scripted provider, its controller ready. */
+async function setup(o: SetupOptions = {}) {
+  const session = relaySession();
+  const provider = new ScriptedRealtimeProvider(o.providerFormats ?? [PCM16_24K]);
   const sink = new RecordingSink();
   const log = new EventLog(session);
   const controller = createSessionController({
     session,
-    providers,
+    providers: realtimeOnly(provider),
     sink,
-    tools,
-    inputFormat: PCM16_16K,
-    outputFormat: PCM16_24K,
-    options: { persona: "Trusted persona from config." },
+    tools: o.tools ?? toolsWith(),
+    inputFormat: o.inputFormat ?? PCM16_16K,
+    outputFormat: o.outputFormat ?? PCM16_24K,
+    options: o.options ?? { persona: "Trusted persona from config." },
   });
   await controller.ready;
   return { session, provider, sink, log, controller };
@@ -148,20 +119,8 @@ describe("realtime relay pipeline", () => {
     expect(log.ofType("turn.ended")[0]?.turnId).toBe(turn.id);
     provider.play({ type: "transcript_done", itemId: "in_1", text: "hello", role: "user" });
     provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: tone24k(),
-      format: PCM16_24K,
-    });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: tone24k(),
-      format: PCM16_24K,
-    });
+    provider.play(toneDelta());
+    provider.play(toneDelta());
     provider.play({ type: "audio_done", responseId: "r1", itemId: "out_1" });
     provider.play({ type: "response_done", responseId: "r1", status: "completed" });
 
@@ -182,22 +141,10 @@ describe("realtime relay pipeline", () => {
   it("barge-in on provider speech cancels output, the provider response and the sink, and drops late audio", async () => {
     const { session, provider, sink, log } = await setup();
     provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: tone24k(),
-      format: PCM16_24K,
-    });
+    provider.play(toneDelta());
     const answering = session.activeTurn!;
     provider.play({ type: "speech_started", itemId: "in_2" });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: tone24k(),
-      format: PCM16_24K,
-    });
+    provider.play(toneDelta());
 
     expect(log.ofType("output.audio.cancelled")).toHaveLength(1);
     expect(log.ofType("output.audio.cancelled")[0]).toMatchObject({
@@ -215,44 +162,11 @@ describe("realtime relay pipeline", () => {
   });
 
   it("speech does not interrupt when interruptOnSpeech is off", async () => {
-    runtime = createTalkRuntime();
-    const session = runtime.createSession({
-      mode: "realtime",
-      transport: "gateway-relay",
-      brain: "agent-consult",
-      owner: "gateway",
-    });
-    const provider = new ScriptedRealtimeProvider();
-    const sink = new RecordingSink();
-    const log = new EventLog(session);
-    const controller = createSessionController({
-      session,
-      sink,
-      providers: {
-        stt: () => undefined,
-        tts: () => undefined,
-        agent: () => undefined,
-        realtime: () => provider,
-      },
-      options: { interruptOnSpeech: false },
-    });
-    await controller.ready;
+    const { provider, sink, log } = await setup({ options: { interruptOnSpeech: false } });
     provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: tone24k(),
-      format: PCM16_24K,
-    });
+    provider.play(toneDelta());
     provider.play({ type: "speech_started" });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: tone24k(),
-      format: PCM16_24K,
-    });
+    provider.play(toneDelta());
     expect(log.ofType("output.audio.cancelled")).toHaveLength(0);
     expect(provider.calls).not.toContain("cancelResponse");
     expect(sink.bytes).toBe(9600);
@@ -261,14 +175,7 @@ describe("realtime relay pipeline", () => {
   it("a tool the server does not run is completed by submitToolResult through the one dispatch path", async () => {
     const { session, provider, log, controller } = await setup();
     provider.play({ type: "speech_started" });
-    provider.play({
-      type: "tool_call",
-      responseId: "r1",
-      itemId: "fc_1",
-      callId: "call_1",
-      name: "lookup",
-      argumentsJson: '{"id":"7"}',
-    });
+    provider.play(lookupCall("call_1", '{"id":"7"}'));
     const call = log.ofType("tool.call")[0]!;
     expect(call).toMatchObject({
       callId: "call_1",
@@ -288,22 +195,15 @@ describe("realtime relay pipeline", () => {
 
   it("a registered tool runs on the server under the turn's signal and its output goes to the provider", async () => {
     const seen: string[] = [];
-    const { provider, log } = await setup(
-      toolsWith(async (args) => {
+    const { provider, log } = await setup({
+      tools: toolsWith(async (args) => {
         seen.push(JSON.stringify(args));
         return '{"ok":true}';
       }),
-    );
+    });
     expect(provider.options?.tools.map((t) => t.name)).toEqual(["lookup"]);
     provider.play({ type: "speech_started" });
-    provider.play({
-      type: "tool_call",
-      responseId: "r1",
-      itemId: "fc_1",
-      callId: "call_9",
-      name: "lookup",
-      argumentsJson: "{}",
-    });
+    provider.play(lookupCall("call_9"));
     await log.next("tool.result");
     await new Promise((r) => setImmediate(r));
     expect(seen).toEqual(["{}"]);
@@ -313,24 +213,17 @@ describe("realtime relay pipeline", () => {
 
   it("a tool denied by policy never runs and the provider is told why", async () => {
     let ran = false;
-    const { provider, log } = await setup(
-      toolsWith(
+    const { provider, log } = await setup({
+      tools: toolsWith(
         async () => {
           ran = true;
           return "{}";
         },
         new ToolPolicy({ deny: ["lookup"] }),
       ),
-    );
-    provider.play({ type: "speech_started" });
-    provider.play({
-      type: "tool_call",
-      responseId: "r1",
-      itemId: "fc_1",
-      callId: "call_d",
-      name: "lookup",
-      argumentsJson: "{}",
     });
+    provider.play({ type: "speech_started" });
+    provider.play(lookupCall("call_d"));
     await log.next("tool.error");
     await new Promise((r) => setImmediate(r));
     expect(ran).toBe(false);
@@ -341,13 +234,7 @@ describe("realtime relay pipeline", () => {
   it("cancelTurn cancels the provider response and clears the sink; close closes the provider session once", async () => {
     const { session, provider, sink, log, controller } = await setup();
     provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: tone24k(),
-      format: PCM16_24K,
-    });
+    provider.play(toneDelta());
     expect(controller.cancelTurn(undefined, "client_request")).toBe(true);
     expect(provider.calls).toContain("cancelResponse");
     expect(sink.entries.at(-1)).toMatchObject({ kind: "clear", reason: "client_request" });
@@ -359,13 +246,7 @@ describe("realtime relay pipeline", () => {
   });
 
   it("a provider without connect is refused at creation", () => {
-    runtime = createTalkRuntime();
-    const session = runtime.createSession({
-      mode: "realtime",
-      transport: "gateway-relay",
-      brain: "agent-consult",
-      owner: "gateway",
-    });
+    const session = relaySession();
     const clientOnly: RealtimeProvider = {
       kind: "realtime",
       id: "c",
@@ -373,48 +254,17 @@ describe("realtime relay pipeline", () => {
       capabilities: {},
       health: async () => ({ ok: true }),
     };
-    expect(() =>
-      createSessionController({
-        session,
-        providers: {
-          stt: () => undefined,
-          tts: () => undefined,
-          agent: () => undefined,
-          realtime: () => clientOnly,
-        },
-      }),
-    ).toThrowError(expect.objectContaining({ code: "capability_unsupported" }));
+    expect(() => createSessionController({ session, providers: realtimeOnly(clientOnly) })).toThrowError(
+      expect.objectContaining({ code: "capability_unsupported" }),
+    );
   });
 
   it("passes g711 u-law through both ways untouched when the provider declares it", async () => {
-    runtime = createTalkRuntime();
-    const session = runtime.createSession({
-      mode: "realtime",
-      transport: "gateway-relay",
-      brain: "agent-consult",
-      owner: "gateway",
-    });
-    const provider = new ScriptedRealtimeProvider();
-    (provider as { capabilities: ProviderCapabilities }).capabilities = {
-      ...provider.capabilities,
-      inputFormats: [PCM16_24K, ULAW_8K],
-      outputFormats: [PCM16_24K, ULAW_8K],
-    };
-    const sink = new RecordingSink();
-    const providers: PipelineProviderResolver = {
-      stt: () => undefined,
-      tts: () => undefined,
-      agent: () => undefined,
-      realtime: () => provider,
-    };
-    const controller = createSessionController({
-      session,
-      providers,
-      sink,
+    const { provider, sink, controller } = await setup({
+      providerFormats: [PCM16_24K, ULAW_8K],
       inputFormat: ULAW_8K,
       outputFormat: ULAW_8K,
     });
-    await controller.ready;
     expect(provider.options).toMatchObject({ inputFormat: ULAW_8K, outputFormat: ULAW_8K });
     const frame = new Uint8Array(160).map((_, i) => i); // 20 ms, odd-sized frames are fine for 1-byte samples
     controller.appendAudio(frame.subarray(0, 159));
@@ -427,21 +277,9 @@ describe("realtime relay pipeline", () => {
     expect(sink.writes[0]!.chunk).toEqual({ data: reply, format: ULAW_8K });
   });
 
-  it("refuses u-law with a provider that does not declare it, rather than transcoding silently", async () => {
-    runtime = createTalkRuntime();
-    const session = runtime.createSession({
-      mode: "realtime",
-      transport: "gateway-relay",
-      brain: "agent-consult",
-      owner: "gateway",
-    });
-    const provider = new ScriptedRealtimeProvider();
-    const providers: PipelineProviderResolver = {
-      stt: () => undefined,
-      tts: () => undefined,
-      agent: () => undefined,
-      realtime: () => provider,
-    };
+  it("refuses u-law with a provider that does not declare it, rather than transcoding silently", () => {
+    const session = relaySession();
+    const providers = realtimeOnly(new ScriptedRealtimeProvider([PCM16_24K]));
     expect(() =>
       createSessionController({ session, providers, inputFormat: ULAW_8K, outputFormat: ULAW_8K }),
     ).toThrowError(expect.objectContaining({ code: "capability_unsupported" }));

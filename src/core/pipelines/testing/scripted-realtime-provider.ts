@@ -20,6 +20,8 @@ export class ScriptedRealtimeProvider implements RealtimeProvider {
   readonly capabilities: ProviderCapabilities;
   readonly calls: string[] = [];
   readonly audio: Uint8Array[] = [];
+  /** Tool outputs the pipeline submitted, as [callId, output]. */
+  readonly toolResults: [string, string][] = [];
   options: RealtimeSessionOptions | undefined;
   #emit: ((e: RealtimeProviderEvent) => void) | undefined;
 
@@ -49,7 +51,7 @@ export class ScriptedRealtimeProvider implements RealtimeProvider {
       commitAudio: () => void calls.push("commit"),
       cancelResponse: () => void calls.push("cancelResponse"),
       truncate: (itemId, ms) => void calls.push(`truncate:${itemId}:${ms}`),
-      submitToolResult: () => {},
+      submitToolResult: (callId, output) => void this.toolResults.push([callId, output]),
       createResponse: () => void calls.push("createResponse"),
       close: async () => void calls.push("close"),
     };
