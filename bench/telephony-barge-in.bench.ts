@@ -24,11 +24,16 @@ try {
     const call = load.calls[r % load.calls.length]!;
     const conn = load.provider.byCall.get(call.idx)!;
     const clears = call.clears;
+    const cancels = load.provider.cancels;
     load.provider.speechStarted(conn);
     const deadline = performance.now() + 1000;
-    while (call.clears === clears && performance.now() < deadline)
-      await new Promise((res) => setImmediate(res));
+    // Polled with a timer, not spun: the latency is taken when `clear` arrives (TelephonyLoad), and a spinning
+    // generator would compete with the relay for the CPU (and, under `chrt`, be throttled by the kernel).
+    while (call.clears === clears && performance.now() < deadline) await sleep(1);
     if (call.clears === clears) missed++;
+    // The relay sends `clear` before it cancels the provider's response: the next answer starts only after
+    // that cancel arrived, as a provider would not answer before the caller's speech ended.
+    while (load.provider.cancels === cancels && performance.now() < deadline) await sleep(1);
     // The caller stops, the provider answers again: the next round on this call interrupts a new answer.
     load.provider.speechStopped(conn);
     load.provider.startResponse(conn);

@@ -186,6 +186,9 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
         }
         ws.send(text);
       },
+      flush: () => {
+        if (corked) uncork(); // the uncork already queued for the tick then finds nothing corked
+      },
       get bufferedAmount() {
         return ws.bufferedAmount;
       },

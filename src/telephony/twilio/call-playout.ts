@@ -23,6 +23,12 @@ import { PlaybackTracker } from "./playback-tracker.js";
 export interface PlayoutLine {
   readonly streamSid: string;
   send(text: string): void;
+  /**
+   * Writes to the socket now what `send` may still hold back (a line batches a tick's messages into one
+   * write). `clear` is flushed at once: the rest of a barge-in (events, cancelling the provider) must not
+   * delay it.
+   */
+  flush?(): void;
   /** Bytes queued in the socket and not yet written. */
   readonly bufferedAmount: number;
 }
@@ -110,6 +116,7 @@ export class CallPlayout implements TalkAudioSink {
     if (line && this.#sentSinceClear) {
       this.#sentSinceClear = false;
       line.send(buildClearMessage(line.streamSid));
+      line.flush?.();
       this.#onClearSent?.();
     }
     // Cleared audio will never be heard: nobody waits for it.
