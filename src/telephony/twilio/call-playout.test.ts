@@ -31,6 +31,21 @@ describe("CallPlayout clear", () => {
     expect(sent.filter((m) => m["event"] === "clear")).toHaveLength(2);
   });
 
+  it("flushes the line right after clear, before the metric and the rest of the barge-in", () => {
+    const order: string[] = [];
+    const playout = new CallPlayout({ onClearSent: () => order.push("metric") });
+    playout.attach({
+      streamSid: "MZ1",
+      bufferedAmount: 0,
+      send: (t: string) => order.push((JSON.parse(t) as { event: string }).event),
+      flush: () => order.push("flush"),
+    });
+    playout.write({ data: new Uint8Array(160).fill(0x7f), format: ULAW_8K }, { turnId: "t1", itemId: "i1" });
+    order.length = 0;
+    playout.clear({ turnId: "t1", itemId: "i1", reason: "barge_in" });
+    expect(order).toEqual(["clear", "flush", "metric"]);
+  });
+
   it("keeps what the caller heard across a clear (the truncation point read after it)", () => {
     const { sent, line: l } = line();
     const playout = new CallPlayout({ minFramesPerMark: 5 });
