@@ -18,7 +18,7 @@ import { computeTwilioSignature } from "../../src/telephony/twilio/twilio-signat
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { eventually, within, WorkerProcess } from "../support/cluster-workers.js";
 import { FakeTwilioRestServer, type RestRequest } from "../support/fake-twilio-rest-server.js";
-import { ACCOUNT_SID, ADMIN_TOKEN, AUTH_TOKEN } from "../support/telephony-harness.js";
+import { ACCOUNT_SID, ADMIN_TOKEN, AUTH_TOKEN, twilioConfig } from "../support/telephony-harness.js";
 import { TwilioStreamClient } from "../support/twilio-stream-client.js";
 
 const WAIT = 20_000;
@@ -34,15 +34,7 @@ beforeAll(async () => {
   const config = {
     server: { publicUrl: PUBLIC_URL },
     auth: { tokens: [{ name: "admin", token: ADMIN_TOKEN, scopes: ["admin"] }] },
-    telephony: {
-      twilio: {
-        accountSid: ACCOUNT_SID,
-        authToken: AUTH_TOKEN,
-        apiBaseUrl: rest.url,
-        defaultFrom: "+15550001111",
-      },
-      defaultMode: "stt-tts",
-    },
+    telephony: { twilio: twilioConfig(rest.url), defaultMode: "stt-tts" },
   };
   const common = {
     redisUrl: SHARED_REDIS_URL,
@@ -123,17 +115,21 @@ async function callStatus(worker: WorkerProcess, id: string): Promise<{ status: 
   return { status: res.status, body: await res.json() };
 }
 
-/** Polls GET /telephony/calls/:jobId on `worker` until the call has ended. */
-function endedStatus(worker: WorkerProcess, jobId: string): Promise<OutboundCallStatus> {
+/** Polls GET /telephony/calls/:jobId on `worker` until the call is in `state`. */
+function statusOnceIn(
+  state: OutboundCallStatus["state"],
+  worker: WorkerProcess,
+  jobId: string,
+): Promise<OutboundCallStatus> {
   return eventually(
     WAIT,
     async () => {
       const { body } = await callStatus(worker, jobId);
       const status = body as OutboundCallStatus;
-      if (status.state !== "ended") throw new Error(`state ${status.state}`);
+      if (status.state !== state) throw new Error(`state ${status.state}`);
       return status;
     },
-    "the call's status ended",
+    `the call's status ${state}`,
   );
 }
 
@@ -188,7 +184,7 @@ describe("outbound calls across two workers", () => {
     expect(rest.requests.filter((r) => r.sid === call.callSid)).toHaveLength(1);
     rest.releaseCreates();
 
-    const final = await endedStatus(other, call.jobId);
+    const final = await statusOnceIn("ended", other, call.jobId);
     expect(final).toMatchObject({ state: "ended", reason: "busy", jobId: call.jobId, callSid: call.callSid });
     expect(final.sessionId).toEqual(expect.any(String));
     expect((await callStatus(owner, call.jobId)).body).toEqual(final);
@@ -217,15 +213,7 @@ describe("outbound calls across two workers", () => {
   it("no-answer after the dial: the callback on the other worker closes the owner's session with no-answer", async () => {
     const call = await queueCall(workers[1]);
     const { owner, other } = call;
-    const placed = await eventually(
-      WAIT,
-      async () => {
-        const { body } = await callStatus(other, call.jobId);
-        if ((body as OutboundCallStatus).state !== "placed") throw new Error("not placed yet");
-        return body as OutboundCallStatus;
-      },
-      "the call placed",
-    );
+    const placed = await statusOnceIn("placed", other, call.jobId);
     expect(placed.sessionId).toEqual(expect.any(String));
 
     const res = await statusCallback(other, call.statusUrl, {
@@ -234,7 +222,7 @@ describe("outbound calls across two workers", () => {
       CallStatus: "no-answer",
     });
     expect(res.status).toBe(204);
-    const final = await endedStatus(other, call.jobId);
+    const final = await statusOnceIn("ended", other, call.jobId);
     expect(final).toEqual({ ...placed, state: "ended", reason: "no-answer" });
     expect((await sessionClosed(owner, placed.sessionId!)).payload.reason).toBe("no-answer");
     await jobCompleted(other, call.jobId);
@@ -248,15 +236,7 @@ describe("outbound calls across two workers", () => {
     const parameters = Object.fromEntries(
       [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!]),
     );
-    const placed = await eventually(
-      WAIT,
-      async () => {
-        const { body } = await callStatus(owner, call.jobId);
-        if ((body as OutboundCallStatus).state !== "placed") throw new Error("not placed yet");
-        return body as OutboundCallStatus;
-      },
-      "the call placed",
-    );
+    const placed = await statusOnceIn("placed", owner, call.jobId);
     const stream = new TwilioStreamClient({
       url: `${owner.httpUrl.replace(/^http/, "ws")}/telephony/twilio/stream`,
       customParameters: parameters,
@@ -296,7 +276,7 @@ describe("outbound calls across two workers", () => {
       stream.waitFor(() => stream.closeCode !== undefined),
       "the owner closes the stream",
     );
-    const final = await endedStatus(other, call.jobId);
+    const final = await statusOnceIn("ended", other, call.jobId);
     expect(final).toEqual({ ...placed, state: "ended", reason: "completed" });
     await jobCompleted(other, call.jobId);
   });

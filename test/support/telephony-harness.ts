@@ -28,6 +28,11 @@ export const ADMIN_TOKEN = "telephony-admin-token-000000001";
 export const WRITE_TOKEN = "telephony-write-token-000000001";
 export const REALTIME_KEY = "sk-test-realtime";
 
+/** `telephony.twilio` of the test servers: the test account, REST calls to the local fake at `apiBaseUrl`. */
+export function twilioConfig(apiBaseUrl: string): Record<string, string> {
+  return { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, apiBaseUrl, defaultFrom: "+15550001111" };
+}
+
 export interface TelephonyHarnessSetup {
   mode: "realtime" | "stt-tts";
   telephony?: Record<string, unknown>;
@@ -101,12 +106,7 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
         }
       : {},
     telephony: {
-      twilio: {
-        accountSid: ACCOUNT_SID,
-        authToken: AUTH_TOKEN,
-        apiBaseUrl: rest.url,
-        defaultFrom: "+15550001111",
-      },
+      twilio: twilioConfig(rest.url),
       defaultMode: setup.mode,
       ...setup.telephony,
     },
