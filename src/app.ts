@@ -337,10 +337,16 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     defaults: config.meetings.wakeTriggers,
     logger,
   });
+  if (config.meetings.googleMeet.testOrigins.length > 0) {
+    logger.warn(
+      { testOrigins: config.meetings.googleMeet.testOrigins },
+      "meetings.googleMeet.testOrigins is set: the Google Meet driver also joins meetings at these origins (tests and development only)",
+    );
+  }
   const meetings = new BotManager({
     runtime,
     providers: pipelineProviders,
-    drivers: defaultPlatformDrivers(),
+    drivers: defaultPlatformDrivers({ googleMeet: config.meetings.googleMeet }),
     dataDir: config.dataDir,
     options: config.meetings,
     // With Redis, bots are `meeting-bot` jobs run by workers with the "bot" role; without, they run here.

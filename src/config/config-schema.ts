@@ -233,6 +233,16 @@ export const clusterSchema = z
   })
   .strict();
 
+/** Exactly an http(s) origin: scheme, host and port, no path, query or trailing slash. */
+function isHttpOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 /** Meeting bots (src/meetings): timers, browser, webhook. Durations in ms. */
 export const meetingsSchema = z
   .object({
@@ -268,6 +278,27 @@ export const meetingsSchema = z
     bargeInMs: z.number().int().min(20).default(300),
     /** Agent mode: speech is still gated this long after the assistant stops (echo tail). */
     echoTailMs: nonNegativeInt.default(300),
+    /** Google Meet driver. */
+    googleMeet: z
+      .object({
+        /**
+         * Tests and development only: origins (http://127.0.0.1:8080) the Google Meet driver also
+         * accepts, any path, to run bots against a local server of saved Meet pages.
+         */
+        testOrigins: z
+          .array(
+            z
+              .string()
+              .refine(
+                isHttpOrigin,
+                "must be an origin such as http://127.0.0.1:8080 (scheme, host, port; no path or trailing slash)",
+              ),
+          )
+          .max(16)
+          .default([]),
+      })
+      .strict()
+      .prefault({}),
     /** Lifecycle webhook: POST per state change, signed with HMAC-SHA256. */
     webhook: z
       .object({

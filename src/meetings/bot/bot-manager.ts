@@ -134,6 +134,12 @@ export class BotManager {
         },
       );
     }
+    // A named platform does not bypass its driver's URL rules (real Meet is https://meet.google.com/<code>).
+    if (request.platform && !driver.matches(url)) {
+      throw new TalkError("invalid_params", `meetingUrl is not a ${driver.platform} meeting address.`, {
+        details: { issues: [{ path: "meetingUrl", message: `not a ${driver.platform} meeting address` }] },
+      });
+    }
     if (request.mode === "agent" && !this.#deps.agent) {
       throw new TalkError(
         "capability_unsupported",

@@ -1,3 +1,4 @@
+import { TalkError } from "../../../core/errors.js";
 import type {
   DriverPage,
   JoinContext,
@@ -40,6 +41,29 @@ function clickJoinScript(): string {
 })(${JSON.stringify(MEET_SELECTORS.joinButtonTexts)})`;
 }
 
+/** A Meet meeting address: a meeting code (abc-defg-hij) or a Workspace nickname lookup. */
+const MEET_PATH = /^\/(?:[a-z]{3}-[a-z]{4}-[a-z]{3}|lookup\/[a-z0-9_-]{1,100})\/?$/i;
+
+export interface GoogleMeetDriverOptions {
+  /**
+   * Tests and development only: origins (`http://127.0.0.1:8080`) whose
+   * pages the driver treats as Meet, any path, so a bot can run against a
+   * local server of saved Meet pages. Real Meet is only
+   * `https://meet.google.com/<code>`; this adds to it, never loosens it.
+   */
+  testOrigins?: readonly string[];
+}
+
+/** Whether `value` is exactly an http(s) origin: scheme, host and port, nothing else. */
+export function isHttpOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Google Meet in a signed-out browser: locale pinned, name entry, microphone
  * and camera off, "Join now" / "Ask to join", then admission read from the
@@ -49,9 +73,27 @@ function clickJoinScript(): string {
  */
 export class GoogleMeetDriver implements PlatformDriver {
   readonly platform = "google-meet";
+  readonly #testOrigins: ReadonlySet<string>;
+
+  constructor(options: GoogleMeetDriverOptions = {}) {
+    const origins = options.testOrigins ?? [];
+    const bad = origins.find((o) => !isHttpOrigin(o));
+    if (bad !== undefined)
+      throw new TalkError(
+        "config_invalid",
+        `meetings.googleMeet.testOrigins: ${JSON.stringify(bad)} is not an origin such as http://127.0.0.1:8080 (scheme, host, port; no path or trailing slash)`,
+      );
+    this.#testOrigins = new Set(origins);
+  }
 
   matches(url: URL): boolean {
-    return url.hostname === "meet.google.com";
+    if (this.#testOrigins.has(url.origin)) return true;
+    return (
+      url.protocol === "https:" &&
+      url.hostname === "meet.google.com" &&
+      url.port === "" &&
+      MEET_PATH.test(url.pathname)
+    );
   }
 
   joinUrl(url: URL, _botName: string): string {

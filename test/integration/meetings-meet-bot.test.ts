@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BotStatus } from "../../src/meetings/index.js";
+import {
+  startMeetFixtureServer,
+  type MeetFixtureMeeting,
+  type MeetFixtureServer,
+  type MeetFixtureState,
+} from "../support/meet-fixture-server.js";
+import { startMeetingsHarness, type MeetingsHarness } from "./meetings-harness.js";
+
+/**
+ * The whole bot against Google Meet's saved pages: POST /meetings/bots, the
+ * bot manager, MeetingBot, real Chromium with the capture script, the Google
+ * Meet driver, timers and webhooks' state path, pointed at a local server of
+ * the fixtures (meetings.googleMeet.testOrigins). Real Meet cannot be reached
+ * from here; this tests the join flow and the lifecycle it drives, not Meet's
+ * live UI. Chromium processes: 1 bot at a time.
+ */
+describe("meeting bot against the Google Meet fixtures", () => {
+  let h: MeetingsHarness;
+  let meet: MeetFixtureServer;
+  let codes = 0;
+
+  beforeAll(async () => {
+    meet = await startMeetFixtureServer();
+    h = await startMeetingsHarness({
+      aloneTimeoutMs: 500,
+      googleMeet: { testOrigins: [meet.origin] },
+    });
+  }, 30_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await meet?.close();
+  }, 30_000);
+
+  /** A new meeting and a bot sent into it; resolves once the bot waits in the waiting room. */
+  async function askToJoin(): Promise<{ id: string; meeting: MeetFixtureMeeting }> {
+    const meeting = meet.meeting(`abc-defg-hi${"jklmnopqrs"[codes++]!}`);
+    const created = await h.post({
+      meetingUrl: `${meet.origin}/${meeting.code}`,
+      botName: "Notetaker",
+      mode: "transcribe",
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.platform).toBe("google-meet");
+    const id = created.body.id;
+    await h.waitFor(id, (s) => s.state === "in_waiting_room" || s.state === "ended" || s.state === "fatal");
+    expect((await h.status(id)).state).toBe("in_waiting_room");
+    // The join flow as Meet needs it: English pinned, the name typed, microphone and camera off, then "Ask to join".
+    expect(meeting.loads[0]).toEqual({ hl: "en", acceptLanguage: "en-US" });
+    expect(meeting.asks).toEqual([{ name: "Notetaker", log: ["mic-off", "camera-off", "ask:Notetaker"] }]);
+    return { id, meeting };
+  }
+
+  const finished = (s: BotStatus): boolean => s.state === "ended" || s.state === "fatal";
+
+  it.each<[MeetFixtureState, string]>([
+    ["alone", "left_alone"],
+    ["ended", "meeting_ended"],
+    ["removed", "kicked"],
+  ])(
+    "asks to join, waits, is admitted with the roster, then the call goes %s: ended / %s",
+    async (end, subCode) => {
+      const { id, meeting } = await askToJoin();
+      meeting.set("in-call");
+      const inCall = await h.waitFor(id, (s) => s.state === "in_call" || finished(s));
+      expect(inCall.state).toBe("in_call");
+      // The roster, without the bot's own tile ("Notetaker", "You").
+      expect(inCall.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
+
+      meeting.set(end);
+      const done = await h.waitFor(id, finished);
+      expect({ state: done.state, subCode: done.subCode }).toEqual({ state: "ended", subCode });
+      expect(done.history.map((t) => t.state)).toEqual([
+        "scheduled",
+        "joining",
+        "in_waiting_room",
+        "in_call",
+        "leaving",
+        "ended",
+      ]);
+      expect(done.timings.joinedAt).toEqual(expect.any(String));
+    },
+    60_000,
+  );
+
+  it("asks to join and is denied: ended / admission_denied, never in the call", async () => {
+    const { id, meeting } = await askToJoin();
+    meeting.set("denied");
+    const done = await h.waitFor(id, finished);
+    expect({ state: done.state, subCode: done.subCode }).toEqual({
+      state: "ended",
+      subCode: "admission_denied",
+    });
+    expect(done.history.map((t) => t.state)).toEqual([
+      "scheduled",
+      "joining",
+      "in_waiting_room",
+      "leaving",
+      "ended",
+    ]);
+    expect(done.timings.joinedAt).toBeUndefined();
+  }, 60_000);
+
+  it("refuses addresses that are neither real Meet nor a configured test origin, even with the platform named", async () => {
+    for (const body of [
+      { meetingUrl: "http://127.0.0.1:9/abc-defg-hij" },
+      { meetingUrl: "https://meet.example.org/abc-defg-hij", platform: "google-meet" },
+      { meetingUrl: "http://meet.google.com/abc-defg-hij", platform: "google-meet" },
+      { meetingUrl: "https://meet.google.com/new", platform: "google-meet" },
+    ]) {
+      const res = await h.post({ ...body, botName: "Notetaker", mode: "transcribe" });
+      expect(res.status, body.meetingUrl).toBe(400);
+      expect(res.body.error?.code).toBe("invalid_params");
+    }
+  });
+});
