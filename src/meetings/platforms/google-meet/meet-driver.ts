@@ -130,7 +130,10 @@ export class GoogleMeetDriver implements PlatformDriver {
     const seen = await page.evaluate<{ phase: MeetingPhase; participants: string[]; detail: string }>(
       observeScript(context.botName),
     );
-    // Meet mixes remote audio into a few loudest-speaker streams: a track is not a participant, so no mapping.
+    // Meet forwards remote audio as a few loudest-speaker streams: a track is not a participant, so no
+    // track names. Which RTP source (CSRC) is whom travels in Meet's own signalling, not in its DOM; it has
+    // not been studied (Meet cannot be reached from here), so no `sources` either: every caption is
+    // "unknown" rather than a guess. A driver that learns the table returns it here as `sources`.
     return { ...seen, speakers: {} };
   }
 
