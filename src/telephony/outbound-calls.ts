@@ -321,7 +321,13 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
     const base = baseOf(requestBase);
     if (jobs) {
       const jobId = `call-${crypto.randomUUID()}`;
-      await jobs.enqueue<CallJobData>("outbound-call", { request, from, baseUrl: base }, { jobId });
+      // One attempt: dialling is not idempotent. A dial that timed out may still have placed the call, and a
+      // retry would ring the callee a second time; the failure reaches the caller through the job instead.
+      await jobs.enqueue<CallJobData>(
+        "outbound-call",
+        { request, from, baseUrl: base },
+        { jobId, attempts: 1 },
+      );
       o.logger.info({ jobId, to: request.to }, "outbound call queued");
       return { placed: false, jobId, status: "queued" };
     }

@@ -77,6 +77,27 @@ describe("telephony: outbound calls as jobs", () => {
     await waitUntil(() => h!.eventsOf(sessionId, "session.closed").length === 1);
     expect(h.eventsOf(sessionId, "session.closed")[0]!.payload).toMatchObject({ reason: "cancelled" });
   });
+
+  it("a dial that fails is not retried: dialling is not idempotent, the job fails once", async () => {
+    h = await start();
+    h.rest.failCreates = true;
+    const res = await fetch(`${h.baseUrl}/telephony/calls`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ to: "+15557654321" }),
+    });
+    expect(res.status).toBe(202);
+    const { jobId } = (await res.json()) as { jobId: string };
+    let record = await h.app.cluster.jobs.inspect(jobId);
+    while (record?.state !== "failed") {
+      await new Promise((r) => setTimeout(r, 20));
+      record = await h.app.cluster.jobs.inspect(jobId);
+    }
+    // The cluster's default is two attempts with a backoff; give a retry time to show up if it were made.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(h.rest.requests.filter((r) => r.path.endsWith("/Calls.json"))).toHaveLength(1);
+    expect((await h.app.cluster.jobs.inspect(jobId))?.state).toBe("failed");
+  });
 });
 
 async function waitUntil(predicate: () => boolean): Promise<void> {

@@ -29,6 +29,8 @@ export class FakeTwilioRestServer {
    * dialler has its answer.
    */
   holdCreates = false;
+  /** Answers call creation with a 500 (Twilio's error shape), as during an outage. */
+  failCreates = false;
 
   constructor(
     readonly accountSid: string,
@@ -55,6 +57,8 @@ export class FakeTwilioRestServer {
           ...(sid ? { sid } : {}),
         });
         for (const w of [...this.#waiters]) w();
+        if (sid && this.failCreates)
+          return json(500, { code: 20500, message: "Internal Server Error", status: 500 });
         if (sid) {
           const answer = (): void => json(201, { sid, status: "queued", account_sid: accountSid });
           if (this.holdCreates) this.#held.push(answer);
