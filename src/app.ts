@@ -28,8 +28,13 @@ import {
   type GatewayOptionsInput,
   type GatewayServer,
 } from "./gateway/index.js";
-import { createLocalProviders, createOpenAiRealtimeProvider } from "./providers/index.js";
+import {
+  createLocalProviders,
+  createOpenAiRealtimeProvider,
+  createOpenAiSpeechProviders,
+} from "./providers/index.js";
 import { createOpenAiChatAgent } from "./providers/openai-compatible/openai-chat-agent.js";
+import { LOCAL_SPEECH_PROVIDER_IDS, openAiSpeechEntries } from "./config/speech-provider-schema.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
 import {
   BotManager,
@@ -94,6 +99,10 @@ export function configuredProviders(config: TalkgateConfig): TalkProvider[] {
       }),
     );
   }
+  // talk.providers.<id> (openai-compatible): an STT and / or a TTS provider under that id.
+  for (const [id, settings] of openAiSpeechEntries(config.talk.providers)) {
+    providers.push(...createOpenAiSpeechProviders(id, settings));
+  }
   const openai = config.talk.realtime?.providers?.["openai"];
   if (openai) {
     providers.push(
@@ -112,17 +121,26 @@ export function configuredProviders(config: TalkgateConfig): TalkProvider[] {
 /**
  * Default provider id per kind. `talk.provider` names the speech provider and
  * applies to each speech kind that has a provider of that id; naming one that
- * exists for no kind is a configuration error, found at start-up.
+ * exists for no kind is a configuration error, found at start-up. Unset, the
+ * one `talk.providers` entry is the speech provider when there is exactly one.
+ * A speech kind it does not cover keeps its local engine when several
+ * providers of that kind are registered (the others are reachable by id).
  */
 function providerDefaults(config: TalkgateConfig, registry: ProviderRegistry): ProviderDefaults {
   const defaults: ProviderDefaults = {};
-  const speech = config.talk.provider;
+  const configured = openAiSpeechEntries(config.talk.providers).map(([id]) => id);
+  const speech = config.talk.provider ?? (configured.length === 1 ? configured[0] : undefined);
   if (speech !== undefined) {
     const kinds = (["stt", "tts"] as const).filter((kind) => registry.has(kind, speech));
     if (kinds.length === 0) {
       throw new TalkError("config_invalid", `talk.provider: no speech provider "${speech}" is configured.`);
     }
     for (const kind of kinds) defaults[kind] = speech;
+  }
+  for (const kind of ["stt", "tts"] as const) {
+    if (defaults[kind] !== undefined || registry.list(kind).length < 2) continue;
+    const local = LOCAL_SPEECH_PROVIDER_IDS.find((id) => registry.has(kind, id));
+    if (local) defaults[kind] = local;
   }
   const realtime = config.talk.realtime?.provider;
   if (realtime !== undefined) {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/talk-types.js";
+import { speechProvidersSchema } from "./speech-provider-schema.js";
 import { telephonySchema } from "./telephony-schema.js";
 
 /**
@@ -79,8 +80,8 @@ export const talkSchema = z
   .object({
     /** Default speech (STT / TTS) provider id. */
     provider: z.string().min(1).optional(),
-    /** Speech provider settings by provider id. */
-    providers: providerSettings.optional(),
+    /** Speech provider settings by provider id (openai-compatible entries are checked strictly: speech-provider-schema.ts). */
+    providers: speechProvidersSchema.optional(),
     realtime: z
       .object({
         provider: z.string().min(1).optional(),

@@ -43,6 +43,14 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "AGENT_BASE_URL", path: "agent.endpoint.baseUrl", parse: asString },
   { env: "AGENT_MODEL", path: "agent.endpoint.model", parse: asString },
   { env: "AGENT_API_KEY", path: "agent.endpoint.apiKey", parse: asString, secret: true },
+  // An OpenAI-compatible speech provider, talk.providers["openai-compatible"] (docs/providers.md).
+  { env: "STT_BASE_URL", path: "talk.providers.openai-compatible.stt.baseUrl", parse: asString },
+  { env: "STT_MODEL", path: "talk.providers.openai-compatible.stt.model", parse: asString },
+  { env: "STT_API_KEY", path: "talk.providers.openai-compatible.stt.apiKey", parse: asString, secret: true },
+  { env: "TTS_BASE_URL", path: "talk.providers.openai-compatible.tts.baseUrl", parse: asString },
+  { env: "TTS_MODEL", path: "talk.providers.openai-compatible.tts.model", parse: asString },
+  { env: "TTS_VOICE", path: "talk.providers.openai-compatible.tts.voice", parse: asString },
+  { env: "TTS_API_KEY", path: "talk.providers.openai-compatible.tts.apiKey", parse: asString, secret: true },
   { env: "TWILIO_ACCOUNT_SID", path: "telephony.twilio.accountSid", parse: asString },
   { env: "TWILIO_AUTH_TOKEN", path: "telephony.twilio.authToken", parse: asString, secret: true },
 ];

@@ -3,6 +3,8 @@ import type { TalkProvider } from "../core/provider-types.js";
 import { createEspeakTts, type EspeakTtsOptions } from "./espeak-ng/espeak-tts.js";
 import { createLocalAgent, type LocalAgentOptions } from "./local-agent/local-agent.js";
 import { createPocketsphinxStt, type PocketsphinxSttOptions } from "./pocketsphinx/pocketsphinx-stt.js";
+import { createOpenAiStt, type OpenAiSttOptions } from "./openai-compatible/openai-stt.js";
+import { createOpenAiTts, type OpenAiTtsOptions } from "./openai-compatible/openai-tts.js";
 
 export {
   createEspeakTts,
@@ -28,6 +30,18 @@ export {
   type OpenAiRealtimeOptions,
 } from "./openai-realtime/openai-realtime-provider.js";
 export { mintClientSecret, type MintedClientSecret } from "./openai-realtime/openai-client-secrets.js";
+export {
+  createOpenAiStt,
+  OpenAiSttProvider,
+  OPENAI_STT_DEFAULTS,
+  type OpenAiSttOptions,
+} from "./openai-compatible/openai-stt.js";
+export {
+  createOpenAiTts,
+  OpenAiTtsProvider,
+  OPENAI_TTS_DEFAULTS,
+  type OpenAiTtsOptions,
+} from "./openai-compatible/openai-tts.js";
 
 /** Options of the embedded default: local engines only, no network, no keys. */
 export interface LocalProvidersOptions {
@@ -46,4 +60,35 @@ export function createLocalProviders(options: LocalProvidersOptions = {}): TalkP
   if (options.stt !== false) providers.push(createPocketsphinxStt(options.stt ?? {}));
   if (options.agent !== false) providers.push(createLocalAgent(options.agent ?? {}));
   return providers;
+}
+
+/** One `talk.providers.<id>` entry of type openai-compatible: shared endpoint fields, per-kind settings. */
+export interface OpenAiSpeechSettings {
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  stt?: Omit<OpenAiSttOptions, "id">;
+  tts?: Omit<OpenAiTtsOptions, "id">;
+}
+
+/**
+ * The OpenAI-compatible speech providers of one settings entry, both under
+ * `id`: an STT provider when `stt` is set, a TTS provider when `tts` is set.
+ * The entry's baseUrl / apiKey / timeoutMs apply to each kind unless the kind
+ * sets its own.
+ */
+export function createOpenAiSpeechProviders(id: string, settings: OpenAiSpeechSettings): TalkProvider[] {
+  const shared = {
+    ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
+    ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
+    ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
+  };
+  const providers: TalkProvider[] = [];
+  if (settings.stt) providers.push(createOpenAiStt({ ...shared, ...definedOnly(settings.stt), id }));
+  if (settings.tts) providers.push(createOpenAiTts({ ...shared, ...definedOnly(settings.tts), id }));
+  return providers;
+}
+
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
