@@ -1,13 +1,19 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { TalkError } from "../../core/errors.js";
 import { PCM16_16K, PCM16_24K } from "../../core/talk-types.js";
-import { createPocketsphinxStt } from "./pocketsphinx-stt.js";
+import {
+  createPocketsphinxStt as createProvider,
+  type PocketsphinxDecoderMode,
+  type PocketsphinxSttOptions,
+  type PocketsphinxSttProvider,
+} from "./pocketsphinx-stt.js";
 
 /** Debian pocketsphinx-testdata: 16 kHz mono raw PCM of a man saying "go forward ten meters". */
 const GO_FORWARD = "/usr/share/pocketsphinx/test/data/goforward.raw";
 const NUMBERS = "/usr/share/pocketsphinx/test/data/numbers.raw";
+const SOMETHING = "/usr/share/pocketsphinx/test/data/something.raw";
 
 function pcmOf(path: string): Int16Array {
   const bytes = readFileSync(path);
@@ -19,9 +25,21 @@ function writeInFrames(write: (pcm: Int16Array) => void, pcm: Int16Array): void 
   for (let i = 0; i < pcm.length; i += 320) write(pcm.subarray(i, i + 320));
 }
 
-function sphinxChildren(): number[] {
+/** Providers made by a test, closed after it so no decoder outlives it. */
+const created: PocketsphinxSttProvider[] = [];
+afterEach(async () => {
+  await Promise.all(created.splice(0).map((p) => p.close()));
+});
+
+/** Each mode's decoder process, as pgrep -f sees it. */
+const PROCESS: Record<PocketsphinxDecoderMode, string> = {
+  resident: "sphinx-decoder.py",
+  "per-stream": "pocketsphinx_continuous",
+};
+
+function sphinxChildren(mode: PocketsphinxDecoderMode): number[] {
   try {
-    return execFileSync("pgrep", ["-P", String(process.pid), "-f", "pocketsphinx_continuous"], {
+    return execFileSync("pgrep", ["-P", String(process.pid), "-f", PROCESS[mode]], {
       encoding: "utf8",
     })
       .split("\n")
@@ -32,7 +50,13 @@ function sphinxChildren(): number[] {
   }
 }
 
-describe("pocketsphinx STT", () => {
+describe.each(["resident", "per-stream"] as const)("pocketsphinx STT, %s decoder", (mode) => {
+  const createPocketsphinxStt = (options: PocketsphinxSttOptions = {}): PocketsphinxSttProvider => {
+    const provider = createProvider({ decoder: mode, ...options });
+    created.push(provider);
+    return provider;
+  };
+
   it("transcribes the Debian 'go forward ten meters' recording", async () => {
     const stt = createPocketsphinxStt();
     const stream = stt.startStream({ format: PCM16_16K, signal: new AbortController().signal });
@@ -78,10 +102,10 @@ describe("pocketsphinx STT", () => {
     writeInFrames((pcm) => stream.write(pcm), pcmOf(GO_FORWARD));
     stream.write(new Int16Array(16_000));
     await firstPartial; // the decoder is running and waiting for more input
-    expect(sphinxChildren()).toHaveLength(1);
+    expect(sphinxChildren(mode)).toHaveLength(1);
     controller.abort(new Error("turn cancelled"));
     await expect(stream.finish()).rejects.toMatchObject({ code: "cancelled" });
-    expect(sphinxChildren()).toEqual([]);
+    expect(sphinxChildren(mode)).toEqual([]);
     expect(() => stream.write(new Int16Array(320))).toThrow(TalkError);
   });
 
@@ -112,7 +136,9 @@ describe("pocketsphinx STT", () => {
   });
 
   it("a missing binary is unhealthy and fails the stream with provider_unavailable", async () => {
-    const stt = createPocketsphinxStt({ binary: "pocketsphinx-not-installed" });
+    const stt = createPocketsphinxStt(
+      mode === "resident" ? { python: "python-not-installed" } : { binary: "pocketsphinx-not-installed" },
+    );
     const health = await stt.health();
     expect(health.ok).toBe(false);
     expect(health.detail).toMatch(/not found/);
@@ -131,5 +157,98 @@ describe("pocketsphinx STT", () => {
     const stt = createPocketsphinxStt();
     expect(await stt.health()).toMatchObject({ ok: true });
     expect(stt.capabilities).toMatchObject({ local: true, inputFormats: [PCM16_16K] });
+  });
+});
+
+describe("pocketsphinx STT, resident decoders", () => {
+  const make = (options: PocketsphinxSttOptions = {}): PocketsphinxSttProvider => {
+    const provider = createProvider({ decoder: "resident", ...options });
+    created.push(provider);
+    return provider;
+  };
+  const transcribe = async (
+    stt: PocketsphinxSttProvider,
+    path: string,
+    signal = new AbortController().signal,
+  ) => {
+    const stream = stt.startStream({ format: PCM16_16K, signal });
+    writeInFrames((pcm) => stream.write(pcm), pcmOf(path));
+    return (await stream.finish()).text;
+  };
+
+  it("decodes stream after stream on one process (the models load once)", async () => {
+    const stt = make();
+    expect(await transcribe(stt, GO_FORWARD)).toBe("go forward ten meters");
+    const [pid] = sphinxChildren("resident");
+    expect(await transcribe(stt, SOMETHING)).toBe("go somewhere and do something");
+    expect(await transcribe(stt, GO_FORWARD)).toBe("go forward ten meters");
+    expect(sphinxChildren("resident")).toEqual([pid]);
+    expect(stt.residentDecoders).toBe(1);
+  });
+
+  it("concurrent streams get a decoder each, and each hears only its own audio", async () => {
+    const stt = make();
+    const [a, b] = await Promise.all([transcribe(stt, GO_FORWARD), transcribe(stt, SOMETHING)]);
+    expect(a).toBe("go forward ten meters");
+    expect(b).toBe("go somewhere and do something");
+    expect(stt.residentDecoders).toBe(2);
+  });
+
+  it("after an aborted stream the next one gets a fresh decoder and transcribes", async () => {
+    const stt = make();
+    const controller = new AbortController();
+    const stream = stt.startStream({ format: PCM16_16K, signal: controller.signal });
+    writeInFrames((pcm) => stream.write(pcm), pcmOf(NUMBERS));
+    controller.abort();
+    await expect(stream.finish()).rejects.toMatchObject({ code: "cancelled" });
+    expect(sphinxChildren("resident")).toEqual([]);
+    expect(await transcribe(stt, GO_FORWARD)).toBe("go forward ten meters");
+  });
+
+  it("close() ends idle and busy decoders, once; later streams still work, unpooled", async () => {
+    const stt = make();
+    const busy = stt.startStream({ format: PCM16_16K, signal: new AbortController().signal });
+    busy.write(pcmOf(NUMBERS));
+    expect(await transcribe(stt, GO_FORWARD)).toBe("go forward ten meters"); // its decoder is now idle
+    expect(stt.residentDecoders).toBe(2);
+    const closing = stt.close();
+    expect(stt.close()).toBe(closing);
+    await closing;
+    expect(sphinxChildren("resident")).toEqual([]);
+    await expect(busy.finish()).rejects.toMatchObject({ code: "provider_error" });
+    expect(await transcribe(stt, GO_FORWARD)).toBe("go forward ten meters");
+    // Not kept: the closed pool ends it as soon as its stream is done.
+    await vi.waitFor(() => expect(sphinxChildren("resident")).toEqual([]));
+  });
+
+  it("an idle decoder exits after idleTimeoutMs, and none beyond maxIdleDecoders is kept", async () => {
+    const stt = make({ idleTimeoutMs: 0 });
+    expect(await transcribe(stt, GO_FORWARD)).toBe("go forward ten meters");
+    await vi.waitFor(() => expect(stt.residentDecoders).toBe(0));
+    const none = make({ maxIdleDecoders: 0 });
+    expect(await transcribe(none, GO_FORWARD)).toBe("go forward ten meters");
+    await vi.waitFor(() => expect(none.residentDecoders).toBe(0));
+  });
+
+  it("searches fast by default on resident decoders, full per stream; both hear the test recording", async () => {
+    expect(await make().health()).toMatchObject({ detail: expect.stringMatching(/search fast/) });
+    expect(await make({ decoder: "per-stream" }).health()).toMatchObject({
+      detail: expect.stringMatching(/search full/),
+    });
+    const full = make({ search: "full" });
+    expect(await full.health()).toMatchObject({ ok: true, detail: expect.stringMatching(/search full/) });
+    expect(await transcribe(full, GO_FORWARD)).toBe("go forward ten meters");
+  });
+
+  it("rejects bad options with config_invalid", () => {
+    expect(() => createProvider({ decoder: "other" as PocketsphinxDecoderMode })).toThrowError(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => createProvider({ search: "fastest" as "fast" })).toThrowError(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+    expect(() => createProvider({ maxIdleDecoders: -1 })).toThrowError(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 });
