@@ -30,6 +30,10 @@ export interface CaptureScriptConfig {
   forcePcm?: boolean;
   /** Opus bitrate, bits per second. */
   opusBitrate?: number;
+  /** Opus encoder complexity, 0..10 (libopus). Default 3 (0 measured less accurate captions). */
+  opusComplexity?: number;
+  /** Opus frame duration, ms (10, 20, 40 or 60). Default 60: a third of the packets of 20 ms. */
+  opusFrameMs?: number;
   /** How often active RTP sources are reported, ms. Default 200. */
   sourceIntervalMs?: number;
 }
@@ -125,7 +129,13 @@ async function captureOpus(track) {
           },
           error: (err) => report(track.id, err),
         });
-        encoder.configure({ codec: "opus", sampleRate: rate, numberOfChannels: channels, bitrate: CFG.opusBitrate || 32000 });
+        encoder.configure({
+          codec: "opus",
+          sampleRate: rate,
+          numberOfChannels: channels,
+          bitrate: CFG.opusBitrate || 32000,
+          opus: { complexity: CFG.opusComplexity ?? 3, frameDuration: (CFG.opusFrameMs || 60) * 1000 },
+        });
       }
       if (encoder.state === "configured") encoder.encode(value);
       value.close();
