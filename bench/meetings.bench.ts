@@ -131,7 +131,9 @@ async function step(bots: number): Promise<void> {
           .filter((p) => p.ppid === process.pid && p.args.includes("pocketsphinx"))
           .map((p) => p.pid),
       );
+    const node0 = cpuTicks([process.pid]);
     const srv0 = serverCpu();
+    const load0 = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
     const t0 = Date.now();
     measuring = true;
     const mem: { pss: number; rss: number }[] = [];
@@ -143,9 +145,16 @@ async function step(bots: number): Promise<void> {
     const wall = (Date.now() - t0) / 1000;
     const cpuShare = roots.map((r, i) => (cpuTicks(tree(r)) - cpu0[i]!) / TICK / wall);
     const serverShare = (serverCpu() - srv0) / TICK / wall;
+    const nodeShare = (cpuTicks([process.pid]) - node0) / TICK / wall;
+    const load1 = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
     const pss = mem.map((m) => m.pss);
     const rss = mem.map((m) => m.rss);
     const serverMem = memoryMb([process.pid]);
+    const sttMem = memoryMb(
+      processTable()
+        .filter((p) => p.ppid === process.pid && p.args.includes("pocketsphinx"))
+        .map((p) => p.pid),
+    );
     console.log(
       JSON.stringify({
         bots,
@@ -156,7 +165,13 @@ async function step(bots: number): Promise<void> {
         chromiumPerBotRssMb: { max: Math.round(Math.max(...rss)) },
         chromiumPerBotCpuCores: cpuShare.map((c) => Number(c.toFixed(3))),
         serverProcessPssMb: Math.round(serverMem.pss),
+        sttDecodersPssMb: Math.round(sttMem.pss),
         serverCpuCoresAllBots: Number(serverShare.toFixed(3)),
+        // The split: this Node process (capture sockets, Opus decode, VAD, floor, the rest of the harness,
+        // which also drives the participant browsers over CDP) and the STT decoder processes.
+        serverNodeCpuCores: Number(nodeShare.toFixed(3)),
+        sttCpuCores: Number((serverShare - nodeShare).toFixed(3)),
+        loadAverage: [load0, load1],
         captions: latencies.length,
         captionLatencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
       }),
