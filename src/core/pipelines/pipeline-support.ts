@@ -39,23 +39,26 @@ export function checkAppend(
 /** The replaceable audio sink of a session; a sink that throws cannot break the pipeline. */
 export class SinkSlot {
   #sink: TalkAudioSink | undefined;
+  /** The guarded view of #sink, made once per sink: output stages ask for it on every audio chunk. */
+  #view: TalkAudioSink | undefined;
   readonly #logger: TalkLogger;
   readonly #sessionId: string;
 
   constructor(sink: TalkAudioSink | undefined, logger: TalkLogger, sessionId: string) {
-    this.#sink = sink;
     this.#logger = logger;
     this.#sessionId = sessionId;
+    this.set(sink);
   }
 
   set(sink: TalkAudioSink | undefined): void {
     this.#sink = sink;
+    this.#view = sink ? this.#guard(sink) : undefined;
   }
 
   /** A guarded view handed to output stages. */
-  readonly current = (): TalkAudioSink | undefined => {
-    const sink = this.#sink;
-    if (!sink) return undefined;
+  readonly current = (): TalkAudioSink | undefined => this.#view;
+
+  #guard(sink: TalkAudioSink): TalkAudioSink {
     return {
       write: (chunk, meta) => {
         try {
@@ -70,7 +73,7 @@ export class SinkSlot {
       clear: (meta) => this.clear(meta),
       drained: (itemId, signal) => this.drained(itemId, signal),
     };
-  };
+  }
 
   /** True when the sink confirms playback (drained); otherwise written counts as heard. */
   get confirmsPlayback(): boolean {
