@@ -9,6 +9,8 @@ import { join } from "node:path";
 export interface BenchServer {
   readonly child: ChildProcess;
   readonly port: number;
+  /** The server's data directory (session logs in `<dataDir>/sessions`), when it reports one. */
+  readonly dataDir: string | undefined;
   readonly pinned: boolean;
   /** The server's memoryUsage() after a full GC, and its session count. */
   memory(): Promise<{
@@ -51,18 +53,20 @@ export async function spawnTelephonyServer(
     stdio: ["ignore", "pipe", "inherit", "ipc"],
     cwd: join(import.meta.dirname, "..", ".."),
   });
-  const port = await new Promise<number>((resolve, reject) => {
+  const ready = await new Promise<{ port: number; dataDir?: string }>((resolve, reject) => {
     let buffer = "";
     child.stdout!.on("data", (d: Buffer) => {
       buffer += d.toString();
       const line = buffer.split("\n").find((l) => l.startsWith('{"ready"'));
-      if (line) resolve((JSON.parse(line) as { port: number }).port);
+      if (line) resolve(JSON.parse(line) as { port: number; dataDir?: string });
     });
     child.once("exit", (code) => reject(new Error(`bench server exited with ${code}`)));
   });
+  const { port } = ready;
   return {
     child,
     port,
+    dataDir: ready.dataDir,
     pinned,
     memory: () =>
       new Promise((resolve) => {

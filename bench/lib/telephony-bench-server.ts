@@ -3,7 +3,7 @@
  * whole app (createApp) on loopback in local demo mode (unsigned webhooks
  * from loopback), realtime calls relayed to the stand-in provider at
  * --provider-port, limits raised for thousands of calls, logs at warn.
- * Prints one JSON line `{"ready":true,"port":N}` when listening. Over IPC it
+ * Prints one JSON line `{"ready":true,"port":N,"dataDir":D}` when listening (session logs in D/sessions). Over IPC it
  * answers "mem" with process.memoryUsage() after a full GC (run it with
  * --expose-gc).
  *
@@ -26,10 +26,11 @@ const { values } = parseArgs({
 const providerPort = Number(values["provider-port"]);
 if (!Number.isInteger(providerPort) || providerPort <= 0) throw new Error("--provider-port N is required");
 
+const dataDir = mkdtempSync(join(values["data-dir"], "talkgate-bench-"));
 const loaded = validateConfig({
   server: { host: "127.0.0.1", port: Number(values.port) },
   // Every session event is one synchronous append to the session's JSONL log here (core's session log).
-  dataDir: mkdtempSync(join(values["data-dir"], "talkgate-bench-")),
+  dataDir,
   log: { level: "warn" },
   runtime: { maxSessions: 20_000 },
   talk: {
@@ -50,7 +51,7 @@ const loaded = validateConfig({
 });
 const app = await createApp(loaded);
 const { port } = await app.listen();
-process.stdout.write(`${JSON.stringify({ ready: true, port, pid: process.pid })}\n`);
+process.stdout.write(`${JSON.stringify({ ready: true, port, pid: process.pid, dataDir })}\n`);
 
 process.on("message", (message) => {
   if (message !== "mem") return;
