@@ -14,14 +14,19 @@ afterEach(async () => {
 });
 
 /** A u-law call relayed as is (the telephony hot path), with output.audio.delta coalescing at `intervalMs`. */
-async function relay(intervalMs?: number) {
+/** A Gateway-owned realtime session over the relay, on a fresh runtime. */
+function newSession() {
   runtime = createTalkRuntime();
-  const session = runtime.createSession({
+  return runtime.createSession({
     mode: "realtime",
     transport: "gateway-relay",
     brain: "agent-consult",
     owner: "gateway",
   });
+}
+
+async function relay(intervalMs?: number) {
+  const session = newSession();
   const provider = new ScriptedRealtimeProvider([ULAW_8K]);
   const sink = new RecordingSink();
   const log = new EventLog(session);
@@ -109,13 +114,7 @@ describe("output.audio.delta coalescing (realtime relay)", () => {
   });
 
   it("refuses a bad interval with config_invalid", async () => {
-    runtime = createTalkRuntime();
-    const session = runtime.createSession({
-      mode: "realtime",
-      transport: "gateway-relay",
-      brain: "agent-consult",
-      owner: "gateway",
-    });
+    const session = newSession();
     const provider = new ScriptedRealtimeProvider([ULAW_8K]);
     expect(() =>
       createSessionController({

@@ -1,4 +1,5 @@
 import { TalkError } from "../../core/errors.js";
+import { readBounded } from "./read-bounded.js";
 
 /**
  * What the OpenAI-compatible audio providers (STT, TTS) share: endpoint
@@ -188,17 +189,6 @@ export function cancelledError(signal: AbortSignal, what: string): TalkError {
 export function redact(text: string, apiKey: string | undefined): string {
   const out = apiKey ? text.split(apiKey).join("[redacted]") : text;
   return out.replace(/\b(sk|ek|rk)-[A-Za-z0-9_*.-]{4,}/g, "[redacted]");
-}
-
-export async function readBounded(response: Response, max: number): Promise<string> {
-  if (!response.body) return "";
-  const decoder = new TextDecoder();
-  let text = "";
-  for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
-    text += decoder.decode(bytes, { stream: true });
-    if (text.length >= max) break;
-  }
-  return text.slice(0, max);
 }
 
 function parseUpstreamError(text: string): { message?: string; code?: string } {

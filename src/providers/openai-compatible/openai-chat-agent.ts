@@ -6,6 +6,7 @@ import type {
   ProviderCapabilities,
   ProviderHealth,
 } from "../../core/provider-types.js";
+import { readBounded } from "./read-bounded.js";
 import { SseParser } from "./sse-parser.js";
 
 /**
@@ -291,17 +292,6 @@ export class OpenAiChatAgent implements AgentProvider {
 
 export function createOpenAiChatAgent(options: OpenAiChatAgentOptions): OpenAiChatAgent {
   return new OpenAiChatAgent(options);
-}
-
-async function readBounded(response: Response, max: number): Promise<string> {
-  if (!response.body) return "";
-  const decoder = new TextDecoder();
-  let text = "";
-  for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
-    text += decoder.decode(bytes, { stream: true });
-    if (text.length >= max) break;
-  }
-  return text.slice(0, max);
 }
 
 function cancelled(signal: AbortSignal): TalkError {
