@@ -84,9 +84,15 @@ export interface CreateAppOptions {
 }
 
 /** Builds the providers the configuration asks for: local engines always, cloud ones when configured. */
+/** The object without its undefined fields (exactOptionalPropertyTypes: options are absent, not undefined). */
+function definedOnly<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as never;
+}
+
 export function configuredProviders(config: TalkgateConfig): TalkProvider[] {
   const providers: TalkProvider[] = createLocalProviders({
     agent: config.agent.endpoint ? false : {},
+    stt: definedOnly(config.talk.local.pocketsphinx),
   });
   const endpoint = config.agent.endpoint;
   if (endpoint) {

@@ -114,6 +114,29 @@ export const talkSchema = z
       })
       .strict()
       .prefault({}),
+    /** The embedded local engines (the default speech providers when no other is configured). */
+    local: z
+      .object({
+        pocketsphinx: z
+          .object({
+            /** "resident": decoders that keep the models loaded; "per-stream": one process per stream. */
+            decoder: z.enum(["resident", "per-stream"]).optional(),
+            /** "fast" (resident default) or "full" (pocketsphinx's own settings, per-stream default). */
+            search: z.enum(["fast", "full"]).optional(),
+            /** Resident decoders kept loaded while idle (~100 MB each). */
+            maxIdleDecoders: nonNegativeInt.optional(),
+            /** An idle resident decoder exits after this long, ms. */
+            idleTimeoutMs: positiveInt.optional(),
+            /** Acoustic model directory, language model and dictionary (default: Debian's en-us). */
+            hmm: z.string().min(1).optional(),
+            lm: z.string().min(1).optional(),
+            dict: z.string().min(1).optional(),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
