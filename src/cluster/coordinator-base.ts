@@ -5,8 +5,11 @@ import type {
   CoordinatorEvents,
   CoordinatorState,
   ReadyReport,
+  SendCommandOptions,
   SessionCommand,
   SessionCommandHandler,
+  SessionEventListener,
+  SubscribeEventsOptions,
   WorkerInfo,
   WorkerRole,
   WorkerState,
@@ -19,7 +22,8 @@ import {
 import { CpuSampler } from "./cpu-sampler.js";
 import { EventHub } from "./event-hub.js";
 import { type HeldLease, LeaseKeeper, type LostLease } from "./lease-keeper.js";
-import { applyCommand, checkSessionId } from "./session-command.js";
+import { orderedListener, type OrderedListener } from "./ordered-listener.js";
+import { applyCommand, checkSessionId, unwrapReply, validateCommand } from "./session-command.js";
 import { SettingFanout } from "./shared-settings.js";
 
 /**
@@ -122,6 +126,57 @@ export abstract class CoordinatorBase {
     return this.#closing;
   }
 
+  owns(sessionId: string): boolean {
+    return this.leases.has(sessionId);
+  }
+
+  async sendCommand(
+    sessionId: string,
+    command: SessionCommand,
+    options: SendCommandOptions = {},
+  ): Promise<unknown> {
+    checkSessionId(sessionId);
+    const checked = validateCommand(command);
+    options.signal?.throwIfAborted();
+    this.assert("ready");
+    // A session owned here is commanded directly: no backend, so it works during a Redis outage too.
+    if (this.leases.has(sessionId)) return unwrapReply(await this.applyLocal(sessionId, checked), sessionId);
+    const timeoutMs = options.timeoutMs ?? this.opts.commandTimeoutMs;
+    return unwrapReply(await this.sendRemote(sessionId, checked, timeoutMs, options.signal), sessionId);
+  }
+
+  subscribeEvents(
+    sessionId: string,
+    afterSeq: number,
+    listener: SessionEventListener,
+    options: SubscribeEventsOptions = {},
+  ): () => void {
+    checkSessionId(sessionId);
+    if (!Number.isInteger(afterSeq) || afterSeq < 0)
+      throw new TalkError("invalid_params", "afterSeq must be a non-negative integer.");
+    this.assert("ready");
+    if (options.signal?.aborted) return () => {};
+    const ordered = orderedListener(afterSeq, listener, this.opts.logger);
+    return this.track(this.subscribeBackend(sessionId, afterSeq, ordered), options.signal);
+  }
+
+  /** Sends a checked command to the worker that owns a session not held here; throws when none does. */
+  protected abstract sendRemote(
+    sessionId: string,
+    command: SessionCommand,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<CommandReply>;
+  /**
+   * Delivers a session's events after `afterSeq` (replay, then live) to `ordered`, which drops repeats and
+   * keeps seq order; returns the unsubscription.
+   */
+  protected abstract subscribeBackend(
+    sessionId: string,
+    afterSeq: number,
+    ordered: OrderedListener,
+  ): () => void;
+
   /** Renews (or re-writes) every held lease in the backend; returns those lost. */
   protected abstract renewLeases(leases: HeldLease[]): Promise<LostLease[]>;
   /** The backend's part of close, after leases and subscriptions stopped; `held` were owned until now. */
@@ -153,6 +208,19 @@ export abstract class CoordinatorBase {
   /** Runs a command on a session owned here through the installed handler. */
   protected applyLocal(sessionId: string, command: SessionCommand): Promise<CommandReply> {
     return applyCommand(this.#handler, sessionId, command);
+  }
+
+  /** A command that reached this worker from another: applied when the session is still ours, refused otherwise. */
+  protected applyRemote(sessionId: string, command: SessionCommand): Promise<CommandReply> {
+    if (!this.leases.has(sessionId))
+      return Promise.resolve({
+        ok: false,
+        error: {
+          code: "session_not_found",
+          message: `Worker ${this.workerId} does not own session ${sessionId}.`,
+        },
+      });
+    return this.applyLocal(sessionId, command);
   }
 
   /** Keeps a subscription until it is removed, `signal` aborts, or the coordinator closes; returns its removal. */

@@ -4,13 +4,10 @@ import type {
   CommandReply,
   Coordinator,
   ReadyReport,
-  SendCommandOptions,
   SessionClaim,
   SessionCommand,
-  SessionEventListener,
   SessionLocation,
   SessionLostEvent,
-  SubscribeEventsOptions,
   WorkerInfo,
 } from "./coordinator.js";
 import { TalkError } from "../core/errors.js";
@@ -20,15 +17,8 @@ import { InProcessHub } from "./in-process-hub.js";
 import { InProcessSettings } from "./in-process-settings.js";
 import type { SharedSettings } from "./shared-settings.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";
-import { orderedListener } from "./ordered-listener.js";
-import {
-  checkSessionId,
-  ownerUnreachable,
-  sessionNotFound,
-  unwrapReply,
-  validateCommand,
-  withDeadline,
-} from "./session-command.js";
+import type { OrderedListener } from "./ordered-listener.js";
+import { checkSessionId, ownerUnreachable, sessionNotFound, withDeadline } from "./session-command.js";
 
 export interface InProcessCoordinatorOptions extends CoordinatorOptions {
   /** Shared state of coordinators that should see each other (default: a private hub, i.e. one worker). */
@@ -66,7 +56,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     this.#hub.attach({
       workerId: this.workerId,
       info: () => this.info(),
-      deliver: (sessionId, command) => this.#deliver(sessionId, command),
+      deliver: (sessionId, command) => this.applyRemote(sessionId, command),
       onSessionLost: (event) => this.#onSessionLost(event),
     });
     this.#hub.settings.attach(this.settingChanges);
@@ -105,27 +95,17 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     this.#hub.release(sessionId, this.workerId, this.opts.closedRetentionMs);
   }
 
-  owns(sessionId: string): boolean {
-    return this.leases.has(sessionId);
-  }
-
-  async sendCommand(
+  protected async sendRemote(
     sessionId: string,
     command: SessionCommand,
-    options: SendCommandOptions = {},
-  ): Promise<unknown> {
-    checkSessionId(sessionId);
-    const checked = validateCommand(command);
-    options.signal?.throwIfAborted();
-    this.assert("ready");
-    if (this.leases.has(sessionId)) return unwrapReply(await this.applyLocal(sessionId, checked), sessionId);
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<CommandReply> {
     const ownerId = this.#hub.locate(sessionId);
     if (ownerId === undefined) throw sessionNotFound(sessionId);
     const owner = this.#hub.member(ownerId);
     if (!owner) throw ownerUnreachable(sessionId, `worker ${ownerId} is not connected`);
-    const timeoutMs = options.timeoutMs ?? this.opts.commandTimeoutMs;
-    const reply = await withDeadline(owner.deliver(sessionId, checked), timeoutMs, sessionId, options.signal);
-    return unwrapReply(reply, sessionId);
+    return withDeadline(owner.deliver(sessionId, command), timeoutMs, sessionId, signal);
   }
 
   publishEvent(event: TalkEvent): void {
@@ -133,24 +113,9 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     this.#hub.publish(event, this.opts.eventRetention);
   }
 
-  subscribeEvents(
-    sessionId: string,
-    afterSeq: number,
-    listener: SessionEventListener,
-    options: SubscribeEventsOptions = {},
-  ): () => void {
-    checkSessionId(sessionId);
-    this.assert("ready");
-    const ordered = orderedListener(afterSeq, listener, this.opts.logger);
+  protected subscribeBackend(sessionId: string, afterSeq: number, ordered: OrderedListener): () => void {
     // Delivered on a microtask, like the Redis path, so a listener never runs inside publishEvent.
-    const offHub = this.#hub.subscribe(sessionId, afterSeq, (event) =>
-      queueMicrotask(() => ordered.deliver(event)),
-    );
-    if (options.signal?.aborted) {
-      offHub();
-      return () => {};
-    }
-    return this.track(offHub, options.signal);
+    return this.#hub.subscribe(sessionId, afterSeq, (event) => queueMicrotask(() => ordered.deliver(event)));
   }
 
   protected redisStatus(): ReadyReport["detail"]["redis"] {
@@ -168,12 +133,6 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     }
     this.#hub.detach(this.workerId);
     this.#hub.settings.detach(this.settingChanges);
-  }
-
-  async #deliver(sessionId: string, command: SessionCommand): Promise<CommandReply> {
-    if (!this.leases.has(sessionId))
-      return { ok: false, error: { code: "session_not_found", message: `No session ${sessionId} here.` } };
-    return this.applyLocal(sessionId, command);
   }
 
   #onSessionLost(event: SessionLostEvent): void {

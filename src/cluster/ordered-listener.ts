@@ -7,14 +7,17 @@ import type { SessionEventListener } from "./coordinator.js";
  * the backend re-delivers (replay overlapping live events, a re-read after a
  * reconnect). A listener that throws is logged, not allowed to stop delivery.
  */
+export interface OrderedListener {
+  deliver: (event: TalkEvent) => void;
+  /** The highest seq delivered so far (`afterSeq` before the first): where a re-read resumes. */
+  readonly lastSeq: number;
+}
+
 export function orderedListener(
   afterSeq: number,
   listener: SessionEventListener,
   logger: TalkLogger,
-): {
-  deliver: (event: TalkEvent) => void;
-  readonly lastSeq: number;
-} {
+): OrderedListener {
   let lastSeq = afterSeq;
   return {
     deliver(event) {

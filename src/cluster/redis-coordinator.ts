@@ -6,12 +6,9 @@ import type {
   CommandReply,
   Coordinator,
   ReadyReport,
-  SendCommandOptions,
   SessionClaim,
   SessionCommand,
-  SessionEventListener,
   SessionLocation,
-  SubscribeEventsOptions,
   WorkerInfo,
 } from "./coordinator.js";
 import { CoordinatorBase } from "./coordinator-base.js";
@@ -19,11 +16,11 @@ import type { CoordinatorOptions } from "./coordinator-options.js";
 import { CommandBus } from "./command-bus.js";
 import { EventStream } from "./event-stream.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";
-import { orderedListener } from "./ordered-listener.js";
+import type { OrderedListener } from "./ordered-listener.js";
 import { createRedisConnection, directoryUnavailable, parseRedisUrl, RedisKeys } from "./redis-connection.js";
 import { RedisDirectory } from "./redis-directory.js";
 import { RedisSettings } from "./redis-settings.js";
-import { checkSessionId, sessionNotFound, unwrapReply, validateCommand } from "./session-command.js";
+import { checkSessionId, sessionNotFound } from "./session-command.js";
 import { WorkerRegistry } from "./worker-registry.js";
 
 export interface RedisCoordinatorOptions extends CoordinatorOptions {
@@ -86,7 +83,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
       subscriber: this.#subscriber,
       keys: this.#keys,
       workerId: this.workerId,
-      apply: (sessionId, command) => this.#apply(sessionId, command),
+      apply: (sessionId, command) => this.applyRemote(sessionId, command),
       logger: this.opts.logger,
     });
     this.#stream = new EventStream({
@@ -211,26 +208,15 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     }
   }
 
-  owns(sessionId: string): boolean {
-    return this.leases.has(sessionId);
-  }
-
-  async sendCommand(
+  protected async sendRemote(
     sessionId: string,
     command: SessionCommand,
-    options: SendCommandOptions = {},
-  ): Promise<unknown> {
-    checkSessionId(sessionId);
-    const checked = validateCommand(command);
-    options.signal?.throwIfAborted();
-    this.assert("ready");
-    // A session owned here is commanded directly: no Redis, so it works during an outage too.
-    if (this.leases.has(sessionId)) return unwrapReply(await this.applyLocal(sessionId, checked), sessionId);
-    const owner = await this.locate(sessionId, options.signal);
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<CommandReply> {
+    const owner = await this.locate(sessionId, signal);
     if (owner === undefined || owner.workerId === this.workerId) throw sessionNotFound(sessionId);
-    const timeoutMs = options.timeoutMs ?? this.opts.commandTimeoutMs;
-    const reply = await this.#bus.send(owner.workerId, sessionId, checked, timeoutMs, options.signal);
-    return unwrapReply(reply, sessionId);
+    return this.#bus.send(owner.workerId, sessionId, command, timeoutMs, signal);
   }
 
   publishEvent(event: TalkEvent): void {
@@ -238,19 +224,9 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     this.#stream.publish(event);
   }
 
-  subscribeEvents(
-    sessionId: string,
-    afterSeq: number,
-    listener: SessionEventListener,
-    options: SubscribeEventsOptions = {},
-  ): () => void {
-    checkSessionId(sessionId);
-    if (!Number.isInteger(afterSeq) || afterSeq < 0)
-      throw new TalkError("invalid_params", "afterSeq must be a non-negative integer.");
-    this.assert("ready");
-    if (options.signal?.aborted) return () => {};
-    const off = this.#stream.subscribe(sessionId, orderedListener(afterSeq, listener, this.opts.logger));
-    return this.track(off, options.signal);
+  protected subscribeBackend(sessionId: string, _afterSeq: number, ordered: OrderedListener): () => void {
+    // The stream reads from the listener's lastSeq (replay, then live), again after a reconnect.
+    return this.#stream.subscribe(sessionId, ordered);
   }
 
   protected redisStatus(): ReadyReport["detail"]["redis"] {
@@ -275,18 +251,6 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     await this.#stream.close(orderly && wasReady);
     if (orderly) await Promise.allSettled([this.#commands.quit(), this.#subscriber.quit()]);
     this.#disconnectAll();
-  }
-
-  async #apply(sessionId: string, command: SessionCommand): Promise<CommandReply> {
-    if (!this.leases.has(sessionId))
-      return {
-        ok: false,
-        error: {
-          code: "session_not_found",
-          message: `Worker ${this.workerId} does not own session ${sessionId}.`,
-        },
-      };
-    return this.applyLocal(sessionId, command);
   }
 
   /** Redis is back (same server or a restarted one): restore everything it should know about us. */
