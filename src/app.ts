@@ -27,6 +27,7 @@ import {
   type GatewayDeps,
   type GatewayOptionsInput,
   type GatewayServer,
+  loopbackBaseUrl,
 } from "./gateway/index.js";
 import {
   createLocalProviders,
@@ -39,7 +40,6 @@ import { type AppCluster, createAppCluster } from "./app-cluster.js";
 import {
   BotManager,
   defaultPlatformDrivers,
-  loopbackBaseUrl,
   meetingsPlugin,
   registerMeetingsMethods,
   tokenAuthorizer,

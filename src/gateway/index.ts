@@ -31,3 +31,4 @@ export type { GatewayMetrics } from "./gateway-metrics.js";
 export * from "./protocol/frames.js";
 export * from "./protocol/talk-methods.js";
 export type { SurfaceMethodDefinition, SurfaceMethodContext } from "./method-registry.js";
+export { loopbackBaseUrl } from "./loopback-url.js";

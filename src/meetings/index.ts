@@ -7,7 +7,7 @@ export {
   type MeetingsWebhookOptions,
   type ResolvedMeetingsOptions,
 } from "./meetings-options.js";
-export { meetingsPlugin, loopbackBaseUrl, type MeetingsPluginOptions } from "./meetings-plugin.js";
+export { meetingsPlugin, type MeetingsPluginOptions } from "./meetings-plugin.js";
 export { tokenAuthorizer, type MeetingsScope } from "./http/meetings-routes.js";
 export { BotManager, type BotManagerOptions, type CreateBotRequest } from "./bot/bot-manager.js";
 export {

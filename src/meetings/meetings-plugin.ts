@@ -14,25 +14,3 @@ export function meetingsPlugin(options: MeetingsPluginOptions): FastifyPluginAsy
     if (options.testRoom !== false) await app.register(testRoomPlugin());
   };
 }
-
-/**
- * The loopback http:// URL of a listening Fastify server (undefined before
- * listen): where a bot's page, on this machine, reaches the capture socket.
- */
-export function loopbackBaseUrl(app: {
-  addresses(): ({ address: string; family: string; port: number } | string)[];
-}): string | undefined {
-  const address = app
-    .addresses()
-    .find((a): a is { address: string; family: string; port: number } => typeof a !== "string");
-  if (!address) return undefined;
-  const host =
-    address.family === "IPv6"
-      ? address.address === "::"
-        ? "[::1]"
-        : `[${address.address}]`
-      : address.address === "0.0.0.0"
-        ? "127.0.0.1"
-        : address.address;
-  return `http://${host}:${address.port}`;
-}

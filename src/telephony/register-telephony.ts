@@ -10,10 +10,9 @@
  * they answer 503 naming the missing settings. An auth token without a
  * public URL is a configuration error at start-up.
  */
-import type { AddressInfo } from "node:net";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { AppJobs } from "../cluster/job-scheduler.js";
-import type { GatewayServer } from "../gateway/index.js";
+import { loopbackBaseUrl, type GatewayServer } from "../gateway/index.js";
 import type { TalkgateConfig } from "../config/config-schema.js";
 import type { CallMode, TelephonyConfig } from "../config/telephony-schema.js";
 import { TalkError } from "../core/errors.js";
@@ -146,7 +145,7 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
     maxPending: config.limits.maxPendingOutboundCalls,
     authorize: (request) => authorize(request),
     createCall,
-    localBaseUrl: () => localBaseUrl(app),
+    localBaseUrl: () => loopbackBaseUrl(app),
     ...(deps.jobs ? { jobs: deps.jobs } : {}),
     logger,
   });
@@ -213,19 +212,4 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
     );
   }
   return { calls, stats, mode };
-}
-
-/** http://127.0.0.1:PORT of the listening server (stream URLs of outbound calls in local demo mode). */
-function localBaseUrl(app: FastifyInstance): string | undefined {
-  const address = app.addresses().find((a): a is AddressInfo => typeof a !== "string" && a.port > 0);
-  if (!address) return undefined;
-  const host =
-    address.family === "IPv6"
-      ? address.address === "::"
-        ? "[::1]"
-        : `[${address.address}]`
-      : address.address === "0.0.0.0"
-        ? "127.0.0.1"
-        : address.address;
-  return `http://${host}:${address.port}`;
 }
