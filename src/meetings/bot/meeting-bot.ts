@@ -30,6 +30,7 @@ import { TranscriptLog, type TranscriptLine } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
 import { MeetingAssistant, type MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 import type { SpokenAnswer } from "../agent/spoken-answer.js";
+import { interruptibleSleep } from "./interruptible-sleep.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -545,16 +546,7 @@ export class MeetingBot {
   /** Sleeps, waking early when asked to leave or when the browser dies. */
   #sleep(ms: number): Promise<void> {
     const signals = [this.#leave.signal, ...(this.#browser ? [this.#browser.crashed] : [])];
-    const signal = AbortSignal.any(signals);
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener("abort", done, { once: true });
-    });
+    return interruptibleSleep(ms, AbortSignal.any(signals));
   }
 }
 

@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { TalkLogger } from "../../core/logger.js";
 import type { MeetingsWebhookOptions } from "../meetings-options.js";
+import { interruptibleSleep } from "./interruptible-sleep.js";
 
 /**
  * Signs a webhook body: hex HMAC-SHA256 over `<timestamp>.<body>` with the
@@ -71,19 +72,7 @@ export class WebhookNotifier {
         this.#logger.warn({ url: new URL(url).origin, attempt, why }, "meeting webhook not delivered");
         return;
       }
-      await sleep(initialBackoffMs * 2 ** (attempt - 1), this.#signal);
+      await interruptibleSleep(initialBackoffMs * 2 ** (attempt - 1), this.#signal);
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
