@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import WebSocket from "ws";
 import { createApp, type App } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 import type { BotStatus, TranscriptLine } from "../../src/meetings/index.js";
@@ -210,4 +211,40 @@ export function wordsOf(lines: TranscriptLine[], speaker: string): Set<string> {
   return new Set(
     lines.filter((l) => l.speaker === speaker).flatMap((l) => l.text.toLowerCase().split(/\s+/)),
   );
+}
+
+/** A raw Talk API connection: `call` sends a request and resolves with its response frame; `events` collects event frames. */
+export interface RawTalkConnection {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  call(method: string, params?: unknown): Promise<any>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  events: { event: string; payload: any }[];
+}
+
+/** Opens /talk on `baseUrl` with a bearer token; the socket is pushed to `sockets` for the test to close. */
+export async function connectTalk(
+  baseUrl: string,
+  token: string,
+  sockets: WebSocket[],
+): Promise<RawTalkConnection> {
+  const ws = new WebSocket(`${baseUrl.replace("http", "ws")}/talk`, ["talkgate", `bearer.${token}`]);
+  sockets.push(ws);
+  const events: RawTalkConnection["events"] = [];
+  const pending = new Map<string, (frame: unknown) => void>();
+  ws.on("message", (data) => {
+    const frame = JSON.parse(String(data));
+    if (frame.type === "res") pending.get(frame.id)?.(frame);
+    else if (frame.type === "event") events.push(frame);
+  });
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  let n = 0;
+  return {
+    events,
+    call: (method, params = {}) =>
+      new Promise((resolve) => {
+        const id = `r${++n}`;
+        pending.set(id, resolve);
+        ws.send(JSON.stringify({ type: "req", id, method, params }));
+      }),
+  };
 }

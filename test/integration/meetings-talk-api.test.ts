@@ -1,12 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
-import { startMeetingsHarness, type MeetingsHarness } from "./meetings-harness.js";
-
-// Raw wire frames are untyped JSON on purpose: this test speaks the protocol without the typed client.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+import type WebSocket from "ws";
+import { connectTalk, startMeetingsHarness, type MeetingsHarness } from "./meetings-harness.js";
 
 /** The meetings surface on the Talk API (no browser needed): voicewake.* and meetings.bots.*. */
 const ADMIN = "admin-token-0123456789";
@@ -35,31 +31,7 @@ describe("meetings on the Talk API", () => {
     await h?.close();
   }, 30_000);
 
-  async function connect(token = ADMIN): Promise<{
-    call(method: string, params?: unknown): Promise<Json>;
-    events: { event: string; payload: Json }[];
-  }> {
-    const ws = new WebSocket(`${h.baseUrl.replace("http", "ws")}/talk`, ["talkgate", `bearer.${token}`]);
-    sockets.push(ws);
-    const events: { event: string; payload: Json }[] = [];
-    const pending = new Map<string, (frame: Json) => void>();
-    ws.on("message", (data) => {
-      const frame = JSON.parse(String(data));
-      if (frame.type === "res") pending.get(frame.id)?.(frame);
-      else if (frame.type === "event") events.push(frame);
-    });
-    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-    let n = 0;
-    return {
-      events,
-      call: (method, params = {}) =>
-        new Promise((resolve) => {
-          const id = `r${++n}`;
-          pending.set(id, resolve);
-          ws.send(JSON.stringify({ type: "req", id, method, params }));
-        }),
-    };
-  }
+  const connect = (token = ADMIN) => connectTalk(h.baseUrl, token, sockets);
 
   it("voicewake.set persists the triggers, answers them on voicewake.get and broadcasts voicewake.changed to every connection", async () => {
     const a = await connect();

@@ -2,14 +2,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
+import type WebSocket from "ws";
 import type { VoiceWakeState } from "../../src/meetings/index.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { startMeetingsHarness, type MeetingsHarness } from "./meetings-harness.js";
-
-// Raw wire frames are untyped JSON on purpose: this test speaks the protocol without the typed client.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+import { connectTalk, startMeetingsHarness, type MeetingsHarness } from "./meetings-harness.js";
 
 const ADMIN = "admin-token-0123456789";
 
@@ -49,31 +45,7 @@ describe("voicewake triggers shared by every worker (Redis)", () => {
     for (const p of prefixes) await deleteKeys(SHARED_REDIS_URL, p);
   }, 30_000);
 
-  async function connect(h: MeetingsHarness): Promise<{
-    call(method: string, params?: unknown): Promise<Json>;
-    events: { event: string; payload: Json }[];
-  }> {
-    const ws = new WebSocket(`${h.baseUrl.replace("http", "ws")}/talk`, ["talkgate", `bearer.${ADMIN}`]);
-    sockets.push(ws);
-    const events: { event: string; payload: Json }[] = [];
-    const pending = new Map<string, (frame: Json) => void>();
-    ws.on("message", (data) => {
-      const frame = JSON.parse(String(data));
-      if (frame.type === "res") pending.get(frame.id)?.(frame);
-      else if (frame.type === "event") events.push(frame);
-    });
-    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-    let n = 0;
-    return {
-      events,
-      call: (method, params = {}) =>
-        new Promise((resolve) => {
-          const id = `r${++n}`;
-          pending.set(id, resolve);
-          ws.send(JSON.stringify({ type: "req", id, method, params }));
-        }),
-    };
-  }
+  const connect = (h: MeetingsHarness) => connectTalk(h.baseUrl, ADMIN, sockets);
 
   it("set on A: B answers it on voicewake.get, B's bots follow it at once, and each worker's clients get voicewake.changed exactly once", async () => {
     const onA = await connect(a);
