@@ -48,5 +48,8 @@ describe("talk.local.pocketsphinx", () => {
       "talk.local.pocketsphinx.maxIdleDecoders",
     );
     expect(message({ talk: { local: { whisper: {} } } })).toContain("talk.local.whisper");
+    expect(message({ talk: { output: { deltaEventIntervalMs: -1 } } })).toContain(
+      "talk.output.deltaEventIntervalMs",
+    );
   });
 });
