@@ -11,3 +11,9 @@ export {
   type PipelineToolDispatcher,
   type SessionControllerDeps,
 } from "./pipeline-options.js";
+export {
+  sessionControllerFactory,
+  type ControllerFactoryBase,
+  type SessionControllerFactory,
+  type SessionControllerRequest,
+} from "./controller-factory.js";

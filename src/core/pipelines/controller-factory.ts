@@ -1,0 +1,57 @@
+import type { SessionController } from "./session-controller.js";
+import { createSessionController } from "./session-controller.js";
+import type {
+  PipelineOptions,
+  PipelineProviderResolver,
+  PipelineToolDispatcher,
+  SessionControllerDeps,
+} from "./pipeline-options.js";
+import { resolvePipelineOptions } from "./pipeline-options.js";
+import type { TalkLogger } from "../logger.js";
+
+/**
+ * What one controller request may choose: the session, its formats, sink and
+ * greeting hook, and per-surface overrides of the trusted pipeline options
+ * (e.g. `silenceTimeoutMs: 0` where the surface ends turns itself). Providers
+ * may be wrapped (a surface times provider events), never replaced.
+ */
+export interface SessionControllerRequest
+  extends Pick<SessionControllerDeps, "session" | "inputFormat" | "outputFormat" | "sink" | "interruptible"> {
+  /** Overrides of the base options, for this controller only. */
+  options?: PipelineOptions;
+  /** Wraps the base provider resolver (e.g. to time a realtime provider's events). */
+  wrapProviders?(base: PipelineProviderResolver): PipelineProviderResolver;
+  /** Offer the server's tools to this session. Default true. */
+  tools?: boolean;
+}
+
+/** Builds session controllers with the process's providers, tools, logger and options bound once. */
+export type SessionControllerFactory = (request: SessionControllerRequest) => SessionController;
+
+export interface ControllerFactoryBase {
+  providers: PipelineProviderResolver;
+  tools?: PipelineToolDispatcher | undefined;
+  /** Trusted options of every session (persona, brain, interruptOnSpeech...); validated here, once. */
+  options: PipelineOptions;
+  logger: TalkLogger;
+}
+
+/**
+ * The one controller factory of a process: the composition root makes it
+ * once, the gateway and every surface use it, so pipeline options are
+ * assembled (and validated, config_invalid) in one place.
+ */
+export function sessionControllerFactory(base: ControllerFactoryBase): SessionControllerFactory {
+  // Validated now, so a bad option fails at start-up rather than on the first call.
+  resolvePipelineOptions(base.options);
+  return (request) => {
+    const { options, wrapProviders, tools, ...rest } = request;
+    return createSessionController({
+      ...rest,
+      providers: wrapProviders ? wrapProviders(base.providers) : base.providers,
+      ...(tools !== false && base.tools ? { tools: base.tools } : {}),
+      logger: base.logger,
+      options: { ...base.options, ...options },
+    });
+  };
+}
