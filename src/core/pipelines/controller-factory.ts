@@ -15,8 +15,10 @@ import type { TalkLogger } from "../logger.js";
  * (e.g. `silenceTimeoutMs: 0` where the surface ends turns itself). Providers
  * may be wrapped (a surface times provider events), never replaced.
  */
-export interface SessionControllerRequest
-  extends Pick<SessionControllerDeps, "session" | "inputFormat" | "outputFormat" | "sink" | "interruptible"> {
+export interface SessionControllerRequest extends Pick<
+  SessionControllerDeps,
+  "session" | "inputFormat" | "outputFormat" | "sink" | "interruptible"
+> {
   /** Overrides of the base options, for this controller only. */
   options?: PipelineOptions;
   /** Wraps the base provider resolver (e.g. to time a realtime provider's events). */

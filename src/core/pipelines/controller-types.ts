@@ -51,8 +51,18 @@ export interface TalkTextInput {
  */
 export interface TalkSessionController {
   readonly session: TalkSession;
-  /** Input audio in the session's input format. Throws invalid_audio / session_closed. */
+  /**
+   * Input audio as bytes in the session's input format (the wire path, and
+   * encoded passthrough such as u-law to a u-law realtime provider). Throws
+   * invalid_audio / payload_too_large / session_closed.
+   */
   appendAudio(data: Uint8Array): void;
+  /**
+   * Input audio as samples, when the session's input format is PCM16: the
+   * path of adapters that decode at the edge (no PCM -> bytes -> PCM round
+   * trip). Same errors as appendAudio; invalid_audio for an encoded input format.
+   */
+  appendPcm(pcm: Int16Array): void;
   startTurn(): TalkTurn;
   /** Ends the user turn; for stt-tts this finalizes STT and starts the answer. Rejects stale_turn. */
   endTurn(turnId: string): Promise<void>;

@@ -36,6 +36,38 @@ export function checkAppend(
   return true;
 }
 
+/**
+ * Checks an appendPcm frame: the session's input format must be PCM16 and the
+ * frame whole samples of every channel. Returns false for an empty frame.
+ */
+export function checkAppendPcm(
+  session: TalkSession,
+  pcm: unknown,
+  format: AudioFormat,
+  maxBytes: number,
+): pcm is Int16Array {
+  if (session.state !== "active") {
+    throw new TalkError("session_closed", undefined, { details: { sessionId: session.id } });
+  }
+  if (!(pcm instanceof Int16Array)) throw new TalkError("invalid_audio", "PCM audio must be an Int16Array.");
+  if (format.encoding !== "pcm16") {
+    throw new TalkError(
+      "invalid_audio",
+      `The session's input is ${format.encoding}: send it as bytes (appendAudio), not as PCM samples.`,
+    );
+  }
+  if (pcm.length === 0) return false;
+  if (pcm.byteLength > maxBytes) {
+    throw new TalkError("payload_too_large", `An audio frame may carry at most ${maxBytes} bytes.`, {
+      details: { bytes: pcm.byteLength },
+    });
+  }
+  if (pcm.length % format.channels !== 0) {
+    throw new TalkError("invalid_audio", `A frame must hold whole samples of ${format.channels} channels.`);
+  }
+  return true;
+}
+
 /** The replaceable audio sink of a session; a sink that throws cannot break the pipeline. */
 export class SinkSlot {
   #sink: TalkAudioSink | undefined;

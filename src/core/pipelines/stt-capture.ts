@@ -1,4 +1,3 @@
-import { pcm16FromBytes } from "../../codecs/pcm.js";
 import { createVad, type Vad } from "../../codecs/vad.js";
 import { TalkError, isTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
@@ -14,7 +13,7 @@ const VAD_RATES = new Set([8000, 16_000, 32_000, 48_000]);
 export interface SttCaptureContext {
   session: TalkSession;
   stt: SttProvider;
-  /** Format of the bytes passed to write(). */
+  /** Format of the samples passed to write(). */
   inputFormat: AudioFormat;
   language: string | undefined;
   /** 0 disables end-of-speech detection. */
@@ -98,12 +97,12 @@ export class SttCapture {
     return this.#inputBytes;
   }
 
-  /** Input audio in the pipeline's input format. Dropped once the turn is cancelled or the STT failed. */
-  write(bytes: Uint8Array): void {
+  /** Input samples in the pipeline's input format. Dropped once the turn is cancelled or the STT failed. */
+  write(input: Int16Array): void {
     if (this.#finishing) throw new TalkError("invalid_state", "The turn's capture has ended.");
     if (this.#closed || this.#signal.aborted || !this.#stream) return;
-    this.#inputBytes += bytes.byteLength;
-    const pcm = this.#converter.convert(pcm16FromBytes(bytes));
+    this.#inputBytes += input.byteLength;
+    const pcm = this.#converter.convert(input);
     if (pcm.length > 0) this.#write(pcm);
   }
 

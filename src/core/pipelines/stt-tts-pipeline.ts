@@ -7,8 +7,10 @@ import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
+import { pcm16FromBytes } from "../../codecs/pcm.js";
 import {
   checkAppend,
+  checkAppendPcm,
   closeSessionClearingOutput,
   failTurn,
   isCancellation,
@@ -75,12 +77,21 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
 
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
+    this.#capturePcm(pcm16FromBytes(data));
+  }
+
+  appendPcm(pcm: Int16Array): void {
+    if (!checkAppendPcm(this.session, pcm, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
+    this.#capturePcm(pcm);
+  }
+
+  #capturePcm(pcm: Int16Array): void {
     const turn = this.session.activeTurn;
     const capture = this.#capture;
     if (!turn || turn.state !== "active" || !capture || capture.turnId !== turn.id) {
       throw new TalkError("no_active_turn", "Start a turn (talk.session.startTurn) before sending audio.");
     }
-    capture.write(data);
+    capture.write(pcm);
   }
 
   startTurn(): TalkTurn {

@@ -5,7 +5,8 @@ import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
-import { checkAppend, failTurn, isCancellation } from "./pipeline-support.js";
+import { pcm16FromBytes } from "../../codecs/pcm.js";
+import { checkAppend, checkAppendPcm, failTurn, isCancellation } from "./pipeline-support.js";
 import type { SttCapture } from "./stt-capture.js";
 import { startUserTurnCapture } from "./user-turn-capture.js";
 
@@ -34,7 +35,7 @@ export class TranscriptionPipeline implements TalkSessionController {
   /** Set while a turn's final is computed: a new turn now would supersede (cancel) it. */
   #finalizing: Promise<void> | undefined;
   /** Audio that arrived while finalizing, replayed into the next turn. */
-  #held: Uint8Array[] = [];
+  #held: Int16Array[] = [];
   #heldBytes = 0;
 
   constructor(deps: TranscriptionPipelineDeps) {
@@ -44,6 +45,15 @@ export class TranscriptionPipeline implements TalkSessionController {
 
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
+    this.#capturePcm(pcm16FromBytes(data));
+  }
+
+  appendPcm(pcm: Int16Array): void {
+    if (!checkAppendPcm(this.session, pcm, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
+    this.#capturePcm(pcm);
+  }
+
+  #capturePcm(data: Int16Array): void {
     if (this.#finalizing) {
       this.#hold(data);
       return;
@@ -90,7 +100,7 @@ export class TranscriptionPipeline implements TalkSessionController {
     }
   }
 
-  #hold(data: Uint8Array): void {
+  #hold(data: Int16Array): void {
     const f = this.#deps.inputFormat;
     const limit = (this.#deps.options.heldAudioMs * f.sampleRate * f.channels * 2) / 1000;
     this.#held.push(data.slice());
@@ -106,7 +116,7 @@ export class TranscriptionPipeline implements TalkSessionController {
     this.#heldBytes = 0;
     if (this.session.state !== "active") return;
     try {
-      for (const data of held) this.appendAudio(data);
+      for (const data of held) this.#capturePcm(data);
     } catch (err) {
       this.#deps.logger.warn(
         { err, sessionId: this.session.id },

@@ -1,0 +1,154 @@
+import type { RealtimeProviderEvent } from "../provider-types.js";
+import type { TalkOutput, TalkSession } from "../session-types.js";
+import type { TerminalReason } from "../talk-events.js";
+import type { BargeInPolicy } from "./barge-in-policy.js";
+import type { RealtimeOutput } from "./realtime-output.js";
+import type { RealtimeToolCalls } from "./realtime-tool-calls.js";
+
+/** What the mapping needs from its pipeline: the session, the stages it feeds and two verbs. */
+export interface RealtimeEventMapperContext {
+  session: TalkSession;
+  output: RealtimeOutput;
+  toolCalls: RealtimeToolCalls;
+  bargeIn: BargeInPolicy;
+  /** Interrupts the answer that plays (the line is cleared first). */
+  interrupt(output: TalkOutput): void;
+  /** Closes the pipeline (a fatal provider error, the provider gone). */
+  close(reason: TerminalReason): void;
+  /** True once the pipeline is closing on its own (the provider's close is then expected). */
+  closing(): boolean;
+}
+
+/**
+ * Maps a realtime provider's events onto the Talk turn model:
+ *
+ * - speech_started ensures a turn; while an answer plays it interrupts it
+ *   when the barge-in policy says so (real speech only, never raw audio),
+ *   otherwise the speech is only noted;
+ * - speech_stopped ends the user turn, the response flows under it;
+ * - audio goes to the output stage, events carry metadata only;
+ * - tool calls go to the tool stage.
+ */
+export class RealtimeEventMapper {
+  readonly #ctx: RealtimeEventMapperContext;
+
+  constructor(ctx: RealtimeEventMapperContext) {
+    this.#ctx = ctx;
+  }
+
+  handle(event: RealtimeProviderEvent): void {
+    const { session, output } = this.#ctx;
+    switch (event.type) {
+      case "ready":
+        return;
+      case "speech_started":
+        this.#speechStarted(event);
+        return;
+      case "speech_stopped": {
+        const turn = session.activeTurn;
+        if (!turn || turn.state !== "active") return;
+        session.emit({
+          type: "input.audio.speech_stopped",
+          turnId: turn.id,
+          ...(event.itemId ? { itemId: event.itemId } : {}),
+          payload: { ...(event.audioEndMs !== undefined ? { audioEndMs: event.audioEndMs } : {}) },
+        });
+        // The provider answers after the user stops: end the user turn so its response flows under it.
+        session.endTurn(turn.id);
+        return;
+      }
+      case "response_started":
+        // A response nobody asked for by speaking (a greeting) still needs a turn to belong to; it takes
+        // no user input, so it is ended at once and the next speech starts a turn of its own.
+        if (!session.activeTurn) {
+          const turn = session.startTurn({ source: "provider" });
+          session.endTurn(turn.id);
+        }
+        return;
+      case "audio_delta":
+        output.audioDelta(event);
+        return;
+      case "audio_done":
+        output.audioDone(event.itemId);
+        return;
+      case "text_delta": {
+        const turn = session.activeTurn;
+        if (!turn || output.isCancelled(event.itemId)) return;
+        session.emit({
+          type: "output.text.delta",
+          turnId: turn.id,
+          itemId: event.itemId,
+          payload: { text: event.text },
+        });
+        return;
+      }
+      case "transcript_delta":
+      case "transcript_done": {
+        const turn = session.activeTurn;
+        if (!turn) return;
+        const done = event.type === "transcript_done";
+        session.emit({
+          type: done ? "transcript.done" : "transcript.delta",
+          turnId: turn.id,
+          itemId: event.itemId,
+          ...(done ? { final: true } : {}),
+          payload: { role: event.role, text: event.text },
+        });
+        return;
+      }
+      case "tool_call":
+        this.#ctx.toolCalls.handle(event);
+        return;
+      case "response_done": {
+        const active = session.activeOutput;
+        if (active) output.audioDone(active.itemId);
+        return;
+      }
+      case "usage": {
+        const { type: _type, ...usage } = event;
+        session.emit({ type: "usage.metrics", payload: usage });
+        return;
+      }
+      case "error":
+        session.emit({
+          type: "session.error",
+          payload: {
+            code: "provider_error",
+            upstreamCode: event.code,
+            message: event.message,
+            fatal: event.fatal,
+          },
+        });
+        if (event.fatal) this.#ctx.close("error");
+        return;
+      case "closed":
+        if (!this.#ctx.closing()) {
+          session.emit({
+            type: "session.error",
+            payload: {
+              code: "provider_unavailable",
+              message: `The provider session closed: ${event.reason}`,
+            },
+          });
+          this.#ctx.close("error");
+        }
+        return;
+    }
+  }
+
+  #speechStarted(event: Extract<RealtimeProviderEvent, { type: "speech_started" }>): void {
+    const { session } = this.#ctx;
+    const item = event.itemId ? { itemId: event.itemId } : {};
+    const payload = event.audioStartMs !== undefined ? { audioStartMs: event.audioStartMs } : {};
+    const output = session.activeOutput;
+    if (output && !this.#ctx.bargeIn.interrupts(output)) {
+      // Speech over the answer is only noted; the answer keeps playing.
+      session.emit({ type: "input.audio.speech_started", turnId: output.turnId, ...item, payload });
+      return;
+    }
+    if (output) this.#ctx.interrupt(output);
+    const turn = session.ensureTurn({ reason: "barge_in" });
+    session.startCapture(turn.id);
+    session.emit({ type: "input.audio.speech_started", turnId: turn.id, ...item, payload });
+  }
+}
