@@ -291,7 +291,11 @@ export class LiveTalkSession implements TalkSession {
   }
 
   close(reason: TerminalReason, message?: string): Promise<void> {
-    this.#closePromise ??= this.#close(reason, message);
+    if (this.#closePromise) return this.#closePromise;
+    // Set before #close runs: an abort listener that calls close() from inside it gets this promise, not a second close.
+    let settle!: { resolve: () => void; reject: (err: unknown) => void };
+    this.#closePromise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    this.#close(reason, message).then(settle.resolve, settle.reject);
     return this.#closePromise;
   }
 

@@ -1,35 +1,28 @@
 /**
- * One phone call mapped onto one core Talk session, never the other way
- * round: the call's ids are session metadata; the session knows nothing of
- * Twilio. The session is created when the call is known (stream `start`, or
- * an outbound dial), the controller when the stream starts; `media` appends
- * audio, `stop` or the end of the reconnect grace closes it.
+ * One phone call over one core media leg, never the other way round: the
+ * call's ids are session metadata; the session knows nothing of the carrier.
+ * The session is created when the call is known (stream `start`, or an
+ * outbound dial), the leg's controller when the stream starts; `media`
+ * appends audio, `stop` or the end of the reconnect grace closes it, and a
+ * session closed by anything else (the runtime, the cluster, the provider)
+ * closes the leg, which closes the call and its stream.
  *
- * realtime calls pass u-law straight to the provider (provider speech_started
- * drives barge-in inside the relay pipeline); stt-tts calls decode to PCM16
- * 8 kHz and a local speech gate starts and ends turns and interrupts answers.
+ * realtime calls hand u-law straight to the provider when it carries u-law
+ * (the leg chooses once), PCM16 8 kHz otherwise, and the provider's speech
+ * events drive turns and barge-in; stt-tts calls decode to PCM16 8 kHz and
+ * the leg's local VAD starts and ends turns and interrupts answers.
  */
 import { decodeMulaw } from "../codecs/mulaw.js";
-import { bytesFromPcm16 } from "../codecs/pcm.js";
 import { TalkError, toTalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
-import {
-  createSessionController,
-  hasTextInput,
-  type SessionController,
-} from "../core/pipelines/session-controller.js";
-import type {
-  PipelineOptions,
-  PipelineProviderResolver,
-  PipelineToolDispatcher,
-} from "../core/pipelines/pipeline-options.js";
+import { MediaLeg, type MediaLegAdapter } from "../core/media/media-leg.js";
+import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
 import type { TalkOutput, TalkRuntime, TalkSession } from "../core/session-types.js";
 import type { TalkEvent, TerminalReason } from "../core/talk-events.js";
 import { ULAW_8K, type AudioFormat } from "../core/talk-types.js";
 import type { CallControl, CallControlRegistry } from "../core/tools/call-control.js";
 import type { CallMode } from "../config/telephony-schema.js";
 import { CallLatency } from "./call-latency.js";
-import { SpeechGate } from "./speech-gate.js";
 import type { TelephonyStats } from "./telephony-stats.js";
 import { CallPlayout, type PlayoutLine } from "./twilio/call-playout.js";
 import type { TwilioRestClient } from "./twilio/twilio-rest-client.js";
@@ -39,9 +32,10 @@ const PCM16_8K: AudioFormat = Object.freeze({ encoding: "pcm16", sampleRate: 800
 /** What a call needs from the process: narrow, no back-reference to the route or registry. */
 export interface CallSessionContext {
   runtime: TalkRuntime;
-  providers: PipelineProviderResolver;
-  tools: PipelineToolDispatcher | undefined;
-  pipelineOptions: PipelineOptions;
+  /** The process's one controller factory (providers, tools, trusted pipeline options bound once). */
+  createController: SessionControllerFactory;
+  /** talk.input.interruptOnSpeech, for the leg's local barge-in. Default true. */
+  interruptOnSpeech?: boolean;
   callControls: CallControlRegistry;
   rest: TwilioRestClient | undefined;
   /** Where latency figures are also counted (besides the session's latency.metrics events). */
@@ -69,25 +63,23 @@ export interface CallIdentity {
 
 export type CallState = "created" | "connected" | "detached" | "closing" | "closed";
 
-export class CallSession implements CallControl {
+export class CallSession implements CallControl, MediaLegAdapter {
   readonly callSid: string;
   readonly session: TalkSession;
   readonly playout: CallPlayout;
+  readonly #leg: MediaLeg;
   readonly #latency: CallLatency;
   readonly #ctx: CallSessionContext;
   readonly #settings: CallSettings;
   #state: CallState = "created";
-  #controller: SessionController | undefined;
-  #gate: SpeechGate | undefined;
-  #capturingTurn: string | undefined;
   #greetingItem: string | undefined;
   #greetingPending = false;
   #greetingStartedAt = 0;
   #graceTimer: NodeJS.Timeout | undefined;
   #closeLine: ((code: number, reason: string) => void) | undefined;
+  #closeCode = 1000;
   #unregister: (() => void) | undefined;
   #closing: Promise<void> | undefined;
-  #appendFailures = 0;
   #onClosed: (() => void) | undefined;
 
   constructor(
@@ -115,7 +107,7 @@ export class CallSession implements CallControl {
       metadata,
       source: "telephony",
     });
-    this.#latency = new CallLatency({
+    const latency = new CallLatency({
       emit: (payload) => {
         ctx.stats?.recordLatency(payload.name, payload.ms);
         if (this.session.state === "active")
@@ -123,10 +115,44 @@ export class CallSession implements CallControl {
       },
       ...(realtime ? {} : { endpointingMs: settings.silenceTimeoutMs }),
     });
+    this.#latency = latency;
     this.playout = new CallPlayout({
       sendHighWaterBytes: settings.sendHighWaterBytes,
-      onClearSent: () => this.#latency.clearSent(),
-      onItemFirstFrame: () => this.#latency.itemFirstFrame(),
+      onClearSent: () => latency.clearSent(),
+      onItemFirstFrame: () => latency.itemFirstFrame(),
+    });
+    this.#leg = new MediaLeg({
+      session: this.session,
+      createController: ctx.createController,
+      adapter: this,
+      format: PCM16_8K,
+      // No transcoding when the realtime provider speaks u-law; PCM16 8 kHz (converted by core) otherwise.
+      ...(realtime ? { passthrough: ULAW_8K } : {}),
+      turnTaking: realtime
+        ? { kind: "provider" }
+        : {
+            kind: "local-vad",
+            threshold: settings.vad.threshold,
+            minSpeechMs: settings.vad.minSpeechMs,
+            silenceMs: settings.silenceTimeoutMs,
+          },
+      ...(ctx.interruptOnSpeech !== undefined ? { interruptOnSpeech: ctx.interruptOnSpeech } : {}),
+      // The realtime provider's speech events are timed as they reach the call (latency.metrics).
+      wrapProviders: (base) => ({
+        stt: (s) => base.stt(s),
+        tts: (s) => base.tts(s),
+        agent: (s) => base.agent(s),
+        realtime: (s) => {
+          const provider = base.realtime(s);
+          return provider && latency.timedRealtime(provider);
+        },
+      }),
+      observer: {
+        bargeInDetected: (source) => latency.bargeInDetected(source),
+        bargeInHandled: () => latency.bargeInHandled(),
+        speechEnded: (source) => latency.speechEnded(source),
+      },
+      logger: ctx.logger,
     });
     this.#unregister = ctx.callControls.set(this.session.id, this);
     this.session.subscribe((event) => this.#onSessionEvent(event));
@@ -136,9 +162,14 @@ export class CallSession implements CallControl {
     return this.#state;
   }
 
+  /** Resolves with the reason once the call's media leg closed. */
+  get legClosedReason(): Promise<TerminalReason> {
+    return this.#leg.closed;
+  }
+
   /**
-   * The stream started (or Twilio reconnected within the grace): audio goes
-   * to `line`. The first time, the controller is created and the greeting
+   * The stream started (or the carrier reconnected within the grace): audio
+   * goes to `line`. The first time, the leg starts and the greeting is
    * spoken; resolves when the provider can take audio.
    */
   async connect(
@@ -156,43 +187,26 @@ export class CallSession implements CallControl {
       this.#ctx.logger.info({ callSid: this.callSid, streamSid }, "call: stream reconnected within grace");
       return;
     }
-    const controller = this.#createController();
-    this.#controller = controller;
-    await controller.ready;
+    await this.#leg.start();
     const greeting = this.#settings.greeting;
-    if (greeting && hasTextInput(controller)) {
+    if (greeting && this.#leg.takesText) {
       this.#greetingPending = true;
-      controller.say(greeting);
+      this.#leg.say(greeting);
     }
   }
 
   /** Caller audio: one u-law `media` payload. */
   onMedia(ulaw: Uint8Array): void {
-    const controller = this.#controller;
-    if (!controller || this.#state !== "connected") return;
-    try {
-      if (this.#settings.mode === "realtime") {
-        controller.appendAudio(this.#passthrough ? ulaw : bytesFromPcm16(decodeMulaw(ulaw)));
-        return;
-      }
-      this.#gateAudio(controller, decodeMulaw(ulaw));
-    } catch (err) {
-      // One bad frame is logged, never fatal; a stream of them is logged once per 50.
-      if (this.#appendFailures++ % 50 === 0) {
-        this.#ctx.logger.warn(
-          { err: toTalkError(err).message, callSid: this.callSid },
-          "call: audio not accepted",
-        );
-      }
-    }
+    if (this.#state !== "connected") return;
+    if (this.#leg.passthrough) this.#leg.appendEncoded(ulaw);
+    else this.#leg.appendAudio(decodeMulaw(ulaw), PCM16_8K);
   }
 
   /** A keypad digit: a talk.event (transcript.done with input "dtmf") and text the agent answers. */
   onDtmf(digit: string): void {
-    const controller = this.#controller;
-    if (!controller || !hasTextInput(controller)) return;
+    if (this.#state !== "connected" || !this.#leg.takesText) return;
     try {
-      controller.sendUserText(`The caller pressed ${digit} on the keypad.`, { input: "dtmf", digits: digit });
+      this.#leg.sendUserText(`The caller pressed ${digit} on the keypad.`, { input: "dtmf", digits: digit });
     } catch (err) {
       this.#ctx.logger.warn(
         { err: toTalkError(err).message, callSid: this.callSid },
@@ -205,7 +219,7 @@ export class CallSession implements CallControl {
     this.playout.markPlayed(name);
   }
 
-  /** The socket dropped without `stop`: keep the session for `graceMs` in case Twilio reconnects. */
+  /** The socket dropped without `stop`: keep the session for `graceMs` in case the carrier reconnects. */
   detach(graceMs: number): void {
     if (this.#state !== "connected" && this.#state !== "created") return;
     this.playout.attach(undefined);
@@ -222,19 +236,40 @@ export class CallSession implements CallControl {
     this.#graceTimer = setTimeout(() => void this.close("connection_lost"), graceMs);
   }
 
+  // MediaLegAdapter ----------------------------------------------------------
+
+  get sink(): CallPlayout {
+    return this.playout;
+  }
+
+  playing(): boolean {
+    return this.playout.playing;
+  }
+
+  /** Greeting protection: the greeting cannot be interrupted during its first greetingProtectMs. */
+  interruptible(output: TalkOutput): boolean {
+    if (output.itemId !== this.#greetingItem) return true;
+    return Date.now() - this.#greetingStartedAt >= this.#settings.greetingProtectMs;
+  }
+
+  /** The leg closed (whoever closed the session): the call and its stream follow. */
+  legClosed(reason: TerminalReason): void {
+    void this.close(reason);
+  }
+
   // CallControl -------------------------------------------------------------
 
   async hangUp(options: { afterPlayback: boolean; reason?: string; signal: AbortSignal }): Promise<void> {
     const { signal } = options;
     if (options.afterPlayback) {
       const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.#settings.hangUpTimeoutMs)]);
-      // The farewell is heard when no output is in flight and Twilio echoed every mark.
+      // The farewell is heard when no output is in flight and the carrier acknowledged every mark.
       await this.#until(() => !this.session.activeOutput && !this.playout.playing, deadline);
     }
     if (signal.aborted) throw new TalkError("cancelled", "The hang-up was cancelled (the caller spoke).");
     this.#ctx.logger.info({ callSid: this.callSid, reason: options.reason }, "call: hanging up");
     if (this.#ctx.rest) await this.#ctx.rest.endCall(this.callSid, signal);
-    // After the tool's result is on its way: Twilio also sends `stop`, whichever comes first closes.
+    // After the tool's result is on its way: the carrier also sends `stop`, whichever comes first closes.
     setTimeout(() => void this.close("hung_up"), 0);
   }
 
@@ -256,130 +291,22 @@ export class CallSession implements CallControl {
 
   /** Ends the call's session with `reason` (the carrier's, for outbound calls). Idempotent. */
   close(reason: TerminalReason, code = 1000): Promise<void> {
-    this.#closing ??= this.#close(reason, code);
+    if (!this.#closing) this.#closeCode = code;
+    this.#closing ??= this.#close(reason);
     return this.#closing;
   }
 
-  async #close(reason: TerminalReason, code: number): Promise<void> {
+  async #close(reason: TerminalReason): Promise<void> {
     this.#state = "closing";
     clearTimeout(this.#graceTimer);
     this.#unregister?.();
     this.playout.close();
-    this.#gate?.close();
-    try {
-      if (this.#controller) await this.#controller.close(reason);
-      else await this.session.close(reason);
-    } catch (err) {
-      this.#ctx.logger.warn({ err, callSid: this.callSid }, "call: closing the session failed");
-    }
-    this.#closeLine?.(code, String(reason).slice(0, 100));
+    await this.#leg.close(reason);
+    this.#closeLine?.(this.#closeCode, String(reason).slice(0, 100));
     this.#closeLine = undefined;
     this.#state = "closed";
     this.#onClosed?.();
     for (const resolve of this.#closedWaiters.splice(0)) resolve();
-  }
-
-  get #passthrough(): boolean {
-    return this.#inputFormat === ULAW_8K;
-  }
-
-  #inputFormat: AudioFormat = PCM16_8K;
-
-  #createController(): SessionController {
-    const { mode } = this.#settings;
-    if (mode === "realtime") {
-      const caps = this.#ctx.providers.realtime(this.session)?.capabilities;
-      const ulaw = (list: AudioFormat[] | undefined) =>
-        list?.some((f) => f.encoding === "g711_ulaw" && f.sampleRate === 8000);
-      // No transcoding when the provider speaks u-law; PCM16 8 kHz (converted by core) otherwise.
-      if (ulaw(caps?.inputFormats) && ulaw(caps?.outputFormats)) this.#inputFormat = ULAW_8K;
-    } else {
-      this.#gate = new SpeechGate({
-        threshold: this.#settings.vad.threshold,
-        minSpeechMs: this.#settings.vad.minSpeechMs,
-        silenceMs: this.#settings.silenceTimeoutMs,
-      });
-    }
-    const base = this.#ctx.providers;
-    const latency = this.#latency;
-    // The realtime provider's speech events are timed as they reach the call (latency.metrics).
-    const providers: PipelineProviderResolver = {
-      stt: (s) => base.stt(s),
-      tts: (s) => base.tts(s),
-      agent: (s) => base.agent(s),
-      realtime: (s) => {
-        const provider = base.realtime(s);
-        return provider && latency.timedRealtime(provider, () => this.#clearBeforeBargeIn());
-      },
-    };
-    return createSessionController({
-      session: this.session,
-      providers,
-      ...(this.#ctx.tools ? { tools: this.#ctx.tools } : {}),
-      logger: this.#ctx.logger,
-      // stt-tts turns are ended here by the speech gate, not by the pipeline's own silence timer.
-      options: { ...this.#ctx.pipelineOptions, silenceTimeoutMs: 0 },
-      inputFormat: this.#inputFormat,
-      outputFormat: this.#inputFormat,
-      sink: this.playout,
-      interruptible: (output) => this.#interruptible(output),
-    });
-  }
-
-  #gateAudio(controller: SessionController, pcm: Int16Array): void {
-    const event = this.#gate!.process(pcm);
-    if (event === "speech-start") {
-      this.#latency.bargeInDetected("local_vad");
-      try {
-        this.#bargeIn(controller);
-      } finally {
-        this.#latency.bargeInHandled();
-      }
-      const turn = controller.startTurn();
-      this.#capturingTurn = turn.id;
-      for (const frame of this.#gate!.takePreRoll()) controller.appendAudio(bytesFromPcm16(frame));
-      return;
-    }
-    const turnId = this.#capturingTurn;
-    if (turnId === undefined) return;
-    controller.appendAudio(bytesFromPcm16(pcm));
-    if (event === "speech-end") {
-      this.#capturingTurn = undefined;
-      this.#latency.speechEnded("local_vad");
-      controller.endTurn(turnId).catch((err: unknown) => {
-        this.#ctx.logger.debug({ err, callSid: this.callSid }, "call: turn end lost a race");
-      });
-    }
-  }
-
-  /** Local barge-in (stt-tts): real speech while an interruptible answer plays clears the line. */
-  #bargeIn(controller: SessionController): void {
-    const output = this.session.activeOutput;
-    if (output) {
-      if (this.#interruptible(output)) controller.cancelOutput(output.turnId, "barge_in");
-    } else if (this.playout.playing) {
-      this.playout.clear({ turnId: "", reason: "barge_in" });
-    }
-  }
-
-  /**
-   * Realtime barge-in: the line is cleared as soon as the provider's
-   * speech_started arrives, before the pipeline cancels the response and
-   * truncates the item (same decision as the pipeline's: the answer is
-   * interruptible and interruptOnSpeech is on). The pipeline's own clear that
-   * follows finds nothing sent since and is not repeated on the wire; the
-   * heard position it reads is kept by the tracker.
-   */
-  #clearBeforeBargeIn(): void {
-    const output = this.session.activeOutput;
-    if (!output || this.#ctx.pipelineOptions.interruptOnSpeech === false || !this.#interruptible(output))
-      return;
-    this.playout.clear({ turnId: output.turnId, itemId: output.itemId, reason: "barge_in" });
-  }
-
-  #interruptible(output: TalkOutput): boolean {
-    if (output.itemId !== this.#greetingItem) return true;
-    return Date.now() - this.#greetingStartedAt >= this.#settings.greetingProtectMs;
   }
 
   #onSessionEvent(event: TalkEvent): void {

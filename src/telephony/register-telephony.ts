@@ -23,6 +23,7 @@ import type {
   PipelineToolDispatcher,
 } from "../core/pipelines/pipeline-options.js";
 import type { TalkRuntime } from "../core/session-types.js";
+import { sessionControllerFactory } from "../core/pipelines/controller-factory.js";
 import type { CallControlRegistry } from "../core/tools/call-control.js";
 import { adminCheck, type BearerToken } from "./admin-auth.js";
 import { CallRegistry } from "./call-registry.js";
@@ -110,6 +111,12 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
       hangUpTimeoutMs: config.hangUpTimeoutMs,
     };
   };
+  const createController = sessionControllerFactory({
+    providers: deps.providers,
+    tools: deps.tools(),
+    options: deps.pipelineOptions,
+    logger,
+  });
   const createCall = (
     identity: CallIdentity,
     overrides?: { mode?: CallMode; greeting?: string },
@@ -118,9 +125,10 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
     const call: CallSession = new CallSession(
       {
         runtime: deps.runtime,
-        providers: deps.providers,
-        tools: deps.tools(),
-        pipelineOptions: deps.pipelineOptions,
+        createController,
+        ...(deps.pipelineOptions.interruptOnSpeech !== undefined
+          ? { interruptOnSpeech: deps.pipelineOptions.interruptOnSpeech }
+          : {}),
         callControls: deps.callControls,
         rest,
         stats,

@@ -17,7 +17,7 @@ import type { TalkLogger } from "../logger.js";
  */
 export interface SessionControllerRequest extends Pick<
   SessionControllerDeps,
-  "session" | "inputFormat" | "outputFormat" | "sink" | "interruptible"
+  "session" | "inputFormat" | "outputFormat" | "passthrough" | "sink" | "interruptible"
 > {
   /** Overrides of the base options, for this controller only. */
   options?: PipelineOptions;

@@ -165,6 +165,14 @@ export interface SessionControllerDeps {
   inputFormat?: AudioFormat;
   /** Format written to the audio sink. Default PCM16_24K. Same rule as inputFormat. */
   outputFormat?: AudioFormat;
+  /**
+   * An encoded format the adapter can hand over as is both ways (u-law 8 kHz
+   * from a phone line). A realtime session whose provider carries it in both
+   * directions uses it for input and output instead of inputFormat and
+   * outputFormat (no transcoding on the hot path); any other session ignores
+   * it. The controller's `inputFormat` says which was chosen.
+   */
+  passthrough?: AudioFormat;
   /** Where assistant audio goes; replaceable with setAudioSink. Default: none (audio is dropped, events still flow). */
   sink?: TalkAudioSink;
   /**

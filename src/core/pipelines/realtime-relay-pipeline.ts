@@ -105,6 +105,10 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.ready.catch(() => {});
   }
 
+  get inputFormat(): AudioFormat {
+    return this.#deps.inputFormat;
+  }
+
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
     // Bytes of a PCM16 session are samples; of an encoded one (u-law passthrough), passed on as they are.

@@ -1,4 +1,5 @@
 import { TalkError } from "../errors.js";
+import type { AudioFormat } from "../talk-types.js";
 import { NOOP_LOGGER } from "../logger.js";
 import type { TalkSessionController, TalkTextInput } from "./controller-types.js";
 import {
@@ -7,6 +8,7 @@ import {
   DEFAULT_INPUT_FORMAT,
   DEFAULT_OUTPUT_FORMAT,
   resolvePipelineOptions,
+  sameAudioFormat,
   type SessionControllerDeps,
 } from "./pipeline-options.js";
 import { RealtimeRelayPipeline } from "./realtime-relay-pipeline.js";
@@ -16,6 +18,8 @@ import { TranscriptionPipeline } from "./transcription-pipeline.js";
 /** A controller; `ready` resolves once its provider work can take audio (at once except for realtime). */
 export interface SessionController extends TalkSessionController {
   readonly ready: Promise<void>;
+  /** The format appendAudio takes: the requested input format, or the passthrough format when chosen. */
+  readonly inputFormat: AudioFormat;
 }
 
 /** True for controllers that take text input and verbatim speech (realtime and stt-tts). */
@@ -76,12 +80,13 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
       }
       // Encoded audio passes through only when the provider carries it both ways (one format per call leg).
       const both = (provider.capabilities.inputFormats ?? []).filter((f) =>
-        (provider.capabilities.outputFormats ?? []).some(
-          (o) => o.encoding === f.encoding && o.sampleRate === f.sampleRate && o.channels === f.channels,
-        ),
+        (provider.capabilities.outputFormats ?? []).some((o) => sameAudioFormat(o, f)),
       );
-      const inputFormat = assertRealtimeFormat(input, "inputFormat", both);
-      const outputFormat = assertRealtimeFormat(output, "outputFormat", both);
+      // Chosen once per session: the adapter's encoded format when the provider carries it both ways.
+      const passthrough = deps.passthrough;
+      const carried = passthrough !== undefined && both.some((f) => sameAudioFormat(f, passthrough));
+      const inputFormat = carried ? passthrough : assertRealtimeFormat(input, "inputFormat", both);
+      const outputFormat = carried ? passthrough : assertRealtimeFormat(output, "outputFormat", both);
       return new RealtimeRelayPipeline({
         session,
         provider,

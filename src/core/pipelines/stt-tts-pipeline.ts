@@ -75,6 +75,10 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     };
   }
 
+  get inputFormat(): AudioFormat {
+    return this.#deps.inputFormat;
+  }
+
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
     this.#capturePcm(pcm16FromBytes(data));

@@ -43,6 +43,10 @@ export class TranscriptionPipeline implements TalkSessionController {
     this.#deps = deps;
   }
 
+  get inputFormat(): AudioFormat {
+    return this.#deps.inputFormat;
+  }
+
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
     this.#capturePcm(pcm16FromBytes(data));

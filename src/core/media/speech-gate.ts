@@ -1,12 +1,13 @@
 /**
- * Local voice activity for stt-tts calls: the codecs VAD (WebRTC VAD plus an
- * energy gate over a tracked noise floor) on the caller's 8 kHz audio.
+ * Local voice activity for a media leg whose turns are not the provider's:
+ * the codecs VAD (WebRTC VAD plus an energy gate over a tracked noise floor)
+ * on the caller's audio (8, 16, 32 or 48 kHz mono).
  * Speech must clear `threshold` (dBFS) for `minSpeechMs` before it counts,
  * so silence, line noise or a click never starts a turn or interrupts the
  * assistant; `silenceMs` of non-speech ends it. A short pre-roll is kept so
  * the turn's audio starts before the onset was confirmed.
  */
-import { createVad, type Vad } from "../codecs/vad.js";
+import { createVad, type Vad } from "../../codecs/vad.js";
 
 export interface SpeechGateOptions {
   /** dBFS a 10 ms frame must exceed to count as speech. */
@@ -17,20 +18,24 @@ export interface SpeechGateOptions {
   silenceMs: number;
   /** Audio kept from before the onset, ms. Default 300. */
   preRollMs?: number;
+  /** Sample rate of the audio, Hz. Default 8000 (a phone line). */
+  sampleRate?: number;
 }
 
 export type SpeechGateEvent = "speech-start" | "speech-end" | undefined;
 
-const RATE = 8000;
-
 export class SpeechGate {
   readonly #vad: Vad;
   readonly #preRollFrames: number;
+  /** Samples in 10 ms, the VAD's step. */
+  readonly #step: number;
   #preRoll: Int16Array[] = [];
 
   constructor(options: SpeechGateOptions) {
+    const sampleRate = options.sampleRate ?? 8000;
+    this.#step = sampleRate / 100;
     this.#vad = createVad({
-      sampleRate: RATE,
+      sampleRate,
       onsetMs: options.minSpeechMs,
       hangoverMs: options.silenceMs,
       minLevelDbfs: options.threshold,
@@ -42,10 +47,10 @@ export class SpeechGate {
     return this.#vad.speaking;
   }
 
-  /** Feeds 20 ms (160 samples) or any multiple of 10 ms; returns a transition, if any. */
+  /** Feeds 20 ms or any multiple of 10 ms; returns a transition, if any. */
   process(pcm: Int16Array): SpeechGateEvent {
     let event: SpeechGateEvent;
-    const whole = pcm.length - (pcm.length % (RATE / 100));
+    const whole = pcm.length - (pcm.length % this.#step);
     if (whole > 0) {
       const e = this.#vad.process(whole === pcm.length ? pcm : pcm.subarray(0, whole));
       if (e === "speech-start" || e === "speech-end") event = e;

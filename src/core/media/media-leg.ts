@@ -1,0 +1,338 @@
+/**
+ * One media leg: the core side of a phone call's stream or a meeting bot's
+ * voice. It owns one Talk session and its controller; the adapter (a
+ * carrier-neutral call, a meeting assistant) owns the wire and hands audio
+ * in and out:
+ *
+ *   adapter --(Int16Array + AudioFormat, or encoded passthrough)--> leg --> controller --> provider
+ *   adapter <--(TalkAudioSink: write / clear / drained / heardMs)-- leg <-- controller
+ *
+ * The leg decides once whether the adapter's encoded format passes through
+ * (a realtime provider that carries it both ways), runs the local turn-taking
+ * when the provider has none (VAD -> turns), and applies the one barge-in
+ * policy to every local trigger. Whatever closes the session (the adapter,
+ * the provider, the runtime, the cluster taking the lease away) closes the
+ * leg, and the leg tells its adapter once, so a carrier socket or a bot never
+ * outlives its session.
+ */
+import { TalkError, toTalkError } from "../errors.js";
+import type { TalkLogger } from "../logger.js";
+import { BargeInPolicy, type BargeInSource } from "../pipelines/barge-in-policy.js";
+import type { SessionControllerFactory } from "../pipelines/controller-factory.js";
+import type { TalkAudioSink, TalkTextInput } from "../pipelines/controller-types.js";
+import type { PipelineOptions, PipelineProviderResolver } from "../pipelines/pipeline-options.js";
+import { sameAudioFormat } from "../pipelines/pipeline-options.js";
+import { hasTextInput, type SessionController } from "../pipelines/session-controller.js";
+import type { TalkOutput, TalkSession } from "../session-types.js";
+import type { TerminalReason } from "../talk-events.js";
+import type { AudioFormat } from "../talk-types.js";
+import { SpeechGate } from "./speech-gate.js";
+
+export type MediaLegState = "created" | "starting" | "live" | "closing" | "closed";
+
+/** The adapter's side of the contract: where audio goes, greeting protection, and the close notice. */
+export interface MediaLegAdapter {
+  /** Where assistant audio goes (the carrier's playout, the bot page's microphone). */
+  readonly sink: TalkAudioSink;
+  /**
+   * False keeps `output` playing when the caller speaks (the speech is only
+   * noted), e.g. the first seconds of a phone greeting. Default: every output
+   * is interruptible.
+   */
+  interruptible?(output: TalkOutput): boolean;
+  /** Whether the sink still plays audio no session output owns (the tail of an answer). Default false. */
+  playing?(): boolean;
+  /** The leg closed, whoever closed it: close the carrier socket, leave the meeting. Called exactly once. */
+  legClosed(reason: TerminalReason): void;
+}
+
+/** How the leg's turns start and end. */
+export type TurnTaking =
+  /** The realtime provider detects speech (speech_started / speech_stopped). */
+  | { kind: "provider" }
+  /** A local VAD on the caller's PCM starts and ends turns and triggers barge-in. */
+  | { kind: "local-vad"; threshold: number; minSpeechMs: number; silenceMs: number; preRollMs?: number }
+  /** The adapter drives turns itself (text input, an external segmenter). */
+  | { kind: "adapter" };
+
+/** Timing hooks of the leg's local barge-in and end of speech (a surface's latency metrics). */
+export interface MediaLegObserver {
+  bargeInDetected?(source: BargeInSource): void;
+  bargeInHandled?(): void;
+  speechEnded?(source: BargeInSource): void;
+}
+
+export interface MediaLegOptions {
+  session: TalkSession;
+  createController: SessionControllerFactory;
+  adapter: MediaLegAdapter;
+  /** The PCM format the adapter decodes caller audio to (appendAudio); also the assistant audio's format unless passthrough is chosen. */
+  format: AudioFormat;
+  /** An encoded format the adapter can hand over untouched (u-law 8 kHz); used when the realtime provider carries it both ways. */
+  passthrough?: AudioFormat;
+  turnTaking: TurnTaking;
+  /** talk.input.interruptOnSpeech. Default true. */
+  interruptOnSpeech?: boolean;
+  /** Overrides of the trusted pipeline options for this leg. */
+  options?: PipelineOptions;
+  /** Wraps the provider resolver (a surface times a realtime provider's events). */
+  wrapProviders?(base: PipelineProviderResolver): PipelineProviderResolver;
+  observer?: MediaLegObserver;
+  logger: TalkLogger;
+}
+
+/** A bad frame is logged once per this many, never fatal. */
+const APPEND_FAILURE_LOG_EVERY = 50;
+
+export class MediaLeg {
+  readonly session: TalkSession;
+  /** Resolves with the reason once the leg has closed (and told its adapter). */
+  readonly closed: Promise<TerminalReason>;
+  readonly #options: MediaLegOptions;
+  readonly #policy: BargeInPolicy;
+  #state: MediaLegState = "created";
+  #controller: SessionController | undefined;
+  #starting: Promise<void> | undefined;
+  #gate: SpeechGate | undefined;
+  #capturingTurn: string | undefined;
+  #closing: Promise<void> | undefined;
+  #resolveClosed!: (reason: TerminalReason) => void;
+  #appendFailures = 0;
+
+  constructor(options: MediaLegOptions) {
+    this.#options = options;
+    this.session = options.session;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    this.#policy = new BargeInPolicy({
+      interruptOnSpeech: options.interruptOnSpeech ?? true,
+      interruptible: options.adapter.interruptible?.bind(options.adapter),
+    });
+    // The child follows its session: a close from anywhere (runtime, cluster, provider) reaches the adapter.
+    const { signal } = this.session;
+    if (signal.aborted) queueMicrotask(() => void this.close(closeReasonOf(signal)));
+    else signal.addEventListener("abort", () => void this.close(closeReasonOf(signal)), { once: true });
+  }
+
+  get state(): MediaLegState {
+    return this.#state;
+  }
+
+  /** Aborted when the leg's session closes. */
+  get signal(): AbortSignal {
+    return this.session.signal;
+  }
+
+  /** True when caller audio goes in encoded as is (appendEncoded); known once started. */
+  get passthrough(): boolean {
+    const chosen = this.#controller?.inputFormat;
+    return chosen !== undefined && chosen.encoding !== "pcm16";
+  }
+
+  /** The format of the assistant audio the sink receives; known once started. */
+  get outputFormat(): AudioFormat {
+    return this.passthrough ? this.#controller!.inputFormat : this.#options.format;
+  }
+
+  /** Creates the controller and waits until it takes audio. Idempotent; rejects session_closed after close. */
+  start(): Promise<void> {
+    if (this.#state === "closing" || this.#state === "closed")
+      return Promise.reject(new TalkError("session_closed"));
+    this.#starting ??= this.#start();
+    return this.#starting;
+  }
+
+  async #start(): Promise<void> {
+    this.#state = "starting";
+    const o = this.#options;
+    if (o.turnTaking.kind === "local-vad") {
+      const { threshold, minSpeechMs, silenceMs, preRollMs } = o.turnTaking;
+      this.#gate = new SpeechGate({
+        threshold,
+        minSpeechMs,
+        silenceMs,
+        sampleRate: o.format.sampleRate,
+        ...(preRollMs !== undefined ? { preRollMs } : {}),
+      });
+    }
+    const controller = o.createController({
+      session: this.session,
+      inputFormat: o.format,
+      outputFormat: o.format,
+      ...(o.passthrough ? { passthrough: o.passthrough } : {}),
+      sink: o.adapter.sink,
+      // The relay pipeline applies its own BargeInPolicy (talk.input.interruptOnSpeech) with the same hook.
+      ...(o.adapter.interruptible ? { interruptible: o.adapter.interruptible.bind(o.adapter) } : {}),
+      // Turns are the leg's (or the adapter's) when they are not the provider's: no second silence timer.
+      options: { ...o.options, ...(o.turnTaking.kind !== "provider" ? { silenceTimeoutMs: 0 } : {}) },
+      ...(o.wrapProviders ? { wrapProviders: o.wrapProviders } : {}),
+    });
+    this.#controller = controller;
+    await controller.ready;
+    if (this.#state !== "starting") throw new TalkError("session_closed");
+    this.#state = "live";
+  }
+
+  /** Caller audio decoded to PCM in `format` (the leg's format). A bad frame is logged, never fatal. */
+  appendAudio(pcm: Int16Array, format: AudioFormat): void {
+    const controller = this.#live();
+    if (!controller) return;
+    try {
+      if (!sameAudioFormat(format, this.#options.format)) {
+        throw new TalkError(
+          "invalid_audio",
+          `The leg takes ${describe(this.#options.format)}, got ${describe(format)}.`,
+        );
+      }
+      if (this.#gate) this.#gateAudio(controller, this.#gate, pcm);
+      else controller.appendPcm(pcm);
+    } catch (err) {
+      this.#appendFailed(err);
+    }
+  }
+
+  /** Caller audio in the passthrough format, untouched (only when `passthrough` was chosen). */
+  appendEncoded(data: Uint8Array): void {
+    const controller = this.#live();
+    if (!controller) return;
+    try {
+      if (!this.passthrough) throw new TalkError("invalid_audio", "This leg does not pass encoded audio through.");
+      controller.appendAudio(data);
+    } catch (err) {
+      this.#appendFailed(err);
+    }
+  }
+
+  /**
+   * A local trigger heard real caller speech (a VAD onset, a meeting's echo
+   * gate): the answer that plays is interrupted when the policy says so, and
+   * a tail still playing on the sink is cleared. Returns whether anything was
+   * interrupted.
+   */
+  bargeIn(source: BargeInSource): boolean {
+    const controller = this.#live();
+    if (!controller) return false;
+    const { observer } = this.#options;
+    observer?.bargeInDetected?.(source);
+    try {
+      const output = this.session.activeOutput;
+      if (output) {
+        return this.#policy.interrupts(output) && controller.cancelOutput(output.turnId, "barge_in");
+      }
+      if (this.#options.adapter.playing?.() === true) {
+        this.#options.adapter.sink.clear({ turnId: "", reason: "barge_in" });
+        return true;
+      }
+      return false;
+    } finally {
+      observer?.bargeInHandled?.();
+    }
+  }
+
+  /** Speaks `text` verbatim in a turn of its own (a greeting, a farewell). */
+  say(text: string): void {
+    this.#textInput().say(text);
+  }
+
+  /** Text from the user (keypad digits, a typed or captioned question), answered like speech. */
+  sendUserText(text: string, meta?: Record<string, string>): void {
+    this.#textInput().sendUserText(text, meta);
+  }
+
+  /** Whether the leg takes text input (realtime and stt-tts sessions). */
+  get takesText(): boolean {
+    return this.#controller !== undefined && hasTextInput(this.#controller);
+  }
+
+  /** Cancels the answer that plays, whatever the policy (an explicit verb). */
+  cancelOutput(reason: TerminalReason): boolean {
+    return this.#live()?.cancelOutput(undefined, reason) ?? false;
+  }
+
+  /**
+   * Closes the controller and the session, then tells the adapter. Idempotent
+   * (returns the close in progress); the adapter hears of it once, also when
+   * the session was closed by someone else.
+   */
+  close(reason: TerminalReason): Promise<void> {
+    if (this.#closing) return this.#closing;
+    // Set before #close runs: the session's abort reaches close() again from inside it.
+    let resolve!: () => void;
+    this.#closing = new Promise<void>((r) => (resolve = r));
+    void this.#close(reason).then(resolve);
+    return this.#closing;
+  }
+
+  async #close(reason: TerminalReason): Promise<void> {
+    this.#state = "closing";
+    this.#gate?.close();
+    try {
+      if (this.#controller) await this.#controller.close(reason);
+      else await this.session.close(reason);
+    } catch (err) {
+      this.#options.logger.warn({ err, sessionId: this.session.id }, "media leg: closing the session failed");
+    }
+    this.#state = "closed";
+    try {
+      this.#options.adapter.legClosed(reason);
+    } catch (err) {
+      this.#options.logger.warn({ err, sessionId: this.session.id }, "media leg: the adapter's close threw");
+    }
+    this.#resolveClosed(reason);
+  }
+
+  #live(): SessionController | undefined {
+    return this.#state === "live" ? this.#controller : undefined;
+  }
+
+  #textInput(): TalkTextInput {
+    const controller = this.#controller;
+    if (this.#state === "closing" || this.#state === "closed") throw new TalkError("session_closed");
+    if (!controller) throw new TalkError("invalid_state", "The media leg has not started.");
+    if (!hasTextInput(controller))
+      throw new TalkError("capability_unsupported", `A ${this.session.mode} session takes no text input.`);
+    return controller;
+  }
+
+  /** Local turn-taking: speech onset barges in and starts a turn (with its pre-roll); the end ends it. */
+  #gateAudio(controller: SessionController, gate: SpeechGate, pcm: Int16Array): void {
+    const event = gate.process(pcm);
+    if (event === "speech-start") {
+      this.bargeIn("local_vad");
+      const turn = controller.startTurn();
+      this.#capturingTurn = turn.id;
+      for (const frame of gate.takePreRoll()) controller.appendPcm(frame);
+      return;
+    }
+    const turnId = this.#capturingTurn;
+    if (turnId === undefined) return;
+    controller.appendPcm(pcm);
+    if (event === "speech-end") {
+      this.#capturingTurn = undefined;
+      this.#options.observer?.speechEnded?.("local_vad");
+      controller.endTurn(turnId).catch((err: unknown) => {
+        this.#options.logger.debug({ err, sessionId: this.session.id }, "media leg: turn end lost a race");
+      });
+    }
+  }
+
+  #appendFailed(err: unknown): void {
+    if (this.#appendFailures++ % APPEND_FAILURE_LOG_EVERY === 0) {
+      this.#options.logger.warn(
+        { err: toTalkError(err).message, sessionId: this.session.id, failures: this.#appendFailures },
+        "media leg: audio not accepted",
+      );
+    }
+  }
+}
+
+/** The terminal reason a session's abort carries (core's cancelReason), "closed" when it says none. */
+function closeReasonOf(signal: AbortSignal): TerminalReason {
+  const reason: unknown = signal.reason;
+  if (reason instanceof TalkError && typeof reason.details?.["reason"] === "string")
+    return reason.details["reason"];
+  return "closed";
+}
+
+function describe(format: AudioFormat): string {
+  return `${format.encoding}/${format.sampleRate}/${format.channels}`;
+}
