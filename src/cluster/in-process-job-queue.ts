@@ -5,7 +5,8 @@ import { NOOP_LOGGER } from "../core/logger.js";
 import { type JobEvent, JobEvents } from "./job-events.js";
 import { checkJobInt, checkJobKinds } from "./job-options.js";
 import { jobOutcome, type JobOutcomeType } from "./job-outcome.js";
-import type { CancelOutcome, EnqueueOptions, JobBackoff, JobHandler, JobScheduler } from "./job-queue.js";
+import type { CancelOutcome, EnqueueOptions, JobBackoff, JobHandler } from "./job-queue.js";
+import type { JobScheduler } from "./job-scheduler-contract.js";
 
 /** Options of the in-process job queue (one process, no Redis). */
 export interface InProcessJobQueueOptions {

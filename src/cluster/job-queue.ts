@@ -15,7 +15,7 @@ import type { TalkLogger } from "../core/logger.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import { type JobEvent, JobEvents } from "./job-events.js";
 import { checkJobInt, checkJobKinds } from "./job-options.js";
-import { type JobOutcome, watchWorkerOutcomes } from "./job-outcome.js";
+import { watchWorkerOutcomes } from "./job-outcome.js";
 import { parseRedisUrl, reconnectDelay, RedisKeys } from "./redis-connection.js";
 
 /** Options of the BullMQ job queue (work placed on any capable worker). */
@@ -99,28 +99,6 @@ export type { JobEvent } from "./job-events.js";
 
 export type CancelOutcome = "removed" | "signalled" | "finished" | "not_found";
 
-/** What both job queues (BullMQ and in-process) offer the composition root. */
-export interface JobScheduler {
-  /** Jobs this worker is running now (for drain). */
-  readonly activeJobs: number;
-  start(): Promise<void>;
-  /** Cluster-wide lifecycle of every job. */
-  on(type: "job", listener: (event: JobEvent) => void): () => void;
-  /** Transitions that happened on this worker (logs, metrics). */
-  on(type: "outcome", listener: (outcome: JobOutcome) => void): () => void;
-  /** Makes a job kind known on this worker (enqueue, inspect, cancel, process); idempotent. */
-  addKind(kind: string): void;
-  enqueue<T>(kind: string, data: T, options?: EnqueueOptions): Promise<{ id: string; kind: string }>;
-  process<T>(kind: string, handler: JobHandler<T>): void;
-  cancel(jobId: string, reason?: string): Promise<CancelOutcome>;
-  /** Reads a job from any worker; absent in one process (nothing to read that the process does not hold). */
-  inspect?<T>(jobId: string, options?: { logs?: boolean }): Promise<JobRecord<T> | undefined>;
-  /** Takes no new jobs (drain); running ones continue. */
-  pause(): Promise<void>;
-  resume(): Promise<void>;
-  close(): Promise<void>;
-}
-
 const NAMESPACE = "talkgate";
 
 /**
@@ -132,7 +110,7 @@ const NAMESPACE = "talkgate";
  * BullMQ's Relay topic `jobs.<kind>.cancel` (BullMQ's documented cross-worker
  * cancellation). A cancelled job fails with UnrecoverableError: no retry.
  */
-export class JobQueue implements JobScheduler {
+export class JobQueue {
   readonly #opts: Required<Omit<JobQueueOptions, "isFull" | "kinds">> & Pick<JobQueueOptions, "isFull">;
   readonly #connection: ConnectionOptions;
   readonly #bullPrefix: string;

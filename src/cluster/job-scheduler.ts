@@ -10,10 +10,10 @@ import {
   type JobHandler,
   JobQueue,
   type JobRecord,
-  type JobScheduler,
 } from "./job-queue.js";
+import type { JobScheduler } from "./job-scheduler-contract.js";
 
-export type { JobScheduler } from "./job-queue.js";
+export type { JobScheduler } from "./job-scheduler-contract.js";
 
 /** Where jobs of a kind run: only on workers with this role (BullMQ's pull model places them there). */
 export interface JobPlacement {
