@@ -6,12 +6,12 @@ import { type JobEvent, JobEvents } from "./job-events.js";
 import { checkJobInt, checkJobKinds } from "./job-options.js";
 import { jobOutcome, type JobOutcomeType } from "./job-outcome.js";
 import type { CancelOutcome, EnqueueOptions, JobBackoff, JobHandler } from "./job-queue.js";
-import type { JobScheduler } from "./job-scheduler.js";
+import type { JobScheduler } from "./job-scheduler-contract.js";
 
 /** Options of the in-process job queue (one process, no Redis). */
 export interface InProcessJobQueueOptions {
-  /** Every job kind of the deployment (required; lowercase, digits, dashes). */
-  kinds: readonly string[];
+  /** Job kinds known from the start (lowercase, digits, dashes); surfaces add theirs with `addKind` (default none). */
+  kinds?: readonly string[];
   /** Jobs of one kind run at once (default 1). */
   concurrency?: number;
   /** Attempts per job when the handler fails (default 2). */
@@ -45,7 +45,7 @@ interface QueuedJob {
  * restart: with one process there is nowhere else for a job to go.
  */
 export class InProcessJobQueue implements JobScheduler {
-  readonly #kinds: readonly string[];
+  readonly #kinds: string[];
   readonly #concurrency: number;
   readonly #attempts: number;
   readonly #backoff: JobBackoff;
@@ -64,7 +64,7 @@ export class InProcessJobQueue implements JobScheduler {
   #fullTimer: NodeJS.Timeout | undefined;
 
   constructor(options: InProcessJobQueueOptions) {
-    const kinds = checkJobKinds(options.kinds);
+    const kinds = options.kinds?.length ? checkJobKinds(options.kinds) : [];
     const int = checkJobInt;
     this.#kinds = kinds;
     this.#concurrency = int("concurrency", options.concurrency ?? 1, 1);
@@ -91,6 +91,14 @@ export class InProcessJobQueue implements JobScheduler {
       this.#fullTimer = setInterval(() => this.#pumpAll(), 1000);
       this.#fullTimer.unref();
     }
+  }
+
+  /** Makes `kind` known (enqueue, process); idempotent. Kinds are named by the surfaces that own them. */
+  addKind(kind: string): void {
+    if (this.#waiting.has(kind)) return;
+    checkJobKinds([kind]);
+    this.#kinds.push(kind);
+    this.#waiting.set(kind, []);
   }
 
   async enqueue<T>(

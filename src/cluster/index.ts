@@ -39,10 +39,8 @@ export { InProcessJobQueue, type InProcessJobQueueOptions } from "./in-process-j
 export {
   createJobScheduler,
   appJobs,
-  JOB_KINDS,
-  JOB_KIND_ROLES,
   type AppJobs,
-  type JobKind,
+  type JobPlacement,
   type JobScheduler,
   type CreateJobSchedulerOptions,
   type JobSettings,

@@ -26,8 +26,8 @@ export interface JobQueueOptions {
   keyPrefix: string;
   /** This worker's id, recorded on the jobs it runs (required). */
   workerId: string;
-  /** Every job kind of the deployment, e.g. ["bot-launch", "outbound-call"] (required; lowercase, digits, dashes). */
-  kinds: readonly string[];
+  /** Job kinds known from the start (lowercase, digits, dashes); surfaces add theirs with `addKind` (default none). */
+  kinds?: readonly string[];
   /** Jobs of one kind this worker runs at once (default 1). */
   concurrency?: number;
   /** Runs of a job whose handler fails, before it is failed (default 2; a stall is not an attempt). */
@@ -111,9 +111,12 @@ const NAMESPACE = "talkgate";
  * cancellation). A cancelled job fails with UnrecoverableError: no retry.
  */
 export class JobQueue {
-  readonly #opts: Required<Omit<JobQueueOptions, "isFull">> & Pick<JobQueueOptions, "isFull">;
+  readonly #opts: Required<Omit<JobQueueOptions, "isFull" | "kinds">> & Pick<JobQueueOptions, "isFull">;
   readonly #connection: ConnectionOptions;
   readonly #bullPrefix: string;
+  readonly #kinds: string[];
+  /** Kinds added after start, until their queue events are connected. */
+  readonly #opening = new Map<string, Promise<void>>();
   readonly #queues = new Map<string, Queue>();
   readonly #queueEvents: QueueEvents[] = [];
   readonly #workers = new Map<string, Worker>();
@@ -133,13 +136,12 @@ export class JobQueue {
   #closing: Promise<void> | undefined;
 
   constructor(options: JobQueueOptions) {
-    const kinds = checkJobKinds(options.kinds);
+    this.#kinds = options.kinds?.length ? checkJobKinds(options.kinds) : [];
     const int = checkJobInt;
     this.#opts = {
       redisUrl: options.redisUrl,
       keyPrefix: options.keyPrefix,
       workerId: options.workerId,
-      kinds,
       concurrency: int("concurrency", options.concurrency ?? 1, 1),
       attempts: int("attempts", options.attempts ?? 2, 1),
       backoff: {
@@ -184,35 +186,7 @@ export class JobQueue {
 
   async start(): Promise<void> {
     if (this.#state !== "starting") throw new TalkError("invalid_state", `The job queue is ${this.#state}.`);
-    for (const kind of this.#opts.kinds) {
-      const queue = new Queue(kind, { connection: this.#connection, prefix: this.#bullPrefix });
-      queue.on("error", (err: Error) =>
-        this.#opts.logger.debug({ err: err.message, kind }, "job queue error"),
-      );
-      this.#queues.set(kind, queue);
-      const events = new QueueEvents(kind, { connection: this.#connection, prefix: this.#bullPrefix });
-      events.on("error", (err: Error) =>
-        this.#opts.logger.debug({ err: err.message, kind }, "job events error"),
-      );
-      const emit = (type: JobEvent["type"], jobId: string, reason?: string, attempt?: number): void =>
-        this.#events.job(type, kind, jobId, { reason, attempt });
-      events.on("active", ({ jobId }) => emit("active", jobId));
-      events.on("completed", ({ jobId }) => emit("completed", jobId));
-      events.on("failed", ({ jobId, failedReason }) => emit("failed", jobId, failedReason));
-      events.on("stalled", ({ jobId }) => emit("stalled", jobId));
-      // A retry is a move to delayed (backoff >= 1 ms) of a job that already ran;
-      // a job enqueued with delayMs has not (attemptsMade 0).
-      events.on("delayed", ({ jobId }) => {
-        void this.#queue(kind)
-          .getJob(jobId)
-          .then((job) => {
-            if (job && job.attemptsMade > 0) emit("retried", jobId, job.failedReason, job.attemptsMade);
-          })
-          .catch((err: unknown) => this.#opts.logger.debug({ err, kind, jobId }, "job lookup failed"));
-      });
-      this.#queueEvents.push(events);
-    }
-    await Promise.all([...this.#queues.values(), ...this.#queueEvents].map((q) => q.waitUntilReady()));
+    await Promise.all(this.#kinds.map((kind) => this.#openKind(kind)));
     await this.#relay.waitUntilReady();
     this.#relaySubscription = await this.#relay.subscribe(`jobs.*.cancel`, (message) => {
       const kind = decodeURIComponent(message.topic.split(".")[1] ?? "");
@@ -226,6 +200,53 @@ export class JobQueue {
     this.#state = "ready";
   }
 
+  /**
+   * Makes `kind` known on this worker: its BullMQ queue and queue events are
+   * opened (now, or at start). Idempotent. Kinds are named by the surfaces
+   * that own them, never here.
+   */
+  addKind(kind: string): void {
+    if (this.#kinds.includes(kind)) return;
+    checkJobKinds([kind]);
+    this.#kinds.push(kind);
+    if (this.#state !== "ready") return;
+    this.#opening.set(
+      kind,
+      this.#openKind(kind).catch((err: unknown) =>
+        this.#opts.logger.debug({ err, kind }, "job queue of a new kind not ready"),
+      ),
+    );
+  }
+
+  /** Opens the queue and queue events of one kind; resolves when both are connected. */
+  async #openKind(kind: string): Promise<void> {
+    const queue = new Queue(kind, { connection: this.#connection, prefix: this.#bullPrefix });
+    queue.on("error", (err: Error) => this.#opts.logger.debug({ err: err.message, kind }, "job queue error"));
+    this.#queues.set(kind, queue);
+    const events = new QueueEvents(kind, { connection: this.#connection, prefix: this.#bullPrefix });
+    events.on("error", (err: Error) =>
+      this.#opts.logger.debug({ err: err.message, kind }, "job events error"),
+    );
+    const emit = (type: JobEvent["type"], jobId: string, reason?: string, attempt?: number): void =>
+      this.#events.job(type, kind, jobId, { reason, attempt });
+    events.on("active", ({ jobId }) => emit("active", jobId));
+    events.on("completed", ({ jobId }) => emit("completed", jobId));
+    events.on("failed", ({ jobId, failedReason }) => emit("failed", jobId, failedReason));
+    events.on("stalled", ({ jobId }) => emit("stalled", jobId));
+    // A retry is a move to delayed (backoff >= 1 ms) of a job that already ran;
+    // a job enqueued with delayMs has not (attemptsMade 0).
+    events.on("delayed", ({ jobId }) => {
+      void this.#queue(kind)
+        .getJob(jobId)
+        .then((job) => {
+          if (job && job.attemptsMade > 0) emit("retried", jobId, job.failedReason, job.attemptsMade);
+        })
+        .catch((err: unknown) => this.#opts.logger.debug({ err, kind, jobId }, "job lookup failed"));
+    });
+    this.#queueEvents.push(events);
+    await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+  }
+
   async enqueue<T>(
     kind: string,
     data: T,
@@ -233,6 +254,7 @@ export class JobQueue {
   ): Promise<{ id: string; kind: string }> {
     this.#assertReady();
     const queue = this.#queue(kind);
+    await this.#opening.get(kind);
     const id = options.jobId ?? randomUUID();
     await queue.add(kind, data, {
       jobId: id,

@@ -2,7 +2,6 @@ import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import type { WorkerRole } from "./coordinator.js";
 import { InProcessJobQueue } from "./in-process-job-queue.js";
-import type { JobOutcome } from "./job-outcome.js";
 import {
   type CancelOutcome,
   type EnqueueOptions,
@@ -12,48 +11,25 @@ import {
   JobQueue,
   type JobRecord,
 } from "./job-queue.js";
+import type { JobScheduler } from "./job-scheduler-contract.js";
 
-/** What both job queues (BullMQ and in-process) offer the composition root. */
-export interface JobScheduler {
-  /** Jobs this worker is running now (for drain). */
-  readonly activeJobs: number;
-  start(): Promise<void>;
-  /** Cluster-wide lifecycle of every job. */
-  on(type: "job", listener: (event: JobEvent) => void): () => void;
-  /** Transitions that happened on this worker (logs, metrics). */
-  on(type: "outcome", listener: (outcome: JobOutcome) => void): () => void;
-  enqueue<T>(kind: string, data: T, options?: EnqueueOptions): Promise<{ id: string; kind: string }>;
-  process<T>(kind: string, handler: JobHandler<T>): void;
-  cancel(jobId: string, reason?: string): Promise<CancelOutcome>;
-  /** Reads a job from any worker; absent in one process (nothing to read that the process does not hold). */
-  inspect?<T>(jobId: string, options?: { logs?: boolean }): Promise<JobRecord<T> | undefined>;
-  /** Takes no new jobs (drain); running ones continue. */
-  pause(): Promise<void>;
-  resume(): Promise<void>;
-  close(): Promise<void>;
+export type { JobScheduler } from "./job-scheduler-contract.js";
+
+/** Where jobs of a kind run: only on workers with this role (BullMQ's pull model places them there). */
+export interface JobPlacement {
+  role: WorkerRole;
 }
 
 /**
- * The job kinds of a talkgate deployment and the worker role that runs each.
- * A worker registers a handler for a kind only when it has that role, so
- * BullMQ's pull model places the job on a capable worker.
- */
-export const JOB_KIND_ROLES = Object.freeze({
-  "meeting-bot": "bot",
-  "outbound-call": "media",
-} as const satisfies Record<string, WorkerRole>);
-
-export type JobKind = keyof typeof JOB_KIND_ROLES;
-export const JOB_KINDS = Object.freeze(Object.keys(JOB_KIND_ROLES) as JobKind[]);
-
-/**
  * The narrow job interface surfaces get from the app (telephony's outbound
- * calls, meetings' bot launches). Cancelling reaches the worker running the
- * job: its handler's signal aborts, and the job fails without retry.
+ * calls, meetings' bot launches). A surface names its own job kinds and the
+ * worker role that runs each when it registers its handler; the cluster names
+ * none. Cancelling reaches the worker running the job: its handler's signal
+ * aborts, and the job fails without retry.
  */
 export interface AppJobs {
-  /** Schedules a job on any worker with the kind's role. */
-  enqueue<T>(kind: JobKind, data: T, options?: EnqueueOptions): Promise<{ id: string; kind: string }>;
+  /** Schedules a job of a registered kind on any worker with the kind's role. */
+  enqueue<T>(kind: string, data: T, options?: EnqueueOptions): Promise<{ id: string; kind: string }>;
   /** From any worker: removes a waiting job, or aborts the running handler's signal. */
   cancel(jobId: string, reason?: string): Promise<CancelOutcome>;
   /**
@@ -63,10 +39,12 @@ export interface AppJobs {
    */
   inspect<T>(jobId: string, options?: { logs?: boolean }): Promise<JobRecord<T> | undefined>;
   /**
-   * Runs jobs of `kind` here if this worker has the kind's role (returns
-   * true), otherwise does nothing (returns false). One handler per kind.
+   * Registers `kind` and the role that runs it, and runs its jobs here if
+   * this worker has that role (returns true); otherwise only registers the
+   * kind, so this worker can still enqueue, inspect and cancel its jobs
+   * (returns false). One handler and one role per kind.
    */
-  process<T>(kind: JobKind, handler: JobHandler<T>): boolean;
+  process<T>(kind: string, placement: JobPlacement, handler: JobHandler<T>): boolean;
   /** Cluster-wide lifecycle (active, completed, failed, retried, stalled) of every job. */
   on(type: "job", listener: (event: JobEvent) => void): () => void;
 }
@@ -97,7 +75,6 @@ export interface JobSettings {
 export async function createJobScheduler(options: CreateJobSchedulerOptions): Promise<JobScheduler> {
   const { concurrency, attempts, backoff, ...stalledRules } = options.settings ?? {};
   const common = {
-    kinds: JOB_KINDS,
     workerId: options.workerId,
     ...(concurrency !== undefined ? { concurrency } : {}),
     ...(attempts !== undefined ? { attempts } : {}),
@@ -121,18 +98,24 @@ export async function createJobScheduler(options: CreateJobSchedulerOptions): Pr
 
 /** The AppJobs view of a scheduler for a worker with `roles`. */
 export function appJobs(scheduler: JobScheduler, roles: readonly WorkerRole[]): AppJobs {
-  const check = (kind: string): JobKind => {
-    if (!(kind in JOB_KIND_ROLES))
+  const kindRoles = new Map<string, WorkerRole>();
+  const check = (kind: string): string => {
+    if (!kindRoles.has(kind))
       throw new TalkError("invalid_params", `Unknown job kind ${JSON.stringify(kind)}.`);
-    return kind as JobKind;
+    return kind;
   };
   return Object.freeze({
-    enqueue: <T>(kind: JobKind, data: T, options?: EnqueueOptions) =>
+    enqueue: <T>(kind: string, data: T, options?: EnqueueOptions) =>
       scheduler.enqueue(check(kind), data, options),
     cancel: (jobId: string, reason?: string) => scheduler.cancel(jobId, reason),
     inspect: async <T>(jobId: string, options?: { logs?: boolean }) => scheduler.inspect?.<T>(jobId, options),
-    process: <T>(kind: JobKind, handler: JobHandler<T>) => {
-      if (!roles.includes(JOB_KIND_ROLES[check(kind)])) return false;
+    process: <T>(kind: string, placement: JobPlacement, handler: JobHandler<T>) => {
+      const known = kindRoles.get(kind);
+      if (known !== undefined && known !== placement.role)
+        throw new TalkError("invalid_state", `Jobs of kind ${kind} already run on role ${known}.`);
+      scheduler.addKind(kind);
+      kindRoles.set(kind, placement.role);
+      if (!roles.includes(placement.role)) return false;
       scheduler.process(kind, handler);
       return true;
     },

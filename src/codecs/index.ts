@@ -1,5 +1,15 @@
 // The codec layer: typed arrays in, typed arrays out, small stateful objects per stream, no I/O.
 export {
+  AUDIO_ENCODINGS,
+  type AudioEncoding,
+  type AudioFormat,
+  PCM16_16K,
+  PCM16_24K,
+  ULAW_8K,
+  bytesPerSecond,
+  durationMs,
+} from "./audio-format.js";
+export {
   CodecError,
   CODEC_ERROR_CODES,
   isCodecError,

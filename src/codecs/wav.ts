@@ -4,7 +4,7 @@
  * read as PCM16, the one format the rest of the system carries.
  */
 import wavefile from "wavefile";
-import type { AudioFormat } from "../core/talk-types.js";
+import type { AudioFormat } from "./audio-format.js";
 import { CodecError } from "./codec-error.js";
 import { decodeAlaw } from "./alaw.js";
 import { decodeMulaw } from "./mulaw.js";

@@ -253,7 +253,7 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
   // One handler per kind, registered once: this worker runs outbound-call jobs when it has the media role
   // and can reach the carrier; a worker without Twilio credentials would only pull jobs to fail them.
   if (o.rest)
-    jobs?.process<CallJobData>("outbound-call", async (job, signal) => {
+    jobs?.process<CallJobData>("outbound-call", { role: "media" }, async (job, signal) => {
       const report = async (status: OutboundCallStatus): Promise<void> => {
         await job.progress?.(status).catch((err: unknown) => {
           o.logger.debug({ err, jobId: job.id }, "outbound call status not recorded");

@@ -108,19 +108,23 @@ function onListening(app: App): void {
 
 /** Outbound-call jobs that hang until cancelled (probe job-started / job-aborted), or end at once with finish. */
 function registerProbeJobs(app: App): void {
-  app.cluster.jobs.process<{ to: string; finish?: boolean }>("outbound-call", async (job, signal) => {
-    log?.({ probe: "job-started", jobId: job.id, attempt: job.attempt });
-    if (job.data.finish) return;
-    await new Promise<void>((resolve) => {
-      const onAbort = (): void => {
-        log?.({ probe: "job-aborted", jobId: job.id, reason: String(signal.reason) });
-        resolve();
-      };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    });
-    signal.throwIfAborted();
-  });
+  app.cluster.jobs.process<{ to: string; finish?: boolean }>(
+    "outbound-call",
+    { role: "media" },
+    async (job, signal) => {
+      log?.({ probe: "job-started", jobId: job.id, attempt: job.attempt });
+      if (job.data.finish) return;
+      await new Promise<void>((resolve) => {
+        const onAbort = (): void => {
+          log?.({ probe: "job-aborted", jobId: job.id, reason: String(signal.reason) });
+          resolve();
+        };
+        if (signal.aborted) onAbort();
+        else signal.addEventListener("abort", onAbort, { once: true });
+      });
+      signal.throwIfAborted();
+    },
+  );
 }
 
 await runServe({ configPath: process.argv[2], app: { providers }, onListening });

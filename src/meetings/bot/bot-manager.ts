@@ -89,7 +89,9 @@ export class BotManager {
     this.#deps = deps;
     this.#logger = deps.logger ?? NOOP_LOGGER;
     this.#launcher = deps.launcher ?? new ChromiumLauncher({ executablePath: this.options.chromiumPath });
-    deps.jobs?.process<BotJobData>("meeting-bot", (job, signal) => this.#runJob(job, signal));
+    deps.jobs?.process<BotJobData>("meeting-bot", { role: "bot" }, (job, signal) =>
+      this.#runJob(job, signal),
+    );
   }
 
   get platforms(): string[] {

@@ -1,9 +1,7 @@
 import { createOpusDecoder, createResampler, type OpusDecoder, type Resampler } from "../../codecs/index.js";
 import { TalkError } from "../../core/errors.js";
 import type { CaptureFrame } from "./capture-framing.js";
-
-/** The rate everything leaves the decoder at: what speech recognition wants. */
-export const CAPTURE_RATE = 16_000;
+import { CAPTURE_RATE } from "./capture-rate.js";
 
 /**
  * One remote track's audio, from capture frames to 16 kHz mono PCM16. Opus

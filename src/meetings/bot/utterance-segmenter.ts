@@ -1,5 +1,5 @@
 import { createVad, type Vad } from "../../codecs/index.js";
-import { CAPTURE_RATE } from "./track-decoder.js";
+import { CAPTURE_RATE } from "./capture-rate.js";
 
 /** 20 ms at 16 kHz: the VAD takes multiples of 10 ms. */
 const FRAME_SAMPLES = CAPTURE_RATE / 50;
