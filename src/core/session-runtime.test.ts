@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTalkRuntime } from "./session-runtime.js";
 import type { TalkRuntime } from "./session-types.js";
 import type { TalkEvent } from "./talk-events.js";
+import { PCM16_16K } from "./talk-types.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -133,11 +134,10 @@ describe("createTalkRuntime", () => {
       type: "output.audio.delta",
       turnId: turn.id,
       itemId: "i1",
-      payload: { bytes: 640, durationMs: 20 },
+      payload: { format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 }, bytes: 640, durationMs: 20 },
     });
-    expect(() =>
-      s.emit({ type: "output.audio.delta", turnId: turn.id, payload: { data: new Uint8Array(640) } }),
-    ).toThrow();
+    const withAudio = { bytes: 640, durationMs: 20, format: PCM16_16K, data: new Uint8Array(640) };
+    expect(() => s.emit({ type: "output.audio.delta", turnId: turn.id, payload: withAudio })).toThrow();
     await s.close("completed");
     const lines = readFileSync(join(dataDir, "sessions", `${s.id}.jsonl`), "utf8")
       .trimEnd()
