@@ -130,13 +130,9 @@ describe("createTalkRuntime", () => {
     });
     const turn = s.startTurn();
     s.beginOutput({ itemId: "i1" });
-    s.emit({
-      type: "output.audio.delta",
-      turnId: turn.id,
-      itemId: "i1",
-      payload: { format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 }, bytes: 640, durationMs: 20 },
-    });
-    const withAudio = { bytes: 640, durationMs: 20, format: PCM16_16K, data: new Uint8Array(640) };
+    const delta = { format: { ...PCM16_16K }, bytes: 640, durationMs: 20 };
+    s.emit({ type: "output.audio.delta", turnId: turn.id, itemId: "i1", payload: delta });
+    const withAudio = { ...delta, data: new Uint8Array(640) };
     expect(() => s.emit({ type: "output.audio.delta", turnId: turn.id, payload: withAudio })).toThrow();
     await s.close("completed");
     const lines = readFileSync(join(dataDir, "sessions", `${s.id}.jsonl`), "utf8")
@@ -151,6 +147,6 @@ describe("createTalkRuntime", () => {
       "turn.cancelled",
       "session.closed",
     ]);
-    expect(logged[2]?.payload).toEqual({ bytes: 640, durationMs: 20 });
+    expect(logged[2]?.payload).toEqual(delta);
   });
 });
