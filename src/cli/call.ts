@@ -94,7 +94,6 @@ export async function runCall(options: CallOptions, io: CallIo): Promise<number>
     lastEventAt = performance.now();
     if (process.env["TALKGATE_CALL_DEBUG"])
       io.stderr(`event ${e.type} ${JSON.stringify(e.payload).slice(0, 120)}`);
-    const p = e.payload as Record<string, unknown>;
     if (e.type === "turn.ended") awaitingAnswer = true;
     else if (
       e.type === "turn.cancelled" ||
@@ -107,13 +106,14 @@ export async function runCall(options: CallOptions, io: CallIo): Promise<number>
     else if (e.type === "output.audio.done" || e.type === "output.audio.cancelled")
       outputs = Math.max(0, outputs - 1);
     if (e.type === "transcript.done")
-      io.stdout(`${p["role"] === "user" ? "caller" : "assistant"}: ${String(p["text"] ?? "")}`);
-    else if (e.type === "output.text.done") io.stdout(`assistant: ${String(p["text"] ?? "")}`);
+      io.stdout(`${e.payload.role === "user" ? "caller" : "assistant"}: ${String(e.payload.text ?? "")}`);
+    else if (e.type === "output.text.done") io.stdout(`assistant: ${String(e.payload.text ?? "")}`);
     else if (e.type === "output.audio.cancelled") io.stdout("(assistant interrupted)");
-    else if (e.type === "latency.metrics") io.stderr(`latency ${String(p["name"])}: ${String(p["ms"])} ms`);
+    else if (e.type === "latency.metrics")
+      io.stderr(`latency ${String(e.payload.name)}: ${String(e.payload.ms)} ms`);
     else if (e.type === "session.closed") {
       sessionClosed = true;
-      io.stderr(`session closed: ${String(p["reason"])}`);
+      io.stderr(`session closed: ${String(e.payload.reason)}`);
     }
   };
   const watching = watchCall(base, callSid, options.token, onEvent, watch.signal).catch((err: unknown) => {

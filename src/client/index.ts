@@ -16,3 +16,4 @@ export type {
   SessionJoinResult,
 } from "../gateway/protocol/talk-methods.js";
 export type { RequestFrame, ResponseFrame, EventFrame, WireError } from "../gateway/protocol/frames.js";
+export type { TalkEvent, TalkEventOf, TalkEventPayloads, TalkEventType } from "../core/talk-events.js";

@@ -2,7 +2,7 @@ import WebSocket from "ws";
 import { TALK_ERROR_CODES, TalkError } from "../core/errors.js";
 import type { TalkErrorCode } from "../core/errors.js";
 import type { TalkEvent } from "../core/talk-events.js";
-import type { EventFrame, ResponseFrame, WireError } from "../gateway/protocol/frames.js";
+import type { EventFrame, GatewayEventName, ResponseFrame, WireError } from "../gateway/protocol/frames.js";
 import type {
   TalkAudioPayload,
   TalkMethod,
@@ -34,6 +34,18 @@ export interface TalkClientEvents {
   unmatched: (frame: ResponseFrame) => void;
   close: (info: { code: number; reason: string }) => void;
 }
+
+/** What each event frame the server pushes carries. */
+interface ServerEventPayloads {
+  "talk.event": TalkEvent;
+  "talk.audio": TalkAudioPayload;
+  "talk.mode": TalkModeState;
+}
+
+/** An event frame, discriminated by `event` so its payload needs no cast. */
+type ServerEventFrame = {
+  [E in GatewayEventName]: EventFrame<ServerEventPayloads[E]> & { event: E };
+}[GatewayEventName];
 
 /** Params are optional exactly when the method has no required params. */
 type ParamsArg<M extends TalkMethod> =
@@ -174,9 +186,10 @@ export class TalkClient {
   }
 
   #onFrame(text: string): void {
-    let frame: ResponseFrame | EventFrame;
+    let frame: ResponseFrame | ServerEventFrame;
     try {
-      frame = JSON.parse(text) as ResponseFrame | EventFrame;
+      // The server's frames, as the protocol defines them (frames.ts, talk-methods.ts).
+      frame = JSON.parse(text) as ResponseFrame | ServerEventFrame;
     } catch {
       return;
     }
@@ -192,9 +205,9 @@ export class TalkClient {
       return;
     }
     if (frame.type === "event") {
-      if (frame.event === "talk.event") this.#emit("talk.event", frame.payload as TalkEvent, frame.seq);
-      else if (frame.event === "talk.audio") this.#emit("talk.audio", frame.payload as TalkAudioPayload);
-      else if (frame.event === "talk.mode") this.#emit("talk.mode", frame.payload as TalkModeState);
+      if (frame.event === "talk.event") this.#emit("talk.event", frame.payload, frame.seq);
+      else if (frame.event === "talk.audio") this.#emit("talk.audio", frame.payload);
+      else if (frame.event === "talk.mode") this.#emit("talk.mode", frame.payload);
     }
   }
 

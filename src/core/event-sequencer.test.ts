@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { EventSequencer } from "./event-sequencer.js";
 import type { CorrelationState } from "./event-sequencer.js";
+import type { OutputAudioPayload, ToolCallPayload, TranscriptPayload } from "./talk-events.js";
+
+const AUDIO: OutputAudioPayload = {
+  format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 },
+  bytes: 640,
+  durationMs: 20,
+};
+const TOOL: ToolCallPayload = { name: "echo", argumentsJson: "{}" };
+const HEARD: TranscriptPayload = { role: "user", text: "hello" };
 
 function state(overrides: Partial<CorrelationState> = {}): CorrelationState {
   return {
@@ -23,7 +32,7 @@ function sequencer(sessionId = "s1"): EventSequencer {
 
 describe("EventSequencer", () => {
   it("stamps the contract envelope with an ISO-8601 UTC timestamp and a UUID id", () => {
-    const event = sequencer().sequence({ type: "session.ready", payload: { a: 1 } }, state());
+    const event = sequencer().sequence({ type: "session.ready", payload: { reason: "joined" } }, state());
     expect(event).toMatchObject({
       type: "session.ready",
       sessionId: "s1",
@@ -31,7 +40,7 @@ describe("EventSequencer", () => {
       mode: "realtime",
       transport: "gateway-relay",
       brain: "agent-consult",
-      payload: { a: 1 },
+      payload: { reason: "joined" },
     });
     expect(event?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(event?.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -50,10 +59,10 @@ describe("EventSequencer", () => {
 
   it("rejects a turn-bound event without a turnId and does not consume a seq", () => {
     const s = sequencer();
-    expect(() => s.sequence({ type: "output.audio.delta", payload: {} }, state())).toThrow(
+    expect(() => s.sequence({ type: "output.audio.delta", payload: AUDIO }, state())).toThrow(
       expect.objectContaining({ code: "invalid_params" }),
     );
-    expect(() => s.sequence({ type: "tool.call", payload: {} }, state())).toThrow(/turn-bound/);
+    expect(() => s.sequence({ type: "tool.call", payload: TOOL }, state())).toThrow(/turn-bound/);
     expect(s.lastSeq).toBe(0);
   });
 
@@ -64,28 +73,32 @@ describe("EventSequencer", () => {
   });
 
   it("rejects unknown event types", () => {
-    expect(() => sequencer().sequence({ type: "talk.bogus" as never, payload: {} }, state())).toThrow(
-      /Unknown talk event type/,
-    );
+    expect(() =>
+      sequencer().sequence({ type: "talk.bogus" as never, payload: {} as never }, state()),
+    ).toThrow(/Unknown talk event type/);
   });
 
   it("stamps the active captureId on events of the capture's turn and on turnless events", () => {
     const s = sequencer();
     const st = state({ activeCaptureId: "cap-1", activeCaptureTurnId: "t1" });
-    expect(s.sequence({ type: "transcript.delta", turnId: "t1", payload: {} }, st)?.captureId).toBe("cap-1");
-    expect(s.sequence({ type: "input.audio.appended", payload: {} }, st)?.captureId).toBe("cap-1");
-    expect(s.sequence({ type: "tool.call", turnId: "other", payload: {} }, st)?.captureId).toBeUndefined();
+    expect(s.sequence({ type: "transcript.delta", turnId: "t1", payload: HEARD }, st)?.captureId).toBe(
+      "cap-1",
+    );
+    expect(s.sequence({ type: "input.audio.appended", payload: { bytes: 320 } }, st)?.captureId).toBe(
+      "cap-1",
+    );
+    expect(s.sequence({ type: "tool.call", turnId: "other", payload: TOOL }, st)?.captureId).toBeUndefined();
     expect(s.sequence({ type: "health.changed", payload: {} }, state())?.captureId).toBeUndefined();
   });
 
   it("drops and counts output of a turn that is no longer accepted", () => {
     const s = sequencer();
     const st = state({ acceptsOutput: (turnId) => turnId === "current" });
-    expect(s.sequence({ type: "output.audio.delta", turnId: "old", payload: {} }, st)).toBeUndefined();
+    expect(s.sequence({ type: "output.audio.delta", turnId: "old", payload: AUDIO }, st)).toBeUndefined();
     expect(
-      s.sequence({ type: "transcript.done", turnId: "old", final: true, payload: {} }, st),
+      s.sequence({ type: "transcript.done", turnId: "old", final: true, payload: HEARD }, st),
     ).toBeUndefined();
-    expect(s.sequence({ type: "output.audio.delta", turnId: "current", payload: {} }, st)?.seq).toBe(1);
+    expect(s.sequence({ type: "output.audio.delta", turnId: "current", payload: AUDIO }, st)?.seq).toBe(1);
     expect(s.droppedStale).toBe(2);
   });
 
@@ -93,30 +106,43 @@ describe("EventSequencer", () => {
     const s = sequencer();
     const st = state({ isCancelledItem: (id) => id === "item-1" });
     expect(
-      s.sequence({ type: "output.audio.delta", turnId: "t", itemId: "item-1", payload: {} }, st),
+      s.sequence({ type: "output.audio.delta", turnId: "t", itemId: "item-1", payload: AUDIO }, st),
     ).toBeUndefined();
     expect(
-      s.sequence({ type: "output.audio.cancelled", turnId: "t", itemId: "item-1", payload: {} }, st)?.seq,
+      s.sequence(
+        { type: "output.audio.cancelled", turnId: "t", itemId: "item-1", payload: { reason: "barge_in" } },
+        st,
+      )?.seq,
     ).toBe(1);
   });
 
   it("does not treat tool.cancelled or turn.cancelled of a stale turn as droppable output", () => {
     const s = sequencer();
     const st = state({ acceptsOutput: () => false });
-    expect(s.sequence({ type: "tool.cancelled", turnId: "old", payload: {} }, st)?.seq).toBe(1);
-    expect(s.sequence({ type: "turn.cancelled", turnId: "old", payload: {} }, st)?.seq).toBe(2);
+    expect(
+      s.sequence(
+        {
+          type: "tool.cancelled",
+          turnId: "old",
+          payload: { name: "echo", started: true, reason: "barge_in" },
+        },
+        st,
+      )?.seq,
+    ).toBe(1);
+    expect(
+      s.sequence({ type: "turn.cancelled", turnId: "old", payload: { reason: "barge_in", aborted: [] } }, st)
+        ?.seq,
+    ).toBe(2);
   });
 
   it("refuses raw audio bytes in a payload, even nested", () => {
     const s = sequencer();
-    expect(() =>
-      s.sequence({ type: "input.audio.appended", payload: { audio: new Uint8Array(4) } }, state()),
-    ).toThrow(/binary/);
-    expect(() =>
-      s.sequence(
-        { type: "output.audio.delta", turnId: "t", payload: { chunk: { pcm: new Int16Array(2) } } },
-        state(),
-      ),
-    ).toThrow(/binary/);
+    // Payload types allow extra fields from a variable, so the check stays at runtime.
+    const appended = { bytes: 4, audio: new Uint8Array(4) };
+    expect(() => s.sequence({ type: "input.audio.appended", payload: appended }, state())).toThrow(/binary/);
+    const delta = { ...AUDIO, chunk: { pcm: new Int16Array(2) } };
+    expect(() => s.sequence({ type: "output.audio.delta", turnId: "t", payload: delta }, state())).toThrow(
+      /binary/,
+    );
   });
 });

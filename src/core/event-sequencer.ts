@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { TalkError } from "./errors.js";
 import { TALK_EVENT_TYPE_SET, isTurnBound, isTurnOutput } from "./talk-events.js";
-import type { TalkEvent, TalkEventInit } from "./talk-events.js";
+import type { TalkEventInitOf, TalkEventOf, TalkEventType } from "./talk-events.js";
 import type { TalkBrain, TalkMode, TalkTransport } from "./talk-types.js";
 
 export interface EventSequencerOptions {
@@ -75,7 +75,10 @@ export class EventSequencer {
    * stale output. Throws `invalid_params` for an unknown type, a turn-bound
    * event without a turnId, or a payload that carries raw audio bytes.
    */
-  sequence<T>(init: TalkEventInit<T>, state: CorrelationState): TalkEvent<T> | undefined {
+  sequence<T extends TalkEventType>(
+    init: TalkEventInitOf<T>,
+    state: CorrelationState,
+  ): TalkEventOf<T> | undefined {
     if (!TALK_EVENT_TYPE_SET.has(init.type)) {
       throw new TalkError("invalid_params", `Unknown talk event type "${String(init.type)}".`);
     }
@@ -113,7 +116,7 @@ export class EventSequencer {
     }
     this.#seq += 1;
     // Built field by field in the contract's order, leaving absent fields out of the JSON.
-    const event: TalkEvent<T> = {
+    const event: TalkEventOf<T> = {
       id: o.newId(),
       type: init.type,
       sessionId: o.sessionId,

@@ -3,7 +3,7 @@ import type { CorrelationState } from "./event-sequencer.js";
 import type { TalkLogger } from "./logger.js";
 import { ReplayBuffer } from "./replay-buffer.js";
 import type { TalkEventListener } from "./session-types.js";
-import type { TalkEvent, TalkEventInit } from "./talk-events.js";
+import type { TalkEvent, TalkEventInitOf, TalkEventOf, TalkEventType } from "./talk-events.js";
 import type { TalkBrain, TalkMode, TalkTransport } from "./talk-types.js";
 
 /** Where a session's events go besides its own subscribers. */
@@ -61,9 +61,14 @@ export class SessionEventChannel {
     return this.#sequencer.droppedStale;
   }
 
-  publish<T>(init: TalkEventInit<T>, correlation: CorrelationState): TalkEvent<T> | undefined {
-    const event = this.#sequencer.sequence(init, correlation);
-    if (!event) return undefined;
+  publish<T extends TalkEventType>(
+    init: TalkEventInitOf<T>,
+    correlation: CorrelationState,
+  ): TalkEventOf<T> | undefined {
+    const typed = this.#sequencer.sequence(init, correlation);
+    if (!typed) return undefined;
+    // TalkEventOf<T> is one member of the TalkEvent union; TypeScript cannot see that for a generic T.
+    const event = typed as TalkEvent;
     this.#replay.push(event);
     this.#sinks.log?.append(event);
     for (const listener of this.#listeners) {
@@ -81,7 +86,7 @@ export class SessionEventChannel {
     } catch (err) {
       this.#logger.error({ err, sessionId: this.#sessionId, type: event.type }, "runtime event hook threw");
     }
-    return event;
+    return typed;
   }
 
   replay(afterSeq: number): { events: TalkEvent[]; complete: boolean } {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTalkRuntime } from "./session-runtime.js";
 import type { TalkRuntime } from "./session-types.js";
 import type { TalkEvent } from "./talk-events.js";
+import { PCM16_16K } from "./talk-types.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -129,15 +130,10 @@ describe("createTalkRuntime", () => {
     });
     const turn = s.startTurn();
     s.beginOutput({ itemId: "i1" });
-    s.emit({
-      type: "output.audio.delta",
-      turnId: turn.id,
-      itemId: "i1",
-      payload: { bytes: 640, durationMs: 20 },
-    });
-    expect(() =>
-      s.emit({ type: "output.audio.delta", turnId: turn.id, payload: { data: new Uint8Array(640) } }),
-    ).toThrow();
+    const delta = { format: { ...PCM16_16K }, bytes: 640, durationMs: 20 };
+    s.emit({ type: "output.audio.delta", turnId: turn.id, itemId: "i1", payload: delta });
+    const withAudio = { ...delta, data: new Uint8Array(640) };
+    expect(() => s.emit({ type: "output.audio.delta", turnId: turn.id, payload: withAudio })).toThrow();
     await s.close("completed");
     const lines = readFileSync(join(dataDir, "sessions", `${s.id}.jsonl`), "utf8")
       .trimEnd()
@@ -151,6 +147,6 @@ describe("createTalkRuntime", () => {
       "turn.cancelled",
       "session.closed",
     ]);
-    expect(logged[2]?.payload).toEqual({ bytes: 640, durationMs: 20 });
+    expect(logged[2]?.payload).toEqual(delta);
   });
 });

@@ -1,5 +1,11 @@
 import type { TalkLogger } from "./logger.js";
-import type { TalkEvent, TalkEventInit, TerminalReason } from "./talk-events.js";
+import type {
+  TalkEvent,
+  TalkEventInitOf,
+  TalkEventOf,
+  TalkEventType,
+  TerminalReason,
+} from "./talk-events.js";
 import type { AudioFormat, TalkBrain, TalkMode, TalkSessionOwner, TalkTransport } from "./talk-types.js";
 
 /**
@@ -57,6 +63,7 @@ export interface TalkOutput {
   readonly signal: AbortSignal;
 }
 
+/** Receives every event; narrow by `event.type` to read its payload. A listener that throws is logged, never breaks the emitter. */
 export type TalkEventListener = (event: TalkEvent) => void;
 
 export interface StartTurnOptions {
@@ -100,8 +107,11 @@ export interface TalkSession {
   readonly lastSeq: number;
   readonly stats: TalkSessionStats;
 
-  /** Emits an event through the sequencer. Returns undefined when it was dropped as stale. */
-  emit<T>(init: TalkEventInit<T>): TalkEvent<T> | undefined;
+  /**
+   * Emits an event through the sequencer; `payload` must be the type's payload
+   * (TalkEventPayloads). Returns undefined when it was dropped as stale.
+   */
+  emit<T extends TalkEventType>(init: TalkEventInitOf<T>): TalkEventOf<T> | undefined;
 
   /** Starts a turn. Throws turn_already_active while a turn is still `active` (not yet ended). */
   startTurn(options?: StartTurnOptions): TalkTurn;

@@ -1,30 +1,4 @@
-import type { TalkBrain, TalkMode, TalkTransport } from "./talk-types.js";
-
-/**
- * The one event envelope of every live Talk path (seed 001, "Event Contract").
- * Field names and optionality are exactly the contract's.
- */
-export interface TalkEvent<TPayload = unknown> {
-  id: string;
-  type: TalkEventType;
-  sessionId: string;
-  turnId?: string;
-  captureId?: string;
-  /** Monotonically increasing per session, starting at 1. */
-  seq: number;
-  /** ISO 8601 UTC. */
-  timestamp: string;
-  mode: TalkMode;
-  transport: TalkTransport;
-  brain: TalkBrain;
-  provider?: string;
-  final?: boolean;
-  callId?: string;
-  itemId?: string;
-  parentId?: string;
-  source?: string;
-  payload: TPayload;
-}
+import type { AudioFormat, TalkBrain, TalkMode, TalkSessionOwner, TalkTransport } from "./talk-types.js";
 
 /** Every event type core emits, by family. */
 export const TALK_EVENT_TYPES = [
@@ -100,23 +74,10 @@ export function isTurnOutput(type: TalkEventType): boolean {
   return type.startsWith("transcript.") || type.startsWith("output.") || type === "tool.result";
 }
 
-/** Fields a producer sets; the sequencer fills id, seq, timestamp, mode, transport, brain, sessionId. */
-export interface TalkEventInit<TPayload = unknown> {
-  type: TalkEventType;
-  payload: TPayload;
-  turnId?: string;
-  captureId?: string;
-  provider?: string;
-  final?: boolean;
-  callId?: string;
-  itemId?: string;
-  parentId?: string;
-  source?: string;
-}
-
 // ---------------------------------------------------------------------------
-// Payload shapes of the core families. Producers may add fields; consumers
-// should rely on the envelope and these documented fields.
+// Payload shapes, one per event type (TalkEventPayloads). Producers may add
+// fields where a shape says so (an index signature); consumers should rely on
+// the envelope and these documented fields.
 // ---------------------------------------------------------------------------
 
 export type TerminalReason =
@@ -131,9 +92,51 @@ export type TerminalReason =
   | "owner_lost"
   | (string & {});
 
+/** Events that carry nothing beyond their envelope (`capture.started`, `capture.stopped`). */
+export type EmptyPayload = Record<string, never>;
+
+export interface SessionCreatedPayload {
+  owner: TalkSessionOwner;
+  /** The adapter's opaque metadata (call sid, meeting id, ...). */
+  metadata: Readonly<Record<string, string>>;
+  inputFormat?: AudioFormat;
+  outputFormat?: AudioFormat;
+}
+
+/** `session.ready` / `session.replaced` (managed-room handover): why, e.g. "joined", "replaced". */
+export interface SessionHandoverPayload {
+  reason?: string;
+}
+
+/** `session.updated`: adapter state, e.g. a meeting bot's `{botId, state, subCode, participants, platform}`. */
+export interface SessionUpdatedPayload {
+  [field: string]: unknown;
+}
+
+/** `session.error`: a TalkError's JSON, or a provider's error as the pipeline saw it. */
+export interface SessionErrorPayload {
+  code: string;
+  message: string;
+  retryable?: boolean;
+  details?: Record<string, unknown>;
+  /** The provider's own error code (code is then "provider_error"). */
+  upstreamCode?: string;
+  /** The provider session cannot go on; the session closes with reason "error". */
+  fatal?: boolean;
+}
+
 export interface SessionClosedPayload {
   reason: TerminalReason;
   message?: string;
+}
+
+export interface TurnStartedPayload {
+  /** Who started the turn (e.g. "user", "greeting"), when the starter said so. */
+  source?: string;
+}
+
+export interface TurnEndedPayload {
+  reason: TerminalReason;
 }
 
 export interface TurnCancelledPayload {
@@ -142,17 +145,70 @@ export interface TurnCancelledPayload {
   aborted: string[];
 }
 
-export interface OutputAudioPayload {
-  /** Metadata only: raw audio never rides in an event payload. */
-  format: { encoding: string; sampleRate: number; channels: number };
+/** `input.audio.appended` / `input.audio.committed`: how much caller audio, never the audio itself. */
+export interface InputAudioPayload {
   bytes: number;
-  durationMs: number;
+  durationMs?: number;
 }
 
+export interface SpeechStartedPayload {
+  /** Where speech started in the input stream, ms, when the detector says. */
+  audioStartMs?: number;
+}
+
+export interface SpeechStoppedPayload {
+  /** Where speech stopped in the input stream, ms, when the detector says. */
+  audioEndMs?: number;
+}
+
+/**
+ * `transcript.delta` / `transcript.done`. Producers may add fields: adapters
+ * tag `speaker` / `trackId` / `rtpSource`, typed input carries its metadata
+ * (e.g. `{input: "dtmf", digits}`).
+ */
 export interface TranscriptPayload {
   role: "user" | "assistant";
   text: string;
   speaker?: string;
+  trackId?: string;
+  rtpSource?: number;
+  /** On a delta: the text replaces the turn's partial so far instead of extending it. */
+  replace?: boolean;
+  [field: string]: unknown;
+}
+
+/** `output.text.delta` / `output.text.done`. */
+export interface OutputTextPayload {
+  text: string;
+}
+
+/** Metadata of an audio format as events carry it. */
+export interface AudioFormatInfo {
+  encoding: string;
+  sampleRate: number;
+  channels: number;
+}
+
+export interface OutputAudioStartedPayload {
+  format: AudioFormatInfo;
+}
+
+export interface OutputAudioPayload {
+  /** Metadata only: raw audio never rides in an event payload. */
+  format: AudioFormatInfo;
+  bytes: number;
+  durationMs: number;
+}
+
+/** `output.audio.delta`: a TTS queue adds which segment (chunk) of the answer the audio belongs to. */
+export interface OutputAudioDeltaPayload extends OutputAudioPayload {
+  segment?: number;
+  /** On the first delta of each segment: the text being spoken, so captions can follow the audio. */
+  segmentText?: string;
+}
+
+export interface OutputAudioCancelledPayload {
+  reason: TerminalReason;
 }
 
 export interface ToolCallPayload {
@@ -160,7 +216,140 @@ export interface ToolCallPayload {
   argumentsJson: string;
 }
 
+/** `tool.progress`: what a long-running tool reports while it works. */
+export interface ToolProgressPayload {
+  name: string;
+  message?: string;
+  [field: string]: unknown;
+}
+
+export interface ToolResultPayload {
+  name: string;
+  output: string;
+}
+
+export interface ToolErrorPayload {
+  name: string;
+  code: string;
+  message: string;
+}
+
+export interface ToolCancelledPayload {
+  name: string;
+  /** Whether the tool had started running when it was cancelled. */
+  started: boolean;
+  reason: string;
+}
+
+/** `usage.metrics`: the provider's usage report; token counts when it gives them. */
+export interface UsageMetricsPayload {
+  inputTokens?: number;
+  outputTokens?: number;
+  [field: string]: unknown;
+}
+
+/** `latency.metrics`: one measured interval; adapters add what measured it (e.g. `detector`). */
 export interface LatencyMetricsPayload {
   name: string;
   ms: number;
+  [field: string]: unknown;
 }
+
+/** `health.changed`: an adapter's health, e.g. a meeting bot's fatal end `{ok: false, botId, state, subCode}`. */
+export interface HealthChangedPayload {
+  ok?: boolean;
+  [field: string]: unknown;
+}
+
+/** The payload type of each event type: what `session.emit` checks and what narrowing by `type` gives. */
+export interface TalkEventPayloads {
+  "session.created": SessionCreatedPayload;
+  "session.ready": SessionHandoverPayload;
+  "session.replaced": SessionHandoverPayload;
+  "session.updated": SessionUpdatedPayload;
+  "session.error": SessionErrorPayload;
+  "session.closed": SessionClosedPayload;
+  "turn.started": TurnStartedPayload;
+  "turn.ended": TurnEndedPayload;
+  "turn.cancelled": TurnCancelledPayload;
+  "capture.started": EmptyPayload;
+  "capture.stopped": EmptyPayload;
+  "input.audio.appended": InputAudioPayload;
+  "input.audio.committed": InputAudioPayload;
+  "input.audio.speech_started": SpeechStartedPayload;
+  "input.audio.speech_stopped": SpeechStoppedPayload;
+  "transcript.delta": TranscriptPayload;
+  "transcript.done": TranscriptPayload;
+  "output.text.delta": OutputTextPayload;
+  "output.text.done": OutputTextPayload;
+  "output.audio.started": OutputAudioStartedPayload;
+  "output.audio.delta": OutputAudioDeltaPayload;
+  "output.audio.done": OutputAudioPayload;
+  "output.audio.cancelled": OutputAudioCancelledPayload;
+  "tool.call": ToolCallPayload;
+  "tool.progress": ToolProgressPayload;
+  "tool.result": ToolResultPayload;
+  "tool.error": ToolErrorPayload;
+  "tool.cancelled": ToolCancelledPayload;
+  "usage.metrics": UsageMetricsPayload;
+  "latency.metrics": LatencyMetricsPayload;
+  "health.changed": HealthChangedPayload;
+}
+
+/**
+ * The envelope fields besides `type` and `payload` (seed 001, "Event
+ * Contract"). Field names and optionality are exactly the contract's.
+ */
+export interface TalkEventEnvelope {
+  id: string;
+  sessionId: string;
+  turnId?: string;
+  captureId?: string;
+  /** Monotonically increasing per session, starting at 1. */
+  seq: number;
+  /** ISO 8601 UTC. */
+  timestamp: string;
+  mode: TalkMode;
+  transport: TalkTransport;
+  brain: TalkBrain;
+  provider?: string;
+  final?: boolean;
+  callId?: string;
+  itemId?: string;
+  parentId?: string;
+  source?: string;
+}
+
+/** One event of type `T`: the envelope with that type's payload. */
+export interface TalkEventOf<T extends TalkEventType> extends TalkEventEnvelope {
+  type: T;
+  payload: TalkEventPayloads[T];
+}
+
+/**
+ * The one event of every live Talk path: a union discriminated by `type`, so
+ * `if (event.type === "transcript.done") event.payload.text` needs no cast.
+ * `TalkEvent<"a" | "b">` is the union of those types' events.
+ */
+export type TalkEvent<T extends TalkEventType = TalkEventType> = T extends TalkEventType
+  ? TalkEventOf<T>
+  : never;
+
+/** Fields a producer sets for one event of type `T`; the sequencer fills id, seq, timestamp, mode, transport, brain, sessionId. */
+export interface TalkEventInitOf<T extends TalkEventType> {
+  type: T;
+  payload: TalkEventPayloads[T];
+  turnId?: string;
+  captureId?: string;
+  provider?: string;
+  final?: boolean;
+  callId?: string;
+  itemId?: string;
+  parentId?: string;
+  source?: string;
+}
+
+/** What a producer hands to `session.emit`: a union discriminated by `type`, like TalkEvent. */
+export type TalkEventInit<T extends TalkEventType = TalkEventType> = T extends TalkEventType
+  ? TalkEventInitOf<T>
+  : never;

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTalkRuntime } from "./session-runtime.js";
 import type { TalkRuntime, TalkSession } from "./session-types.js";
-import type { TalkEvent } from "./talk-events.js";
+import type { OutputAudioPayload, TalkEvent } from "./talk-events.js";
 
 const runtimes: TalkRuntime[] = [];
 afterEach(async () => {
@@ -25,6 +25,12 @@ function open(): { session: TalkSession; events: TalkEvent[] } {
 }
 
 const types = (events: TalkEvent[]) => events.map((e) => e.type);
+
+const AUDIO: OutputAudioPayload = {
+  format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 },
+  bytes: 640,
+  durationMs: 20,
+};
 
 /** Real async work: waits on a timer and stops when its signal aborts. */
 function slowWork(log: { sawAbort: boolean; finished: boolean }) {
@@ -106,19 +112,17 @@ describe("TalkSession turns", () => {
       session.emit({ type: "output.text.delta", turnId: first.id, payload: { text: "hi" } }),
     ).toBeDefined();
     session.startTurn();
-    expect(
-      session.emit({ type: "output.audio.delta", turnId: first.id, payload: { bytes: 10 } }),
-    ).toBeUndefined();
+    expect(session.emit({ type: "output.audio.delta", turnId: first.id, payload: AUDIO })).toBeUndefined();
     expect(session.stats.droppedStale).toBe(1);
     expect(types(events)).not.toContain("output.audio.delta");
   });
 
   it("rejects turn-bound events without a turnId and lifecycle events it owns", () => {
     const { session } = open();
-    expect(() => session.emit({ type: "output.audio.delta", payload: {} })).toThrow(
+    expect(() => session.emit({ type: "output.audio.delta", payload: AUDIO })).toThrow(
       expect.objectContaining({ code: "invalid_params" }),
     );
-    expect(() => session.emit({ type: "session.closed", payload: {} })).toThrow(
+    expect(() => session.emit({ type: "session.closed", payload: { reason: "closed" } })).toThrow(
       /emitted by the session itself/,
     );
   });
@@ -218,7 +222,7 @@ describe("TalkSession cancellation", () => {
     expect(turn.signal.aborted).toBe(false);
     expect(session.activeTurn?.id).toBe(turn.id);
     expect(
-      session.emit({ type: "output.audio.delta", turnId: turn.id, itemId: "resp-1", payload: {} }),
+      session.emit({ type: "output.audio.delta", turnId: turn.id, itemId: "resp-1", payload: AUDIO }),
     ).toBeUndefined();
     expect(events.filter((e) => e.type === "output.audio.cancelled")).toHaveLength(1);
     await expect(session.runWork("tts", async () => 1, { scope: "output" })).rejects.toMatchObject({

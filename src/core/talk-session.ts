@@ -18,7 +18,14 @@ import type {
   TalkWorkKind,
 } from "./session-types.js";
 import { WorkRegistry } from "./work-registry.js";
-import type { TalkEvent, TalkEventInit, TerminalReason, TurnCancelledPayload } from "./talk-events.js";
+import type {
+  TalkEvent,
+  TalkEventInitOf,
+  TalkEventOf,
+  TalkEventType,
+  TerminalReason,
+  TurnCancelledPayload,
+} from "./talk-events.js";
 import type { TalkBrain, TalkMode, TalkSessionOwner, TalkTransport } from "./talk-types.js";
 import { OutputRecord, RecentIds, TurnRecord } from "./talk-turn.js";
 
@@ -137,7 +144,7 @@ export class LiveTalkSession implements TalkSession {
     };
   }
 
-  emit<T>(init: TalkEventInit<T>): TalkEvent<T> | undefined {
+  emit<T extends TalkEventType>(init: TalkEventInitOf<T>): TalkEventOf<T> | undefined {
     if (RESERVED_TYPES.has(init.type)) {
       throw new TalkError("invalid_params", `"${init.type}" is emitted by the session itself; use its verb.`);
     }
@@ -417,7 +424,7 @@ export class LiveTalkSession implements TalkSession {
     }
   }
 
-  #publish<T>(init: TalkEventInit<T>): TalkEvent<T> | undefined {
+  #publish<T extends TalkEventType>(init: TalkEventInitOf<T>): TalkEventOf<T> | undefined {
     return this.#events.publish(init, this.#correlation);
   }
 }

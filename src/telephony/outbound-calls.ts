@@ -520,10 +520,7 @@ function unknownCall(id: string, jobId?: string): TalkError {
 function closeReasonOf(call: CallSession): Promise<string> {
   let reason = "closed";
   const off = call.session.subscribe((event) => {
-    if (event.type === "session.closed") {
-      const payload = event.payload as { reason?: unknown } | undefined;
-      if (typeof payload?.reason === "string") reason = payload.reason;
-    }
+    if (event.type === "session.closed") reason = event.payload.reason;
   });
   return call.whenClosed().then(() => {
     off();

@@ -22,19 +22,16 @@ export class SessionTranscripts {
       this.#sessions.delete(event.sessionId);
       return;
     }
-    const payload = event.payload as { role?: unknown; text?: unknown } | undefined;
-    if (typeof payload?.text !== "string") return;
-    let role: "user" | "assistant" | undefined;
-    if (event.type === "transcript.done" && (payload.role === "user" || payload.role === "assistant"))
-      role = payload.role;
-    else if (event.type === "output.text.done") role = "assistant";
-    if (!role) return;
+    let said: { role: "user" | "assistant"; text: string } | undefined;
+    if (event.type === "transcript.done") said = event.payload;
+    else if (event.type === "output.text.done") said = { role: "assistant", text: event.payload.text };
+    if (typeof said?.text !== "string" || (said.role !== "user" && said.role !== "assistant")) return;
     let history = this.#sessions.get(event.sessionId);
     if (!history) {
       history = new ConversationHistory(this.#keep);
       this.#sessions.set(event.sessionId, history);
     }
-    history.add(role, payload.text);
+    history.add(said.role, said.text);
   }
 
   history(sessionId: string): readonly AgentMessage[] {

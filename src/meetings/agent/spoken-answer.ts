@@ -28,13 +28,6 @@ interface OpenAnswer {
   segments: Map<number, Segment>;
 }
 
-/** The fields of output.audio.delta a queue adds (core's TtsQueue: SegmentAudioPayload). */
-interface SegmentDelta {
-  durationMs?: number;
-  segment?: number;
-  segmentText?: string;
-}
-
 /**
  * Follows the assistant session's events and the page's playout clock, and
  * reports each answer once it ends, as heard. Each `output.audio.delta` is
@@ -90,11 +83,10 @@ export class SpokenAnswerTracker {
     }
   }
 
-  #delta(event: TalkEvent): void {
-    const { itemId, turnId } = event;
+  #delta(event: TalkEvent<"output.audio.delta">): void {
+    const { itemId, turnId, payload } = event;
     if (!itemId || !turnId) return;
-    const payload = event.payload as SegmentDelta;
-    const durationMs = payload.durationMs ?? 0;
+    const durationMs = payload.durationMs;
     if (!(durationMs > 0)) return;
     let open = this.#open.get(itemId);
     if (!open) {
@@ -162,7 +154,6 @@ export function heardPrefix(text: string, fraction: number): string {
   return space < 0 ? "" : before.slice(0, space).trimEnd();
 }
 
-function reasonOf(payload: unknown): TerminalReason | undefined {
-  const reason = (payload as { reason?: unknown } | undefined)?.reason;
-  return typeof reason === "string" ? (reason as TerminalReason) : undefined;
+function reasonOf(payload: { reason?: unknown }): TerminalReason | undefined {
+  return typeof payload.reason === "string" ? payload.reason : undefined;
 }

@@ -279,12 +279,7 @@ export class MeetingBot {
 
   #onSessionEvent(event: TalkEvent): void {
     if (event.type !== "transcript.done" || event.turnId === undefined) return;
-    const payload = event.payload as {
-      text?: string;
-      speaker?: string;
-      trackId?: string;
-      rtpSource?: number;
-    };
+    const { payload } = event;
     if (!payload.text) return;
     this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
     const line: TranscriptLine = {

@@ -1,5 +1,5 @@
 import type { TalkSession } from "../../core/session-types.js";
-import type { TalkEventInit } from "../../core/talk-events.js";
+import type { TalkEventInitOf, TalkEventType } from "../../core/talk-events.js";
 
 export interface SpeakerOfTurn {
   (turnId: string): { speaker: string; trackId: string; rtpSource?: number } | undefined;
@@ -15,16 +15,16 @@ export interface SpeakerOfTurn {
  * state works).
  */
 export function speakerTaggedSession(session: TalkSession, speakerOf: SpeakerOfTurn): TalkSession {
-  const emit: TalkSession["emit"] = <T>(init: TalkEventInit<T>) => {
+  const emit: TalkSession["emit"] = <T extends TalkEventType>(init: TalkEventInitOf<T>) => {
     if (init.type.startsWith("transcript.") && init.turnId !== undefined) {
       const who = speakerOf(init.turnId);
       const payload = {
-        ...(init.payload as object),
+        ...init.payload,
         speaker: who?.speaker ?? "unknown",
         ...(who ? { trackId: who.trackId } : {}),
         ...(who?.rtpSource !== undefined ? { rtpSource: who.rtpSource } : {}),
       };
-      return session.emit({ ...init, payload } as TalkEventInit<T>);
+      return session.emit({ ...init, payload });
     }
     return session.emit(init);
   };
