@@ -91,11 +91,21 @@ export class RemoteSessions {
   ): Promise<JoinOutcome> {
     this.#assertNotLost(sessionId);
     const { afterSeq } = params;
-    const { events, ...result } = await this.#o.cluster.sendCommand(
+    const joined = this.#o.cluster.sendCommand(
       sessionId,
       { verb: "join", params: { joinToken: params.joinToken, afterSeq, peer: this.#peerKey(caller) } },
       { signal: caller.signal },
     );
+    // The connection closed while the join was in flight (its release already ran): the owner may
+    // have moved delivery to its stand-in, so tell it to start the reconnect grace instead.
+    const { events, ...result } = await joined.catch((err: unknown) => {
+      if (caller.closed || caller.signal.aborted) this.#leave(sessionId, caller);
+      throw err;
+    });
+    if (caller.closed) {
+      this.#leave(sessionId, caller);
+      throw new TalkError("cancelled", "The connection closed while the session was joined.");
+    }
     const peer: SessionPeer = caller;
     const key = viewKey(sessionId, peer);
     this.#views.get(key)?.unsubscribe();
@@ -230,13 +240,16 @@ export class RemoteSessions {
     for (const [k, view] of [...this.#views]) {
       if (view.peer !== peer) continue;
       this.#drop(k, view);
-      void this.#o.cluster
-        // No signal: the caller's is aborted by now (its connection closed), and the owner must still hear it.
-        .sendCommand(view.sessionId, { verb: "leave", params: { peer: this.#peerKey(peer) } })
-        .catch((err: unknown) =>
-          this.#o.logger.debug({ err, sessionId: view.sessionId }, "remote leave failed"),
-        );
+      this.#leave(view.sessionId, peer);
     }
+  }
+
+  /** Tells the owner a client here is gone (its sessions start the reconnect grace). Best effort. */
+  #leave(sessionId: string, peer: SessionPeer): void {
+    void this.#o.cluster
+      // No signal: the caller's is aborted by now (its connection closed), and the owner must still hear it.
+      .sendCommand(sessionId, { verb: "leave", params: { peer: this.#peerKey(peer) } })
+      .catch((err: unknown) => this.#o.logger.debug({ err, sessionId }, "remote leave failed"));
   }
 
   #peerKey(peer: SessionPeer): string {
