@@ -192,7 +192,8 @@ export function createGatewayCluster(
   return {
     workerId: coordinator.workerId,
     claimed,
-    sendCommand: (sessionId, command) => coordinator.sendCommand(sessionId, command),
+    sendCommand: (sessionId, command, commandOptions) =>
+      coordinator.sendCommand(sessionId, command, commandOptions),
     onCommand: (handler) => coordinator.onCommand(handler),
     subscribeEvents: (sessionId, afterSeq, listener) =>
       coordinator.subscribeEvents(sessionId, afterSeq, listener),

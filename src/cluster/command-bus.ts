@@ -1,22 +1,47 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import { z } from "zod";
 import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
-import type { CommandReply, SessionCommand } from "./coordinator.js";
 import { directoryUnavailable, type RedisKeys } from "./redis-connection.js";
-import { ownerUnreachable, withDeadline } from "./session-command.js";
+import {
+  type CommandReply,
+  commandCancelled,
+  knownCode,
+  ownerUnreachable,
+  type ParsedSessionCommand,
+  withDeadline,
+} from "./session-command.js";
 
-interface CommandMessage {
-  id: string;
-  sessionId: string;
-  command: SessionCommand;
-  replyTo: string;
-}
+const id = z.string().min(1).max(128);
+const workerId = z.string().min(1).max(256);
 
-interface ReplyMessage {
-  id: string;
-  reply: CommandReply;
-}
+/**
+ * A request on the owner's channel. The command inside is parsed against the
+ * table by the owner (coordinator-base), so a bad verb is answered invalid_params.
+ */
+const commandMessage = z.object({
+  id,
+  sessionId: z.string().min(1).max(256),
+  command: z.unknown(),
+  replyTo: workerId,
+});
+type CommandMessage = z.infer<typeof commandMessage>;
+
+const replyMessage = z.object({
+  id,
+  reply: z.discriminatedUnion("ok", [
+    z.object({ ok: z.literal(true), value: z.unknown() }),
+    z.object({
+      ok: z.literal(false),
+      error: z.object({ code: z.string().max(64).transform(knownCode), message: z.string().max(4096) }),
+    }),
+  ]),
+});
+type ReplyMessage = z.input<typeof replyMessage>;
+
+/** Where a malformed request can still be answered: its id and replyTo, when those are sound. */
+const replyAddress = z.object({ id, replyTo: workerId });
 
 /** The narrow context the bus needs: connections, names, and how the owner applies a command. */
 export interface CommandBusContext {
@@ -24,8 +49,8 @@ export interface CommandBusContext {
   subscriber: Redis;
   keys: RedisKeys;
   workerId: string;
-  /** Applies a command addressed to this worker (checks ownership, runs the handler). */
-  apply(sessionId: string, command: SessionCommand): Promise<CommandReply>;
+  /** Applies a command addressed to this worker, as received (parses it, checks ownership, runs the handler). */
+  apply(sessionId: string, command: unknown): Promise<CommandReply>;
   logger: TalkLogger;
 }
 
@@ -35,6 +60,11 @@ export interface CommandBusContext {
  * delivering now: PUBLISH says how many workers heard it, so an owner that is
  * gone is reported at once, and one that is slow is bounded by the caller's
  * wait. Nothing is queued to be applied late, after the caller gave up.
+ *
+ * Every message received is parsed (zod), never cast: a malformed request is
+ * logged and, when it says where to reply, answered with a coded error; a
+ * malformed reply is logged and dropped (its caller times out). Neither stops
+ * the bus.
  */
 export class CommandBus {
   readonly #ctx: CommandBusContext;
@@ -54,11 +84,12 @@ export class CommandBus {
   async send(
     ownerId: string,
     sessionId: string,
-    command: SessionCommand,
+    command: ParsedSessionCommand,
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<CommandReply> {
     const { commands, keys, workerId } = this.#ctx;
+    if (signal?.aborted) throw commandCancelled(signal);
     if (commands.status !== "ready") throw directoryUnavailable("send a command to another worker");
     const id = randomUUID();
     const reply = new Promise<CommandReply>((resolve) => this.#pending.set(id, resolve));
@@ -78,6 +109,11 @@ export class CommandBus {
     }
   }
 
+  /** Replies awaited now (each released when answered, timed out, or its caller's signal aborted). */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
   /** Rejects nothing new; replies still in flight resolve as owner_unreachable for their callers. */
   close(): void {
     this.#ctx.subscriber.off("message", this.#onMessage);
@@ -91,35 +127,66 @@ export class CommandBus {
   }
 
   #route(channel: string, raw: string): void {
-    const { keys, workerId } = this.#ctx;
+    const { keys, workerId, logger } = this.#ctx;
     // The subscriber carries other channels too (shared settings): only ours are parsed here.
-    if (channel !== keys.replyChannel(workerId) && channel !== keys.commandChannel(workerId)) return;
+    const isReply = channel === keys.replyChannel(workerId);
+    if (!isReply && channel !== keys.commandChannel(workerId)) return;
     let message: unknown;
     try {
       message = JSON.parse(raw);
     } catch {
-      this.#ctx.logger.warn({ channel }, "malformed cluster message ignored");
+      logger.warn({ channel, bytes: raw.length }, "malformed cluster message ignored (not JSON)");
       return;
     }
-    if (channel === keys.replyChannel(workerId)) {
-      const { id, reply } = message as ReplyMessage;
-      this.#pending.get(id)?.(reply);
-    } else if (channel === keys.commandChannel(workerId)) {
-      void this.#answer(message as CommandMessage);
+    if (isReply) {
+      const reply = replyMessage.safeParse(message);
+      if (!reply.success) {
+        logger.warn({ channel, issues: summary(reply.error) }, "malformed command reply ignored");
+        return;
+      }
+      this.#pending.get(reply.data.id)?.(reply.data.reply as CommandReply);
+      return;
+    }
+    const request = commandMessage.safeParse(message);
+    if (request.success) {
+      void this.#answer(request.data);
+      return;
+    }
+    const issues = summary(request.error);
+    logger.warn({ channel, issues }, "malformed session command refused");
+    const address = replyAddress.safeParse(message);
+    if (address.success) {
+      void this.#publishReply(address.data.replyTo, {
+        id: address.data.id,
+        reply: {
+          ok: false,
+          error: { code: "invalid_request", message: `Malformed session command: ${issues}` },
+        },
+      });
     }
   }
 
   async #answer(message: CommandMessage): Promise<void> {
     const reply = await this.#ctx.apply(message.sessionId, message.command);
-    const out: ReplyMessage = { id: message.id, reply };
+    await this.#publishReply(message.replyTo, { id: message.id, reply });
+  }
+
+  async #publishReply(replyTo: string, out: ReplyMessage): Promise<void> {
     try {
-      await this.#ctx.commands.publish(this.#ctx.keys.replyChannel(message.replyTo), JSON.stringify(out));
+      await this.#ctx.commands.publish(this.#ctx.keys.replyChannel(replyTo), JSON.stringify(out));
     } catch (err) {
       // The caller will time out with owner_unreachable; the command itself was applied.
       this.#ctx.logger.warn(
-        { err: err instanceof TalkError ? err.code : err, sessionId: message.sessionId },
+        { err: err instanceof TalkError ? err.code : err, replyTo },
         "command reply lost",
       );
     }
   }
+}
+
+function summary(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.map(String).join(".") || "message"}: ${i.message}`)
+    .join("; ");
 }

@@ -6,8 +6,10 @@ import type {
   CoordinatorState,
   ReadyReport,
   SendCommandOptions,
-  SessionCommand,
   SessionCommandHandler,
+  SessionCommandOf,
+  SessionCommandResult,
+  SessionCommandVerb,
   SessionEventListener,
   SubscribeEventsOptions,
   WorkerInfo,
@@ -23,7 +25,14 @@ import { CpuSampler } from "./cpu-sampler.js";
 import { EventHub } from "./event-hub.js";
 import { type HeldLease, LeaseKeeper, type LostLease } from "./lease-keeper.js";
 import { orderedListener, type OrderedListener } from "./ordered-listener.js";
-import { applyCommand, checkSessionId, unwrapReply, validateCommand } from "./session-command.js";
+import {
+  applyCommand,
+  checkSessionId,
+  commandCancelled,
+  type ParsedSessionCommand,
+  parseSessionCommand,
+  unwrapReply,
+} from "./session-command.js";
 import { SettingFanout } from "./shared-settings.js";
 
 /**
@@ -130,19 +139,25 @@ export abstract class CoordinatorBase {
     return this.leases.has(sessionId);
   }
 
-  async sendCommand(
+  /**
+   * The sender's side of the command table: the command is parsed against it
+   * here, so a bad one never travels; the result is typed by its verb.
+   */
+  async sendCommand<V extends SessionCommandVerb>(
     sessionId: string,
-    command: SessionCommand,
+    command: SessionCommandOf<V>,
     options: SendCommandOptions = {},
-  ): Promise<unknown> {
+  ): Promise<SessionCommandResult<V>> {
     checkSessionId(sessionId);
-    const checked = validateCommand(command);
-    options.signal?.throwIfAborted();
+    const checked = parseSessionCommand(command);
+    const { signal } = options;
+    if (signal?.aborted) throw commandCancelled(signal);
     this.assert("ready");
     // A session owned here is commanded directly: no backend, so it works during a Redis outage too.
-    if (this.leases.has(sessionId)) return unwrapReply(await this.applyLocal(sessionId, checked), sessionId);
-    const timeoutMs = options.timeoutMs ?? this.opts.commandTimeoutMs;
-    return unwrapReply(await this.sendRemote(sessionId, checked, timeoutMs, options.signal), sessionId);
+    const reply = this.leases.has(sessionId)
+      ? await this.applyLocal(sessionId, checked)
+      : await this.sendRemote(sessionId, checked, options.timeoutMs ?? this.opts.commandTimeoutMs, signal);
+    return unwrapReply(reply, sessionId) as SessionCommandResult<V>;
   }
 
   subscribeEvents(
@@ -163,7 +178,7 @@ export abstract class CoordinatorBase {
   /** Sends a checked command to the worker that owns a session not held here; throws when none does. */
   protected abstract sendRemote(
     sessionId: string,
-    command: SessionCommand,
+    command: ParsedSessionCommand,
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<CommandReply>;
@@ -205,19 +220,23 @@ export abstract class CoordinatorBase {
     return ttlSec;
   }
 
-  /** Runs a command on a session owned here through the installed handler. */
-  protected applyLocal(sessionId: string, command: SessionCommand): Promise<CommandReply> {
-    return applyCommand(this.#handler, sessionId, command);
+  /** Runs a command on a session owned here through the installed handler (parsed again, as received). */
+  protected applyLocal(sessionId: string, command: unknown): Promise<CommandReply> {
+    return applyCommand(this.#handler, sessionId, command, this.opts.logger);
   }
 
-  /** A command that reached this worker from another: applied when the session is still ours, refused otherwise. */
-  protected applyRemote(sessionId: string, command: SessionCommand): Promise<CommandReply> {
+  /**
+   * A command that reached this worker from another, as received (not
+   * trusted): parsed against the table and applied when the session is still
+   * ours, refused otherwise. Never throws.
+   */
+  protected applyRemote(sessionId: string, command: unknown): Promise<CommandReply> {
     if (!this.leases.has(sessionId))
       return Promise.resolve({
         ok: false,
         error: {
           code: "session_not_found",
-          message: `Worker ${this.workerId} does not own session ${sessionId}.`,
+          message: `Worker ${this.workerId} does not own session ${String(sessionId).slice(0, 256)}.`,
         },
       });
     return this.applyLocal(sessionId, command);

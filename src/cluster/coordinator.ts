@@ -1,6 +1,26 @@
-import type { TalkErrorCode } from "../core/errors.js";
 import type { TalkEvent } from "../core/talk-events.js";
+import type {
+  SessionCommandHandler,
+  SessionCommandOf,
+  SessionCommandResult,
+  SessionCommandVerb,
+} from "./session-command.js";
 import type { SharedSettings } from "./shared-settings.js";
+
+// The command table (verb -> params schema, result type) is session-command.ts; its types are part of this contract.
+export type {
+  CommandReply,
+  JoinReply,
+  ParsedSessionCommand,
+  ParsedSessionCommandParams,
+  SessionCommand,
+  SessionCommandHandler,
+  SessionCommandHandlers,
+  SessionCommandOf,
+  SessionCommandParams,
+  SessionCommandResult,
+  SessionCommandVerb,
+} from "./session-command.js";
 
 /**
  * The Coordinator is how one worker process or many look the same to core and
@@ -60,50 +80,16 @@ export interface SessionLocation {
   workerId: string;
 }
 
-/**
- * cancelTurn / cancelOutput / close are the Talk verbs applied on the owner;
- * join / leave move a Gateway session's event delivery to (or away from) a
- * client connected to another worker (talk.session.join there).
- */
-export const SESSION_COMMAND_VERBS = ["cancelTurn", "cancelOutput", "close", "join", "leave"] as const;
-export type SessionCommandVerb = (typeof SESSION_COMMAND_VERBS)[number];
-
-export interface SessionCommandParams {
-  turnId?: string;
-  reason?: string;
-  message?: string;
-  /** join: the token the client presented (checked on the owner, which keeps only its hash). */
-  joinToken?: string;
-  /** join: the client's replay position, as a decimal string. */
-  afterSeq?: string;
-  /**
-   * The remote client the command comes from (`<workerId>/<connectionId>`).
-   * Set for client-originated commands, so the owner can check that this
-   * client joined the session; absent for server-internal commands.
-   */
-  peer?: string;
-}
-
-export interface SessionCommand {
-  verb: SessionCommandVerb;
-  params?: SessionCommandParams;
-}
-
 export interface SendCommandOptions {
   /** How long to wait for the owner's answer before owner_unreachable, ms (default 2000). */
   timeoutMs?: number;
+  /**
+   * The caller's signal: when it aborts, the call stops waiting, rejects with
+   * `cancelled` and its pending reply entry is released. A command already
+   * delivered is not recalled (cancel verbs are idempotent on the owner).
+   */
   signal?: AbortSignal;
 }
-
-/**
- * Applies a command on the owning worker. Returns a JSON-serialisable result;
- * throwing a TalkError sends its code back to the caller (e.g. stale_turn).
- */
-export type SessionCommandHandler = (sessionId: string, command: SessionCommand) => unknown;
-
-/** What a remote caller gets back: the handler's value, or the error it threw, by code. */
-export type CommandReply =
-  { ok: true; value: unknown } | { ok: false; error: { code: TalkErrorCode; message: string } };
 
 export interface SubscribeEventsOptions {
   signal?: AbortSignal;
@@ -193,8 +179,17 @@ export interface Coordinator {
    * session_not_found (no owner), owner_unreachable (no answer within
    * timeoutMs, or the backend is down), or the code the handler threw.
    */
-  sendCommand(sessionId: string, command: SessionCommand, options?: SendCommandOptions): Promise<unknown>;
-  /** Installs the handler for commands to sessions owned here. One handler; returns its removal. */
+  sendCommand<V extends SessionCommandVerb>(
+    sessionId: string,
+    command: SessionCommandOf<V>,
+    options?: SendCommandOptions,
+  ): Promise<SessionCommandResult<V>>;
+  /**
+   * Installs the handler for commands to sessions owned here; it receives
+   * commands already parsed against the table (a malformed one is answered
+   * invalid_params / invalid_request and never reaches it). One handler;
+   * returns its removal.
+   */
   onCommand(handler: SessionCommandHandler): () => void;
 
   // --- event fan-out -------------------------------------------------------

@@ -5,7 +5,6 @@ import type {
   Coordinator,
   ReadyReport,
   SessionClaim,
-  SessionCommand,
   SessionLocation,
   SessionLostEvent,
   WorkerInfo,
@@ -18,7 +17,13 @@ import { InProcessSettings } from "./in-process-settings.js";
 import type { SharedSettings } from "./shared-settings.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";
 import type { OrderedListener } from "./ordered-listener.js";
-import { checkSessionId, ownerUnreachable, sessionNotFound, withDeadline } from "./session-command.js";
+import {
+  checkSessionId,
+  ownerUnreachable,
+  type ParsedSessionCommand,
+  sessionNotFound,
+  withDeadline,
+} from "./session-command.js";
 
 export interface InProcessCoordinatorOptions extends CoordinatorOptions {
   /** Shared state of coordinators that should see each other (default: a private hub, i.e. one worker). */
@@ -97,7 +102,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
 
   protected async sendRemote(
     sessionId: string,
-    command: SessionCommand,
+    command: ParsedSessionCommand,
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<CommandReply> {

@@ -1,5 +1,5 @@
 import type { TalkEvent } from "../core/talk-events.js";
-import type { CommandReply, SessionCommand, SessionLostEvent, WorkerInfo } from "./coordinator.js";
+import type { CommandReply, SessionLostEvent, WorkerInfo } from "./coordinator.js";
 import { InProcessSettingsStore } from "./in-process-settings.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";
 
@@ -7,7 +7,8 @@ import type { HeldLease, LostLease } from "./lease-keeper.js";
 export interface HubMember {
   readonly workerId: string;
   info(): WorkerInfo;
-  deliver(sessionId: string, command: SessionCommand): Promise<CommandReply>;
+  /** Applies a command to a session the member owns; `command` is parsed there, as if it came over a wire. */
+  deliver(sessionId: string, command: unknown): Promise<CommandReply>;
   onSessionLost(event: SessionLostEvent): void;
 }
 

@@ -7,7 +7,6 @@ import type {
   Coordinator,
   ReadyReport,
   SessionClaim,
-  SessionCommand,
   SessionLocation,
   WorkerInfo,
 } from "./coordinator.js";
@@ -20,7 +19,7 @@ import type { OrderedListener } from "./ordered-listener.js";
 import { createRedisConnection, directoryUnavailable, parseRedisUrl, RedisKeys } from "./redis-connection.js";
 import { RedisDirectory } from "./redis-directory.js";
 import { RedisSettings } from "./redis-settings.js";
-import { checkSessionId, sessionNotFound } from "./session-command.js";
+import { checkSessionId, type ParsedSessionCommand, sessionNotFound } from "./session-command.js";
 import { WorkerRegistry } from "./worker-registry.js";
 
 export interface RedisCoordinatorOptions extends CoordinatorOptions {
@@ -210,7 +209,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
 
   protected async sendRemote(
     sessionId: string,
-    command: SessionCommand,
+    command: ParsedSessionCommand,
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<CommandReply> {

@@ -1,4 +1,11 @@
 import type { Logger } from "pino";
+import type {
+  SessionCommand,
+  SessionCommandHandler,
+  SessionCommandOf,
+  SessionCommandResult,
+  SessionCommandVerb,
+} from "../cluster/index.js";
 import type { TalkSessionController } from "../core/pipelines/controller-types.js";
 import type { AudioChunk, ClientSessionGrant } from "../core/provider-types.js";
 import type { TalkRuntime, TalkSession } from "../core/session-types.js";
@@ -61,20 +68,13 @@ export interface GatewayDeps {
   cluster?: GatewayCluster;
 }
 
-/** Commands the Gateway sends to the worker that owns a session. */
-export type GatewayClusterVerb = "cancelTurn" | "cancelOutput" | "close" | "join" | "leave";
-
-export interface GatewayClusterCommand {
-  verb: GatewayClusterVerb;
-  params?: {
-    turnId?: string;
-    reason?: string;
-    message?: string;
-    joinToken?: string;
-    afterSeq?: string;
-    peer?: string;
-  };
-}
+/**
+ * The cross-worker commands, from the one table in cluster/session-command.ts
+ * (verb -> params schema, result type): the Gateway sends them and, on the
+ * owner, answers them with its session handles.
+ */
+export type GatewayClusterVerb = SessionCommandVerb;
+export type GatewayClusterCommand = SessionCommand;
 
 /**
  * The narrow view of the cluster coordinator the Gateway needs: route a verb
@@ -85,10 +85,18 @@ export interface GatewayCluster {
   readonly workerId: string;
   /** Settles when the new session's directory claim does (rejects e.g. shutting_down). */
   claimed(sessionId: string): Promise<void>;
-  /** Resolves with the owner's answer; rejects session_not_found, owner_unreachable or the owner's error. */
-  sendCommand(sessionId: string, command: GatewayClusterCommand): Promise<unknown>;
-  /** Installs the handler for verbs addressed to sessions owned here; returns its removal. */
-  onCommand(handler: (sessionId: string, command: GatewayClusterCommand) => unknown): () => void;
+  /**
+   * Resolves with the owner's answer, typed by the verb; rejects
+   * session_not_found, owner_unreachable, the owner's error, or cancelled
+   * when `signal` (the caller's) aborts first: the wait and its pending entry end there.
+   */
+  sendCommand<V extends SessionCommandVerb>(
+    sessionId: string,
+    command: SessionCommandOf<V>,
+    options?: { signal?: AbortSignal },
+  ): Promise<SessionCommandResult<V>>;
+  /** Installs the handler for verbs addressed to sessions owned here (commands arrive parsed); returns its removal. */
+  onCommand(handler: SessionCommandHandler): () => void;
   /** Events of any worker's session with seq > afterSeq, in order, with replay; returns the unsubscribe. */
   subscribeEvents(sessionId: string, afterSeq: number, listener: (event: TalkEvent) => void): () => void;
   /** The worker owning a session, if any. */

@@ -2,8 +2,12 @@ import { randomUUID } from "node:crypto";
 import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import type { TalkRuntime } from "../core/session-types.js";
-import type { TalkEvent, TerminalReason } from "../core/talk-events.js";
-import type { GatewayCluster, GatewayClusterCommand } from "./gateway-deps.js";
+import type { TalkEvent } from "../core/talk-events.js";
+import type { SessionCommandOf, SessionCommandParams, SessionCommandResult } from "../cluster/index.js";
+import type { GatewayCluster } from "./gateway-deps.js";
+import type { TalkParsedParams } from "./protocol/talk-methods.js";
+import { isStandIn, RemoteClients } from "./remote-clients.js";
+import type { JoinOutcome, SessionHandle } from "./session-handle.js";
 import type { SessionOwnership, SessionPeer } from "./session-owners.js";
 
 export interface RemoteSessionsOptions {
@@ -13,6 +17,11 @@ export interface RemoteSessionsOptions {
   /** How long a lost session is remembered, to answer session_closed instead of session_not_found. */
   lostRetentionMs: number;
   logger: TalkLogger;
+}
+
+/** The caller of a verb on a remote session: its connection here, and its signal (aborted when it closes). */
+export interface RemoteCaller extends SessionPeer {
+  readonly signal: AbortSignal;
 }
 
 /** A client here that joined a session owned by another worker. */
@@ -26,64 +35,40 @@ interface RemoteView {
   unsubscribe: () => void;
 }
 
-export interface RemoteJoinResult {
-  sessionId: string;
-  mode: TalkEvent["mode"];
-  transport: TalkEvent["transport"];
-  brain: TalkEvent["brain"];
-  provider?: string;
-  seq: number;
-  replayed: number;
-  complete: boolean;
-}
-
-/**
- * The owner's answer to a join: the replay comes from its own buffer (the
- * authority, and intact even if Redis restarted empty), live events after
- * it from the cluster stream.
- */
-interface OwnerJoinReply extends RemoteJoinResult {
-  events: TalkEvent[];
-}
-
 const MAX_LOST = 10_000;
 
 /**
- * Gateway sessions across workers, both sides of it.
+ * Gateway sessions across workers.
  *
- * Caller side (this worker does not run the session): `talk.session.join`
- * with the join token is checked by the owner, which moves the session's
- * event delivery to this client; this worker then forwards the replay the
- * owner answered with (from its buffer), then live events from the cluster
- * stream, each seq once and in order.
+ * Caller side (this worker does not run the session), here: `handle()` gives
+ * the request a SessionHandle whose verbs are cross-worker commands
+ * (cluster/session-command.ts) carrying the caller's signal.
+ * `talk.session.join` with the join token is checked by the owner, which
+ * moves the session's event delivery to this client; this worker then
+ * forwards the replay the owner answered with (from its buffer), then live
+ * events from the cluster stream, each seq once and in order.
  * cancelTurn / cancelOutput / close from that client are sent to the owner
  * and applied there under the same cancellation contract. Audio does not
  * cross workers (nothing per audio frame touches the cluster): the media
  * verbs answer invalid_state naming the owner, where the client must send them.
  *
- * Owner side: the command handler runs those verbs on the session's
- * controller, and holds a stand-in peer for each remote client that joined.
+ * Owner side: RemoteClients (remote-clients.ts) answers those commands.
  */
 export class RemoteSessions {
   readonly #o: RemoteSessionsOptions;
   readonly #views = new Map<string, RemoteView>();
   readonly #lost = new Map<string, number>();
-  /** Owner side: stand-ins for remote clients, by `<workerId>/<connectionId>`. */
-  readonly #stubs = new Map<string, SessionPeer & { closed: boolean }>();
+  readonly #owner: RemoteClients;
   readonly #off: (() => void)[] = [];
-  /** Owner side: consecutive checks each remote worker was missing from the registry. */
-  readonly #missing = new Map<string, number>();
-  readonly #checkTimer: NodeJS.Timeout;
-  #checking = false;
 
   constructor(options: RemoteSessionsOptions) {
     this.#o = options;
-    this.#checkTimer = setInterval(
-      () => void this.#checkRemoteWorkers(),
-      options.cluster.remoteCheckMs ?? 5000,
-    );
-    this.#checkTimer.unref();
-    this.#off.push(options.cluster.onCommand((sessionId, command) => this.#apply(sessionId, command)));
+    this.#owner = new RemoteClients({
+      cluster: options.cluster,
+      runtime: options.runtime,
+      sessions: options.sessions,
+      logger: options.logger,
+    });
     this.#off.push(options.cluster.onSessionLost((sessionId) => this.#onLost(sessionId)));
     this.#off.push(options.sessions.onRelease((peer) => this.#onPeerGone(peer)));
   }
@@ -93,18 +78,35 @@ export class RemoteSessions {
     return this.#o.runtime.getSession(sessionId) === undefined;
   }
 
+  /** The request's view of a session owned by another worker. */
+  handle(sessionId: string, caller: RemoteCaller): SessionHandle {
+    return new RemoteSessionHandle(sessionId, caller, this);
+  }
+
   /** talk.session.join for a session owned elsewhere. `start` runs after the response is sent. */
   async join(
     sessionId: string,
-    joinToken: string,
-    afterSeq: number,
-    peer: SessionPeer,
-  ): Promise<{ result: RemoteJoinResult; start: () => void }> {
+    params: { joinToken: string; afterSeq: number },
+    caller: RemoteCaller,
+  ): Promise<JoinOutcome> {
     this.#assertNotLost(sessionId);
-    const { events, ...result } = (await this.#o.cluster.sendCommand(sessionId, {
-      verb: "join",
-      params: { joinToken, afterSeq: String(afterSeq), peer: this.#peerKey(peer) },
-    })) as OwnerJoinReply;
+    const { afterSeq } = params;
+    const joined = this.#o.cluster.sendCommand(
+      sessionId,
+      { verb: "join", params: { joinToken: params.joinToken, afterSeq, peer: this.#peerKey(caller) } },
+      { signal: caller.signal },
+    );
+    // The connection closed while the join was in flight (its release already ran): the owner may
+    // have moved delivery to its stand-in, so tell it to start the reconnect grace instead.
+    const { events, ...result } = await joined.catch((err: unknown) => {
+      if (caller.closed || caller.signal.aborted) this.#leave(sessionId, caller);
+      throw err;
+    });
+    if (caller.closed) {
+      this.#leave(sessionId, caller);
+      throw new TalkError("cancelled", "The connection closed while the session was joined.");
+    }
+    const peer: SessionPeer = caller;
     const key = viewKey(sessionId, peer);
     this.#views.get(key)?.unsubscribe();
     const view: RemoteView = {
@@ -132,22 +134,20 @@ export class RemoteSessions {
     return { result, start };
   }
 
-  /** cancelTurn / cancelOutput / close from a client here for a session owned elsewhere. */
-  async command(
+  /**
+   * cancelTurn / cancelOutput / close from a client here that joined a session
+   * owned elsewhere: checked here, applied by the owner, the caller's signal attached.
+   */
+  async send<V extends "cancelTurn" | "cancelOutput" | "close">(
     sessionId: string,
-    peer: SessionPeer,
-    verb: "cancelTurn" | "cancelOutput" | "close",
-    params: { turnId?: string; reason?: string },
-  ): Promise<unknown> {
-    await this.#assertJoined(sessionId, peer);
-    return this.#o.cluster.sendCommand(sessionId, {
-      verb,
-      params: {
-        ...(params.turnId !== undefined ? { turnId: params.turnId } : {}),
-        ...(params.reason !== undefined ? { reason: params.reason } : {}),
-        peer: this.#peerKey(peer),
-      },
-    });
+    caller: RemoteCaller,
+    verb: V,
+    params: Omit<SessionCommandParams<V>, "peer">,
+  ): Promise<SessionCommandResult<V>> {
+    await this.#assertJoined(sessionId, caller);
+    const withPeer = { ...params, peer: this.#peerKey(caller) };
+    const command = { verb, params: withPeer } as unknown as SessionCommandOf<V>;
+    return this.#o.cluster.sendCommand(sessionId, command, { signal: caller.signal });
   }
 
   /** For media verbs on a remote session: the error that tells the client where the media lives. */
@@ -161,13 +161,12 @@ export class RemoteSessions {
     );
   }
 
-  /** Stops forwarding and forgets stand-ins (server close). Idempotent. */
+  /** Stops forwarding and answering, forgets stand-ins (server close). Idempotent. */
   close(): void {
-    clearInterval(this.#checkTimer);
     for (const off of this.#off.splice(0)) off();
+    this.#owner.close();
     for (const view of this.#views.values()) view.unsubscribe();
     this.#views.clear();
-    this.#stubs.clear();
   }
 
   // --- caller side ---------------------------------------------------------
@@ -237,146 +236,72 @@ export class RemoteSessions {
 
   /** A connection here closed: owners of the sessions it joined start their reconnect grace. */
   #onPeerGone(peer: SessionPeer): void {
-    const key = this.#stubKeyOf(peer);
-    if (key !== undefined) return; // a stand-in being released on the owner side
+    if (isStandIn(peer)) return; // a stand-in being released on the owner side
     for (const [k, view] of [...this.#views]) {
       if (view.peer !== peer) continue;
       this.#drop(k, view);
-      void this.#o.cluster
-        .sendCommand(view.sessionId, { verb: "leave", params: { peer: this.#peerKey(peer) } })
-        .catch((err: unknown) =>
-          this.#o.logger.debug({ err, sessionId: view.sessionId }, "remote leave failed"),
-        );
+      this.#leave(view.sessionId, peer);
     }
+  }
+
+  /** Tells the owner a client here is gone (its sessions start the reconnect grace). Best effort. */
+  #leave(sessionId: string, peer: SessionPeer): void {
+    void this.#o.cluster
+      // No signal: the caller's is aborted by now (its connection closed), and the owner must still hear it.
+      .sendCommand(sessionId, { verb: "leave", params: { peer: this.#peerKey(peer) } })
+      .catch((err: unknown) => this.#o.logger.debug({ err, sessionId }, "remote leave failed"));
   }
 
   #peerKey(peer: SessionPeer): string {
     return `${this.#o.cluster.workerId}/${peer.id}`;
   }
+}
 
-  // --- owner side ----------------------------------------------------------
+/** A session run by another worker, as one request of a client here sees it. */
+class RemoteSessionHandle implements SessionHandle {
+  readonly sessionId: string;
+  readonly #caller: RemoteCaller;
+  readonly #remote: RemoteSessions;
 
-  async #apply(sessionId: string, command: GatewayClusterCommand): Promise<unknown> {
-    const params = command.params ?? {};
-    const reason = (params.reason ?? "client_request") as TerminalReason;
-    const owned = this.#o.sessions.get(sessionId);
-    switch (command.verb) {
-      case "join": {
-        if (params.peer === undefined || params.joinToken === undefined)
-          throw new TalkError("invalid_params", "join needs peer and joinToken.");
-        const afterSeq = Number(params.afterSeq ?? "0");
-        const stub = this.#stub(params.peer);
-        const entry = this.#o.sessions.join(sessionId, params.joinToken, stub);
-        const { events, complete } = entry.session.replay(afterSeq);
-        this.#o.sessions.goLive(entry, stub, afterSeq);
-        const session = entry.session;
-        const seq = session.lastSeq;
-        if (session.state === "active")
-          session.emit({ type: "session.ready", payload: { reason: "joined" }, source: "gateway" });
-        return {
-          sessionId,
-          mode: session.mode,
-          transport: session.transport,
-          brain: session.brain,
-          ...(session.provider !== undefined ? { provider: session.provider } : {}),
-          seq,
-          replayed: events.length,
-          complete,
-          events,
-        } satisfies OwnerJoinReply;
-      }
-      case "leave": {
-        // The remote connection is gone: every session it joined waits for a join (grace).
-        const stub = params.peer === undefined ? undefined : this.#stubs.get(params.peer);
-        if (stub) {
-          stub.closed = true;
-          this.#stubs.delete(params.peer as string);
-          this.#o.sessions.release(stub);
-        }
-        return { left: true };
-      }
-      case "cancelTurn":
-      case "cancelOutput":
-      case "close": {
-        if (
-          params.peer !== undefined &&
-          (!owned || this.#o.sessions.ownerOf(sessionId) !== this.#stubs.get(params.peer))
-        ) {
-          const session = this.#o.runtime.getSession(sessionId);
-          if (session && session.state !== "active")
-            throw new TalkError("session_closed", undefined, { details: { sessionId } });
-          throw new TalkError("not_session_owner", undefined, { details: { sessionId } });
-        }
-        if (command.verb === "close") {
-          if (owned) await this.#o.sessions.close(owned, reason);
-          else await this.#o.runtime.requireSession(sessionId).close(reason, params.message);
-          return { sessionId, closed: true };
-        }
-        if (owned && owned.session.state !== "active")
-          throw new TalkError("session_closed", undefined, { details: { sessionId } });
-        const target = owned?.controller ?? this.#o.runtime.requireSession(sessionId);
-        const cancelled =
-          command.verb === "cancelTurn"
-            ? target.cancelTurn(params.turnId, reason)
-            : target.cancelOutput(params.turnId, reason);
-        return { sessionId, cancelled };
-      }
-      default:
-        throw new TalkError(
-          "invalid_params",
-          `Unknown session command ${String((command as { verb: unknown }).verb)}.`,
-        );
-    }
+  constructor(sessionId: string, caller: RemoteCaller, remote: RemoteSessions) {
+    this.sessionId = sessionId;
+    this.#caller = caller;
+    this.#remote = remote;
   }
 
-  /**
-   * A remote client's worker that died never sends `leave`. Three misses in
-   * a row, not one: after a Redis restart workers re-register within a
-   * second, and a single empty read must not start anyone's grace timer.
-   * While Redis is unreachable nothing is decided.
-   */
-  async #checkRemoteWorkers(): Promise<void> {
-    if (this.#stubs.size === 0 || this.#checking) return;
-    this.#checking = true;
-    try {
-      const live = new Set(await this.#o.cluster.liveWorkers());
-      for (const [key, stub] of [...this.#stubs]) {
-        const workerId = key.slice(0, key.lastIndexOf("/"));
-        if (live.has(workerId)) {
-          this.#missing.delete(workerId);
-          continue;
-        }
-        const misses = (this.#missing.get(workerId) ?? 0) + 1;
-        this.#missing.set(workerId, misses);
-        if (misses < 3) continue;
-        this.#o.logger.warn({ workerId }, "worker of a remote client is gone; its sessions wait for a join");
-        stub.closed = true;
-        this.#stubs.delete(key);
-        this.#o.sessions.release(stub);
-      }
-      for (const workerId of [...this.#missing.keys()]) {
-        if (![...this.#stubs.keys()].some((k) => k.startsWith(`${workerId}/`)))
-          this.#missing.delete(workerId);
-      }
-    } catch (err) {
-      this.#o.logger.debug({ err }, "remote worker check skipped");
-    } finally {
-      this.#checking = false;
-    }
+  join(params: TalkParsedParams<"talk.session.join">): Promise<JoinOutcome> {
+    return this.#remote.join(this.sessionId, params, this.#caller);
   }
 
-  #stub(key: string): SessionPeer & { closed: boolean } {
-    let stub = this.#stubs.get(key);
-    if (!stub) {
-      // Events reach the remote client through the cluster stream, so this peer sends nothing itself.
-      stub = { id: `remote:${key}`, closed: false, sendEvent: () => {} };
-      this.#stubs.set(key, stub);
-    }
-    return stub;
+  cancelTurn(params: TalkParsedParams<"talk.session.cancelTurn">) {
+    const { turnId, reason } = params;
+    return this.#remote.send(this.sessionId, this.#caller, "cancelTurn", { turnId, reason });
   }
 
-  #stubKeyOf(peer: SessionPeer): string | undefined {
-    return peer.id.startsWith("remote:") ? peer.id.slice("remote:".length) : undefined;
+  cancelOutput(params: TalkParsedParams<"talk.session.cancelOutput">) {
+    const { turnId, reason } = params;
+    return this.#remote.send(this.sessionId, this.#caller, "cancelOutput", { turnId, reason });
+  }
+
+  close(params: TalkParsedParams<"talk.session.close">) {
+    return this.#remote.send(this.sessionId, this.#caller, "close", { reason: params.reason });
+  }
+
+  // Media verbs are not relayed: they answer where the media lives.
+  appendAudio(): Promise<never> {
+    return this.#remote.mediaElsewhere(this.sessionId, this.#caller);
+  }
+
+  startTurn(): Promise<never> {
+    return this.#remote.mediaElsewhere(this.sessionId, this.#caller);
+  }
+
+  endTurn(): Promise<never> {
+    return this.#remote.mediaElsewhere(this.sessionId, this.#caller);
+  }
+
+  submitToolResult(): Promise<never> {
+    return this.#remote.mediaElsewhere(this.sessionId, this.#caller);
   }
 }
 

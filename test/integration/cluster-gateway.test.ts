@@ -106,6 +106,48 @@ describe("Gateway sessions across in-process coordinators", () => {
     expect(rec.events.map((e) => e.seq)).toEqual(rec.events.map((_, i) => i + 1));
   });
 
+  it("the talk.session verbs answer alike through a local and a remote session handle", async () => {
+    const hub = new InProcessHub();
+    const [a, b] = await Promise.all([startWorker(hub, "gw-a"), startWorker(hub, "gw-b")]);
+    const creator = await connect(a);
+    const here = await creator.request("talk.session.create", ROOM);
+    const there = await creator.request("talk.session.create", ROOM);
+    const remote = await connect(b);
+    const rec = recordEvents(remote);
+    await remote.request("talk.session.join", { sessionId: there.sessionId, joinToken: there.joinToken });
+    await rec.next((e) => e.type === "session.ready");
+    const [strangerA, strangerB] = await Promise.all([connect(a), connect(b)]);
+
+    const drive = async (client: TalkClient, stranger: TalkClient, sessionId: string) => {
+      const strangerCode = (await rejectionOf(stranger.request("talk.session.cancelTurn", { sessionId })))
+        .code;
+      const answers = [
+        await client.request("talk.session.cancelTurn", { sessionId }),
+        await client.request("talk.session.cancelOutput", { sessionId, reason: "barge_in" }),
+        await client.request("talk.session.close", { sessionId }),
+      ];
+      return { strangerCode, answers: JSON.parse(JSON.stringify(answers).replaceAll(sessionId, "<id>")) };
+    };
+    const local = await drive(creator, strangerA, here.sessionId);
+    const viaB = await drive(remote, strangerB, there.sessionId);
+    expect(viaB).toEqual(local);
+    expect(local.strangerCode).toBe("not_session_owner");
+    expect(local.answers.at(-1)).toEqual({ sessionId: "<id>", closed: true });
+    await expect.poll(() => a.h.runtime.getSession(there.sessionId)?.state).toBe("closed");
+  });
+
+  it("a remote client's media verbs answer invalid_state naming the worker that runs the media", async () => {
+    const hub = new InProcessHub();
+    const [a, b] = await Promise.all([startWorker(hub, "gw-a"), startWorker(hub, "gw-b")]);
+    const owner = await connect(a);
+    const { sessionId, joinToken } = await owner.request("talk.session.create", ROOM);
+    const remote = await connect(b);
+    await remote.request("talk.session.join", { sessionId, joinToken });
+    const err = await rejectionOf(remote.request("talk.session.startTurn", { sessionId }));
+    expect(err.code).toBe("invalid_state");
+    expect(err.details).toMatchObject({ sessionId, workerId: "gw-a" });
+  });
+
   it("a closed session is released from the directory; a draining gateway refuses new sessions with shutting_down", async () => {
     const hub = new InProcessHub();
     const a = await startWorker(hub, "gw-a");

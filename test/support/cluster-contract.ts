@@ -231,6 +231,36 @@ export function describeCoordinatorContract(name: string, makeFixture: () => Coo
       expect(err.code).toBe("owner_unreachable");
     });
 
+    it("stops waiting with cancelled when the caller's signal aborts before the owner answers", async () => {
+      const a = await worker();
+      const b = await worker();
+      const sid = `s-${randomUUID()}`;
+      await a.claim(sid);
+      a.onCommand(() => new Promise(() => {}));
+      const controller = new AbortController();
+      const sent = rejection(
+        b.sendCommand(
+          sid,
+          { verb: "cancelOutput", params: {} },
+          { timeoutMs: 30_000, signal: controller.signal },
+        ),
+      );
+      setTimeout(() => controller.abort(), 50);
+      const started = Date.now();
+      const err = await sent;
+      expect(err.code).toBe("cancelled");
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+
+    it("refuses a command whose params do not match its verb before sending it", async () => {
+      const b = await worker();
+      const err = await rejection(
+        b.sendCommand("s-x", { verb: "join", params: { joinToken: "", afterSeq: -1 } } as never),
+      );
+      expect(err.code).toBe("invalid_params");
+      expect(err.message).toMatch(/joinToken/);
+    });
+
     it("rejects an unknown command verb before sending it", async () => {
       const b = await worker();
       const err = await rejection(b.sendCommand("s-x", { verb: "explode" } as never));
