@@ -6,13 +6,14 @@ import { TalkError } from "../core/errors.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import type { TalkLogger } from "../core/logger.js";
 import type { TerminalReason } from "../core/talk-events.js";
-import { GatewayAuth, TALK_SUBPROTOCOL } from "./auth.js";
+import { TALK_SUBPROTOCOL, TokenAuthorizer } from "./auth.js";
 import type { GatewayConnection } from "./gateway-connection.js";
 import type { GatewayDeps } from "./gateway-deps.js";
 import { GatewayMetrics } from "./gateway-metrics.js";
 import { resolveGatewayOptions } from "./gateway-options.js";
 import type { GatewayOptions, GatewayOptionsInput } from "./gateway-options.js";
 import type { GatewayState } from "./gateway-state.js";
+import type { RequestAuthorizer } from "./request-authorizer.js";
 import { httpRoutes } from "./http-routes.js";
 import { isSurfaceName, MethodRegistry, type SurfaceMethodDefinition } from "./method-registry.js";
 import type { GatewayEventName } from "./protocol/frames.js";
@@ -34,6 +35,12 @@ export interface GatewayServer {
   readonly options: Readonly<GatewayOptions>;
   /** Prometheus registry holder; other surfaces may register metrics on `metrics.registry`. */
   readonly metrics: GatewayMetrics;
+  /**
+   * The one bearer-token authorizer (auth.tokens, auth.anonymousScopes): the
+   * Talk API uses it, and surfaces get it through their SurfaceContext so
+   * every HTTP route follows the same rule (src/gateway/auth.ts).
+   */
+  readonly authorizer: RequestAuthorizer;
   readonly state: GatewayServerState;
   /** Method names the server answers: the public Talk API, then any surface methods registered. */
   readonly methods: readonly string[];
@@ -111,11 +118,12 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
     : undefined;
   const dispatcher = new RpcDispatcher({ registry, deps, options, sessions, cluster, mode, metrics, logger });
   const connections = new Set<GatewayConnection>();
+  const auth = new TokenAuthorizer(options.auth);
   let serverState: GatewayServerState = "created";
   const state: GatewayState = {
     options,
     deps,
-    auth: new GatewayAuth(options.auth),
+    auth,
     dispatcher,
     sessions,
     mode,
@@ -161,6 +169,7 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
     app,
     options,
     metrics,
+    authorizer: auth,
     get methods() {
       return Object.freeze(registry.names());
     },

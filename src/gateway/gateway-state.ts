@@ -1,5 +1,5 @@
 import type { TalkLogger } from "../core/logger.js";
-import type { GatewayAuth } from "./auth.js";
+import type { TokenAuthorizer } from "./auth.js";
 import type { GatewayConnection } from "./gateway-connection.js";
 import type { GatewayDeps } from "./gateway-deps.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
@@ -12,7 +12,7 @@ import type { TalkModeStore } from "./talk-mode-store.js";
 export interface GatewayState {
   readonly options: GatewayOptions;
   readonly deps: GatewayDeps;
-  readonly auth: GatewayAuth;
+  readonly auth: TokenAuthorizer;
   readonly dispatcher: RpcDispatcher;
   readonly sessions: SessionOwnership;
   readonly mode: TalkModeStore;

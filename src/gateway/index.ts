@@ -32,3 +32,13 @@ export * from "./protocol/frames.js";
 export * from "./protocol/talk-methods.js";
 export type { SurfaceMethodDefinition, SurfaceMethodContext } from "./method-registry.js";
 export { loopbackBaseUrl } from "./loopback-url.js";
+export { TokenAuthorizer, isLoopbackPeer, type Principal, type TokenAuthorizerOptions } from "./auth.js";
+export {
+  routeCheck,
+  type AccessDecision,
+  type AuthorizedRequest,
+  type RequestAuthorizer,
+  type RouteRequest,
+} from "./request-authorizer.js";
+export { replyError } from "./reply-error.js";
+export type { SurfaceContext } from "./surface-context.js";

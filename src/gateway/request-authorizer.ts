@@ -12,8 +12,24 @@ export interface AuthorizedRequest {
 
 /**
  * Bearer-token authorization of HTTP routes, the same for every surface and
- * the Talk API (contract; the implementation lands with the surface-context work).
+ * the Talk API. The implementation and its one rule (tokens, no tokens,
+ * scope implication) is TokenAuthorizer in ./auth.ts.
  */
 export interface RequestAuthorizer {
   check(request: AuthorizedRequest, scope: GatewayScope): AccessDecision;
+}
+
+/** The parts of a Fastify request the authorizer reads. */
+export interface RouteRequest {
+  headers: IncomingHttpHeaders;
+  socket: { remoteAddress?: string | undefined };
+}
+
+/** A route's check for one scope: `(request) => decision`, e.g. `routeCheck(ctx.authorizer, "admin")`. */
+export function routeCheck(
+  authorizer: RequestAuthorizer,
+  scope: GatewayScope,
+): (request: RouteRequest) => AccessDecision {
+  return (request) =>
+    authorizer.check({ headers: request.headers, remoteAddress: request.socket.remoteAddress }, scope);
 }

@@ -27,7 +27,7 @@ export interface SurfaceContext {
   broadcast(event: string, payload: unknown): void;
   /** Sends `err` as `{ error }` with the status its code maps to (TalkError.httpStatus); anything else is a 500. */
   replyError(reply: FastifyReply, err: unknown): FastifyReply;
-  /** http://127.0.0.1:<port> of this process, once it listens (local capture and stream URLs). */
-  loopbackBaseUrl(): string;
+  /** http://127.0.0.1:<port> of this process once it listens (local capture and stream URLs); undefined before. */
+  loopbackBaseUrl(): string | undefined;
   readonly logger: TalkLogger;
 }

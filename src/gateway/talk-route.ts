@@ -38,7 +38,10 @@ export function talkRoute(state: GatewayState): FastifyPluginAsync {
         websocket: true,
         preValidation: async (request, reply) => {
           if (!state.accepting) return reply.code(503).send(httpError("shutting_down"));
-          const principal = state.auth.authenticate(request.headers);
+          const principal = state.auth.authenticate({
+            headers: request.headers,
+            remoteAddress: request.socket.remoteAddress,
+          });
           if (!principal) {
             return reply
               .code(401)

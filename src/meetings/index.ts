@@ -8,7 +8,7 @@ export {
   type ResolvedMeetingsOptions,
 } from "./meetings-options.js";
 export { meetingsPlugin, type MeetingsPluginOptions } from "./meetings-plugin.js";
-export { tokenAuthorizer, type MeetingsScope } from "./http/meetings-routes.js";
+export { meetingsRoutes, type MeetingsRoutesOptions, type MeetingsScope } from "./http/meetings-routes.js";
 export { BotManager, type BotManagerOptions, type CreateBotRequest } from "./bot/bot-manager.js";
 export {
   ChromiumLauncher,

@@ -12,7 +12,7 @@
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { AppJobs } from "../cluster/job-scheduler.js";
-import { loopbackBaseUrl, type GatewayServer } from "../gateway/index.js";
+import { loopbackBaseUrl, routeCheck, type GatewayServer, type RequestAuthorizer } from "../gateway/index.js";
 import type { TalkgateConfig } from "../config/config-schema.js";
 import type { CallMode, TelephonyConfig } from "../config/telephony-schema.js";
 import { TalkError } from "../core/errors.js";
@@ -25,7 +25,6 @@ import type {
 import type { TalkRuntime } from "../core/session-types.js";
 import { sessionControllerFactory } from "../core/pipelines/controller-factory.js";
 import type { CallControlRegistry } from "../core/tools/call-control.js";
-import { adminCheck, type BearerToken } from "./admin-auth.js";
 import { CallRegistry } from "./call-registry.js";
 import { CallSession, type CallIdentity, type CallSettings } from "./call-session.js";
 import { callEventsRoute } from "./call-events-route.js";
@@ -46,8 +45,8 @@ import {
 export interface TelephonyDeps {
   config: TelephonyConfig;
   server: Pick<TalkgateConfig["server"], "host" | "publicUrl">;
-  /** Bearer tokens (auth.tokens): admin ones may place calls. */
-  authTokens: readonly BearerToken[];
+  /** The one authorizer (SurfaceContext.authorizer): admin places calls, write watches a call's events. */
+  authorizer: RequestAuthorizer;
   /** talk.input.silenceTimeoutMs: silence that ends a caller's turn (stt-tts). */
   silenceTimeoutMs: number;
   runtime: TalkRuntime;
@@ -142,7 +141,7 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
     return call;
   };
 
-  const authorize = adminCheck(deps.authTokens);
+  const authorize = routeCheck(deps.authorizer, "admin");
   const outbound = outboundCalls({
     calls,
     rest,
@@ -184,7 +183,7 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
       }),
     );
     await scope.register(outbound.plugin);
-    await scope.register(callEventsRoute({ calls, authorize }));
+    await scope.register(callEventsRoute({ calls, authorize: routeCheck(deps.authorizer, "write") }));
     await scope.register(
       twilioMediaStreamRoute({
         calls,

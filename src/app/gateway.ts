@@ -1,0 +1,140 @@
+/**
+ * The Talk API server of the composition root: its dependencies (catalog,
+ * effective config, speak, controllers through the one factory, client
+ * session minting, readiness) and its wiring to the cluster.
+ */
+import type { Logger } from "pino";
+import type { AppCluster } from "../app-cluster.js";
+import type { TalkgateConfig } from "../config/config-schema.js";
+import { redactSecrets } from "../config/redact.js";
+import { TalkError } from "../core/errors.js";
+import { toolOwnershipOf } from "../core/pipelines/brain-options.js";
+import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
+import type { TalkRuntime } from "../core/session-types.js";
+import { buildTalkCatalog } from "../core/talk-catalog.js";
+import { exportToolsForProvider } from "../core/tools/provider-tool-export.js";
+import {
+  createGatewayServer,
+  type GatewayDeps,
+  type GatewayOptionsInput,
+  type GatewayServer,
+} from "../gateway/index.js";
+import type { AppProviders } from "./providers.js";
+import { readinessProbe } from "./readiness.js";
+import type { AppTools } from "./tools.js";
+
+export interface AppGatewayInputs {
+  config: TalkgateConfig;
+  runtime: TalkRuntime;
+  providers: AppProviders;
+  tools: AppTools;
+  createController: SessionControllerFactory;
+  cluster: AppCluster;
+  logger: Logger;
+  /** CreateAppOptions.gateway: options over the configured ones (auth.tokens always from the config). */
+  options?: GatewayOptionsInput | undefined;
+  /** CreateAppOptions.deps: dependencies used instead of the ones built here. */
+  deps?: Partial<Omit<GatewayDeps, "runtime" | "logger">> | undefined;
+}
+
+function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
+  const { config, runtime, providers, tools, createController, cluster, logger } = i;
+  const { registry, resolver } = providers;
+  return {
+    runtime,
+    catalog: () => buildTalkCatalog({ providers: registry.list(), defaults: resolver.defaults }),
+    effectiveConfig: ({ admin }) => {
+      const effective = {
+        talk: config.talk,
+        providers: {
+          stt: resolver.defaultId("stt") ?? null,
+          tts: resolver.defaultId("tts") ?? null,
+          agent: resolver.defaultId("agent") ?? null,
+          realtime: resolver.defaultId("realtime") ?? null,
+        },
+      };
+      return admin ? effective : redactSecrets(effective);
+    },
+    speak: (request, signal) => resolver.resolve("tts").synthesize({ ...request, signal }),
+    createController: async (session, request) => {
+      const controller = createController({
+        session,
+        options: {
+          maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
+          ...(request.model !== undefined ? { realtimeModel: request.model } : {}),
+          ...(request.voice !== undefined ? { realtimeVoice: request.voice } : {}),
+        },
+        ...(request.inputFormat !== undefined ? { inputFormat: request.inputFormat } : {}),
+        ...(request.outputFormat !== undefined ? { outputFormat: request.outputFormat } : {}),
+      });
+      await controller.ready;
+      return controller;
+    },
+    createClientSession: async (request) => {
+      const provider = resolver.resolve("realtime", request.provider, {
+        clientSessions: true,
+        transport: request.transport,
+        ...(request.model !== undefined ? { model: request.model } : {}),
+        ...(request.voice !== undefined ? { voice: request.voice } : {}),
+      });
+      if (!provider.createClientSession) {
+        throw new TalkError(
+          "capability_unsupported",
+          `Provider "${provider.id}" cannot mint client sessions.`,
+        );
+      }
+      // Same ownership rule and per-provider sanitizing export as Gateway-owned sessions (seed 003).
+      const declared =
+        toolOwnershipOf(config.agent.realtime.replyPath) === "transport_only"
+          ? []
+          : exportToolsForProvider(tools.realtimeDefinitions(), provider.capabilities.toolSchema).tools;
+      const grant = await provider.createClientSession({
+        instructions: config.agent.persona,
+        tools: declared,
+        transport: request.transport,
+        signal: request.signal,
+        ...(request.model !== undefined ? { model: request.model } : {}),
+        ...(request.voice !== undefined ? { voice: request.voice } : {}),
+      });
+      return { provider: provider.id, grant, tools: declared.map((t) => t.name) };
+    },
+    tools: tools.dispatcher,
+    readiness: readinessProbe(registry, cluster),
+    logger,
+    cluster: cluster.gateway,
+    ...i.deps,
+  };
+}
+
+/**
+ * Builds the gateway (options validated: config_invalid before anything
+ * binds) and ties it to the cluster: drain stops new sessions, a lost lease
+ * closes the local session, the cluster's metrics join /metrics.
+ */
+export async function buildGateway(i: AppGatewayInputs): Promise<GatewayServer> {
+  const { config, cluster } = i;
+  let gateway: GatewayServer;
+  try {
+    gateway = createGatewayServer(gatewayDeps(i), {
+      host: config.server.host,
+      port: config.server.port,
+      maxPayloadBytes: config.gateway.maxPayloadBytes,
+      maxConnections: config.gateway.maxConnections,
+      maxSessionsPerConnection: config.gateway.maxSessionsPerConnection,
+      rateLimit: config.gateway.rateLimit,
+      reconnectGraceMs: config.gateway.reconnectGraceMs,
+      heartbeatMs: config.gateway.heartbeatMs,
+      maxAudioBytesPerFrame: config.gateway.maxAudioBytesPerFrame,
+      ...i.options,
+      auth: { ...i.options?.auth, tokens: config.auth.tokens },
+    });
+  } catch (err) {
+    // A refused gateway option must not leave Redis connections holding the process open.
+    await cluster.close();
+    throw err;
+  }
+  cluster.onStopAccepting(() => gateway.stopAcceptingSessions());
+  cluster.setLocalCloser((sessionId, reason) => gateway.closeSession(sessionId, reason));
+  cluster.registerMetrics(gateway.metrics.registry);
+  return gateway;
+}

@@ -1,0 +1,68 @@
+/**
+ * The trusted pipeline options of every session (persona, brain, barge-in,
+ * realtime model and voice), assembled once from the configuration, and the
+ * one controller factory built over them.
+ */
+import type { TalkgateConfig } from "../config/config-schema.js";
+import type { TalkLogger } from "../core/logger.js";
+import type { BrainOptions } from "../core/pipelines/brain-options.js";
+import {
+  sessionControllerFactory,
+  type ControllerFactoryBase,
+  type SessionControllerFactory,
+} from "../core/pipelines/controller-factory.js";
+import type { PipelineOptions } from "../core/pipelines/pipeline-options.js";
+import type { AppProviders } from "./providers.js";
+import type { AppTools } from "./tools.js";
+
+/** agent.* as the brain sees it. */
+export function brainOptions(config: TalkgateConfig): BrainOptions {
+  return {
+    chunker: config.agent.chunker,
+    ttsPrefetch: config.agent.ttsPrefetch,
+    progressCueMs: config.agent.progressCueMs,
+    progressCueText: config.agent.progressCueText,
+    consultTimeoutMs: config.agent.consultTimeoutMs,
+    apologyText: config.agent.apologyText,
+    progressive: config.agent.realtime.progressive,
+    replyPath: config.agent.realtime.replyPath,
+  };
+}
+
+/** The options every session starts from; a surface overrides per controller (SessionControllerRequest.options). */
+export function basePipelineOptions(config: TalkgateConfig, brain: BrainOptions): PipelineOptions {
+  return {
+    persona: config.agent.persona,
+    brain,
+    interruptOnSpeech: config.talk.input.interruptOnSpeech,
+    outputDeltaIntervalMs: config.talk.output.deltaEventIntervalMs,
+    ...(config.talk.realtime?.model ? { realtimeModel: config.talk.realtime.model } : {}),
+    ...(config.talk.realtime?.voice ? { realtimeVoice: config.talk.realtime.voice } : {}),
+  };
+}
+
+export interface AppPipelines {
+  /** agent.* as the brain sees it (also in `base.options.brain`). */
+  readonly brain: BrainOptions;
+  /** What the factory was made of (surfaces that still build their own controllers read it). */
+  readonly base: Readonly<ControllerFactoryBase> & { readonly tools: AppTools["pipeline"] };
+  readonly createController: SessionControllerFactory;
+}
+
+/** The one controller factory: validates the options now (config_invalid at start-up). */
+export function buildPipelines(
+  config: TalkgateConfig,
+  providers: AppProviders,
+  tools: AppTools,
+  brain: BrainOptions,
+  logger: TalkLogger,
+): AppPipelines {
+  // One place: the gateway, telephony and the meeting bots start from these options.
+  const base = Object.freeze({
+    providers: providers.pipeline,
+    tools: tools.pipeline,
+    options: basePipelineOptions(config, brain),
+    logger,
+  });
+  return { brain, base, createController: sessionControllerFactory(base) };
+}

@@ -1,0 +1,143 @@
+/**
+ * Provider policy of the composition root: which providers the configuration
+ * builds, which one of each kind is the default, and how a pipeline resolves
+ * them per session.
+ */
+import type { TalkgateConfig } from "../config/config-schema.js";
+import { LOCAL_SPEECH_PROVIDER_IDS, openAiSpeechEntries } from "../config/speech-provider-schema.js";
+import { TalkError } from "../core/errors.js";
+import type { TalkLogger } from "../core/logger.js";
+import type { PipelineProviderResolver } from "../core/pipelines/pipeline-options.js";
+import { ProviderRegistry, type ProviderByKind } from "../core/provider-registry.js";
+import { ProviderResolver, type ProviderDefaults } from "../core/provider-resolver.js";
+import type { ProviderKind, TalkProvider } from "../core/provider-types.js";
+import type { TalkSession } from "../core/session-types.js";
+import {
+  createLocalProviders,
+  createOpenAiRealtimeProvider,
+  createOpenAiSpeechProviders,
+} from "../providers/index.js";
+import { createOpenAiChatAgent } from "../providers/openai-compatible/openai-chat-agent.js";
+
+/** The process's providers: the registry, its default per kind, and the pipelines' view of them. */
+export interface AppProviders {
+  readonly registry: ProviderRegistry;
+  readonly resolver: ProviderResolver;
+  /** What every pipeline resolves its providers through (the session's own stt / realtime provider first). */
+  readonly pipeline: PipelineProviderResolver;
+  /** The default provider of `kind` (or `id`), or undefined when none is configured. */
+  optional<K extends ProviderKind>(kind: K, id?: string): ProviderByKind[K] | undefined;
+  /** A realtime provider the gateway can relay is registered (telephony then defaults to realtime). */
+  realtimeRelayAvailable(): boolean;
+}
+
+/** The object without its undefined fields (exactOptionalPropertyTypes: options are absent, not undefined). */
+function definedOnly<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as never;
+}
+
+/** Builds the providers the configuration asks for: local engines always, cloud ones when configured. */
+export function configuredProviders(config: TalkgateConfig): TalkProvider[] {
+  const providers: TalkProvider[] = createLocalProviders({
+    agent: config.agent.endpoint ? false : {},
+    stt: definedOnly(config.talk.local.pocketsphinx),
+  });
+  const endpoint = config.agent.endpoint;
+  if (endpoint) {
+    providers.push(
+      createOpenAiChatAgent({
+        baseUrl: endpoint.baseUrl,
+        model: endpoint.model,
+        timeoutMs: endpoint.timeoutMs,
+        ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
+      }),
+    );
+  }
+  // talk.providers.<id> (openai-compatible): an STT and / or a TTS provider under that id.
+  for (const [id, settings] of openAiSpeechEntries(config.talk.providers)) {
+    providers.push(...createOpenAiSpeechProviders(id, settings));
+  }
+  const openai = config.talk.realtime?.providers?.["openai"];
+  if (openai) {
+    providers.push(
+      createOpenAiRealtimeProvider({
+        id: "openai",
+        ...(typeof openai["apiKey"] === "string" ? { apiKey: openai["apiKey"] } : {}),
+        ...(typeof openai["baseUrl"] === "string" ? { baseUrl: openai["baseUrl"] } : {}),
+        ...(config.talk.realtime?.model ? { model: config.talk.realtime.model } : {}),
+        ...(config.talk.realtime?.voice ? { voice: config.talk.realtime.voice } : {}),
+      }),
+    );
+  }
+  return providers;
+}
+
+/**
+ * Default provider id per kind. `talk.provider` names the speech provider and
+ * applies to each speech kind that has a provider of that id; naming one that
+ * exists for no kind is a configuration error, found at start-up. Unset, the
+ * one `talk.providers` entry is the speech provider when there is exactly one.
+ * A speech kind it does not cover keeps its local engine when several
+ * providers of that kind are registered (the others are reachable by id).
+ */
+function providerDefaults(config: TalkgateConfig, registry: ProviderRegistry): ProviderDefaults {
+  const defaults: ProviderDefaults = {};
+  const configured = openAiSpeechEntries(config.talk.providers).map(([id]) => id);
+  const speech = config.talk.provider ?? (configured.length === 1 ? configured[0] : undefined);
+  if (speech !== undefined) {
+    const kinds = (["stt", "tts"] as const).filter((kind) => registry.has(kind, speech));
+    if (kinds.length === 0) {
+      throw new TalkError("config_invalid", `talk.provider: no speech provider "${speech}" is configured.`);
+    }
+    for (const kind of kinds) defaults[kind] = speech;
+  }
+  for (const kind of ["stt", "tts"] as const) {
+    if (defaults[kind] !== undefined || registry.list(kind).length < 2) continue;
+    const local = LOCAL_SPEECH_PROVIDER_IDS.find((id) => registry.has(kind, id));
+    if (local) defaults[kind] = local;
+  }
+  const realtime = config.talk.realtime?.provider;
+  if (realtime !== undefined) {
+    if (!registry.has("realtime", realtime)) {
+      throw new TalkError(
+        "config_invalid",
+        `talk.realtime.provider: no realtime provider "${realtime}" is configured (set talk.realtime.providers.${realtime}).`,
+      );
+    }
+    defaults.realtime = realtime;
+  }
+  return defaults;
+}
+
+/** Registers `providers` (default: the configured ones) and resolves the defaults; config_invalid on a bad default. */
+export function buildProviders(
+  config: TalkgateConfig,
+  logger: TalkLogger,
+  providers: readonly TalkProvider[] = configuredProviders(config),
+): AppProviders {
+  const registry = new ProviderRegistry({ logger });
+  for (const provider of providers) registry.register(provider);
+  const resolver = new ProviderResolver({ registry, defaults: providerDefaults(config, registry) });
+  const optional = <K extends ProviderKind>(kind: K, id?: string): ProviderByKind[K] | undefined => {
+    try {
+      return resolver.resolve(kind, id);
+    } catch (err) {
+      if (err instanceof TalkError && err.code === "provider_not_found") return undefined;
+      throw err;
+    }
+  };
+  return {
+    registry,
+    resolver,
+    optional,
+    pipeline: {
+      stt: (s: TalkSession) =>
+        optional("stt", s.provider && registry.has("stt", s.provider) ? s.provider : undefined),
+      tts: () => optional("tts"),
+      agent: () => optional("agent"),
+      realtime: (s: TalkSession) => optional("realtime", s.provider),
+    },
+    realtimeRelayAvailable: () =>
+      registry.list().some((p) => p.kind === "realtime" && p.capabilities.gatewayRelay === true),
+  };
+}

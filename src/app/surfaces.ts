@@ -1,0 +1,106 @@
+/**
+ * The surfaces of the composition root: the one SurfaceContext (built once,
+ * the same for every surface), then meetings and telephony over it.
+ */
+import type { AppCluster } from "../app-cluster.js";
+import type { TalkgateConfig } from "../config/config-schema.js";
+import type { TalkLogger } from "../core/logger.js";
+import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
+import type { TalkRuntime } from "../core/session-types.js";
+import { loopbackBaseUrl, replyError, type GatewayServer, type SurfaceContext } from "../gateway/index.js";
+import { defaultPlatformDrivers, meetingsPlugin, VoiceWakeStore } from "../meetings/index.js";
+import type { AppPipelines } from "./pipelines.js";
+import type { AppProviders } from "./providers.js";
+import type { AppTools } from "./tools.js";
+
+export interface SurfaceContextInputs {
+  runtime: TalkRuntime;
+  createController: SessionControllerFactory;
+  gateway: GatewayServer;
+  /** Cluster jobs, given to surfaces only when Redis makes a queue worth using. */
+  jobs: AppCluster["jobs"] | undefined;
+  logger: TalkLogger;
+}
+
+/** The one context every surface plugin is built over. */
+export function surfaceContext(i: SurfaceContextInputs): SurfaceContext {
+  const { gateway } = i;
+  return Object.freeze({
+    runtime: i.runtime,
+    createController: i.createController,
+    authorizer: gateway.authorizer,
+    jobs: i.jobs,
+    registerMethod: (name, definition) => gateway.registerMethod(name, definition),
+    broadcast: (event, payload) => gateway.broadcast(event, payload),
+    replyError,
+    loopbackBaseUrl: () => loopbackBaseUrl(gateway.app),
+    logger: i.logger,
+  } satisfies SurfaceContext);
+}
+
+export interface SurfacesInputs {
+  config: TalkgateConfig;
+  ctx: SurfaceContext;
+  gateway: GatewayServer;
+  cluster: AppCluster;
+  providers: AppProviders;
+  pipelines: AppPipelines;
+  tools: AppTools;
+}
+
+/**
+ * Meetings: bot routes, the bot pages' capture socket, the local test
+ * meeting and the meetings / voicewake Talk API methods (src/meetings).
+ * Wake triggers (seed 004): configured defaults until voicewake.set; stored
+ * as the cluster's shared setting `voicewake`, heard by every worker.
+ */
+export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStore> {
+  const { config, ctx, pipelines } = i;
+  const voiceWake = await VoiceWakeStore.open({
+    settings: i.cluster.coordinator.settings,
+    defaults: config.meetings.wakeTriggers,
+    logger: ctx.logger,
+  });
+  if (config.meetings.googleMeet.testOrigins.length > 0) {
+    ctx.logger.warn(
+      { testOrigins: config.meetings.googleMeet.testOrigins },
+      "meetings.googleMeet.testOrigins is set: the Google Meet driver also joins meetings at these origins (tests and development only)",
+    );
+  }
+  await i.gateway.app.register(
+    meetingsPlugin(ctx, {
+      options: config.meetings,
+      dataDir: config.dataDir,
+      drivers: defaultPlatformDrivers({ googleMeet: config.meetings.googleMeet }),
+      voiceWake,
+      providers: pipelines.base.providers,
+      pipeline: { persona: config.agent.persona, brain: pipelines.brain },
+    }),
+  );
+  return voiceWake;
+}
+
+/**
+ * Telephony: Twilio voice webhook, media streams, outbound calls
+ * (src/telephony, docs/telephony.md); telephony.call on the Talk API (admin);
+ * with Redis, outbound calls are `outbound-call` jobs on media workers.
+ */
+export async function registerTelephonySurface(i: SurfacesInputs): Promise<void> {
+  const { config, ctx, pipelines } = i;
+  const { registerTelephony } = await import("../telephony/register-telephony.js");
+  await registerTelephony(i.gateway.app, {
+    config: config.telephony,
+    server: config.server,
+    authorizer: ctx.authorizer,
+    silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
+    runtime: ctx.runtime,
+    providers: pipelines.base.providers,
+    tools: () => pipelines.base.tools,
+    pipelineOptions: pipelines.base.options,
+    callControls: i.tools.callControls,
+    realtimeAvailable: i.providers.realtimeRelayAvailable(),
+    registerMethod: ctx.registerMethod,
+    ...(ctx.jobs ? { jobs: ctx.jobs } : {}),
+    logger: ctx.logger,
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * Tool rules of the composition root (seed 003): one canonical registry of
+ * the built-in tools and the embedder's, under the `agent.tools` policy, run
+ * by one dispatcher; the pipelines get a small view of it.
+ */
+import type { TalkgateConfig } from "../config/config-schema.js";
+import type { TalkLogger } from "../core/logger.js";
+import type { BrainOptions } from "../core/pipelines/brain-options.js";
+import { resolveBrainOptions } from "../core/pipelines/brain-options.js";
+import type { PipelineToolDispatcher } from "../core/pipelines/pipeline-options.js";
+import type { RealtimeToolDefinition } from "../core/provider-types.js";
+import type { TalkRuntime } from "../core/session-types.js";
+import { ToolDispatcher } from "../core/tool-dispatcher.js";
+import { ToolPolicy } from "../core/tool-policy.js";
+import { ToolRegistry, type ToolDefinition } from "../core/tool-registry.js";
+import { createAgentConsultTool } from "../core/tools/agent-consult-tool.js";
+import { CallControlRegistry } from "../core/tools/call-control.js";
+import { createEndCallTool, createSendDtmfTool, createTransferCallTool } from "../core/tools/call-tools.js";
+import { ConsultProgressChannel } from "../core/tools/consult-progress.js";
+import { createGetTimeTool } from "../core/tools/get-time-tool.js";
+import { SessionTranscripts } from "../core/tools/session-transcripts.js";
+import type { AppProviders } from "./providers.js";
+
+export interface AppTools {
+  /** Runs tool calls under the policy (the gateway's talk.client.toolCall uses it directly). */
+  readonly dispatcher: ToolDispatcher;
+  /** The pipelines' view: the dispatcher, the tools offered to realtime providers, and consult progress. */
+  readonly pipeline: PipelineToolDispatcher;
+  /** The tools the policy offers to a realtime provider. */
+  realtimeDefinitions(): RealtimeToolDefinition[];
+  /** Where telephony calls register their hang-up / DTMF / transfer controls for the call tools. */
+  readonly callControls: CallControlRegistry;
+}
+
+export interface AppToolsInputs {
+  config: TalkgateConfig;
+  providers: AppProviders;
+  runtime: TalkRuntime;
+  brain: BrainOptions;
+  /** The embedder's tools (CreateAppOptions.tools), registered after the built-in ones. */
+  extra: readonly ToolDefinition[];
+  logger: TalkLogger;
+}
+
+export function buildTools({ config, providers, runtime, brain, extra, logger }: AppToolsInputs): AppTools {
+  const callControls = new CallControlRegistry();
+  const progress = new ConsultProgressChannel();
+  const transcripts = new SessionTranscripts();
+  runtime.subscribeAll((event) => transcripts.observe(event));
+  const registry = new ToolRegistry()
+    .register(createGetTimeTool())
+    .register(
+      createAgentConsultTool({
+        agent: () => providers.optional("agent"),
+        session: (id) => {
+          const s = runtime.getSession(id);
+          return s && { metadata: s.metadata, history: transcripts.history(id) };
+        },
+        persona: config.agent.persona,
+        brain: resolveBrainOptions(brain),
+        progress,
+      }),
+    )
+    .register(createEndCallTool(callControls))
+    .register(createSendDtmfTool(callControls))
+    .register(createTransferCallTool({ calls: callControls, targets: config.agent.transferTargets }));
+  for (const tool of extra) registry.register(tool);
+  const policy = new ToolPolicy({ allow: config.agent.tools.allow, deny: config.agent.tools.deny });
+  const dispatcher = new ToolDispatcher({ registry, policy, logger });
+  const realtimeDefinitions = () => registry.toRealtimeTools((name) => policy.isAllowed(name));
+  // A view over the shared dispatcher (never the dispatcher mutated): definitions are read per session.
+  const pipeline: PipelineToolDispatcher = {
+    get definitions() {
+      return realtimeDefinitions();
+    },
+    progress,
+    handleProviderCall: (session, request) => dispatcher.handleProviderCall(session, request),
+    submitToolResult: (sessionId, callId, output) => dispatcher.submitToolResult(sessionId, callId, output),
+  };
+  return { dispatcher, pipeline, realtimeDefinitions, callControls };
+}
