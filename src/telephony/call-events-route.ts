@@ -14,7 +14,7 @@ import { TalkError } from "../core/errors.js";
 import type { TalkEvent } from "../core/talk-events.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallSession } from "./call-session.js";
-import type { AdminCheck } from "./outbound-calls.js";
+import type { AdminCheck } from "./admin-auth.js";
 
 export const CALL_EVENTS_PATH = "/telephony/calls/:callSid/events";
 

@@ -31,8 +31,8 @@ import type { CallMode } from "../config/telephony-schema.js";
 import { CallLatency } from "./call-latency.js";
 import { SpeechGate } from "./speech-gate.js";
 import type { TelephonyStats } from "./telephony-stats.js";
-import { CallPlayout, type PlayoutLine } from "./twilio/call-playout.js";
-import type { TwilioRestClient } from "./twilio/twilio-rest-client.js";
+import type { CarrierRestClient } from "./carrier/carrier-protocol.js";
+import { CallPlayout, type PlayoutLine } from "./playout/call-playout.js";
 
 const PCM16_8K: AudioFormat = Object.freeze({ encoding: "pcm16", sampleRate: 8000, channels: 1 });
 
@@ -43,7 +43,7 @@ export interface CallSessionContext {
   tools: PipelineToolDispatcher | undefined;
   pipelineOptions: PipelineOptions;
   callControls: CallControlRegistry;
-  rest: TwilioRestClient | undefined;
+  rest: CarrierRestClient | undefined;
   /** Where latency figures are also counted (besides the session's latency.metrics events). */
   stats?: TelephonyStats;
   logger: TalkLogger;
@@ -233,7 +233,7 @@ export class CallSession implements CallControl {
     }
     if (signal.aborted) throw new TalkError("cancelled", "The hang-up was cancelled (the caller spoke).");
     this.#ctx.logger.info({ callSid: this.callSid, reason: options.reason }, "call: hanging up");
-    if (this.#ctx.rest) await this.#ctx.rest.endCall(this.callSid, signal);
+    if (this.#ctx.rest) await this.#ctx.rest.hangUp(this.callSid, { signal });
     // After the tool's result is on its way: Twilio also sends `stop`, whichever comes first closes.
     setTimeout(() => void this.close("hung_up"), 0);
   }

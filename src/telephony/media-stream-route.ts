@@ -1,27 +1,24 @@
 /**
- * GET /telephony/twilio/stream (WebSocket): Twilio's bidirectional Media
- * Stream of one call. Every message Twilio sends is parsed at the boundary;
- * a bad frame is counted and logged and touches nothing else (an oversized
- * one closes this call with 1009). The stream is tied to a validated webhook
- * by the one-time token in `start.customParameters`: none, unknown, expired
- * or reused closes with 1008. Limits: pre-start time (1008), unstarted,
- * total and per-address sockets (1013), frame size (1009), send-buffer
- * high-water (CallPlayout).
+ * The media-stream WebSocket of one carrier (`<carrier paths.stream>`, e.g.
+ * GET /telephony/twilio/stream): every message is decoded at the boundary by
+ * the carrier's stream codec into a neutral event; a bad frame is counted
+ * and logged and touches nothing else (an oversized one closes this call
+ * with 1009). The stream is tied to a validated webhook by the one-time
+ * token in the start's parameters: none, unknown, expired or reused closes
+ * with 1008. Limits: pre-start time (1008), unstarted, total and per-address
+ * sockets (1013), frame size (1009), send-buffer high-water (CallPlayout).
  */
 import { createHash } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import type { WebSocket } from "ws";
 import type { TalkLogger } from "../core/logger.js";
+import { ULAW_8K } from "../core/talk-types.js";
+import type { CarrierProtocol, CarrierStreamCodec, CarrierStreamEvent } from "./carrier/carrier-protocol.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallIdentity, CallSession } from "./call-session.js";
+import type { PlayoutLine } from "./playout/call-playout.js";
+import type { StreamTokenStore } from "./stream-token-store.js";
 import type { TelephonyStats } from "./telephony-stats.js";
-import {
-  isMulaw8kMono,
-  parseTwilioMessage,
-  type TwilioStartMessage,
-} from "./twilio/media-stream-messages.js";
-import type { StreamTokenStore } from "./twilio/stream-token-store.js";
-import { TWILIO_STREAM_PATH } from "./twilio/voice-webhook.js";
 
 export const CLOSE = Object.freeze({
   normal: 1000,
@@ -32,12 +29,12 @@ export const CLOSE = Object.freeze({
 });
 
 export interface MediaStreamRouteOptions {
-  path?: string;
+  carrier: CarrierProtocol;
   calls: CallRegistry;
   /** Tokens of inbound calls (voice webhook), checked against start.callSid. */
   tokens: StreamTokenStore;
   /** Redeems a token of an outbound call we placed; undefined when it is not one. */
-  redeemOutbound(token: string | undefined, callSid: string): CallSession | undefined;
+  redeemOutbound(token: string | undefined, callId: string): CallSession | undefined;
   /** Creates the call of a validated inbound stream (session created, not connected yet); `mode` from the webhook URL. */
   createCall(identity: CallIdentity, mode: string | undefined): CallSession;
   preStartTimeoutMs: number;
@@ -47,24 +44,34 @@ export interface MediaStreamRouteOptions {
   logger: TalkLogger;
 }
 
-export function twilioMediaStreamRoute(o: MediaStreamRouteOptions): FastifyPluginAsync {
+export function mediaStreamRoute(o: MediaStreamRouteOptions): FastifyPluginAsync {
   return async (app) => {
-    app.get(o.path ?? TWILIO_STREAM_PATH, { websocket: true }, (socket, request) => {
-      handleStream(o, socket, request.socket.remoteAddress ?? "unknown");
+    app.get(o.carrier.paths.stream, { websocket: true }, (socket, request) => {
+      const codec = o.carrier.openStream({
+        maxBytes: o.maxPayloadBytes,
+        request: { url: request.url, headers: request.headers },
+      });
+      handleStream(o, codec, socket, request.socket.remoteAddress ?? "unknown");
     });
   };
 }
 
-function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): void {
+function handleStream(
+  o: MediaStreamRouteOptions,
+  codec: CarrierStreamCodec,
+  ws: WebSocket,
+  ip: string,
+): void {
+  const carrier = o.carrier.id;
   const admitted = o.calls.admit(ip);
   if (!admitted.ok) {
     o.stats.refuseSocket(admitted.reason);
-    o.logger.warn({ ip, reason: admitted.reason }, "twilio stream refused");
+    o.logger.warn({ carrier, ip, reason: admitted.reason }, "media stream refused");
     ws.close(CLOSE.tryAgainLater, admitted.reason);
     return;
   }
   const { release, started } = admitted;
-  let streamSid: string | undefined;
+  let streamId: string | undefined;
   let call: CallSession | undefined;
   let stopped = false;
   const close = (code: number, reason: string): void => {
@@ -75,44 +82,37 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
     close(CLOSE.policy, "no start message in time");
   }, o.preStartTimeoutMs);
 
-  ws.on("error", (err) => o.logger.debug({ err: err.message, ip }, "twilio stream socket error"));
+  ws.on("error", (err) => o.logger.debug({ carrier, err: err.message, ip }, "media stream socket error"));
   ws.on("close", () => {
     clearTimeout(preStart);
     release();
     if (call && !stopped) call.detach(o.reconnectGraceMs);
   });
   ws.on("message", (data, isBinary) => {
-    if (isBinary) {
-      reject("binary_frame", "binary frames are not part of the protocol");
+    const decoded = codec.decode(data as Buffer | ArrayBuffer | Buffer[], isBinary);
+    if (!decoded.ok) {
+      const { reason, message, close: closeWith } = decoded.rejection;
+      reject(reason, message);
+      if (closeWith) close(closeWith.code, closeWith.reason);
       return;
     }
-    const parsed = parseTwilioMessage(data as Buffer, {
-      maxBytes: o.maxPayloadBytes,
-      ...(streamSid !== undefined ? { expectedStreamSid: streamSid } : {}),
-    });
-    if (!parsed.ok) {
-      const reason = String(parsed.error.details?.["reason"] ?? parsed.error.code);
-      reject(reason, parsed.error.message);
-      if (reason === "oversized") close(CLOSE.tooBig, "frame too large");
-      return;
-    }
-    const msg = parsed.message;
-    switch (msg.event) {
-      case "connected":
+    const event = decoded.event;
+    switch (event?.type) {
+      case undefined:
         return;
       case "start":
-        if (streamSid !== undefined) return reject("duplicate_start", "start after start");
-        void start(msg);
+        if (streamId !== undefined) return reject("duplicate_start", "start after start");
+        void start(event);
         return;
       case "media":
         if (!call) return reject("before_start", "media before start");
-        call.onMedia(msg.audio);
+        call.onMedia(event.audio);
         return;
-      case "mark":
-        call?.onMark(msg.mark.name);
+      case "played":
+        call?.onMark(event.name);
         return;
       case "dtmf":
-        call?.onDtmf(msg.dtmf.digit);
+        call?.onDtmf(event.digit);
         return;
       case "stop":
         stopped = true;
@@ -126,25 +126,27 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
     const n = o.stats.rejectFrame(reason);
     // Logged with its reason, rate-limited per reason so a flood cannot flood the log.
     if (n <= 10 || n % 1000 === 0)
-      o.logger.warn({ ip, streamSid, reason, count: n }, `twilio stream frame rejected: ${message}`);
+      o.logger.warn({ carrier, ip, streamId, reason, count: n }, `media stream frame rejected: ${message}`);
   }
 
-  async function start(msg: TwilioStartMessage): Promise<void> {
+  async function start(msg: Extract<CarrierStreamEvent, { type: "start" }>): Promise<void> {
     clearTimeout(preStart);
-    streamSid = msg.start.streamSid;
-    const { callSid } = msg.start;
-    if (!isMulaw8kMono(msg.start.mediaFormat)) {
-      close(CLOSE.policy, "media format must be audio/x-mulaw 8000 Hz mono");
+    streamId = msg.streamId;
+    const callSid = msg.callId;
+    const f = msg.format;
+    // The call plays and hears u-law 8 kHz mono (the format every carrier offers for media streams).
+    if (f?.encoding !== ULAW_8K.encoding || f.sampleRate !== ULAW_8K.sampleRate || f.channels !== 1) {
+      close(CLOSE.policy, `media format must be u-law 8000 Hz mono, not ${msg.formatName}`.slice(0, 120));
       return;
     }
-    const token = msg.start.customParameters["token"];
+    const token = msg.parameters["token"];
     const resumeKey = token ? createHash("sha256").update(token).digest("base64url") : undefined;
     let target: CallSession | undefined;
     const redeemed = o.tokens.consume(token, callSid);
     if (redeemed.ok) {
       target = o.createCall(
         {
-          callSid,
+          callSid: redeemed.call.callId,
           from: redeemed.call.from,
           to: redeemed.call.to,
           direction: redeemed.call.direction ?? "inbound",
@@ -160,7 +162,7 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
     if (!target) {
       const why = !token ? "missing" : redeemed.ok ? "unknown" : redeemed.reason;
       o.stats.refuseSocket(`token ${why}`);
-      o.logger.warn({ ip, callSid, reason: why }, "twilio stream: token refused");
+      o.logger.warn({ carrier, ip, callId: callSid, reason: why }, "media stream: token refused");
       close(CLOSE.policy, `stream token ${why}`);
       return;
     }
@@ -175,17 +177,19 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
       corked = false;
       socket?.uncork();
     };
-    const line = {
-      streamSid: msg.start.streamSid,
-      send: (text: string) => {
-        if (ws.readyState !== ws.OPEN) return;
-        if (socket && !corked) {
-          corked = true;
-          socket.cork();
-          process.nextTick(uncork);
-        }
-        ws.send(text);
-      },
+    const send = (frame: string | Uint8Array): void => {
+      if (ws.readyState !== ws.OPEN) return;
+      if (socket && !corked) {
+        corked = true;
+        socket.cork();
+        process.nextTick(uncork);
+      }
+      ws.send(frame);
+    };
+    const line: PlayoutLine = {
+      media: (audio) => send(codec.media(audio)),
+      mark: (name) => send(codec.mark(name)),
+      clear: () => send(codec.clear()),
       flush: () => {
         if (corked) uncork(); // the uncork already queued for the tick then finds nothing corked
       },
@@ -194,9 +198,9 @@ function handleStream(o: MediaStreamRouteOptions, ws: WebSocket, ip: string): vo
       },
     };
     try {
-      await target.connect(line, close, msg.start.streamSid);
+      await target.connect(line, close, msg.streamId);
     } catch (err) {
-      o.logger.error({ err, callSid }, "twilio stream: the call's session could not start");
+      o.logger.error({ carrier, err, callId: callSid }, "media stream: the call's session could not start");
       await target.close("error", CLOSE.tryAgainLater);
     }
   }
