@@ -17,6 +17,7 @@ import type { CarrierProtocol, CarrierStreamCodec, CarrierStreamEvent } from "./
 import type { CallRegistry } from "./call-registry.js";
 import type { CallIdentity, CallSession } from "./call-session.js";
 import type { PlayoutLine } from "./playout/call-playout.js";
+import { ClockAcknowledger } from "./playout/clock-acknowledger.js";
 import type { StreamTokenStore } from "./stream-token-store.js";
 import type { TelephonyStats } from "./telephony-stats.js";
 
@@ -140,63 +141,24 @@ function handleStream(
       return;
     }
     const token = msg.parameters["token"];
-    const resumeKey = token ? createHash("sha256").update(token).digest("base64url") : undefined;
-    let target: CallSession | undefined;
-    const redeemed = o.tokens.consume(token, callSid);
-    if (redeemed.ok) {
-      target = o.createCall(
-        {
-          callSid: redeemed.call.callId,
-          from: redeemed.call.from,
-          to: redeemed.call.to,
-          direction: redeemed.call.direction ?? "inbound",
-        },
-        redeemed.call.mode,
-      );
-      o.calls.add(target, resumeKey);
-    } else {
-      target =
-        o.redeemOutbound(token, callSid) ?? (resumeKey ? o.calls.resumable(callSid, resumeKey) : undefined);
-      if (target && target.state === "created") o.calls.add(target, resumeKey);
-    }
-    if (!target) {
-      const why = !token ? "missing" : redeemed.ok ? "unknown" : redeemed.reason;
-      o.stats.refuseSocket(`token ${why}`);
-      o.logger.warn({ carrier, ip, callId: callSid, reason: why }, "media stream: token refused");
-      close(CLOSE.policy, `stream token ${why}`);
+    const found = callOfStream(o, token, callSid);
+    if (!found.ok) {
+      o.stats.refuseSocket(`token ${found.why}`);
+      o.logger.warn({ carrier, ip, callId: callSid, reason: found.why }, "media stream: token refused");
+      close(CLOSE.policy, `stream token ${found.why}`);
       return;
     }
+    const target = found.call;
     started();
     call = target;
     o.stats.callsStarted++;
-    // A burst (media frames + its mark, or clear) is sent within one tick: corking the TCP socket for the
-    // tick makes it one writev instead of one per message (the largest cost of the relay when measured).
-    const socket = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
-    let corked = false;
-    const uncork = (): void => {
-      corked = false;
-      socket?.uncork();
-    };
-    const send = (frame: string | Uint8Array): void => {
-      if (ws.readyState !== ws.OPEN) return;
-      if (socket && !corked) {
-        corked = true;
-        socket.cork();
-        process.nextTick(uncork);
-      }
-      ws.send(frame);
-    };
-    const line: PlayoutLine = {
-      media: (audio) => send(codec.media(audio)),
-      mark: (name) => send(codec.mark(name)),
-      clear: () => send(codec.clear()),
-      flush: () => {
-        if (corked) uncork(); // the uncork already queued for the tick then finds nothing corked
-      },
-      get bufferedAmount() {
-        return ws.bufferedAmount;
-      },
-    };
+    // A carrier without playback acknowledgements: marks are reached by the clock instead of echoed.
+    const acks =
+      o.carrier.acknowledgements === "none"
+        ? new ClockAcknowledger({ played: (name) => target.onMark(name) })
+        : undefined;
+    if (acks) ws.once("close", () => acks.close());
+    const line = socketLine(ws, codec, acks);
     try {
       await target.connect(line, close, msg.streamId);
     } catch (err) {
@@ -204,4 +166,83 @@ function handleStream(
       await target.close("error", CLOSE.tryAgainLater);
     }
   }
+}
+
+/**
+ * The call a stream's token opens: an inbound call (a token of the voice
+ * webhook), an outbound call we placed, or a detached call resuming within
+ * its grace (the same token, hashed, as when it started).
+ */
+function callOfStream(
+  o: MediaStreamRouteOptions,
+  token: string | undefined,
+  callId: string,
+): { ok: true; call: CallSession } | { ok: false; why: string } {
+  const resumeKey = token ? createHash("sha256").update(token).digest("base64url") : undefined;
+  const redeemed = o.tokens.consume(token, callId);
+  if (redeemed.ok) {
+    const call = o.createCall(
+      {
+        callSid: redeemed.call.callId,
+        from: redeemed.call.from,
+        to: redeemed.call.to,
+        direction: redeemed.call.direction ?? "inbound",
+      },
+      redeemed.call.mode,
+    );
+    o.calls.add(call, resumeKey);
+    return { ok: true, call };
+  }
+  const call =
+    o.redeemOutbound(token, callId) ?? (resumeKey ? o.calls.resumable(callId, resumeKey) : undefined);
+  if (call) {
+    if (call.state === "created") o.calls.add(call, resumeKey);
+    return { ok: true, call };
+  }
+  return { ok: false, why: !token ? "missing" : redeemed.reason };
+}
+
+/**
+ * The playout's line over one socket, in the carrier's wire format. A burst
+ * (media frames + its mark, or clear) is sent within one tick: corking the
+ * TCP socket for the tick makes it one writev instead of one per message
+ * (the largest cost of the relay when measured).
+ */
+function socketLine(
+  ws: WebSocket,
+  codec: CarrierStreamCodec,
+  acks: ClockAcknowledger | undefined,
+): PlayoutLine {
+  const socket = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    socket?.uncork();
+  };
+  const send = (frame: string | Uint8Array): void => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (socket && !corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
+    ws.send(frame);
+  };
+  return {
+    media: (audio) => {
+      send(codec.media(audio));
+      acks?.media(audio.byteLength);
+    },
+    mark: (name) => (acks ? acks.mark(name) : send(codec.mark(name))),
+    clear: () => {
+      send(codec.clear());
+      acks?.clear();
+    },
+    flush: () => {
+      if (corked) uncork(); // the uncork already queued for the tick then finds nothing corked
+    },
+    get bufferedAmount() {
+      return ws.bufferedAmount;
+    },
+  };
 }

@@ -26,7 +26,7 @@ import { adminCheckOf } from "./admin-auth.js";
 import { answerWebhook } from "./answer-webhook.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { CallRegistry } from "./call-registry.js";
-import { CallSession, type CallIdentity, type CallSettings } from "./call-session.js";
+import { callFactory } from "./call-factory.js";
 import { callEventsRoute } from "./call-events-route.js";
 import { mediaStreamRoute } from "./media-stream-route.js";
 import { outboundCalls } from "./outbound/outbound-calls.js";
@@ -86,47 +86,22 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
   const mode: Telephony["mode"] = carrier.signed ? "signed" : loopback ? "unsigned-loopback" : "disabled";
   const stats = new TelephonyStats();
   const calls = new CallRegistry(config.limits);
-  const defaultMode: CallMode = config.defaultMode ?? (options.realtimeAvailable ? "realtime" : "stt-tts");
-
-  const settingsFor = (
-    to: string | undefined,
-    overrides: { mode?: CallMode; greeting?: string } = {},
-  ): CallSettings => {
-    const number = to !== undefined ? config.numbers[to] : undefined;
-    const greeting = overrides.greeting ?? number?.greeting ?? config.greeting;
-    return {
-      mode: overrides.mode ?? number?.mode ?? defaultMode,
-      greeting: greeting ? greeting : undefined,
-      greetingProtectMs: config.greetingProtectMs,
-      vad: config.vad,
-      silenceTimeoutMs: Math.max(100, Math.round(options.silenceTimeoutMs / 10) * 10),
-      sendHighWaterBytes: config.limits.sendHighWaterBytes,
-      hangUpTimeoutMs: config.hangUpTimeoutMs,
-    };
-  };
-  const createCall = (
-    identity: CallIdentity,
-    overrides?: { mode?: CallMode; greeting?: string },
-    metadata?: Record<string, string>,
-  ): CallSession => {
-    const call: CallSession = new CallSession(
-      {
-        runtime: ctx.runtime,
-        providers: options.pipeline.providers,
-        tools: options.pipeline.tools(),
-        pipelineOptions: options.pipeline.options,
-        callControls: options.callControls,
-        rest: carrier.rest,
-        stats,
-        logger,
-      },
-      settingsFor(identity.to, overrides),
-      identity,
-      () => calls.remove(call),
-      metadata,
-    );
-    return call;
-  };
+  const { createCall, defaultMode } = callFactory({
+    config,
+    silenceTimeoutMs: options.silenceTimeoutMs,
+    realtimeAvailable: options.realtimeAvailable,
+    context: {
+      runtime: ctx.runtime,
+      providers: options.pipeline.providers,
+      tools: options.pipeline.tools,
+      pipelineOptions: options.pipeline.options,
+      callControls: options.callControls,
+      rest: carrier.rest,
+      stats,
+      logger,
+    },
+    calls,
+  });
 
   const authorize = adminCheckOf(ctx.authorizer);
   const outbound = outboundCalls({
