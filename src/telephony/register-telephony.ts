@@ -58,12 +58,14 @@ export async function registerTelephony(app: FastifyInstance, deps: TelephonyDep
   const { carrier, publicUrl } = configuredCarrier(deps.config);
   const ctx: SurfaceContext = {
     runtime: deps.runtime,
-    createController: sessionControllerFactory({
-      providers: deps.providers,
-      tools: deps.tools(),
-      options: deps.pipelineOptions,
-      logger: deps.logger,
-    }),
+    // Built per request, so the tools are read when a controller is made (as the calls read them), not now.
+    createController: (request) =>
+      sessionControllerFactory({
+        providers: deps.providers,
+        tools: deps.tools(),
+        options: deps.pipelineOptions,
+        logger: deps.logger,
+      })(request),
     authorizer: tokenAuthorizer(deps.authTokens),
     jobs: deps.jobs,
     registerMethod: (name, definition) => deps.registerMethod?.(name, definition),
