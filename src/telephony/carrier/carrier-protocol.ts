@@ -132,7 +132,13 @@ export interface CarrierStreamOptions {
   request: { readonly url: string; readonly headers: IncomingHttpHeaders };
 }
 
-/** Placing a call: who, and where its media goes once answered. */
+/**
+ * Placing a call: who, and where its media goes once answered. Carriers that
+ * take the answer document inline (Twilio `Twiml`, Telnyx TeXML, Vonage
+ * `ncco`) build it from `stream` with `answer()`; one that only fetches an
+ * answer URL (Plivo `answer_url`) needs a route serving that document, which
+ * its folder would add.
+ */
 export interface CarrierDialRequest {
   readonly to: string;
   readonly from: string;
