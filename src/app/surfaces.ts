@@ -81,26 +81,24 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
 }
 
 /**
- * Telephony: Twilio voice webhook, media streams, outbound calls
+ * Telephony: the carrier's voice webhook, media streams, outbound calls
  * (src/telephony, docs/telephony.md); telephony.call on the Talk API (admin);
  * with Redis, outbound calls are `outbound-call` jobs on media workers.
  */
 export async function registerTelephonySurface(i: SurfacesInputs): Promise<void> {
-  const { config, ctx, pipelines } = i;
-  const { registerTelephony } = await import("../telephony/register-telephony.js");
-  await registerTelephony(i.gateway.app, {
-    config: config.telephony,
-    server: config.server,
-    authorizer: ctx.authorizer,
-    silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
-    runtime: ctx.runtime,
-    providers: pipelines.base.providers,
-    tools: () => pipelines.base.tools,
-    pipelineOptions: pipelines.base.options,
-    callControls: i.tools.callControls,
-    realtimeAvailable: i.providers.realtimeRelayAvailable(),
-    registerMethod: ctx.registerMethod,
-    ...(ctx.jobs ? { jobs: ctx.jobs } : {}),
-    logger: ctx.logger,
-  });
+  const { config, ctx } = i;
+  const { configuredCarrier, telephonyPlugin } = await import("../telephony/index.js");
+  const { carrier, publicUrl } = configuredCarrier(config.telephony);
+  await i.gateway.app.register(
+    telephonyPlugin(ctx, {
+      config: config.telephony,
+      server: config.server,
+      carrier,
+      carrierPublicUrl: publicUrl,
+      silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
+      interruptOnSpeech: config.talk.input.interruptOnSpeech,
+      callControls: i.tools.callControls,
+      realtimeAvailable: i.providers.realtimeRelayAvailable(),
+    }),
+  );
 }

@@ -35,6 +35,7 @@ export { loopbackBaseUrl } from "./loopback-url.js";
 export { TokenAuthorizer, isLoopbackPeer, type Principal, type TokenAuthorizerOptions } from "./auth.js";
 export {
   routeCheck,
+  type RouteCheck,
   type AccessDecision,
   type AuthorizedRequest,
   type RequestAuthorizer,

@@ -26,6 +26,9 @@ export interface RouteRequest {
 }
 
 /** A route's check for one scope: `(request) => decision`, e.g. `routeCheck(ctx.authorizer, "admin")`. */
+/** A route's check of its request against one scope. */
+export type RouteCheck = (request: RouteRequest) => AccessDecision;
+
 export function routeCheck(
   authorizer: RequestAuthorizer,
   scope: GatewayScope,

@@ -14,13 +14,13 @@ import { TalkError } from "../core/errors.js";
 import type { TalkEvent } from "../core/talk-events.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallSession } from "./call-session.js";
-import type { AdminCheck } from "./outbound-calls.js";
+import type { RouteCheck } from "../gateway/index.js";
 
 export const CALL_EVENTS_PATH = "/telephony/calls/:callSid/events";
 
 export interface CallEventsRouteOptions {
   calls: CallRegistry;
-  authorize: AdminCheck;
+  authorize: RouteCheck;
   /** How long a request waits for a call that is not known yet, ms. Default 5000. */
   waitMs?: number;
   /** Comment line sent while idle so proxies keep the stream open, ms. Default 15 000. */

@@ -24,8 +24,8 @@ import type { CallControl, CallControlRegistry } from "../core/tools/call-contro
 import type { CallMode } from "../config/telephony-schema.js";
 import { CallLatency } from "./call-latency.js";
 import type { TelephonyStats } from "./telephony-stats.js";
-import { CallPlayout, type PlayoutLine } from "./twilio/call-playout.js";
-import type { TwilioRestClient } from "./twilio/twilio-rest-client.js";
+import type { CarrierRestClient } from "./carrier/carrier-protocol.js";
+import { CallPlayout, type PlayoutLine } from "./playout/call-playout.js";
 
 const PCM16_8K: AudioFormat = Object.freeze({ encoding: "pcm16", sampleRate: 8000, channels: 1 });
 
@@ -37,7 +37,7 @@ export interface CallSessionContext {
   /** talk.input.interruptOnSpeech, for the leg's local barge-in. Default true. */
   interruptOnSpeech?: boolean;
   callControls: CallControlRegistry;
-  rest: TwilioRestClient | undefined;
+  rest: CarrierRestClient | undefined;
   /** Where latency figures are also counted (besides the session's latency.metrics events). */
   stats?: TelephonyStats;
   logger: TalkLogger;
@@ -68,7 +68,6 @@ export class CallSession implements CallControl, MediaLegAdapter {
   readonly session: TalkSession;
   readonly playout: CallPlayout;
   readonly #leg: MediaLeg;
-  readonly #latency: CallLatency;
   readonly #ctx: CallSessionContext;
   readonly #settings: CallSettings;
   #state: CallState = "created";
@@ -115,7 +114,6 @@ export class CallSession implements CallControl, MediaLegAdapter {
       },
       ...(realtime ? {} : { endpointingMs: settings.silenceTimeoutMs }),
     });
-    this.#latency = latency;
     this.playout = new CallPlayout({
       sendHighWaterBytes: settings.sendHighWaterBytes,
       onClearSent: () => latency.clearSent(),
@@ -268,7 +266,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
     }
     if (signal.aborted) throw new TalkError("cancelled", "The hang-up was cancelled (the caller spoke).");
     this.#ctx.logger.info({ callSid: this.callSid, reason: options.reason }, "call: hanging up");
-    if (this.#ctx.rest) await this.#ctx.rest.endCall(this.callSid, signal);
+    if (this.#ctx.rest) await this.#ctx.rest.hangUp(this.callSid, { signal });
     // After the tool's result is on its way: the carrier also sends `stop`, whichever comes first closes.
     setTimeout(() => void this.close("hung_up"), 0);
   }

@@ -9,24 +9,25 @@
  *   `{placed: false, jobId, status: "queued"}` when queued as an
  *   `outbound-call` job.
  * - `telephony.call.get {id}` (admin): where the call is, like
- *   `GET /telephony/calls/:id`, by job id (from any worker) or CallSid:
+ *   `GET /telephony/calls/:id`, by job id (from any worker) or carrier call id:
  *   `{state, jobId?, callSid?, sessionId?, reason?, error?}`;
  *   `session_not_found` for an unknown id.
  */
 import { z } from "zod";
 import { TalkError } from "../core/errors.js";
-import type { GatewayServer } from "../gateway/index.js";
-import { CallRequestSchema, OUTBOUND_CALL_ID, type OutboundCalls } from "./outbound-calls.js";
+import type { SurfaceContext } from "../gateway/surface-context.js";
+import { CallRequestSchema, OUTBOUND_CALL_ID } from "./outbound/call-request.js";
+import type { OutboundCalls } from "./outbound/outbound-calls.js";
 
 export const TELEPHONY_CALL_METHOD = "telephony.call";
 export const TELEPHONY_CALL_GET_METHOD = "telephony.call.get";
 
 const CallGetSchema = z
-  .object({ id: z.string().regex(OUTBOUND_CALL_ID, "a job id (call-...) or a CallSid (CA...)") })
+  .object({ id: z.string().regex(OUTBOUND_CALL_ID, "a job id (call-...) or a carrier call id") })
   .strict();
 
 export function registerTelephonyMethods(
-  registerMethod: GatewayServer["registerMethod"],
+  registerMethod: SurfaceContext["registerMethod"],
   outbound: Pick<OutboundCalls, "place" | "status">,
 ): void {
   registerMethod(TELEPHONY_CALL_METHOD, {

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TalkClient } from "../../src/client/talk-client.js";
 import { isTalkError } from "../../src/core/errors.js";
-import type { OutboundCallStatus } from "../../src/telephony/outbound-calls.js";
+import type { OutboundCallStatus } from "../../src/telephony/outbound/call-request.js";
 import { computeTwilioSignature } from "../../src/telephony/twilio/twilio-signature.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { eventually, within, WorkerProcess } from "../support/cluster-workers.js";

@@ -195,7 +195,8 @@ export class MediaLeg {
     const controller = this.#live();
     if (!controller) return;
     try {
-      if (!this.passthrough) throw new TalkError("invalid_audio", "This leg does not pass encoded audio through.");
+      if (!this.passthrough)
+        throw new TalkError("invalid_audio", "This leg does not pass encoded audio through.");
       controller.appendAudio(data);
     } catch (err) {
       this.#appendFailed(err);

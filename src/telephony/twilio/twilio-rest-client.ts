@@ -1,12 +1,14 @@
 /**
- * The two Twilio REST calls telephony needs, over fetch: end a call
- * (`POST /2010-04-01/Accounts/{Sid}/Calls/{CallSid}.json` Status=completed)
- * and place one (`POST .../Calls.json` with inline TwiML and a status
- * callback). Basic auth with the Account SID and auth token. The base URL is
+ * The Twilio REST calls telephony needs, over fetch: end a call
+ * (`POST /2010-04-01/Accounts/{Sid}/Calls/{CallSid}.json` Status=completed),
+ * place one (`POST .../Calls.json` with inline TwiML and a status callback)
+ * and transfer one (the live call's TwiML replaced by a `<Dial>`). Basic auth with the Account SID and auth token. The base URL is
  * configurable, so tests point it at a local server speaking the same shape.
  * Not the SDK's REST client: it costs ~140 ms and ~8 MB to load for two POSTs.
  */
 import { TalkError } from "../../core/errors.js";
+import type { CarrierCall, CarrierDialRequest, CarrierRestClient } from "../carrier/carrier-protocol.js";
+import { connectStreamTwiml, dialTwiml } from "./twiml.js";
 
 /** Options of the REST client. */
 export interface TwilioRestClientOptions {
@@ -33,7 +35,7 @@ export interface TwilioCallResource {
   status: string;
 }
 
-export class TwilioRestClient {
+export class TwilioRestClient implements CarrierRestClient {
   readonly #accountSid: string;
   readonly #authorization: string;
   readonly #baseUrl: string;
@@ -80,6 +82,27 @@ export class TwilioRestClient {
       form["StatusCallbackEvent"] = ["initiated", "ringing", "answered", "completed"];
     }
     return this.#post("Calls.json", form, request.signal);
+  }
+
+  // CarrierRestClient ---------------------------------------------------------
+
+  async dial(request: CarrierDialRequest): Promise<CarrierCall> {
+    const created = await this.createCall({
+      to: request.to,
+      from: request.from,
+      twiml: connectStreamTwiml(request.stream),
+      statusCallback: request.statusCallbackUrl,
+      signal: request.signal,
+    });
+    return { callId: created.sid, status: created.status };
+  }
+
+  async hangUp(callId: string, options: { signal: AbortSignal; ringing?: boolean }): Promise<void> {
+    await this.endCall(callId, options.signal, options.ringing ? "canceled" : "completed");
+  }
+
+  async transfer(callId: string, destination: string, signal: AbortSignal): Promise<void> {
+    await this.#post(`Calls/${encodeURIComponent(callId)}.json`, { Twiml: dialTwiml(destination) }, signal);
   }
 
   async #post(

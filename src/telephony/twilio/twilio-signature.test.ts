@@ -1,12 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import {
-  computeTwilioSignature,
-  isValidTwilioSignature,
-  parsePublicUrl,
-  signedWebhookUrl,
-  streamUrlFor,
-} from "./twilio-signature.js";
+import { computeTwilioSignature, isValidTwilioSignature } from "./twilio-signature.js";
 
 /** The documented algorithm, written independently of the SDK: HMAC-SHA1(url + sorted name+value pairs), base64. */
 function referenceSignature(authToken: string, url: string, params: Record<string, string>): string {
@@ -84,37 +78,5 @@ describe("X-Twilio-Signature", () => {
     const data = `${url}Tagalpha` + "Tagbeta";
     const signature = createHmac("sha1", TOKEN).update(data).digest("base64");
     expect(isValidTwilioSignature(TOKEN, signature, url, { Tag: ["beta", "alpha"] })).toBe(true);
-  });
-});
-
-describe("public URLs", () => {
-  it("builds the signed webhook URL from PUBLIC_URL and the request path with its query", () => {
-    expect(signedWebhookUrl("https://talk.example.org/", "/telephony/twilio/voice?x=1")).toBe(
-      "https://talk.example.org/telephony/twilio/voice?x=1",
-    );
-    expect(signedWebhookUrl("https://example.org/base", "/telephony/twilio/voice")).toBe(
-      "https://example.org/base/telephony/twilio/voice",
-    );
-  });
-
-  it("turns https into wss and http into ws for the stream URL", () => {
-    expect(streamUrlFor("https://talk.example.org", "/telephony/twilio/stream")).toBe(
-      "wss://talk.example.org/telephony/twilio/stream",
-    );
-    expect(streamUrlFor("http://127.0.0.1:8787/", "/telephony/twilio/stream")).toBe(
-      "ws://127.0.0.1:8787/telephony/twilio/stream",
-    );
-  });
-
-  it("rejects a PUBLIC_URL that is not absolute http(s) without query", () => {
-    expect(() => parsePublicUrl("talk.example.org")).toThrow(
-      expect.objectContaining({ code: "config_invalid" }),
-    );
-    expect(() => parsePublicUrl("ftp://talk.example.org")).toThrow(
-      expect.objectContaining({ code: "config_invalid" }),
-    );
-    expect(() => parsePublicUrl("https://talk.example.org/?a=1")).toThrow(
-      expect.objectContaining({ code: "config_invalid" }),
-    );
   });
 });

@@ -20,9 +20,9 @@ import {
   parseTwilioMessage,
   type TwilioStreamMessage,
 } from "./media-stream-messages.js";
-import { OutboundFramer } from "./outbound-framer.js";
-import { PlaybackTracker } from "./playback-tracker.js";
-import { StreamTokenStore } from "./stream-token-store.js";
+import { OutboundFramer } from "../playout/outbound-framer.js";
+import { PlaybackTracker } from "../playout/playback-tracker.js";
+import { StreamTokenStore } from "../stream-token-store.js";
 
 interface ServerCall {
   ws: WebSocket;
@@ -140,7 +140,7 @@ const frames = (ms: number, byte = 0x55): Uint8Array => new Uint8Array(ms * 8).f
 describe("Twilio stream over loopback", () => {
   it("delivers a real recording as sequential 20 ms u-law media frames, byte for byte", async () => {
     const url = await startServer();
-    const { client, call } = await dial(url, "manual", tokens.issue({ callSid: "CA-loop-1" }));
+    const { client, call } = await dial(url, "manual", tokens.issue({ callId: "CA-loop-1" }));
     const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
     await client.sendAudio(speech);
     client.sendDtmf("7");
@@ -162,7 +162,7 @@ describe("Twilio stream over loopback", () => {
 
   it("tracks heard audio per reply from marks the client echoes as it plays", async () => {
     const url = await startServer();
-    const { client, call } = await dial(url, "manual", tokens.issue({ callSid: "CA-loop-1" }));
+    const { client, call } = await dial(url, "manual", tokens.issue({ callId: "CA-loop-1" }));
     call().speak("reply-1", frames(600));
     await client.waitFor(() => client.marksReceived.length === 6);
     client.play(600);
@@ -195,7 +195,7 @@ describe("Twilio stream over loopback", () => {
 
   it("closes a stream that reuses a token with 1008, leaving the first call up", async () => {
     const url = await startServer();
-    const token = tokens.issue({ callSid: "CA-loop-1" });
+    const token = tokens.issue({ callId: "CA-loop-1" });
     const first = await dial(url, "manual", token);
     const second = await dial(url, "manual", token);
     await second.client.waitFor(() => second.client.closeCode !== undefined);
@@ -206,7 +206,7 @@ describe("Twilio stream over loopback", () => {
 
   it("reports malformed frames with their reason and keeps the call", async () => {
     const url = await startServer();
-    const { client, call } = await dial(url, "manual", tokens.issue({ callSid: "CA-loop-1" }));
+    const { client, call } = await dial(url, "manual", tokens.issue({ callId: "CA-loop-1" }));
     client.sendRaw("{oops");
     client.sendJson({
       event: "media",

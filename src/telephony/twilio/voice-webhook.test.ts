@@ -1,8 +1,27 @@
 import { createHmac } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import { StreamTokenStore } from "./stream-token-store.js";
-import { STREAM_PARAMETER, twilioVoiceWebhook } from "./voice-webhook.js";
+import { answerWebhook } from "../answer-webhook.js";
+import { StreamTokenStore } from "../stream-token-store.js";
+import { twilioProtocol } from "./twilio-protocol.js";
+
+/** The <Parameter> names Twilio hands back in start.customParameters. */
+const STREAM_PARAMETER = {
+  token: "token",
+  callSid: "callSid",
+  accountSid: "accountSid",
+  from: "from",
+  to: "to",
+  direction: "direction",
+};
+
+function twilioVoiceWebhook(o: { authToken: string; publicUrl: string; tokens: StreamTokenStore }) {
+  return answerWebhook({
+    carrier: twilioProtocol({ authToken: o.authToken }),
+    publicUrl: o.publicUrl,
+    tokens: o.tokens,
+  });
+}
 
 const AUTH_TOKEN = "test-auth-token";
 const PUBLIC_URL = "https://talk.example.org";
@@ -79,8 +98,8 @@ describe("POST /telephony/twilio/voice", () => {
     expect(tokens.consume(token, CALL.CallSid)).toEqual({
       ok: true,
       call: {
-        callSid: CALL.CallSid,
-        accountSid: CALL.AccountSid,
+        callId: CALL.CallSid,
+        accountId: CALL.AccountSid,
         from: CALL.From,
         to: CALL.To,
         direction: "inbound",
@@ -156,7 +175,12 @@ describe("POST /telephony/twilio/voice", () => {
       expect.objectContaining({ code: "config_invalid" }),
     );
     expect(() =>
-      twilioVoiceWebhook({ authToken: "x", publicUrl: PUBLIC_URL, tokens, path: "voice" }),
+      answerWebhook({
+        carrier: twilioProtocol({ authToken: "x" }),
+        publicUrl: PUBLIC_URL,
+        tokens,
+        bodyLimit: 10,
+      }),
     ).toThrow(expect.objectContaining({ code: "config_invalid" }));
   });
 });

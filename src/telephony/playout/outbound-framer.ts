@@ -1,6 +1,6 @@
 /**
  * Turns assistant audio of any chunk size (provider deltas are 20-200 ms and
- * rarely frame-aligned) into exact 20 ms u-law frames for Twilio, grouped in
+ * rarely frame-aligned) into exact 20 ms u-law frames for the carrier, grouped in
  * bursts of at most `maxFramesPerBurst` frames, each burst followed by a mark.
  * Marks are what the playback tracker learns "heard" from, so the burst size
  * bounds how stale "heard" can be (default 200 ms).

@@ -1,9 +1,11 @@
 /**
  * The phone line as a TalkAudioSink: assistant audio becomes 20 ms u-law
- * `media` frames in bursts, each followed by a `mark`; the marks Twilio
- * echoes tell what the caller heard (PlaybackTracker), which is when an
- * answer is `drained` (output.audio.done) and where a cancelled answer is
- * truncated (`heardMs`). `clear` empties Twilio's buffer at once.
+ * media frames in bursts, each followed by a mark (an acknowledgement
+ * request); the marks the carrier echoes tell what the caller heard
+ * (PlaybackTracker), which is when an answer is `drained`
+ * (output.audio.done) and where a cancelled answer is truncated (`heardMs`).
+ * `clear` empties the carrier's buffer at once. The wire format is the
+ * line's: it is built by the carrier's stream codec.
  *
  * Backpressure: bursts are sent only while the socket's send buffer is under
  * the high-water mark; the rest waits in the framer (bounded) and is pumped
@@ -15,14 +17,17 @@ import { TalkError } from "../../core/errors.js";
 import type { AudioChunk } from "../../core/provider-types.js";
 import type { TalkAudioSink } from "../../core/pipelines/controller-types.js";
 import type { TerminalReason } from "../../core/talk-events.js";
-import { buildClearMessage, buildMarkMessage, buildMediaMessage } from "./media-stream-messages.js";
 import { OutboundFramer } from "./outbound-framer.js";
 import { PlaybackTracker } from "./playback-tracker.js";
 
-/** Where the playout sends: the current stream socket (replaced when Twilio reconnects). */
+/** Where the playout sends: the current stream socket (replaced when the carrier reconnects), in the carrier's wire format. */
 export interface PlayoutLine {
-  readonly streamSid: string;
-  send(text: string): void;
+  /** Sends one frame of assistant audio (u-law 8 kHz). */
+  media(audio: Uint8Array): void;
+  /** Asks the carrier to echo `name` once the audio sent before it has played. */
+  mark(name: string): void;
+  /** Drops the audio the carrier buffered. */
+  clear(): void;
   /**
    * Writes to the socket now what `send` may still hold back (a line batches a tick's messages into one
    * write). `clear` is flushed at once: the rest of a barge-in (events, cancelling the provider) must not
@@ -69,7 +74,7 @@ export class CallPlayout implements TalkAudioSink {
   #line: PlayoutLine | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
-  /** Media went out since the last clear: a clear with nothing sent since has nothing to drop at Twilio. */
+  /** Media went out since the last clear: a clear with nothing sent since has nothing to drop at the carrier. */
   #sentSinceClear = false;
   /** Frames sent (metrics, tests). */
   framesSent = 0;
@@ -87,7 +92,7 @@ export class CallPlayout implements TalkAudioSink {
     this.#onItemFirstFrame = options.onItemFirstFrame;
   }
 
-  /** Sends to `line` from now on (the stream started or Twilio reconnected); undefined pauses sending. */
+  /** Sends to `line` from now on (the stream started or the carrier reconnected); undefined pauses sending. */
   attach(line: PlayoutLine | undefined): void {
     this.#line = line;
     if (line) this.#pump();
@@ -115,7 +120,7 @@ export class CallPlayout implements TalkAudioSink {
     const line = this.#line;
     if (line && this.#sentSinceClear) {
       this.#sentSinceClear = false;
-      line.send(buildClearMessage(line.streamSid));
+      line.clear();
       line.flush?.();
       this.#onClearSent?.();
     }
@@ -145,7 +150,7 @@ export class CallPlayout implements TalkAudioSink {
     return this.#tracker.heardMs(itemId);
   }
 
-  /** Twilio echoed a mark: the audio before it was played. */
+  /** The carrier echoed a mark: the audio before it was played. */
   markPlayed(name: string): void {
     if (!this.#tracker.markPlayed(name)) return;
     const ended = this.#endMarks.get(name);
@@ -198,7 +203,7 @@ export class CallPlayout implements TalkAudioSink {
       }
       for (const out of this.#framer.takeBurst()) {
         if (out.type === "media") {
-          line.send(buildMediaMessage(line.streamSid, out.payload));
+          line.media(out.payload);
           this.#tracker.sent(out.itemId, out.ms);
           this.framesSent++;
           this.#sentSinceClear = true;
@@ -207,7 +212,7 @@ export class CallPlayout implements TalkAudioSink {
             this.#onItemFirstFrame?.(out.itemId);
           }
         } else {
-          line.send(buildMarkMessage(line.streamSid, out.name));
+          line.mark(out.name);
           this.#tracker.markSent(out.name, out.itemId);
           if (out.endOfItem) this.#endMarks.set(out.name, out.itemId);
         }

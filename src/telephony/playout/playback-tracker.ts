@@ -1,6 +1,6 @@
 /**
- * What the caller has actually heard. We send assistant audio to Twilio in
- * bursts, each followed by a `mark`; Twilio echoes a mark once everything sent
+ * What the caller has actually heard. We send assistant audio to the carrier in
+ * bursts, each followed by a mark; the carrier echoes a mark once everything sent
  * before it has played. So the position of the last echoed mark within an
  * item is audio heard, and a truncation at that position tells the provider
  * exactly what the caller heard.
@@ -74,9 +74,9 @@ export class PlaybackTracker {
   }
 
   /**
-   * Twilio echoed the mark `name`: all audio sent before it has played,
+   * The carrier echoed the mark `name`: all audio sent before it has played,
    * including that of earlier marks. Returns false for a name that is not
-   * pending, such as the echoes Twilio sends for marks dropped by `clear`.
+   * pending, such as the echoes the carrier sends for marks dropped by `clear`.
    */
   markPlayed(name: string): boolean {
     const index = this.#pending.findIndex((m) => m.name === name);
@@ -120,7 +120,7 @@ export class PlaybackTracker {
 
   /**
    * The carrier's buffer was cleared (we sent `clear`): the unplayed audio is
-   * gone and Twilio will echo the pending marks without having played their
+   * gone and the carrier will echo the pending marks without having played their
    * audio, so they are dropped here and their echoes ignored. What was heard
    * stays; each item's sent position falls back to it.
    */

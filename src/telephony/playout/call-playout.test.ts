@@ -7,9 +7,10 @@ function line() {
   return {
     sent,
     line: {
-      streamSid: "MZ1",
       bufferedAmount: 0,
-      send: (t: string) => sent.push(JSON.parse(t) as Record<string, unknown>),
+      media: () => sent.push({ event: "media" }),
+      mark: (name: string) => sent.push({ event: "mark", mark: { name } }),
+      clear: () => sent.push({ event: "clear" }),
     },
   };
 }
@@ -35,9 +36,10 @@ describe("CallPlayout clear", () => {
     const order: string[] = [];
     const playout = new CallPlayout({ onClearSent: () => order.push("metric") });
     playout.attach({
-      streamSid: "MZ1",
       bufferedAmount: 0,
-      send: (t: string) => order.push((JSON.parse(t) as { event: string }).event),
+      media: () => order.push("media"),
+      mark: () => order.push("mark"),
+      clear: () => order.push("clear"),
       flush: () => order.push("flush"),
     });
     playout.write({ data: new Uint8Array(160).fill(0x7f), format: ULAW_8K }, { turnId: "t1", itemId: "i1" });

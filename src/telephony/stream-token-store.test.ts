@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { StreamTokenStore } from "./stream-token-store.js";
 
-const CALL = { callSid: "CA1", accountSid: "AC1", from: "+15550001111", to: "+15550002222" };
+const CALL = { callId: "CA1", accountId: "AC1", from: "+15550001111", to: "+15550002222" };
 
 function clock(start = 1_000_000): { now: () => number; advance: (ms: number) => void } {
   let t = start;
@@ -73,7 +73,7 @@ describe("StreamTokenStore", () => {
     expect(() => new StreamTokenStore({ maxTokens: 1.5 })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
     );
-    expect(() => new StreamTokenStore().issue({ callSid: "" })).toThrow(
+    expect(() => new StreamTokenStore().issue({ callId: "" })).toThrow(
       expect.objectContaining({ code: "invalid_params" }),
     );
   });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../core/errors.js";
 
 /**
  * What the validated voice webhook learned about a call; handed to the stream
@@ -7,8 +7,8 @@ import { TalkError } from "../../core/errors.js";
  * signature we checked.
  */
 export interface StreamCallMetadata {
-  readonly callSid: string;
-  readonly accountSid?: string;
+  readonly callId: string;
+  readonly accountId?: string;
   readonly from?: string;
   readonly to?: string;
   readonly direction?: string;
@@ -19,7 +19,7 @@ export interface StreamCallMetadata {
 /** Options of the one-time stream token store. */
 export interface StreamTokenStoreOptions {
   /**
-   * How long a token stays valid after the webhook answered, ms. Twilio opens
+   * How long a token stays valid after the webhook answered, ms. the carrier opens
    * the stream right after fetching the TwiML, so this is short. Default 30 000.
    */
   ttlMs?: number;
@@ -86,8 +86,8 @@ export class StreamTokenStore {
 
   /** Issues a token for `call`; the plaintext exists only in this return value. */
   issue(call: StreamCallMetadata): string {
-    if (typeof call.callSid !== "string" || call.callSid.length === 0) {
-      throw new TalkError("invalid_params", "A stream token needs the call's CallSid.");
+    if (typeof call.callId !== "string" || call.callId.length === 0) {
+      throw new TalkError("invalid_params", "A stream token needs the call's id.");
     }
     const now = this.#now();
     if (this.#entries.size >= this.#maxTokens) this.purgeExpired();
@@ -101,17 +101,17 @@ export class StreamTokenStore {
   }
 
   /**
-   * Redeems a token once. When `expectedCallSid` is given (the stream's
-   * `start.callSid`), the token must have been issued for that call.
+   * Redeems a token once. When `expectedCallId` is given (the stream's
+   * start's call id), the token must have been issued for that call.
    */
-  consume(token: unknown, expectedCallSid?: string): StreamTokenResult {
+  consume(token: unknown, expectedCallId?: string): StreamTokenResult {
     if (typeof token !== "string" || !TOKEN_PATTERN.test(token)) return { ok: false, reason: "unknown" };
     const key = hashToken(token);
     const entry = this.#entries.get(key);
     if (entry === undefined) return { ok: false, reason: "unknown" };
     this.#entries.delete(key);
     if (this.#now() >= entry.expiresAt) return { ok: false, reason: "expired" };
-    if (expectedCallSid !== undefined && expectedCallSid !== entry.call.callSid) {
+    if (expectedCallId !== undefined && expectedCallId !== entry.call.callId) {
       return { ok: false, reason: "call_mismatch" };
     }
     return { ok: true, call: entry.call };

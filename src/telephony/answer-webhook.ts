@@ -1,0 +1,128 @@
+/**
+ * POST `<carrier paths.voice>` (e.g. /telephony/twilio/voice): a carrier's
+ * voice webhook. A request the carrier's authentication refuses gets 403; a
+ * valid one gets the carrier's answer document connecting the call to our
+ * media-stream WebSocket, with a one-time token and the call's metadata as
+ * stream parameters. The carrier hands the parameters back in the stream's
+ * start, which is how the stream is tied to this validated request.
+ */
+import type { FastifyPluginAsync } from "fastify";
+import { TalkError } from "../core/errors.js";
+import { NOOP_LOGGER, type TalkLogger } from "../core/logger.js";
+import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
+import { webhookBodyParsers, webhookRequest } from "./carrier/webhook-request.js";
+import { isLoopbackAddress, parsePublicUrl, streamUrlFor } from "./public-url.js";
+import type { StreamCallMetadata, StreamTokenStore } from "./stream-token-store.js";
+
+/** Names of the parameters we put on the stream; the stream route reads the token back. */
+export const STREAM_PARAMETER = Object.freeze({
+  token: "token",
+  callId: "callId",
+  accountId: "accountId",
+  from: "from",
+  to: "to",
+  direction: "direction",
+});
+
+/** Options of the answer webhook plugin. */
+export interface AnswerWebhookOptions {
+  carrier: CarrierProtocol;
+  /** The base URL the carrier reaches (PUBLIC_URL): http(s), no query. Required unless unsignedLoopback. */
+  publicUrl: string | undefined;
+  /**
+   * Local demo mode, for a server without carrier credentials on a loopback
+   * address: unsigned webhooks are accepted from loopback peers only, and
+   * without a publicUrl the stream URL is built from the request's Host.
+   * Default false.
+   */
+  unsignedLoopback?: boolean;
+  /** Where tokens are issued; the stream route consumes them from the same store. Required. */
+  tokens: StreamTokenStore;
+  /** Largest webhook body accepted, bytes (carriers' are ~1 KB). Default 65 536. */
+  bodyLimit?: number;
+  logger?: TalkLogger;
+}
+
+/** The stream parameters of a call: the token first, then what is known of the call. */
+export function streamParameters(token: string, call: StreamCallMetadata): Record<string, string> {
+  const parameters: Record<string, string> = { [STREAM_PARAMETER.token]: token };
+  const fields: Array<[string, string | undefined]> = [
+    [STREAM_PARAMETER.callId, call.callId],
+    [STREAM_PARAMETER.accountId, call.accountId],
+    [STREAM_PARAMETER.from, call.from],
+    [STREAM_PARAMETER.to, call.to],
+    [STREAM_PARAMETER.direction, call.direction],
+  ];
+  for (const [name, value] of fields) if (value !== undefined) parameters[name] = value;
+  return parameters;
+}
+
+/**
+ * The voice webhook as an encapsulated Fastify plugin: the body parsers it
+ * registers apply to its own route only. Options are validated here, at
+ * construction, not on the first call.
+ */
+export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync {
+  const { carrier, tokens } = options;
+  const unsignedLoopback = options.unsignedLoopback === true;
+  if (unsignedLoopback && carrier.signed)
+    throw new TalkError(
+      "config_invalid",
+      `unsignedLoopback is only for servers without ${carrier.name} credentials.`,
+    );
+  if (!unsignedLoopback && !carrier.signed)
+    throw new TalkError(
+      "config_invalid",
+      `The ${carrier.name} voice webhook needs its credentials to check signatures.`,
+    );
+  if (!tokens) throw new TalkError("config_invalid", "The voice webhook needs a StreamTokenStore.");
+  const bodyLimit = options.bodyLimit ?? 65_536;
+  if (!Number.isInteger(bodyLimit) || bodyLimit < 1024)
+    throw new TalkError("config_invalid", `bodyLimit must be an integer >= 1024, got ${String(bodyLimit)}`);
+  if (!unsignedLoopback && options.publicUrl === undefined)
+    throw new TalkError("config_invalid", "The voice webhook needs the public URL (PUBLIC_URL).");
+  const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
+  const streamUrl = publicUrl === undefined ? undefined : streamUrlFor(publicUrl, carrier.paths.stream);
+  const logger = options.logger ?? NOOP_LOGGER;
+
+  return async (app) => {
+    webhookBodyParsers(app, bodyLimit);
+    app.post(carrier.paths.voice, { bodyLimit }, async (request, reply) => {
+      const base = publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
+      const webhook = webhookRequest(request, base);
+      const accepted = unsignedLoopback
+        ? isLoopbackAddress(request.socket.remoteAddress)
+        : carrier.authenticate(webhook) === "ok";
+      if (!accepted) {
+        // Never say why: a forger learns nothing from the answer.
+        logger.warn({ carrier: carrier.id, url: webhook.url }, "voice webhook: signature rejected");
+        return reply.code(403).type("text/plain").send("Forbidden");
+      }
+      const inbound = carrier.inboundCall(webhook);
+      if (inbound === undefined) return reply.code(400).type("text/plain").send("Missing call id");
+      // The number's webhook URL may pin the mode (`.../voice?mode=stt-tts`); carriers sign the query too.
+      const mode = (request.query as Record<string, unknown> | undefined)?.["mode"];
+      if (mode !== undefined && mode !== "realtime" && mode !== "stt-tts") {
+        return reply.code(400).type("text/plain").send("mode must be realtime or stt-tts");
+      }
+      const call: StreamCallMetadata = {
+        callId: inbound.callId,
+        accountId: inbound.accountId,
+        from: inbound.from,
+        to: inbound.to,
+        direction: inbound.direction,
+        ...(mode !== undefined ? { mode } : {}),
+      };
+      const token = tokens.issue(call);
+      logger.info(
+        { carrier: carrier.id, callId: call.callId, direction: call.direction },
+        "voice webhook: connecting call to stream",
+      );
+      const document = carrier.answer({
+        url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
+        parameters: streamParameters(token, call),
+      });
+      return reply.code(200).type(document.contentType).send(document.body);
+    });
+  };
+}

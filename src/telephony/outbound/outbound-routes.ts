@@ -1,0 +1,198 @@
+/**
+ * The HTTP face of outbound calls: `POST /telephony/calls` (admin) places a
+ * call, `GET /telephony/calls/:id` (admin) says where it is, and POST
+ * `<carrier paths.status>` (e.g. /telephony/twilio/status) takes the
+ * carrier's status callbacks (authenticated like the voice webhook): a
+ * terminal status closes the call here, or reaches the call's job on
+ * whichever worker runs it.
+ */
+import formbody from "@fastify/formbody";
+import type { FastifyPluginAsync } from "fastify";
+import type { AppJobs } from "../../cluster/job-scheduler.js";
+import { TalkError, toTalkError } from "../../core/errors.js";
+import type { TalkLogger } from "../../core/logger.js";
+import type { RouteCheck } from "../../gateway/index.js";
+import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
+import { webhookBodyParsers, webhookRequest } from "../carrier/webhook-request.js";
+import type { CallRegistry } from "../call-registry.js";
+import { isLoopbackAddress } from "../public-url.js";
+import {
+  CallRequestSchema,
+  OUTBOUND_CALL_ID,
+  type CallRequest,
+  type OutboundCallStatus,
+  type PlacedCall,
+} from "./call-request.js";
+import type { CallStatusStore } from "./call-status-store.js";
+import { notConfigured, type OutboundDialer } from "./dialer.js";
+import { CARRIER_STATUS_PREFIX } from "./outbound-call-job.js";
+
+export const OUTBOUND_CALLS_PATH = "/telephony/calls";
+export const OUTBOUND_CALL_STATUS_PATH = "/telephony/calls/:id";
+
+export interface OutboundRoutesOptions {
+  carrier: CarrierProtocol;
+  calls: CallRegistry;
+  dialer: OutboundDialer;
+  statuses: CallStatusStore;
+  /** Base URL the carrier reaches; undefined in unsigned loopback mode (then only loopback peers may post status callbacks). */
+  publicUrl: string | undefined;
+  authorize: RouteCheck;
+  place(request: CallRequest, baseUrl: string | undefined): Promise<PlacedCall>;
+  status(id: string): Promise<OutboundCallStatus | undefined>;
+  jobs: Pick<AppJobs, "cancel" | "inspect"> | undefined;
+  logger: TalkLogger;
+}
+
+// Error -> HTTP status as these routes always mapped it. TODO(lead): switch to the surface context's
+// replyError once src/gateway/reply-error.ts (httpStatus on the error catalogue) lands.
+const placeStatus = (code: string): number =>
+  code === "invalid_params" ? 400 : code === "rate_limited" ? 429 : 502;
+
+export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
+  const { carrier, logger } = o;
+  const refuse = (auth: "unauthorized" | "forbidden", what: string) => ({
+    code: auth === "unauthorized" ? 401 : 403,
+    body: {
+      error: new TalkError(
+        auth,
+        auth === "forbidden" ? `${what} needs the admin scope.` : undefined,
+      ).toJSON(),
+    },
+  });
+
+  return async (app) => {
+    await app.register(formbody, { bodyLimit: 65_536 });
+
+    app.post(OUTBOUND_CALLS_PATH, { bodyLimit: 16_384 }, async (request, reply) => {
+      const auth = o.authorize(request);
+      if (auth !== "ok") {
+        const { code, body } = refuse(auth, "Placing calls");
+        return reply.code(code).send(body);
+      }
+      if (!carrier.rest) return reply.code(503).send({ error: notConfigured(carrier).toJSON() });
+      const parsed = CallRequestSchema.safeParse(request.body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const err = new TalkError(
+          "invalid_params",
+          `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`,
+        );
+        return reply.code(400).send({ error: err.toJSON() });
+      }
+      try {
+        const { placed: here, ...result } = await o.place(
+          parsed.data,
+          `http://${request.headers.host ?? "127.0.0.1"}`,
+        );
+        return reply.code(here ? 201 : 202).send(result);
+      } catch (err) {
+        const error = toTalkError(err, "provider_error");
+        return reply.code(placeStatus(error.code)).send({ error: error.toJSON() });
+      }
+    });
+
+    app.get<{ Params: { id: string } }>(OUTBOUND_CALL_STATUS_PATH, async (request, reply) => {
+      const auth = o.authorize(request);
+      if (auth !== "ok") {
+        const { code, body } = refuse(auth, "Reading calls");
+        return reply.code(code).send(body);
+      }
+      const id = request.params.id;
+      if (!OUTBOUND_CALL_ID.test(id)) {
+        const err = new TalkError("invalid_params", "id: a job id (call-...) or a carrier call id.");
+        return reply.code(400).send({ error: err.toJSON() });
+      }
+      try {
+        const found = await o.status(id);
+        if (found) return reply.send(found);
+        return reply.code(404).send({ error: unknownCall(id).toJSON() });
+      } catch (err) {
+        const error = toTalkError(err, "internal");
+        logger.warn({ id, err: error.message }, "outbound call status not readable");
+        return reply.code(503).send({ error: error.toJSON() });
+      }
+    });
+
+    await app.register(statusCallbackRoute(o));
+  };
+}
+
+/** The carrier's status callbacks, in their own scope (their body parsers keep the raw body for signatures). */
+function statusCallbackRoute(o: OutboundRoutesOptions): FastifyPluginAsync {
+  const { carrier, logger, jobs } = o;
+  return async (app) => {
+    webhookBodyParsers(app, 65_536);
+    app.post(carrier.paths.status, async (request, reply) => {
+      const publicUrl = o.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
+      const webhook = webhookRequest(request, publicUrl);
+      const ok = carrier.signed
+        ? carrier.authenticate(webhook) === "ok"
+        : isLoopbackAddress(request.socket.remoteAddress);
+      if (!ok) {
+        logger.warn({ carrier: carrier.id }, "status callback: signature rejected");
+        return reply.code(403).type("text/plain").send("Forbidden");
+      }
+      const status = carrier.callStatus(webhook);
+      if (!status) {
+        const err = new TalkError("invalid_params", "A status callback names the call and its status.");
+        return reply.code(400).send({ error: err.toJSON() });
+      }
+      const { callId, terminal } = status;
+      const query = (request.query ?? {}) as Record<string, unknown>;
+      const jobId = typeof query["job"] === "string" && query["job"] ? query["job"] : undefined;
+      if (terminal) o.dialer.forget(callId);
+
+      const call = o.calls.get(callId);
+      if (call) {
+        if (terminal) {
+          logger.info({ callId, status: status.status }, "call ended by the carrier");
+          void call.close(status.status);
+        }
+        return reply.code(204).send();
+      }
+      if (jobs && jobId) {
+        // The call runs on another worker (or its dial here has not returned yet): its job reaches it.
+        try {
+          const outcome = terminal
+            ? await jobs.cancel(jobId, `${CARRIER_STATUS_PREFIX}${status.status}`)
+            : (await jobs.inspect(jobId))
+              ? "found"
+              : "not_found";
+          if (outcome !== "not_found") {
+            logger.info(
+              { callId, jobId, status: status.status, outcome },
+              "status callback: relayed to the call's job",
+            );
+            return reply.code(204).send();
+          }
+        } catch (err) {
+          logger.warn({ callId, jobId, err: toTalkError(err).message }, "status callback: job not reached");
+          const error = new TalkError(
+            "owner_unreachable",
+            "The call's job could not be reached; try again.",
+            {
+              details: { callSid: callId, jobId },
+            },
+          );
+          return reply.code(503).send({ error: error.toJSON() });
+        }
+      }
+      if (o.statuses.hasEnded(callId)) return reply.code(204).send(); // a late or repeated callback
+      if (terminal && !jobId && o.dialer.awaitingAnswer) {
+        o.statuses.keepEarly(callId, status.status);
+        return reply.code(204).send();
+      }
+      logger.warn({ callId, jobId, status: status.status }, "status callback: unknown call");
+      return reply.code(404).send({ error: unknownCall(callId, jobId).toJSON() });
+    });
+  };
+}
+
+export function unknownCall(id: string, jobId?: string): TalkError {
+  return new TalkError(
+    "session_not_found",
+    `No outbound call ${id}${jobId ? ` (job ${jobId})` : ""} is known to this deployment.`,
+    { details: { id, ...(jobId ? { jobId } : {}) } },
+  );
+}
