@@ -55,7 +55,7 @@ export interface SurfacesInputs {
  * as the cluster's shared setting `voicewake`, heard by every worker.
  */
 export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStore> {
-  const { config, ctx, pipelines } = i;
+  const { config, ctx } = i;
   const voiceWake = await VoiceWakeStore.open({
     settings: i.cluster.coordinator.settings,
     defaults: config.meetings.wakeTriggers,
@@ -73,8 +73,6 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
       dataDir: config.dataDir,
       drivers: defaultPlatformDrivers({ googleMeet: config.meetings.googleMeet }),
       voiceWake,
-      providers: pipelines.base.providers,
-      pipeline: { persona: config.agent.persona, brain: pipelines.brain },
     }),
   );
   return voiceWake;

@@ -24,6 +24,7 @@ export const ENDED_CODES = [
   "silence_timeout",
   "requested",
   "max_duration",
+  "session_closed",
 ] as const;
 export type EndedCode = (typeof ENDED_CODES)[number];
 

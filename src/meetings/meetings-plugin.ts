@@ -1,5 +1,4 @@
 import type { FastifyPluginAsync } from "fastify";
-import type { PipelineOptions, PipelineProviderResolver } from "../core/pipelines/index.js";
 import type { SurfaceContext } from "../gateway/index.js";
 import type { VoiceWakeStore } from "./agent/voice-wake-store.js";
 import { BotManager } from "./bot/bot-manager.js";
@@ -18,13 +17,6 @@ export interface MeetingsPluginOptions {
   drivers: readonly PlatformDriver[];
   /** Agent mode's wake triggers (voicewake.get/set), shared by every worker. */
   voiceWake: VoiceWakeStore;
-  /**
-   * The providers and trusted pipeline options (persona, brain) of the bots'
-   * sessions: the bots still build their controllers themselves, from the
-   * same values the context's controller factory was made of.
-   */
-  providers: PipelineProviderResolver;
-  pipeline: PipelineOptions;
   /** Serve the local test meeting at /meetings/test-room/<room>. Default true. */
   testRoom?: boolean;
 }
@@ -41,14 +33,14 @@ export function meetingsPlugin(ctx: SurfaceContext, options: MeetingsPluginOptio
   return async (app) => {
     const manager = new BotManager({
       runtime: ctx.runtime,
-      providers: options.providers,
+      createController: ctx.createController,
       drivers: options.drivers,
       dataDir: options.dataDir,
       options: options.options,
       ...(ctx.jobs ? { jobs: ctx.jobs } : {}),
       localBaseUrl: () => ctx.loopbackBaseUrl(),
       // Agent mode answers through the brain's stt-tts path with the same persona and brain options.
-      agent: { voiceWake: options.voiceWake, pipeline: options.pipeline },
+      agent: { voiceWake: options.voiceWake },
       logger: ctx.logger,
     });
     const offMethods = registerMeetingsMethods({

@@ -75,6 +75,21 @@ describe("meeting bot lifecycle in the local test meeting", () => {
     expect((await fetch(`${h.baseUrl}/meetings/bots/no-such-bot`)).status).toBe(404);
   }, 40_000);
 
+  it("leaves with session_closed when its session is closed from outside (the runtime, a lost lease)", async () => {
+    const fay = await h.participant("closed-session", "Fay");
+    const res = await h.post({ meetingUrl: h.roomUrl("closed-session"), botName: "Bot", mode: "transcribe" });
+    const id = res.body.id;
+    const inCall = await h.waitFor(id, (s) => s.state === "in_call");
+    await h.app.runtime.getSession(inCall.sessionId!)!.close("owner_lost");
+    const done = await h.waitFor(id, (s) => s.state === "ended" || s.state === "fatal");
+    expect(done.state).toBe("ended");
+    expect(done.subCode).toBe("session_closed");
+    // The bot really left: the participant sees it go, and its browser is gone.
+    await fay.page.waitForFunction(`document.querySelectorAll("#roster li:not([data-self])").length === 0`);
+    expect(() => botBrowserPid(id)).toThrow();
+    await fay.close();
+  }, 40_000);
+
   it("ends fatal with browser_crashed when its browser is killed, keeping the transcript so far", async () => {
     const dave = await h.participant("crash", "Dave", speechWav(h.dir, "goforward.raw"));
     const res = await h.post({ meetingUrl: h.roomUrl("crash"), botName: "Bot", mode: "transcribe" });

@@ -23,7 +23,7 @@ import type { TalkAudioSink, TalkTextInput } from "../pipelines/controller-types
 import type { PipelineOptions, PipelineProviderResolver } from "../pipelines/pipeline-options.js";
 import { sameAudioFormat } from "../pipelines/pipeline-options.js";
 import { hasTextInput, type SessionController } from "../pipelines/session-controller.js";
-import type { TalkOutput, TalkSession } from "../session-types.js";
+import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import { SpeechGate } from "./speech-gate.js";
@@ -32,8 +32,8 @@ export type MediaLegState = "created" | "starting" | "live" | "closing" | "close
 
 /** The adapter's side of the contract: where audio goes, greeting protection, and the close notice. */
 export interface MediaLegAdapter {
-  /** Where assistant audio goes (the carrier's playout, the bot page's microphone). */
-  readonly sink: TalkAudioSink;
+  /** Where assistant audio goes (the carrier's playout, the bot page's microphone); none for a listen-only leg. */
+  readonly sink?: TalkAudioSink | undefined;
   /**
    * False keeps `output` playing when the caller speaks (the speech is only
    * noted), e.g. the first seconds of a phone greeting. Default: every output
@@ -159,7 +159,7 @@ export class MediaLeg {
       inputFormat: o.format,
       outputFormat: o.format,
       ...(o.passthrough ? { passthrough: o.passthrough } : {}),
-      sink: o.adapter.sink,
+      ...(o.adapter.sink ? { sink: o.adapter.sink } : {}),
       // The relay pipeline applies its own BargeInPolicy (talk.input.interruptOnSpeech) with the same hook.
       ...(o.adapter.interruptible ? { interruptible: o.adapter.interruptible.bind(o.adapter) } : {}),
       // Turns are the leg's (or the adapter's) when they are not the provider's: no second silence timer.
@@ -219,14 +219,25 @@ export class MediaLeg {
       if (output) {
         return this.#policy.interrupts(output) && controller.cancelOutput(output.turnId, "barge_in");
       }
-      if (this.#options.adapter.playing?.() === true) {
-        this.#options.adapter.sink.clear({ turnId: "", reason: "barge_in" });
+      const { sink } = this.#options.adapter;
+      if (sink && this.#options.adapter.playing?.() === true) {
+        sink.clear({ turnId: "", reason: "barge_in" });
         return true;
       }
       return false;
     } finally {
       observer?.bargeInHandled?.();
     }
+  }
+
+  /** Starts a user turn (adapter turn-taking: an external segmenter decides). Throws session_closed / invalid_state. */
+  startTurn(): TalkTurn {
+    return this.#adapterTurns().startTurn();
+  }
+
+  /** Ends a user turn the adapter started; resolves when the pipeline has finished with it (a caption's final). */
+  async endTurn(turnId: string): Promise<void> {
+    await this.#adapterTurns().endTurn(turnId);
   }
 
   /** Speaks `text` verbatim in a turn of its own (a greeting, a farewell). */
@@ -283,6 +294,16 @@ export class MediaLeg {
 
   #live(): SessionController | undefined {
     return this.#state === "live" ? this.#controller : undefined;
+  }
+
+  #adapterTurns(): SessionController {
+    if (this.#options.turnTaking.kind !== "adapter")
+      throw new TalkError("invalid_state", "This leg's turns are not the adapter's to drive.");
+    const controller = this.#live();
+    if (controller) return controller;
+    throw new TalkError(
+      this.#state === "closing" || this.#state === "closed" ? "session_closed" : "invalid_state",
+    );
   }
 
   #textInput(): TalkTextInput {

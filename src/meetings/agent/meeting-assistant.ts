@@ -1,14 +1,9 @@
 import type { TalkLogger } from "../../core/logger.js";
-import {
-  createSessionController,
-  hasTextInput,
-  type PipelineOptions,
-  type PipelineProviderResolver,
-  type SessionController,
-  type TalkTextInput,
-} from "../../core/pipelines/index.js";
+import { MediaLeg } from "../../core/media/media-leg.js";
+import type { SessionControllerFactory } from "../../core/pipelines/index.js";
 import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
 import type { TerminalReason } from "../../core/talk-events.js";
+import { PCM16_24K } from "../../core/talk-types.js";
 import type { Utterance } from "../bot/utterance-segmenter.js";
 import { PageAudioSink } from "./page-audio-sink.js";
 import { SpokenAnswerTracker, type SpokenAnswer } from "./spoken-answer.js";
@@ -22,8 +17,6 @@ export interface MeetingAssistantOptions {
   bargeInMs: number;
   /** After the assistant stops, speech is still gated this long (room echo tail), ms. */
   echoTailMs: number;
-  /** Persona, brain (chunker, TTS prefetch, progress cue, timeout) of the answering session. */
-  pipeline: PipelineOptions;
 }
 
 /** What the assistant is given: narrow, no back-reference to the bot. */
@@ -31,13 +24,16 @@ export interface MeetingAssistantDeps {
   botId: string;
   platform: string;
   runtime: TalkRuntime;
-  providers: PipelineProviderResolver;
+  /** The process's controller factory (persona, brain, providers bound once). */
+  createController: SessionControllerFactory;
   /** The current wake triggers (voicewake.get), read on every caption. */
   triggers(): readonly string[];
   /** Sends a frame down the bot page's capture socket (assistant audio, clear). */
   send(data: Uint8Array | string): void;
   /** Each answer once it ended, as the meeting heard it (cut short on barge-in): the bot's transcript line. */
   onSpoken?(answer: SpokenAnswer): void;
+  /** The assistant's session closed from outside (the runtime, the cluster): the bot leaves. */
+  onClosed?(reason: TerminalReason): void;
   options: MeetingAssistantOptions;
   logger: TalkLogger;
 }
@@ -48,18 +44,21 @@ export interface MeetingAssistantDeps {
  * (or the same speaker's next caption) go to a core `stt-tts` session as
  * user text (`sendUserText`): the brain's path as is (agent answer stream,
  * directive parser, smart chunker, ordered TTS queue, progress cue,
- * timeout apology), its audio written to a `PageAudioSink` that plays it as
- * the bot's microphone. Participant speech while the meeting hears the
- * assistant is the echo gate's to judge: shorter than `bargeInMs` it is
- * dropped (never captioned), longer it cancels the output (`barge_in`, one
- * terminal event) and is captioned as usual. Each answer, as heard (the
+ * timeout apology), on a core media leg whose audio goes to a `PageAudioSink`
+ * that plays it as the bot's microphone. Participant speech while the meeting
+ * hears the assistant is the echo gate's to judge: shorter than `bargeInMs`
+ * it is dropped (never captioned), longer it is real speech, and the leg's
+ * one barge-in policy interrupts the output (`barge_in`, one terminal event);
+ * it is captioned as usual. Each answer, as heard (the
  * part before a cut, marked interrupted), goes to `onSpoken` for the
  * meeting's transcript.
  */
 export class MeetingAssistant {
   readonly session: TalkSession;
+  /** Resolves once the leg takes questions (the stt-tts controller is ready at once). */
+  readonly ready: Promise<void>;
   readonly #deps: MeetingAssistantDeps;
-  readonly #controller: SessionController & TalkTextInput;
+  readonly #leg: MediaLeg;
   readonly #sink: PageAudioSink;
   #armed: { speaker: string; until: number } | undefined;
   #closing: Promise<void> | undefined;
@@ -70,7 +69,8 @@ export class MeetingAssistant {
 
   constructor(deps: MeetingAssistantDeps) {
     this.#deps = deps;
-    this.#sink = new PageAudioSink(deps.send);
+    const sink = new PageAudioSink(deps.send);
+    this.#sink = sink;
     this.session = deps.runtime.createSession({
       mode: "stt-tts",
       transport: "managed-room",
@@ -79,19 +79,27 @@ export class MeetingAssistant {
       metadata: { surface: "meeting", botId: deps.botId, platform: deps.platform, role: "assistant" },
       source: "meeting",
     });
-    const controller = createSessionController({
+    this.#leg = new MediaLeg({
       session: this.session,
-      providers: deps.providers,
+      createController: (request) => deps.createController({ ...request, tools: false }),
+      adapter: {
+        sink,
+        playing: () => sink.audible(),
+        legClosed: (reason) => {
+          if (!this.#closing) deps.onClosed?.(reason);
+        },
+      },
+      // Questions arrive as text; the assistant's speech plays at the TTS's own rate.
+      format: PCM16_24K,
+      turnTaking: { kind: "adapter" },
       logger: deps.logger,
-      options: { ...deps.options.pipeline, silenceTimeoutMs: 0 },
-      sink: this.#sink,
     });
-    if (!hasTextInput(controller))
-      throw new Error("meeting assistant: the stt-tts controller takes no text input");
-    this.#controller = controller;
+    this.ready = this.#leg.start();
+    this.ready.catch((err: unknown) =>
+      deps.logger.warn({ err, botId: deps.botId }, "meeting: the assistant's session did not start"),
+    );
     const onSpoken = deps.onSpoken;
     if (onSpoken) {
-      const sink = this.#sink;
       const spoken = new SpokenAnswerTracker({
         playhead: () => sink.audibleUntil,
         onSpoken: (answer) => {
@@ -137,7 +145,8 @@ export class MeetingAssistant {
         this.echoDropped++;
         return false;
       }
-      if (this.#sink.audible() && this.#controller.cancelOutput(undefined, "barge_in")) {
+      // Real speech, not echo: the leg's barge-in policy decides (what plays is interrupted).
+      if (this.#sink.audible() && this.#leg.bargeIn("local_vad")) {
         this.bargeIns++;
         this.#deps.logger.info({ botId: this.#deps.botId, trackId: utterance.trackId }, "meeting: barge-in");
       }
@@ -149,7 +158,7 @@ export class MeetingAssistant {
     this.questions++;
     this.#deps.logger.info({ botId: this.#deps.botId, speaker }, "meeting: question for the assistant");
     try {
-      this.#controller.sendUserText(question, { speaker });
+      this.#leg.sendUserText(question, { speaker });
     } catch (err) {
       this.#deps.logger.warn(
         { err, botId: this.#deps.botId },
@@ -162,7 +171,7 @@ export class MeetingAssistant {
   close(reason: TerminalReason): Promise<void> {
     this.#closing ??= (async () => {
       this.#sink.close();
-      await this.#controller.close(reason);
+      await this.#leg.close(reason);
     })();
     return this.#closing;
   }

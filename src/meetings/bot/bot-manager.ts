@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { WebSocket } from "ws";
 import { TalkError } from "../../core/errors.js";
 import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
-import type { PipelineProviderResolver } from "../../core/pipelines/index.js";
+import type { SessionControllerFactory } from "../../core/pipelines/index.js";
 import type { AppJobs, JobInfo } from "../../cluster/index.js";
 import type { TalkRuntime } from "../../core/session-types.js";
 import { isTerminal, type BotMode, type BotStatus } from "../bot-status.js";
@@ -17,12 +17,12 @@ import { ChromiumLauncher, type BrowserLauncher } from "./browser-launcher.js";
 import { MeetingBot, type MeetingBotDeps } from "./meeting-bot.js";
 import { readTranscript, type TranscriptLine } from "./transcript-log.js";
 import { WebhookNotifier } from "./webhook-notifier.js";
-import type { PipelineOptions } from "../../core/pipelines/index.js";
 import type { VoiceWakeStore } from "../agent/voice-wake-store.js";
 
 export interface BotManagerOptions {
   runtime: TalkRuntime;
-  providers: PipelineProviderResolver;
+  /** The process's controller factory: the bots' sessions get their providers and trusted options from it. */
+  createController: SessionControllerFactory;
   /** Platform drivers, tried in order when a request names no platform. */
   drivers: readonly PlatformDriver[];
   /** Directory of transcripts (`<dataDir>/meetings/<botId>.transcript.jsonl`). Required. */
@@ -42,11 +42,11 @@ export interface BotManagerOptions {
    */
   jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process" | "inspect">;
   /**
-   * Agent mode: the wake triggers (voicewake) and the answering session's
-   * pipeline options (persona, brain). Default: none, and `mode: "agent"` is
-   * refused with capability_unsupported.
+   * Agent mode: the wake triggers (voicewake); the answering session's
+   * persona and brain are the controller factory's. Default: none, and
+   * `mode: "agent"` is refused with capability_unsupported.
    */
-  agent?: { voiceWake: VoiceWakeStore; pipeline: PipelineOptions };
+  agent?: { voiceWake: VoiceWakeStore };
 }
 
 /** The data of a `meeting-bot` job. */
@@ -186,7 +186,7 @@ export class BotManager {
       driver,
       launcher: this.#launcher,
       runtime: this.#deps.runtime,
-      providers: this.#deps.providers,
+      createController: this.#deps.createController,
       options: this.options,
       captureUrl: (token) => this.#captureUrl(id, token),
       transcriptPath: this.transcriptPath(id),
@@ -209,7 +209,6 @@ export class BotManager {
         wakeWindowMs: o.wakeWindowMs,
         bargeInMs: o.bargeInMs,
         echoTailMs: o.echoTailMs,
-        pipeline: agent.pipeline,
       },
     };
   }

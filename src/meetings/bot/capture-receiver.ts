@@ -1,15 +1,15 @@
 import type { WebSocket } from "ws";
 import { isTalkError } from "../../core/errors.js";
 import type { TalkLogger } from "../../core/logger.js";
-import type { TalkSessionController } from "../../core/pipelines/index.js";
 import { decodeCaptureFrame, parseSourcesMessage, type CaptureControlMessage } from "./capture-framing.js";
 import type { TrackSourceReport } from "./speaker-attribution.js";
-import { SpeakerFloor } from "./speaker-floor.js";
+import { SpeakerFloor, type CaptionInput } from "./speaker-floor.js";
 import { TrackDecoder } from "./track-decoder.js";
 import { UtteranceSegmenter, type Utterance } from "./utterance-segmenter.js";
 
 export interface CaptureReceiverContext {
-  controller: TalkSessionController;
+  /** The bot's transcription leg: one turn per utterance, as the speaker floor decides. */
+  input: CaptionInput;
   maxAppendBytes: number;
   utteranceSilenceMs: number;
   maxUtteranceMs: number;
@@ -57,7 +57,7 @@ export class CaptureReceiver {
   constructor(ctx: CaptureReceiverContext) {
     this.#ctx = ctx;
     this.#floor = new SpeakerFloor({
-      controller: ctx.controller,
+      input: ctx.input,
       maxAppendBytes: ctx.maxAppendBytes,
       maxQueuedMs: 30_000,
       onTurn: ctx.onTurn,

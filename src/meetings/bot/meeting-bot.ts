@@ -2,11 +2,8 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { WebSocket } from "ws";
 import { TalkError } from "../../core/errors.js";
 import type { TalkLogger } from "../../core/logger.js";
-import {
-  createSessionController,
-  type PipelineProviderResolver,
-  type SessionController,
-} from "../../core/pipelines/index.js";
+import { MediaLeg } from "../../core/media/media-leg.js";
+import type { SessionControllerFactory } from "../../core/pipelines/index.js";
 import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
 import type { TalkEvent } from "../../core/talk-events.js";
 import {
@@ -22,6 +19,7 @@ import type { ResolvedMeetingsOptions } from "../meetings-options.js";
 import type { DriverPage, MeetingObservation, PlatformDriver } from "../platforms/platform-driver.js";
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
 import { CaptureReceiver } from "./capture-receiver.js";
+import { CAPTURE_FORMAT } from "./speaker-floor.js";
 import { captureScript } from "./capture-script.js";
 import { SpeakerAttribution } from "./speaker-attribution.js";
 import { speakerTaggedSession } from "./speaker-tagged-session.js";
@@ -47,7 +45,8 @@ export interface MeetingBotDeps {
   driver: PlatformDriver;
   launcher: BrowserLauncher;
   runtime: TalkRuntime;
-  providers: PipelineProviderResolver;
+  /** The process's controller factory (providers and trusted pipeline options bound once). */
+  createController: SessionControllerFactory;
   options: ResolvedMeetingsOptions;
   /** ws:// URL of this bot's capture socket (the page connects to it). */
   captureUrl(token: string): string;
@@ -95,7 +94,8 @@ export class MeetingBot {
   readonly #turnUtterances = new Map<string, Utterance>();
   readonly #attribution: SpeakerAttribution;
   #session: TalkSession | undefined;
-  #controller: SessionController | undefined;
+  /** The transcription leg: captions in, nothing out; its close (from anywhere) ends the bot. */
+  #leg: MediaLeg | undefined;
   #capture: CaptureReceiver | undefined;
   #assistant: MeetingAssistant | undefined;
   #browser: LaunchedBrowser | undefined;
@@ -175,7 +175,7 @@ export class MeetingBot {
     let outcome: Outcome;
     try {
       await this.#waitForJoinTime();
-      this.#openSession();
+      await this.#openSession();
       await this.#launchAndJoin();
       await this.#attend();
       outcome = { state: "ended", subCode: "requested" };
@@ -203,8 +203,8 @@ export class MeetingBot {
     this.#throwIfLeaving();
   }
 
-  #openSession(): void {
-    const { runtime, providers, options, logger, request } = this.#deps;
+  async #openSession(): Promise<void> {
+    const { runtime, createController, options, logger, request } = this.#deps;
     const session = runtime.createSession({
       mode: "transcription",
       transport: "gateway-relay",
@@ -229,14 +229,17 @@ export class MeetingBot {
         : { trackId: utterance.trackId, ...attribution.speakerOf(utterance) };
     });
     // The floor decides turns (one utterance of one participant each), so the pipeline's own VAD stays off.
-    this.#controller = createSessionController({
+    const leg = new MediaLeg({
       session: tagged,
-      providers,
+      createController: (controllerRequest) => createController({ ...controllerRequest, tools: false }),
+      adapter: { legClosed: (reason) => this.#sessionClosed("transcription", reason) },
+      format: CAPTURE_FORMAT,
+      turnTaking: { kind: "adapter" },
       logger,
-      options: { silenceTimeoutMs: 0 },
     });
+    this.#leg = leg;
     this.#capture = new CaptureReceiver({
-      controller: this.#controller,
+      input: leg,
       maxAppendBytes: 65_536,
       utteranceSilenceMs: options.utteranceSilenceMs,
       maxUtteranceMs: options.maxUtteranceMs,
@@ -265,7 +268,8 @@ export class MeetingBot {
         botId: this.id,
         platform: this.#deps.driver.platform,
         runtime,
-        providers,
+        createController,
+        onClosed: (reason) => this.#sessionClosed("assistant", reason),
         triggers: agent.triggers,
         send: (data) => this.#capture?.send(data),
         onSpoken: (answer) => this.#onSpoken(answer),
@@ -274,7 +278,23 @@ export class MeetingBot {
       });
       this.#status.assistantSessionId = this.#assistant.session.id;
     }
+    await leg.start();
+    await this.#assistant?.ready;
     this.#transition("joining");
+  }
+
+  /**
+   * One of the bot's sessions was closed from outside (the runtime, the
+   * cluster taking its lease away): the bot has nothing left to caption or
+   * answer with, so it leaves the meeting.
+   */
+  #sessionClosed(which: "transcription" | "assistant", reason: string): void {
+    if (this.#leave.signal.aborted || isTerminal(this.#status.state)) return;
+    this.#deps.logger.warn(
+      { botId: this.id, which, reason },
+      "meeting: the bot's session was closed; leaving",
+    );
+    this.#leave.abort(ended("session_closed", `The ${which} session was closed (${reason}).`));
   }
 
   #onSessionEvent(event: TalkEvent): void {
@@ -470,7 +490,7 @@ export class MeetingBot {
         payload: { ok: false, botId: this.id, state: "fatal", subCode: outcome.subCode },
       });
     }
-    await this.#controller?.close(outcome.state === "fatal" ? "error" : "completed");
+    await this.#leg?.close(outcome.state === "fatal" ? "error" : "completed");
     this.#transcript?.close();
   }
 

@@ -1,9 +1,24 @@
 import type { TalkLogger } from "../../core/logger.js";
-import type { TalkSessionController } from "../../core/pipelines/index.js";
+import type { AudioFormat } from "../../core/talk-types.js";
+import { CAPTURE_RATE } from "./capture-rate.js";
 import type { Utterance } from "./utterance-segmenter.js";
 
+/** What the floor feeds: the bot's transcription leg, whose turns the floor decides. */
+export interface CaptionInput {
+  startTurn(): { id: string };
+  endTurn(turnId: string): Promise<void>;
+  appendAudio(pcm: Int16Array, format: AudioFormat): void;
+}
+
+/** The captured audio as it reaches the floor. */
+export const CAPTURE_FORMAT: AudioFormat = Object.freeze({
+  encoding: "pcm16",
+  sampleRate: CAPTURE_RATE,
+  channels: 1,
+});
+
 export interface SpeakerFloorContext {
-  controller: TalkSessionController;
+  input: CaptionInput;
   /** Largest appendAudio frame, bytes. */
   maxAppendBytes: number;
   /** Utterances waiting for the floor longer than this much audio in total are dropped, oldest first, ms. */
@@ -74,10 +89,10 @@ export class SpeakerFloor {
       this.#settleIdle();
       return;
     }
-    const { controller } = this.#ctx;
+    const { input } = this.#ctx;
     let turnId: string;
     try {
-      turnId = controller.startTurn().id;
+      turnId = input.startTurn().id;
     } catch (err) {
       // The session is closing, or the previous turn is still active: retry on the next utterance.
       this.#ctx.logger.debug({ err }, "meeting: could not start a caption turn");
@@ -90,7 +105,7 @@ export class SpeakerFloor {
     utterance.read(
       (chunk) => this.#append(chunk),
       () => {
-        controller
+        input
           .endTurn(turnId)
           .catch((err: unknown) =>
             this.#ctx.logger.debug({ err, turnId }, "meeting: caption turn did not end cleanly"),
@@ -105,11 +120,10 @@ export class SpeakerFloor {
 
   #append(chunk: Int16Array): void {
     if (this.#closed) return;
-    const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    const max = this.#ctx.maxAppendBytes - (this.#ctx.maxAppendBytes % 2);
+    const max = Math.max(1, Math.floor(this.#ctx.maxAppendBytes / 2));
     try {
-      for (let offset = 0; offset < bytes.byteLength; offset += max) {
-        this.#ctx.controller.appendAudio(bytes.subarray(offset, offset + max));
+      for (let offset = 0; offset < chunk.length; offset += max) {
+        this.#ctx.input.appendAudio(chunk.subarray(offset, offset + max), CAPTURE_FORMAT);
       }
     } catch (err) {
       this.#ctx.logger.debug({ err }, "meeting: caption audio dropped");

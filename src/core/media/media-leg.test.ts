@@ -1,0 +1,225 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { encodeMulaw } from "../../codecs/mulaw.js";
+import { loadSpeech } from "../../codecs/testing/audio-tools.js";
+import { TalkError } from "../errors.js";
+import { sessionControllerFactory } from "../pipelines/controller-factory.js";
+import type { PipelineProviderResolver } from "../pipelines/pipeline-options.js";
+import { EventLog, RecordingSink } from "../pipelines/testing/pipeline-harness.js";
+import { ScriptedRealtimeProvider } from "../pipelines/testing/scripted-realtime-provider.js";
+import type { TalkRuntime } from "../session-types.js";
+import { createTalkRuntime } from "../session-runtime.js";
+import type { TerminalReason } from "../talk-events.js";
+import { PCM16_24K, ULAW_8K, type AudioFormat } from "../talk-types.js";
+import { MediaLeg, type MediaLegAdapter, type TurnTaking } from "./media-leg.js";
+
+const PCM16_8K: AudioFormat = { encoding: "pcm16", sampleRate: 8000, channels: 1 };
+
+let runtime: TalkRuntime | undefined;
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+});
+
+function realtimeOnly(provider: ScriptedRealtimeProvider): PipelineProviderResolver {
+  return { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider };
+}
+
+/** An adapter that records what the leg tells it, as a carrier call would. */
+class RecordingAdapter implements MediaLegAdapter {
+  readonly sink = new RecordingSink();
+  readonly closes: TerminalReason[] = [];
+  protect = false;
+  interruptible(): boolean {
+    return !this.protect;
+  }
+  legClosed(reason: TerminalReason): void {
+    this.closes.push(reason);
+  }
+}
+
+function legOver(
+  provider: ScriptedRealtimeProvider,
+  o: { turnTaking?: TurnTaking; passthrough?: AudioFormat; mode?: "realtime" | "transcription" } = {},
+) {
+  runtime = createTalkRuntime();
+  const mode = o.mode ?? "realtime";
+  const session = runtime.createSession({
+    mode,
+    transport: "gateway-relay",
+    brain: mode === "realtime" ? "agent-consult" : "none",
+    owner: "gateway",
+  });
+  const adapter = new RecordingAdapter();
+  const leg = new MediaLeg({
+    session,
+    createController: sessionControllerFactory({
+      providers: realtimeOnly(provider),
+      options: {},
+      logger: console,
+    }),
+    adapter,
+    format: PCM16_8K,
+    ...(o.passthrough ? { passthrough: o.passthrough } : {}),
+    turnTaking: o.turnTaking ?? { kind: "provider" },
+    logger: { debug() {}, info() {}, warn() {}, error() {} } as never,
+  });
+  return { leg, adapter, session, events: new EventLog(session) };
+}
+
+/** 20 ms of a loud 8 kHz tone as PCM16. */
+function tone(ms: number, amplitude = 12_000): Int16Array {
+  const pcm = new Int16Array(8 * ms);
+  for (let i = 0; i < pcm.length; i++)
+    pcm[i] = Math.round(amplitude * Math.sin((2 * Math.PI * 300 * i) / 8000));
+  return pcm;
+}
+
+describe("media leg", () => {
+  it("passes the adapter's encoded format through when the realtime provider carries it both ways", async () => {
+    const provider = new ScriptedRealtimeProvider([ULAW_8K, PCM16_24K]);
+    const { leg } = legOver(provider, { passthrough: ULAW_8K });
+    await leg.start();
+    expect(leg.passthrough).toBe(true);
+    expect(leg.outputFormat).toEqual(ULAW_8K);
+    const ulaw = encodeMulaw(tone(20));
+    leg.appendEncoded(ulaw);
+    expect(provider.audio).toHaveLength(1);
+    expect(provider.audio[0]).toEqual(ulaw);
+    expect(provider.options?.inputFormat).toEqual(ULAW_8K);
+  });
+
+  it("takes PCM samples with their format, converted once, when the provider does not carry the encoded format", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg } = legOver(provider, { passthrough: ULAW_8K });
+    await leg.start();
+    expect(leg.passthrough).toBe(false);
+    for (let i = 0; i < 10; i++) leg.appendAudio(tone(20), PCM16_8K);
+    const bytes = provider.audio.reduce((n, a) => n + a.byteLength, 0);
+    // 200 ms at 24 kHz PCM16 is 9,600 bytes; the resampler holds back a few samples.
+    expect(bytes).toBeGreaterThan(9000);
+    expect(bytes).toBeLessThanOrEqual(9600);
+  });
+
+  it("refuses audio in another format without throwing at the adapter, and keeps taking good frames", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg } = legOver(provider);
+    await leg.start();
+    expect(() => leg.appendAudio(tone(20), PCM16_24K)).not.toThrow();
+    expect(() => leg.appendEncoded(new Uint8Array(160))).not.toThrow();
+    expect(provider.audio).toHaveLength(0);
+    leg.appendAudio(tone(20), PCM16_8K);
+    expect(provider.audio.length).toBeGreaterThan(0);
+  });
+
+  it("a session closed by the runtime closes the leg and tells the adapter exactly once", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg, adapter, session } = legOver(provider);
+    await leg.start();
+    await session.close("owner_lost");
+    await expect(leg.closed).resolves.toBe("owner_lost");
+    expect(leg.state).toBe("closed");
+    expect(adapter.closes).toEqual(["owner_lost"]);
+    expect(provider.calls).toContain("close"); // the provider session went with it
+    await leg.close("completed");
+    expect(adapter.closes).toEqual(["owner_lost"]);
+  });
+
+  it("close() is idempotent, tells the adapter once, and a closed leg refuses to start or speak", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg, adapter, events } = legOver(provider);
+    await leg.start();
+    const first = leg.close("completed");
+    expect(leg.close("error")).toBe(first);
+    await first;
+    expect(adapter.closes).toEqual(["completed"]);
+    expect(events.ofType("session.closed")).toHaveLength(1);
+    await expect(leg.start()).rejects.toMatchObject({ code: "session_closed" });
+    expect(() => leg.say("hello")).toThrow(TalkError);
+    expect(leg.bargeIn("local_vad")).toBe(false);
+  });
+
+  it("a leg closed before it started still closes its session and tells the adapter", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg, adapter, session } = legOver(provider);
+    await leg.close("cancelled");
+    expect(session.state).toBe("closed");
+    expect(adapter.closes).toEqual(["cancelled"]);
+  });
+
+  it("local barge-in asks the one policy: a protected output keeps playing, an unprotected one is cancelled", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg, adapter, events } = legOver(provider);
+    await leg.start();
+    provider.play({ type: "response_started", responseId: "r1" });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: new Uint8Array(4800),
+      format: PCM16_24K,
+    });
+    adapter.protect = true;
+    expect(leg.bargeIn("local_vad")).toBe(false);
+    expect(events.ofType("output.audio.cancelled")).toHaveLength(0);
+    adapter.protect = false;
+    expect(leg.bargeIn("local_vad")).toBe(true);
+    expect(events.ofType("output.audio.cancelled")).toHaveLength(1);
+    expect(adapter.sink.entries.some((e) => e.kind === "clear")).toBe(true);
+  });
+
+  it("the provider's speech_started goes through the same policy (greeting protection)", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg, adapter, events } = legOver(provider);
+    await leg.start();
+    provider.play({ type: "response_started", responseId: "r1" });
+    provider.play({
+      type: "audio_delta",
+      responseId: "r1",
+      itemId: "out_1",
+      data: new Uint8Array(4800),
+      format: PCM16_24K,
+    });
+    adapter.protect = true;
+    provider.play({ type: "speech_started", itemId: "in_1" });
+    expect(events.ofType("output.audio.cancelled")).toHaveLength(0);
+    adapter.protect = false;
+    provider.play({ type: "speech_started", itemId: "in_2" });
+    expect(events.ofType("output.audio.cancelled")).toHaveLength(1);
+    // The line is cleared before the output is cancelled: the caller stops hearing it first.
+    const clearIndex = adapter.sink.entries.findIndex((e) => e.kind === "clear");
+    expect(clearIndex).toBeGreaterThan(-1);
+    expect(provider.calls).toContain("cancelResponse");
+  });
+
+  it("local VAD turn-taking starts a turn on speech and ends it after silence", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg, events } = legOver(provider, {
+      turnTaking: { kind: "local-vad", threshold: -40, minSpeechMs: 100, silenceMs: 300 },
+    });
+    await leg.start();
+    for (let i = 0; i < 10; i++) leg.appendAudio(new Int16Array(160), PCM16_8K);
+    expect(events.ofType("turn.started")).toHaveLength(0);
+    // Real speech (a pocketsphinx test recording at 8 kHz), fed in 20 ms frames.
+    const speech = loadSpeech("goforward.raw", 8000);
+    for (let i = 0; i + 160 <= speech.length; i += 160) leg.appendAudio(speech.slice(i, i + 160), PCM16_8K);
+    expect(events.ofType("turn.started")).toHaveLength(1);
+    for (let i = 0; i < 50; i++) leg.appendAudio(new Int16Array(160), PCM16_8K);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(events.ofType("turn.ended")).toHaveLength(1);
+  });
+
+  it("adapter turn-taking: the adapter's startTurn / endTurn drive the session; other legs refuse them", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const own = legOver(provider);
+    await own.leg.start();
+    expect(() => own.leg.startTurn()).toThrow(/not the adapter's/);
+    await own.leg.close("completed");
+    await runtime!.close();
+    const { leg, events } = legOver(provider, { turnTaking: { kind: "adapter" } });
+    await leg.start();
+    const turn = leg.startTurn();
+    await leg.endTurn(turn.id);
+    expect(events.ofType("turn.started")).toHaveLength(1);
+    expect(events.ofType("turn.ended")).toHaveLength(1);
+  });
+});
