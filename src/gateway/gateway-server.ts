@@ -204,7 +204,7 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
       return true;
     },
     async listen(overrides = {}) {
-      if (serverState !== "created") throw new Error(`gateway: listen() called while ${serverState}`);
+      if (serverState !== "created") throw new TalkError("invalid_state", `gateway: listen() called while ${serverState}`);
       await app.listen({ host: options.host, port: overrides.port ?? options.port });
       serverState = "listening";
       if (!state.auth.enabled) {

@@ -91,9 +91,10 @@ export class MethodRegistry {
     for (const group of groups) {
       for (const [name, definition] of Object.entries(group)) {
         if (!(TALK_METHODS as readonly string[]).includes(name)) {
-          throw new Error(`method-registry: "${name}" is not a public Talk method`);
+          throw new TalkError("config_invalid", `method-registry: "${name}" is not a public Talk method`);
         }
-        if (this.#methods.has(name)) throw new Error(`method-registry: "${name}" is registered twice`);
+        if (this.#methods.has(name))
+          throw new TalkError("config_invalid", `method-registry: "${name}" is registered twice`);
         const method = name as TalkMethod;
         this.#methods.set(name, {
           name: method,
@@ -104,7 +105,8 @@ export class MethodRegistry {
       }
     }
     const missing = TALK_METHODS.filter((m) => !this.#methods.has(m));
-    if (missing.length > 0) throw new Error(`method-registry: no handler for ${missing.join(", ")}`);
+    if (missing.length > 0)
+      throw new TalkError("config_invalid", `method-registry: no handler for ${missing.join(", ")}`);
   }
 
   /**
