@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import type { Registry } from "prom-client";
-import type { TalkgateConfig } from "./config/config-schema.js";
-import type { TalkLogger } from "./core/logger.js";
-import type { TalkRuntime } from "./core/session-types.js";
-import type { TerminalReason } from "./core/talk-events.js";
+import type { TalkgateConfig } from "./config/index.js";
+import type { TalkLogger } from "./core/index.js";
+import type { TalkRuntime } from "./core/index.js";
+import type { TerminalReason } from "./core/index.js";
 import {
   type AppJobs,
   appJobs,

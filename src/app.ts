@@ -5,12 +5,12 @@
  * gateway -> surfaces), each step a small module under src/app/.
  */
 import { pino, type Logger } from "pino";
-import type { LoadedConfig } from "./config/load-config.js";
-import type { TalkgateConfig } from "./config/config-schema.js";
-import type { TalkProvider } from "./core/provider-types.js";
-import { createTalkRuntime } from "./core/session-runtime.js";
-import type { TalkRuntime, TalkRuntimeOptions } from "./core/session-types.js";
-import type { ToolDefinition } from "./core/tool-registry.js";
+import type { LoadedConfig } from "./config/index.js";
+import type { TalkgateConfig } from "./config/index.js";
+import type { TalkProvider } from "./core/index.js";
+import { createTalkRuntime } from "./core/index.js";
+import type { TalkRuntime, TalkRuntimeOptions } from "./core/index.js";
+import type { ToolDefinition } from "./core/index.js";
 import type { GatewayDeps, GatewayOptionsInput, GatewayServer } from "./gateway/index.js";
 import type { VoiceWakeStore } from "./meetings/index.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";

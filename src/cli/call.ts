@@ -10,12 +10,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
-import { createResampler } from "../codecs/resampler.js";
-import { decodeMulaw, encodeMulaw } from "../codecs/mulaw.js";
-import { readWav, writeWav } from "../codecs/wav.js";
-import { TalkError } from "../core/errors.js";
-import type { TalkEvent } from "../core/talk-events.js";
-import { computeTwilioSignature } from "../telephony/twilio/twilio-signature.js";
+import { createResampler } from "../codecs/index.js";
+import { decodeMulaw, encodeMulaw } from "../codecs/index.js";
+import { readWav, writeWav } from "../codecs/index.js";
+import { TalkError } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
+import { computeTwilioSignature } from "../telephony/index.js";
 import { SimulatedTwilioStream } from "./simulated-twilio-stream.js";
 
 /** Options of `talkgate call`. */

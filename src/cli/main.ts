@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { isTalkError } from "../core/errors.js";
+import { isTalkError } from "../core/index.js";
 
 const HELP = `talkgate: telephony and meeting media server for an AI assistant
 

@@ -1,4 +1,4 @@
-import { loadConfig } from "../config/load-config.js";
+import { loadConfig } from "../config/index.js";
 import { type App, type CreateAppOptions, createApp } from "../app.js";
 
 export interface ServeOptions {

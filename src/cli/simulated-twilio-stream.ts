@@ -9,8 +9,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
-import { CarrierMessageBuilder } from "../telephony/twilio/carrier-messages.js";
-import { CarrierPlayback, ULAW_BYTES_PER_MS } from "../telephony/twilio/carrier-playback.js";
+import { CarrierMessageBuilder } from "../telephony/index.js";
+import { CarrierPlayback, ULAW_BYTES_PER_MS } from "../telephony/index.js";
 
 export interface SimulatedTwilioStreamOptions {
   /** ws(s):// URL from `<Stream url>`. */

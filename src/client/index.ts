@@ -1,7 +1,7 @@
 // The typed Talk API client for integrators and tests.
 export { TalkClient, fromWire } from "./talk-client.js";
 export type { TalkClientOptions, TalkClientEvents, RequestOptions } from "./talk-client.js";
-export { TALK_METHODS, isTalkMethod } from "../gateway/protocol/talk-methods.js";
+export { TALK_METHODS, isTalkMethod } from "../gateway/index.js";
 export type {
   TalkMethod,
   TalkMethodMap,
@@ -14,6 +14,6 @@ export type {
   ToolCallResult,
   SessionCreateResult,
   SessionJoinResult,
-} from "../gateway/protocol/talk-methods.js";
-export type { RequestFrame, ResponseFrame, EventFrame, WireError } from "../gateway/protocol/frames.js";
-export type { TalkEvent, TalkEventOf, TalkEventPayloads, TalkEventType } from "../core/talk-events.js";
+} from "../gateway/index.js";
+export type { RequestFrame, ResponseFrame, EventFrame, WireError } from "../gateway/index.js";
+export type { TalkEvent, TalkEventOf, TalkEventPayloads, TalkEventType } from "../core/index.js";

@@ -1,15 +1,15 @@
 import WebSocket from "ws";
-import { TALK_ERROR_CODES, TalkError } from "../core/errors.js";
-import type { TalkErrorCode } from "../core/errors.js";
-import type { TalkEvent } from "../core/talk-events.js";
-import type { EventFrame, GatewayEventName, ResponseFrame, WireError } from "../gateway/protocol/frames.js";
+import { TALK_ERROR_CODES, TalkError } from "../core/index.js";
+import type { TalkErrorCode } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
+import type { EventFrame, GatewayEventName, ResponseFrame, WireError } from "../gateway/index.js";
 import type {
   TalkAudioPayload,
   TalkMethod,
   TalkModeState,
   TalkParams,
   TalkResult,
-} from "../gateway/protocol/talk-methods.js";
+} from "../gateway/index.js";
 
 export interface TalkClientOptions {
   /** Bearer token (sent as `Authorization: Bearer <token>`). */

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
 import { directoryUnavailable, type RedisKeys } from "./redis-connection.js";
 import {
   type CommandReply,

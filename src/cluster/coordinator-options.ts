@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import { NOOP_LOGGER } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import { NOOP_LOGGER } from "../core/index.js";
 import type { WorkerRole } from "./coordinator.js";
 
 /** Options shared by both coordinator implementations. */

@@ -1,4 +1,4 @@
-import type { TalkEvent } from "../core/talk-events.js";
+import type { TalkEvent } from "../core/index.js";
 import type {
   SessionCommandHandler,
   SessionCommandOf,

@@ -1,6 +1,6 @@
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import { NOOP_LOGGER } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import { NOOP_LOGGER } from "../core/index.js";
 
 /** The narrow view of "work in progress" a drain waits on (sessions, running jobs). */
 export interface ActiveWork {

@@ -1,4 +1,4 @@
-import type { TalkLogger } from "../core/logger.js";
+import type { TalkLogger } from "../core/index.js";
 
 /**
  * A typed emitter for coordinator notifications. A listener that throws is

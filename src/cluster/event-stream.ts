@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
-import type { TalkLogger } from "../core/logger.js";
-import type { TalkEvent } from "../core/talk-events.js";
+import type { TalkLogger } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
 import type { SessionLostEvent } from "./coordinator.js";
 import type { RedisKeys } from "./redis-connection.js";
 

@@ -1,4 +1,4 @@
-import type { TalkEvent } from "../core/talk-events.js";
+import type { TalkEvent } from "../core/index.js";
 import type {
   ClaimOptions,
   CommandReply,
@@ -9,7 +9,7 @@ import type {
   SessionLostEvent,
   WorkerInfo,
 } from "./coordinator.js";
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 import { CoordinatorBase } from "./coordinator-base.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import { InProcessHub } from "./in-process-hub.js";

@@ -1,4 +1,4 @@
-import type { TalkEvent } from "../core/talk-events.js";
+import type { TalkEvent } from "../core/index.js";
 import type { CommandReply, SessionLostEvent, WorkerInfo } from "./coordinator.js";
 import { InProcessSettingsStore } from "./in-process-settings.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { TalkLogger } from "../core/logger.js";
+import type { TalkLogger } from "../core/index.js";
 import {
   checkSettingName,
   decodeSettingValue,

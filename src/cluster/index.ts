@@ -45,3 +45,5 @@ export {
   type CreateJobSchedulerOptions,
   type JobSettings,
 } from "./job-scheduler.js";
+// Offered to other layers (scripts/rewrite-layer-imports.ts).
+export type { JobRecord } from "./job-queue.js";

@@ -1,4 +1,4 @@
-import type { TalkLogger } from "../core/logger.js";
+import type { TalkLogger } from "../core/index.js";
 import { EventHub } from "./event-hub.js";
 import { type JobOutcome, logJobOutcome } from "./job-outcome.js";
 

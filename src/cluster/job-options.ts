@@ -1,4 +1,4 @@
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 
 const KIND = /^[a-z0-9][a-z0-9-]{0,63}$/;
 

@@ -1,5 +1,5 @@
 import { UnrecoverableError, type Worker } from "bullmq";
-import type { TalkLogger } from "../core/logger.js";
+import type { TalkLogger } from "../core/index.js";
 
 /**
  * What happened to one run of a job, reported by the worker where it happened

@@ -10,9 +10,9 @@ import {
   WaitingError,
   Worker,
 } from "bullmq";
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import { NOOP_LOGGER } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import { NOOP_LOGGER } from "../core/index.js";
 import { type JobEvent, JobEvents } from "./job-events.js";
 import { checkJobInt, checkJobKinds } from "./job-options.js";
 import { watchWorkerOutcomes } from "./job-outcome.js";

@@ -1,5 +1,5 @@
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
 import type { WorkerRole } from "./coordinator.js";
 import { InProcessJobQueue } from "./in-process-job-queue.js";
 import {

@@ -1,4 +1,4 @@
-import type { TalkLogger } from "../core/logger.js";
+import type { TalkLogger } from "../core/index.js";
 import { renewIntervalMs } from "./coordinator-options.js";
 
 export interface HeldLease {

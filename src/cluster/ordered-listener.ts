@@ -1,5 +1,5 @@
-import type { TalkLogger } from "../core/logger.js";
-import type { TalkEvent } from "../core/talk-events.js";
+import type { TalkLogger } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
 import type { SessionEventListener } from "./coordinator.js";
 
 /**

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from "ioredis";
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 
 /**
  * Turns a redis:// or rediss:// URL into ioredis options. Parsed here rather

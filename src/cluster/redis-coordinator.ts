@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
-import { TalkError } from "../core/errors.js";
-import type { TalkEvent } from "../core/talk-events.js";
+import { TalkError } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
 import type {
   ClaimOptions,
   CommandReply,

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
 import { directoryUnavailable, type RedisKeys } from "./redis-connection.js";
 import {
   checkSettingName,

@@ -1,8 +1,8 @@
-import { toTalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import { NOOP_LOGGER } from "../core/logger.js";
-import type { TalkRuntime } from "../core/session-types.js";
-import type { TalkEvent, TerminalReason } from "../core/talk-events.js";
+import { toTalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import { NOOP_LOGGER } from "../core/index.js";
+import type { TalkRuntime } from "../core/index.js";
+import type { TalkEvent, TerminalReason } from "../core/index.js";
 import type { Coordinator } from "./coordinator.js";
 
 /** What the binder needs from the process: the runtime, the coordinator, and how to close a session here. */

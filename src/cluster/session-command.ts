@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { TALK_ERROR_CODES, TalkError, type TalkErrorCode, toTalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { TalkEvent } from "../core/talk-events.js";
+import { TALK_ERROR_CODES, TalkError, type TalkErrorCode, toTalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
 
 /**
  * The cross-worker session commands, defined once: verb -> params schema and

@@ -1,4 +1,4 @@
-import { NOOP_LOGGER, type TalkLogger } from "../core/logger.js";
+import { NOOP_LOGGER, type TalkLogger } from "../core/index.js";
 import { checkSettingName, type SettingRecord, type SharedSettings } from "./shared-settings.js";
 
 export interface SharedSettingSpec<T> {

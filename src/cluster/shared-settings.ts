@@ -1,5 +1,5 @@
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
 
 /**
  * Small settings every worker must agree on (e.g. the meeting bots' wake

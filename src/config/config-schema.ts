@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/talk-types.js";
+import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/index.js";
 import { speechProvidersSchema } from "./speech-provider-schema.js";
 import { telephonySchema } from "./telephony-schema.js";
 

@@ -2,7 +2,7 @@ import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { migrateLegacyRealtime, type LegacyMove } from "./legacy-realtime.js";
 import { validateConfig } from "./load-config.js";
-import { isTalkError } from "../core/errors.js";
+import { isTalkError } from "../core/index.js";
 
 export interface DoctorOptions {
   path: string;

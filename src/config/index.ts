@@ -4,3 +4,6 @@ export { ENV_OVERRIDES } from "./environment.js";
 export { redactSecrets, isSecretKey, REDACTED } from "./redact.js";
 export { runDoctor, formatDoctorReport, type DoctorReport, type DoctorOptions } from "./doctor.js";
 export { migrateLegacyRealtime, findLegacyRealtimeKeys } from "./legacy-realtime.js";
+// Offered to other layers (scripts/rewrite-layer-imports.ts).
+export { CALL_MODES } from "./telephony-schema.js";
+export type { CallMode, TelephonyConfig } from "./telephony-schema.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { z } from "zod";
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 import { configSchema, type TalkgateConfig } from "./config-schema.js";
 import { applyEnvironment } from "./environment.js";
 import { findLegacyRealtimeKeys } from "./legacy-realtime.js";

@@ -17,3 +17,10 @@ export * from "./talk-catalog.js";
 export * from "./tool-registry.js";
 export * from "./tool-policy.js";
 export * from "./tool-dispatcher.js";
+// Offered to other layers (scripts/rewrite-layer-imports.ts).
+export { MediaLeg } from "./media/media-leg.js";
+export { CallControlRegistry } from "./tools/call-control.js";
+export type { MediaLegAdapter } from "./media/media-leg.js";
+export type { SessionControllerFactory } from "./pipelines/controller-factory.js";
+export type { TalkAudioSink, TalkSessionController } from "./pipelines/controller-types.js";
+export type { CallControl } from "./tools/call-control.js";

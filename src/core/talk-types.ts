@@ -59,4 +59,4 @@ export {
   ULAW_8K,
   bytesPerSecond,
   durationMs,
-} from "../codecs/audio-format.js";
+} from "../codecs/index.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
 import type { Principal } from "./auth.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { GatewayOptions } from "./gateway-options.js";

@@ -6,12 +6,12 @@ import type {
   SessionCommandResult,
   SessionCommandVerb,
 } from "../cluster/index.js";
-import type { TalkSessionController } from "../core/pipelines/controller-types.js";
-import type { AudioChunk, ClientSessionGrant } from "../core/provider-types.js";
-import type { TalkRuntime, TalkSession } from "../core/session-types.js";
-import type { TalkEvent } from "../core/talk-events.js";
-import type { ToolCallOutcome } from "../core/tool-dispatcher.js";
-import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/talk-types.js";
+import type { TalkSessionController } from "../core/index.js";
+import type { AudioChunk, ClientSessionGrant } from "../core/index.js";
+import type { TalkRuntime, TalkSession } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
+import type { ToolCallOutcome } from "../core/index.js";
+import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/index.js";
 
 /**
  * What the Gateway needs from the rest of the process. The composition root

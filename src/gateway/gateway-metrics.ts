@@ -1,6 +1,6 @@
 import { Counter, Gauge, Registry } from "prom-client";
-import type { TalkRuntime } from "../core/session-types.js";
-import type { TalkEvent } from "../core/talk-events.js";
+import type { TalkRuntime } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
 
 /**
  * Prometheus metrics of one server. A private Registry (never prom-client's

@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 
 /** Scope groups a bearer token can hold. `admin` implies `write`, `write` implies `read`. */
 export const GATEWAY_SCOPES = ["read", "write", "admin"] as const;

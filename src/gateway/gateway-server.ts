@@ -2,10 +2,10 @@ import type { AddressInfo } from "node:net";
 import Fastify, { LogController } from "fastify";
 import type { FastifyInstance } from "fastify";
 import fastifyWebsocket from "@fastify/websocket";
-import { TalkError } from "../core/errors.js";
-import { NOOP_LOGGER } from "../core/logger.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { TerminalReason } from "../core/talk-events.js";
+import { TalkError } from "../core/index.js";
+import { NOOP_LOGGER } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { TerminalReason } from "../core/index.js";
 import { TALK_SUBPROTOCOL, TokenAuthorizer } from "./auth.js";
 import type { GatewayConnection } from "./gateway-connection.js";
 import type { GatewayDeps } from "./gateway-deps.js";
@@ -204,7 +204,8 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
       return true;
     },
     async listen(overrides = {}) {
-      if (serverState !== "created") throw new TalkError("invalid_state", `gateway: listen() called while ${serverState}`);
+      if (serverState !== "created")
+        throw new TalkError("invalid_state", `gateway: listen() called while ${serverState}`);
       await app.listen({ host: options.host, port: overrides.port ?? options.port });
       serverState = "listening";
       if (!state.auth.enabled) {

@@ -1,4 +1,4 @@
-import type { TalkLogger } from "../core/logger.js";
+import type { TalkLogger } from "../core/index.js";
 import type { TokenAuthorizer } from "./auth.js";
 import type { GatewayConnection } from "./gateway-connection.js";
 import type { GatewayDeps } from "./gateway-deps.js";

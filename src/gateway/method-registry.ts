@@ -1,10 +1,10 @@
 import type { z } from "zod";
-import type { TalkLogger } from "../core/logger.js";
+import type { TalkLogger } from "../core/index.js";
 import type { GatewayDeps } from "./gateway-deps.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import { GATEWAY_SCOPES, type GatewayOptions, type GatewayScope } from "./gateway-options.js";
 import type { Principal } from "./auth.js";
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 import type { SessionOwnership, SessionPeer } from "./session-owners.js";
 import type { RemoteSessions } from "./remote-sessions.js";
 import type { TalkModeStore } from "./talk-mode-store.js";

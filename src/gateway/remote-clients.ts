@@ -1,7 +1,7 @@
 import { sessionCommandHandler } from "../cluster/index.js";
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { TalkRuntime } from "../core/session-types.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { TalkRuntime } from "../core/index.js";
 import type { GatewayCluster } from "./gateway-deps.js";
 import { LocalSessionHandle } from "./session-handle.js";
 import type { SessionOwnership, SessionPeer } from "./session-owners.js";

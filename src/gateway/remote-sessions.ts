@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { TalkRuntime } from "../core/session-types.js";
-import type { TalkEvent } from "../core/talk-events.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { TalkRuntime } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
 import type { SessionCommandOf, SessionCommandParams, SessionCommandResult } from "../cluster/index.js";
 import type { GatewayCluster } from "./gateway-deps.js";
 import type { TalkParsedParams } from "./protocol/talk-methods.js";

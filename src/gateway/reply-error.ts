@@ -1,5 +1,5 @@
 import type { FastifyReply } from "fastify";
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 
 /**
  * The one error -> HTTP answer of every route (gateway, meetings, telephony):

@@ -1,5 +1,5 @@
-import { TalkError, toTalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
+import { TalkError, toTalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
 import type { GatewayDeps } from "./gateway-deps.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { GatewayOptions } from "./gateway-options.js";

@@ -1,7 +1,7 @@
-import { TalkError } from "../core/errors.js";
-import type { TalkSessionController } from "../core/pipelines/controller-types.js";
-import type { TalkSession } from "../core/session-types.js";
-import type { TalkEvent } from "../core/talk-events.js";
+import { TalkError } from "../core/index.js";
+import type { TalkSessionController } from "../core/index.js";
+import type { TalkSession } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
 import type {
   SessionDescription,
   SessionJoinResult,

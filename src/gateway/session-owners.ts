@@ -1,8 +1,8 @@
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { TalkAudioSink, TalkSessionController } from "../core/pipelines/controller-types.js";
-import type { TalkRuntime, TalkSession } from "../core/session-types.js";
-import type { TalkEvent, TerminalReason } from "../core/talk-events.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { TalkAudioSink, TalkSessionController } from "../core/index.js";
+import type { TalkRuntime, TalkSession } from "../core/index.js";
+import type { TalkEvent, TerminalReason } from "../core/index.js";
 import type { GatewayEventName } from "./protocol/frames.js";
 import type { TalkAudioPayload } from "./protocol/talk-methods.js";
 

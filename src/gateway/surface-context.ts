@@ -6,10 +6,10 @@
  * this context (`app.register(surfacePlugin(ctx))`).
  */
 import type { FastifyReply } from "fastify";
-import type { AppJobs } from "../cluster/job-scheduler.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
-import type { TalkRuntime } from "../core/session-types.js";
+import type { AppJobs } from "../cluster/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { SessionControllerFactory } from "../core/index.js";
+import type { TalkRuntime } from "../core/index.js";
 import type { SurfaceMethodDefinition } from "./method-registry.js";
 import type { RequestAuthorizer } from "./request-authorizer.js";
 

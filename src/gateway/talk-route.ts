@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { FastifyPluginAsync } from "fastify";
-import { TalkError } from "../core/errors.js";
-import type { TalkErrorCode } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
+import type { TalkErrorCode } from "../core/index.js";
 import type { Principal } from "./auth.js";
 import { GatewayConnection } from "./gateway-connection.js";
 import type { GatewayState } from "./gateway-state.js";

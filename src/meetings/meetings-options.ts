@@ -1,4 +1,4 @@
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 
 /** Where lifecycle webhooks go. */
 export interface MeetingsWebhookOptions {

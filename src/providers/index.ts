@@ -1,5 +1,5 @@
 // Provider factories. The lead's registry maps configuration onto these options.
-import type { TalkProvider } from "../core/provider-types.js";
+import type { TalkProvider } from "../core/index.js";
 import { createEspeakTts, type EspeakTtsOptions } from "./espeak-ng/espeak-tts.js";
 import { createLocalAgent, type LocalAgentOptions } from "./local-agent/local-agent.js";
 import { createPocketsphinxStt, type PocketsphinxSttOptions } from "./pocketsphinx/pocketsphinx-stt.js";

@@ -7,8 +7,8 @@
  * start, which is how the stream is tied to this validated request.
  */
 import type { FastifyPluginAsync } from "fastify";
-import { TalkError } from "../core/errors.js";
-import { NOOP_LOGGER, type TalkLogger } from "../core/logger.js";
+import { TalkError } from "../core/index.js";
+import { NOOP_LOGGER, type TalkLogger } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "./carrier/webhook-request.js";
 import { isLoopbackAddress, parsePublicUrl, streamUrlFor } from "./public-url.js";

@@ -10,8 +10,8 @@
  * `waitMs`; then 404.
  */
 import type { FastifyPluginAsync } from "fastify";
-import { TalkError } from "../core/errors.js";
-import type { TalkEvent } from "../core/talk-events.js";
+import { TalkError } from "../core/index.js";
+import type { TalkEvent } from "../core/index.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallSession } from "./call-session.js";
 import type { RouteCheck } from "../gateway/index.js";

@@ -4,7 +4,7 @@
  * defaults, and the call's narrow context. A call leaves the registry when
  * it closes.
  */
-import type { CallMode, TelephonyConfig } from "../config/telephony-schema.js";
+import type { CallMode, TelephonyConfig } from "../config/index.js";
 import type { CallRegistry } from "./call-registry.js";
 import {
   CallSession,

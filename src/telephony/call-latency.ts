@@ -13,8 +13,8 @@
  *
  * Times are `performance.now()`, so they are monotonic and sub-millisecond.
  */
-import type { RealtimeProvider, RealtimeProviderEvent } from "../core/provider-types.js";
-import type { LatencyMetricsPayload } from "../core/talk-events.js";
+import type { RealtimeProvider, RealtimeProviderEvent } from "../core/index.js";
+import type { LatencyMetricsPayload } from "../core/index.js";
 
 export type LatencyDetector = "local_vad" | "provider";
 

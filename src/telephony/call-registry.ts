@@ -4,7 +4,7 @@
  * A call tells the registry when it closes; closeAll() closes every call
  * without remote calls (shutdown).
  */
-import type { TerminalReason } from "../core/talk-events.js";
+import type { TerminalReason } from "../core/index.js";
 import type { CallSession } from "./call-session.js";
 
 export interface ConnectionLimits {

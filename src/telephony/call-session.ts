@@ -12,16 +12,16 @@
  * events drive turns and barge-in; stt-tts calls decode to PCM16 8 kHz and
  * the leg's local VAD starts and ends turns and interrupts answers.
  */
-import { decodeMulaw } from "../codecs/mulaw.js";
-import { TalkError, toTalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import { MediaLeg, type MediaLegAdapter } from "../core/media/media-leg.js";
-import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
-import type { TalkOutput, TalkRuntime, TalkSession } from "../core/session-types.js";
-import type { TalkEvent, TerminalReason } from "../core/talk-events.js";
-import { ULAW_8K, type AudioFormat } from "../core/talk-types.js";
-import type { CallControl, CallControlRegistry } from "../core/tools/call-control.js";
-import type { CallMode } from "../config/telephony-schema.js";
+import { decodeMulaw } from "../codecs/index.js";
+import { TalkError, toTalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import { MediaLeg, type MediaLegAdapter } from "../core/index.js";
+import type { SessionControllerFactory } from "../core/index.js";
+import type { TalkOutput, TalkRuntime, TalkSession } from "../core/index.js";
+import type { TalkEvent, TerminalReason } from "../core/index.js";
+import { ULAW_8K, type AudioFormat } from "../core/index.js";
+import type { CallControl, CallControlRegistry } from "../core/index.js";
+import type { CallMode } from "../config/index.js";
 import { CallLatency } from "./call-latency.js";
 import type { TelephonyStats } from "./telephony-stats.js";
 import type { CarrierRestClient } from "./carrier/carrier-protocol.js";

@@ -4,7 +4,7 @@
  * CarrierProtocol and the base URL that carrier reaches us on. Adding a
  * carrier is a folder implementing CarrierProtocol and one entry here.
  */
-import type { TelephonyConfig } from "../config/telephony-schema.js";
+import type { TelephonyConfig } from "../config/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { twilioProtocol } from "./twilio/twilio-protocol.js";
 

@@ -8,3 +8,7 @@ export {
 export { configuredCarrier } from "./carriers.js";
 export type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 export { CallSession, type CallIdentity, type CallSettings, type CallState } from "./call-session.js";
+// Offered to other layers (scripts/rewrite-layer-imports.ts).
+export { CarrierMessageBuilder } from "./twilio/carrier-messages.js";
+export { CarrierPlayback, ULAW_BYTES_PER_MS } from "./twilio/carrier-playback.js";
+export { computeTwilioSignature } from "./twilio/twilio-signature.js";

@@ -11,8 +11,8 @@
 import { createHash } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import type { WebSocket } from "ws";
-import type { TalkLogger } from "../core/logger.js";
-import { ULAW_8K } from "../core/talk-types.js";
+import type { TalkLogger } from "../core/index.js";
+import { ULAW_8K } from "../core/index.js";
 import type { CarrierProtocol, CarrierStreamCodec, CarrierStreamEvent } from "./carrier/carrier-protocol.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallIdentity, CallSession } from "./call-session.js";

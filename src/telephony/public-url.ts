@@ -3,7 +3,7 @@
  * carrier signed for a request we received, and the WebSocket URL of our
  * media-stream route. Also what counts as a loopback peer (local demo mode).
  */
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 
 /**
  * Parses and checks PUBLIC_URL: an absolute http(s) URL without query or

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { TalkError } from "../core/errors.js";
+import { TalkError } from "../core/index.js";
 
 /**
  * What the validated voice webhook learned about a call; handed to the stream

@@ -14,8 +14,8 @@
  *   `session_not_found` for an unknown id.
  */
 import { z } from "zod";
-import { TalkError } from "../core/errors.js";
-import type { SurfaceContext } from "../gateway/surface-context.js";
+import { TalkError } from "../core/index.js";
+import type { SurfaceContext } from "../gateway/index.js";
 import { CallRequestSchema, OUTBOUND_CALL_ID } from "./outbound/call-request.js";
 import type { OutboundCalls } from "./outbound/outbound-calls.js";
 

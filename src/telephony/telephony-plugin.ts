@@ -12,10 +12,10 @@
  * a public URL are a configuration error at start-up.
  */
 import type { FastifyPluginAsync } from "fastify";
-import type { TalkgateConfig } from "../config/config-schema.js";
-import type { CallMode, TelephonyConfig } from "../config/telephony-schema.js";
-import { TalkError } from "../core/errors.js";
-import type { CallControlRegistry } from "../core/tools/call-control.js";
+import type { TalkgateConfig } from "../config/index.js";
+import type { CallMode, TelephonyConfig } from "../config/index.js";
+import { TalkError } from "../core/index.js";
+import type { CallControlRegistry } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import { answerWebhook } from "./answer-webhook.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";

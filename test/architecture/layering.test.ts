@@ -40,6 +40,10 @@ describe("layering", () => {
     expect(layerViolations(GRAPH.edges)).toEqual([]);
   });
 
+  it("every static import across layers goes through the target layer's index.ts", () => {
+    expect(deepImports(GRAPH.edges)).toEqual([]);
+  });
+
   it("the source tree has no import cycles", () => {
     expect(importCycles(GRAPH.edges)).toEqual([]);
   });
@@ -138,7 +142,7 @@ describe("the layering checks fail on planted violations", () => {
     );
   });
 
-  it("a static import across layers that bypasses the target's index.ts is found (not yet enforced on src/)", () => {
+  it("a static import across layers that bypasses the target's index.ts is found", () => {
     const edges = planted({
       "src/telephony/call.ts": [
         'import { TalkError } from "../core/errors.js";',

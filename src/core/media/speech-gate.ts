@@ -7,7 +7,7 @@
  * assistant; `silenceMs` of non-speech ends it. A short pre-roll is kept so
  * the turn's audio starts before the onset was confirmed.
  */
-import { createVad, type Vad } from "../../codecs/vad.js";
+import { createVad, type Vad } from "../../codecs/index.js";
 
 export interface SpeechGateOptions {
   /** dBFS a 10 ms frame must exceed to count as speech. */

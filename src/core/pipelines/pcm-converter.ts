@@ -1,5 +1,5 @@
-import { isCodecError } from "../../codecs/codec-error.js";
-import { createResampler, type Resampler } from "../../codecs/resampler.js";
+import { isCodecError } from "../../codecs/index.js";
+import { createResampler, type Resampler } from "../../codecs/index.js";
 import { TalkError } from "../errors.js";
 import type { AudioFormat } from "../talk-types.js";
 

@@ -1,4 +1,4 @@
-import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/pcm.js";
+import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
 import type { RealtimeProviderEvent } from "../provider-types.js";
 import type { TalkSession } from "../session-types.js";
 import type { OutputAudioPayload } from "../talk-events.js";

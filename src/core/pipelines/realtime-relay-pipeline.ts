@@ -1,4 +1,4 @@
-import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/pcm.js";
+import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
 import { TalkError, toTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
 import type { RealtimeProvider, RealtimeProviderEvent, RealtimeVoiceSession } from "../provider-types.js";

@@ -1,4 +1,4 @@
-import { createVad, type Vad } from "../../codecs/vad.js";
+import { createVad, type Vad } from "../../codecs/index.js";
 import { TalkError, isTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
 import type { SttProvider, SttResult, SttStream } from "../provider-types.js";

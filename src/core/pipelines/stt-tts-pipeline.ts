@@ -7,7 +7,7 @@ import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
-import { pcm16FromBytes } from "../../codecs/pcm.js";
+import { pcm16FromBytes } from "../../codecs/index.js";
 import {
   checkAppend,
   checkAppendPcm,

@@ -5,7 +5,7 @@ import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
-import { pcm16FromBytes } from "../../codecs/pcm.js";
+import { pcm16FromBytes } from "../../codecs/index.js";
 import { checkAppend, checkAppendPcm, failTurn, isCancellation } from "./pipeline-support.js";
 import type { SttCapture } from "./stt-capture.js";
 import { startUserTurnCapture } from "./user-turn-capture.js";

@@ -1,4 +1,4 @@
-import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/pcm.js";
+import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
 import { cancelledError } from "../abortable.js";
 import { TalkError, toTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";

@@ -1,5 +1,5 @@
-import { TalkError } from "../../core/errors.js";
-import { CREATION_MATRIX, GATEWAY_OWNED_TRANSPORTS, findCombination } from "../../core/talk-types.js";
+import { TalkError } from "../../core/index.js";
+import { CREATION_MATRIX, GATEWAY_OWNED_TRANSPORTS, findCombination } from "../../core/index.js";
 import type { MethodGroup } from "../method-registry.js";
 
 /** Tool call ids remembered per client session, so a replayed call is refused as stale. */

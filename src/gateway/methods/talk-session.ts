@@ -1,6 +1,6 @@
-import { TalkError, toTalkError } from "../../core/errors.js";
-import type { TalkSessionController } from "../../core/pipelines/controller-types.js";
-import { CLIENT_OWNED_TRANSPORTS, CREATION_MATRIX, findCombination } from "../../core/talk-types.js";
+import { TalkError, toTalkError } from "../../core/index.js";
+import type { TalkSessionController } from "../../core/index.js";
+import { CLIENT_OWNED_TRANSPORTS, CREATION_MATRIX, findCombination } from "../../core/index.js";
 import type { MethodContext, MethodGroup } from "../method-registry.js";
 import { describeSession, LocalSessionHandle, type SessionHandle } from "../session-handle.js";
 

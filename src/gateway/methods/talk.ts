@@ -1,6 +1,6 @@
-import { TalkError, toTalkError } from "../../core/errors.js";
-import { durationMs } from "../../core/talk-types.js";
-import type { AudioFormat } from "../../core/talk-types.js";
+import { TalkError, toTalkError } from "../../core/index.js";
+import { durationMs } from "../../core/index.js";
+import type { AudioFormat } from "../../core/index.js";
 import type { MethodGroup } from "../method-registry.js";
 
 /**

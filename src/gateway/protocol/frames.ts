@@ -1,4 +1,4 @@
-import type { TalkErrorCode } from "../../core/errors.js";
+import type { TalkErrorCode } from "../../core/index.js";
 
 /**
  * The Gateway frame protocol (seed 004): one JSON text frame per message.

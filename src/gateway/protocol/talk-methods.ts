@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { AUDIO_ENCODINGS, TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../../core/talk-types.js";
-import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../../core/talk-types.js";
+import { AUDIO_ENCODINGS, TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../../core/index.js";
+import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../../core/index.js";
 
 /**
  * The public Talk API (seed 000, "Final Gateway API"): method names, parameter

@@ -1,9 +1,9 @@
-import type { TalkLogger } from "../../core/logger.js";
-import { MediaLeg } from "../../core/media/media-leg.js";
-import type { SessionControllerFactory } from "../../core/pipelines/index.js";
-import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
-import type { TerminalReason } from "../../core/talk-events.js";
-import { PCM16_24K } from "../../core/talk-types.js";
+import type { TalkLogger } from "../../core/index.js";
+import { MediaLeg } from "../../core/index.js";
+import type { SessionControllerFactory } from "../../core/index.js";
+import type { TalkRuntime, TalkSession } from "../../core/index.js";
+import type { TerminalReason } from "../../core/index.js";
+import { PCM16_24K } from "../../core/index.js";
 import type { Utterance } from "../bot/utterance-segmenter.js";
 import { PageAudioSink } from "./page-audio-sink.js";
 import { SpokenAnswerTracker, type SpokenAnswer } from "./spoken-answer.js";

@@ -1,6 +1,6 @@
-import type { AudioChunk } from "../../core/provider-types.js";
-import type { TalkAudioSink } from "../../core/pipelines/index.js";
-import type { TerminalReason } from "../../core/talk-events.js";
+import type { AudioChunk } from "../../core/index.js";
+import type { TalkAudioSink } from "../../core/index.js";
+import type { TerminalReason } from "../../core/index.js";
 import { encodeCaptureFrame } from "../bot/capture-framing.js";
 
 /** Track id of assistant audio frames sent to the page (the page ignores it; it names the stream in logs). */

@@ -1,4 +1,4 @@
-import type { TalkEvent, TerminalReason } from "../../core/talk-events.js";
+import type { TalkEvent, TerminalReason } from "../../core/index.js";
 
 /** One answer as the meeting heard it: what goes into the transcript with the bot as speaker. */
 export interface SpokenAnswer {

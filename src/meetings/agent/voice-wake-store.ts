@@ -1,7 +1,7 @@
-import { SharedSetting } from "../../cluster/shared-setting.js";
-import type { SharedSettings } from "../../cluster/shared-settings.js";
-import { TalkError } from "../../core/errors.js";
-import type { TalkLogger } from "../../core/logger.js";
+import { SharedSetting } from "../../cluster/index.js";
+import type { SharedSettings } from "../../cluster/index.js";
+import { TalkError } from "../../core/index.js";
+import type { TalkLogger } from "../../core/index.js";
 
 /** The wake triggers, as `voicewake.get` answers and `voicewake.changed` carries them (seed 004). */
 export interface VoiceWakeState {

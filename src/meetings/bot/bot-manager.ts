@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { WebSocket } from "ws";
-import { TalkError } from "../../core/errors.js";
-import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
-import type { SessionControllerFactory } from "../../core/pipelines/index.js";
+import { TalkError } from "../../core/index.js";
+import { NOOP_LOGGER, type TalkLogger } from "../../core/index.js";
+import type { SessionControllerFactory } from "../../core/index.js";
 import type { AppJobs, JobInfo } from "../../cluster/index.js";
-import type { TalkRuntime } from "../../core/session-types.js";
+import type { TalkRuntime } from "../../core/index.js";
 import { isTerminal, type BotMode, type BotStatus } from "../bot-status.js";
 import {
   resolveMeetingsOptions,

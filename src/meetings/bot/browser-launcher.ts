@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 
 /** A launched browser as the bot uses it: one page, a crash signal, one close. */
 export interface LaunchedBrowser {

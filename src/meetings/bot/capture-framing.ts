@@ -1,4 +1,4 @@
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type { RtpSourceSample, TrackSourceReport } from "./speaker-attribution.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { WebSocket } from "ws";
-import { isTalkError } from "../../core/errors.js";
-import type { TalkLogger } from "../../core/logger.js";
+import { isTalkError } from "../../core/index.js";
+import type { TalkLogger } from "../../core/index.js";
 import { decodeCaptureFrame, parseSourcesMessage, type CaptureControlMessage } from "./capture-framing.js";
 import type { TrackSourceReport } from "./speaker-attribution.js";
 import { SpeakerFloor, type CaptionInput } from "./speaker-floor.js";

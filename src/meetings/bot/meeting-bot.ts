@@ -1,11 +1,11 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { WebSocket } from "ws";
-import { TalkError } from "../../core/errors.js";
-import type { TalkLogger } from "../../core/logger.js";
-import { MediaLeg } from "../../core/media/media-leg.js";
-import type { SessionControllerFactory } from "../../core/pipelines/index.js";
-import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
-import type { TalkEvent } from "../../core/talk-events.js";
+import { TalkError } from "../../core/index.js";
+import type { TalkLogger } from "../../core/index.js";
+import { MediaLeg } from "../../core/index.js";
+import type { SessionControllerFactory } from "../../core/index.js";
+import type { TalkRuntime, TalkSession } from "../../core/index.js";
+import type { TalkEvent } from "../../core/index.js";
 import {
   isTerminal,
   type BotMode,

@@ -1,5 +1,5 @@
-import type { TalkLogger } from "../../core/logger.js";
-import type { AudioFormat } from "../../core/talk-types.js";
+import type { TalkLogger } from "../../core/index.js";
+import type { AudioFormat } from "../../core/index.js";
 import { CAPTURE_RATE } from "./capture-rate.js";
 import type { Utterance } from "./utterance-segmenter.js";
 

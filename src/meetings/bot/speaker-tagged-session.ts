@@ -1,5 +1,5 @@
-import type { TalkSession } from "../../core/session-types.js";
-import type { TalkEventInitOf, TalkEventType } from "../../core/talk-events.js";
+import type { TalkSession } from "../../core/index.js";
+import type { TalkEventInitOf, TalkEventType } from "../../core/index.js";
 
 export interface SpeakerOfTurn {
   (turnId: string): { speaker: string; trackId: string; rtpSource?: number } | undefined;

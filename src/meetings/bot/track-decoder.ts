@@ -1,5 +1,5 @@
 import { createOpusDecoder, createResampler, type OpusDecoder, type Resampler } from "../../codecs/index.js";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type { CaptureFrame } from "./capture-framing.js";
 import { CAPTURE_RATE } from "./capture-rate.js";
 

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-import type { TalkLogger } from "../../core/logger.js";
+import type { TalkLogger } from "../../core/index.js";
 
 /**
  * One finalized line: a participant's caption, or (`role: "assistant"`) an

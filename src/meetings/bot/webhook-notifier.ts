@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import type { TalkLogger } from "../../core/logger.js";
+import type { TalkLogger } from "../../core/index.js";
 import type { MeetingsWebhookOptions } from "../meetings-options.js";
 import { interruptibleSleep } from "./interruptible-sleep.js";
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from "fastify";
 import { z } from "zod";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type { GatewayScope, RequestAuthorizer, SurfaceContext } from "../../gateway/index.js";
 import { routeCheck } from "../../gateway/index.js";
 import type { BotManager } from "../bot/bot-manager.js";

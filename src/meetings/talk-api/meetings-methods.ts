@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type { SurfaceMethodDefinition } from "../../gateway/index.js";
 import type { BotManager } from "../bot/bot-manager.js";
 import type { VoiceWakeStore } from "../agent/voice-wake-store.js";

@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type {
   AudioChunk,
   ProviderCapabilities,
   ProviderHealth,
   TtsProvider,
   TtsRequest,
-} from "../../core/provider-types.js";
-import type { AudioFormat } from "../../core/talk-types.js";
+} from "../../core/index.js";
+import type { AudioFormat } from "../../core/index.js";
 import { TailBuffer, terminate, waitForExit } from "../support/child-process.js";
 import { findExecutable } from "../support/find-executable.js";
 import { mergeOptions } from "../support/options.js";

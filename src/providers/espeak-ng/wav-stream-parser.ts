@@ -1,5 +1,5 @@
-import { TalkError } from "../../core/errors.js";
-import type { AudioFormat } from "../../core/talk-types.js";
+import { TalkError } from "../../core/index.js";
+import type { AudioFormat } from "../../core/index.js";
 
 /** Upper bound on the bytes before the data chunk; a real header is ~44 bytes. */
 const MAX_HEADER_BYTES = 64 * 1024;

@@ -1,4 +1,4 @@
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type {
   AgentConsultRequest,
   AgentDelta,
@@ -6,7 +6,7 @@ import type {
   AgentProvider,
   ProviderCapabilities,
   ProviderHealth,
-} from "../../core/provider-types.js";
+} from "../../core/index.js";
 import { mergeOptions } from "../support/options.js";
 
 /** Options of the built-in rule-based agent. */

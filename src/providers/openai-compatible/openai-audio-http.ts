@@ -1,4 +1,4 @@
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import { readBounded } from "./read-bounded.js";
 
 /**

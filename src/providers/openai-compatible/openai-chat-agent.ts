@@ -1,11 +1,11 @@
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type {
   AgentConsultRequest,
   AgentDelta,
   AgentProvider,
   ProviderCapabilities,
   ProviderHealth,
-} from "../../core/provider-types.js";
+} from "../../core/index.js";
 import { readBounded } from "./read-bounded.js";
 import { SseParser } from "./sse-parser.js";
 

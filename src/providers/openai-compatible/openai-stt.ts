@@ -1,5 +1,5 @@
-import { writeWav } from "../../codecs/wav.js";
-import { TalkError } from "../../core/errors.js";
+import { writeWav } from "../../codecs/index.js";
+import { TalkError } from "../../core/index.js";
 import type {
   ProviderCapabilities,
   ProviderHealth,
@@ -7,8 +7,8 @@ import type {
   SttResult,
   SttStream,
   SttStreamOptions,
-} from "../../core/provider-types.js";
-import { PCM16_16K, type AudioFormat } from "../../core/talk-types.js";
+} from "../../core/index.js";
+import { PCM16_16K, type AudioFormat } from "../../core/index.js";
 import {
   cancelledError,
   definedOnly,

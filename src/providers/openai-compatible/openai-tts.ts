@@ -1,12 +1,12 @@
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type {
   AudioChunk,
   ProviderCapabilities,
   ProviderHealth,
   TtsProvider,
   TtsRequest,
-} from "../../core/provider-types.js";
-import type { AudioFormat } from "../../core/talk-types.js";
+} from "../../core/index.js";
+import type { AudioFormat } from "../../core/index.js";
 import {
   cancelledError,
   definedOnly,

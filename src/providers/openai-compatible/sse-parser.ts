@@ -1,4 +1,4 @@
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 
 /**
  * A server-sent events parser (WHATWG "event stream interpretation"), pure

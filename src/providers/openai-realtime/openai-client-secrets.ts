@@ -1,5 +1,5 @@
-import { TalkError } from "../../core/errors.js";
-import type { RealtimeToolDefinition } from "../../core/provider-types.js";
+import { TalkError } from "../../core/index.js";
+import type { RealtimeToolDefinition } from "../../core/index.js";
 
 /**
  * Minting of OpenAI Realtime client secrets (GA API):

@@ -1,5 +1,5 @@
-import { TalkError } from "../../core/errors.js";
-import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
+import { TalkError } from "../../core/index.js";
+import { NOOP_LOGGER, type TalkLogger } from "../../core/index.js";
 import type {
   ClientSessionGrant,
   ClientSessionRequest,
@@ -9,8 +9,8 @@ import type {
   RealtimeProviderEvent,
   RealtimeSessionOptions,
   RealtimeVoiceSession,
-} from "../../core/provider-types.js";
-import { PCM16_24K, ULAW_8K, type AudioFormat } from "../../core/talk-types.js";
+} from "../../core/index.js";
+import { PCM16_24K, ULAW_8K, type AudioFormat } from "../../core/index.js";
 import { mergeOptions } from "../support/options.js";
 import { mintClientSecret } from "./openai-client-secrets.js";
 import type { OpenAiTurnDetection } from "./openai-realtime-session-config.js";

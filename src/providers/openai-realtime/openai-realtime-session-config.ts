@@ -4,9 +4,9 @@
  * (`audio/pcmu`, `audio/pcma`, `audio/pcm` at 24 kHz). u-law passes through
  * untouched, so a phone call needs no transcoding on the hot path.
  */
-import { TalkError } from "../../core/errors.js";
-import type { RealtimeSessionOptions } from "../../core/provider-types.js";
-import type { AudioFormat } from "../../core/talk-types.js";
+import { TalkError } from "../../core/index.js";
+import type { RealtimeSessionOptions } from "../../core/index.js";
+import type { AudioFormat } from "../../core/index.js";
 
 export type OpenAiRealtimeAudioFormat =
   { type: "audio/pcmu" } | { type: "audio/pcma" } | { type: "audio/pcm"; rate: 24000 };

@@ -5,8 +5,8 @@
  * missing a field we need maps to a non-fatal `invalid_provider_event` error
  * rather than throwing: one odd event must not end a call.
  */
-import type { RealtimeProviderEvent } from "../../core/provider-types.js";
-import type { AudioFormat } from "../../core/talk-types.js";
+import type { RealtimeProviderEvent } from "../../core/index.js";
+import type { AudioFormat } from "../../core/index.js";
 
 type Json = Record<string, unknown>;
 

@@ -12,14 +12,14 @@
  * OpenAI-compatible servers.
  */
 import WebSocket from "ws";
-import { cancelledError } from "../../core/abortable.js";
-import { TalkError } from "../../core/errors.js";
-import { NOOP_LOGGER, type TalkLogger } from "../../core/logger.js";
+import { cancelledError } from "../../core/index.js";
+import { TalkError } from "../../core/index.js";
+import { NOOP_LOGGER, type TalkLogger } from "../../core/index.js";
 import type {
   RealtimeProviderEvent,
   RealtimeSessionOptions,
   RealtimeVoiceSession,
-} from "../../core/provider-types.js";
+} from "../../core/index.js";
 import { mergeOptions } from "../support/options.js";
 import { buildSessionUpdate, type OpenAiTurnDetection } from "./openai-realtime-session-config.js";
 import { mapServerEvent } from "./openai-realtime-session-events.js";

@@ -5,7 +5,7 @@ import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type {
   ProviderCapabilities,
   ProviderHealth,
@@ -13,8 +13,8 @@ import type {
   SttResult,
   SttStream,
   SttStreamOptions,
-} from "../../core/provider-types.js";
-import { PCM16_16K } from "../../core/talk-types.js";
+} from "../../core/index.js";
+import { PCM16_16K } from "../../core/index.js";
 import { TailBuffer, terminate, waitForExit, type ChildExit } from "../support/child-process.js";
 import { findExecutable } from "../support/find-executable.js";
 import { mergeOptions } from "../support/options.js";

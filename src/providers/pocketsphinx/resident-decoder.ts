@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { TalkError } from "../../core/errors.js";
-import type { SttResult, SttStream } from "../../core/provider-types.js";
+import { TalkError } from "../../core/index.js";
+import type { SttResult, SttStream } from "../../core/index.js";
 import { TailBuffer, terminate, waitForExit, type ChildExit } from "../support/child-process.js";
 import type { SphinxParam } from "./sphinx-params.js";
 

@@ -24,7 +24,7 @@
  *   `capability_unsupported` (TalkError) where it has not.
  */
 import type { IncomingHttpHeaders } from "node:http";
-import type { AudioFormat } from "../../core/talk-types.js";
+import type { AudioFormat } from "../../core/index.js";
 
 /** Paths of the carrier's routes on our server; by convention under `/telephony/<id>/`. */
 export interface CarrierRoutePaths {

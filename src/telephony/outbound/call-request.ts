@@ -5,7 +5,7 @@
  * `outbound-call` job's progress and result).
  */
 import { z } from "zod";
-import { CALL_MODES } from "../../config/telephony-schema.js";
+import { CALL_MODES } from "../../config/index.js";
 
 export const CallRequestSchema = z
   .object({

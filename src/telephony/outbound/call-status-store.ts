@@ -6,8 +6,8 @@
  * for the carrier's answer. Calls placed by other workers are read from
  * their job record.
  */
-import type { AppJobs } from "../../cluster/job-scheduler.js";
-import type { JobRecord } from "../../cluster/job-queue.js";
+import type { AppJobs } from "../../cluster/index.js";
+import type { JobRecord } from "../../cluster/index.js";
 import type { CallSession } from "../call-session.js";
 import { OUTBOUND_CALL_JOB, type CallJobData, type OutboundCallStatus } from "./call-request.js";
 

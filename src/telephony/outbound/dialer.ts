@@ -6,9 +6,9 @@
  * that is never answered still ends in one `session.closed` carrying the
  * carrier's reason. The stream route redeems the token to find the call.
  */
-import { TalkError, toTalkError } from "../../core/errors.js";
-import type { TalkLogger } from "../../core/logger.js";
-import type { CallMode } from "../../config/telephony-schema.js";
+import { TalkError, toTalkError } from "../../core/index.js";
+import type { TalkLogger } from "../../core/index.js";
+import type { CallMode } from "../../config/index.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
 import type { CallIdentity, CallSession } from "../call-session.js";

@@ -8,8 +8,8 @@
  * progress and ends `completed` with the carrier's reason, so the call's
  * status reads the same from any worker.
  */
-import type { AppJobs } from "../../cluster/job-scheduler.js";
-import type { TalkLogger } from "../../core/logger.js";
+import type { AppJobs } from "../../cluster/index.js";
+import type { TalkLogger } from "../../core/index.js";
 import { OUTBOUND_CALL_JOB, type CallJobData, type OutboundCallStatus } from "./call-request.js";
 import type { OutboundDialer } from "./dialer.js";
 

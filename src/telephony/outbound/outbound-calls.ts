@@ -7,9 +7,9 @@
  * store and the routes.
  */
 import type { FastifyPluginAsync } from "fastify";
-import type { AppJobs } from "../../cluster/job-scheduler.js";
-import { TalkError } from "../../core/errors.js";
-import type { TalkLogger } from "../../core/logger.js";
+import type { AppJobs } from "../../cluster/index.js";
+import { TalkError } from "../../core/index.js";
+import type { TalkLogger } from "../../core/index.js";
 import type { RouteCheck } from "../../gateway/index.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";

@@ -8,9 +8,9 @@
  */
 import formbody from "@fastify/formbody";
 import type { FastifyPluginAsync } from "fastify";
-import type { AppJobs } from "../../cluster/job-scheduler.js";
-import { TalkError, toTalkError } from "../../core/errors.js";
-import type { TalkLogger } from "../../core/logger.js";
+import type { AppJobs } from "../../cluster/index.js";
+import { TalkError, toTalkError } from "../../core/index.js";
+import type { TalkLogger } from "../../core/index.js";
 import type { RouteCheck } from "../../gateway/index.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "../carrier/webhook-request.js";

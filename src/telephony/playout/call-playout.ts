@@ -11,12 +11,12 @@
  * the high-water mark; the rest waits in the framer (bounded) and is pumped
  * again when the buffer drains.
  */
-import { encodeMulaw } from "../../codecs/mulaw.js";
-import { pcm16FromBytes } from "../../codecs/pcm.js";
-import { TalkError } from "../../core/errors.js";
-import type { AudioChunk } from "../../core/provider-types.js";
-import type { TalkAudioSink } from "../../core/pipelines/controller-types.js";
-import type { TerminalReason } from "../../core/talk-events.js";
+import { encodeMulaw } from "../../codecs/index.js";
+import { pcm16FromBytes } from "../../codecs/index.js";
+import { TalkError } from "../../core/index.js";
+import type { AudioChunk } from "../../core/index.js";
+import type { TalkAudioSink } from "../../core/index.js";
+import type { TerminalReason } from "../../core/index.js";
 import { OutboundFramer } from "./outbound-framer.js";
 import { PlaybackTracker } from "./playback-tracker.js";
 

@@ -12,7 +12,7 @@
  *
  * and runs the loop again from the send callback when the socket drains.
  */
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 
 /** Options of the outbound framer. */
 export interface OutboundFramerOptions {

@@ -12,7 +12,7 @@
  *
  * Pure: no clock, no I/O. All durations are in milliseconds.
  */
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 
 /** Options of the playback tracker. */
 export interface PlaybackTrackerOptions {

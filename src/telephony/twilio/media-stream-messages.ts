@@ -8,7 +8,7 @@
  * side does not break calls.
  */
 import { z } from "zod";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 
 const digits = z.string().regex(/^\d{1,15}$/, "a decimal string");
 const sid = z.string().min(1).max(64);

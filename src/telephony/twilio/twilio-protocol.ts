@@ -4,7 +4,7 @@
  * playback, `clear`), and the REST API for dialing, hanging up and
  * transferring. The routes live at `/telephony/twilio/{voice,stream,status}`.
  */
-import { ULAW_8K } from "../../core/talk-types.js";
+import { ULAW_8K } from "../../core/index.js";
 import type {
   CarrierProtocol,
   CarrierStreamCodec,

@@ -6,7 +6,7 @@
  * configurable, so tests point it at a local server speaking the same shape.
  * Not the SDK's REST client: it costs ~140 ms and ~8 MB to load for two POSTs.
  */
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 import type { CarrierCall, CarrierDialRequest, CarrierRestClient } from "../carrier/carrier-protocol.js";
 import { connectStreamTwiml, dialTwiml } from "./twiml.js";
 
