@@ -14,7 +14,7 @@ import { TalkError } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallSession } from "./call-session.js";
-import type { RouteCheck } from "../gateway/index.js";
+import { replyError, type RouteCheck } from "../gateway/index.js";
 
 export const CALL_EVENTS_PATH = "/telephony/calls/:callSid/events";
 
@@ -33,16 +33,12 @@ export function callEventsRoute(o: CallEventsRouteOptions): FastifyPluginAsync {
   return async (app) => {
     app.get<{ Params: { callSid: string } }>(CALL_EVENTS_PATH, async (request, reply) => {
       const auth = o.authorize(request);
-      if (auth !== "ok") {
-        return reply.code(auth === "unauthorized" ? 401 : 403).send({ error: new TalkError(auth).toJSON() });
-      }
+      if (auth !== "ok") return replyError(reply, new TalkError(auth));
       const gone = new AbortController();
       request.raw.on("close", () => gone.abort());
       const call = await waitForCall(o.calls, request.params.callSid, waitMs, gone.signal);
       if (!call) {
-        return reply
-          .code(404)
-          .send({ error: new TalkError("session_not_found", "No such call on this server.").toJSON() });
+        return replyError(reply, new TalkError("session_not_found", "No such call on this server."));
       }
       reply.hijack();
       const res = reply.raw;

@@ -11,7 +11,7 @@ import type { FastifyPluginAsync } from "fastify";
 import type { AppJobs } from "../../cluster/index.js";
 import { TalkError, toTalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
-import type { RouteCheck } from "../../gateway/index.js";
+import { replyError, type RouteCheck } from "../../gateway/index.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "../carrier/webhook-request.js";
 import type { CallRegistry } from "../call-registry.js";
@@ -44,33 +44,18 @@ export interface OutboundRoutesOptions {
   logger: TalkLogger;
 }
 
-// Error -> HTTP status as these routes always mapped it. TODO(lead): switch to the surface context's
-// replyError once src/gateway/reply-error.ts (httpStatus on the error catalogue) lands.
-const placeStatus = (code: string): number =>
-  code === "invalid_params" ? 400 : code === "rate_limited" ? 429 : 502;
-
 export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
   const { carrier, logger } = o;
-  const refuse = (auth: "unauthorized" | "forbidden", what: string) => ({
-    code: auth === "unauthorized" ? 401 : 403,
-    body: {
-      error: new TalkError(
-        auth,
-        auth === "forbidden" ? `${what} needs the admin scope.` : undefined,
-      ).toJSON(),
-    },
-  });
+  const refusal = (auth: "unauthorized" | "forbidden", what: string): TalkError =>
+    new TalkError(auth, auth === "forbidden" ? `${what} needs the admin scope.` : undefined);
 
   return async (app) => {
     await app.register(formbody, { bodyLimit: 65_536 });
 
     app.post(OUTBOUND_CALLS_PATH, { bodyLimit: 16_384 }, async (request, reply) => {
       const auth = o.authorize(request);
-      if (auth !== "ok") {
-        const { code, body } = refuse(auth, "Placing calls");
-        return reply.code(code).send(body);
-      }
-      if (!carrier.rest) return reply.code(503).send({ error: notConfigured(carrier).toJSON() });
+      if (auth !== "ok") return replyError(reply, refusal(auth, "Placing calls"));
+      if (!carrier.rest) return replyError(reply, notConfigured(carrier));
       const parsed = CallRequestSchema.safeParse(request.body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -78,7 +63,7 @@ export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
           "invalid_params",
           `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`,
         );
-        return reply.code(400).send({ error: err.toJSON() });
+        return replyError(reply, err);
       }
       try {
         const { placed: here, ...result } = await o.place(
@@ -87,30 +72,29 @@ export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
         );
         return reply.code(here ? 201 : 202).send(result);
       } catch (err) {
-        const error = toTalkError(err, "provider_error");
-        return reply.code(placeStatus(error.code)).send({ error: error.toJSON() });
+        return replyError(reply, toTalkError(err, "provider_error"));
       }
     });
 
     app.get<{ Params: { id: string } }>(OUTBOUND_CALL_STATUS_PATH, async (request, reply) => {
       const auth = o.authorize(request);
-      if (auth !== "ok") {
-        const { code, body } = refuse(auth, "Reading calls");
-        return reply.code(code).send(body);
-      }
+      if (auth !== "ok") return replyError(reply, refusal(auth, "Reading calls"));
       const id = request.params.id;
       if (!OUTBOUND_CALL_ID.test(id)) {
-        const err = new TalkError("invalid_params", "id: a job id (call-...) or a carrier call id.");
-        return reply.code(400).send({ error: err.toJSON() });
+        return replyError(
+          reply,
+          new TalkError("invalid_params", "id: a job id (call-...) or a carrier call id."),
+        );
       }
       try {
         const found = await o.status(id);
         if (found) return reply.send(found);
-        return reply.code(404).send({ error: unknownCall(id).toJSON() });
+        return replyError(reply, unknownCall(id));
       } catch (err) {
-        const error = toTalkError(err, "internal");
+        // The job store (Redis) did not answer: the status exists, it cannot be read now.
+        const error = toTalkError(err, "provider_unavailable");
         logger.warn({ id, err: error.message }, "outbound call status not readable");
-        return reply.code(503).send({ error: error.toJSON() });
+        return replyError(reply, error);
       }
     });
 
@@ -136,7 +120,7 @@ function statusCallbackRoute(o: OutboundRoutesOptions): FastifyPluginAsync {
       const status = carrier.callStatus(webhook);
       if (!status) {
         const err = new TalkError("invalid_params", "A status callback names the call and its status.");
-        return reply.code(400).send({ error: err.toJSON() });
+        return replyError(reply, err);
       }
       const { callId, terminal } = status;
       const query = (request.query ?? {}) as Record<string, unknown>;
@@ -175,7 +159,7 @@ function statusCallbackRoute(o: OutboundRoutesOptions): FastifyPluginAsync {
               details: { callSid: callId, jobId },
             },
           );
-          return reply.code(503).send({ error: error.toJSON() });
+          return replyError(reply, error);
         }
       }
       if (o.statuses.hasEnded(callId)) return reply.code(204).send(); // a late or repeated callback
@@ -184,7 +168,7 @@ function statusCallbackRoute(o: OutboundRoutesOptions): FastifyPluginAsync {
         return reply.code(204).send();
       }
       logger.warn({ callId, jobId, status: status.status }, "status callback: unknown call");
-      return reply.code(404).send({ error: unknownCall(callId, jobId).toJSON() });
+      return replyError(reply, unknownCall(callId, jobId));
     });
   };
 }
