@@ -263,6 +263,18 @@ describe("TalkSession close, replay and join tokens", () => {
     expect(session.replay(0).events.filter((e) => e.type === "session.closed")).toHaveLength(1);
   });
 
+  it("close() called again from inside the close (an abort listener of a child) is the same close: one session.closed", async () => {
+    const { session, events } = open();
+    let inner: Promise<void> | undefined;
+    session.signal.addEventListener("abort", () => {
+      inner = session.close("owner_lost");
+    });
+    const first = session.close("owner_lost");
+    expect(inner).toBe(first);
+    await first;
+    expect(events.filter((e) => e.type === "session.closed")).toHaveLength(1);
+  });
+
   it("verbs on a closed session reject with session_closed", async () => {
     const { session } = open();
     await session.close("client_request");

@@ -74,6 +74,18 @@ function tone(ms: number, amplitude = 12_000): Int16Array {
   return pcm;
 }
 
+/** The provider starts an answer: 100 ms of audio for item out_1, now the session's active output. */
+function answer(provider: ScriptedRealtimeProvider): void {
+  provider.play({ type: "response_started", responseId: "r1" });
+  provider.play({
+    type: "audio_delta",
+    responseId: "r1",
+    itemId: "out_1",
+    data: new Uint8Array(4800),
+    format: PCM16_24K,
+  });
+}
+
 describe("media leg", () => {
   it("passes the adapter's encoded format through when the realtime provider carries it both ways", async () => {
     const provider = new ScriptedRealtimeProvider([ULAW_8K, PCM16_24K]);
@@ -150,14 +162,7 @@ describe("media leg", () => {
     const provider = new ScriptedRealtimeProvider([PCM16_24K]);
     const { leg, adapter, events } = legOver(provider);
     await leg.start();
-    provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: new Uint8Array(4800),
-      format: PCM16_24K,
-    });
+    answer(provider);
     adapter.protect = true;
     expect(leg.bargeIn("local_vad")).toBe(false);
     expect(events.ofType("output.audio.cancelled")).toHaveLength(0);
@@ -171,14 +176,7 @@ describe("media leg", () => {
     const provider = new ScriptedRealtimeProvider([PCM16_24K]);
     const { leg, adapter, events } = legOver(provider);
     await leg.start();
-    provider.play({ type: "response_started", responseId: "r1" });
-    provider.play({
-      type: "audio_delta",
-      responseId: "r1",
-      itemId: "out_1",
-      data: new Uint8Array(4800),
-      format: PCM16_24K,
-    });
+    answer(provider);
     adapter.protect = true;
     provider.play({ type: "speech_started", itemId: "in_1" });
     expect(events.ofType("output.audio.cancelled")).toHaveLength(0);

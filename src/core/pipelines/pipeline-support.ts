@@ -15,25 +15,11 @@ export function checkAppend(
   format: AudioFormat,
   maxBytes: number,
 ): data is Uint8Array {
-  if (session.state !== "active") {
-    throw new TalkError("session_closed", undefined, { details: { sessionId: session.id } });
-  }
+  checkOpen(session);
   if (!(data instanceof Uint8Array)) throw new TalkError("invalid_audio", "Audio must be bytes.");
-  if (data.byteLength === 0) return false;
-  if (data.byteLength > maxBytes) {
-    throw new TalkError("payload_too_large", `An audio frame may carry at most ${maxBytes} bytes.`, {
-      details: { bytes: data.byteLength },
-    });
-  }
   // One sample per channel per frame: 2 bytes for PCM16, 1 for G.711 (realtime passthrough).
   const frameBytes = (format.encoding === "pcm16" ? 2 : 1) * format.channels;
-  if (data.byteLength % frameBytes !== 0) {
-    throw new TalkError(
-      "invalid_audio",
-      `${format.encoding} frames are ${frameBytes} bytes; got ${data.byteLength} bytes.`,
-    );
-  }
-  return true;
+  return checkFrame(data.byteLength, frameBytes, format, maxBytes);
 }
 
 /**
@@ -46,9 +32,7 @@ export function checkAppendPcm(
   format: AudioFormat,
   maxBytes: number,
 ): pcm is Int16Array {
-  if (session.state !== "active") {
-    throw new TalkError("session_closed", undefined, { details: { sessionId: session.id } });
-  }
+  checkOpen(session);
   if (!(pcm instanceof Int16Array)) throw new TalkError("invalid_audio", "PCM audio must be an Int16Array.");
   if (format.encoding !== "pcm16") {
     throw new TalkError(
@@ -56,14 +40,28 @@ export function checkAppendPcm(
       `The session's input is ${format.encoding}: send it as bytes (appendAudio), not as PCM samples.`,
     );
   }
-  if (pcm.length === 0) return false;
-  if (pcm.byteLength > maxBytes) {
+  return checkFrame(pcm.byteLength, 2 * format.channels, format, maxBytes);
+}
+
+function checkOpen(session: TalkSession): void {
+  if (session.state !== "active") {
+    throw new TalkError("session_closed", undefined, { details: { sessionId: session.id } });
+  }
+}
+
+/** Size rules of one input frame; false for an empty one. */
+function checkFrame(bytes: number, frameBytes: number, format: AudioFormat, maxBytes: number): boolean {
+  if (bytes === 0) return false;
+  if (bytes > maxBytes) {
     throw new TalkError("payload_too_large", `An audio frame may carry at most ${maxBytes} bytes.`, {
-      details: { bytes: pcm.byteLength },
+      details: { bytes },
     });
   }
-  if (pcm.length % format.channels !== 0) {
-    throw new TalkError("invalid_audio", `A frame must hold whole samples of ${format.channels} channels.`);
+  if (bytes % frameBytes !== 0) {
+    throw new TalkError(
+      "invalid_audio",
+      `${format.encoding} frames are ${frameBytes} bytes; got ${bytes} bytes.`,
+    );
   }
   return true;
 }
