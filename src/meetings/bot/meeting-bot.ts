@@ -2,10 +2,8 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { WebSocket } from "ws";
 import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
-import { MediaLeg } from "../../core/index.js";
 import type { SessionControllerFactory } from "../../core/index.js";
-import type { TalkRuntime, TalkSession } from "../../core/index.js";
-import type { TalkEvent } from "../../core/index.js";
+import type { TalkRuntime } from "../../core/index.js";
 import {
   isTerminal,
   type BotMode,
@@ -18,16 +16,11 @@ import {
 import type { ResolvedMeetingsOptions } from "../meetings-options.js";
 import type { DriverPage, MeetingObservation, PlatformDriver } from "../platforms/platform-driver.js";
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
-import { CaptureReceiver } from "./capture-receiver.js";
-import { CAPTURE_FORMAT } from "./speaker-floor.js";
+import { BotCaptions, type CaptionSessionKind } from "./bot-captions.js";
 import { captureScript } from "./capture-script.js";
-import { SpeakerAttribution } from "./speaker-attribution.js";
-import { speakerTaggedSession } from "./speaker-tagged-session.js";
-import type { Utterance } from "./utterance-segmenter.js";
-import { TranscriptLog, type TranscriptLine } from "./transcript-log.js";
+import type { TranscriptLine } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
-import { MeetingAssistant, type MeetingAssistantOptions } from "../agent/meeting-assistant.js";
-import type { SpokenAnswer } from "../agent/spoken-answer.js";
+import type { MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 import { interruptibleSleep } from "./interruptible-sleep.js";
 
 export interface BotRequest {
@@ -90,16 +83,9 @@ export class MeetingBot {
   readonly #captureToken = randomBytes(24).toString("base64url");
   readonly #leave = new AbortController();
   readonly #status: BotStatus;
-  /** Caption turn -> the utterance it carries (bounded: the oldest are forgotten). */
-  readonly #turnUtterances = new Map<string, Utterance>();
-  readonly #attribution: SpeakerAttribution;
-  #session: TalkSession | undefined;
-  /** The transcription leg: captions in, nothing out; its close (from anywhere) ends the bot. */
-  #leg: MediaLeg | undefined;
-  #capture: CaptureReceiver | undefined;
-  #assistant: MeetingAssistant | undefined;
+  /** The transcription session, the capture socket, the assistant and the transcript (from #openSession on). */
+  #captions: BotCaptions | undefined;
   #browser: LaunchedBrowser | undefined;
-  #transcript: TranscriptLog | undefined;
   #running: Promise<BotStatus> | undefined;
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
@@ -109,8 +95,6 @@ export class MeetingBot {
   constructor(deps: MeetingBotDeps) {
     this.id = deps.id;
     this.#deps = deps;
-    // Source reports cover the longest utterance plus its wait for the speaker floor (30 s of queued audio).
-    this.#attribution = new SpeakerAttribution({ historyMs: deps.options.maxUtteranceMs + 40_000 });
     const now = new Date().toISOString();
     this.#status = {
       id: deps.id,
@@ -150,8 +134,8 @@ export class MeetingBot {
   attachCapture(socket: WebSocket, token: string): boolean {
     const a = Buffer.from(token);
     const b = Buffer.from(this.#captureToken);
-    if (a.length !== b.length || !timingSafeEqual(a, b) || !this.#capture) return false;
-    this.#capture.attach(socket);
+    if (a.length !== b.length || !timingSafeEqual(a, b) || !this.#captions) return false;
+    this.#captions.attach(socket);
     return true;
   }
 
@@ -205,81 +189,31 @@ export class MeetingBot {
 
   async #openSession(): Promise<void> {
     const { runtime, createController, options, logger, request } = this.#deps;
-    const session = runtime.createSession({
-      mode: "transcription",
-      transport: "gateway-relay",
-      brain: "none",
-      owner: "gateway",
-      metadata: {
-        surface: "meeting",
-        botId: this.id,
-        platform: this.#deps.driver.platform,
-        mode: request.mode,
-      },
-      source: "meeting",
-    });
-    this.#session = session;
-    this.#transcript = new TranscriptLog(this.#deps.transcriptPath, logger);
-    session.subscribe((event) => this.#onSessionEvent(event));
-    const attribution = this.#attribution;
-    const tagged = speakerTaggedSession(session, (turnId) => {
-      const utterance = this.#turnUtterances.get(turnId);
-      return utterance === undefined
-        ? undefined
-        : { trackId: utterance.trackId, ...attribution.speakerOf(utterance) };
-    });
-    // The floor decides turns (one utterance of one participant each), so the pipeline's own VAD stays off.
-    const leg = new MediaLeg({
-      session: tagged,
-      createController: (controllerRequest) => createController({ ...controllerRequest, tools: false }),
-      adapter: { legClosed: (reason) => this.#sessionClosed("transcription", reason) },
-      format: CAPTURE_FORMAT,
-      turnTaking: { kind: "adapter" },
+    const agent = request.mode === "agent" ? this.#deps.assistant : undefined;
+    const captions = new BotCaptions({
+      botId: this.id,
+      botName: request.botName,
+      platform: this.#deps.driver.platform,
+      mode: request.mode,
+      runtime,
+      createController,
+      options,
+      transcriptPath: this.#deps.transcriptPath,
       logger,
-    });
-    this.#leg = leg;
-    this.#capture = new CaptureReceiver({
-      input: leg,
-      maxAppendBytes: 65_536,
-      utteranceSilenceMs: options.utteranceSilenceMs,
-      maxUtteranceMs: options.maxUtteranceMs,
-      logger,
-      onSpeech: (utterance) => {
+      assistant: agent,
+      onSessionClosed: (which, reason) => this.#sessionClosed(which, reason),
+      onSpeech: () => {
         this.#lastSpeechAt = Date.now();
-        attribution.follow(utterance);
       },
-      onTurn: (turnId, utterance) => {
-        this.#turnUtterances.set(turnId, utterance);
-        if (this.#turnUtterances.size > 1000)
-          this.#turnUtterances.delete(this.#turnUtterances.keys().next().value!);
-      },
-      onTrack: (trackId) => logger.debug({ botId: this.id, trackId }, "meeting: remote audio track"),
-      onTrackEnded: (trackId) => attribution.dropTrack(trackId),
-      onSources: (reports) => {
-        for (const report of reports) attribution.note(report);
-      },
-      admit: (utterance) => this.#assistant?.admit(utterance) ?? true,
+      onLine: (line) => this.#emitLine(line),
     });
-    this.#status.sessionId = session.id;
-    if (request.mode === "agent") {
-      const agent = this.#deps.assistant;
-      if (!agent) throw fatal("capture_failed", "Agent mode is not configured on this worker.");
-      this.#assistant = new MeetingAssistant({
-        botId: this.id,
-        platform: this.#deps.driver.platform,
-        runtime,
-        createController,
-        onClosed: (reason) => this.#sessionClosed("assistant", reason),
-        triggers: agent.triggers,
-        send: (data) => this.#capture?.send(data),
-        onSpoken: (answer) => this.#onSpoken(answer),
-        options: agent.options,
-        logger,
-      });
-      this.#status.assistantSessionId = this.#assistant.session.id;
-    }
-    await leg.start();
-    await this.#assistant?.ready;
+    this.#captions = captions;
+    this.#status.sessionId = captions.session.id;
+    if (request.mode === "agent" && !agent)
+      throw fatal("capture_failed", "Agent mode is not configured on this worker.");
+    const assistantSessionId = captions.assistantSessionId;
+    if (assistantSessionId !== undefined) this.#status.assistantSessionId = assistantSessionId;
+    await captions.start();
     this.#transition("joining");
   }
 
@@ -288,7 +222,7 @@ export class MeetingBot {
    * cluster taking its lease away): the bot has nothing left to caption or
    * answer with, so it leaves the meeting.
    */
-  #sessionClosed(which: "transcription" | "assistant", reason: string): void {
+  #sessionClosed(which: CaptionSessionKind, reason: string): void {
     if (this.#leave.signal.aborted || isTerminal(this.#status.state)) return;
     this.#deps.logger.warn(
       { botId: this.id, which, reason },
@@ -297,25 +231,8 @@ export class MeetingBot {
     this.#leave.abort(ended("session_closed", `The ${which} session was closed (${reason}).`));
   }
 
-  #onSessionEvent(event: TalkEvent): void {
-    if (event.type !== "transcript.done" || event.turnId === undefined) return;
-    const { payload } = event;
-    if (!payload.text) return;
-    this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
-    const line: TranscriptLine = {
-      at: event.timestamp,
-      speaker: payload.speaker ?? "unknown",
-      ...(payload.trackId ? { trackId: payload.trackId } : {}),
-      ...(payload.rtpSource !== undefined ? { rtpSource: payload.rtpSource } : {}),
-      turnId: event.turnId,
-      text: payload.text,
-    };
-    this.#appendLine(line);
-  }
-
-  /** Writes a final line to the durable transcript, then tells the line listeners (the cluster's job log). */
-  #appendLine(line: TranscriptLine): void {
-    this.#transcript?.append(line);
+  /** Tells the line listeners (the cluster's job log) of a line already in the durable transcript. */
+  #emitLine(line: TranscriptLine): void {
     for (const listener of this.#lineListeners) {
       try {
         listener(line);
@@ -323,19 +240,6 @@ export class MeetingBot {
         // A listener cannot break the captions.
       }
     }
-  }
-
-  /** An answer the assistant spoke, as the meeting heard it: a line with the bot as speaker. */
-  #onSpoken(answer: SpokenAnswer): void {
-    if (answer.text === "") return;
-    this.#appendLine({
-      at: new Date(answer.startedAt).toISOString(),
-      speaker: this.#deps.request.botName,
-      turnId: answer.turnId,
-      text: answer.text,
-      role: "assistant",
-      ...(answer.interrupted ? { interrupted: true as const } : {}),
-    });
   }
 
   async #launchAndJoin(): Promise<void> {
@@ -395,7 +299,7 @@ export class MeetingBot {
         await this.#sleep(options.pollIntervalMs);
         continue;
       }
-      this.#attribution.setNames(seen.speakers, seen.sources);
+      this.#captions!.setNames(seen.speakers, seen.sources);
       const now = Date.now();
       switch (seen.phase) {
         case "not_found":
@@ -435,7 +339,7 @@ export class MeetingBot {
 
   #checkInCall(now: number, joinedAt: number): void {
     const { options } = this.#deps;
-    const capture = this.#capture!;
+    const capture = this.#captions!;
     if (this.#status.participants.length === 0) {
       this.#aloneSince ??= now;
       if (now - this.#aloneSince >= options.aloneTimeoutMs) throw ended("left_alone");
@@ -476,22 +380,21 @@ export class MeetingBot {
     }
     // Captions of speech already captured still finalize (bounded), so no spoken line is lost at the end.
     try {
-      await withTimeout(this.#capture?.flush() ?? Promise.resolve(), 5000);
+      await withTimeout(this.#captions?.flush() ?? Promise.resolve(), 5000);
     } catch {
       logger.warn({ botId: this.id }, "meeting: last captions did not finalize in time");
     }
-    await this.#assistant?.close(outcome.state === "fatal" ? "error" : "completed");
-    this.#capture?.close();
+    const reason = outcome.state === "fatal" ? "error" : "completed";
+    await this.#captions?.stop(reason);
     this.#status.timings.endedAt = new Date().toISOString();
     this.#transition(outcome.state, outcome.subCode, outcome.message);
     if (outcome.state === "fatal") {
-      this.#session?.emit({
+      this.#captions?.session.emit({
         type: "health.changed",
         payload: { ok: false, botId: this.id, state: "fatal", subCode: outcome.subCode },
       });
     }
-    await this.#leg?.close(outcome.state === "fatal" ? "error" : "completed");
-    this.#transcript?.close();
+    await this.#captions?.close(reason);
   }
 
   #transition(state: BotState, subCode?: BotSubCode, message?: string): void {
@@ -519,7 +422,7 @@ export class MeetingBot {
 
   #emitState(): void {
     const s = this.#status;
-    this.#session?.emit({
+    this.#captions?.session.emit({
       type: "session.updated",
       payload: {
         botId: s.id,
