@@ -1,27 +1,21 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { WebSocket } from "ws";
-import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type { SessionControllerFactory } from "../../core/index.js";
 import type { TalkRuntime } from "../../core/index.js";
-import {
-  isTerminal,
-  type BotMode,
-  type BotState,
-  type BotStatus,
-  type BotSubCode,
-  type EndedCode,
-  type FatalCode,
-} from "../bot-status.js";
+import { isTerminal, type BotMode, type BotStatus, type EndedCode, type FatalCode } from "../bot-status.js";
 import type { ResolvedMeetingsOptions } from "../meetings-options.js";
 import type { DriverPage, MeetingObservation, PlatformDriver } from "../platforms/platform-driver.js";
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
 import { BotCaptions, type CaptionSessionKind } from "./bot-captions.js";
+import { BotStatusRecord } from "./bot-status-record.js";
 import { captureScript } from "./capture-script.js";
 import type { TranscriptLine } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
 import type { MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 import { interruptibleSleep } from "./interruptible-sleep.js";
+import { BotEnd, ended, fatal, withTimeout, type Outcome } from "./bot-outcome.js";
+import { driverPage, openMeetingPage } from "./bot-page.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -52,26 +46,6 @@ export interface MeetingBotDeps {
   assistant?: { options: MeetingAssistantOptions; triggers(): readonly string[] };
 }
 
-/** How a run ends: the terminal state and why. */
-type Outcome =
-  | { state: "ended"; subCode: EndedCode; message?: string }
-  | { state: "fatal"; subCode: FatalCode; message?: string };
-
-class BotEnd extends Error {
-  constructor(readonly outcome: Outcome) {
-    super(outcome.message ?? outcome.subCode);
-  }
-}
-
-const ended = (subCode: EndedCode, message?: string): BotEnd =>
-  new BotEnd({ state: "ended", subCode, ...(message ? { message } : {}) });
-const fatal = (subCode: FatalCode, message?: string): BotEnd =>
-  new BotEnd({ state: "fatal", subCode, ...(message ? { message } : {}) });
-
-/** Navigation errors that mean the meeting address leads nowhere. */
-const NOT_FOUND_NET_ERRORS =
-  /ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_REFUSED|ERR_ADDRESS_UNREACHABLE|ERR_INVALID_URL/;
-
 /**
  * One bot in one meeting: launch, join through the platform driver, capture,
  * captions, timers, leave. `run()` drives the whole life and always ends in
@@ -82,41 +56,38 @@ export class MeetingBot {
   readonly #deps: MeetingBotDeps;
   readonly #captureToken = randomBytes(24).toString("base64url");
   readonly #leave = new AbortController();
-  readonly #status: BotStatus;
+  readonly #status: BotStatusRecord;
   /** The transcription session, the capture socket, the assistant and the transcript (from #openSession on). */
   #captions: BotCaptions | undefined;
   #browser: LaunchedBrowser | undefined;
   #running: Promise<BotStatus> | undefined;
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
-  #listeners = new Set<(status: BotStatus) => void>();
   #lineListeners = new Set<(line: TranscriptLine) => void>();
 
   constructor(deps: MeetingBotDeps) {
     this.id = deps.id;
     this.#deps = deps;
-    const now = new Date().toISOString();
-    this.#status = {
+    this.#status = new BotStatusRecord({
       id: deps.id,
       meetingUrl: deps.request.meetingUrl,
       platform: deps.driver.platform,
       botName: deps.request.botName,
       mode: deps.request.mode,
-      state: "scheduled",
-      participants: [],
-      history: [{ state: "scheduled", at: now }],
-      timings: { requestedAt: now, ...(deps.request.joinAt ? { joinAt: deps.request.joinAt } : {}) },
-    };
+      joinAt: deps.request.joinAt,
+      logger: deps.logger,
+      notifier: deps.notifier,
+      session: () => this.#captions?.session,
+    });
   }
 
   get status(): BotStatus {
-    return structuredClone(this.#status);
+    return this.#status.snapshot();
   }
 
   /** Called on every state change (the manager, tests). A throwing listener is ignored. */
   onChange(listener: (status: BotStatus) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#status.onChange(listener);
   }
 
   /** Called with every finalized transcript line (the cluster's job log). A throwing listener is ignored. */
@@ -208,13 +179,13 @@ export class MeetingBot {
       onLine: (line) => this.#emitLine(line),
     });
     this.#captions = captions;
-    this.#status.sessionId = captions.session.id;
+    this.#status.value.sessionId = captions.session.id;
     if (request.mode === "agent" && !agent)
       throw fatal("capture_failed", "Agent mode is not configured on this worker.");
     const assistantSessionId = captions.assistantSessionId;
-    if (assistantSessionId !== undefined) this.#status.assistantSessionId = assistantSessionId;
+    if (assistantSessionId !== undefined) this.#status.value.assistantSessionId = assistantSessionId;
     await captions.start();
-    this.#transition("joining");
+    this.#status.transition("joining");
   }
 
   /**
@@ -223,7 +194,7 @@ export class MeetingBot {
    * answer with, so it leaves the meeting.
    */
   #sessionClosed(which: CaptionSessionKind, reason: string): void {
-    if (this.#leave.signal.aborted || isTerminal(this.#status.state)) return;
+    if (this.#leave.signal.aborted || isTerminal(this.#status.value.state)) return;
     this.#deps.logger.warn(
       { botId: this.id, which, reason },
       "meeting: the bot's session was closed; leaving",
@@ -255,22 +226,8 @@ export class MeetingBot {
       signal,
     });
     this.#throwIfLeaving();
-    const page = this.#browser.page;
     const url = driver.joinUrl(new URL(request.meetingUrl), request.botName);
-    let status: number | undefined;
-    try {
-      const response = await page.goto(url, {
-        waitUntil: "domcontentloaded",
-        timeout: options.joinTimeoutMs,
-      });
-      status = response?.status();
-    } catch (err) {
-      this.#throwIfGone();
-      const message = (err as Error).message;
-      if (NOT_FOUND_NET_ERRORS.test(message)) throw fatal("meeting_not_found", message);
-      throw fatal("blocked_by_platform", message);
-    }
-    if (status === 404 || status === 410) throw fatal("meeting_not_found", `HTTP ${status}`);
+    await openMeetingPage(this.#browser, url, options.joinTimeoutMs, () => this.#throwIfGone());
     await driver.join(this.#page(), { botName: request.botName, signal });
     this.#throwIfGone();
   }
@@ -316,7 +273,7 @@ export class MeetingBot {
           throw ended("meeting_ended", seen.detail);
         case "waiting_room":
           waitingSince ??= now;
-          if (this.#status.state !== "in_waiting_room") this.#transition("in_waiting_room");
+          if (this.#status.value.state !== "in_waiting_room") this.#status.transition("in_waiting_room");
           if (now - waitingSince >= options.waitingRoomTimeoutMs) throw ended("waiting_room_timeout");
           break;
         case "joining":
@@ -327,9 +284,9 @@ export class MeetingBot {
           if (joinedAt === undefined) {
             joinedAt = now;
             this.#lastSpeechAt = now;
-            this.#status.timings.joinedAt = new Date(now).toISOString();
+            this.#status.value.timings.joinedAt = new Date(now).toISOString();
           }
-          this.#updateParticipants(seen.participants);
+          this.#status.setParticipants(seen.participants);
           this.#checkInCall(now, joinedAt);
           break;
       }
@@ -340,7 +297,7 @@ export class MeetingBot {
   #checkInCall(now: number, joinedAt: number): void {
     const { options } = this.#deps;
     const capture = this.#captions!;
-    if (this.#status.participants.length === 0) {
+    if (this.#status.value.participants.length === 0) {
       this.#aloneSince ??= now;
       if (now - this.#aloneSince >= options.aloneTimeoutMs) throw ended("left_alone");
     } else {
@@ -355,18 +312,11 @@ export class MeetingBot {
       throw fatal("capture_failed", "The page's capture socket closed.");
   }
 
-  #updateParticipants(participants: string[]): void {
-    const changed = participants.join("\n") !== this.#status.participants.join("\n");
-    this.#status.participants = [...participants];
-    if (this.#status.state !== "in_call") this.#transition("in_call");
-    else if (changed) this.#emitState();
-  }
-
   async #finish(outcome: Outcome): Promise<void> {
     const { logger, driver } = this.#deps;
     const crashed = this.#browser?.crashed.aborted ?? false;
-    if (this.#browser && !crashed && this.#status.state !== "scheduled") {
-      this.#transition("leaving", outcome.subCode);
+    if (this.#browser && !crashed && this.#status.value.state !== "scheduled") {
+      this.#status.transition("leaving", outcome.subCode);
       try {
         await withTimeout(driver.leave(this.#page()), 3000);
       } catch (err) {
@@ -386,8 +336,8 @@ export class MeetingBot {
     }
     const reason = outcome.state === "fatal" ? "error" : "completed";
     await this.#captions?.stop(reason);
-    this.#status.timings.endedAt = new Date().toISOString();
-    this.#transition(outcome.state, outcome.subCode, outcome.message);
+    this.#status.value.timings.endedAt = new Date().toISOString();
+    this.#status.transition(outcome.state, outcome.subCode, outcome.message);
     if (outcome.state === "fatal") {
       this.#captions?.session.emit({
         type: "health.changed",
@@ -397,58 +347,8 @@ export class MeetingBot {
     await this.#captions?.close(reason);
   }
 
-  #transition(state: BotState, subCode?: BotSubCode, message?: string): void {
-    if (isTerminal(this.#status.state)) return;
-    this.#status.state = state;
-    if (subCode !== undefined) this.#status.subCode = subCode;
-    if (message !== undefined) this.#status.message = message;
-    this.#status.history.push({
-      state,
-      ...(subCode ? { subCode } : {}),
-      ...(message ? { message } : {}),
-      at: new Date().toISOString(),
-    });
-    this.#deps.logger.info({ botId: this.id, state, subCode }, "meeting bot state");
-    this.#emitState();
-    void this.#deps.notifier?.notify({
-      type: "meeting.bot.state",
-      botId: this.id,
-      state,
-      subCode,
-      message,
-      at: new Date().toISOString(),
-    });
-  }
-
-  #emitState(): void {
-    const s = this.#status;
-    this.#captions?.session.emit({
-      type: "session.updated",
-      payload: {
-        botId: s.id,
-        state: s.state,
-        subCode: s.subCode,
-        participants: s.participants,
-        platform: s.platform,
-      },
-    });
-    for (const listener of this.#listeners) {
-      try {
-        listener(this.status);
-      } catch {
-        // A listener cannot break the bot.
-      }
-    }
-  }
-
   #page(): DriverPage {
-    const page = this.#browser!.page;
-    return {
-      evaluate: <T>(script: string) => page.evaluate(script) as Promise<T>,
-      click: (selector) => page.click(selector),
-      type: (selector, text) => page.type(selector, text),
-      url: () => page.url(),
-    };
+    return driverPage(this.#browser!);
   }
 
   #throwIfLeaving(): void {
@@ -466,14 +366,4 @@ export class MeetingBot {
     const signals = [this.#leave.signal, ...(this.#browser ? [this.#browser.crashed] : [])];
     return interruptibleSleep(ms, AbortSignal.any(signals));
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new TalkError("timeout")), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
