@@ -91,13 +91,86 @@ const SOCKET_CLOSE_TIMEOUT_MS = 2000;
 export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInput = {}): GatewayServer {
   const options = Object.freeze(resolveGatewayOptions(input));
   const logger: TalkLogger = deps.logger ?? NOOP_LOGGER;
-  const app = (deps.logger
+  const app = gatewayFastify(deps.logger);
+  const { registry, sessions, cluster, dispatcher, mode, metrics } = gatewayParts(deps, options, logger);
+  const connections = new Set<GatewayConnection>();
+  const auth = new TokenAuthorizer(options.auth);
+  let serverState: GatewayServerState = "created";
+  const state: GatewayState = {
+    options,
+    deps,
+    auth,
+    dispatcher,
+    sessions,
+    mode,
+    metrics,
+    logger,
+    connections,
+    get accepting() {
+      return serverState === "created" || serverState === "listening";
+    },
+  };
+  registerGatewayRoutes(app, state);
+
+  let closing: Promise<void> | undefined;
+  const server: GatewayServer = {
+    app,
+    options,
+    metrics,
+    authorizer: auth,
+    get methods() {
+      return Object.freeze(registry.names());
+    },
+    get scopes() {
+      return Object.freeze(registry.scopes());
+    },
+    registerMethod(name, definition) {
+      if (serverState === "closing" || serverState === "closed")
+        throw new TalkError("invalid_state", "The gateway is closing.");
+      registry.registerSurface(name, definition);
+    },
+    broadcast: (event, payload) => broadcastSurfaceEvent(connections, event, payload),
+    get state() {
+      return serverState;
+    },
+    stopAcceptingSessions() {
+      sessions.stopAccepting();
+    },
+    async closeSession(sessionId, reason) {
+      const owned = sessions.get(sessionId);
+      if (!owned) return false;
+      await sessions.close(owned, reason);
+      return true;
+    },
+    async listen(overrides = {}) {
+      if (serverState !== "created")
+        throw new TalkError("invalid_state", `gateway: listen() called while ${serverState}`);
+      await app.listen({ host: options.host, port: overrides.port ?? options.port });
+      serverState = "listening";
+      return announceListening(app, state, registry.names().length);
+    },
+    close() {
+      closing ??= closeGateway({ app, sessions, cluster, connections, metrics, logger }, (next) => {
+        serverState = next;
+      });
+      return closing;
+    },
+  };
+  return server;
+}
+
+/** Fastify with the process's logger (request logging off), or silent. */
+function gatewayFastify(logger: GatewayDeps["logger"]): FastifyInstance {
+  return (logger
     ? Fastify({
-        loggerInstance: deps.logger,
+        loggerInstance: logger,
         logController: new LogController({ disableRequestLogging: true }),
       })
     : Fastify({ logger: false })) as unknown as FastifyInstance;
+}
 
+/** The server's parts: method registry, session ownership (local and, in a cluster, remote), dispatcher, metrics. */
+function gatewayParts(deps: GatewayDeps, options: GatewayOptions, logger: TalkLogger) {
   const metrics = new GatewayMetrics(deps.runtime);
   const registry = new MethodRegistry([talkMethods, talkClientMethods, talkSessionMethods]);
   const sessions = new SessionOwnership({
@@ -117,27 +190,14 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
       })
     : undefined;
   const dispatcher = new RpcDispatcher({ registry, deps, options, sessions, cluster, mode, metrics, logger });
-  const connections = new Set<GatewayConnection>();
-  const auth = new TokenAuthorizer(options.auth);
-  let serverState: GatewayServerState = "created";
-  const state: GatewayState = {
-    options,
-    deps,
-    auth,
-    dispatcher,
-    sessions,
-    mode,
-    metrics,
-    logger,
-    connections,
-    get accepting() {
-      return serverState === "created" || serverState === "listening";
-    },
-  };
+  return { registry, sessions, cluster, dispatcher, mode, metrics };
+}
 
+/** The WebSocket plugin (subprotocol, going-away close of every socket), the HTTP routes and the Talk route. */
+function registerGatewayRoutes(app: FastifyInstance, state: GatewayState): void {
   void app.register(fastifyWebsocket, {
     options: {
-      maxPayload: options.maxPayloadBytes,
+      maxPayload: state.options.maxPayloadBytes,
       // Browsers authenticate with the ["talkgate", "bearer.<token>"] subprotocols; we answer "talkgate".
       handleProtocols: (protocols) => (protocols.has(TALK_SUBPROTOCOL) ? TALK_SUBPROTOCOL : false),
     },
@@ -150,98 +210,81 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
   });
   void app.register(httpRoutes(state));
   void app.register(talkRoute(state));
+}
 
-  let closing: Promise<void> | undefined;
-
-  async function closeSockets(): Promise<void> {
-    const open = [...connections];
-    for (const c of open) c.close(CLOSE_CODES.goingAway, "server shutting down");
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, SOCKET_CLOSE_TIMEOUT_MS);
-    });
-    await Promise.race([Promise.all(open.map((c) => c.whenClosed())), timeout]);
-    clearTimeout(timer);
-    for (const c of open) if (!c.closed) c.terminate();
+/** Sends a surface event to every open Talk API connection; the name must be `<surface>.<event>` outside talk.*. */
+function broadcastSurfaceEvent(connections: Set<GatewayConnection>, event: string, payload: unknown): void {
+  if (!isSurfaceName(event)) {
+    throw new TalkError(
+      "config_invalid",
+      `gateway: surface event "${String(event).slice(0, 128)}" must be named <surface>.<event> outside talk.*`,
+    );
   }
+  // Surface events are not in GATEWAY_EVENTS (the core set); the frame shape is the same.
+  for (const connection of connections) connection.sendEvent(event as GatewayEventName, payload);
+}
 
-  const server: GatewayServer = {
-    app,
-    options,
-    metrics,
-    authorizer: auth,
-    get methods() {
-      return Object.freeze(registry.names());
-    },
-    get scopes() {
-      return Object.freeze(registry.scopes());
-    },
-    registerMethod(name, definition) {
-      if (serverState === "closing" || serverState === "closed")
-        throw new TalkError("invalid_state", "The gateway is closing.");
-      registry.registerSurface(name, definition);
-    },
-    broadcast(event, payload) {
-      if (!isSurfaceName(event)) {
-        throw new TalkError(
-          "config_invalid",
-          `gateway: surface event "${String(event).slice(0, 128)}" must be named <surface>.<event> outside talk.*`,
-        );
-      }
-      // Surface events are not in GATEWAY_EVENTS (the core set); the frame shape is the same.
-      for (const connection of connections) connection.sendEvent(event as GatewayEventName, payload);
-    },
-    get state() {
-      return serverState;
-    },
-    stopAcceptingSessions() {
-      sessions.stopAccepting();
-    },
-    async closeSession(sessionId, reason) {
-      const owned = sessions.get(sessionId);
-      if (!owned) return false;
-      await sessions.close(owned, reason);
-      return true;
-    },
-    async listen(overrides = {}) {
-      if (serverState !== "created")
-        throw new TalkError("invalid_state", `gateway: listen() called while ${serverState}`);
-      await app.listen({ host: options.host, port: overrides.port ?? options.port });
-      serverState = "listening";
-      if (!state.auth.enabled) {
-        logger.warn(
-          { host: options.host },
-          "auth disabled: loopback only (configure auth.tokens to bind other interfaces)",
-        );
-      }
-      const addresses = app.addresses().filter((a): a is AddressInfo => typeof a !== "string");
-      const urls = addresses.map(
-        (a) => `http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`,
-      );
-      logger.info({ urls, methods: registry.names().length }, "talk gateway listening");
-      return { urls, port: addresses[0]?.port ?? 0 };
-    },
-    close() {
-      closing ??= (async () => {
-        serverState = "closing";
-        // Sessions first, so their owners still receive the terminal events.
-        await sessions.closeAll("closed");
-        cluster?.close();
-        try {
-          await closeSockets();
-        } catch (err) {
-          logger.error({ err }, "closing sockets failed");
-        }
-        try {
-          await app.close();
-        } catch (err) {
-          logger.error({ err }, "closing the HTTP server failed");
-        }
-        metrics.close();
-        serverState = "closed";
-      })();
-      return closing;
-    },
-  };
-  return server;
+/** Logs the bound URLs (and a loud warning when auth is off); returns them with the port. */
+function announceListening(
+  app: FastifyInstance,
+  state: GatewayState,
+  methodCount: number,
+): { urls: string[]; port: number } {
+  const { logger, options } = state;
+  if (!state.auth.enabled) {
+    logger.warn(
+      { host: options.host },
+      "auth disabled: loopback only (configure auth.tokens to bind other interfaces)",
+    );
+  }
+  const addresses = app.addresses().filter((a): a is AddressInfo => typeof a !== "string");
+  const urls = addresses.map((a) => `http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
+  logger.info({ urls, methods: methodCount }, "talk gateway listening");
+  return { urls, port: addresses[0]?.port ?? 0 };
+}
+
+/** What closing the server closes, in order. */
+interface ClosingParts {
+  app: FastifyInstance;
+  sessions: SessionOwnership;
+  cluster: RemoteSessions | undefined;
+  connections: Set<GatewayConnection>;
+  metrics: GatewayMetrics;
+  logger: TalkLogger;
+}
+
+/** Sessions first (their owners still receive the terminal events), then the sockets, the HTTP server, metrics. */
+async function closeGateway(
+  parts: ClosingParts,
+  setState: (state: GatewayServerState) => void,
+): Promise<void> {
+  const { app, sessions, cluster, connections, metrics, logger } = parts;
+  setState("closing");
+  await sessions.closeAll("closed");
+  cluster?.close();
+  try {
+    await closeSockets(connections);
+  } catch (err) {
+    logger.error({ err }, "closing sockets failed");
+  }
+  try {
+    await app.close();
+  } catch (err) {
+    logger.error({ err }, "closing the HTTP server failed");
+  }
+  metrics.close();
+  setState("closed");
+}
+
+/** Closes the Talk API sockets with 1001; those that have not finished the handshake in time are cut. */
+async function closeSockets(connections: Set<GatewayConnection>): Promise<void> {
+  const open = [...connections];
+  for (const c of open) c.close(CLOSE_CODES.goingAway, "server shutting down");
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, SOCKET_CLOSE_TIMEOUT_MS);
+  });
+  await Promise.race([Promise.all(open.map((c) => c.whenClosed())), timeout]);
+  clearTimeout(timer);
+  for (const c of open) if (!c.closed) c.terminate();
 }

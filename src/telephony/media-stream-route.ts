@@ -18,6 +18,7 @@ import type { CallRegistry } from "./call-registry.js";
 import type { CallIdentity, CallSession } from "./call-session.js";
 import type { PlayoutLine } from "./playout/call-playout.js";
 import { ClockAcknowledger } from "./playout/clock-acknowledger.js";
+import { socketLine } from "./socket-line.js";
 import type { StreamTokenStore } from "./stream-token-store.js";
 import type { TelephonyStats } from "./telephony-stats.js";
 
@@ -63,50 +64,83 @@ function handleStream(
   ws: WebSocket,
   ip: string,
 ): void {
-  const carrier = o.carrier.id;
   const admitted = o.calls.admit(ip);
   if (!admitted.ok) {
     o.stats.refuseSocket(admitted.reason);
-    o.logger.warn({ carrier, ip, reason: admitted.reason }, "media stream refused");
+    o.logger.warn({ carrier: o.carrier.id, ip, reason: admitted.reason }, "media stream refused");
     ws.close(CLOSE.tryAgainLater, admitted.reason);
     return;
   }
-  const { release, started } = admitted;
-  let streamId: string | undefined;
-  let call: CallSession | undefined;
-  let stopped = false;
-  const close = (code: number, reason: string): void => {
+  new CarrierStreamSocket(o, codec, ws, ip, admitted);
+}
+
+/**
+ * One admitted media-stream socket: waits for the start (pre-start timer),
+ * ties the stream to its call by token, then hands each decoded event to the
+ * call. A socket closed before the carrier's stop detaches the call (it may
+ * resume within its reconnect grace).
+ */
+class CarrierStreamSocket {
+  readonly #o: MediaStreamRouteOptions;
+  readonly #codec: CarrierStreamCodec;
+  readonly #ws: WebSocket;
+  readonly #ip: string;
+  readonly #admission: { release(): void; started(): void };
+  readonly #preStart: NodeJS.Timeout;
+  #streamId: string | undefined;
+  #call: CallSession | undefined;
+  #stopped = false;
+
+  constructor(
+    o: MediaStreamRouteOptions,
+    codec: CarrierStreamCodec,
+    ws: WebSocket,
+    ip: string,
+    admission: { release(): void; started(): void },
+  ) {
+    this.#o = o;
+    this.#codec = codec;
+    this.#ws = ws;
+    this.#ip = ip;
+    this.#admission = admission;
+    this.#preStart = setTimeout(() => {
+      o.stats.refuseSocket("no start");
+      this.#close(CLOSE.policy, "no start message in time");
+    }, o.preStartTimeoutMs);
+    const carrier = o.carrier.id;
+    ws.on("error", (err) => o.logger.debug({ carrier, err: err.message, ip }, "media stream socket error"));
+    ws.on("close", () => {
+      clearTimeout(this.#preStart);
+      admission.release();
+      if (this.#call && !this.#stopped) this.#call.detach(o.reconnectGraceMs);
+    });
+    ws.on("message", (data, isBinary) => this.#onMessage(data as Buffer | ArrayBuffer | Buffer[], isBinary));
+  }
+
+  readonly #close = (code: number, reason: string): void => {
+    const ws = this.#ws;
     if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
   };
-  const preStart = setTimeout(() => {
-    o.stats.refuseSocket("no start");
-    close(CLOSE.policy, "no start message in time");
-  }, o.preStartTimeoutMs);
 
-  ws.on("error", (err) => o.logger.debug({ carrier, err: err.message, ip }, "media stream socket error"));
-  ws.on("close", () => {
-    clearTimeout(preStart);
-    release();
-    if (call && !stopped) call.detach(o.reconnectGraceMs);
-  });
-  ws.on("message", (data, isBinary) => {
-    const decoded = codec.decode(data as Buffer | ArrayBuffer | Buffer[], isBinary);
+  #onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+    const decoded = this.#codec.decode(data, isBinary);
     if (!decoded.ok) {
       const { reason, message, close: closeWith } = decoded.rejection;
-      reject(reason, message);
-      if (closeWith) close(closeWith.code, closeWith.reason);
+      this.#reject(reason, message);
+      if (closeWith) this.#close(closeWith.code, closeWith.reason);
       return;
     }
     const event = decoded.event;
+    const call = this.#call;
     switch (event?.type) {
       case undefined:
         return;
       case "start":
-        if (streamId !== undefined) return reject("duplicate_start", "start after start");
-        void start(event);
+        if (this.#streamId !== undefined) return this.#reject("duplicate_start", "start after start");
+        void this.#start(event);
         return;
       case "media":
-        if (!call) return reject("before_start", "media before start");
+        if (!call) return this.#reject("before_start", "media before start");
         call.onMedia(event.audio);
         return;
       case "played":
@@ -116,56 +150,74 @@ function handleStream(
         call?.onDtmf(event.digit);
         return;
       case "stop":
-        stopped = true;
+        this.#stopped = true;
         void call?.close("completed");
-        close(CLOSE.normal, "stopped");
+        this.#close(CLOSE.normal, "stopped");
         return;
     }
-  });
+  }
 
-  function reject(reason: string, message: string): void {
+  #reject(reason: string, message: string): void {
+    const o = this.#o;
     const n = o.stats.rejectFrame(reason);
     // Logged with its reason, rate-limited per reason so a flood cannot flood the log.
     if (n <= 10 || n % 1000 === 0)
-      o.logger.warn({ carrier, ip, streamId, reason, count: n }, `media stream frame rejected: ${message}`);
+      o.logger.warn(
+        { carrier: o.carrier.id, ip: this.#ip, streamId: this.#streamId, reason, count: n },
+        `media stream frame rejected: ${message}`,
+      );
   }
 
-  async function start(msg: Extract<CarrierStreamEvent, { type: "start" }>): Promise<void> {
-    clearTimeout(preStart);
-    streamId = msg.streamId;
+  /** The start handshake: u-law 8 kHz mono only, a valid token, then the call connects to this socket. */
+  async #start(msg: Extract<CarrierStreamEvent, { type: "start" }>): Promise<void> {
+    const o = this.#o;
+    const carrier = o.carrier.id;
+    clearTimeout(this.#preStart);
+    this.#streamId = msg.streamId;
     const callSid = msg.callId;
-    const f = msg.format;
     // The call plays and hears u-law 8 kHz mono (the format every carrier offers for media streams).
-    if (f?.encoding !== ULAW_8K.encoding || f.sampleRate !== ULAW_8K.sampleRate || f.channels !== 1) {
-      close(CLOSE.policy, `media format must be u-law 8000 Hz mono, not ${msg.formatName}`.slice(0, 120));
+    if (!isCallFormat(msg.format)) {
+      this.#close(
+        CLOSE.policy,
+        `media format must be u-law 8000 Hz mono, not ${msg.formatName}`.slice(0, 120),
+      );
       return;
     }
-    const token = msg.parameters["token"];
-    const found = callOfStream(o, token, callSid);
+    const found = callOfStream(o, msg.parameters["token"], callSid);
     if (!found.ok) {
       o.stats.refuseSocket(`token ${found.why}`);
-      o.logger.warn({ carrier, ip, callId: callSid, reason: found.why }, "media stream: token refused");
-      close(CLOSE.policy, `stream token ${found.why}`);
+      o.logger.warn(
+        { carrier, ip: this.#ip, callId: callSid, reason: found.why },
+        "media stream: token refused",
+      );
+      this.#close(CLOSE.policy, `stream token ${found.why}`);
       return;
     }
     const target = found.call;
-    started();
-    call = target;
+    this.#admission.started();
+    this.#call = target;
     o.stats.callsStarted++;
-    // A carrier without playback acknowledgements: marks are reached by the clock instead of echoed.
-    const acks =
-      o.carrier.acknowledgements === "none"
-        ? new ClockAcknowledger({ played: (name) => target.onMark(name) })
-        : undefined;
-    if (acks) ws.once("close", () => acks.close());
-    const line = socketLine(ws, codec, acks);
     try {
-      await target.connect(line, close, msg.streamId);
+      await target.connect(this.#lineTo(target), this.#close, msg.streamId);
     } catch (err) {
       o.logger.error({ carrier, err, callId: callSid }, "media stream: the call's session could not start");
       await target.close("error", CLOSE.tryAgainLater);
     }
   }
+
+  /** The playout's line over this socket; a carrier without playback acknowledgements reaches marks by the clock. */
+  #lineTo(target: CallSession): PlayoutLine {
+    const acks =
+      this.#o.carrier.acknowledgements === "none"
+        ? new ClockAcknowledger({ played: (name) => target.onMark(name) })
+        : undefined;
+    if (acks) this.#ws.once("close", () => acks.close());
+    return socketLine(this.#ws, this.#codec, acks);
+  }
+}
+
+function isCallFormat(f: Extract<CarrierStreamEvent, { type: "start" }>["format"]): boolean {
+  return f?.encoding === ULAW_8K.encoding && f.sampleRate === ULAW_8K.sampleRate && f.channels === 1;
 }
 
 /**
@@ -200,49 +252,4 @@ function callOfStream(
     return { ok: true, call };
   }
   return { ok: false, why: !token ? "missing" : redeemed.reason };
-}
-
-/**
- * The playout's line over one socket, in the carrier's wire format. A burst
- * (media frames + its mark, or clear) is sent within one tick: corking the
- * TCP socket for the tick makes it one writev instead of one per message
- * (the largest cost of the relay when measured).
- */
-function socketLine(
-  ws: WebSocket,
-  codec: CarrierStreamCodec,
-  acks: ClockAcknowledger | undefined,
-): PlayoutLine {
-  const socket = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
-  let corked = false;
-  const uncork = (): void => {
-    corked = false;
-    socket?.uncork();
-  };
-  const send = (frame: string | Uint8Array): void => {
-    if (ws.readyState !== ws.OPEN) return;
-    if (socket && !corked) {
-      corked = true;
-      socket.cork();
-      process.nextTick(uncork);
-    }
-    ws.send(frame);
-  };
-  return {
-    media: (audio) => {
-      send(codec.media(audio));
-      acks?.media(audio.byteLength);
-    },
-    mark: (name) => (acks ? acks.mark(name) : send(codec.mark(name))),
-    clear: () => {
-      send(codec.clear());
-      acks?.clear();
-    },
-    flush: () => {
-      if (corked) uncork(); // the uncork already queued for the tick then finds nothing corked
-    },
-    get bufferedAmount() {
-      return ws.bufferedAmount;
-    },
-  };
 }

@@ -11,7 +11,7 @@
  * other host they answer 503 naming the missing settings. Credentials without
  * a public URL are a configuration error at start-up.
  */
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { TalkgateConfig } from "../config/index.js";
 import type { CallMode, TelephonyConfig } from "../config/index.js";
 import { TalkError } from "../core/index.js";
@@ -20,10 +20,10 @@ import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import { answerWebhook } from "./answer-webhook.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { CallRegistry } from "./call-registry.js";
-import { callFactory } from "./call-factory.js";
+import { callFactory, type CreateCall } from "./call-factory.js";
 import { callEventsRoute } from "./call-events-route.js";
 import { mediaStreamRoute } from "./media-stream-route.js";
-import { outboundCalls } from "./outbound/outbound-calls.js";
+import { outboundCalls, type OutboundCalls } from "./outbound/outbound-calls.js";
 import { isLoopbackAddress, parsePublicUrl } from "./public-url.js";
 import { StreamTokenStore } from "./stream-token-store.js";
 import { registerTelephonyMethods } from "./telephony-methods.js";
@@ -59,17 +59,7 @@ export interface Telephony {
 export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOptions): TelephonyPlugin {
   const { config, carrier } = options;
   const logger = ctx.logger;
-  const publicUrlRaw = options.carrierPublicUrl ?? options.server.publicUrl;
-  const publicUrl = publicUrlRaw === undefined ? undefined : parsePublicUrl(publicUrlRaw);
-  if (carrier.signed && publicUrl === undefined) {
-    throw new TalkError(
-      "config_invalid",
-      `telephony: ${carrier.name} credentials are set but PUBLIC_URL (server.publicUrl) is not; ${carrier.name} signs the public URL.`,
-    );
-  }
-  const host = options.server.host;
-  const loopback = isLoopbackAddress(host) || host === "localhost";
-  const mode: Telephony["mode"] = carrier.signed ? "signed" : loopback ? "unsigned-loopback" : "disabled";
+  const { publicUrl, mode } = telephonyMode(options);
   const stats = new TelephonyStats();
   const calls = new CallRegistry(config.limits);
   const { createCall, defaultMode } = callFactory({
@@ -88,71 +78,114 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
     calls,
   });
 
-  // Admin places calls; write watches a call's events (what `talkgate call` needs without a token on loopback).
-  const authorize = routeCheck(ctx.authorizer, "admin");
+  // Admin places calls.
   const outbound = outboundCalls({
     carrier,
     calls,
     publicUrl,
     maxPending: config.limits.maxPendingOutboundCalls,
-    authorize,
+    authorize: routeCheck(ctx.authorizer, "admin"),
     createCall,
     localBaseUrl: () => ctx.loopbackBaseUrl(),
     jobs: ctx.jobs,
     logger,
   });
   if (mode !== "disabled") registerTelephonyMethods((name, d) => ctx.registerMethod(name, d), outbound);
-  const tokens = new StreamTokenStore();
-  const telephony: Telephony = { calls, stats, mode };
-
+  const surface: TelephonySurface = { ctx, options, mode, publicUrl, calls, stats, createCall, outbound };
   const plugin: FastifyPluginAsync = async (scope) => {
     logStart(ctx, carrier, mode, { publicUrl, defaultMode });
-    if (mode === "disabled") {
-      const unavailable = {
-        error: new TalkError(
-          "provider_unavailable",
-          `${carrier.name} is not configured: set ${carrier.missingSettings}.`,
-        ).toJSON(),
-      };
-      for (const path of [carrier.paths.voice, "/telephony/calls", carrier.paths.status]) {
-        scope.post(path, async (_request, reply) => reply.code(503).send(unavailable));
-      }
-      scope.get(carrier.paths.stream, async (_request, reply) => reply.code(503).send(unavailable));
-      return;
-    }
-    await scope.register(
-      answerWebhook({
-        carrier,
-        publicUrl,
-        tokens,
-        logger,
-        ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}),
-      }),
-    );
-    await scope.register(outbound.plugin);
-    await scope.register(callEventsRoute({ calls, authorize: routeCheck(ctx.authorizer, "write") }));
-    await scope.register(
-      mediaStreamRoute({
-        carrier,
-        calls,
-        tokens,
-        redeemOutbound: (token, callId) => outbound.redeemer.redeem(token, callId),
-        createCall: (identity, callMode) =>
-          createCall(identity, callMode === "realtime" || callMode === "stt-tts" ? { mode: callMode } : {}),
-        preStartTimeoutMs: config.limits.preStartTimeoutMs,
-        maxPayloadBytes: config.limits.maxPayloadBytes,
-        reconnectGraceMs: config.reconnectGraceMs,
-        stats,
-        logger,
-      }),
-    );
-    scope.addHook("onClose", async () => {
-      tokens.clear();
-      outbound.close();
-      await calls.closeAll("closed");
-    });
+    if (mode === "disabled") disabledRoutes(scope, carrier);
+    else await servedRoutes(scope, surface);
   };
-  return Object.assign(plugin, { telephony });
+  return Object.assign(plugin, { telephony: { calls, stats, mode } satisfies Telephony });
+}
+
+/**
+ * The carrier's public URL and the surface's mode. Credentials without a
+ * public URL are a configuration error (the carrier signs the public URL).
+ */
+function telephonyMode(options: TelephonyPluginOptions): {
+  publicUrl: string | undefined;
+  mode: Telephony["mode"];
+} {
+  const { carrier } = options;
+  const publicUrlRaw = options.carrierPublicUrl ?? options.server.publicUrl;
+  const publicUrl = publicUrlRaw === undefined ? undefined : parsePublicUrl(publicUrlRaw);
+  if (carrier.signed && publicUrl === undefined) {
+    throw new TalkError(
+      "config_invalid",
+      `telephony: ${carrier.name} credentials are set but PUBLIC_URL (server.publicUrl) is not; ${carrier.name} signs the public URL.`,
+    );
+  }
+  const host = options.server.host;
+  const loopback = isLoopbackAddress(host) || host === "localhost";
+  return { publicUrl, mode: carrier.signed ? "signed" : loopback ? "unsigned-loopback" : "disabled" };
+}
+
+/** Carrier not configured on a non-loopback host: every telephony route answers 503 naming the missing settings. */
+function disabledRoutes(scope: FastifyInstance, carrier: CarrierProtocol): void {
+  const unavailable = {
+    error: new TalkError(
+      "provider_unavailable",
+      `${carrier.name} is not configured: set ${carrier.missingSettings}.`,
+    ).toJSON(),
+  };
+  for (const path of [carrier.paths.voice, "/telephony/calls", carrier.paths.status]) {
+    scope.post(path, async (_request, reply) => reply.code(503).send(unavailable));
+  }
+  scope.get(carrier.paths.stream, async (_request, reply) => reply.code(503).send(unavailable));
+}
+
+/** What the served routes are built from (assembled once by telephonyPlugin). */
+interface TelephonySurface {
+  ctx: SurfaceContext;
+  options: TelephonyPluginOptions;
+  mode: Telephony["mode"];
+  publicUrl: string | undefined;
+  calls: CallRegistry;
+  stats: TelephonyStats;
+  createCall: CreateCall;
+  outbound: OutboundCalls;
+}
+
+/** The voice webhook, outbound calls, the call-events stream and the media stream; calls close with the app. */
+async function servedRoutes(scope: FastifyInstance, surface: TelephonySurface): Promise<void> {
+  const { ctx, options, mode, publicUrl, calls, stats, createCall, outbound } = surface;
+  const { carrier, config } = options;
+  const logger = ctx.logger;
+  const tokens = new StreamTokenStore();
+  await scope.register(
+    answerWebhook({
+      carrier,
+      publicUrl,
+      tokens,
+      logger,
+      ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}),
+    }),
+  );
+  await scope.register(outbound.plugin);
+  // Write watches a call's events (what `talkgate call` needs without a token on loopback).
+  await scope.register(callEventsRoute({ calls, authorize: routeCheck(ctx.authorizer, "write") }));
+  await scope.register(
+    mediaStreamRoute({
+      carrier,
+      calls,
+      tokens,
+      redeemOutbound: (token, callId) => outbound.redeemer.redeem(token, callId),
+      createCall: (identity, callMode) =>
+        createCall(identity, callMode === "realtime" || callMode === "stt-tts" ? { mode: callMode } : {}),
+      preStartTimeoutMs: config.limits.preStartTimeoutMs,
+      maxPayloadBytes: config.limits.maxPayloadBytes,
+      reconnectGraceMs: config.reconnectGraceMs,
+      stats,
+      logger,
+    }),
+  );
+  scope.addHook("onClose", async () => {
+    tokens.clear();
+    outbound.close();
+    await calls.closeAll("closed");
+  });
 }
 
 function logStart(

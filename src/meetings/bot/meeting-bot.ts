@@ -1,34 +1,21 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { WebSocket } from "ws";
-import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
-import { MediaLeg } from "../../core/index.js";
 import type { SessionControllerFactory } from "../../core/index.js";
-import type { TalkRuntime, TalkSession } from "../../core/index.js";
-import type { TalkEvent } from "../../core/index.js";
-import {
-  isTerminal,
-  type BotMode,
-  type BotState,
-  type BotStatus,
-  type BotSubCode,
-  type EndedCode,
-  type FatalCode,
-} from "../bot-status.js";
+import type { TalkRuntime } from "../../core/index.js";
+import { isTerminal, type BotMode, type BotStatus, type EndedCode, type FatalCode } from "../bot-status.js";
 import type { ResolvedMeetingsOptions } from "../meetings-options.js";
 import type { DriverPage, MeetingObservation, PlatformDriver } from "../platforms/platform-driver.js";
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
-import { CaptureReceiver } from "./capture-receiver.js";
-import { CAPTURE_FORMAT } from "./speaker-floor.js";
+import { BotCaptions, type CaptionSessionKind } from "./bot-captions.js";
+import { BotStatusRecord } from "./bot-status-record.js";
 import { captureScript } from "./capture-script.js";
-import { SpeakerAttribution } from "./speaker-attribution.js";
-import { speakerTaggedSession } from "./speaker-tagged-session.js";
-import type { Utterance } from "./utterance-segmenter.js";
-import { TranscriptLog, type TranscriptLine } from "./transcript-log.js";
+import type { TranscriptLine } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
-import { MeetingAssistant, type MeetingAssistantOptions } from "../agent/meeting-assistant.js";
-import type { SpokenAnswer } from "../agent/spoken-answer.js";
+import type { MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 import { interruptibleSleep } from "./interruptible-sleep.js";
+import { BotEnd, ended, fatal, withTimeout, type Outcome } from "./bot-outcome.js";
+import { driverPage, openMeetingPage } from "./bot-page.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -59,26 +46,6 @@ export interface MeetingBotDeps {
   assistant?: { options: MeetingAssistantOptions; triggers(): readonly string[] };
 }
 
-/** How a run ends: the terminal state and why. */
-type Outcome =
-  | { state: "ended"; subCode: EndedCode; message?: string }
-  | { state: "fatal"; subCode: FatalCode; message?: string };
-
-class BotEnd extends Error {
-  constructor(readonly outcome: Outcome) {
-    super(outcome.message ?? outcome.subCode);
-  }
-}
-
-const ended = (subCode: EndedCode, message?: string): BotEnd =>
-  new BotEnd({ state: "ended", subCode, ...(message ? { message } : {}) });
-const fatal = (subCode: FatalCode, message?: string): BotEnd =>
-  new BotEnd({ state: "fatal", subCode, ...(message ? { message } : {}) });
-
-/** Navigation errors that mean the meeting address leads nowhere. */
-const NOT_FOUND_NET_ERRORS =
-  /ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_REFUSED|ERR_ADDRESS_UNREACHABLE|ERR_INVALID_URL/;
-
 /**
  * One bot in one meeting: launch, join through the platform driver, capture,
  * captions, timers, leave. `run()` drives the whole life and always ends in
@@ -89,50 +56,38 @@ export class MeetingBot {
   readonly #deps: MeetingBotDeps;
   readonly #captureToken = randomBytes(24).toString("base64url");
   readonly #leave = new AbortController();
-  readonly #status: BotStatus;
-  /** Caption turn -> the utterance it carries (bounded: the oldest are forgotten). */
-  readonly #turnUtterances = new Map<string, Utterance>();
-  readonly #attribution: SpeakerAttribution;
-  #session: TalkSession | undefined;
-  /** The transcription leg: captions in, nothing out; its close (from anywhere) ends the bot. */
-  #leg: MediaLeg | undefined;
-  #capture: CaptureReceiver | undefined;
-  #assistant: MeetingAssistant | undefined;
+  readonly #status: BotStatusRecord;
+  /** The transcription session, the capture socket, the assistant and the transcript (from #openSession on). */
+  #captions: BotCaptions | undefined;
   #browser: LaunchedBrowser | undefined;
-  #transcript: TranscriptLog | undefined;
   #running: Promise<BotStatus> | undefined;
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
-  #listeners = new Set<(status: BotStatus) => void>();
   #lineListeners = new Set<(line: TranscriptLine) => void>();
 
   constructor(deps: MeetingBotDeps) {
     this.id = deps.id;
     this.#deps = deps;
-    // Source reports cover the longest utterance plus its wait for the speaker floor (30 s of queued audio).
-    this.#attribution = new SpeakerAttribution({ historyMs: deps.options.maxUtteranceMs + 40_000 });
-    const now = new Date().toISOString();
-    this.#status = {
+    this.#status = new BotStatusRecord({
       id: deps.id,
       meetingUrl: deps.request.meetingUrl,
       platform: deps.driver.platform,
       botName: deps.request.botName,
       mode: deps.request.mode,
-      state: "scheduled",
-      participants: [],
-      history: [{ state: "scheduled", at: now }],
-      timings: { requestedAt: now, ...(deps.request.joinAt ? { joinAt: deps.request.joinAt } : {}) },
-    };
+      joinAt: deps.request.joinAt,
+      logger: deps.logger,
+      notifier: deps.notifier,
+      session: () => this.#captions?.session,
+    });
   }
 
   get status(): BotStatus {
-    return structuredClone(this.#status);
+    return this.#status.snapshot();
   }
 
   /** Called on every state change (the manager, tests). A throwing listener is ignored. */
   onChange(listener: (status: BotStatus) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#status.onChange(listener);
   }
 
   /** Called with every finalized transcript line (the cluster's job log). A throwing listener is ignored. */
@@ -150,8 +105,8 @@ export class MeetingBot {
   attachCapture(socket: WebSocket, token: string): boolean {
     const a = Buffer.from(token);
     const b = Buffer.from(this.#captureToken);
-    if (a.length !== b.length || !timingSafeEqual(a, b) || !this.#capture) return false;
-    this.#capture.attach(socket);
+    if (a.length !== b.length || !timingSafeEqual(a, b) || !this.#captions) return false;
+    this.#captions.attach(socket);
     return true;
   }
 
@@ -205,82 +160,32 @@ export class MeetingBot {
 
   async #openSession(): Promise<void> {
     const { runtime, createController, options, logger, request } = this.#deps;
-    const session = runtime.createSession({
-      mode: "transcription",
-      transport: "gateway-relay",
-      brain: "none",
-      owner: "gateway",
-      metadata: {
-        surface: "meeting",
-        botId: this.id,
-        platform: this.#deps.driver.platform,
-        mode: request.mode,
-      },
-      source: "meeting",
-    });
-    this.#session = session;
-    this.#transcript = new TranscriptLog(this.#deps.transcriptPath, logger);
-    session.subscribe((event) => this.#onSessionEvent(event));
-    const attribution = this.#attribution;
-    const tagged = speakerTaggedSession(session, (turnId) => {
-      const utterance = this.#turnUtterances.get(turnId);
-      return utterance === undefined
-        ? undefined
-        : { trackId: utterance.trackId, ...attribution.speakerOf(utterance) };
-    });
-    // The floor decides turns (one utterance of one participant each), so the pipeline's own VAD stays off.
-    const leg = new MediaLeg({
-      session: tagged,
-      createController: (controllerRequest) => createController({ ...controllerRequest, tools: false }),
-      adapter: { legClosed: (reason) => this.#sessionClosed("transcription", reason) },
-      format: CAPTURE_FORMAT,
-      turnTaking: { kind: "adapter" },
+    const agent = request.mode === "agent" ? this.#deps.assistant : undefined;
+    const captions = new BotCaptions({
+      botId: this.id,
+      botName: request.botName,
+      platform: this.#deps.driver.platform,
+      mode: request.mode,
+      runtime,
+      createController,
+      options,
+      transcriptPath: this.#deps.transcriptPath,
       logger,
-    });
-    this.#leg = leg;
-    this.#capture = new CaptureReceiver({
-      input: leg,
-      maxAppendBytes: 65_536,
-      utteranceSilenceMs: options.utteranceSilenceMs,
-      maxUtteranceMs: options.maxUtteranceMs,
-      logger,
-      onSpeech: (utterance) => {
+      assistant: agent,
+      onSessionClosed: (which, reason) => this.#sessionClosed(which, reason),
+      onSpeech: () => {
         this.#lastSpeechAt = Date.now();
-        attribution.follow(utterance);
       },
-      onTurn: (turnId, utterance) => {
-        this.#turnUtterances.set(turnId, utterance);
-        if (this.#turnUtterances.size > 1000)
-          this.#turnUtterances.delete(this.#turnUtterances.keys().next().value!);
-      },
-      onTrack: (trackId) => logger.debug({ botId: this.id, trackId }, "meeting: remote audio track"),
-      onTrackEnded: (trackId) => attribution.dropTrack(trackId),
-      onSources: (reports) => {
-        for (const report of reports) attribution.note(report);
-      },
-      admit: (utterance) => this.#assistant?.admit(utterance) ?? true,
+      onLine: (line) => this.#emitLine(line),
     });
-    this.#status.sessionId = session.id;
-    if (request.mode === "agent") {
-      const agent = this.#deps.assistant;
-      if (!agent) throw fatal("capture_failed", "Agent mode is not configured on this worker.");
-      this.#assistant = new MeetingAssistant({
-        botId: this.id,
-        platform: this.#deps.driver.platform,
-        runtime,
-        createController,
-        onClosed: (reason) => this.#sessionClosed("assistant", reason),
-        triggers: agent.triggers,
-        send: (data) => this.#capture?.send(data),
-        onSpoken: (answer) => this.#onSpoken(answer),
-        options: agent.options,
-        logger,
-      });
-      this.#status.assistantSessionId = this.#assistant.session.id;
-    }
-    await leg.start();
-    await this.#assistant?.ready;
-    this.#transition("joining");
+    this.#captions = captions;
+    this.#status.value.sessionId = captions.session.id;
+    if (request.mode === "agent" && !agent)
+      throw fatal("capture_failed", "Agent mode is not configured on this worker.");
+    const assistantSessionId = captions.assistantSessionId;
+    if (assistantSessionId !== undefined) this.#status.value.assistantSessionId = assistantSessionId;
+    await captions.start();
+    this.#status.transition("joining");
   }
 
   /**
@@ -288,8 +193,8 @@ export class MeetingBot {
    * cluster taking its lease away): the bot has nothing left to caption or
    * answer with, so it leaves the meeting.
    */
-  #sessionClosed(which: "transcription" | "assistant", reason: string): void {
-    if (this.#leave.signal.aborted || isTerminal(this.#status.state)) return;
+  #sessionClosed(which: CaptionSessionKind, reason: string): void {
+    if (this.#leave.signal.aborted || isTerminal(this.#status.value.state)) return;
     this.#deps.logger.warn(
       { botId: this.id, which, reason },
       "meeting: the bot's session was closed; leaving",
@@ -297,25 +202,8 @@ export class MeetingBot {
     this.#leave.abort(ended("session_closed", `The ${which} session was closed (${reason}).`));
   }
 
-  #onSessionEvent(event: TalkEvent): void {
-    if (event.type !== "transcript.done" || event.turnId === undefined) return;
-    const { payload } = event;
-    if (!payload.text) return;
-    this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
-    const line: TranscriptLine = {
-      at: event.timestamp,
-      speaker: payload.speaker ?? "unknown",
-      ...(payload.trackId ? { trackId: payload.trackId } : {}),
-      ...(payload.rtpSource !== undefined ? { rtpSource: payload.rtpSource } : {}),
-      turnId: event.turnId,
-      text: payload.text,
-    };
-    this.#appendLine(line);
-  }
-
-  /** Writes a final line to the durable transcript, then tells the line listeners (the cluster's job log). */
-  #appendLine(line: TranscriptLine): void {
-    this.#transcript?.append(line);
+  /** Tells the line listeners (the cluster's job log) of a line already in the durable transcript. */
+  #emitLine(line: TranscriptLine): void {
     for (const listener of this.#lineListeners) {
       try {
         listener(line);
@@ -323,19 +211,6 @@ export class MeetingBot {
         // A listener cannot break the captions.
       }
     }
-  }
-
-  /** An answer the assistant spoke, as the meeting heard it: a line with the bot as speaker. */
-  #onSpoken(answer: SpokenAnswer): void {
-    if (answer.text === "") return;
-    this.#appendLine({
-      at: new Date(answer.startedAt).toISOString(),
-      speaker: this.#deps.request.botName,
-      turnId: answer.turnId,
-      text: answer.text,
-      role: "assistant",
-      ...(answer.interrupted ? { interrupted: true as const } : {}),
-    });
   }
 
   async #launchAndJoin(): Promise<void> {
@@ -351,22 +226,8 @@ export class MeetingBot {
       signal,
     });
     this.#throwIfLeaving();
-    const page = this.#browser.page;
     const url = driver.joinUrl(new URL(request.meetingUrl), request.botName);
-    let status: number | undefined;
-    try {
-      const response = await page.goto(url, {
-        waitUntil: "domcontentloaded",
-        timeout: options.joinTimeoutMs,
-      });
-      status = response?.status();
-    } catch (err) {
-      this.#throwIfGone();
-      const message = (err as Error).message;
-      if (NOT_FOUND_NET_ERRORS.test(message)) throw fatal("meeting_not_found", message);
-      throw fatal("blocked_by_platform", message);
-    }
-    if (status === 404 || status === 410) throw fatal("meeting_not_found", `HTTP ${status}`);
+    await openMeetingPage(this.#browser, url, options.joinTimeoutMs, () => this.#throwIfGone());
     await driver.join(this.#page(), { botName: request.botName, signal });
     this.#throwIfGone();
   }
@@ -395,7 +256,7 @@ export class MeetingBot {
         await this.#sleep(options.pollIntervalMs);
         continue;
       }
-      this.#attribution.setNames(seen.speakers, seen.sources);
+      this.#captions!.setNames(seen.speakers, seen.sources);
       const now = Date.now();
       switch (seen.phase) {
         case "not_found":
@@ -412,7 +273,7 @@ export class MeetingBot {
           throw ended("meeting_ended", seen.detail);
         case "waiting_room":
           waitingSince ??= now;
-          if (this.#status.state !== "in_waiting_room") this.#transition("in_waiting_room");
+          if (this.#status.value.state !== "in_waiting_room") this.#status.transition("in_waiting_room");
           if (now - waitingSince >= options.waitingRoomTimeoutMs) throw ended("waiting_room_timeout");
           break;
         case "joining":
@@ -423,9 +284,9 @@ export class MeetingBot {
           if (joinedAt === undefined) {
             joinedAt = now;
             this.#lastSpeechAt = now;
-            this.#status.timings.joinedAt = new Date(now).toISOString();
+            this.#status.value.timings.joinedAt = new Date(now).toISOString();
           }
-          this.#updateParticipants(seen.participants);
+          this.#status.setParticipants(seen.participants);
           this.#checkInCall(now, joinedAt);
           break;
       }
@@ -435,8 +296,8 @@ export class MeetingBot {
 
   #checkInCall(now: number, joinedAt: number): void {
     const { options } = this.#deps;
-    const capture = this.#capture!;
-    if (this.#status.participants.length === 0) {
+    const capture = this.#captions!;
+    if (this.#status.value.participants.length === 0) {
       this.#aloneSince ??= now;
       if (now - this.#aloneSince >= options.aloneTimeoutMs) throw ended("left_alone");
     } else {
@@ -451,18 +312,11 @@ export class MeetingBot {
       throw fatal("capture_failed", "The page's capture socket closed.");
   }
 
-  #updateParticipants(participants: string[]): void {
-    const changed = participants.join("\n") !== this.#status.participants.join("\n");
-    this.#status.participants = [...participants];
-    if (this.#status.state !== "in_call") this.#transition("in_call");
-    else if (changed) this.#emitState();
-  }
-
   async #finish(outcome: Outcome): Promise<void> {
     const { logger, driver } = this.#deps;
     const crashed = this.#browser?.crashed.aborted ?? false;
-    if (this.#browser && !crashed && this.#status.state !== "scheduled") {
-      this.#transition("leaving", outcome.subCode);
+    if (this.#browser && !crashed && this.#status.value.state !== "scheduled") {
+      this.#status.transition("leaving", outcome.subCode);
       try {
         await withTimeout(driver.leave(this.#page()), 3000);
       } catch (err) {
@@ -476,76 +330,25 @@ export class MeetingBot {
     }
     // Captions of speech already captured still finalize (bounded), so no spoken line is lost at the end.
     try {
-      await withTimeout(this.#capture?.flush() ?? Promise.resolve(), 5000);
+      await withTimeout(this.#captions?.flush() ?? Promise.resolve(), 5000);
     } catch {
       logger.warn({ botId: this.id }, "meeting: last captions did not finalize in time");
     }
-    await this.#assistant?.close(outcome.state === "fatal" ? "error" : "completed");
-    this.#capture?.close();
-    this.#status.timings.endedAt = new Date().toISOString();
-    this.#transition(outcome.state, outcome.subCode, outcome.message);
+    const reason = outcome.state === "fatal" ? "error" : "completed";
+    await this.#captions?.stop(reason);
+    this.#status.value.timings.endedAt = new Date().toISOString();
+    this.#status.transition(outcome.state, outcome.subCode, outcome.message);
     if (outcome.state === "fatal") {
-      this.#session?.emit({
+      this.#captions?.session.emit({
         type: "health.changed",
         payload: { ok: false, botId: this.id, state: "fatal", subCode: outcome.subCode },
       });
     }
-    await this.#leg?.close(outcome.state === "fatal" ? "error" : "completed");
-    this.#transcript?.close();
-  }
-
-  #transition(state: BotState, subCode?: BotSubCode, message?: string): void {
-    if (isTerminal(this.#status.state)) return;
-    this.#status.state = state;
-    if (subCode !== undefined) this.#status.subCode = subCode;
-    if (message !== undefined) this.#status.message = message;
-    this.#status.history.push({
-      state,
-      ...(subCode ? { subCode } : {}),
-      ...(message ? { message } : {}),
-      at: new Date().toISOString(),
-    });
-    this.#deps.logger.info({ botId: this.id, state, subCode }, "meeting bot state");
-    this.#emitState();
-    void this.#deps.notifier?.notify({
-      type: "meeting.bot.state",
-      botId: this.id,
-      state,
-      subCode,
-      message,
-      at: new Date().toISOString(),
-    });
-  }
-
-  #emitState(): void {
-    const s = this.#status;
-    this.#session?.emit({
-      type: "session.updated",
-      payload: {
-        botId: s.id,
-        state: s.state,
-        subCode: s.subCode,
-        participants: s.participants,
-        platform: s.platform,
-      },
-    });
-    for (const listener of this.#listeners) {
-      try {
-        listener(this.status);
-      } catch {
-        // A listener cannot break the bot.
-      }
-    }
+    await this.#captions?.close(reason);
   }
 
   #page(): DriverPage {
-    const page = this.#browser!.page;
-    return {
-      evaluate: <T>(script: string) => page.evaluate(script) as Promise<T>,
-      click: (selector) => page.click(selector),
-      type: (selector, text) => page.type(selector, text),
-      url: () => page.url(),
-    };
+    return driverPage(this.#browser!);
   }
 
   #throwIfLeaving(): void {
@@ -563,14 +366,4 @@ export class MeetingBot {
     const signals = [this.#leave.signal, ...(this.#browser ? [this.#browser.crashed] : [])];
     return interruptibleSleep(ms, AbortSignal.any(signals));
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new TalkError("timeout")), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
