@@ -95,7 +95,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     jobs: config.redis.url ? cluster.jobs : undefined,
     logger,
   });
-  const surfaces = { config, ctx, gateway, cluster, providers, pipelines, tools };
+  const surfaces = { config, ctx, gateway, cluster, providers, tools };
   const voiceWake = await registerMeetings(surfaces);
   await registerTelephonySurface(surfaces);
 

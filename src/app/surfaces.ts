@@ -9,7 +9,6 @@ import type { SessionControllerFactory } from "../core/pipelines/controller-fact
 import type { TalkRuntime } from "../core/session-types.js";
 import { loopbackBaseUrl, replyError, type GatewayServer, type SurfaceContext } from "../gateway/index.js";
 import { defaultPlatformDrivers, meetingsPlugin, VoiceWakeStore } from "../meetings/index.js";
-import type { AppPipelines } from "./pipelines.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
 
@@ -44,7 +43,6 @@ export interface SurfacesInputs {
   gateway: GatewayServer;
   cluster: AppCluster;
   providers: AppProviders;
-  pipelines: AppPipelines;
   tools: AppTools;
 }
 
