@@ -92,7 +92,6 @@ export async function registerTelephonySurface(i: SurfacesInputs): Promise<void>
       carrier,
       carrierPublicUrl: publicUrl,
       silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
-      interruptOnSpeech: config.talk.input.interruptOnSpeech,
       callControls: i.tools.callControls,
       realtimeAvailable: i.providers.realtimeRelayAvailable(),
     }),

@@ -34,8 +34,6 @@ export interface CallSessionContext {
   runtime: TalkRuntime;
   /** The process's one controller factory (providers, tools, trusted pipeline options bound once). */
   createController: SessionControllerFactory;
-  /** talk.input.interruptOnSpeech, for the leg's local barge-in. Default true. */
-  interruptOnSpeech?: boolean;
   callControls: CallControlRegistry;
   rest: CarrierRestClient | undefined;
   /** Where latency figures are also counted (besides the session's latency.metrics events). */
@@ -134,7 +132,6 @@ export class CallSession implements CallControl, MediaLegAdapter {
             minSpeechMs: settings.vad.minSpeechMs,
             silenceMs: settings.silenceTimeoutMs,
           },
-      ...(ctx.interruptOnSpeech !== undefined ? { interruptOnSpeech: ctx.interruptOnSpeech } : {}),
       // The realtime provider's speech events are timed as they reach the call (latency.metrics).
       wrapProviders: (base) => ({
         stt: (s) => base.stt(s),

@@ -42,8 +42,6 @@ export interface TelephonyPluginOptions {
   callControls: CallControlRegistry;
   /** A realtime provider that can be relayed is configured (the default mode is then realtime). */
   realtimeAvailable: boolean;
-  /** talk.input.interruptOnSpeech, for the calls' local barge-in. Default true. */
-  interruptOnSpeech?: boolean;
 }
 
 /** The plugin, with the surface's handle (its calls, stats and mode) for the composition root and tests. */
@@ -69,7 +67,6 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
     context: {
       runtime: ctx.runtime,
       createController: ctx.createController,
-      ...(options.interruptOnSpeech !== undefined ? { interruptOnSpeech: options.interruptOnSpeech } : {}),
       callControls: options.callControls,
       rest: carrier.rest,
       stats,

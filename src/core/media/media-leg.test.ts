@@ -39,7 +39,12 @@ class RecordingAdapter implements MediaLegAdapter {
 
 function legOver(
   provider: ScriptedRealtimeProvider,
-  o: { turnTaking?: TurnTaking; passthrough?: AudioFormat; mode?: "realtime" | "transcription" } = {},
+  o: {
+    turnTaking?: TurnTaking;
+    passthrough?: AudioFormat;
+    mode?: "realtime" | "transcription";
+    interruptOnSpeech?: boolean;
+  } = {},
 ) {
   runtime = createTalkRuntime();
   const mode = o.mode ?? "realtime";
@@ -54,7 +59,7 @@ function legOver(
     session,
     createController: sessionControllerFactory({
       providers: realtimeOnly(provider),
-      options: {},
+      options: o.interruptOnSpeech !== undefined ? { interruptOnSpeech: o.interruptOnSpeech } : {},
       logger: console,
     }),
     adapter,
@@ -170,6 +175,17 @@ describe("media leg", () => {
     expect(leg.bargeIn("local_vad")).toBe(true);
     expect(events.ofType("output.audio.cancelled")).toHaveLength(1);
     expect(adapter.sink.entries.some((e) => e.kind === "clear")).toBe(true);
+  });
+
+  it("talk.input.interruptOnSpeech off (the factory's option) keeps answers playing for local and provider speech alike", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { leg, events } = legOver(provider, { interruptOnSpeech: false });
+    await leg.start();
+    answer(provider);
+    expect(leg.bargeIn("local_vad")).toBe(false);
+    provider.play({ type: "speech_started", itemId: "in_1" });
+    expect(events.ofType("output.audio.cancelled")).toHaveLength(0);
+    expect(events.ofType("input.audio.speech_started")).toHaveLength(1);
   });
 
   it("the provider's speech_started goes through the same policy (greeting protection)", async () => {

@@ -71,8 +71,10 @@ export interface MediaLegOptions {
   /** An encoded format the adapter can hand over untouched (u-law 8 kHz); used when the realtime provider carries it both ways. */
   passthrough?: AudioFormat;
   turnTaking: TurnTaking;
-  /** talk.input.interruptOnSpeech. Default true. */
+  /** Overrides talk.input.interruptOnSpeech for this leg. Default: the controller factory's option (true when unset). */
   interruptOnSpeech?: boolean;
+  /** Offer the server's tools to this leg's session. Default true. */
+  tools?: boolean;
   /** Overrides of the trusted pipeline options for this leg. */
   options?: PipelineOptions;
   /** Wraps the provider resolver (a surface times a realtime provider's events). */
@@ -104,7 +106,9 @@ export class MediaLeg {
     this.session = options.session;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#policy = new BargeInPolicy({
-      interruptOnSpeech: options.interruptOnSpeech ?? true,
+      // One setting for the pipeline's policy (provider speech) and this one (local triggers).
+      interruptOnSpeech:
+        options.interruptOnSpeech ?? options.createController.options.interruptOnSpeech ?? true,
       interruptible: options.adapter.interruptible?.bind(options.adapter),
     });
     // The child follows its session: a close from anywhere (runtime, cluster, provider) reaches the adapter.
@@ -165,6 +169,7 @@ export class MediaLeg {
       // Turns are the leg's (or the adapter's) when they are not the provider's: no second silence timer.
       options: { ...o.options, ...(o.turnTaking.kind !== "provider" ? { silenceTimeoutMs: 0 } : {}) },
       ...(o.wrapProviders ? { wrapProviders: o.wrapProviders } : {}),
+      ...(o.tools === false ? { tools: false } : {}),
     });
     this.#controller = controller;
     await controller.ready;

@@ -28,7 +28,15 @@ export interface SessionControllerRequest extends Pick<
 }
 
 /** Builds session controllers with the process's providers, tools, logger and options bound once. */
-export type SessionControllerFactory = (request: SessionControllerRequest) => SessionController;
+export interface SessionControllerFactory {
+  (request: SessionControllerRequest): SessionController;
+  /**
+   * The trusted options every controller starts from: what a media leg reads
+   * for the decisions it makes itself (talk.input.interruptOnSpeech for its
+   * local barge-in), so the pipeline and the leg follow one setting.
+   */
+  readonly options: Readonly<PipelineOptions>;
+}
 
 export interface ControllerFactoryBase {
   providers: PipelineProviderResolver;
@@ -46,7 +54,7 @@ export interface ControllerFactoryBase {
 export function sessionControllerFactory(base: ControllerFactoryBase): SessionControllerFactory {
   // Validated now, so a bad option fails at start-up rather than on the first call.
   resolvePipelineOptions(base.options);
-  return (request) => {
+  const create = (request: SessionControllerRequest): SessionController => {
     const { options, wrapProviders, tools, ...rest } = request;
     return createSessionController({
       ...rest,
@@ -56,4 +64,5 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
       options: { ...base.options, ...options },
     });
   };
+  return Object.assign(create, { options: Object.freeze({ ...base.options }) });
 }

@@ -81,7 +81,8 @@ export class MeetingAssistant {
     });
     this.#leg = new MediaLeg({
       session: this.session,
-      createController: (request) => deps.createController({ ...request, tools: false }),
+      createController: deps.createController,
+      tools: false,
       adapter: {
         sink,
         playing: () => sink.audible(),

@@ -85,7 +85,8 @@ export class BotCaptions {
     // The floor decides turns (one utterance of one participant each), so the pipeline's own VAD stays off.
     this.#leg = new MediaLeg({
       session: tagged,
-      createController: (controllerRequest) => createController({ ...controllerRequest, tools: false }),
+      createController,
+      tools: false,
       adapter: { legClosed: (reason) => ctx.onSessionClosed("transcription", reason) },
       format: CAPTURE_FORMAT,
       turnTaking: { kind: "adapter" },
