@@ -5,6 +5,8 @@ import type { BargeInPolicy } from "./barge-in-policy.js";
 import type { RealtimeOutput } from "./realtime-output.js";
 import type { RealtimeToolCalls } from "./realtime-tool-calls.js";
 
+type EventOf<T extends RealtimeProviderEvent["type"]> = Extract<RealtimeProviderEvent, { type: T }>;
+
 /** What the mapping needs from its pipeline: the session, the stages it feeds and two verbs. */
 export interface RealtimeEventMapperContext {
   session: TalkSession;
@@ -37,33 +39,18 @@ export class RealtimeEventMapper {
   }
 
   handle(event: RealtimeProviderEvent): void {
-    const { session, output } = this.#ctx;
+    const { output } = this.#ctx;
     switch (event.type) {
       case "ready":
         return;
       case "speech_started":
         this.#speechStarted(event);
         return;
-      case "speech_stopped": {
-        const turn = session.activeTurn;
-        if (!turn || turn.state !== "active") return;
-        session.emit({
-          type: "input.audio.speech_stopped",
-          turnId: turn.id,
-          ...(event.itemId ? { itemId: event.itemId } : {}),
-          payload: { ...(event.audioEndMs !== undefined ? { audioEndMs: event.audioEndMs } : {}) },
-        });
-        // The provider answers after the user stops: end the user turn so its response flows under it.
-        session.endTurn(turn.id);
+      case "speech_stopped":
+        this.#speechStopped(event);
         return;
-      }
       case "response_started":
-        // A response nobody asked for by speaking (a greeting) still needs a turn to belong to; it takes
-        // no user input, so it is ended at once and the next speech starts a turn of its own.
-        if (!session.activeTurn) {
-          const turn = session.startTurn({ source: "provider" });
-          session.endTurn(turn.id);
-        }
+        this.#responseStarted();
         return;
       case "audio_delta":
         output.audioDelta(event);
@@ -71,72 +58,109 @@ export class RealtimeEventMapper {
       case "audio_done":
         output.audioDone(event.itemId);
         return;
-      case "text_delta": {
-        const turn = session.activeTurn;
-        if (!turn || output.isCancelled(event.itemId)) return;
-        session.emit({
-          type: "output.text.delta",
-          turnId: turn.id,
-          itemId: event.itemId,
-          payload: { text: event.text },
-        });
+      case "text_delta":
+        this.#textDelta(event);
         return;
-      }
       case "transcript_delta":
-      case "transcript_done": {
-        const turn = session.activeTurn;
-        if (!turn) return;
-        const done = event.type === "transcript_done";
-        session.emit({
-          type: done ? "transcript.done" : "transcript.delta",
-          turnId: turn.id,
-          itemId: event.itemId,
-          ...(done ? { final: true } : {}),
-          payload: { role: event.role, text: event.text },
-        });
+      case "transcript_done":
+        this.#transcript(event);
         return;
-      }
       case "tool_call":
         this.#ctx.toolCalls.handle(event);
         return;
       case "response_done": {
-        const active = session.activeOutput;
+        const active = this.#ctx.session.activeOutput;
         if (active) output.audioDone(active.itemId);
         return;
       }
       case "usage": {
         const { type: _type, ...usage } = event;
-        session.emit({ type: "usage.metrics", payload: usage });
+        this.#ctx.session.emit({ type: "usage.metrics", payload: usage });
         return;
       }
       case "error":
-        session.emit({
-          type: "session.error",
-          payload: {
-            code: "provider_error",
-            upstreamCode: event.code,
-            message: event.message,
-            fatal: event.fatal,
-          },
-        });
-        if (event.fatal) this.#ctx.close("error");
-        return;
       case "closed":
-        if (!this.#ctx.closing()) {
-          session.emit({
-            type: "session.error",
-            payload: {
-              code: "provider_unavailable",
-              message: `The provider session closed: ${event.reason}`,
-            },
-          });
-          this.#ctx.close("error");
-        }
+        this.#failure(event);
         return;
     }
   }
 
-  #speechStarted(event: Extract<RealtimeProviderEvent, { type: "speech_started" }>): void {
+  #speechStopped(event: EventOf<"speech_stopped">): void {
+    const { session } = this.#ctx;
+    const turn = session.activeTurn;
+    if (!turn || turn.state !== "active") return;
+    session.emit({
+      type: "input.audio.speech_stopped",
+      turnId: turn.id,
+      ...(event.itemId ? { itemId: event.itemId } : {}),
+      payload: { ...(event.audioEndMs !== undefined ? { audioEndMs: event.audioEndMs } : {}) },
+    });
+    // The provider answers after the user stops: end the user turn so its response flows under it.
+    session.endTurn(turn.id);
+  }
+
+  /**
+   * A response nobody asked for by speaking (a greeting) still needs a turn to belong to; it takes
+   * no user input, so it is ended at once and the next speech starts a turn of its own.
+   */
+  #responseStarted(): void {
+    const { session } = this.#ctx;
+    if (session.activeTurn) return;
+    const turn = session.startTurn({ source: "provider" });
+    session.endTurn(turn.id);
+  }
+
+  #textDelta(event: EventOf<"text_delta">): void {
+    const { session, output } = this.#ctx;
+    const turn = session.activeTurn;
+    if (!turn || output.isCancelled(event.itemId)) return;
+    session.emit({
+      type: "output.text.delta",
+      turnId: turn.id,
+      itemId: event.itemId,
+      payload: { text: event.text },
+    });
+  }
+
+  #transcript(event: EventOf<"transcript_delta" | "transcript_done">): void {
+    const { session } = this.#ctx;
+    const turn = session.activeTurn;
+    if (!turn) return;
+    const done = event.type === "transcript_done";
+    session.emit({
+      type: done ? "transcript.done" : "transcript.delta",
+      turnId: turn.id,
+      itemId: event.itemId,
+      ...(done ? { final: true } : {}),
+      payload: { role: event.role, text: event.text },
+    });
+  }
+
+  /** A provider error (fatal ones close the session) or the provider gone while we did not close it. */
+  #failure(event: EventOf<"error" | "closed">): void {
+    const { session } = this.#ctx;
+    if (event.type === "error") {
+      session.emit({
+        type: "session.error",
+        payload: {
+          code: "provider_error",
+          upstreamCode: event.code,
+          message: event.message,
+          fatal: event.fatal,
+        },
+      });
+      if (event.fatal) this.#ctx.close("error");
+      return;
+    }
+    if (this.#ctx.closing()) return;
+    session.emit({
+      type: "session.error",
+      payload: { code: "provider_unavailable", message: `The provider session closed: ${event.reason}` },
+    });
+    this.#ctx.close("error");
+  }
+
+  #speechStarted(event: EventOf<"speech_started">): void {
     const { session } = this.#ctx;
     const item = event.itemId ? { itemId: event.itemId } : {};
     const payload = event.audioStartMs !== undefined ? { audioStartMs: event.audioStartMs } : {};
