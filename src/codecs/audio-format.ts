@@ -34,3 +34,8 @@ export function durationMs(format: AudioFormat, byteLength: number): number {
   const bps = bytesPerSecond(format);
   return bps === 0 ? 0 : (byteLength * 1000) / bps;
 }
+
+/** Whether two formats are the same stream shape: encoding, rate and channel count. */
+export function sameAudioFormat(a: AudioFormat, b: AudioFormat): boolean {
+  return a.encoding === b.encoding && a.sampleRate === b.sampleRate && a.channels === b.channels;
+}

@@ -8,6 +8,7 @@ export {
   ULAW_8K,
   bytesPerSecond,
   durationMs,
+  sameAudioFormat,
 } from "./audio-format.js";
 export {
   CodecError,

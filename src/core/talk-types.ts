@@ -59,4 +59,5 @@ export {
   ULAW_8K,
   bytesPerSecond,
   durationMs,
+  sameAudioFormat,
 } from "../codecs/index.js";

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import type { WebSocket } from "ws";
 import type { TalkLogger } from "../core/index.js";
-import { ULAW_8K } from "../core/index.js";
+import { sameAudioFormat, ULAW_8K } from "../core/index.js";
 import type { CarrierProtocol, CarrierStreamCodec, CarrierStreamEvent } from "./carrier/carrier-protocol.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallIdentity, CallSession } from "./call-session.js";
@@ -217,7 +217,7 @@ class CarrierStreamSocket {
 }
 
 function isCallFormat(f: Extract<CarrierStreamEvent, { type: "start" }>["format"]): boolean {
-  return f?.encoding === ULAW_8K.encoding && f.sampleRate === ULAW_8K.sampleRate && f.channels === 1;
+  return f !== undefined && sameAudioFormat(f, ULAW_8K);
 }
 
 /**

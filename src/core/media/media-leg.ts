@@ -21,7 +21,7 @@ import { BargeInPolicy, type BargeInSource } from "../pipelines/barge-in-policy.
 import type { SessionControllerFactory } from "../pipelines/controller-factory.js";
 import type { TalkAudioSink, TalkTextInput } from "../pipelines/controller-types.js";
 import type { PipelineOptions, PipelineProviderResolver } from "../pipelines/pipeline-options.js";
-import { sameAudioFormat } from "../pipelines/pipeline-options.js";
+import { sameAudioFormat } from "../talk-types.js";
 import { hasTextInput, type SessionController } from "../pipelines/session-controller.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason } from "../talk-events.js";

@@ -9,7 +9,7 @@ import type {
   TtsProvider,
 } from "../provider-types.js";
 import type { TalkOutput, TalkSession } from "../session-types.js";
-import type { AudioFormat } from "../talk-types.js";
+import { sameAudioFormat, type AudioFormat } from "../talk-types.js";
 import { PCM16_16K, PCM16_24K } from "../talk-types.js";
 import type { TalkAudioSink } from "./controller-types.js";
 import type { ConsultProgressChannel } from "../tools/consult-progress.js";
@@ -220,8 +220,4 @@ export function assertRealtimeFormat(
     "capability_unsupported",
     `${what} ${format.encoding}/${format.sampleRate} passes through only to a realtime provider that declares it; decode to PCM16 at the edge otherwise.`,
   );
-}
-
-export function sameAudioFormat(a: AudioFormat, b: AudioFormat): boolean {
-  return a.encoding === b.encoding && a.sampleRate === b.sampleRate && a.channels === b.channels;
 }

@@ -5,7 +5,7 @@ import type { OutputAudioPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import { durationMs } from "../talk-types.js";
 import { PcmConverter } from "./pcm-converter.js";
-import { sameAudioFormat } from "./pipeline-options.js";
+import { sameAudioFormat } from "../talk-types.js";
 import type { SinkSlot } from "./pipeline-support.js";
 
 /** What the output bookkeeping needs: narrow, no back-reference to the pipeline. */

@@ -9,7 +9,7 @@ import { bytesPerSecond } from "../talk-types.js";
 import { BargeInPolicy } from "./barge-in-policy.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import { PcmConverter } from "./pcm-converter.js";
-import { sameAudioFormat } from "./pipeline-options.js";
+import { sameAudioFormat } from "../talk-types.js";
 import type { PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { toolOwnershipOf, type ToolOwnership } from "./brain-options.js";
 import { ProgressiveSpeech } from "./progressive-speech.js";

@@ -1,5 +1,5 @@
 import { TalkError } from "../errors.js";
-import type { AudioFormat } from "../talk-types.js";
+import { sameAudioFormat, type AudioFormat } from "../talk-types.js";
 import { NOOP_LOGGER } from "../logger.js";
 import type { TalkSessionController, TalkTextInput } from "./controller-types.js";
 import {
@@ -8,7 +8,6 @@ import {
   DEFAULT_INPUT_FORMAT,
   DEFAULT_OUTPUT_FORMAT,
   resolvePipelineOptions,
-  sameAudioFormat,
   type SessionControllerDeps,
 } from "./pipeline-options.js";
 import { RealtimeRelayPipeline } from "./realtime-relay-pipeline.js";

@@ -6,7 +6,7 @@ import type { TtsProvider } from "../provider-types.js";
 import type { TalkSession } from "../session-types.js";
 import type { OutputAudioPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
-import { durationMs } from "../talk-types.js";
+import { durationMs, sameAudioFormat } from "../talk-types.js";
 import type { TalkAudioSink } from "./controller-types.js";
 import { PcmConverter } from "./pcm-converter.js";
 
@@ -253,7 +253,7 @@ export class TtsQueue {
       };
       for await (const chunk of tts.synthesize(request)) {
         if (signal.aborted) break;
-        if (!converter || !sameFormat(converter.from, chunk.format)) {
+        if (!converter || !sameAudioFormat(converter.from, chunk.format)) {
           if (converter) add(converter.flush());
           converter?.close();
           converter = new PcmConverter(chunk.format, outputFormat);
@@ -276,8 +276,4 @@ export class TtsQueue {
     this.#wake = undefined;
     wake?.();
   }
-}
-
-function sameFormat(a: AudioFormat, b: AudioFormat): boolean {
-  return a.encoding === b.encoding && a.sampleRate === b.sampleRate && a.channels === b.channels;
 }

@@ -1,6 +1,6 @@
 import { TalkError, toTalkError } from "../../core/index.js";
 import { durationMs } from "../../core/index.js";
-import type { AudioFormat } from "../../core/index.js";
+import { sameAudioFormat, type AudioFormat } from "../../core/index.js";
 import type { MethodGroup } from "../method-registry.js";
 
 /**
@@ -46,7 +46,7 @@ export const talkMethods: MethodGroup = {
         for await (const chunk of ctx.deps.speak(request, signal)) {
           signal.throwIfAborted();
           if (!format) format = chunk.format;
-          else if (!sameFormat(format, chunk.format)) {
+          else if (!sameAudioFormat(format, chunk.format)) {
             throw new TalkError("provider_error", "The TTS provider changed audio format mid-stream.");
           }
           bytes += chunk.data.byteLength;
@@ -94,7 +94,3 @@ export const talkMethods: MethodGroup = {
     },
   },
 };
-
-function sameFormat(a: AudioFormat, b: AudioFormat): boolean {
-  return a.encoding === b.encoding && a.sampleRate === b.sampleRate && a.channels === b.channels;
-}
