@@ -296,15 +296,26 @@ export interface TalkEventPayloads {
   "health.changed": HealthChangedPayload;
 }
 
-/**
- * The envelope fields besides `type` and `payload` (seed 001, "Event
- * Contract"). Field names and optionality are exactly the contract's.
- */
-export interface TalkEventEnvelope {
-  id: string;
-  sessionId: string;
+/** The envelope's optional correlation fields: what a producer may set besides `type` and `payload`. */
+export interface TalkEventCorrelation {
   turnId?: string;
   captureId?: string;
+  provider?: string;
+  final?: boolean;
+  callId?: string;
+  itemId?: string;
+  parentId?: string;
+  source?: string;
+}
+
+/**
+ * The envelope fields besides `type` and `payload` (seed 001, "Event
+ * Contract"): what the sequencer fills, plus the correlation fields. Field
+ * names and optionality are exactly the contract's.
+ */
+export interface TalkEventEnvelope extends TalkEventCorrelation {
+  id: string;
+  sessionId: string;
   /** Monotonically increasing per session, starting at 1. */
   seq: number;
   /** ISO 8601 UTC. */
@@ -312,12 +323,6 @@ export interface TalkEventEnvelope {
   mode: TalkMode;
   transport: TalkTransport;
   brain: TalkBrain;
-  provider?: string;
-  final?: boolean;
-  callId?: string;
-  itemId?: string;
-  parentId?: string;
-  source?: string;
 }
 
 /** One event of type `T`: the envelope with that type's payload. */
@@ -336,17 +341,9 @@ export type TalkEvent<T extends TalkEventType = TalkEventType> = T extends TalkE
   : never;
 
 /** Fields a producer sets for one event of type `T`; the sequencer fills id, seq, timestamp, mode, transport, brain, sessionId. */
-export interface TalkEventInitOf<T extends TalkEventType> {
+export interface TalkEventInitOf<T extends TalkEventType> extends TalkEventCorrelation {
   type: T;
   payload: TalkEventPayloads[T];
-  turnId?: string;
-  captureId?: string;
-  provider?: string;
-  final?: boolean;
-  callId?: string;
-  itemId?: string;
-  parentId?: string;
-  source?: string;
 }
 
 /** What a producer hands to `session.emit`: a union discriminated by `type`, like TalkEvent. */
