@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
 import {
   applyCommand,
   parseSessionCommand,
@@ -8,12 +7,7 @@ import {
   sessionCommandHandler,
   type SessionCommandHandlers,
 } from "./session-command.js";
-
-function recordingLogger(): TalkLogger & { warnings: unknown[] } {
-  const warnings: unknown[] = [];
-  const noop = (): void => {};
-  return { warnings, debug: noop, info: noop, error: noop, warn: (obj) => warnings.push(obj) };
-}
+import { recordingLogger } from "../core/testing/recording-logger.js";
 
 function caught(fn: () => unknown): TalkError {
   try {

@@ -7,6 +7,7 @@ import { createRedisConnection, parseRedisUrl, RedisKeys } from "../../src/clust
 import type { TalkError } from "../../src/core/errors.js";
 import type { TalkLogger } from "../../src/core/logger.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
+import { recordingLogger } from "../../src/core/testing/recording-logger.js";
 
 /**
  * The Redis command bus as a worker meets it: a real owner (RedisCoordinator)
@@ -19,18 +20,6 @@ const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function recordingLogger(): TalkLogger & { warnings: string[] } {
-  const warnings: string[] = [];
-  const noop = (): void => {};
-  return {
-    warnings,
-    debug: noop,
-    info: noop,
-    error: noop,
-    warn: (obj, msg) => warnings.push(typeof obj === "string" ? obj : (msg ?? "")),
-  };
-}
 
 async function owner(keyPrefix: string, logger: TalkLogger): Promise<RedisCoordinator> {
   const c = new RedisCoordinator({ redisUrl: SHARED_REDIS_URL, keyPrefix, workerId: "owner", logger });

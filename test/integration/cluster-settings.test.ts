@@ -8,19 +8,7 @@ import type { Coordinator, SettingRecord } from "../../src/cluster/index.js";
 import type { TalkLogger } from "../../src/core/logger.js";
 import { eventually } from "../support/cluster-contract.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-
-/** Records warnings, so a test can see bad stored data was reported rather than thrown. */
-function recordingLogger(): TalkLogger & { warnings: string[] } {
-  const warnings: string[] = [];
-  const noop = (): void => {};
-  return {
-    warnings,
-    debug: noop,
-    info: noop,
-    error: noop,
-    warn: (_o: unknown, msg?: string) => warnings.push(msg ?? ""),
-  };
-}
+import { recordingLogger } from "../../src/core/testing/recording-logger.js";
 
 interface Backend {
   name: string;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { encodeMulaw } from "../../codecs/mulaw.js";
 import { loadSpeech } from "../../codecs/testing/audio-tools.js";
 import { TalkError } from "../errors.js";
+import { NOOP_LOGGER } from "../logger.js";
 import { sessionControllerFactory } from "../pipelines/controller-factory.js";
 import type { PipelineProviderResolver } from "../pipelines/pipeline-options.js";
 import { EventLog, RecordingSink } from "../pipelines/testing/pipeline-harness.js";
@@ -60,13 +61,13 @@ function legOver(
     createController: sessionControllerFactory({
       providers: realtimeOnly(provider),
       options: o.interruptOnSpeech !== undefined ? { interruptOnSpeech: o.interruptOnSpeech } : {},
-      logger: console,
+      logger: NOOP_LOGGER,
     }),
     adapter,
     format: PCM16_8K,
     ...(o.passthrough ? { passthrough: o.passthrough } : {}),
     turnTaking: o.turnTaking ?? { kind: "provider" },
-    logger: { debug() {}, info() {}, warn() {}, error() {} } as never,
+    logger: NOOP_LOGGER,
   });
   return { leg, adapter, session, events: new EventLog(session) };
 }
