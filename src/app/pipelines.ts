@@ -44,7 +44,7 @@ export function basePipelineOptions(config: TalkgateConfig, brain: BrainOptions)
 export interface AppPipelines {
   /** agent.* as the brain sees it (also in `base.options.brain`). */
   readonly brain: BrainOptions;
-  /** What the factory was made of (surfaces that still build their own controllers read it). */
+  /** What the factory was made of (for inspection; every surface builds through `createController`). */
   readonly base: Readonly<ControllerFactoryBase> & { readonly tools: AppTools["pipeline"] };
   readonly createController: SessionControllerFactory;
 }
