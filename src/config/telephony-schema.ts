@@ -57,6 +57,13 @@ export const telephonySchema = z
     numbers: z.record(z.string().min(1), callSettings).default({}),
     /** Spoken when a call connects; unset or "" for none. */
     greeting: z.string().max(1000).optional(),
+    transfer: z
+      .object({
+        /** Said to the caller before a transfer (transfer_call); "" for nothing (the model announces it). */
+        announcement: z.string().max(500).default("Please hold while I transfer your call."),
+      })
+      .strict()
+      .prefault({}),
     /** Caller speech does not interrupt the greeting during its first this-many ms. */
     greetingProtectMs: nonNegativeInt.default(1500),
     vad: z

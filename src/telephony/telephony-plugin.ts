@@ -22,6 +22,7 @@ import { TalkError } from "../core/index.js";
 import type { CallControlRegistry } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import { answerWebhook } from "./answer-webhook.js";
+import { briefingRoute, briefingUrl } from "./briefing-route.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import type { ConfiguredCarrier } from "./carriers.js";
 import { CallRegistry } from "./call-registry.js";
@@ -79,7 +80,7 @@ interface ServedCarrier {
 export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOptions): TelephonyPlugin {
   const { config } = options;
   const logger = ctx.logger;
-  const carriers = options.carriers.map((c) => servedCarrier(c, options.server));
+  const carriers = options.carriers.map((c) => servedCarrier(c, options.server, () => ctx.loopbackBaseUrl()));
   const served = carriers.filter((c) => c.mode !== "disabled");
   const stats = new TelephonyStats();
   const calls = new CallRegistry(config.limits);
@@ -131,6 +132,7 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
 function servedCarrier(
   configured: ConfiguredCarrier,
   server: TelephonyPluginOptions["server"],
+  loopbackBase: () => string | undefined,
 ): ServedCarrier {
   const { carrier } = configured;
   const publicUrlRaw = configured.publicUrl ?? server.publicUrl;
@@ -147,6 +149,10 @@ function servedCarrier(
     id: carrier.id,
     rest: carrier.rest,
     line: lineAudio(carrier.lineFormat),
+    briefingUrl: (text: string) => {
+      const base = publicUrl ?? loopbackBase();
+      return base === undefined ? undefined : briefingUrl(carrier, base, text);
+    },
   };
   return { carrier, callCarrier, publicUrl, mode };
 }
@@ -227,6 +233,7 @@ async function servedRoutes(
         logger,
       }),
     );
+    await scope.register(briefingRoute({ carrier, publicUrl, logger }));
   }
   await scope.register(outbound.plugin);
   // Write watches a call's events (what `talkgate call` needs without a token on loopback).

@@ -34,6 +34,8 @@ export interface CarrierRoutePaths {
   readonly stream: string;
   /** Call status callbacks (outbound calls). */
   readonly status: string;
+  /** The document a transfer's callee hears first (`briefing?text=...`), for carriers with a briefing. */
+  readonly briefing?: string;
 }
 
 /** A webhook request as a carrier's authentication sees it: nothing Fastify-specific. */
@@ -123,6 +125,8 @@ export interface CarrierStreamCodec {
   mark(name: string): CarrierFrame;
   /** Drops the audio the carrier buffered (barge-in); pending acknowledgements come back as `played`. */
   clear(): CarrierFrame;
+  /** Plays DTMF on the stream with the carrier's own message, where it has one (Plivo `sendDTMF`). */
+  dtmf?(digits: string): CarrierFrame;
 }
 
 export interface CarrierStreamOptions {
@@ -164,8 +168,19 @@ export interface CarrierRestClient {
   dial(request: CarrierDialRequest): Promise<CarrierCall>;
   /** Ends a live call, or cancels one still ringing (`ringing: true`). */
   hangUp(callId: string, options: { signal: AbortSignal; ringing?: boolean }): Promise<void>;
-  /** Moves a live call to `destination` (E.164 or SIP URI). */
-  transfer(callId: string, destination: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Moves a live call to `destination` (E.164 or SIP URI). With
+   * `briefingUrl` (a carrier with `briefing`), the callee first hears the
+   * document served there.
+   */
+  transfer(
+    callId: string,
+    destination: string,
+    signal: AbortSignal,
+    options?: { briefingUrl?: string },
+  ): Promise<void>;
+  /** Plays DTMF into a live call with the carrier's own command, where it has one (else tones go in-band). */
+  sendDtmf?(callId: string, digits: string, signal: AbortSignal): Promise<void>;
 }
 
 /**
@@ -205,6 +220,8 @@ export interface CarrierProtocol {
   callStatus(request: CarrierWebhookRequest): CarrierCallStatus | undefined;
   /** The answer document connecting a call to `stream`. */
   answer(stream: StreamTarget): AnswerDocument;
+  /** The document a transfer's callee hears before being connected (served at `paths.briefing`). */
+  briefing?(text: string): AnswerDocument;
   /** A codec for one media-stream socket. */
   openStream(options: CarrierStreamOptions): CarrierStreamCodec;
 }

@@ -27,6 +27,8 @@ export interface PlayoutLine {
   mark(name: string): void;
   /** Drops the audio the carrier buffered. */
   clear(): void;
+  /** Plays DTMF with the carrier's own stream message; absent when the carrier has none. */
+  dtmf?: ((digits: string) => void) | undefined;
   /**
    * Writes to the socket now what `send` may still hold back (a line batches a tick's messages into one
    * write). `clear` is flushed at once: the rest of a barge-in (events, cancelling the provider) must not
@@ -104,6 +106,19 @@ export class CallPlayout implements TalkAudioSink {
   attach(line: PlayoutLine | undefined): void {
     this.#line = line;
     if (line) this.#pump();
+  }
+
+  /** The line can play DTMF with the carrier's own message (else tones go in-band as audio). */
+  get sendsDigits(): boolean {
+    return this.#line?.dtmf !== undefined;
+  }
+
+  /** Sends DTMF with the carrier's own message now (after whenIdle: behind the audio already sent). */
+  sendDigits(digits: string): void {
+    const send = this.#line?.dtmf;
+    if (!send) throw new TalkError("capability_unsupported", "This line has no DTMF message.");
+    send(digits);
+    this.#line?.flush?.();
   }
 
   /** True while audio is queued here or sent and not yet confirmed played. */
