@@ -8,9 +8,17 @@ const chunks = (audio: Uint8Array | undefined): number[] =>
 describe("MediaReorder", () => {
   it("passes in-order frames through at once, uncopied", () => {
     const r = new MediaReorder();
-    const f = frame(7);
-    expect(r.push(7, f)).toBe(f);
-    expect(chunks(r.push(8, frame(8)))).toEqual([8]);
+    const f = frame(1);
+    expect(r.push(1, f)).toBe(f);
+    expect(chunks(r.push(2, frame(2)))).toEqual([2]);
+  });
+
+  it("a stream numbered from further on plays once the window is full, late frames before it dropped", () => {
+    const r = new MediaReorder({ window: 2 });
+    expect(r.push(7, frame(7))).toBeUndefined();
+    expect(r.push(8, frame(8))).toBeUndefined();
+    expect(chunks(r.push(9, frame(9)))).toEqual([7, 8, 9]);
+    expect(chunks(r.push(10, frame(10)))).toEqual([10]);
   });
 
   it("holds an early frame until the one before it arrives, then plays both in order", () => {
@@ -52,11 +60,10 @@ describe("MediaReorder", () => {
     expect(chunks(r.push(2, frame(2)))).toEqual([2]);
   });
 
-  it("puts a stream of swapped neighbours back in order without loss", () => {
+  it("puts a stream of swapped neighbours back in order without loss, from its first frame", () => {
     const r = new MediaReorder();
     const order = [2, 1, 4, 3, 6, 5, 8, 7];
     const out: number[] = [];
-    r.push(0, frame(0));
     for (const n of order) out.push(...chunks(r.push(n, frame(n))));
     expect(out).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(r.lost + r.dropped).toBe(0);

@@ -8,7 +8,8 @@
  * line) and what waited is played. A frame older than what was already
  * played is dropped, and so is a duplicate. A chunk far behind the
  * expected one means the numbering restarted: it starts the order afresh.
- * In-order audio passes through at once, uncopied.
+ * Chunks count from 1, so a stream whose first frames arrive swapped
+ * loses nothing either. In-order audio passes through at once, uncopied.
  */
 
 export interface MediaReorderOptions {
@@ -40,12 +41,19 @@ export class MediaReorder {
 
   /** One frame in; the audio now playable in order (possibly several frames joined), or undefined. */
   push(chunk: number, audio: Uint8Array): Uint8Array | undefined {
-    const next = this.#next;
-    if (next === undefined || chunk < next - this.#restartDistance) {
+    if (this.#next === undefined) {
+      // Chunks count from 1: a first frame further on waits for the ones before it (they may come next).
+      if (chunk <= 1) {
+        this.#next = chunk + 1;
+        return audio;
+      }
+      this.#next = 1;
+    } else if (chunk < this.#next - this.#restartDistance) {
       this.#held.clear();
       this.#next = chunk + 1;
       return audio;
     }
+    const next = this.#next;
     if (chunk < next || this.#held.has(chunk)) {
       this.dropped++;
       return undefined;
