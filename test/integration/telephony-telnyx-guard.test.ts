@@ -141,6 +141,37 @@ describe("telnyx: webhook and stream guards", () => {
   });
 });
 
+describe("telnyx: reconnect grace", () => {
+  it("a stream that drops without stop and comes back with the same token continues the same session", async () => {
+    const first = await h.dial();
+    const sessionId = h.sessionOf(first.callControlId)!;
+    await first.close(); // the socket drops, no `stop`
+    await waitUntil(() =>
+      h.logs.some(
+        (l) => l["callSid"] === first.callControlId && String(l["msg"]).startsWith("call: stream lost"),
+      ),
+    );
+    const again = new TelnyxStreamClient({
+      url: h.streamUrl,
+      customParameters: first.customParameters,
+      callControlId: first.callControlId,
+    });
+    await again.connect();
+    await waitUntil(() =>
+      h.logs.some(
+        (l) => l["callSid"] === first.callControlId && l["msg"] === "call: stream reconnected within grace",
+      ),
+    );
+    again.sendDtmf("9");
+    await waitUntil(() => hasDigit(sessionId, "9"));
+    expect(h.eventsOf(sessionId, "session.closed")).toHaveLength(0);
+    expect(h.sessionOf(first.callControlId)).toBe(sessionId);
+    await again.stop();
+    await waitUntil(() => h.eventsOf(sessionId, "session.closed").length === 1);
+    expect(h.eventsOf(sessionId, "session.closed")[0]!.payload).toMatchObject({ reason: "completed" });
+  });
+});
+
 describe("telnyx: outbound calls", () => {
   async function place(): Promise<{ callSid: string; sessionId: string }> {
     const res = await fetch(`${h.baseUrl}/telephony/calls`, {
