@@ -218,6 +218,8 @@ class CarrierStreamSocket {
       return;
     }
     const target = found.call;
+    if (target.state === "created")
+      o.logger.info({ carrier, callId: callSid, streamId: msg.streamId }, "media stream: call started");
     this.#admission.started();
     this.#call = target;
     o.stats.callsStarted++;
