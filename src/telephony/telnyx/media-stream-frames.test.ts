@@ -81,6 +81,15 @@ describe("Telnyx media-streaming frames", () => {
     expect(m.ok && m.frame.event === "media" && m.frame.chunk).toBe(2);
     const bare = { ...start, start: { ...start.start, custom_parameters: undefined, client_state: null } };
     expect(parse(bare).ok).toBe(true);
+    const scalars = { ...start, start: { ...start.start, custom_parameters: { n: 5, b: true, s: "x" } } };
+    const p = parse(scalars);
+    expect(p.ok && p.frame.event === "start" && p.frame.start.custom_parameters).toEqual({
+      n: "5",
+      b: "true",
+      s: "x",
+    });
+    const nested = { ...start, start: { ...start.start, custom_parameters: { o: { a: 1 } } } };
+    expect(parse(nested)).toMatchObject({ ok: false, reason: "invalid_message" });
   });
 
   it.each([

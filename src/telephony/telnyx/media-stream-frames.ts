@@ -28,7 +28,10 @@ const StartSchema = z.object({
     from: z.string().optional(),
     to: z.string().optional(),
     client_state: z.string().nullish(),
-    custom_parameters: z.record(z.string(), z.string()).nullish(),
+    /** Our TeXML `<Parameter>`s; scalars other than strings are taken as their text. */
+    custom_parameters: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+      .nullish(),
     media_format: z.object({
       encoding: z.string(),
       sample_rate: z.number().int().positive(),
