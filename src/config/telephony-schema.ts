@@ -42,6 +42,28 @@ export const telephonySchema = z
       })
       .strict()
       .prefault({}),
+    telnyx: z
+      .object({
+        /** Ed25519 public key of the account (base64, 32 bytes): verifies telnyx-signature-ed25519. */
+        publicKey: z
+          .string()
+          .regex(/^[A-Za-z0-9+/]{43}=$/, "a base64 Ed25519 public key (32 bytes)")
+          .optional(),
+        /** API key (Bearer) of the REST calls: dial (TeXML), hang-up and transfer (Call Control). Never echoed. */
+        apiKey: z.string().min(1).optional(),
+        /** The TeXML application's connection id outbound calls are placed from. */
+        connectionId: z.string().min(1).optional(),
+        /** Base URL Telnyx reaches; default server.publicUrl (PUBLIC_URL). */
+        publicUrl: z.url().optional(),
+        /** Telnyx REST API base (a local server in tests). */
+        apiBaseUrl: z.url().default("https://api.telnyx.com"),
+        /** How far a webhook's telnyx-timestamp may be from our clock, seconds. */
+        timestampToleranceS: z.number().int().min(1).max(3600).default(300),
+        /** Caller id of outbound calls that name no `from`. */
+        defaultFrom: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
     /**
      * The carrier outbound calls go through when the request names none
      * (`twilio`, ...); default: the first configured carrier with REST
