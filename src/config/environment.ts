@@ -53,6 +53,8 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "TTS_API_KEY", path: "talk.providers.openai-compatible.tts.apiKey", parse: asString, secret: true },
   { env: "TWILIO_ACCOUNT_SID", path: "telephony.twilio.accountSid", parse: asString },
   { env: "TWILIO_AUTH_TOKEN", path: "telephony.twilio.authToken", parse: asString, secret: true },
+  { env: "PLIVO_AUTH_ID", path: "telephony.plivo.authId", parse: asString },
+  { env: "PLIVO_AUTH_TOKEN", path: "telephony.plivo.authToken", parse: asString, secret: true },
 ];
 
 /**
