@@ -80,8 +80,8 @@ export class PlivoRestClient implements CarrierRestClient {
 
   async dial(request: CarrierDialRequest): Promise<CarrierCall> {
     const body = {
-      from: request.from,
-      to: request.to,
+      from: plivoNumber(request.from),
+      to: plivoNumber(request.to),
       answer_url: request.answerUrl,
       answer_method: "POST",
       hangup_url: request.statusCallbackUrl,
@@ -159,4 +159,9 @@ export class PlivoRestClient implements CarrierRestClient {
     }
     return { status: response.status, json };
   }
+}
+
+/** Plivo writes numbers as country code + number, without E.164's `+`; SIP URIs go as they are. */
+function plivoNumber(address: string): string {
+  return /^\+\d+$/.test(address) ? address.slice(1) : address;
 }
