@@ -203,9 +203,14 @@ describe("telephony: Plivo webhooks and streams refused", () => {
       1008,
       "stream token unknown",
     ]);
-    // Another call's token is refused (and burned), the same token twice is refused the second time.
+    // Another call's token, presented for this call, is refused (and burned); the same token twice is refused the second time.
     const other = "c0ffee00-0000-4000-8000-00000000000b";
-    expect(await tryStream(await answer(other), id)).toEqual([1008, "stream token call_mismatch"]);
+    const otherToken = /token=(t1[0-9a-f]+)/.exec(await answer(other))![1]!;
+    const claimsId = `token=${otherToken},callIdHex=${Buffer.from(id).toString("hex")}`;
+    expect(await tryStream(await answer(id), id, { extraHeaders: claimsId })).toEqual([
+      1008,
+      "stream token call_mismatch",
+    ]);
     const xml = await answer(id);
     const first = h.streamFor(xml, id);
     await first.connect();
