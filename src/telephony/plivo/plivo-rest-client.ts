@@ -79,6 +79,8 @@ export class PlivoRestClient implements CarrierRestClient {
   }
 
   async dial(request: CarrierDialRequest): Promise<CarrierCall> {
+    if (!request.answerUrl)
+      throw new TalkError("invalid_params", "A Plivo dial needs the answer URL Plivo fetches (answerUrl).");
     const body = {
       from: plivoNumber(request.from),
       to: plivoNumber(request.to),
