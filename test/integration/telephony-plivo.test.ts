@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { speechAudio, toneAudio } from "../support/fake-openai-realtime-server.js";
 import { PLIVO_ADMIN_TOKEN, PLIVO_AUTH_ID, startPlivo, type PlivoHarness } from "../support/plivo-harness.js";
 import type { PlivoStreamClient } from "../support/plivo-stream-client.js";
+import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
 
 let h: PlivoHarness | undefined;
@@ -336,3 +337,46 @@ async function processed(h: PlivoHarness, client: PlivoStreamClient): Promise<vo
 async function waitUntil(predicate: () => boolean): Promise<void> {
   while (!predicate()) await new Promise((r) => setTimeout(r, 5));
 }
+
+describe("telephony: a Plivo call whose stream reaches another worker", () => {
+  let other: PlivoHarness | undefined;
+  const prefix = uniquePrefix("plivo");
+  afterEach(async () => {
+    await other?.close();
+    other = undefined;
+    await deleteKeys(SHARED_REDIS_URL, prefix);
+  });
+
+  it("two servers on one Redis: the answer webhook on one, the stream on the other; audio both ways", async () => {
+    const redis = { redis: { url: SHARED_REDIS_URL, keyPrefix: prefix } };
+    h = await startPlivo({ mode: "stt-tts", config: redis });
+    other = await startPlivo({ mode: "stt-tts", config: redis });
+    const callId = "c0ffee00-0000-4000-8000-0000000000c1";
+    const res = await h.post("/telephony/plivo/answer", {
+      CallUUID: callId,
+      Direction: "inbound",
+      From: "1",
+      To: "2",
+    });
+    const client = other.streamFor(await res.text(), callId, {
+      url: `ws://127.0.0.1:${other.port}/telephony/plivo/stream`,
+    });
+    await client.connect();
+    await waitUntil(() => other!.sessionOf(callId) !== undefined);
+    expect(h.sessionOf(callId)).toBeUndefined();
+    await client.sendAudio(silence(300), { pace: "fast" });
+    await client.sendAudio(speech, { pace: "fast" });
+    await client.sendAudio(silence(1500), { pace: "fast" });
+    const sessionId = other.sessionOf(callId)!;
+    await waitUntil(() => other!.eventsOf(sessionId, "output.audio.done").length === 1);
+    expect(
+      other
+        .eventsOf(sessionId, "transcript.done")
+        .some((e) => (e.payload as { role: string }).role === "user"),
+    ).toBe(true);
+    expect(client.receivedAudioMs).toBeGreaterThan(300);
+    expect(client.checkpointsPlayed.length).toBeGreaterThan(0);
+    await client.hangUp();
+    await waitUntil(() => other!.eventsOf(sessionId, "session.closed").length === 1);
+  });
+});

@@ -33,6 +33,8 @@ export interface PlivoHarnessSetup {
   mode: "realtime" | "stt-tts";
   telephony?: Record<string, unknown>;
   realtime?: FakeOpenAiRealtimeServerOptions;
+  /** More top-level config (e.g. `redis`: two servers on one Redis). */
+  config?: Record<string, unknown>;
 }
 
 export interface PlivoHarness {
@@ -115,6 +117,7 @@ export async function startPlivo(setup: PlivoHarnessSetup): Promise<PlivoHarness
       defaultMode: setup.mode,
       ...setup.telephony,
     },
+    ...setup.config,
   });
   const app = await createApp({ config, ...loaded }, { logger });
   const { port } = await app.listen({ port: 0 });
