@@ -117,25 +117,11 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       // A carrier that fetches a dialled call's answer (Plivo answer_url) presents the dial's token in the query.
       const dialToken = (request.query as Record<string, unknown> | undefined)?.[STREAM_PARAMETER.token];
       if (dialToken !== undefined) {
-        const verified = await tokens.verify(dialToken, { carrier: carrier.id });
-        if (!verified.ok || verified.claims.kind !== "outbound") {
-          logger.warn(
-            {
-              carrier: carrier.id,
-              callId: inbound.callId,
-              reason: verified.ok ? "not_a_dial" : verified.reason,
-            },
-            "voice webhook: dial token refused",
-          );
-          return reply.code(403).type("text/plain").send("Forbidden");
-        }
-        logger.info(
-          { carrier: carrier.id, callId: inbound.callId },
-          "voice webhook: connecting dialled call",
-        );
+        const parameters = await dialStreamParameters(tokens, carrier, dialToken, inbound.callId, logger);
+        if (parameters === undefined) return reply.code(403).type("text/plain").send("Forbidden");
         const document = carrier.answer({
           url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
-          parameters: streamParameters(dialToken as string, { ...verified.claims, callId: inbound.callId }),
+          parameters,
         });
         return reply.code(200).type(document.contentType).send(document.body);
       }
@@ -159,4 +145,26 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       return reply.code(200).type(document.contentType).send(document.body);
     });
   };
+}
+
+/**
+ * The stream parameters of a dialled call whose answer the carrier fetched:
+ * the dial's own token (verified, not spent: the stream spends it) and the
+ * carrier's id of the call; undefined when the token is not a valid dial's.
+ */
+async function dialStreamParameters(
+  tokens: StreamTokens,
+  carrier: CarrierProtocol,
+  token: unknown,
+  callId: string,
+  logger: TalkLogger,
+): Promise<Record<string, string> | undefined> {
+  const verified = await tokens.verify(token, { carrier: carrier.id });
+  if (!verified.ok || verified.claims.kind !== "outbound") {
+    const reason = verified.ok ? "not_a_dial" : verified.reason;
+    logger.warn({ carrier: carrier.id, callId, reason }, "voice webhook: dial token refused");
+    return undefined;
+  }
+  logger.info({ carrier: carrier.id, callId }, "voice webhook: connecting dialled call");
+  return streamParameters(token as string, { ...verified.claims, callId });
 }
