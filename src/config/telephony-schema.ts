@@ -64,6 +64,24 @@ export const telephonySchema = z
       })
       .strict()
       .prefault({}),
+    plivo: z
+      .object({
+        /** PLIVO_AUTH_ID: the account's Auth ID (REST user name, path of every REST call). */
+        authId: z
+          .string()
+          .regex(/^[A-Z0-9]{20}$/, "an Auth ID (20 uppercase letters or digits)")
+          .optional(),
+        /** PLIVO_AUTH_TOKEN: HMAC key of X-Plivo-Signature-V3 and REST password. Never echoed. */
+        authToken: z.string().min(1).optional(),
+        /** Base URL Plivo reaches; default server.publicUrl (PUBLIC_URL). */
+        publicUrl: z.url().optional(),
+        /** Plivo REST API base (a local server in tests). */
+        apiBaseUrl: z.url().default("https://api.plivo.com"),
+        /** Caller id of outbound calls that name no `from`. */
+        defaultFrom: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
     /**
      * The carrier outbound calls go through when the request names none
      * (`twilio`, ...); default: the first configured carrier with REST

@@ -5,6 +5,12 @@
  * media-stream WebSocket, with a one-time token and the call's metadata as
  * stream parameters. The carrier hands the parameters back in the stream's
  * start, which is how the stream is tied to this validated request.
+ *
+ * A carrier that fetches a dialled call's answer document instead of taking
+ * it inline (Plivo's `answer_url`) requests this same webhook with the dial's
+ * stream token in the query (`?token=`, CarrierDialRequest.answerUrl): the
+ * answer then carries that token (verified here, spent by the stream) and the
+ * carrier's id of the call, instead of a new inbound token.
  */
 import type { FastifyPluginAsync } from "fastify";
 import { TalkError } from "../core/index.js";
@@ -108,6 +114,17 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       if (mode !== undefined && mode !== "realtime" && mode !== "stt-tts") {
         return reply.code(400).type("text/plain").send("mode must be realtime or stt-tts");
       }
+      // A carrier that fetches a dialled call's answer (Plivo answer_url) presents the dial's token in the query.
+      const dialToken = (request.query as Record<string, unknown> | undefined)?.[STREAM_PARAMETER.token];
+      if (dialToken !== undefined) {
+        const parameters = await dialStreamParameters(tokens, carrier, dialToken, inbound.callId, logger);
+        if (parameters === undefined) return reply.code(403).type("text/plain").send("Forbidden");
+        const document = carrier.answer({
+          url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
+          parameters,
+        });
+        return reply.code(200).type(document.contentType).send(document.body);
+      }
       const call: StreamCallMetadata = {
         callId: inbound.callId,
         accountId: inbound.accountId,
@@ -128,4 +145,26 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       return reply.code(200).type(document.contentType).send(document.body);
     });
   };
+}
+
+/**
+ * The stream parameters of a dialled call whose answer the carrier fetched:
+ * the dial's own token (verified, not spent: the stream spends it) and the
+ * carrier's id of the call; undefined when the token is not a valid dial's.
+ */
+async function dialStreamParameters(
+  tokens: StreamTokens,
+  carrier: CarrierProtocol,
+  token: unknown,
+  callId: string,
+  logger: TalkLogger,
+): Promise<Record<string, string> | undefined> {
+  const verified = await tokens.verify(token, { carrier: carrier.id });
+  if (!verified.ok || verified.claims.kind !== "outbound") {
+    const reason = verified.ok ? "not_a_dial" : verified.reason;
+    logger.warn({ carrier: carrier.id, callId, reason }, "voice webhook: dial token refused");
+    return undefined;
+  }
+  logger.info({ carrier: carrier.id, callId }, "voice webhook: connecting dialled call");
+  return streamParameters(token as string, { ...verified.claims, callId });
 }

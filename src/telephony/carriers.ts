@@ -8,6 +8,7 @@ import type { TelephonyConfig } from "../config/index.js";
 import { TalkError } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { telnyxProtocol } from "./telnyx/telnyx-protocol.js";
+import { plivoProtocol } from "./plivo/plivo-protocol.js";
 import { twilioProtocol } from "./twilio/twilio-protocol.js";
 
 export interface ConfiguredCarrier {
@@ -19,6 +20,7 @@ export interface ConfiguredCarrier {
 const CARRIERS: ReadonlyArray<(config: TelephonyConfig) => ConfiguredCarrier> = [
   (config) => ({ carrier: twilioProtocol(config.twilio), publicUrl: config.twilio.publicUrl }),
   (config) => ({ carrier: telnyxProtocol(config.telnyx), publicUrl: config.telnyx.publicUrl }),
+  (config) => ({ carrier: plivoProtocol(config.plivo), publicUrl: config.plivo.publicUrl }),
 ];
 
 /** Every carrier of this build, configured or not (an unconfigured one serves local demo mode or 503s). */

@@ -216,6 +216,7 @@ async function servedRoutes(
     await scope.register(
       mediaStreamRoute({
         carrier,
+        publicUrl,
         callCarrier,
         calls,
         tokens,

@@ -123,10 +123,17 @@ export interface CarrierStreamCodec {
   media(audio: Uint8Array): CarrierFrame;
   /** An acknowledgement request the carrier answers with `played{name}` once the audio before it played. */
   mark(name: string): CarrierFrame;
-  /** Drops the audio the carrier buffered (barge-in); pending acknowledgements come back as `played`. */
+  /** Drops the audio the carrier buffered (barge-in); pending acknowledgements come back as `played` (or never: the playout forgets them at `clear`). */
   clear(): CarrierFrame;
   /** Plays DTMF on the stream with the carrier's own message, where it has one (Plivo `sendDTMF`). */
   dtmf?(digits: string): CarrierFrame;
+  /**
+   * The socket closed after the start without a `stop` frame: for a carrier
+   * that ends its streams by closing the socket and never reopens one, the
+   * call's close reason for this close `code` (a hang-up, or a network
+   * drop). Absent, or undefined: the call is held for the reconnect grace.
+   */
+  ended?(code: number): string | undefined;
 }
 
 export interface CarrierStreamOptions {
@@ -134,19 +141,32 @@ export interface CarrierStreamOptions {
   maxBytes: number;
   /** The WebSocket upgrade request (Vonage carries the call's identity in it, not in a start frame). */
   request: { readonly url: string; readonly headers: IncomingHttpHeaders };
+  /**
+   * The URL the carrier requested for the upgrade, as carriers that sign the
+   * handshake sign it (Plivo): the public URL (or the Host, in local demo
+   * mode) + path + query, http(s) scheme.
+   */
+  signedUrl?: string;
 }
 
 /**
  * Placing a call: who, and where its media goes once answered. Carriers that
  * take the answer document inline (Twilio `Twiml`, Telnyx TeXML, Vonage
  * `ncco`) build it from `stream` with `answer()`; one that only fetches an
- * answer URL (Plivo `answer_url`) needs a route serving that document, which
- * its folder would add.
+ * answer URL (Plivo `answer_url`) is given `answerUrl`: the voice webhook,
+ * which serves the dial's answer document when its query carries the dial's
+ * stream token.
  */
 export interface CarrierDialRequest {
   readonly to: string;
   readonly from: string;
   readonly stream: StreamTarget;
+  /**
+   * Our voice webhook URL serving this dial's answer document (the dial's
+   * stream token in its query), for a carrier that fetches the answer once
+   * the call is answered instead of taking it inline (Plivo `answer_url`).
+   */
+  readonly answerUrl?: string;
   /** The URL the carrier posts status callbacks to. */
   readonly statusCallbackUrl: string;
   readonly signal: AbortSignal;

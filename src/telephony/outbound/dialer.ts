@@ -12,7 +12,7 @@ import type { CallMode } from "../../config/index.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
 import type { CallCarrier, CallIdentity, CallSession } from "../call-session.js";
-import { streamParameters } from "../answer-webhook.js";
+import { STREAM_PARAMETER, streamParameters } from "../answer-webhook.js";
 import { streamUrlFor } from "../public-url.js";
 import type { StreamTokens } from "../stream-tokens.js";
 import type { CallRequest } from "./call-request.js";
@@ -91,6 +91,7 @@ export class OutboundDialer {
           url: streamUrlFor(base, carrier.paths.stream),
           parameters: streamParameters(token, { callId: dialId, ...identity }),
         },
+        answerUrl: `${base}${carrier.paths.voice}?${STREAM_PARAMETER.token}=${token}`,
         statusCallbackUrl: `${base}${carrier.paths.status}${jobId ? `?job=${encodeURIComponent(jobId)}` : ""}`,
         signal: AbortSignal.timeout(DIAL_TIMEOUT_MS),
       });
