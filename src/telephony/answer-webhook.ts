@@ -1,6 +1,8 @@
 /**
- * POST `<carrier paths.voice>` (e.g. /telephony/twilio/voice): a carrier's
- * voice webhook. A request the carrier's authentication refuses gets 403; a
+ * `<carrier paths.voice>` (e.g. POST /telephony/twilio/voice, GET or POST
+ * /telephony/vonage/answer: the methods the carrier declares): a carrier's
+ * voice webhook. A request the carrier's authentication refuses gets 403 (or
+ * the carrier's refusal status); a
  * valid one gets the carrier's answer document connecting the call to our
  * media-stream WebSocket, with a one-time token and the call's metadata as
  * stream parameters. The carrier hands the parameters back in the stream's
@@ -90,42 +92,52 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
 
   return async (app) => {
     webhookBodyParsers(app, bodyLimit);
-    app.post(carrier.paths.voice, { bodyLimit }, async (request, reply) => {
-      const base = publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
-      const webhook = webhookRequest(request, base);
-      const accepted = unsignedLoopback
-        ? isLoopbackAddress(request.socket.remoteAddress)
-        : carrier.authenticate(webhook) === "ok";
-      if (!accepted) {
-        // Never say why: a forger learns nothing from the answer.
-        logger.warn({ carrier: carrier.id, url: webhook.url }, "voice webhook: signature rejected");
-        return reply.code(403).type("text/plain").send("Forbidden");
-      }
-      const inbound = carrier.inboundCall(webhook);
-      if (inbound === undefined) return reply.code(400).type("text/plain").send("Missing call id");
-      // The number's webhook URL may pin the mode (`.../voice?mode=stt-tts`); carriers sign the query too.
-      const mode = (request.query as Record<string, unknown> | undefined)?.["mode"];
-      if (mode !== undefined && mode !== "realtime" && mode !== "stt-tts") {
-        return reply.code(400).type("text/plain").send("mode must be realtime or stt-tts");
-      }
-      const call: StreamCallMetadata = {
-        callId: inbound.callId,
-        accountId: inbound.accountId,
-        from: inbound.from,
-        to: inbound.to,
-        direction: inbound.direction,
-        ...(mode !== undefined ? { mode } : {}),
-      };
-      const token = await tokens.issue({ ...call, kind: "inbound", carrier: carrier.id }, tokenTtlMs);
-      logger.info(
-        { carrier: carrier.id, callId: call.callId, direction: call.direction },
-        "voice webhook: connecting call to stream",
-      );
-      const document = carrier.answer({
-        url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
-        parameters: streamParameters(token, call),
-      });
-      return reply.code(200).type(document.contentType).send(document.body);
+    const methods = carrier.voiceMethods ?? ["POST"];
+    const refusal = carrier.refusalStatus ?? 403;
+    app.route({
+      method: [...methods],
+      url: carrier.paths.voice,
+      bodyLimit,
+      handler: async (request, reply) => {
+        const base = publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
+        const webhook = webhookRequest(request, base);
+        const accepted = unsignedLoopback
+          ? isLoopbackAddress(request.socket.remoteAddress)
+          : carrier.authenticate(webhook) === "ok";
+        if (!accepted) {
+          // Never say why: a forger learns nothing from the answer.
+          logger.warn({ carrier: carrier.id, url: webhook.url }, "voice webhook: signature rejected");
+          return reply
+            .code(refusal)
+            .type("text/plain")
+            .send(refusal === 401 ? "Unauthorized" : "Forbidden");
+        }
+        const inbound = carrier.inboundCall(webhook);
+        if (inbound === undefined) return reply.code(400).type("text/plain").send("Missing call id");
+        // The number's webhook URL may pin the mode (`.../voice?mode=stt-tts`); carriers sign the query too.
+        const mode = (request.query as Record<string, unknown> | undefined)?.["mode"];
+        if (mode !== undefined && mode !== "realtime" && mode !== "stt-tts") {
+          return reply.code(400).type("text/plain").send("mode must be realtime or stt-tts");
+        }
+        const call: StreamCallMetadata = {
+          callId: inbound.callId,
+          accountId: inbound.accountId,
+          from: inbound.from,
+          to: inbound.to,
+          direction: inbound.direction,
+          ...(mode !== undefined ? { mode } : {}),
+        };
+        const token = await tokens.issue({ ...call, kind: "inbound", carrier: carrier.id }, tokenTtlMs);
+        logger.info(
+          { carrier: carrier.id, callId: call.callId, direction: call.direction },
+          "voice webhook: connecting call to stream",
+        );
+        const document = carrier.answer({
+          url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
+          parameters: streamParameters(token, call),
+        });
+        return reply.code(200).type(document.contentType).send(document.body);
+      },
     });
   };
 }

@@ -8,6 +8,7 @@ import type { TelephonyConfig } from "../config/index.js";
 import { TalkError } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { twilioProtocol } from "./twilio/twilio-protocol.js";
+import { vonageProtocol } from "./vonage/vonage-protocol.js";
 
 export interface ConfiguredCarrier {
   carrier: CarrierProtocol;
@@ -17,6 +18,7 @@ export interface ConfiguredCarrier {
 
 const CARRIERS: ReadonlyArray<(config: TelephonyConfig) => ConfiguredCarrier> = [
   (config) => ({ carrier: twilioProtocol(config.twilio), publicUrl: config.twilio.publicUrl }),
+  (config) => ({ carrier: vonageProtocol(config.vonage), publicUrl: config.vonage.publicUrl }),
 ];
 
 /** Every carrier of this build, configured or not (an unconfigured one serves local demo mode or 503s). */

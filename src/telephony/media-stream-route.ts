@@ -117,11 +117,13 @@ class CarrierStreamSocket {
     }, o.preStartTimeoutMs);
     const carrier = o.carrier.id;
     ws.on("error", (err) => o.logger.debug({ carrier, err: err.message, ip }, "media stream socket error"));
-    ws.on("close", () => {
+    ws.on("close", (code) => {
       clearTimeout(this.#preStart);
       admission.release();
       if (this.#call && !this.#stopped)
         if (this.#fatal) void this.#call.close("protocol_error");
+        // A carrier without a stop frame ends the stream by closing it normally.
+        else if (o.carrier.streamEnd === "close" && code === CLOSE.normal) void this.#call.close("completed");
         else this.#call.detach(o.reconnectGraceMs);
     });
     ws.on("message", (data, isBinary) => this.#onMessage(data as Buffer | ArrayBuffer | Buffer[], isBinary));
