@@ -150,6 +150,11 @@ export class VonageStreamClient {
     await this.#closed;
   }
 
+  /** The connection is lost without a close handshake (a network failure, not the end of the call). */
+  terminate(): void {
+    this.#ws?.terminate();
+  }
+
   /** Resolves when `predicate` holds (checked on every message). */
   async waitFor(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
