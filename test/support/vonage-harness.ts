@@ -31,6 +31,8 @@ export interface VonageHarnessSetup {
   mode: "realtime" | "stt-tts";
   telephony?: Record<string, unknown>;
   realtime?: FakeOpenAiRealtimeServerOptions;
+  /** More top-level config (e.g. `redis` for a cluster of workers). */
+  config?: Record<string, unknown>;
 }
 
 export interface NccoEndpoint {
@@ -139,6 +141,7 @@ export async function startVonage(setup: VonageHarnessSetup): Promise<VonageHarn
       defaultMode: setup.mode,
       ...setup.telephony,
     },
+    ...setup.config,
   });
   const app = await createApp({ config, ...loaded }, { logger });
   const { port } = await app.listen({ port: 0 });
