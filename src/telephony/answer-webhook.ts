@@ -8,7 +8,7 @@
  * stream parameters. The carrier hands the parameters back in the stream's
  * start, which is how the stream is tied to this validated request.
  */
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, RouteHandlerMethod } from "fastify";
 import { TalkError } from "../core/index.js";
 import { NOOP_LOGGER, type TalkLogger } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
@@ -92,52 +92,50 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
 
   return async (app) => {
     webhookBodyParsers(app, bodyLimit);
-    const methods = carrier.voiceMethods ?? ["POST"];
     const refusal = carrier.refusalStatus ?? 403;
-    app.route({
-      method: [...methods],
-      url: carrier.paths.voice,
-      bodyLimit,
-      handler: async (request, reply) => {
-        const base = publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
-        const webhook = webhookRequest(request, base);
-        const accepted = unsignedLoopback
-          ? isLoopbackAddress(request.socket.remoteAddress)
-          : carrier.authenticate(webhook) === "ok";
-        if (!accepted) {
-          // Never say why: a forger learns nothing from the answer.
-          logger.warn({ carrier: carrier.id, url: webhook.url }, "voice webhook: signature rejected");
-          return reply
-            .code(refusal)
-            .type("text/plain")
-            .send(refusal === 401 ? "Unauthorized" : "Forbidden");
-        }
-        const inbound = carrier.inboundCall(webhook);
-        if (inbound === undefined) return reply.code(400).type("text/plain").send("Missing call id");
-        // The number's webhook URL may pin the mode (`.../voice?mode=stt-tts`); carriers sign the query too.
-        const mode = (request.query as Record<string, unknown> | undefined)?.["mode"];
-        if (mode !== undefined && mode !== "realtime" && mode !== "stt-tts") {
-          return reply.code(400).type("text/plain").send("mode must be realtime or stt-tts");
-        }
-        const call: StreamCallMetadata = {
-          callId: inbound.callId,
-          accountId: inbound.accountId,
-          from: inbound.from,
-          to: inbound.to,
-          direction: inbound.direction,
-          ...(mode !== undefined ? { mode } : {}),
-        };
-        const token = await tokens.issue({ ...call, kind: "inbound", carrier: carrier.id }, tokenTtlMs);
-        logger.info(
-          { carrier: carrier.id, callId: call.callId, direction: call.direction },
-          "voice webhook: connecting call to stream",
-        );
-        const document = carrier.answer({
-          url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
-          parameters: streamParameters(token, call),
-        });
-        return reply.code(200).type(document.contentType).send(document.body);
-      },
+    // The methods the carrier's webhook uses (Vonage: GET, or POST JSON).
+    const voiceRoute = (url: string, options: { bodyLimit: number }, handler: RouteHandlerMethod): void => {
+      app.route({ method: [...(carrier.voiceMethods ?? ["POST"])], url, ...options, handler });
+    };
+    voiceRoute(carrier.paths.voice, { bodyLimit }, async (request, reply) => {
+      const base = publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
+      const webhook = webhookRequest(request, base);
+      const accepted = unsignedLoopback
+        ? isLoopbackAddress(request.socket.remoteAddress)
+        : carrier.authenticate(webhook) === "ok";
+      if (!accepted) {
+        // Never say why: a forger learns nothing from the answer.
+        logger.warn({ carrier: carrier.id, url: webhook.url }, "voice webhook: signature rejected");
+        return reply
+          .code(refusal)
+          .type("text/plain")
+          .send(refusal === 401 ? "Unauthorized" : "Forbidden");
+      }
+      const inbound = carrier.inboundCall(webhook);
+      if (inbound === undefined) return reply.code(400).type("text/plain").send("Missing call id");
+      // The number's webhook URL may pin the mode (`.../voice?mode=stt-tts`); carriers sign the query too.
+      const mode = (request.query as Record<string, unknown> | undefined)?.["mode"];
+      if (mode !== undefined && mode !== "realtime" && mode !== "stt-tts") {
+        return reply.code(400).type("text/plain").send("mode must be realtime or stt-tts");
+      }
+      const call: StreamCallMetadata = {
+        callId: inbound.callId,
+        accountId: inbound.accountId,
+        from: inbound.from,
+        to: inbound.to,
+        direction: inbound.direction,
+        ...(mode !== undefined ? { mode } : {}),
+      };
+      const token = await tokens.issue({ ...call, kind: "inbound", carrier: carrier.id }, tokenTtlMs);
+      logger.info(
+        { carrier: carrier.id, callId: call.callId, direction: call.direction },
+        "voice webhook: connecting call to stream",
+      );
+      const document = carrier.answer({
+        url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
+        parameters: streamParameters(token, call),
+      });
+      return reply.code(200).type(document.contentType).send(document.body);
     });
   };
 }
