@@ -58,6 +58,14 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "TELNYX_CONNECTION_ID", path: "telephony.telnyx.connectionId", parse: asString },
   { env: "PLIVO_AUTH_ID", path: "telephony.plivo.authId", parse: asString },
   { env: "PLIVO_AUTH_TOKEN", path: "telephony.plivo.authToken", parse: asString, secret: true },
+  { env: "VONAGE_APPLICATION_ID", path: "telephony.vonage.applicationId", parse: asString },
+  { env: "VONAGE_PRIVATE_KEY", path: "telephony.vonage.privateKey", parse: asString, secret: true },
+  {
+    env: "VONAGE_SIGNATURE_SECRET",
+    path: "telephony.vonage.signatureSecret",
+    parse: asString,
+    secret: true,
+  },
 ];
 
 /**

@@ -82,6 +82,25 @@ export const telephonySchema = z
       })
       .strict()
       .prefault({}),
+    vonage: z
+      .object({
+        /** VONAGE_APPLICATION_ID: the Voice API application (REST JWTs). */
+        applicationId: z.string().min(1).max(128).optional(),
+        /** VONAGE_PRIVATE_KEY: the application's RSA private key, PEM. Never echoed. */
+        privateKey: z.string().min(1).optional(),
+        /** VONAGE_SIGNATURE_SECRET: the HS256 key of signed webhooks. Never echoed. */
+        signatureSecret: z.string().min(1).optional(),
+        /** Base URL Vonage reaches; default server.publicUrl (PUBLIC_URL). */
+        publicUrl: z.url().optional(),
+        /** Voice API base (a local server in tests). */
+        apiBaseUrl: z.url().default("https://api.nexmo.com"),
+        /** Caller id of outbound calls that name no `from` (a Vonage number). */
+        defaultFrom: z.string().min(1).optional(),
+        /** A signed webhook older than this (its token's `iat`) is refused, seconds. */
+        maxWebhookAgeS: z.number().int().min(30).max(3600).default(300),
+      })
+      .strict()
+      .prefault({}),
     /**
      * The carrier outbound calls go through when the request names none
      * (`twilio`, ...); default: the first configured carrier with REST

@@ -1,6 +1,8 @@
 /**
- * POST `<carrier paths.voice>` (e.g. /telephony/twilio/voice): a carrier's
- * voice webhook. A request the carrier's authentication refuses gets 403; a
+ * `<carrier paths.voice>` (e.g. POST /telephony/twilio/voice, GET or POST
+ * /telephony/vonage/answer: the methods the carrier declares): a carrier's
+ * voice webhook. A request the carrier's authentication refuses gets 403 (or
+ * the carrier's refusal status); a
  * valid one gets the carrier's answer document connecting the call to our
  * media-stream WebSocket, with a one-time token and the call's metadata as
  * stream parameters. The carrier hands the parameters back in the stream's
@@ -12,7 +14,7 @@
  * answer then carries that token (verified here, spent by the stream) and the
  * carrier's id of the call, instead of a new inbound token.
  */
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, RouteHandlerMethod } from "fastify";
 import { TalkError } from "../core/index.js";
 import { NOOP_LOGGER, type TalkLogger } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
@@ -96,7 +98,12 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
 
   return async (app) => {
     webhookBodyParsers(app, bodyLimit);
-    app.post(carrier.paths.voice, { bodyLimit }, async (request, reply) => {
+    const refusal = carrier.refusalStatus ?? 403;
+    // The methods the carrier's webhook uses (Vonage: GET, or POST JSON).
+    const voiceRoute = (url: string, options: { bodyLimit: number }, handler: RouteHandlerMethod): void => {
+      app.route({ method: [...(carrier.voiceMethods ?? ["POST"])], url, ...options, handler });
+    };
+    voiceRoute(carrier.paths.voice, { bodyLimit }, async (request, reply) => {
       const base = publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
       const webhook = webhookRequest(request, base);
       const accepted = unsignedLoopback
@@ -105,7 +112,10 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       if (!accepted) {
         // Never say why: a forger learns nothing from the answer.
         logger.warn({ carrier: carrier.id, url: webhook.url }, "voice webhook: signature rejected");
-        return reply.code(403).type("text/plain").send("Forbidden");
+        return reply
+          .code(refusal)
+          .type("text/plain")
+          .send(refusal === 401 ? "Unauthorized" : "Forbidden");
       }
       const inbound = carrier.inboundCall(webhook);
       if (inbound === undefined) return reply.code(400).type("text/plain").send("Missing call id");

@@ -53,13 +53,15 @@ export interface CallSettings {
   transferAnnouncement: string | undefined;
 }
 
-/** The carrier a call is on: its id (session metadata), REST client and line format. */
+/** The carrier a call is on: its id (session metadata), REST client, line format and playback buffer. */
 export interface CallCarrier {
   readonly id: string;
   readonly rest: CarrierRestClient | undefined;
   readonly line: LineAudio;
   /** Where the callee of a transfer hears `text` first; undefined when the carrier has no briefing. */
   briefingUrl?(text: string): string | undefined;
+  /** Audio the carrier buffers at most, ms (CarrierProtocol.playbackBufferMs); undefined: unbounded. */
+  readonly playbackBufferMs?: number | undefined;
 }
 
 export interface CallIdentity {
@@ -130,6 +132,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
     this.playout = new CallPlayout({
       line: carrier.line,
       sendHighWaterBytes: settings.sendHighWaterBytes,
+      ...(carrier.playbackBufferMs !== undefined ? { maxUnplayedMs: carrier.playbackBufferMs } : {}),
       onClearSent: () => latency.clearSent(),
       onItemFirstFrame: () => latency.itemFirstFrame(),
     });

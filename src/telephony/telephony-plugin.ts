@@ -153,6 +153,7 @@ function servedCarrier(
       const base = publicUrl ?? loopbackBase();
       return base === undefined ? undefined : briefingUrl(carrier, base, text);
     },
+    playbackBufferMs: carrier.playbackBufferMs,
   };
   return { carrier, callCarrier, publicUrl, mode };
 }
@@ -169,9 +170,13 @@ function unavailable(carrier: CarrierProtocol): { error: unknown } {
 /** A carrier not configured on a non-loopback host: its routes answer 503 naming the missing settings. */
 function disabledRoutes(scope: FastifyInstance, carrier: CarrierProtocol): void {
   const body = unavailable(carrier);
-  for (const path of [carrier.paths.voice, carrier.paths.status]) {
-    scope.post(path, async (_request, reply) => reply.code(503).send(body));
-  }
+  const methods = carrier.voiceMethods ?? ["POST"];
+  scope.route({
+    method: [...methods],
+    url: carrier.paths.voice,
+    handler: async (_r, reply) => reply.code(503).send(body),
+  });
+  scope.post(carrier.paths.status, async (_request, reply) => reply.code(503).send(body));
   scope.get(carrier.paths.stream, async (_request, reply) => reply.code(503).send(body));
 }
 

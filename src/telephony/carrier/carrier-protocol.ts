@@ -40,6 +40,8 @@ export interface CarrierRoutePaths {
 
 /** A webhook request as a carrier's authentication sees it: nothing Fastify-specific. */
 export interface CarrierWebhookRequest {
+  /** GET or POST (Vonage hashes a GET's query, a POST's body). Default POST. */
+  readonly method?: string | undefined;
   /** The URL the carrier requested: our public URL + path + query (what carriers sign). */
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
@@ -204,7 +206,8 @@ export interface CarrierRestClient {
 }
 
 /**
- * Who a webhook comes from: `ok`, or `refused` (403, never saying why).
+ * Who a webhook comes from: `ok`, or `refused` (403, or the carrier's
+ * `refusalStatus`, never saying why).
  * Unsigned local demo mode (no credentials, loopback peers) is decided by
  * the surface, not here.
  */
@@ -224,6 +227,17 @@ export interface CarrierProtocol {
   readonly lineFormat: AudioFormat;
   /** How playback is acknowledged: named marks echoed after playback, or nothing (count by the clock). */
   readonly acknowledgements: "marks" | "none";
+  /**
+   * Audio the carrier buffers for playback at most, ms (Vonage: 3,072 frames
+   * of 20 ms). The playout keeps the audio sent and not yet acknowledged
+   * under this, holding the rest until acknowledgements come back.
+   * Undefined: the carrier buffers whatever it is sent.
+   */
+  readonly playbackBufferMs?: number | undefined;
+  /** HTTP methods the carrier's voice (answer) webhook uses. Default ["POST"]. */
+  readonly voiceMethods?: ReadonlyArray<"GET" | "POST"> | undefined;
+  /** Status a refused webhook gets: 403 (Twilio, Telnyx, Plivo) or 401 (Vonage's signed JWT). Default 403. */
+  readonly refusalStatus?: 401 | 403 | undefined;
   /** Webhooks can be authenticated (credentials configured); false: local demo mode or disabled. */
   readonly signed: boolean;
   /** The REST client, when credentials for it are configured. */

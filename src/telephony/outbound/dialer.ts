@@ -139,11 +139,18 @@ export class OutboundDialer {
     return this.#dials.has(dialId);
   }
 
-  /** The call dialled as `dialId`, once (its stream started); undefined when the carrier's call id differs. */
+  /**
+   * The call dialled as `dialId`, once (its stream started); undefined when
+   * the carrier's call id differs. A carrier whose stream cannot name its own
+   * call id (Vonage: the answer document is sent with the dial, before the
+   * call has an id) names the dial instead: `callId === dialId`, which the
+   * signed, single-use token vouches for.
+   */
   take(dialId: string, callId: string): CallSession | undefined {
     const dial = this.#dials.get(dialId);
     this.#dials.delete(dialId);
-    return dial?.callId === callId ? dial.call : undefined;
+    if (dial?.callId === undefined) return undefined;
+    return dial.callId === callId || callId === dialId ? dial.call : undefined;
   }
 
   /** The carrier ended `callId`: its dial, if still pending, is forgotten. */
