@@ -140,11 +140,16 @@ export class LegFaults implements FaultHandler {
       this.#ctx.hangUp();
       return;
     }
-    const length = speech!.goodbye.audioFor(this.#ctx.outputFormat()).durationMs;
-    const signal = AbortSignal.any([session.signal, AbortSignal.timeout(length + GOODBYE_GRACE_MS)]);
-    sink.drained(itemId, signal).then(
-      () => this.#ctx.hangUp(),
-      () => this.#ctx.hangUp(),
-    );
+    try {
+      const length = speech!.goodbye.audioFor(this.#ctx.outputFormat()).durationMs;
+      const timeout = AbortSignal.timeout(Math.ceil(length + GOODBYE_GRACE_MS));
+      sink.drained(itemId, AbortSignal.any([session.signal, timeout])).then(
+        () => this.#ctx.hangUp(),
+        () => this.#ctx.hangUp(),
+      );
+    } catch (err) {
+      this.#ctx.logger.warn({ err, sessionId: session.id }, "media leg: waiting for the goodbye failed");
+      this.#ctx.hangUp();
+    }
   }
 }

@@ -232,6 +232,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       payload: { ...meta, role: "user", text },
     });
     if (own) session.endTurn(turn.id);
+    this.#history.add("user", text);
     voice.sendText(text);
   }
 
