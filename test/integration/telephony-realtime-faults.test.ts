@@ -19,7 +19,10 @@ import type { TwilioStreamClient } from "../support/twilio-stream-client.js";
 
 const APOLOGY = "Sorry, one moment please.";
 const GOODBYE = "Sorry, we have to end this call. Goodbye.";
-const lines = { apology: new Uint8Array(0), goodbye: new Uint8Array(0) };
+const lines: { apology: Uint8Array; goodbye: Uint8Array } = {
+  apology: new Uint8Array(0),
+  goodbye: new Uint8Array(0),
+};
 beforeAll(async () => {
   lines.apology = await render(APOLOGY);
   lines.goodbye = await render(GOODBYE);

@@ -36,7 +36,7 @@ afterEach(async () => {
   agent = undefined;
 });
 
-let apology = new Uint8Array(0);
+let apology: Uint8Array = new Uint8Array(0);
 beforeAll(async () => {
   apology = (await renderLine(createEspeakTts(), APOLOGY)).audioFor(ULAW_8K).data;
 });

@@ -11,10 +11,7 @@ import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./cont
 import { PcmConverter } from "./pcm-converter.js";
 import { sameAudioFormat } from "../talk-types.js";
 import type { PipelineFaults, PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
-import { ConversationHistory } from "./agent-context.js";
-import type { ProviderFault } from "../faults/fault-options.js";
-import { StallWatchdog } from "../faults/stall-watchdog.js";
-import { abortableDelay } from "../abortable.js";
+import { RealtimeRecovery } from "./realtime-recovery.js";
 import { toolOwnershipOf, type ToolOwnership } from "./brain-options.js";
 import { ProgressiveSpeech } from "./progressive-speech.js";
 import { RealtimeEventMapper } from "./realtime-event-mapper.js";
@@ -63,13 +60,10 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   #voice: RealtimeVoiceSession | undefined;
   /** Bumped whenever a provider session is dropped: events of an older one are ignored. */
   #generation = 0;
-  /** A provider session is being (re)opened after a fault. */
-  #recovering = false;
   /** A greeting asked for while no provider session was up; spoken once one is. */
   #pendingSay: string | undefined;
-  /** What was said so far, given to a new provider session after a fault. */
-  readonly #history: ConversationHistory;
-  readonly #watchdog: StallWatchdog;
+  /** The failure path: stall watchdog, the conversation so far, reconnects. */
+  readonly #recovery: RealtimeRecovery;
   /** Input that arrived while the provider connects: bytes (passthrough) or samples. */
   #held: (Uint8Array | Int16Array)[] = [];
   #heldBytes = 0;
@@ -84,17 +78,16 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
     this.toolOwnership = toolOwnershipOf(deps.options.brain.replyPath);
     this.#progressive = new ProgressiveSpeech(() => this.#voice, deps.logger);
-    this.#history = new ConversationHistory(deps.options.historyEntries);
-    const limits = deps.faults?.options;
-    this.#watchdog = new StallWatchdog({
-      firstByteTimeoutMs: limits?.firstByteTimeoutMs ?? 0,
-      interChunkTimeoutMs: limits?.interChunkTimeoutMs ?? 0,
-      onStall: (kind, ms) =>
-        this.#fault({
-          kind: "stalled",
-          provider: "realtime",
-          message: `The realtime provider sent nothing for ${ms} ms (${kind === "first_byte" ? "no first audio" : "mid-answer"}).`,
-        }),
+    this.#recovery = new RealtimeRecovery({
+      session: deps.session,
+      faults: deps.faults,
+      instructions: deps.options.instructions,
+      historyEntries: deps.options.historyEntries,
+      logger: deps.logger,
+      closing: () => this.#closing !== undefined,
+      drop: () => this.#drop(),
+      open: (instructions) => this.#open(instructions),
+      close: (reason) => void this.close(reason),
     });
     this.#providerInput = providerFormat(deps.inputFormat, deps.provider.capabilities.inputFormats);
     this.#providerOutput = providerFormat(deps.outputFormat, deps.provider.capabilities.outputFormats);
@@ -124,7 +117,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         interruptible: deps.interruptible,
       }),
       interrupt: (output) => this.#bargeIn(output),
-      fault: (fault, fatal) => this.#providerFailed(fault, fatal),
+      fault: (fault, fatal) => this.#recovery.failed(fault, fatal),
       closing: () => this.#closing !== undefined,
     });
     this.ready = this.#connect();
@@ -203,7 +196,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   say(text: string): void {
     if (this.session.state !== "active") throw new TalkError("session_closed");
-    if (!this.#voice && this.#recovering) {
+    if (!this.#voice && this.#recovery.recovering) {
       // The provider is being reconnected after a fault: the line is spoken by the new session.
       this.#pendingSay = text;
       return;
@@ -232,7 +225,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       payload: { ...meta, role: "user", text },
     });
     if (own) session.endTurn(turn.id);
-    this.#history.add("user", text);
+    this.#recovery.userText(text);
     voice.sendText(text);
   }
 
@@ -242,7 +235,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   async #close(reason: TerminalReason): Promise<void> {
-    this.#watchdog.stop();
+    this.#recovery.stop();
     this.#generation++;
     this.#output.reportAll();
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
@@ -274,7 +267,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       if (session.state !== "active" || this.#closing) throw error;
       if (this.#deps.faults) {
         // The leg's failure path takes over: the caller hears the apology, the session stays up while it recovers.
-        this.#fault({ kind: "connect_failed", provider: "realtime", message: error.message });
+        this.#recovery.fault({ kind: "connect_failed", provider: "realtime", message: error.message });
         return;
       }
       session.emit({ type: "session.error", payload: { ...error.toJSON() } });
@@ -316,46 +309,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     if (pending !== undefined) voice.createResponse(sayInstructions(pending));
   }
 
-  /**
-   * A provider failure the mapper saw (error event, provider gone) or the
-   * stall watchdog noticed. With a failure path (a media leg), it is a
-   * fault; otherwise a fatal one closes the session as before.
-   */
-  #providerFailed(fault: ProviderFault, fatal: boolean): void {
-    if (this.#deps.faults) {
-      this.#fault(fault);
-      return;
-    }
-    const { session } = this;
-    session.emit({
-      type: "session.error",
-      payload: {
-        code:
-          fault.kind === "connection_lost" && fault.upstreamCode === undefined
-            ? "provider_unavailable"
-            : "provider_error",
-        message: fault.message,
-        ...(fault.upstreamCode !== undefined ? { upstreamCode: fault.upstreamCode } : {}),
-        fatal,
-      },
-    });
-    if (fatal) void this.close("error");
-  }
-
-  /**
-   * The one failure path: the answer in progress is lost (its output
-   * cancelled, the line cleared), the provider session dropped, the leg told
-   * (the caller hears the apology), then a new session is opened with the
-   * conversation so far, unless the leg hangs up.
-   */
-  #fault(fault: ProviderFault): void {
-    const faults = this.#deps.faults;
-    if (this.#closing || this.session.state !== "active") return;
-    if (!faults) {
-      this.#providerFailed(fault, true);
-      return;
-    }
-    this.#watchdog.stop();
+  /** Drops the provider session after a fault: the answer it was giving is cancelled and cleared from the line. */
+  #drop(): void {
     const old = this.#voice;
     this.#voice = undefined;
     this.#generation++;
@@ -365,57 +320,9 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.session.cancelOutput(output.turnId, "error");
       this.#dropOutput(output, "error");
     }
-    if (old) {
-      old.close().catch((err: unknown) => {
-        this.#deps.logger.debug({ err, sessionId: this.session.id }, "dropped realtime session close failed");
-      });
-    }
-    if (this.#recovering) return; // a reconnect in progress keeps trying
-    if (faults.handler.fault(fault) === "recover") void this.#recover(fault);
-  }
-
-  /** Reconnects with backoff, up to `retries` times; then the leg hangs up. */
-  async #recover(first: ProviderFault): Promise<void> {
-    const faults = this.#deps.faults!;
-    const { retries, retryBackoffMs } = faults.options;
-    this.#recovering = true;
-    let last = first;
-    try {
-      for (let attempt = 0; attempt < retries; attempt++) {
-        await abortableDelay(retryBackoffMs * 2 ** attempt, this.session.signal);
-        if (this.#closing || this.session.state !== "active") return;
-        try {
-          await this.#open(this.#resumeInstructions());
-          faults.handler.recovered();
-          return;
-        } catch (err) {
-          if (this.#closing || this.session.state !== "active") return;
-          last = { kind: "connect_failed", provider: "realtime", message: toTalkError(err).message };
-          this.#deps.logger.warn(
-            { sessionId: this.session.id, attempt: attempt + 1, err: last.message },
-            "realtime provider reconnect failed",
-          );
-        }
-      }
-      faults.handler.lost(last);
-    } catch {
-      // Aborted: the session closed while waiting.
-    } finally {
-      this.#recovering = false;
-    }
-  }
-
-  /** The instructions of a new session after a fault: the trusted ones, then the conversation so far. */
-  #resumeInstructions(): string {
-    const base = this.#deps.options.instructions;
-    const lines = this.#history.entries.map(
-      (m) => `${m.role === "user" ? "Caller" : "Assistant"}: ${m.content}`,
-    );
-    return (
-      `${base}\n\nThe connection to you was interrupted and has been restored; the caller was told. ` +
-      "Continue the same conversation without greeting again." +
-      (lines.length > 0 ? ` The conversation so far, oldest first:\n${lines.join("\n")}` : "")
-    );
+    old?.close().catch((err: unknown) => {
+      this.#deps.logger.debug({ err, sessionId: this.session.id }, "dropped realtime session close failed");
+    });
   }
 
   #forward(data: Uint8Array | Int16Array): void {
@@ -438,8 +345,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   #onEvent(event: RealtimeProviderEvent): void {
     if (this.session.state !== "active") return;
-    this.#watch(event);
-    if (event.type === "transcript_done") this.#history.add(event.role, event.text);
+    this.#recovery.observe(event);
     try {
       this.#progressive.observe(event);
       this.#events.handle(event);
@@ -449,27 +355,6 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         { err, sessionId: this.session.id, type: event.type },
         "realtime event could not be mapped",
       );
-    }
-  }
-
-  /** The stall watchdog follows each response: due at its start, fed by its chunks, done at its end. */
-  #watch(event: RealtimeProviderEvent): void {
-    if (!this.#deps.faults) return;
-    switch (event.type) {
-      case "response_started":
-        this.#watchdog.expect();
-        return;
-      case "audio_delta":
-      case "text_delta":
-      case "transcript_delta":
-      case "tool_call":
-        this.#watchdog.progress();
-        return;
-      case "response_done":
-        this.#watchdog.stop();
-        return;
-      default:
-        return;
     }
   }
 
