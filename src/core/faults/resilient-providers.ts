@@ -75,11 +75,16 @@ abstract class ProviderChain<P extends ProviderDescriptor> {
       : abortableDelay(this.o.retryBackoffMs * 2 ** (attempt - 1), signal);
   }
 
-  /** A stall watchdog over one attempt, on the chain's timeouts. */
-  guard(onStall: (error: TalkError) => void, what: string): StallWatchdog {
+  /**
+   * A stall watchdog over one attempt of `provider`, on the chain's timeouts.
+   * A local engine (capabilities.local) is not timed: it cannot be
+   * unreachable, its speed is the machine's, and it is the last resort.
+   */
+  guard(provider: P, onStall: (error: TalkError) => void, what: string): StallWatchdog {
+    const untimed = provider.capabilities.local === true;
     return new StallWatchdog({
-      firstByteTimeoutMs: this.o.firstByteTimeoutMs,
-      interChunkTimeoutMs: this.o.interChunkTimeoutMs,
+      firstByteTimeoutMs: untimed ? 0 : this.o.firstByteTimeoutMs,
+      interChunkTimeoutMs: untimed ? 0 : this.o.interChunkTimeoutMs,
       onStall: (kind, ms) =>
         onStall(
           new TalkError(
@@ -155,7 +160,7 @@ async function* streamOverChain<P extends ProviderDescriptor, T>(
     await chain.wait(attempt, signal);
     const stall = new AbortController();
     const attemptSignal = AbortSignal.any([signal, stall.signal]);
-    const watchdog = chain.guard((e) => stall.abort(e), `${provider.kind} provider ${provider.id}`);
+    const watchdog = chain.guard(provider, (e) => stall.abort(e), `${provider.kind} provider ${provider.id}`);
     if (firstByte) watchdog.expect();
     let delivered = false;
     const it = open(provider, index, attemptSignal)[Symbol.asyncIterator]();
@@ -307,7 +312,7 @@ class ResilientSttStream implements SttStream {
     const { provider } = step;
     const stall = new AbortController();
     const signal = AbortSignal.any([this.#options.signal, stall.signal]);
-    const watchdog = this.#chain.guard((e) => stall.abort(e), `stt provider ${provider.id}`);
+    const watchdog = this.#chain.guard(provider, (e) => stall.abort(e), `stt provider ${provider.id}`);
     const wanted = provider.capabilities.inputFormats;
     const format =
       !wanted || wanted.length === 0 || wanted.some((f) => sameAudioFormat(f, this.#options.format))

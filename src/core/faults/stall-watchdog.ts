@@ -2,7 +2,9 @@
 export type StallKind = "first_byte" | "inter_chunk";
 
 export interface StallWatchdogOptions {
+  /** 0: not timed. */
   firstByteTimeoutMs: number;
+  /** 0: not timed. */
   interChunkTimeoutMs: number;
   /** Called once per arming when a wait runs out (then the watchdog is stopped). */
   onStall(kind: StallKind, waitedMs: number): void;
@@ -50,6 +52,11 @@ export class StallWatchdog {
 
   #arm(kind: StallKind, ms: number): void {
     clearTimeout(this.#timer);
+    if (ms <= 0) {
+      // 0: this wait is not timed (the stream is still followed, so progress() keeps working).
+      this.#timer = undefined;
+      return;
+    }
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#started = false;
