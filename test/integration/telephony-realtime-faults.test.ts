@@ -186,4 +186,18 @@ describe("telephony: a realtime provider fails under a call", () => {
     expect(h.realtime!.refusedConnections).toBe(3); // the first try and two reconnects
     await h.rest.waitFor((r) => r.path.endsWith(`/Calls/${client.callSid}.json`));
   });
+
+  it("the connection refused at call start with policy hangup: a greeting waits for nothing, the goodbye is heard, then provider_lost", async () => {
+    h = await startTelephony({
+      mode: "realtime",
+      talk: faultsConfig("hangup"),
+      telephony: { greeting: "Hello, you reached the test line." },
+    });
+    h.realtime!.refuseConnections();
+    const client = await h.dial({ waitForProvider: false });
+    await client.waitFor(() => client.closeCode !== undefined);
+    expect(find(client, lines.goodbye)).toBe(0);
+    expect(client.closeReason).toBe("provider_lost");
+    expect(h.realtime!.refusedConnections).toBe(1);
+  });
 });

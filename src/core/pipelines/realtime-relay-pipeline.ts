@@ -196,9 +196,14 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   say(text: string): void {
     if (this.session.state !== "active") throw new TalkError("session_closed");
-    if (!this.#voice && this.#recovery.recovering) {
-      // The provider is being reconnected after a fault: the line is spoken by the new session.
-      this.#pendingSay = text;
+    if (!this.#voice && this.#deps.faults) {
+      // After a fault: a reconnecting session speaks the line once it is up; a leg hanging up drops it.
+      if (this.#recovery.recovering) this.#pendingSay = text;
+      else
+        this.#deps.logger.info(
+          { sessionId: this.session.id },
+          "realtime: no provider session to speak the line",
+        );
       return;
     }
     // The provider speaks in its own voice; the words come from trusted config (a greeting, a farewell).
