@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import { TalkError } from "../errors.js";
 import { NOOP_LOGGER } from "../logger.js";
 import type {
+  AgentConsultRequest,
+  AgentDelta,
+  AgentProvider,
   AudioChunk,
   SttProvider,
   SttStreamOptions,
@@ -9,7 +12,7 @@ import type {
   TtsRequest,
 } from "../provider-types.js";
 import { PCM16_16K, type AudioFormat } from "../talk-types.js";
-import { ResilientStt, ResilientTts, type ResilienceOptions } from "./resilient-providers.js";
+import { ResilientAgent, ResilientStt, ResilientTts, type ResilienceOptions } from "./resilient-providers.js";
 
 const OPTIONS: ResilienceOptions = {
   retries: 1,
@@ -148,5 +151,55 @@ describe("ResilientStt", () => {
     expect(result.text).toMatch(/^local:\d+ at 8000$/);
     const samples = Number(/local:(\d+)/.exec(result.text)![1]);
     expect(Math.abs(samples - 8000)).toBeLessThan(100);
+  });
+});
+
+/** An agent following a script of behaviours, one per consult. */
+class ScriptedAgent implements AgentProvider {
+  readonly kind = "agent" as const;
+  readonly label = "scripted";
+  readonly capabilities = {};
+  consults = 0;
+  constructor(
+    readonly id: string,
+    readonly script: Behaviour[],
+  ) {}
+  health() {
+    return Promise.resolve({ ok: true });
+  }
+  async *consult(request: AgentConsultRequest): AsyncIterable<AgentDelta> {
+    const behaviour = this.script[this.consults++] ?? "ok";
+    if (behaviour === "unavailable") throw new TalkError("provider_unavailable", "503");
+    yield { type: "text", text: `${this.id} says hi` };
+    if (behaviour === "stall") {
+      await new Promise((resolve) => request.signal.addEventListener("abort", resolve, { once: true }));
+      throw new TalkError("cancelled");
+    }
+    yield { type: "done" };
+  }
+}
+
+async function consult(agent: AgentProvider): Promise<string> {
+  let text = "";
+  const request = { sessionId: "s", turnId: "t", messages: [], signal: new AbortController().signal };
+  for await (const delta of agent.consult(request)) if (delta.type === "text") text += delta.text;
+  return text;
+}
+
+describe("ResilientAgent", () => {
+  it("a consult failing before its first token is retried, then failed over", async () => {
+    const primary = new ScriptedAgent("cloud", ["unavailable", "unavailable"]);
+    const fallback = new ScriptedAgent("backup", []);
+    expect(await consult(new ResilientAgent([primary, fallback], OPTIONS))).toBe("backup says hi");
+    expect(primary.consults).toBe(2);
+  });
+
+  it("tokens that stop mid-answer fail the consult after interChunkTimeoutMs (never repeated)", async () => {
+    const primary = new ScriptedAgent("cloud", ["stall"]);
+    const fallback = new ScriptedAgent("backup", []);
+    await expect(consult(new ResilientAgent([primary, fallback], OPTIONS))).rejects.toMatchObject({
+      code: "timeout",
+    });
+    expect(fallback.consults).toBe(0);
   });
 });
