@@ -1,0 +1,288 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp, type App } from "../../src/app.js";
+import { validateConfig } from "../../src/config/load-config.js";
+import type { TalkEvent } from "../../src/core/talk-events.js";
+import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
+import { FakeChatCompletionsServer, longAnswer } from "../support/fake-chat-completions-server.js";
+import { speechWav } from "./meetings-harness.js";
+
+/**
+ * The talk page at `/` in real Chromium (one browser for the file), its
+ * microphone a pocketsphinx-testdata recording ("go forward ten meters")
+ * looped with a long pause, against the whole server: first on the embedded
+ * defaults (pocketsphinx, the local agent, espeak-ng), then with an agent
+ * that streams a long answer (barge-in, a dropped socket mid-answer).
+ * Screenshots land in test-artifacts/ (phone-sized viewport).
+ */
+
+const ARTIFACTS = join(process.cwd(), "test-artifacts");
+
+interface Snapshot {
+  mode: string;
+  state: string;
+  connection: string;
+  running: boolean;
+  sessionId?: string;
+  plan?: { turns: string; params: { mode: string; transport: string } };
+  micSpeaking: boolean;
+  transcript: {
+    role: string;
+    turnId: string;
+    itemId?: string;
+    text: string;
+    streamed: string;
+    final: boolean;
+    interrupted: boolean;
+  }[];
+  player?: { chunks: number; playedMs: number; audibleMs: number; stops: number; playing: boolean };
+  session?: { joins: number; duplicates: number; gaps: number; seqs: number[]; lastSeq: number };
+  lastBargeIn?: { wasPlaying: boolean; playingAfter: boolean };
+  bargeIns: number;
+  latency: Record<string, number>;
+  errors: { code?: string; message: string }[];
+  events: string[];
+}
+
+interface Server {
+  app: App;
+  url: string;
+  events: TalkEvent[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function startServer(dir: string, name: string, config: Record<string, unknown> = {}): Promise<Server> {
+  const app = await createApp(
+    validateConfig({
+      server: { port: 0 },
+      dataDir: join(dir, `data-${name}`),
+      log: { level: process.env["WEB_PAGE_LOG"] ?? "silent" },
+      ...config,
+    }),
+  );
+  const { port } = await app.listen({ port: 0 });
+  const events: TalkEvent[] = [];
+  app.runtime.subscribeAll((event) => events.push(event));
+  return { app, url: `http://127.0.0.1:${port}/`, events };
+}
+
+describe("the talk page in Chromium", () => {
+  let dir: string;
+  let browser: Browser;
+  let local: Server;
+  let long: Server;
+  let chat: FakeChatCompletionsServer;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "talkgate-web-"));
+    mkdirSync(ARTIFACTS, { recursive: true });
+    // 0.5 s, the recording (~2.6 s), then 7 s of silence: one utterance every ~10 s.
+    const wav = speechWav(dir, "goforward.raw", 7);
+    browser = await puppeteer.launch({
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      userDataDir: join(dir, "profile"),
+      args: [
+        ...BOT_CHROMIUM_ARGS,
+        "--use-fake-device-for-media-stream",
+        `--use-file-for-fake-audio-capture=${wav}`,
+      ],
+    });
+    local = await startServer(dir, "local");
+    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(3000), tokenDelayMs: 15 });
+    const chatUrl = await chat.start();
+    long = await startServer(dir, "long", {
+      agent: { endpoint: { baseUrl: chatUrl, model: "fake-model", apiKey: "k" } },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close().catch(() => {});
+    await local?.app.close();
+    await long?.app.close();
+    await chat?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  async function open(server: Server, mode: string): Promise<Page> {
+    const page = await browser.newPage();
+    await page.setViewport({ width: 390, height: 760, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    page.on("pageerror", (err) => console.error("page error:", err));
+    await page.goto(server.url);
+    if (mode !== "conversation") await page.click(`.modes [data-mode="${mode}"]`);
+    await page.click("#start");
+    await waitFor(page, (s) => s.running && s.connection === "connected");
+    return page;
+  }
+
+  const snapshot = (page: Page): Promise<Snapshot> =>
+    page.evaluate(`window.talkPage.snapshot()`) as Promise<Snapshot>;
+
+  async function waitFor(page: Page, done: (s: Snapshot) => boolean, what = "condition"): Promise<Snapshot> {
+    for (;;) {
+      const s = await snapshot(page);
+      if (done(s)) return s;
+      if (s.errors.length > 0) throw new Error(`${what}: page error ${JSON.stringify(s.errors)}`);
+      await sleep(100);
+    }
+  }
+
+  const userWords = (s: Snapshot): string =>
+    s.transcript
+      .filter((l) => l.role === "user" && l.final)
+      .map((l) => l.text.toLowerCase())
+      .join(" ");
+
+  const heardUser = (s: Snapshot): boolean => /\b(forward|go|ten|meters?)\b/.test(userWords(s));
+
+  async function screenshot(page: Page, name: string): Promise<void> {
+    await page.screenshot({ path: join(ARTIFACTS, `web-page-${name}.png`) });
+  }
+
+  it("serves the page with its modules, a CSP and revalidation", async () => {
+    const res = await fetch(local.url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const worklet = await fetch(new URL("capture-worklet.js", local.url));
+    expect(worklet.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    const again = await fetch(local.url, { headers: { "if-none-match": res.headers.get("etag")! } });
+    expect(again.status).toBe(304);
+  });
+
+  it("conversation (stt-tts on the embedded defaults): the user's words in the transcript, the answer played", async () => {
+    const page = await open(local, "conversation");
+    const started = await snapshot(page);
+    expect(started.plan).toMatchObject({
+      turns: "detector",
+      params: { mode: "stt-tts", transport: "managed-room" },
+    });
+    const s = await waitFor(
+      page,
+      (s) => heardUser(s) && (s.player?.audibleMs ?? 0) >= 500,
+      "words and audio",
+    );
+    expect(s.transcript.some((l) => l.role === "assistant" && /you said/i.test(l.text))).toBe(true);
+    const states = (await snapshot(page)).events;
+    expect(states).toContain("output.audio.started");
+    await waitFor(page, (s) => s.state === "listening" && s.latency["turn_end_to_first_audio"] !== undefined);
+    await screenshot(page, "conversation");
+    await page.click("#start");
+    await page.close();
+  }, 90_000);
+
+  it("push to talk: holding Space is one turn (startTurn/endTurn), the answer is played; Escape cancels", async () => {
+    const page = await open(local, "push-to-talk");
+    expect((await snapshot(page)).plan?.turns).toBe("button");
+    // Press in the pause before the next utterance, release once it has been spoken.
+    await waitFor(page, (s) => s.micSpeaking, "speech");
+    await waitFor(page, (s) => !s.micSpeaking, "pause");
+    await page.keyboard.down("Space");
+    await waitFor(page, (s) => s.micSpeaking, "next utterance");
+    await waitFor(page, (s) => !s.micSpeaking, "its end");
+    await page.keyboard.up("Space");
+    const s = await waitFor(
+      page,
+      (s) => heardUser(s) && (s.player?.audibleMs ?? 0) >= 500,
+      "words and audio",
+    );
+    const sessionEvents = local.events.filter((e) => e.sessionId === s.sessionId);
+    expect(sessionEvents.filter((e) => e.type === "turn.started").length).toBeGreaterThanOrEqual(1);
+    await screenshot(page, "push-to-talk");
+
+    // Press and cancel: the server cancels the turn.
+    await page.keyboard.down("Space");
+    await waitFor(
+      page,
+      (s) =>
+        s.events.includes("capture.started") &&
+        s.events.lastIndexOf("capture.started") > s.events.lastIndexOf("turn.cancelled"),
+    );
+    await page.keyboard.press("Escape");
+    await page.keyboard.up("Space");
+    await waitFor(page, (s) => s.events.includes("turn.cancelled"), "cancelled turn");
+    await page.click("#start");
+    await page.close();
+  }, 90_000);
+
+  it("captions (transcription): the user's words as captions, no assistant audio", async () => {
+    const page = await open(local, "captions");
+    expect((await snapshot(page)).plan?.params).toMatchObject({
+      mode: "transcription",
+      transport: "gateway-relay",
+    });
+    const s = await waitFor(page, heardUser, "captions");
+    expect(s.transcript.every((l) => l.role === "user")).toBe(true);
+    expect(s.player?.chunks ?? 0).toBe(0);
+    await screenshot(page, "captions");
+    await page.click("#start");
+    await page.close();
+  }, 60_000);
+
+  it("barge-in: speaking over a long answer stops its playback at once and the server cancels it", async () => {
+    const page = await open(long, "conversation");
+    await waitFor(page, (s) => (s.player?.audibleMs ?? 0) >= 500, "answer playing");
+    const s = await waitFor(page, (s) => s.bargeIns >= 1, "barge-in");
+    expect(s.lastBargeIn).toEqual({ wasPlaying: true, playingAfter: false });
+    const cancelled = await waitFor(page, (s) =>
+      s.transcript.some((l) => l.role === "assistant" && l.interrupted),
+    );
+    const sessionEvents = long.events.filter((e) => e.sessionId === cancelled.sessionId);
+    expect(
+      sessionEvents.some((e) => e.type === "output.audio.cancelled" || e.type === "turn.cancelled"),
+    ).toBe(true);
+    await screenshot(page, "barge-in");
+    await page.click("#start");
+    await page.close();
+  }, 90_000);
+
+  it("a socket dropped mid-answer rejoins with afterSeq: every event once, the transcript without gap or duplicate", async () => {
+    const page = await open(long, "push-to-talk");
+    await waitFor(page, (s) => s.micSpeaking, "speech");
+    await waitFor(page, (s) => !s.micSpeaking, "pause");
+    await page.keyboard.down("Space");
+    await waitFor(page, (s) => s.micSpeaking, "next utterance");
+    await waitFor(page, (s) => !s.micSpeaking, "its end");
+    await page.keyboard.up("Space");
+    await waitFor(page, (s) => s.state === "speaking", "answer");
+    await page.evaluate(`window.talkPage.drop()`);
+    const rejoined = await waitFor(
+      page,
+      (s) => s.session?.joins === 1 && s.connection === "connected",
+      "rejoin",
+    );
+    const sessionId = rejoined.sessionId!;
+    // Let the answer's text finish, then compare with what the server emitted.
+    const done = () => long.events.some((e) => e.sessionId === sessionId && e.type === "output.text.done");
+    while (!done()) await sleep(100);
+    const s = await waitFor(
+      page,
+      (s) => s.transcript.some((l) => l.role === "assistant" && l.final),
+      "final text",
+    );
+    await screenshot(page, "reconnect");
+    await page.click("#start");
+    await page.close();
+
+    expect(s.session!.gaps).toBe(0);
+    expect(s.session!.seqs).toEqual(Array.from({ length: s.session!.lastSeq }, (_, i) => i + 1));
+    const serverEvents = long.events.filter((e) => e.sessionId === sessionId && e.seq <= s.session!.lastSeq);
+    const answer = serverEvents.find((e) => e.type === "output.text.done")!;
+    const streamed = serverEvents
+      .filter((e) => e.type === "output.text.delta" && e.itemId === answer.itemId)
+      .map((e) => (e.payload as { text: string }).text)
+      .join("");
+    const line = s.transcript.find((l) => l.role === "assistant" && l.itemId === answer.itemId)!;
+    expect(line.streamed).toBe(streamed);
+    expect(line.text).toBe((answer.payload as { text: string }).text);
+    const userFinals = serverEvents
+      .filter((e) => e.type === "transcript.done" && (e.payload as { role: string }).role === "user")
+      .map((e) => (e.payload as { text: string }).text.trim())
+      .filter(Boolean);
+    expect(s.transcript.filter((l) => l.role === "user").map((l) => l.text)).toEqual(userFinals);
+  }, 120_000);
+});
