@@ -1,40 +1,47 @@
 /**
  * A streaming windowed-sinc resampler for mono Float32 audio (the page's
  * microphone at the browser's rate -> the session's input rate). Shared by
- * the capture worklet and the benchmark; plain JavaScript, no DOM.
+ * the capture worklet and the benchmark (bench/web-page-input.bench.ts);
+ * plain JavaScript, no DOM.
  *
- * The kernel is a Blackman-windowed sinc with its cutoff just under the lower
- * Nyquist frequency (so 48 kHz -> 16 kHz does not alias), tabulated once at
- * KERNEL_STEPS points per input sample and read with linear interpolation.
+ * Polyphase: the rates' ratio is L/M in lowest terms (48 kHz -> 16 kHz is
+ * 1/3, 44.1 kHz -> 16 kHz is 160/441), so output samples fall on L phases
+ * between input samples, and each phase's Blackman-windowed sinc taps are
+ * computed once. The cutoff sits just under the lower Nyquist frequency, so
+ * downsampling does not alias. Positions are kept as integers: no drift.
  */
 
-/** Zero crossings of the sinc on each side, at the output rate. */
-const ZERO_CROSSINGS = 8;
-/** Table resolution: points per input sample. */
-const KERNEL_STEPS = 128;
+/** Zero crossings of the sinc on each side, at the lower rate. */
+const ZERO_CROSSINGS = 12;
+/** Cutoff as a fraction of the lower Nyquist frequency. */
+const CUTOFF = 0.95;
+/** Phase tables are built for ratios with at most this many phases (every common rate pair). */
+const MAX_PHASES = 1024;
 
 export class Resampler {
   /**
-   * @param {number} inRate input sample rate, Hz
-   * @param {number} outRate output sample rate, Hz
+   * @param {number} inRate input sample rate, Hz (an integer)
+   * @param {number} outRate output sample rate, Hz (an integer)
    */
   constructor(inRate, outRate) {
-    if (!(inRate > 0) || !(outRate > 0)) throw new RangeError("sample rates must be positive");
-    this.inRate = inRate;
-    this.outRate = outRate;
-    /** Input samples per output sample. */
-    this.step = inRate / outRate;
+    if (!Number.isInteger(inRate) || !Number.isInteger(outRate) || inRate <= 0 || outRate <= 0)
+      throw new RangeError("sample rates must be positive integers");
     this.passthrough = inRate === outRate;
-    // Cutoff as a fraction of the input Nyquist frequency, a little under the output's.
-    const cutoff = Math.min(1, outRate / inRate) * 0.94;
-    this.cutoff = cutoff;
+    const g = gcd(inRate, outRate);
+    /** Output phases per input sample (L) and input samples per L outputs (M). */
+    this.phases = outRate / g;
+    this.advance = inRate / g;
+    if (this.phases > MAX_PHASES) throw new RangeError(`no resampler from ${inRate} Hz to ${outRate} Hz`);
+    const cutoff = Math.min(1, outRate / inRate) * CUTOFF;
     /** Half-width of the kernel, in input samples. */
     this.width = Math.ceil(ZERO_CROSSINGS / cutoff);
-    this.table = kernelTable(this.width, cutoff);
-    this.buffer = new Float32Array(this.width);
+    this.taps = buildPhases(this.phases, this.width, cutoff);
+    this.buffer = new Float32Array(4096);
+    // Start with `width` samples of silence so the first output is centred on the first input.
     this.length = this.width;
-    /** Position of the next output sample in `buffer`, in input samples. */
-    this.position = this.width;
+    /** Next output position: buffer index `index` plus `phase`/phases of a sample. */
+    this.index = this.width;
+    this.phase = 0;
   }
 
   /**
@@ -46,31 +53,30 @@ export class Resampler {
   process(input) {
     if (this.passthrough) return input.slice();
     this.#append(input);
-    const { buffer, table, width, step, cutoff } = this;
-    const room = this.length - 1 - width - this.position;
-    const count = room < 0 ? 0 : Math.floor(room / step) + 1;
-    const out = new Float32Array(count);
-    let t = this.position;
-    for (let n = 0; n < count; n++) {
-      const first = Math.ceil(t - width);
-      const last = Math.floor(t + width);
+    const { buffer, taps, width, phases, advance } = this;
+    const span = 2 * width;
+    const out = new Float32Array(Math.ceil(((this.length - this.index) * phases) / advance) + 1);
+    let n = 0;
+    let index = this.index;
+    let phase = this.phase;
+    // Output at index + phase/phases needs inputs index - width + 1 .. index + width.
+    while (index + width < this.length) {
+      const h = taps[phase];
+      const first = index - width + 1;
       let acc = 0;
-      for (let k = first; k <= last; k++) {
-        const x = Math.abs(t - k) * KERNEL_STEPS;
-        const i = x | 0;
-        const frac = x - i;
-        const h = table[i] + (table[i + 1] - table[i]) * frac;
-        acc += buffer[k] * h;
-      }
-      out[n] = acc * cutoff;
-      t += step;
+      for (let j = 0; j < span; j++) acc += buffer[first + j] * h[j];
+      out[n++] = acc;
+      phase += advance;
+      index += Math.floor(phase / phases);
+      phase %= phases;
     }
     // Keep what the next outputs still need.
-    const keepFrom = Math.max(0, Math.floor(t - width));
-    this.buffer.copyWithin(0, keepFrom, this.length);
+    const keepFrom = index - width + 1;
+    buffer.copyWithin(0, keepFrom, this.length);
     this.length -= keepFrom;
-    this.position = t - keepFrom;
-    return out;
+    this.index = index - keepFrom;
+    this.phase = phase;
+    return out.subarray(0, n);
   }
 
   #append(input) {
@@ -85,19 +91,33 @@ export class Resampler {
   }
 }
 
-/** sinc(cutoff * t) * Blackman window over |t| <= width, at KERNEL_STEPS points per sample (+2 guard points). */
-function kernelTable(width, cutoff) {
-  const size = width * KERNEL_STEPS + 2;
-  const table = new Float32Array(size);
-  for (let i = 0; i < size; i++) {
-    const t = i / KERNEL_STEPS;
-    if (t > width) break;
-    const x = Math.PI * cutoff * t;
-    const sinc = t === 0 ? 1 : Math.sin(x) / x;
-    const w = 0.42 + 0.5 * Math.cos((Math.PI * t) / width) + 0.08 * Math.cos((2 * Math.PI * t) / width);
-    table[i] = sinc * w;
+/** Per phase p, the 2*width taps for inputs index-width+1 .. index+width of an output at index + p/phases. */
+function buildPhases(phases, width, cutoff) {
+  const out = [];
+  for (let p = 0; p < phases; p++) {
+    const h = new Float32Array(2 * width);
+    let sum = 0;
+    for (let j = 0; j < 2 * width; j++) {
+      const t = p / phases + width - 1 - j; // distance from the output to input j, in input samples
+      const x = Math.PI * cutoff * t;
+      const sinc = t === 0 ? 1 : Math.sin(x) / x;
+      const w =
+        Math.abs(t) >= width
+          ? 0
+          : 0.42 + 0.5 * Math.cos((Math.PI * t) / width) + 0.08 * Math.cos((2 * Math.PI * t) / width);
+      h[j] = sinc * w;
+      sum += h[j];
+    }
+    // Unity gain at DC for every phase.
+    for (let j = 0; j < h.length; j++) h[j] /= sum;
+    out.push(h);
   }
-  return table;
+  return out;
+}
+
+function gcd(a, b) {
+  while (b) [a, b] = [b, a % b];
+  return a;
 }
 
 /**

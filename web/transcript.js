@@ -133,7 +133,7 @@ export class Transcript {
   }
 
   #render(entry) {
-    entry.el.classList.toggle("partial", !entry.final);
+    entry.el.classList.toggle("partial", !entry.final && !entry.interrupted);
     entry.el.classList.toggle("interrupted", entry.interrupted);
     entry.el.querySelector(".text").textContent = entry.text || "…";
     entry.el.scrollIntoView({ block: "end", behavior: "smooth" });

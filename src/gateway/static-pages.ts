@@ -3,9 +3,10 @@
  * operations console at `/console/` the same way. No bundler: plain ES
  * modules, stylesheets and images, read once when the plugin registers.
  *
- * - Every file of the folder becomes one exact route, so a request can only
- *   name a file that was there at start-up: no path is ever joined from the
- *   URL (no directory traversal, no symlink escape, no dotfiles).
+ * - Every regular file of the folder (symbolic links are skipped) becomes one
+ *   exact route, so a request can only name a file that was there at
+ *   start-up: no path is ever joined from the URL (no directory traversal,
+ *   no symlink escape, no dotfiles).
  * - Content types from a fixed table; a file of any other kind is not served.
  * - `Cache-Control: no-cache` with a strong ETag: browsers revalidate and get
  *   `304` until the server runs new files.
@@ -13,7 +14,7 @@
  *   sockets from this origin only), `nosniff`, no framing, no referrer.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { extname, join, relative, sep } from "node:path";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { TalkError } from "../core/index.js";
@@ -95,7 +96,8 @@ export function collectStaticFiles(options: StaticPagesOptions): Map<string, Sta
     for (const name of names) {
       if (!SAFE_SEGMENT.test(name) || name.includes(".test.")) continue;
       const path = join(dir, name);
-      const stat = statSync(path);
+      // lstat: a symbolic link is never followed (it could point anywhere).
+      const stat = lstatSync(path);
       if (stat.isDirectory()) {
         walk(path);
         continue;
