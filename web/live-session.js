@@ -24,7 +24,7 @@ export class LiveSession {
     /** Highest event seq delivered. */
     this.lastSeq = 0;
     /** Diagnostics (and what the browser tests read). */
-    this.stats = { joins: 0, duplicates: 0, gaps: 0, incompleteReplays: 0, seqs: [] };
+    this.stats = { joins: 0, replayed: 0, duplicates: 0, gaps: 0, incompleteReplays: 0, seqs: [] };
     this.closed = false;
     this.reconnecting = undefined;
   }
@@ -126,6 +126,7 @@ export class LiveSession {
           afterSeq: this.lastSeq,
         });
         this.stats.joins += 1;
+        this.stats.replayed += joined.replayed;
         if (!joined.complete) this.stats.incompleteReplays += 1;
         this.reconnecting = false;
         this.options.onConnection("connected", { rejoined: true, complete: joined.complete });

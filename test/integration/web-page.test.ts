@@ -8,6 +8,7 @@ import { validateConfig } from "../../src/config/load-config.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
 import { FakeChatCompletionsServer, longAnswer } from "../support/fake-chat-completions-server.js";
+import { FakeOpenAiRealtimeServer, speechAudio } from "../support/fake-openai-realtime-server.js";
 import { speechWav } from "./meetings-harness.js";
 
 /**
@@ -15,7 +16,9 @@ import { speechWav } from "./meetings-harness.js";
  * microphone a pocketsphinx-testdata recording ("go forward ten meters")
  * looped with a long pause, against the whole server: first on the embedded
  * defaults (pocketsphinx, the local agent, espeak-ng), then with an agent
- * that streams a long answer (barge-in, a dropped socket mid-answer).
+ * that streams a long answer (barge-in, a dropped socket mid-answer), and
+ * with a realtime provider (a local server speaking the OpenAI Realtime
+ * protocol, its energy detector standing in for server VAD).
  * Screenshots land in test-artifacts/ (phone-sized viewport).
  */
 
@@ -39,7 +42,14 @@ interface Snapshot {
     interrupted: boolean;
   }[];
   player?: { chunks: number; playedMs: number; audibleMs: number; stops: number; playing: boolean };
-  session?: { joins: number; duplicates: number; gaps: number; seqs: number[]; lastSeq: number };
+  session?: {
+    joins: number;
+    replayed: number;
+    duplicates: number;
+    gaps: number;
+    seqs: number[];
+    lastSeq: number;
+  };
   lastBargeIn?: { wasPlaying: boolean; playingAfter: boolean };
   bargeIns: number;
   latency: Record<string, number>;
@@ -76,6 +86,8 @@ describe("the talk page in Chromium", () => {
   let local: Server;
   let long: Server;
   let chat: FakeChatCompletionsServer;
+  let realtime: Server;
+  let openai: FakeOpenAiRealtimeServer;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "talkgate-web-"));
@@ -93,10 +105,30 @@ describe("the talk page in Chromium", () => {
       ],
     });
     local = await startServer(dir, "local");
-    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(3000), tokenDelayMs: 15 });
+    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(1500), tokenDelayMs: 10 });
     const chatUrl = await chat.start();
     long = await startServer(dir, "long", {
       agent: { endpoint: { baseUrl: chatUrl, model: "fake-model", apiKey: "k" } },
+    });
+    const reply = "Sure, going forward ten meters.";
+    openai = new FakeOpenAiRealtimeServer({
+      apiKey: "sk-web-page",
+      replies: [{ audio: speechAudio(reply, "pcm16"), transcript: reply }],
+      userTranscript: "go forward ten meters",
+    });
+    const realtimeUrl = await openai.start();
+    realtime = await startServer(dir, "realtime", {
+      talk: {
+        realtime: {
+          provider: "openai",
+          providers: {
+            openai: {
+              apiKey: "sk-web-page",
+              baseUrl: realtimeUrl.replace(/^ws/, "http").replace(/\/realtime$/, ""),
+            },
+          },
+        },
+      },
     });
   }, 60_000);
 
@@ -104,7 +136,9 @@ describe("the talk page in Chromium", () => {
     await browser?.close().catch(() => {});
     await local?.app.close();
     await long?.app.close();
+    await realtime?.app.close();
     await chat?.close();
+    await openai?.close();
     rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 
@@ -223,6 +257,27 @@ describe("the talk page in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  it("conversation over realtime (gateway-relay) when a realtime provider is configured: both sides' words, the answer played", async () => {
+    const page = await open(realtime, "conversation");
+    expect((await snapshot(page)).plan).toMatchObject({
+      turns: "provider",
+      params: { mode: "realtime", transport: "gateway-relay", inputFormat: { sampleRate: 24000 } },
+    });
+    const s = await waitFor(
+      page,
+      (s) =>
+        heardUser(s) &&
+        s.transcript.some((l) => l.role === "assistant" && /ten meters/.test(l.text)) &&
+        (s.player?.audibleMs ?? 0) >= 500,
+      "realtime answer",
+    );
+    expect(s.events).toContain("input.audio.speech_started");
+    expect(s.events).toContain("output.audio.started");
+    await screenshot(page, "conversation-realtime");
+    await page.click("#start");
+    await page.close();
+  }, 60_000);
+
   it("barge-in: speaking over a long answer stops its playback at once and the server cancels it", async () => {
     const page = await open(long, "conversation");
     await waitFor(page, (s) => (s.player?.audibleMs ?? 0) >= 500, "answer playing");
@@ -241,44 +296,42 @@ describe("the talk page in Chromium", () => {
   }, 90_000);
 
   it("a socket dropped mid-answer rejoins with afterSeq: every event once, the transcript without gap or duplicate", async () => {
-    const page = await open(long, "push-to-talk");
-    await waitFor(page, (s) => s.micSpeaking, "speech");
-    await waitFor(page, (s) => !s.micSpeaking, "pause");
-    await page.keyboard.down("Space");
-    await waitFor(page, (s) => s.micSpeaking, "next utterance");
-    await waitFor(page, (s) => !s.micSpeaking, "its end");
-    await page.keyboard.up("Space");
-    await waitFor(page, (s) => s.state === "speaking", "answer");
+    const page = await open(long, "conversation");
+    const speaking = await waitFor(page, (s) => s.state === "speaking", "answer");
+    const sessionId = speaking.sessionId!;
+    const turnId = speaking.transcript.filter((l) => l.role === "assistant").at(-1)!.turnId;
     await page.evaluate(`window.talkPage.drop()`);
-    const rejoined = await waitFor(
-      page,
-      (s) => s.session?.joins === 1 && s.connection === "connected",
-      "rejoin",
-    );
-    const sessionId = rejoined.sessionId!;
-    // Let the answer's text finish, then compare with what the server emitted.
-    const done = () => long.events.some((e) => e.sessionId === sessionId && e.type === "output.text.done");
-    while (!done()) await sleep(100);
-    const s = await waitFor(
-      page,
-      (s) => s.transcript.some((l) => l.role === "assistant" && l.final),
-      "final text",
-    );
+    await waitFor(page, (s) => s.session?.joins === 1 && s.connection === "connected", "rejoin");
+    // The dropped turn's answer ends on the server (its text done, or cut by the next utterance)...
+    const ends = ["output.text.done", "output.audio.cancelled", "turn.cancelled"];
+    const ended = () =>
+      long.events.find((e) => e.sessionId === sessionId && e.turnId === turnId && ends.includes(e.type));
+    while (!ended()) await sleep(100);
+    // ... and the page has every event up to it.
+    const s = await waitFor(page, (s) => s.session!.lastSeq >= ended()!.seq, "events up to the end");
     await screenshot(page, "reconnect");
     await page.click("#start");
     await page.close();
 
-    expect(s.session!.gaps).toBe(0);
-    expect(s.session!.seqs).toEqual(Array.from({ length: s.session!.lastSeq }, (_, i) => i + 1));
-    const serverEvents = long.events.filter((e) => e.sessionId === sessionId && e.seq <= s.session!.lastSeq);
-    const answer = serverEvents.find((e) => e.type === "output.text.done")!;
-    const streamed = serverEvents
-      .filter((e) => e.type === "output.text.delta" && e.itemId === answer.itemId)
-      .map((e) => (e.payload as { text: string }).text)
-      .join("");
-    const line = s.transcript.find((l) => l.role === "assistant" && l.itemId === answer.itemId)!;
-    expect(line.streamed).toBe(streamed);
-    expect(line.text).toBe((answer.payload as { text: string }).text);
+    const session = s.session!;
+    expect(session.joins).toBe(1);
+    expect(session.replayed).toBeGreaterThan(0);
+    expect(session.gaps).toBe(0);
+    expect(session.duplicates).toBe(0);
+    expect(session.seqs).toEqual(Array.from({ length: session.lastSeq }, (_, i) => i + 1));
+    const serverEvents = long.events.filter((e) => e.sessionId === sessionId && e.seq <= session.lastSeq);
+    const items = new Set(serverEvents.filter((e) => e.type === "output.text.delta").map((e) => e.itemId));
+    expect(items.size).toBeGreaterThan(0);
+    for (const itemId of items) {
+      const line = s.transcript.find((l) => l.role === "assistant" && l.itemId === itemId);
+      const streamed = serverEvents
+        .filter((e) => e.type === "output.text.delta" && e.itemId === itemId)
+        .map((e) => (e.payload as { text: string }).text)
+        .join("");
+      expect(line?.streamed).toBe(streamed);
+      const done = serverEvents.find((e) => e.type === "output.text.done" && e.itemId === itemId);
+      if (done) expect(line?.text).toBe((done.payload as { text: string }).text);
+    }
     const userFinals = serverEvents
       .filter((e) => e.type === "transcript.done" && (e.payload as { role: string }).role === "user")
       .map((e) => (e.payload as { text: string }).text.trim())
