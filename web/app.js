@@ -482,7 +482,10 @@ for (const button of ui.modes) {
 // Token: from #token=... (never sent to the server as part of the URL) or remembered in this browser.
 const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
 ui.token.value = fromHash ?? localStorage.getItem(TOKEN_KEY) ?? "";
-if (fromHash) history.replaceState(null, "", location.pathname + location.search);
+if (fromHash) {
+  localStorage.setItem(TOKEN_KEY, fromHash);
+  history.replaceState(null, "", location.pathname + location.search);
+}
 ui.token.addEventListener("change", () => localStorage.setItem(TOKEN_KEY, ui.token.value.trim()));
 
 // --- view -------------------------------------------------------------------------------------

@@ -165,6 +165,15 @@ describe("the talk page in Chromium", () => {
     }
   }
 
+  /** Like waitFor, without failing on page errors (the test expects one). */
+  async function waitForPage(page: Page, done: (s: Snapshot) => boolean): Promise<Snapshot> {
+    for (;;) {
+      const s = await snapshot(page);
+      if (done(s)) return s;
+      await sleep(100);
+    }
+  }
+
   const userWords = (s: Snapshot): string =>
     s.transcript
       .filter((l) => l.role === "user" && l.final)
@@ -276,6 +285,36 @@ describe("the talk page in Chromium", () => {
     await screenshot(page, "conversation-realtime");
     await page.click("#start");
     await page.close();
+  }, 60_000);
+
+  it("with auth.tokens: refused without a token, then talks with the one given as #token (the bearer subprotocol)", async () => {
+    const secured = await startServer(dir, "auth", {
+      auth: { tokens: [{ name: "page", token: "page-token-0123456789", scopes: ["write"] }] },
+    });
+    let page = await browser.newPage();
+    try {
+      await page.goto(secured.url);
+      await page.click("#start");
+      const refused = await waitForPage(page, (s) => s.errors.length > 0 && !s.running);
+      expect(refused.errors[0]!.message).toMatch(/token/i);
+      expect(await page.evaluate(`document.querySelector(".settings").open`)).toBe(true);
+      await page.close();
+
+      page = await browser.newPage();
+      await page.goto(`${secured.url}#token=page-token-0123456789`);
+      // The fragment is taken and removed from the address bar.
+      expect(new URL(page.url()).hash).toBe("");
+      await page.click(`.modes [data-mode="captions"]`);
+      await page.click("#start");
+      const s = await waitForPage(page, (s) => s.running && s.sessionId !== undefined);
+      expect(secured.events.some((e) => e.sessionId === s.sessionId && e.type === "session.created")).toBe(
+        true,
+      );
+      await page.click("#start");
+    } finally {
+      await page.close();
+      await secured.app.close();
+    }
   }, 60_000);
 
   it("barge-in: speaking over a long answer stops its playback at once and the server cancels it", async () => {
