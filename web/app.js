@@ -41,11 +41,12 @@ const LABELS = {
   closed: "Session ended",
 };
 
+/** Shown in this order, each with what it measures (latency.metrics from the Gateway, then the page's own). */
 const LATENCY_LABELS = {
-  turn_end_to_first_audio: "answer",
-  turn_end_to_transcript: "transcript",
-  turn_end_to_first_text: "first words",
-  heard: "heard here",
+  turn_end_to_transcript: ["transcript", "End of your turn to your final transcript (server)"],
+  turn_end_to_first_text: ["first words", "End of your turn to the answer's first words (server)"],
+  turn_end_to_first_audio: ["answer", "End of your turn to the answer's first audio sent (server)"],
+  heard: ["heard here", "End of your turn to the answer's first sound played by this page"],
 };
 
 const page = {
@@ -491,12 +492,17 @@ ui.token.addEventListener("change", () => localStorage.setItem(TOKEN_KEY, ui.tok
 // --- view -------------------------------------------------------------------------------------
 
 function renderLatency() {
-  const rows = Object.entries(page.latency).map(([name, ms]) => {
+  const known = Object.keys(LATENCY_LABELS);
+  const rank = (name) => (known.includes(name) ? known.indexOf(name) : known.length);
+  const entries = Object.entries(page.latency).sort(([a], [b]) => rank(a) - rank(b));
+  const rows = entries.map(([name, ms]) => {
+    const [label, title] = LATENCY_LABELS[name] ?? [name.replaceAll("_", " "), name];
     const dt = document.createElement("dt");
-    dt.textContent = LATENCY_LABELS[name] ?? name.replaceAll("_", " ");
+    dt.textContent = label;
     const dd = document.createElement("dd");
     dd.textContent = ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
     const div = document.createElement("div");
+    div.title = title;
     div.append(dt, dd);
     return div;
   });
