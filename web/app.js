@@ -222,8 +222,7 @@ function bargeIn() {
   stopPlayback();
   page.bargeIns += 1;
   page.lastBargeIn = { wasPlaying, playingAfter: page.player?.playing ?? false };
-  page.output = undefined;
-  setState("listening");
+  // The state follows the server's events (turn.cancelled / output.audio.cancelled, capture.started).
   // Realtime: the provider also hears the speech; cancelOutput makes the server side certain.
   if (page.plan?.turns === "provider" && output)
     page.live?.verb("cancelOutput", { turnId: output.turnId, reason: "barge_in" }).catch(() => {});
