@@ -210,8 +210,11 @@ function onAudio(payload) {
 
 /** Stops playback now; the rest of the current item is dropped when it arrives. */
 function stopPlayback() {
-  if (page.output?.itemId) page.muted.add(page.output.itemId);
-  return page.player?.stop() ?? false;
+  const itemId = page.output?.itemId;
+  if (itemId) page.muted.add(itemId);
+  const stopped = page.player?.stop() ?? false;
+  if (stopped && itemId) transcript.markInterrupted(itemId);
+  return stopped;
 }
 
 /** The user talks over the assistant: silence it at once (the server hears of it through the turn verbs). */

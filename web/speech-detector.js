@@ -8,12 +8,15 @@
  * out of the microphone.
  */
 export class SpeechDetector {
-  constructor({ marginDb = 14, minDb = -50, onsetMs = 120, hangoverMs = 600 } = {}) {
+  constructor({ marginDb = 14, minDb = -50, onsetMs = 120, hangoverMs = 600, warmupMs = 300 } = {}) {
     this.marginDb = marginDb;
     this.minDb = minDb;
     this.onsetFrames = Math.round(onsetMs / 10);
     this.hangoverFrames = Math.round(hangoverMs / 10);
-    this.floor = -70;
+    this.warmupFrames = Math.round(warmupMs / 10);
+    /** The tracked noise floor, dBFS; starts at the first level seen. */
+    this.floor = undefined;
+    this.frames = 0;
     this.speaking = false;
     this.above = 0;
     this.below = 0;
@@ -26,12 +29,16 @@ export class SpeechDetector {
   process(levels) {
     let event;
     for (const db of levels) {
-      // The floor follows quiet frames quickly and loud ones slowly.
-      this.floor += (db - this.floor) * (db < this.floor ? 0.2 : 0.005);
+      this.frames += 1;
+      this.floor ??= db;
       const loud = db > Math.max(this.minDb, this.floor + this.marginDb);
+      // The floor follows quiet frames at once, steady noise within a second, speech hardly at all.
+      const up = this.speaking ? 0.001 : 0.01;
+      this.floor += (db - this.floor) * (db < this.floor ? 0.2 : up);
       if (!this.speaking) {
         this.above = loud ? this.above + 1 : 0;
-        if (this.above >= this.onsetFrames) {
+        // No onset while the floor is still being learnt.
+        if (this.above >= this.onsetFrames && this.frames > this.warmupFrames) {
           this.speaking = true;
           this.below = 0;
           event = "start";

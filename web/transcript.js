@@ -74,6 +74,14 @@ export class Transcript {
     }
   }
 
+  /** The page stopped an answer's playback itself (the user spoke over it): it was not all heard. */
+  markInterrupted(itemId) {
+    const entry = this.entries.get(`assistant:${itemId}`);
+    if (!entry) return;
+    entry.interrupted = true;
+    this.#render(entry);
+  }
+
   /** Plain data for tests and debugging. */
   snapshot() {
     return [...this.entries.values()].map(({ role, turnId, itemId, text, streamed, final, interrupted }) => ({

@@ -105,7 +105,8 @@ describe("the talk page in Chromium", () => {
       ],
     });
     local = await startServer(dir, "local");
-    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(1500), tokenDelayMs: 10 });
+    // Streams for ~11 s, so the answer is still being produced when the next utterance (~10 s later) barges in.
+    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(1500), tokenDelayMs: 30 });
     const chatUrl = await chat.start();
     long = await startServer(dir, "long", {
       agent: { endpoint: { baseUrl: chatUrl, model: "fake-model", apiKey: "k" } },
@@ -156,11 +157,24 @@ describe("the talk page in Chromium", () => {
   const snapshot = (page: Page): Promise<Snapshot> =>
     page.evaluate(`window.talkPage.snapshot()`) as Promise<Snapshot>;
 
-  async function waitFor(page: Page, done: (s: Snapshot) => boolean, what = "condition"): Promise<Snapshot> {
+  /** Polls the page until `done`; fails with the page's state on a page error or after `ms`. */
+  async function waitFor(
+    page: Page,
+    done: (s: Snapshot) => boolean,
+    what = "condition",
+    ms = 60_000,
+  ): Promise<Snapshot> {
+    const deadline = Date.now() + ms;
     for (;;) {
       const s = await snapshot(page);
       if (done(s)) return s;
-      if (s.errors.length > 0) throw new Error(`${what}: page error ${JSON.stringify(s.errors)}`);
+      if (s.errors.length > 0 || Date.now() > deadline) {
+        const { transcript, player, session, events, errors, state, bargeIns } = s;
+        const seen = { state, bargeIns, errors, player, joins: session?.joins, events: events.slice(-12) };
+        throw new Error(
+          `${what}: ${errors.length > 0 ? "page error" : "timed out"} ${JSON.stringify({ ...seen, transcript })}`,
+        );
+      }
       await sleep(100);
     }
   }
