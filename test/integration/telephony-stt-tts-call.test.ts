@@ -59,6 +59,30 @@ describe("telephony: stt-tts calls", () => {
   });
 });
 
+describe("telephony: stt-tts greeting protection", () => {
+  it("caller speech during a protected greeting neither cancels it nor supersedes its turn", async () => {
+    h = await startTelephony({
+      mode: "stt-tts",
+      telephony: { greeting: "Welcome to the test line. ".repeat(6), greetingProtectMs: 600_000 },
+    });
+    const client = await h.dial({ playback: "manual" });
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    await client.waitFor(() => client.receivedAudioMs >= 1000);
+    client.play(300);
+    await client.sendAudio(speech, { pace: "fast" });
+    await client.sendAudio(silence(1500), { pace: "fast" });
+    // The caller's phone plays the rest as it arrives: the greeting is heard to its end.
+    while (h.eventsOf(sessionId, "output.audio.done").length === 0) {
+      client.play(1000);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(client.clears).toBe(0);
+    expect(h.eventsOf(sessionId, "turn.cancelled")).toHaveLength(0);
+    expect(h.eventsOf(sessionId, "output.audio.cancelled")).toHaveLength(0);
+    await client.stop();
+  });
+});
+
 async function waitUntil(predicate: () => boolean): Promise<void> {
   while (!predicate()) await new Promise((r) => setTimeout(r, 5));
 }

@@ -353,6 +353,10 @@ export class MediaLeg {
     const event = gate.process(pcm);
     if (event === "speech-start") {
       this.bargeIn("local_vad");
+      // Speech over an answer the policy keeps playing (a protected greeting) starts no turn: a turn would
+      // supersede, and so cancel, that answer. The speech is heard, not captured.
+      const output = this.session.activeOutput;
+      if (output && !output.signal.aborted && !this.#policy.interrupts(output)) return;
       const turn = controller.startTurn();
       this.#capturingTurn = turn.id;
       for (const frame of gate.takePreRoll()) controller.appendPcm(frame);
