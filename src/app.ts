@@ -4,7 +4,7 @@
  * (config -> providers -> runtime -> tools and pipelines -> cluster ->
  * gateway -> surfaces), each step a small module under src/app/.
  */
-import { pino, type Logger } from "pino";
+import type { Logger } from "pino";
 import type { LoadedConfig } from "./config/index.js";
 import type { TalkgateConfig } from "./config/index.js";
 import type { TalkProvider } from "./core/index.js";
@@ -15,6 +15,7 @@ import type { GatewayDeps, GatewayOptionsInput, GatewayServer } from "./gateway/
 import type { VoiceWakeStore } from "./meetings/index.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
 import { buildGateway } from "./app/gateway.js";
+import { createAppLogger } from "./app/logger.js";
 import { brainOptions, buildPipelines } from "./app/pipelines.js";
 import { buildProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
@@ -56,7 +57,7 @@ export interface CreateAppOptions {
 
 export async function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): Promise<App> {
   const { config } = loaded;
-  const logger = options.logger ?? pino({ level: config.log.level, base: { service: "talkgate" } });
+  const logger = options.logger ?? createAppLogger(config.log.level);
   logger.info(
     { config: loaded.path ?? "(embedded defaults)", env: loaded.envOverrides },
     "talkgate starting",
@@ -65,6 +66,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const providers = buildProviders(config, logger, options.providers);
   const runtime = createTalkRuntime({
     replayLimit: config.runtime.replayLimit,
+    replayMaxBytes: config.runtime.replayMaxBytes,
     closedRetentionMs: config.runtime.closedRetentionMs,
     maxSessions: config.runtime.maxSessions,
     dataDir: config.dataDir,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { secret } from "./redact.js";
 
 /**
  * The `telephony` section: phone calls through Twilio Media Streams. Every
@@ -32,7 +33,7 @@ export const telephonySchema = z
           .regex(/^AC[0-9a-zA-Z]{32}$/, "an Account SID (AC + 32 characters)")
           .optional(),
         /** HMAC key of X-Twilio-Signature and REST password. Never echoed. */
-        authToken: z.string().min(1).optional(),
+        authToken: secret(z.string().min(1)).optional(),
         /** Base URL Twilio reaches; default server.publicUrl (PUBLIC_URL). */
         publicUrl: z.url().optional(),
         /** Twilio REST API base (a local server in tests). */

@@ -71,10 +71,11 @@ export class SessionLog {
     return this.#fd === undefined;
   }
 
-  append(event: TalkEvent): void {
+  /** Writes `event` as one line (`line`: its JSON when the caller has it already). */
+  append(event: TalkEvent, line: string = JSON.stringify(event)): void {
     if (this.#fd === undefined) return;
     try {
-      writeSync(this.#fd, `${JSON.stringify(event)}\n`);
+      writeSync(this.#fd, `${line}\n`);
     } catch (err) {
       // Logged once: a full disk would otherwise log every event.
       if (!this.#failed) this.#logger.error({ err, path: this.path }, "session log write failed");

@@ -15,6 +15,7 @@ import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS, findCombination } from "./tal
 
 const DEFAULTS = Object.freeze({
   replayLimit: 1000,
+  replayMaxBytes: 1024 * 1024,
   closedRetentionMs: 60_000,
   maxSessions: 10_000,
   closeGraceMs: 2000,
@@ -22,6 +23,7 @@ const DEFAULTS = Object.freeze({
 
 interface ResolvedOptions {
   replayLimit: number;
+  replayMaxBytes: number;
   closedRetentionMs: number;
   maxSessions: number;
   closeGraceMs: number;
@@ -32,13 +34,14 @@ interface ResolvedOptions {
 function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
   const merged: ResolvedOptions = {
     replayLimit: options.replayLimit ?? DEFAULTS.replayLimit,
+    replayMaxBytes: options.replayMaxBytes ?? DEFAULTS.replayMaxBytes,
     closedRetentionMs: options.closedRetentionMs ?? DEFAULTS.closedRetentionMs,
     maxSessions: options.maxSessions ?? DEFAULTS.maxSessions,
     closeGraceMs: options.closeGraceMs ?? DEFAULTS.closeGraceMs,
     dataDir: options.dataDir,
     logger: options.logger ?? NOOP_LOGGER,
   };
-  const positive = ["replayLimit", "maxSessions"] as const;
+  const positive = ["replayLimit", "replayMaxBytes", "maxSessions"] as const;
   for (const key of positive) {
     if (!Number.isInteger(merged[key]) || merged[key] < 1) {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a positive integer.`);
@@ -114,6 +117,7 @@ class InProcessTalkRuntime implements TalkRuntime {
       ...options,
       id,
       replayLimit: o.replayLimit,
+      replayMaxBytes: o.replayMaxBytes,
       closeGraceMs: o.closeGraceMs,
       logger: o.logger,
       hooks: {
