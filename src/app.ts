@@ -95,6 +95,8 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     gateway,
     // With Redis, bots and outbound calls are jobs run by workers with the matching role.
     jobs: config.redis.url ? cluster.jobs : undefined,
+    // Surfaces refuse new calls from the drain's first step on (and while the app closes).
+    draining: () => !cluster.accepting || (gateway.state !== "created" && gateway.state !== "listening"),
     logger,
   });
   const surfaces = { config, ctx, gateway, cluster, providers, tools };

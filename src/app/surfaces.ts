@@ -18,6 +18,8 @@ export interface SurfaceContextInputs {
   gateway: GatewayServer;
   /** Cluster jobs, given to surfaces only when Redis makes a queue worth using. */
   jobs: AppCluster["jobs"] | undefined;
+  /** True while the worker drains (the cluster's drain began) or the app closes. */
+  draining: () => boolean;
   logger: TalkLogger;
 }
 
@@ -33,6 +35,7 @@ export function surfaceContext(i: SurfaceContextInputs): SurfaceContext {
     broadcast: (event, payload) => gateway.broadcast(event, payload),
     replyError,
     loopbackBaseUrl: () => loopbackBaseUrl(gateway.app),
+    draining: i.draining,
     logger: i.logger,
   } satisfies SurfaceContext);
 }

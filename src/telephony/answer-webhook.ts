@@ -40,6 +40,8 @@ export interface AnswerWebhookOptions {
   tokens: StreamTokenStore;
   /** Largest webhook body accepted, bytes (carriers' are ~1 KB). Default 65 536. */
   bodyLimit?: number;
+  /** True while the worker drains: the webhook answers 503 (the carrier tries its fallback URL). Default never. */
+  draining?: () => boolean;
   logger?: TalkLogger;
 }
 
@@ -88,6 +90,8 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
   return async (app) => {
     webhookBodyParsers(app, bodyLimit);
     app.post(carrier.paths.voice, { bodyLimit }, async (request, reply) => {
+      if (options.draining?.() === true)
+        return reply.code(503).header("retry-after", "5").type("text/plain").send("Draining");
       const base = publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
       const webhook = webhookRequest(request, base);
       const accepted = unsignedLoopback

@@ -44,6 +44,8 @@ export interface MediaStreamRouteOptions {
   reconnectGraceMs: number;
   stats: TelephonyStats;
   logger: TalkLogger;
+  /** True while the worker drains: new streams are refused with 1013. Default never. */
+  draining?: () => boolean;
 }
 
 export function mediaStreamRoute(o: MediaStreamRouteOptions): FastifyPluginAsync {
@@ -64,7 +66,7 @@ function handleStream(
   ws: WebSocket,
   ip: string,
 ): void {
-  const admitted = o.calls.admit(ip);
+  const admitted = o.draining?.() === true ? { ok: false as const, reason: "draining" } : o.calls.admit(ip);
   if (!admitted.ok) {
     o.stats.refuseSocket(admitted.reason);
     o.logger.warn({ carrier: o.carrier.id, ip, reason: admitted.reason }, "media stream refused");

@@ -157,6 +157,7 @@ async function servedRoutes(scope: FastifyInstance, surface: TelephonySurface): 
       publicUrl,
       tokens,
       logger,
+      draining: ctx.draining,
       ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}),
     }),
   );
@@ -176,6 +177,7 @@ async function servedRoutes(scope: FastifyInstance, surface: TelephonySurface): 
       reconnectGraceMs: config.reconnectGraceMs,
       stats,
       logger,
+      draining: ctx.draining,
     }),
   );
   scope.addHook("onClose", async () => {
