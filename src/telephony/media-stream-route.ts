@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import type { WebSocket } from "ws";
 import type { TalkLogger } from "../core/index.js";
-import { sameAudioFormat, ULAW_8K } from "../core/index.js";
+import { sameAudioFormat, ULAW_8K, WindowedLogLimiter } from "../core/index.js";
 import type { CarrierProtocol, CarrierStreamCodec, CarrierStreamEvent } from "./carrier/carrier-protocol.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallIdentity, CallSession } from "./call-session.js";
@@ -46,9 +46,12 @@ export interface MediaStreamRouteOptions {
   logger: TalkLogger;
   /** True while the worker drains: new streams are refused with 1013. Default never. */
   draining?: () => boolean;
+  /** Rate limit of the frame-rejection log lines, per reason per window (default: one per route, 10 a minute). */
+  rejectLog?: WindowedLogLimiter;
 }
 
-export function mediaStreamRoute(o: MediaStreamRouteOptions): FastifyPluginAsync {
+export function mediaStreamRoute(options: MediaStreamRouteOptions): FastifyPluginAsync {
+  const o = { ...options, rejectLog: options.rejectLog ?? new WindowedLogLimiter() };
   return async (app) => {
     app.get(o.carrier.paths.stream, { websocket: true }, (socket, request) => {
       const codec = o.carrier.openStream({
@@ -162,10 +165,18 @@ class CarrierStreamSocket {
   #reject(reason: string, message: string): void {
     const o = this.#o;
     const n = o.stats.rejectFrame(reason);
-    // Logged with its reason, rate-limited per reason so a flood cannot flood the log.
-    if (n <= 10 || n % 1000 === 0)
+    // Logged with its reason, rate-limited per reason per window so a flood cannot flood the log.
+    const decision = o.rejectLog?.take(reason) ?? { log: true, suppressed: 0 };
+    if (decision.log)
       o.logger.warn(
-        { carrier: o.carrier.id, ip: this.#ip, streamId: this.#streamId, reason, count: n },
+        {
+          carrier: o.carrier.id,
+          ip: this.#ip,
+          streamId: this.#streamId,
+          reason,
+          count: n,
+          ...(decision.suppressed > 0 ? { suppressed: decision.suppressed } : {}),
+        },
         `media stream frame rejected: ${message}`,
       );
   }
