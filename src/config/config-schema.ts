@@ -311,6 +311,27 @@ export const meetingsSchema = z
     bargeInMs: z.number().int().min(20).default(300),
     /** Agent mode: speech is still gated this long after the assistant stops (echo tail). */
     echoTailMs: nonNegativeInt.default(300),
+    /**
+     * The local test meeting (/meetings/test-room/<room>, development and tests). Its socket
+     * needs a write token when auth is on.
+     */
+    testRoom: z
+      .object({
+        /** Serve it. Default: on only when auth is off (no auth.tokens) and server.host is loopback. */
+        enabled: z.boolean().optional(),
+        /** Sockets in one room; more are refused with 1013. */
+        maxSocketsPerRoom: positiveInt.default(16),
+        /** Sockets in all rooms; more are refused with 1013. */
+        maxSockets: positiveInt.default(128),
+        /** Largest signalling message, bytes; larger closes the socket with 1009. */
+        maxMessageBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(64 * 1024),
+      })
+      .strict()
+      .prefault({}),
     /** Google Meet driver. */
     googleMeet: z
       .object({
