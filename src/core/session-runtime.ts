@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { TalkError } from "./errors.js";
 import { NOOP_LOGGER } from "./logger.js";
 import type { TalkLogger } from "./logger.js";
+import { closeLostSessionLogs } from "./lost-session-logs.js";
 import { SessionLog, prepareSessionLogDir } from "./session-log.js";
 import type {
   CreateSessionOptions,
@@ -52,7 +53,10 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a non-negative number.`);
     }
   }
-  if (merged.dataDir !== undefined) prepareSessionLogDir(merged.dataDir);
+  if (merged.dataDir !== undefined) {
+    // Logs a killed process left open get their closing line before this runtime writes any.
+    closeLostSessionLogs(prepareSessionLogDir(merged.dataDir), merged.logger);
+  }
   return merged;
 }
 

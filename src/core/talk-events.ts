@@ -90,6 +90,8 @@ export type TerminalReason =
   | "timeout"
   | "error"
   | "owner_lost"
+  // Written on start into a session log a killed process left open (session-log.ts).
+  | "process_lost"
   | (string & {});
 
 /** Events that carry nothing beyond their envelope (`capture.started`, `capture.stopped`). */
