@@ -102,14 +102,15 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
  */
 export async function registerTelephonySurface(i: SurfacesInputs): Promise<void> {
   const { config, ctx } = i;
-  const { configuredCarrier, telephonyPlugin } = await import("../telephony/index.js");
-  const { carrier, publicUrl } = configuredCarrier(config.telephony);
+  const { configuredCarriers, defaultCarrierId, telephonyPlugin } = await import("../telephony/index.js");
+  const carriers = configuredCarriers(config.telephony);
   await i.gateway.app.register(
     telephonyPlugin(ctx, {
       config: config.telephony,
       server: config.server,
-      carrier,
-      carrierPublicUrl: publicUrl,
+      carriers,
+      defaultCarrier: defaultCarrierId(config.telephony, carriers),
+      claims: i.cluster.coordinator.claims,
       silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
       callControls: i.tools.callControls,
       realtimeAvailable: i.providers.realtimeRelayAvailable(),

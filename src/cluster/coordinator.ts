@@ -5,6 +5,7 @@ import type {
   SessionCommandResult,
   SessionCommandVerb,
 } from "./session-command.js";
+import type { OneTimeClaims } from "./one-time-claims.js";
 import type { SharedSettings } from "./shared-settings.js";
 
 // The command table (verb -> params schema, result type) is session-command.ts; its types are part of this contract.
@@ -218,6 +219,13 @@ export interface Coordinator {
    * in-process; every worker hears each change once.
    */
   readonly settings: SharedSettings;
+
+  /**
+   * Single-use keys and shared secrets every worker agrees on
+   * (one-time-claims.ts): Redis keys with the Redis backend, this process's
+   * memory in-process.
+   */
+  readonly claims: OneTimeClaims;
 
   // --- notifications, health, lifecycle -------------------------------------
   on<K extends keyof CoordinatorEvents>(type: K, listener: (event: CoordinatorEvents[K]) => void): () => void;

@@ -14,6 +14,7 @@ import { CoordinatorBase } from "./coordinator-base.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import { InProcessHub } from "./in-process-hub.js";
 import { InProcessSettings } from "./in-process-settings.js";
+import type { OneTimeClaims } from "./one-time-claims.js";
 import type { SharedSettings } from "./shared-settings.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";
 import type { OrderedListener } from "./ordered-listener.js";
@@ -45,6 +46,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
   readonly backend = "in-process" as const;
   readonly #hub: InProcessHub;
   readonly settings: SharedSettings;
+  readonly claims: OneTimeClaims;
 
   constructor(options: InProcessCoordinatorOptions = {}) {
     super(options);
@@ -52,6 +54,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
       options.hub ??
       new InProcessHub(options.settingsDir !== undefined ? { settingsDir: options.settingsDir } : {});
     this.settings = new InProcessSettings(this.#hub.settings, this.settingChanges, this.opts.logger);
+    this.claims = this.#hub.claims;
   }
 
   async start(signal?: AbortSignal): Promise<void> {

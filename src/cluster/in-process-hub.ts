@@ -2,6 +2,7 @@ import type { TalkEvent } from "../core/index.js";
 import { ReplayBuffer } from "../core/index.js";
 import type { CommandReply, SessionLostEvent, WorkerInfo } from "./coordinator.js";
 import { InProcessSettingsStore } from "./in-process-settings.js";
+import { InProcessOneTimeClaims } from "./one-time-claims.js";
 import type { HeldLease, LostLease } from "./lease-keeper.js";
 
 /** What the hub needs from an attached coordinator. */
@@ -40,6 +41,8 @@ const TOMBSTONE_MS = 600_000;
 export class InProcessHub {
   /** Shared settings of the attached workers (coordinator.settings). */
   readonly settings: InProcessSettingsStore;
+  /** One-time claims and shared secrets of the attached workers (coordinator.claims). */
+  readonly claims = new InProcessOneTimeClaims();
   readonly #members = new Map<string, HubMember>();
   readonly #leases = new Map<string, Lease>();
   readonly #tombstones = new Map<string, number>();

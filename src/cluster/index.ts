@@ -47,3 +47,4 @@ export {
 } from "./job-scheduler.js";
 // Offered to other layers (scripts/rewrite-layer-imports.ts).
 export type { JobRecord } from "./job-queue.js";
+export { InProcessOneTimeClaims, RedisOneTimeClaims, type OneTimeClaims } from "./one-time-claims.js";

@@ -18,6 +18,7 @@ import type { HeldLease, LostLease } from "./lease-keeper.js";
 import type { OrderedListener } from "./ordered-listener.js";
 import { createRedisConnection, directoryUnavailable, parseRedisUrl, RedisKeys } from "./redis-connection.js";
 import { RedisDirectory } from "./redis-directory.js";
+import { RedisOneTimeClaims } from "./one-time-claims.js";
 import { RedisSettings } from "./redis-settings.js";
 import { checkSessionId, type ParsedSessionCommand, sessionNotFound } from "./session-command.js";
 import { WorkerRegistry } from "./worker-registry.js";
@@ -52,6 +53,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
   readonly #bus: CommandBus;
   readonly #stream: EventStream;
   readonly #settings: RedisSettings;
+  readonly claims: RedisOneTimeClaims;
   readonly #pendingReleases = new Set<string>();
   readonly #timers: NodeJS.Timeout[] = [];
   #redisStatus: "ready" | "reconnecting" = "reconnecting";
@@ -95,6 +97,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
       onSessionLost: (event) => this.events.emit("session-lost", event),
       logger: this.opts.logger,
     });
+    this.claims = new RedisOneTimeClaims(this.#commands, this.#keys.prefix);
     this.#settings = new RedisSettings({
       commands: this.#commands,
       subscriber: this.#subscriber,

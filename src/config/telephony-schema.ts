@@ -43,6 +43,15 @@ export const telephonySchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * The carrier outbound calls go through when the request names none
+     * (`twilio`, ...); default: the first configured carrier with REST
+     * credentials, else twilio.
+     */
+    defaultCarrier: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,31}$/, "a carrier id")
+      .optional(),
     /** Mode of calls to numbers not in `numbers`; default realtime when a relay-capable realtime provider is configured, else stt-tts. */
     defaultMode: z.enum(CALL_MODES).optional(),
     /** Per called number (E.164, as Twilio's `To`): mode and greeting. */

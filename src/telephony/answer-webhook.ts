@@ -12,7 +12,7 @@ import { NOOP_LOGGER, type TalkLogger } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "./carrier/webhook-request.js";
 import { isLoopbackAddress, parsePublicUrl, streamUrlFor } from "./public-url.js";
-import type { StreamCallMetadata, StreamTokenStore } from "./stream-token-store.js";
+import type { StreamCallMetadata, StreamTokens } from "./stream-tokens.js";
 
 /** Names of the parameters we put on the stream; the stream route reads the token back. */
 export const STREAM_PARAMETER = Object.freeze({
@@ -36,8 +36,10 @@ export interface AnswerWebhookOptions {
    * Default false.
    */
   unsignedLoopback?: boolean;
-  /** Where tokens are issued; the stream route consumes them from the same store. Required. */
-  tokens: StreamTokenStore;
+  /** Where stream tokens are issued (any worker's stream route verifies and spends them). Required. */
+  tokens: StreamTokens;
+  /** How long a stream token stays valid, ms: the carrier opens the stream right after the answer. Default 30 000. */
+  tokenTtlMs?: number;
   /** Largest webhook body accepted, bytes (carriers' are ~1 KB). Default 65 536. */
   bodyLimit?: number;
   /** True while the worker drains: the webhook answers 503 (the carrier tries its fallback URL). Default never. */
@@ -77,7 +79,8 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       "config_invalid",
       `The ${carrier.name} voice webhook needs its credentials to check signatures.`,
     );
-  if (!tokens) throw new TalkError("config_invalid", "The voice webhook needs a StreamTokenStore.");
+  if (!tokens) throw new TalkError("config_invalid", "The voice webhook needs its StreamTokens.");
+  const tokenTtlMs = options.tokenTtlMs ?? 30_000;
   const bodyLimit = options.bodyLimit ?? 65_536;
   if (!Number.isInteger(bodyLimit) || bodyLimit < 1024)
     throw new TalkError("config_invalid", `bodyLimit must be an integer >= 1024, got ${String(bodyLimit)}`);
@@ -117,7 +120,7 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
         direction: inbound.direction,
         ...(mode !== undefined ? { mode } : {}),
       };
-      const token = tokens.issue(call);
+      const token = await tokens.issue({ ...call, kind: "inbound", carrier: carrier.id }, tokenTtlMs);
       logger.info(
         { carrier: carrier.id, callId: call.callId, direction: call.direction },
         "voice webhook: connecting call to stream",

@@ -8,6 +8,7 @@ import type { CallMode, TelephonyConfig } from "../config/index.js";
 import type { CallRegistry } from "./call-registry.js";
 import {
   CallSession,
+  type CallCarrier,
   type CallIdentity,
   type CallSessionContext,
   type CallSettings,
@@ -27,6 +28,7 @@ export interface CallFactoryOptions {
 export type CallOverrides = { mode?: CallMode; greeting?: string };
 
 export type CreateCall = (
+  carrier: CallCarrier,
   identity: CallIdentity,
   overrides?: CallOverrides,
   metadata?: Record<string, string>,
@@ -49,9 +51,10 @@ export function callFactory(o: CallFactoryOptions): { createCall: CreateCall; de
     };
   };
 
-  const createCall: CreateCall = (identity, overrides, metadata) => {
+  const createCall: CreateCall = (carrier, identity, overrides, metadata) => {
     const call: CallSession = new CallSession(
       o.context,
+      carrier,
       settingsFor(identity.to, overrides),
       identity,
       () => o.calls.remove(call),

@@ -12,22 +12,19 @@
  * events drive turns and barge-in; stt-tts calls decode to PCM16 8 kHz and
  * the leg's local VAD starts and ends turns and interrupts answers.
  */
-import { decodeMulaw } from "../codecs/index.js";
 import { TalkError, toTalkError } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
 import { MediaLeg, type MediaLegAdapter } from "../core/index.js";
 import type { SessionControllerFactory } from "../core/index.js";
 import type { TalkOutput, TalkRuntime, TalkSession } from "../core/index.js";
 import type { TalkEvent, TerminalReason } from "../core/index.js";
-import { ULAW_8K, type AudioFormat } from "../core/index.js";
 import type { CallControl, CallControlRegistry } from "../core/index.js";
 import type { CallMode } from "../config/index.js";
 import { CallLatency } from "./call-latency.js";
 import type { TelephonyStats } from "./telephony-stats.js";
 import type { CarrierRestClient } from "./carrier/carrier-protocol.js";
+import type { LineAudio } from "./line-audio.js";
 import { CallPlayout, type PlayoutLine } from "./playout/call-playout.js";
-
-const PCM16_8K: AudioFormat = Object.freeze({ encoding: "pcm16", sampleRate: 8000, channels: 1 });
 
 /** What a call needs from the process: narrow, no back-reference to the route or registry. */
 export interface CallSessionContext {
@@ -35,7 +32,6 @@ export interface CallSessionContext {
   /** The process's one controller factory (providers, tools, trusted pipeline options bound once). */
   createController: SessionControllerFactory;
   callControls: CallControlRegistry;
-  rest: CarrierRestClient | undefined;
   /** Where latency figures are also counted (besides the session's latency.metrics events). */
   stats?: TelephonyStats;
   logger: TalkLogger;
@@ -50,6 +46,13 @@ export interface CallSettings {
   silenceTimeoutMs: number;
   sendHighWaterBytes: number;
   hangUpTimeoutMs: number;
+}
+
+/** The carrier a call is on: its id (session metadata), REST client and line format. */
+export interface CallCarrier {
+  readonly id: string;
+  readonly rest: CarrierRestClient | undefined;
+  readonly line: LineAudio;
 }
 
 export interface CallIdentity {
@@ -68,6 +71,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
   readonly #leg: MediaLeg;
   readonly #ctx: CallSessionContext;
   readonly #settings: CallSettings;
+  readonly #carrier: CallCarrier;
   #state: CallState = "created";
   #greetingItem: string | undefined;
   #greetingPending = false;
@@ -81,6 +85,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
 
   constructor(
     ctx: CallSessionContext,
+    carrier: CallCarrier,
     settings: CallSettings,
     call: CallIdentity,
     onClosed?: () => void,
@@ -88,10 +93,11 @@ export class CallSession implements CallControl, MediaLegAdapter {
   ) {
     this.#ctx = ctx;
     this.#settings = settings;
+    this.#carrier = carrier;
     this.callSid = call.callSid;
     this.#onClosed = onClosed;
     const realtime = settings.mode === "realtime";
-    const metadata: Record<string, string> = { surface: "phone", callSid: call.callSid };
+    const metadata: Record<string, string> = { surface: "phone", carrier: carrier.id, callSid: call.callSid };
     if (call.from) metadata["from"] = call.from;
     if (call.to) metadata["to"] = call.to;
     if (call.direction) metadata["direction"] = call.direction;
@@ -113,6 +119,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
       ...(realtime ? {} : { endpointingMs: settings.silenceTimeoutMs }),
     });
     this.playout = new CallPlayout({
+      line: carrier.line,
       sendHighWaterBytes: settings.sendHighWaterBytes,
       onClearSent: () => latency.clearSent(),
       onItemFirstFrame: () => latency.itemFirstFrame(),
@@ -121,9 +128,9 @@ export class CallSession implements CallControl, MediaLegAdapter {
       session: this.session,
       createController: ctx.createController,
       adapter: this,
-      format: PCM16_8K,
-      // No transcoding when the realtime provider speaks u-law; PCM16 8 kHz (converted by core) otherwise.
-      ...(realtime ? { passthrough: ULAW_8K } : {}),
+      format: carrier.line.pcmFormat,
+      // No transcoding when the realtime provider speaks the line's format (u-law); PCM at the line's rate otherwise.
+      ...(realtime ? { passthrough: carrier.line.format } : {}),
       turnTaking: realtime
         ? { kind: "provider" }
         : {
@@ -190,11 +197,18 @@ export class CallSession implements CallControl, MediaLegAdapter {
     }
   }
 
-  /** Caller audio: one u-law `media` payload. */
-  onMedia(ulaw: Uint8Array): void {
+  /** Caller audio: one `media` payload in the line's format. A payload that is not whole samples is dropped. */
+  onMedia(audio: Uint8Array): void {
     if (this.#state !== "connected") return;
-    if (this.#leg.passthrough) this.#leg.appendEncoded(ulaw);
-    else this.#leg.appendAudio(decodeMulaw(ulaw), PCM16_8K);
+    if (this.#leg.passthrough) return this.#leg.appendEncoded(audio);
+    const line = this.#carrier.line;
+    let pcm: Int16Array;
+    try {
+      pcm = line.toPcm(audio);
+    } catch {
+      return;
+    }
+    this.#leg.appendAudio(pcm, line.pcmFormat);
   }
 
   /** A keypad digit: a talk.event (transcript.done with input "dtmf") and text the agent answers. */
@@ -263,7 +277,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
     }
     if (signal.aborted) throw new TalkError("cancelled", "The hang-up was cancelled (the caller spoke).");
     this.#ctx.logger.info({ callSid: this.callSid, reason: options.reason }, "call: hanging up");
-    if (this.#ctx.rest) await this.#ctx.rest.hangUp(this.callSid, { signal });
+    if (this.#carrier.rest) await this.#carrier.rest.hangUp(this.callSid, { signal });
     // After the tool's result is on its way: the carrier also sends `stop`, whichever comes first closes.
     setTimeout(() => void this.close("hung_up"), 0);
   }

@@ -5,6 +5,7 @@
  * carrier is a folder implementing CarrierProtocol and one entry here.
  */
 import type { TelephonyConfig } from "../config/index.js";
+import { TalkError } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { twilioProtocol } from "./twilio/twilio-protocol.js";
 
@@ -14,8 +15,28 @@ export interface ConfiguredCarrier {
   publicUrl: string | undefined;
 }
 
-/** The carrier of this deployment (today the only one: `telephony.twilio`). */
-export function configuredCarrier(config: TelephonyConfig): ConfiguredCarrier {
-  const twilio = config.twilio;
-  return { carrier: twilioProtocol(twilio), publicUrl: twilio.publicUrl };
+const CARRIERS: ReadonlyArray<(config: TelephonyConfig) => ConfiguredCarrier> = [
+  (config) => ({ carrier: twilioProtocol(config.twilio), publicUrl: config.twilio.publicUrl }),
+];
+
+/** Every carrier of this build, configured or not (an unconfigured one serves local demo mode or 503s). */
+export function configuredCarriers(config: TelephonyConfig): ConfiguredCarrier[] {
+  return CARRIERS.map((entry) => entry(config));
+}
+
+/**
+ * The carrier outbound calls use when they name none: telephony.defaultCarrier,
+ * else the first with REST credentials, else the first.
+ */
+export function defaultCarrierId(config: TelephonyConfig, carriers: readonly ConfiguredCarrier[]): string {
+  const named = config.defaultCarrier;
+  if (named !== undefined) {
+    if (!carriers.some((c) => c.carrier.id === named))
+      throw new TalkError(
+        "config_invalid",
+        `telephony.defaultCarrier: ${named} is not a carrier (${carriers.map((c) => c.carrier.id).join(", ")}).`,
+      );
+    return named;
+  }
+  return (carriers.find((c) => c.carrier.rest) ?? carriers[0]!).carrier.id;
 }

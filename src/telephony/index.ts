@@ -1,11 +1,12 @@
 // What the telephony surface offers the composition root and tests.
 export {
   telephonyPlugin,
+  type CarrierMode,
   type Telephony,
   type TelephonyPlugin,
   type TelephonyPluginOptions,
 } from "./telephony-plugin.js";
-export { configuredCarrier } from "./carriers.js";
+export { configuredCarriers, defaultCarrierId, type ConfiguredCarrier } from "./carriers.js";
 export type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 export { CallSession, type CallIdentity, type CallSettings, type CallState } from "./call-session.js";
 // Offered to other layers (scripts/rewrite-layer-imports.ts).

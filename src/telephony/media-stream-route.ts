@@ -8,18 +8,17 @@
  * with 1008. Limits: pre-start time (1008), unstarted, total and per-address
  * sockets (1013), frame size (1009), send-buffer high-water (CallPlayout).
  */
-import { createHash } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import type { WebSocket } from "ws";
 import type { TalkLogger } from "../core/index.js";
-import { sameAudioFormat, ULAW_8K, WindowedLogLimiter } from "../core/index.js";
+import { sameAudioFormat, WindowedLogLimiter } from "../core/index.js";
 import type { CarrierProtocol, CarrierStreamCodec, CarrierStreamEvent } from "./carrier/carrier-protocol.js";
 import type { CallRegistry } from "./call-registry.js";
-import type { CallIdentity, CallSession } from "./call-session.js";
+import type { CallCarrier, CallIdentity, CallSession } from "./call-session.js";
 import type { PlayoutLine } from "./playout/call-playout.js";
 import { ClockAcknowledger } from "./playout/clock-acknowledger.js";
 import { socketLine } from "./socket-line.js";
-import type { StreamTokenStore } from "./stream-token-store.js";
+import { resumeKeyOf, type StreamClaims, type StreamTokens } from "./stream-tokens.js";
 import type { TelephonyStats } from "./telephony-stats.js";
 
 export const CLOSE = Object.freeze({
@@ -32,13 +31,18 @@ export const CLOSE = Object.freeze({
 
 export interface MediaStreamRouteOptions {
   carrier: CarrierProtocol;
+  /** The carrier as its calls see it (id, REST client, line format). */
+  callCarrier: CallCarrier;
   calls: CallRegistry;
-  /** Tokens of inbound calls (voice webhook), checked against start.callSid. */
-  tokens: StreamTokenStore;
-  /** Redeems a token of an outbound call we placed; undefined when it is not one. */
-  redeemOutbound(token: string | undefined, callId: string): CallSession | undefined;
+  /** Stream tokens (any worker's), checked against the start's call id and spent once cluster-wide. */
+  tokens: StreamTokens;
+  /** Outbound calls dialled here: whether a dial is ours, and its call once its token is spent. */
+  outbound: {
+    holds(dialId: string): boolean;
+    take(dialId: string, callId: string): CallSession | undefined;
+  };
   /** Creates the call of a validated inbound stream (session created, not connected yet); `mode` from the webhook URL. */
-  createCall(identity: CallIdentity, mode: string | undefined): CallSession;
+  createCall(carrier: CallCarrier, identity: CallIdentity, mode: string | undefined): CallSession;
   preStartTimeoutMs: number;
   maxPayloadBytes: number;
   reconnectGraceMs: number;
@@ -94,7 +98,11 @@ class CarrierStreamSocket {
   readonly #preStart: NodeJS.Timeout;
   #streamId: string | undefined;
   #call: CallSession | undefined;
+  /** Caller audio that arrived while the start was being checked (token, session): handed over once connected. */
+  #early: Uint8Array[] | undefined;
   #stopped = false;
+  /** A frame broke the protocol: the call ends with the socket, no reconnect grace. */
+  #fatal = false;
 
   constructor(
     o: MediaStreamRouteOptions,
@@ -117,7 +125,9 @@ class CarrierStreamSocket {
     ws.on("close", () => {
       clearTimeout(this.#preStart);
       admission.release();
-      if (this.#call && !this.#stopped) this.#call.detach(o.reconnectGraceMs);
+      if (this.#call && !this.#stopped)
+        if (this.#fatal) void this.#call.close("protocol_error");
+        else this.#call.detach(o.reconnectGraceMs);
     });
     ws.on("message", (data, isBinary) => this.#onMessage(data as Buffer | ArrayBuffer | Buffer[], isBinary));
   }
@@ -132,7 +142,10 @@ class CarrierStreamSocket {
     if (!decoded.ok) {
       const { reason, message, close: closeWith } = decoded.rejection;
       this.#reject(reason, message);
-      if (closeWith) this.#close(closeWith.code, closeWith.reason);
+      if (closeWith) {
+        this.#fatal = true;
+        this.#close(closeWith.code, closeWith.reason);
+      }
       return;
     }
     const event = decoded.event;
@@ -145,8 +158,9 @@ class CarrierStreamSocket {
         void this.#start(event);
         return;
       case "media":
-        if (!call) return this.#reject("before_start", "media before start");
-        call.onMedia(event.audio);
+        if (call) return call.onMedia(event.audio);
+        if (this.#early && this.#early.length < MAX_EARLY_FRAMES) return void this.#early.push(event.audio);
+        if (!this.#early) this.#reject("before_start", "media before start");
         return;
       case "played":
         call?.onMark(event.name);
@@ -181,22 +195,32 @@ class CarrierStreamSocket {
       );
   }
 
-  /** The start handshake: u-law 8 kHz mono only, a valid token, then the call connects to this socket. */
+  /** The start handshake: the carrier's line format, a valid token, then the call connects to this socket. */
   async #start(msg: Extract<CarrierStreamEvent, { type: "start" }>): Promise<void> {
     const o = this.#o;
     const carrier = o.carrier.id;
     clearTimeout(this.#preStart);
     this.#streamId = msg.streamId;
     const callSid = msg.callId;
-    // The call plays and hears u-law 8 kHz mono (the format every carrier offers for media streams).
-    if (!isCallFormat(msg.format)) {
+    // The call plays and hears the carrier's line format (u-law 8 kHz for most; Vonage's L16 16 kHz).
+    if (msg.format === undefined || !sameAudioFormat(msg.format, o.carrier.lineFormat)) {
+      const want = o.callCarrier.line.format;
       this.#close(
         CLOSE.policy,
-        `media format must be u-law 8000 Hz mono, not ${msg.formatName}`.slice(0, 120),
+        `media format must be ${want.encoding} ${want.sampleRate} Hz mono, not ${msg.formatName}`.slice(
+          0,
+          120,
+        ),
       );
       return;
     }
-    const found = callOfStream(o, msg.parameters["token"], callSid);
+    this.#early = [];
+    const found = await callOfStream(o, msg.parameters["token"], callSid);
+    if (this.#ws.readyState !== this.#ws.OPEN) {
+      // The carrier gave up while the token was checked: a call created for it ends here.
+      if (found.ok && found.call.state === "created") void found.call.close("connection_lost");
+      return;
+    }
     if (!found.ok) {
       o.stats.refuseSocket(`token ${found.why}`);
       o.logger.warn(
@@ -207,11 +231,16 @@ class CarrierStreamSocket {
       return;
     }
     const target = found.call;
+    if (target.state === "created")
+      o.logger.info({ carrier, callId: callSid, streamId: msg.streamId }, "media stream: call started");
     this.#admission.started();
     this.#call = target;
     o.stats.callsStarted++;
     try {
       await target.connect(this.#lineTo(target), this.#close, msg.streamId);
+      const early = this.#early ?? [];
+      this.#early = undefined;
+      for (const audio of early) target.onMedia(audio);
     } catch (err) {
       o.logger.error({ carrier, err, callId: callSid }, "media stream: the call's session could not start");
       await target.close("error", CLOSE.tryAgainLater);
@@ -222,47 +251,60 @@ class CarrierStreamSocket {
   #lineTo(target: CallSession): PlayoutLine {
     const acks =
       this.#o.carrier.acknowledgements === "none"
-        ? new ClockAcknowledger({ played: (name) => target.onMark(name) })
+        ? new ClockAcknowledger({
+            bytesPerMs: this.#o.callCarrier.line.bytesPerMs,
+            played: (name) => target.onMark(name),
+          })
         : undefined;
     if (acks) this.#ws.once("close", () => acks.close());
     return socketLine(this.#ws, this.#codec, acks);
   }
 }
 
-function isCallFormat(f: Extract<CarrierStreamEvent, { type: "start" }>["format"]): boolean {
-  return f !== undefined && sameAudioFormat(f, ULAW_8K);
-}
+/** Caller audio held while a start is checked (~1 s of 20 ms frames); more is dropped. */
+const MAX_EARLY_FRAMES = 50;
+
+type StreamCall = { ok: true; call: CallSession } | { ok: false; why: string };
 
 /**
- * The call a stream's token opens: an inbound call (a token of the voice
- * webhook), an outbound call we placed, or a detached call resuming within
- * its grace (the same token, hashed, as when it started).
+ * The call a stream's token opens: a detached call of this worker resuming
+ * within its grace (the same token, hashed, as when it started), an outbound
+ * call dialled here, or a new inbound call (a token of any worker's voice
+ * webhook). A token is spent once cluster-wide; a reconnect that reaches
+ * another worker than the call's finds it spent and is refused (`reused`):
+ * the call on its worker ends when its grace runs out (docs/telephony.md).
  */
-function callOfStream(
+async function callOfStream(
   o: MediaStreamRouteOptions,
   token: string | undefined,
   callId: string,
-): { ok: true; call: CallSession } | { ok: false; why: string } {
-  const resumeKey = token ? createHash("sha256").update(token).digest("base64url") : undefined;
-  const redeemed = o.tokens.consume(token, callId);
-  if (redeemed.ok) {
-    const call = o.createCall(
-      {
-        callSid: redeemed.call.callId,
-        from: redeemed.call.from,
-        to: redeemed.call.to,
-        direction: redeemed.call.direction ?? "inbound",
-      },
-      redeemed.call.mode,
-    );
-    o.calls.add(call, resumeKey);
-    return { ok: true, call };
-  }
-  const call =
-    o.redeemOutbound(token, callId) ?? (resumeKey ? o.calls.resumable(callId, resumeKey) : undefined);
-  if (call) {
-    if (call.state === "created") o.calls.add(call, resumeKey);
-    return { ok: true, call };
-  }
-  return { ok: false, why: !token ? "missing" : redeemed.reason };
+): Promise<StreamCall> {
+  const resumeKey = token ? resumeKeyOf(token) : undefined;
+  const resumed = resumeKey ? o.calls.resumable(callId, resumeKey) : undefined;
+  if (resumed) return { ok: true, call: resumed };
+  const expect = { carrier: o.carrier.id, callId };
+  const verified = await o.tokens.verify(token, expect);
+  if (!verified.ok) return { ok: false, why: verified.reason };
+  // A stream of a call dialled on another worker cannot be served here: refused before its token is spent.
+  if (verified.claims.kind === "outbound" && !o.outbound.holds(verified.claims.callId))
+    return { ok: false, why: "elsewhere" };
+  const redeemed = await o.tokens.redeem(token, expect);
+  if (!redeemed.ok) return { ok: false, why: redeemed.reason };
+  const call = callOfClaims(o, redeemed.claims, callId);
+  if (!call) return { ok: false, why: "call_mismatch" };
+  if (call.state === "created") o.calls.add(call, redeemed.resumeKey);
+  return { ok: true, call };
+}
+
+function callOfClaims(
+  o: MediaStreamRouteOptions,
+  claims: StreamClaims,
+  callId: string,
+): CallSession | undefined {
+  if (claims.kind === "outbound") return o.outbound.take(claims.callId, callId);
+  return o.createCall(
+    o.callCarrier,
+    { callSid: claims.callId, from: claims.from, to: claims.to, direction: claims.direction ?? "inbound" },
+    claims.mode,
+  );
 }

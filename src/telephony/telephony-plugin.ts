@@ -1,17 +1,21 @@
 /**
  * The telephony surface as one encapsulated Fastify plugin over the surface
- * context: a carrier's voice webhook, its media-stream WebSocket, outbound
- * calls and their status callbacks, the call-events stream, and
- * `telephony.call` / `telephony.call.get` on the Talk API. Calls are closed
+ * context: every carrier's voice webhook, media-stream WebSocket and status
+ * callbacks, outbound calls through any of them, the call-events stream, and
+ * `telephony.call` / `telephony.call.get` on the Talk API. The carriers share
+ * one call registry (the limits are per process), one set of stats and one
+ * stream-token issuer, whose tokens any worker of the cluster verifies, so a
+ * call's stream may reach another worker than its webhook. Calls are closed
  * when the app closes.
  *
- * Carrier not configured: with no credentials on a loopback server the
+ * A carrier not configured: with no credentials on a loopback server its
  * routes run in local demo mode (unsigned webhooks from loopback peers only,
  * logged loudly at start-up), which is what `talkgate call` uses; on any
  * other host they answer 503 naming the missing settings. Credentials without
  * a public URL are a configuration error at start-up.
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
+import type { OneTimeClaims } from "../cluster/index.js";
 import type { TalkgateConfig } from "../config/index.js";
 import type { CallMode, TelephonyConfig } from "../config/index.js";
 import { TalkError } from "../core/index.js";
@@ -19,13 +23,16 @@ import type { CallControlRegistry } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import { answerWebhook } from "./answer-webhook.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
+import type { ConfiguredCarrier } from "./carriers.js";
 import { CallRegistry } from "./call-registry.js";
 import { callFactory, type CreateCall } from "./call-factory.js";
+import type { CallCarrier } from "./call-session.js";
 import { callEventsRoute } from "./call-events-route.js";
+import { lineAudio } from "./line-audio.js";
 import { mediaStreamRoute } from "./media-stream-route.js";
 import { outboundCalls, type OutboundCalls } from "./outbound/outbound-calls.js";
 import { isLoopbackAddress, parsePublicUrl } from "./public-url.js";
-import { StreamTokenStore } from "./stream-token-store.js";
+import { StreamTokens } from "./stream-tokens.js";
 import { registerTelephonyMethods } from "./telephony-methods.js";
 import { TelephonyStats } from "./telephony-stats.js";
 
@@ -33,10 +40,12 @@ import { TelephonyStats } from "./telephony-stats.js";
 export interface TelephonyPluginOptions {
   config: TelephonyConfig;
   server: Pick<TalkgateConfig["server"], "host" | "publicUrl">;
-  /** The carrier this server speaks (configuredCarrier(config)). */
-  carrier: CarrierProtocol;
-  /** The carrier's own public URL setting; default server.publicUrl. */
-  carrierPublicUrl?: string | undefined;
+  /** The carriers this server speaks (configuredCarriers(config)), each with its own public URL setting. */
+  carriers: readonly ConfiguredCarrier[];
+  /** The carrier outbound calls use when they name none (defaultCarrierId). */
+  defaultCarrier: string;
+  /** Single-use stream tokens and their signing secret, shared by every worker (coordinator.claims). */
+  claims: OneTimeClaims;
   /** talk.input.silenceTimeoutMs: silence that ends a caller's turn (stt-tts). */
   silenceTimeoutMs: number;
   callControls: CallControlRegistry;
@@ -44,22 +53,37 @@ export interface TelephonyPluginOptions {
   realtimeAvailable: boolean;
 }
 
-/** The plugin, with the surface's handle (its calls, stats and mode) for the composition root and tests. */
+/** The plugin, with the surface's handle (its calls, stats and modes) for the composition root and tests. */
 export type TelephonyPlugin = FastifyPluginAsync & { readonly telephony: Telephony };
+
+/** "signed" (carrier configured), "unsigned-loopback" (local demo) or "disabled" (routes answer 503). */
+export type CarrierMode = "signed" | "unsigned-loopback" | "disabled";
 
 export interface Telephony {
   readonly calls: CallRegistry;
   readonly stats: TelephonyStats;
-  /** "signed" (carrier configured), "unsigned-loopback" (local demo) or "disabled" (routes answer 503). */
-  readonly mode: "signed" | "unsigned-loopback" | "disabled";
+  /** The default carrier's mode. */
+  readonly mode: CarrierMode;
+  /** Every carrier's mode, by id. */
+  readonly modes: Readonly<Record<string, CarrierMode>>;
+}
+
+/** One carrier as the surface serves it. */
+interface ServedCarrier {
+  carrier: CarrierProtocol;
+  callCarrier: CallCarrier;
+  publicUrl: string | undefined;
+  mode: CarrierMode;
 }
 
 export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOptions): TelephonyPlugin {
-  const { config, carrier } = options;
+  const { config } = options;
   const logger = ctx.logger;
-  const { publicUrl, mode } = telephonyMode(options);
+  const carriers = options.carriers.map((c) => servedCarrier(c, options.server));
+  const served = carriers.filter((c) => c.mode !== "disabled");
   const stats = new TelephonyStats();
   const calls = new CallRegistry(config.limits);
+  const tokens = new StreamTokens({ claims: options.claims });
   const { createCall, defaultMode } = callFactory({
     config,
     silenceTimeoutMs: options.silenceTimeoutMs,
@@ -68,7 +92,6 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
       runtime: ctx.runtime,
       createController: ctx.createController,
       callControls: options.callControls,
-      rest: carrier.rest,
       stats,
       logger,
     },
@@ -77,9 +100,10 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
 
   // Admin places calls.
   const outbound = outboundCalls({
-    carrier,
+    carriers: served,
+    defaultCarrier: options.defaultCarrier,
     calls,
-    publicUrl,
+    tokens,
     maxPending: config.limits.maxPendingOutboundCalls,
     authorize: routeCheck(ctx.authorizer, "admin"),
     createCall,
@@ -87,26 +111,29 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
     jobs: ctx.jobs,
     logger,
   });
-  if (mode !== "disabled") registerTelephonyMethods((name, d) => ctx.registerMethod(name, d), outbound);
-  const surface: TelephonySurface = { ctx, options, mode, publicUrl, calls, stats, createCall, outbound };
+  if (served.length > 0) registerTelephonyMethods((name, d) => ctx.registerMethod(name, d), outbound);
+  const surface: TelephonySurface = { ctx, options, calls, stats, tokens, createCall, outbound };
   const plugin: FastifyPluginAsync = async (scope) => {
-    logStart(ctx, carrier, mode, { publicUrl, defaultMode });
-    if (mode === "disabled") disabledRoutes(scope, carrier);
-    else await servedRoutes(scope, surface);
+    for (const c of carriers) logStart(ctx, c, defaultMode);
+    for (const c of carriers.filter((c) => c.mode === "disabled")) disabledRoutes(scope, c.carrier);
+    if (served.length > 0) await servedRoutes(scope, surface, served);
+    else disabledOutboundRoutes(scope, carriers);
   };
-  return Object.assign(plugin, { telephony: { calls, stats, mode } satisfies Telephony });
+  const modes = Object.fromEntries(carriers.map((c) => [c.carrier.id, c.mode]));
+  const mode = modes[options.defaultCarrier] ?? "disabled";
+  return Object.assign(plugin, { telephony: { calls, stats, mode, modes } satisfies Telephony });
 }
 
 /**
- * The carrier's public URL and the surface's mode. Credentials without a
- * public URL are a configuration error (the carrier signs the public URL).
+ * A carrier's public URL, line and mode. Credentials without a public URL are
+ * a configuration error (carriers sign the public URL).
  */
-function telephonyMode(options: TelephonyPluginOptions): {
-  publicUrl: string | undefined;
-  mode: Telephony["mode"];
-} {
-  const { carrier } = options;
-  const publicUrlRaw = options.carrierPublicUrl ?? options.server.publicUrl;
+function servedCarrier(
+  configured: ConfiguredCarrier,
+  server: TelephonyPluginOptions["server"],
+): ServedCarrier {
+  const { carrier } = configured;
+  const publicUrlRaw = configured.publicUrl ?? server.publicUrl;
   const publicUrl = publicUrlRaw === undefined ? undefined : parsePublicUrl(publicUrlRaw);
   if (carrier.signed && publicUrl === undefined) {
     throw new TalkError(
@@ -114,85 +141,106 @@ function telephonyMode(options: TelephonyPluginOptions): {
       `telephony: ${carrier.name} credentials are set but PUBLIC_URL (server.publicUrl) is not; ${carrier.name} signs the public URL.`,
     );
   }
-  const host = options.server.host;
-  const loopback = isLoopbackAddress(host) || host === "localhost";
-  return { publicUrl, mode: carrier.signed ? "signed" : loopback ? "unsigned-loopback" : "disabled" };
+  const loopback = isLoopbackAddress(server.host) || server.host === "localhost";
+  const mode: CarrierMode = carrier.signed ? "signed" : loopback ? "unsigned-loopback" : "disabled";
+  const callCarrier: CallCarrier = {
+    id: carrier.id,
+    rest: carrier.rest,
+    line: lineAudio(carrier.lineFormat),
+  };
+  return { carrier, callCarrier, publicUrl, mode };
 }
 
-/** Carrier not configured on a non-loopback host: every telephony route answers 503 naming the missing settings. */
-function disabledRoutes(scope: FastifyInstance, carrier: CarrierProtocol): void {
-  const unavailable = {
+function unavailable(carrier: CarrierProtocol): { error: unknown } {
+  return {
     error: new TalkError(
       "provider_unavailable",
       `${carrier.name} is not configured: set ${carrier.missingSettings}.`,
     ).toJSON(),
   };
-  for (const path of [carrier.paths.voice, "/telephony/calls", carrier.paths.status]) {
-    scope.post(path, async (_request, reply) => reply.code(503).send(unavailable));
+}
+
+/** A carrier not configured on a non-loopback host: its routes answer 503 naming the missing settings. */
+function disabledRoutes(scope: FastifyInstance, carrier: CarrierProtocol): void {
+  const body = unavailable(carrier);
+  for (const path of [carrier.paths.voice, carrier.paths.status]) {
+    scope.post(path, async (_request, reply) => reply.code(503).send(body));
   }
-  scope.get(carrier.paths.stream, async (_request, reply) => reply.code(503).send(unavailable));
+  scope.get(carrier.paths.stream, async (_request, reply) => reply.code(503).send(body));
+}
+
+/** No carrier served at all: placing calls answers 503 naming the first carrier's missing settings. */
+function disabledOutboundRoutes(scope: FastifyInstance, carriers: readonly ServedCarrier[]): void {
+  const first = carriers[0];
+  if (!first) return;
+  const body = unavailable(first.carrier);
+  scope.post("/telephony/calls", async (_request, reply) => reply.code(503).send(body));
 }
 
 /** What the served routes are built from (assembled once by telephonyPlugin). */
 interface TelephonySurface {
   ctx: SurfaceContext;
   options: TelephonyPluginOptions;
-  mode: Telephony["mode"];
-  publicUrl: string | undefined;
   calls: CallRegistry;
   stats: TelephonyStats;
+  tokens: StreamTokens;
   createCall: CreateCall;
   outbound: OutboundCalls;
 }
 
-/** The voice webhook, outbound calls, the call-events stream and the media stream; calls close with the app. */
-async function servedRoutes(scope: FastifyInstance, surface: TelephonySurface): Promise<void> {
-  const { ctx, options, mode, publicUrl, calls, stats, createCall, outbound } = surface;
-  const { carrier, config } = options;
+/** Each served carrier's voice webhook and media stream, outbound calls and the call-events stream; calls close with the app. */
+async function servedRoutes(
+  scope: FastifyInstance,
+  surface: TelephonySurface,
+  served: readonly ServedCarrier[],
+): Promise<void> {
+  const { ctx, options, calls, stats, tokens, createCall, outbound } = surface;
+  const { config } = options;
   const logger = ctx.logger;
-  const tokens = new StreamTokenStore();
-  await scope.register(
-    answerWebhook({
-      carrier,
-      publicUrl,
-      tokens,
-      logger,
-      draining: ctx.draining,
-      ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}),
-    }),
-  );
+  for (const { carrier, callCarrier, publicUrl, mode } of served) {
+    await scope.register(
+      answerWebhook({
+        carrier,
+        publicUrl,
+        tokens,
+        logger,
+        draining: ctx.draining,
+        ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}),
+      }),
+    );
+    await scope.register(
+      mediaStreamRoute({
+        carrier,
+        callCarrier,
+        calls,
+        tokens,
+        outbound: outbound.redeemer(carrier.id),
+        createCall: (line, identity, callMode) =>
+          createCall(
+            line,
+            identity,
+            callMode === "realtime" || callMode === "stt-tts" ? { mode: callMode } : {},
+          ),
+        preStartTimeoutMs: config.limits.preStartTimeoutMs,
+        maxPayloadBytes: config.limits.maxPayloadBytes,
+        reconnectGraceMs: config.reconnectGraceMs,
+        stats,
+        logger,
+        draining: ctx.draining,
+      }),
+    );
+  }
   await scope.register(outbound.plugin);
   // Write watches a call's events (what `talkgate call` needs without a token on loopback).
   await scope.register(callEventsRoute({ calls, authorize: routeCheck(ctx.authorizer, "write") }));
-  await scope.register(
-    mediaStreamRoute({
-      carrier,
-      calls,
-      tokens,
-      redeemOutbound: (token, callId) => outbound.redeemer.redeem(token, callId),
-      createCall: (identity, callMode) =>
-        createCall(identity, callMode === "realtime" || callMode === "stt-tts" ? { mode: callMode } : {}),
-      preStartTimeoutMs: config.limits.preStartTimeoutMs,
-      maxPayloadBytes: config.limits.maxPayloadBytes,
-      reconnectGraceMs: config.reconnectGraceMs,
-      stats,
-      logger,
-      draining: ctx.draining,
-    }),
-  );
   scope.addHook("onClose", async () => {
-    tokens.clear();
     outbound.close();
     await calls.closeAll("closed");
   });
 }
 
-function logStart(
-  ctx: SurfaceContext,
-  carrier: CarrierProtocol,
-  mode: Telephony["mode"],
-  details: { publicUrl: string | undefined; defaultMode: CallMode },
-): void {
+function logStart(ctx: SurfaceContext, served: ServedCarrier, defaultMode: CallMode): void {
+  const { carrier, mode, publicUrl } = served;
   const { voice, stream } = carrier.paths;
   if (mode === "unsigned-loopback") {
     ctx.logger.warn(
@@ -202,11 +250,11 @@ function logStart(
   } else if (mode === "disabled") {
     ctx.logger.warn(
       { carrier: carrier.id },
-      `telephony disabled: ${carrier.name} is not configured; /telephony/* answer 503`,
+      `telephony: ${carrier.name} is not configured; its routes answer 503`,
     );
   } else {
     ctx.logger.info(
-      { carrier: carrier.id, ...details, rest: carrier.rest !== undefined },
+      { carrier: carrier.id, publicUrl, defaultMode, rest: carrier.rest !== undefined },
       `telephony: ${carrier.name} webhook and media streams ready`,
     );
   }

@@ -95,6 +95,20 @@ describe("telephony: stream and webhook guards", () => {
     expect(a.closeCode).toBeUndefined();
     await a.stop();
   });
+
+  it("an oversized frame ends the call for good: no reconnect grace, its token cannot resume it", async () => {
+    const call = await h.dial();
+    const sessionId = sessionOfCall(h, call.callSid)!;
+    call.sendRaw(JSON.stringify({ event: "media", padding: "x".repeat(70_000) }));
+    await call.waitFor(() => call.closeCode !== undefined);
+    expect(call.closeCode).toBe(1009);
+    // Closed at once with its reason (the harness's grace is seconds long: a held call would still be open).
+    await waitUntil(() => h.eventsOf(sessionId, "session.closed").length === 1);
+    expect(h.eventsOf(sessionId, "session.closed")[0]!.payload).toMatchObject({ reason: "protocol_error" });
+    const again = await streamWith(call.customParameters, call.callSid);
+    await again.waitFor(() => again.closeCode !== undefined);
+    expect(again.closeCode).toBe(1008);
+  });
 });
 
 async function waitUntil(predicate: () => boolean): Promise<void> {

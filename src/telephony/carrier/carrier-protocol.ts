@@ -181,6 +181,12 @@ export interface CarrierProtocol {
   /** The carrier's display name, for logs and errors ("Twilio"). */
   readonly name: string;
   readonly paths: CarrierRoutePaths;
+  /**
+   * The audio format of this carrier's media streams, both ways: u-law (or
+   * A-law) 8 kHz mono, or 16-bit PCM at 8 or 16 kHz mono. A stream whose
+   * start announces another format is refused (1008).
+   */
+  readonly lineFormat: AudioFormat;
   /** How playback is acknowledged: named marks echoed after playback, or nothing (count by the clock). */
   readonly acknowledgements: "marks" | "none";
   /** Webhooks can be authenticated (credentials configured); false: local demo mode or disabled. */

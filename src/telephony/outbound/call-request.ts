@@ -14,6 +14,11 @@ export const CallRequestSchema = z
       .string()
       .regex(/^\+[1-9]\d{6,14}$/, "an E.164 number")
       .optional(),
+    /** The carrier to call through (`twilio`, `telnyx`, ...); default telephony.defaultCarrier. */
+    carrier: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,31}$/, "a carrier id (twilio, telnyx, plivo, vonage)")
+      .optional(),
     mode: z.enum(CALL_MODES).optional(),
     greeting: z.string().max(1000).optional(),
   })
@@ -53,6 +58,8 @@ export type PlacedCall =
 /** The `outbound-call` job's data. */
 export interface CallJobData {
   request: CallRequest;
+  /** The carrier the call is placed through (jobs queued before carriers were named: twilio). */
+  carrier?: string;
   from: string;
   /** Base URL of the stream and status callback, as the requesting worker saw it. */
   baseUrl: string;

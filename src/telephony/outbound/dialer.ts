@@ -11,20 +11,25 @@ import type { TalkLogger } from "../../core/index.js";
 import type { CallMode } from "../../config/index.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
-import type { CallIdentity, CallSession } from "../call-session.js";
+import type { CallCarrier, CallIdentity, CallSession } from "../call-session.js";
 import { streamParameters } from "../answer-webhook.js";
 import { streamUrlFor } from "../public-url.js";
-import { StreamTokenStore } from "../stream-token-store.js";
+import type { StreamTokens } from "../stream-tokens.js";
 import type { CallRequest } from "./call-request.js";
 import type { CallStatusStore } from "./call-status-store.js";
 
 export interface DialerOptions {
   carrier: CarrierProtocol;
+  /** The carrier as its calls see it (id, REST client, line format). */
+  callCarrier: CallCarrier;
+  /** Stream tokens: the dial's token is spent by the stream route when the answered call's stream starts. */
+  tokens: StreamTokens;
   calls: CallRegistry;
   statuses: CallStatusStore;
   /** Dials in progress at most (rate_limited beyond). */
   maxPending: number;
   createCall(
+    carrier: CallCarrier,
     identity: CallIdentity,
     overrides: { mode?: CallMode; greeting?: string },
     metadata?: Record<string, string>,
@@ -45,17 +50,16 @@ interface PendingDial {
 }
 
 const DIAL_TIMEOUT_MS = 15_000;
+/** A dial's stream token must outlive the ringing (carriers ring for about 60 s by default). */
+const DIAL_TOKEN_TTL_MS = 120_000;
 const HANG_UP_TIMEOUT_MS = 10_000;
 
 export class OutboundDialer {
   readonly #o: DialerOptions;
-  // Long TTL: the token must outlive the ringing (carriers ring for about 60 s by default).
-  readonly #tokens: StreamTokenStore;
   readonly #dials = new Map<string, PendingDial>();
 
   constructor(options: DialerOptions) {
     this.#o = options;
-    this.#tokens = new StreamTokenStore({ ttlMs: 120_000, maxTokens: options.maxPending * 2 });
   }
 
   /** A dial here waits for the carrier's answer (a status for an unknown call may be its). */
@@ -72,11 +76,14 @@ export class OutboundDialer {
       throw new TalkError("rate_limited", "Too many outbound calls are being placed.");
     const dialId = `dial-${crypto.randomUUID()}`;
     const identity = { to: request.to, from, direction: "outbound-api" };
-    const token = this.#tokens.issue({ callId: dialId, ...identity });
     const pending: PendingDial = { callId: undefined, call: undefined };
     this.#dials.set(dialId, pending);
     logger.info({ jobId, to: request.to }, "outbound call: dialling");
     try {
+      const token = await this.#o.tokens.issue(
+        { callId: dialId, ...identity, kind: "outbound", carrier: carrier.id },
+        DIAL_TOKEN_TTL_MS,
+      );
       const created = await rest.dial({
         to: request.to,
         from,
@@ -89,6 +96,7 @@ export class OutboundDialer {
       });
       const callId = created.callId;
       const call = this.#o.createCall(
+        this.#o.callCarrier,
         { callSid: callId, ...identity },
         {
           ...(request.mode ? { mode: request.mode } : {}),
@@ -125,13 +133,15 @@ export class OutboundDialer {
     }
   }
 
-  /** The call a stream token of ours was issued for, once; undefined when it is not one of ours. */
-  redeem(token: string | undefined, callId: string): CallSession | undefined {
-    if (!token) return undefined;
-    const r = this.#tokens.consume(token);
-    if (!r.ok) return undefined;
-    const dial = this.#dials.get(r.call.callId);
-    this.#dials.delete(r.call.callId);
+  /** Whether `dialId` (a stream token's call) is a dial of this worker's still waiting for its stream. */
+  holds(dialId: string): boolean {
+    return this.#dials.has(dialId);
+  }
+
+  /** The call dialled as `dialId`, once (its stream started); undefined when the carrier's call id differs. */
+  take(dialId: string, callId: string): CallSession | undefined {
+    const dial = this.#dials.get(dialId);
+    this.#dials.delete(dialId);
     return dial?.callId === callId ? dial.call : undefined;
   }
 
@@ -155,9 +165,9 @@ export class OutboundDialer {
     }
   }
 
-  /** Forgets every outstanding token (shutdown). */
+  /** Forgets every dial waiting for its stream (shutdown). */
   clear(): void {
-    this.#tokens.clear();
+    this.#dials.clear();
   }
 }
 

@@ -9,6 +9,7 @@
  * status reads the same from any worker.
  */
 import type { AppJobs } from "../../cluster/index.js";
+import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import { OUTBOUND_CALL_JOB, type CallJobData, type OutboundCallStatus } from "./call-request.js";
 import type { OutboundDialer } from "./dialer.js";
@@ -19,10 +20,17 @@ export const CARRIER_STATUS_PREFIX = "carrier:";
 /** Registers the job's handler on `jobs` (a no-op on a worker without the media role). */
 export function processOutboundCalls(
   jobs: Pick<AppJobs, "process">,
-  dialer: OutboundDialer,
+  dialerOf: (carrier: string) => OutboundDialer | undefined,
   logger: TalkLogger,
 ): void {
   jobs.process<CallJobData>(OUTBOUND_CALL_JOB, { role: "media" }, async (job, signal) => {
+    const carrier = job.data.carrier ?? "twilio";
+    const dialer = dialerOf(carrier);
+    if (!dialer)
+      throw new TalkError(
+        "provider_unavailable",
+        `This worker cannot place ${carrier} calls (not configured).`,
+      );
     const report = async (status: OutboundCallStatus): Promise<void> => {
       await job.progress?.(status).catch((err: unknown) => {
         logger.debug({ err, jobId: job.id }, "outbound call status not recorded");

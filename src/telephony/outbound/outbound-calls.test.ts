@@ -2,6 +2,10 @@ import { describe, expect, it } from "vitest";
 import { NOOP_LOGGER } from "../../core/logger.js";
 import type { CarrierProtocol, CarrierRestClient } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
+import { InProcessOneTimeClaims } from "../../cluster/index.js";
+import { ULAW_8K } from "../../core/index.js";
+import { lineAudio } from "../line-audio.js";
+import { StreamTokens } from "../stream-tokens.js";
 import { outboundCalls, type OutboundCallsOptions } from "./outbound-calls.js";
 
 const REST: CarrierRestClient = {
@@ -17,9 +21,16 @@ function registeredKinds(rest: CarrierRestClient | undefined): string[] {
   const kinds: string[] = [];
   const carrier = { id: "test", name: "Test", rest, defaultFrom: "+15550100" } as unknown as CarrierProtocol;
   const options: OutboundCallsOptions = {
-    carrier,
+    carriers: [
+      {
+        carrier,
+        callCarrier: { id: "test", rest, line: lineAudio(ULAW_8K) },
+        publicUrl: "https://talk.example.com",
+      },
+    ],
+    defaultCarrier: "test",
+    tokens: new StreamTokens({ claims: new InProcessOneTimeClaims() }),
     calls: {} as CallRegistry,
-    publicUrl: "https://talk.example.com",
     maxPending: 10,
     authorize: () => "ok",
     createCall: () => {

@@ -1,9 +1,10 @@
 /**
  * Outbound calls, put together: `place` dials here (no job queue) or queues
- * an `outbound-call` job for a media worker (Redis deployments); `status`
- * reads where a call is; `redeemer` lets the stream route accept the stream
- * of a call we placed; `plugin` carries the routes. The pieces are one
- * concept each: the dialer (REST + stream tokens), the job, the status
+ * an `outbound-call` job for a media worker (Redis deployments), through the
+ * carrier the request names (or the default one); `status` reads where a call
+ * is; `redeemer` lets each carrier's stream route accept the stream of a call
+ * dialled here; `plugin` carries the routes. The pieces are one concept each:
+ * the dialer (REST + stream tokens, one per carrier), the job, the status
  * store and the routes.
  */
 import type { FastifyPluginAsync } from "fastify";
@@ -13,7 +14,8 @@ import type { TalkLogger } from "../../core/index.js";
 import type { RouteCheck } from "../../gateway/index.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
-import type { CallSession } from "../call-session.js";
+import type { CallCarrier, CallSession } from "../call-session.js";
+import type { StreamTokens } from "../stream-tokens.js";
 import {
   OUTBOUND_CALL_JOB,
   type CallJobData,
@@ -26,11 +28,21 @@ import { notConfigured, OutboundDialer, type DialerOptions } from "./dialer.js";
 import { processOutboundCalls } from "./outbound-call-job.js";
 import { outboundRoutes } from "./outbound-routes.js";
 
-export interface OutboundCallsOptions {
+/** A carrier calls can be placed through. */
+export interface OutboundCarrier {
   carrier: CarrierProtocol;
-  calls: CallRegistry;
+  callCarrier: CallCarrier;
   /** Base URL the carrier reaches (stream and status callback URLs); undefined in unsigned loopback mode. */
   publicUrl: string | undefined;
+}
+
+export interface OutboundCallsOptions {
+  /** The carriers served here (each with its status callback route). */
+  carriers: readonly OutboundCarrier[];
+  /** The carrier a request that names none goes through. */
+  defaultCarrier: string;
+  calls: CallRegistry;
+  tokens: StreamTokens;
   maxPending: number;
   authorize: RouteCheck;
   createCall: DialerOptions["createCall"];
@@ -41,49 +53,78 @@ export interface OutboundCallsOptions {
   logger: TalkLogger;
 }
 
-/** What the stream route needs to accept the stream of a call we placed. */
+/** What a carrier's stream route needs to accept the stream of a call dialled here. */
 export interface OutboundRedeemer {
-  redeem(token: string | undefined, callId: string): CallSession | undefined;
+  holds(dialId: string): boolean;
+  take(dialId: string, callId: string): CallSession | undefined;
 }
 
 export interface OutboundCalls {
   plugin: FastifyPluginAsync;
-  redeemer: OutboundRedeemer;
+  /** The redeemer of one carrier's dials. */
+  redeemer(carrier: string): OutboundRedeemer;
   /**
-   * Places a call (or queues its job). Throws invalid_params (no caller id),
-   * provider_unavailable (carrier not configured or unreachable), rate_limited
-   * (too many dials in progress), provider_error (the carrier refused).
+   * Places a call (or queues its job). Throws invalid_params (no caller id,
+   * unknown carrier), provider_unavailable (carrier not configured or
+   * unreachable), rate_limited (too many dials in progress), provider_error
+   * (the carrier refused).
    */
   place(request: CallRequest, baseUrl: string | undefined): Promise<PlacedCall>;
   /** A call's status by job id (any worker) or carrier call id (placed here); undefined when unknown. */
   status(id: string): Promise<OutboundCallStatus | undefined>;
-  /** Forgets outstanding stream tokens (shutdown). */
+  /** Forgets dials waiting for their streams (shutdown). */
   close(): void;
 }
 
-export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
-  const { carrier, jobs, logger } = o;
-  const statuses = new CallStatusStore({ maxEarly: o.maxPending, jobs });
-  const dialer = new OutboundDialer({
-    carrier,
-    calls: o.calls,
-    statuses,
-    maxPending: o.maxPending,
-    createCall: o.createCall,
-    logger,
-  });
-  // One handler per kind, registered once: this worker runs outbound-call jobs when it has the media role
-  // and can reach the carrier; a worker without carrier credentials would only pull jobs to fail them.
-  if (carrier.rest && jobs) processOutboundCalls(jobs, dialer, logger);
+interface CarrierDialing {
+  entry: OutboundCarrier;
+  dialer: OutboundDialer;
+}
 
-  const baseOf = (requestBase: string | undefined): string => {
-    const base = o.publicUrl ?? requestBase ?? o.localBaseUrl();
+export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
+  const { jobs, logger } = o;
+  const statuses = new CallStatusStore({ maxEarly: o.maxPending, jobs });
+  const dialing = new Map<string, CarrierDialing>();
+  for (const entry of o.carriers) {
+    const dialer = new OutboundDialer({
+      carrier: entry.carrier,
+      callCarrier: entry.callCarrier,
+      tokens: o.tokens,
+      calls: o.calls,
+      statuses,
+      maxPending: o.maxPending,
+      createCall: o.createCall,
+      logger,
+    });
+    dialing.set(entry.carrier.id, { entry, dialer });
+  }
+  // One handler per kind, registered once: this worker runs outbound-call jobs when it has the media role
+  // and can reach a carrier; a worker without carrier credentials would only pull jobs to fail them.
+  const canDial = [...dialing.values()].some((d) => d.entry.carrier.rest);
+  if (canDial && jobs) processOutboundCalls(jobs, (id) => dialing.get(id)?.dialer, logger);
+
+  const carrierOf = (request: CallRequest): CarrierDialing => {
+    const id = request.carrier ?? o.defaultCarrier;
+    const found = dialing.get(id);
+    if (!found)
+      throw new TalkError(
+        "invalid_params",
+        `carrier: ${id} is not served here (served: ${[...dialing.keys()].join(", ") || "none"}).`,
+        { details: { issues: [{ path: "carrier", message: "unknown carrier" }] } },
+      );
+    return found;
+  };
+
+  const baseOf = (entry: OutboundCarrier, requestBase: string | undefined): string => {
+    const base = entry.publicUrl ?? requestBase ?? o.localBaseUrl();
     if (!base)
       throw new TalkError("invalid_state", "The server does not listen yet: no URL for the call's stream.");
     return base;
   };
 
   async function place(request: CallRequest, requestBase: string | undefined): Promise<PlacedCall> {
+    const { entry, dialer } = carrierOf(request);
+    const { carrier } = entry;
     if (!carrier.rest) throw notConfigured(carrier);
     const from = request.from ?? carrier.defaultFrom;
     if (!from)
@@ -91,17 +132,17 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
         "invalid_params",
         `from: no caller id given and telephony.${carrier.id}.defaultFrom is unset.`,
       );
-    const base = baseOf(requestBase);
+    const base = baseOf(entry, requestBase);
     if (jobs) {
       const jobId = `call-${crypto.randomUUID()}`;
       // One attempt: dialling is not idempotent. A dial that timed out may still have placed the call, and a
       // retry would ring the callee a second time; the failure reaches the caller through the job instead.
       await jobs.enqueue<CallJobData>(
         OUTBOUND_CALL_JOB,
-        { request, from, baseUrl: base },
+        { request, carrier: carrier.id, from, baseUrl: base },
         { jobId, attempts: 1 },
       );
-      logger.info({ jobId, to: request.to }, "outbound call queued");
+      logger.info({ jobId, carrier: carrier.id, to: request.to }, "outbound call queued");
       return { placed: false, jobId, status: "queued" };
     }
     const { call, status } = await dialer.dial(request, from, base);
@@ -110,22 +151,32 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
 
   const status = (id: string) => statuses.status(id);
   const plugin = outboundRoutes({
-    carrier,
+    carriers: [...dialing.values()].map(({ entry, dialer }) => ({
+      carrier: entry.carrier,
+      publicUrl: entry.publicUrl,
+      dialer,
+    })),
     calls: o.calls,
-    dialer,
     statuses,
-    publicUrl: o.publicUrl,
     authorize: o.authorize,
     place,
     status,
     jobs,
     logger,
   });
+  const none: OutboundRedeemer = { holds: () => false, take: () => undefined };
   return {
     plugin,
-    redeemer: { redeem: (token, callId) => dialer.redeem(token, callId) },
+    redeemer: (carrier) => {
+      const dialer = dialing.get(carrier)?.dialer;
+      return dialer
+        ? { holds: (id) => dialer.holds(id), take: (id, callId) => dialer.take(id, callId) }
+        : none;
+    },
     place,
     status,
-    close: () => dialer.clear(),
+    close: () => {
+      for (const { dialer } of dialing.values()) dialer.clear();
+    },
   };
 }

@@ -24,19 +24,24 @@ import {
   type PlacedCall,
 } from "./call-request.js";
 import type { CallStatusStore } from "./call-status-store.js";
-import { notConfigured, type OutboundDialer } from "./dialer.js";
+import type { OutboundDialer } from "./dialer.js";
 import { CARRIER_STATUS_PREFIX } from "./outbound-call-job.js";
 
 export const OUTBOUND_CALLS_PATH = "/telephony/calls";
 export const OUTBOUND_CALL_STATUS_PATH = "/telephony/calls/:id";
 
-export interface OutboundRoutesOptions {
+/** One carrier's status callbacks: the carrier, the URL it signs, and its dialer. */
+export interface StatusCallbackCarrier {
   carrier: CarrierProtocol;
-  calls: CallRegistry;
-  dialer: OutboundDialer;
-  statuses: CallStatusStore;
   /** Base URL the carrier reaches; undefined in unsigned loopback mode (then only loopback peers may post status callbacks). */
   publicUrl: string | undefined;
+  dialer: OutboundDialer;
+}
+
+export interface OutboundRoutesOptions {
+  carriers: readonly StatusCallbackCarrier[];
+  calls: CallRegistry;
+  statuses: CallStatusStore;
   authorize: RouteCheck;
   place(request: CallRequest, baseUrl: string | undefined): Promise<PlacedCall>;
   status(id: string): Promise<OutboundCallStatus | undefined>;
@@ -45,7 +50,7 @@ export interface OutboundRoutesOptions {
 }
 
 export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
-  const { carrier, logger } = o;
+  const { logger } = o;
   const refusal = (auth: "unauthorized" | "forbidden", what: string): TalkError =>
     new TalkError(auth, auth === "forbidden" ? `${what} needs the admin scope.` : undefined);
 
@@ -55,7 +60,6 @@ export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
     app.post(OUTBOUND_CALLS_PATH, { bodyLimit: 16_384 }, async (request, reply) => {
       const auth = o.authorize(request);
       if (auth !== "ok") return replyError(reply, refusal(auth, "Placing calls"));
-      if (!carrier.rest) return replyError(reply, notConfigured(carrier));
       const parsed = CallRequestSchema.safeParse(request.body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -98,17 +102,18 @@ export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
       }
     });
 
-    await app.register(statusCallbackRoute(o));
+    for (const carrier of o.carriers) await app.register(statusCallbackRoute(o, carrier));
   };
 }
 
 /** The carrier's status callbacks, in their own scope (their body parsers keep the raw body for signatures). */
-function statusCallbackRoute(o: OutboundRoutesOptions): FastifyPluginAsync {
-  const { carrier, logger, jobs } = o;
+function statusCallbackRoute(o: OutboundRoutesOptions, c: StatusCallbackCarrier): FastifyPluginAsync {
+  const { logger, jobs } = o;
+  const { carrier, dialer } = c;
   return async (app) => {
     webhookBodyParsers(app, 65_536);
     app.post(carrier.paths.status, async (request, reply) => {
-      const publicUrl = o.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
+      const publicUrl = c.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
       const webhook = webhookRequest(request, publicUrl);
       const ok = carrier.signed
         ? carrier.authenticate(webhook) === "ok"
@@ -125,7 +130,7 @@ function statusCallbackRoute(o: OutboundRoutesOptions): FastifyPluginAsync {
       const { callId, terminal } = status;
       const query = (request.query ?? {}) as Record<string, unknown>;
       const jobId = typeof query["job"] === "string" && query["job"] ? query["job"] : undefined;
-      if (terminal) o.dialer.forget(callId);
+      if (terminal) dialer.forget(callId);
 
       const call = o.calls.get(callId);
       if (call) {
@@ -163,7 +168,7 @@ function statusCallbackRoute(o: OutboundRoutesOptions): FastifyPluginAsync {
         }
       }
       if (o.statuses.hasEnded(callId)) return reply.code(204).send(); // a late or repeated callback
-      if (terminal && !jobId && o.dialer.awaitingAnswer) {
+      if (terminal && !jobId && dialer.awaitingAnswer) {
         o.statuses.keepEarly(callId, status.status);
         return reply.code(204).send();
       }

@@ -11,18 +11,17 @@
  * the high-water mark; the rest waits in the framer (bounded) and is pumped
  * again when the buffer drains.
  */
-import { encodeMulaw } from "../../codecs/index.js";
-import { pcm16FromBytes } from "../../codecs/index.js";
-import { TalkError } from "../../core/index.js";
+import { TalkError, ULAW_8K } from "../../core/index.js";
 import type { AudioChunk } from "../../core/index.js";
 import type { TalkAudioSink } from "../../core/index.js";
 import type { TerminalReason } from "../../core/index.js";
+import { lineAudio, type LineAudio } from "../line-audio.js";
 import { OutboundFramer } from "./outbound-framer.js";
 import { PlaybackTracker } from "./playback-tracker.js";
 
 /** Where the playout sends: the current stream socket (replaced when the carrier reconnects), in the carrier's wire format. */
 export interface PlayoutLine {
-  /** Sends one frame of assistant audio (u-law 8 kHz). */
+  /** Sends one frame of assistant audio (the line's format). */
   media(audio: Uint8Array): void;
   /** Asks the carrier to echo `name` once the audio sent before it has played. */
   mark(name: string): void;
@@ -39,6 +38,8 @@ export interface PlayoutLine {
 }
 
 export interface CallPlayoutOptions {
+  /** The line's audio format. Default u-law 8 kHz. */
+  line?: LineAudio;
   /** Pause sending while the socket buffers more than this, bytes. Default 262 144. */
   sendHighWaterBytes?: number;
   /** Re-check interval while paused by backpressure, ms. Default 20. */
@@ -58,6 +59,7 @@ interface DrainWaiter {
 
 export class CallPlayout implements TalkAudioSink {
   readonly #framer: OutboundFramer;
+  readonly #audio: LineAudio;
   readonly #tracker = new PlaybackTracker();
   readonly #highWater: number;
   readonly #pollMs: number;
@@ -87,7 +89,13 @@ export class CallPlayout implements TalkAudioSink {
     }
     // A mark at least every 100 ms of audio (every burst of 5+ frames, and at each item's end): providers that
     // stream 20 ms deltas would otherwise get a mark, and an echo, per frame.
-    this.#framer = new OutboundFramer({ minFramesPerMark: options.minFramesPerMark ?? 5 });
+    this.#audio = options.line ?? lineAudio(ULAW_8K);
+    this.#framer = new OutboundFramer({
+      minFramesPerMark: options.minFramesPerMark ?? 5,
+      frameBytes: this.#audio.frameBytes,
+      bytesPerMs: this.#audio.bytesPerMs,
+      silenceByte: this.#audio.silenceByte,
+    });
     this.#onClearSent = options.onClearSent;
     this.#onItemFirstFrame = options.onItemFirstFrame;
   }
@@ -105,11 +113,11 @@ export class CallPlayout implements TalkAudioSink {
 
   write(chunk: AudioChunk, meta: { turnId: string; itemId: string }): void {
     if (this.#closed) return;
-    const ulaw = toUlaw(chunk);
-    if (ulaw.byteLength === 0) return;
+    const audio = this.#audio.fromChunk(chunk);
+    if (audio.byteLength === 0) return;
     this.#heardToEnd.delete(meta.itemId);
-    this.#tracker.produced(meta.itemId, ulaw.byteLength / 8);
-    this.#framer.push(meta.itemId, ulaw);
+    this.#tracker.produced(meta.itemId, audio.byteLength / this.#audio.bytesPerMs);
+    this.#framer.push(meta.itemId, audio);
     this.#pump();
   }
 
@@ -227,16 +235,4 @@ export class CallPlayout implements TalkAudioSink {
   #notifyIdle(): void {
     for (const w of [...this.#idleWaiters]) w();
   }
-}
-
-/** Assistant audio as u-law 8 kHz: passthrough when it already is, encoded from PCM16 8 kHz otherwise. */
-function toUlaw(chunk: AudioChunk): Uint8Array {
-  const f = chunk.format;
-  if (f.encoding === "g711_ulaw" && f.sampleRate === 8000 && f.channels === 1) return chunk.data;
-  if (f.encoding === "pcm16" && f.sampleRate === 8000 && f.channels === 1)
-    return encodeMulaw(pcm16FromBytes(chunk.data));
-  throw new TalkError(
-    "invalid_audio",
-    `A phone line plays u-law or PCM16 at 8 kHz mono, not ${f.encoding}/${f.sampleRate}/${f.channels}.`,
-  );
 }

@@ -56,6 +56,7 @@ export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol 
     id: "twilio",
     name: "Twilio",
     paths: TWILIO_PATHS,
+    lineFormat: ULAW_8K,
     acknowledgements: "marks",
     signed: authToken.length > 0,
     rest,

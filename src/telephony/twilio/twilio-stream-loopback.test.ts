@@ -22,7 +22,8 @@ import {
 } from "./media-stream-messages.js";
 import { OutboundFramer } from "../playout/outbound-framer.js";
 import { PlaybackTracker } from "../playout/playback-tracker.js";
-import { StreamTokenStore } from "../stream-token-store.js";
+import { InProcessOneTimeClaims } from "../../cluster/index.js";
+import { StreamTokens } from "../stream-tokens.js";
 
 interface ServerCall {
   ws: WebSocket;
@@ -36,7 +37,9 @@ interface ServerCall {
   clear(): void;
 }
 
-const tokens = new StreamTokenStore();
+const tokens = new StreamTokens({ claims: new InProcessOneTimeClaims() });
+const issue = (callId: string): Promise<string> =>
+  tokens.issue({ kind: "inbound", carrier: "twilio", callId }, 30_000);
 let wss: WebSocketServer | undefined;
 const calls: ServerCall[] = [];
 const clients: TwilioStreamClient[] = [];
@@ -82,7 +85,7 @@ async function startServer(): Promise<string> {
     };
     calls.push(call);
     ws.on("error", () => {});
-    ws.on("message", (data) => {
+    ws.on("message", async (data) => {
       const result = parseTwilioMessage(data as Buffer, {
         expectedStreamSid: call.streamSid,
         maxBytes: 16 * 1024,
@@ -94,9 +97,12 @@ async function startServer(): Promise<string> {
       const msg = result.message;
       call.messages.push(msg);
       if (msg.event === "start") {
-        const redeemed = tokens.consume(msg.start.customParameters.token, msg.start.callSid);
-        if (!redeemed.ok) return ws.close(1008, `stream token ${redeemed.reason}`);
         call.streamSid = msg.start.streamSid;
+        const redeemed = await tokens.redeem(msg.start.customParameters.token, {
+          carrier: "twilio",
+          callId: msg.start.callSid,
+        });
+        if (!redeemed.ok) return ws.close(1008, `stream token ${redeemed.reason}`);
       } else if (msg.event === "media") {
         call.audio.push(msg.audio);
       } else if (msg.event === "mark") {
@@ -140,7 +146,7 @@ const frames = (ms: number, byte = 0x55): Uint8Array => new Uint8Array(ms * 8).f
 describe("Twilio stream over loopback", () => {
   it("delivers a real recording as sequential 20 ms u-law media frames, byte for byte", async () => {
     const url = await startServer();
-    const { client, call } = await dial(url, "manual", tokens.issue({ callId: "CA-loop-1" }));
+    const { client, call } = await dial(url, "manual", await issue("CA-loop-1"));
     const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
     await client.sendAudio(speech);
     client.sendDtmf("7");
@@ -162,7 +168,7 @@ describe("Twilio stream over loopback", () => {
 
   it("tracks heard audio per reply from marks the client echoes as it plays", async () => {
     const url = await startServer();
-    const { client, call } = await dial(url, "manual", tokens.issue({ callId: "CA-loop-1" }));
+    const { client, call } = await dial(url, "manual", await issue("CA-loop-1"));
     call().speak("reply-1", frames(600));
     await client.waitFor(() => client.marksReceived.length === 6);
     client.play(600);
@@ -195,18 +201,18 @@ describe("Twilio stream over loopback", () => {
 
   it("closes a stream that reuses a token with 1008, leaving the first call up", async () => {
     const url = await startServer();
-    const token = tokens.issue({ callId: "CA-loop-1" });
+    const token = await issue("CA-loop-1");
     const first = await dial(url, "manual", token);
     const second = await dial(url, "manual", token);
     await second.client.waitFor(() => second.client.closeCode !== undefined);
     expect(second.client.closeCode).toBe(1008);
-    expect(second.client.closeReason).toBe("stream token unknown");
+    expect(second.client.closeReason).toBe("stream token reused");
     expect(first.client.closeCode).toBeUndefined();
   });
 
   it("reports malformed frames with their reason and keeps the call", async () => {
     const url = await startServer();
-    const { client, call } = await dial(url, "manual", tokens.issue({ callId: "CA-loop-1" }));
+    const { client, call } = await dial(url, "manual", await issue("CA-loop-1"));
     client.sendRaw("{oops");
     client.sendJson({
       event: "media",

@@ -2,7 +2,8 @@ import { createHmac } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { answerWebhook } from "../answer-webhook.js";
-import { StreamTokenStore } from "../stream-token-store.js";
+import { InProcessOneTimeClaims } from "../../cluster/index.js";
+import { StreamTokens } from "../stream-tokens.js";
 import { twilioProtocol } from "./twilio-protocol.js";
 
 /** The <Parameter> names Twilio hands back in start.customParameters. */
@@ -15,7 +16,7 @@ const STREAM_PARAMETER = {
   direction: "direction",
 };
 
-function twilioVoiceWebhook(o: { authToken: string; publicUrl: string; tokens: StreamTokenStore }) {
+function twilioVoiceWebhook(o: { authToken: string; publicUrl: string; tokens: StreamTokens }) {
   return answerWebhook({
     carrier: twilioProtocol({ authToken: o.authToken }),
     publicUrl: o.publicUrl,
@@ -47,8 +48,8 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function build(publicUrl = PUBLIC_URL): Promise<{ app: FastifyInstance; tokens: StreamTokenStore }> {
-  const tokens = new StreamTokenStore();
+async function build(publicUrl = PUBLIC_URL): Promise<{ app: FastifyInstance; tokens: StreamTokens }> {
+  const tokens = new StreamTokens({ claims: new InProcessOneTimeClaims() });
   app = Fastify();
   await app.register(twilioVoiceWebhook({ authToken: AUTH_TOKEN, publicUrl, tokens }));
   return { app, tokens };
@@ -95,9 +96,12 @@ describe("POST /telephony/twilio/voice", () => {
       [STREAM_PARAMETER.direction]: "inbound",
     });
     const token = p[STREAM_PARAMETER.token]!;
-    expect(tokens.consume(token, CALL.CallSid)).toEqual({
+    const expect_ = { carrier: "twilio", callId: CALL.CallSid };
+    expect(await tokens.redeem(token, expect_)).toMatchObject({
       ok: true,
-      call: {
+      claims: {
+        kind: "inbound",
+        carrier: "twilio",
         callId: CALL.CallSid,
         accountId: CALL.AccountSid,
         from: CALL.From,
@@ -105,7 +109,7 @@ describe("POST /telephony/twilio/voice", () => {
         direction: "inbound",
       },
     });
-    expect(tokens.consume(token).ok).toBe(false);
+    expect(await tokens.redeem(token, expect_)).toEqual({ ok: false, reason: "reused" });
   });
 
   it("gives ws:// for an http PUBLIC_URL (local use)", async () => {
@@ -116,11 +120,11 @@ describe("POST /telephony/twilio/voice", () => {
   });
 
   it("answers 403 and issues no token when the signature is made with another auth token", async () => {
-    const { app: a, tokens } = await build();
+    const { app: a } = await build();
     const res = await post(a, CALL, sign(`${PUBLIC_URL}/telephony/twilio/voice`, CALL, "wrong-token"));
     expect(res.statusCode).toBe(403);
     expect(res.body).not.toContain("<Response>");
-    expect(tokens.size).toBe(0);
+    expect(res.body).not.toContain("token");
   });
 
   it("answers 403 when a signed parameter was tampered with", async () => {
@@ -167,7 +171,7 @@ describe("POST /telephony/twilio/voice", () => {
   });
 
   it("rejects invalid options at construction", () => {
-    const tokens = new StreamTokenStore();
+    const tokens = new StreamTokens({ claims: new InProcessOneTimeClaims() });
     expect(() => twilioVoiceWebhook({ authToken: "", publicUrl: PUBLIC_URL, tokens })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
     );
