@@ -17,9 +17,10 @@ function deadPid(): number {
 }
 
 function plant(sessionId: string, lines: string, writer: Record<string, unknown>): void {
-  mkdirSync(join(dir!, ".open"), { recursive: true });
-  writeFileSync(join(dir!, `${sessionId}.jsonl`), lines);
-  writeFileSync(join(dir!, ".open", sessionId), JSON.stringify(writer));
+  mkdirSync(join(dir!, "open-sessions"), { recursive: true });
+  mkdirSync(join(dir!, "sessions"), { recursive: true });
+  writeFileSync(join(dir!, "sessions", `${sessionId}.jsonl`), lines);
+  writeFileSync(join(dir!, "open-sessions", sessionId), JSON.stringify(writer));
 }
 
 const created = (id: string, seq: number) =>
@@ -36,8 +37,10 @@ describe("closeLostSessionLogs", () => {
       pid,
       instance: "old",
     });
-    expect(closeLostSessionLogs(dir, NOOP_LOGGER)).toEqual(["torn"]);
-    const lines = readFileSync(join(dir, "torn.jsonl"), "utf8").trim().split("\n");
+    expect(closeLostSessionLogs(join(dir, "sessions"), NOOP_LOGGER)).toEqual(["torn"]);
+    const lines = readFileSync(join(dir, "sessions", "torn.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     expect(lines).toHaveLength(3);
     expect(JSON.parse(lines[2]!)).toMatchObject({
       type: "session.closed",
@@ -46,15 +49,15 @@ describe("closeLostSessionLogs", () => {
       mode: "stt-tts",
       payload: { reason: "process_lost" },
     });
-    expect(readdirSync(join(dir, ".open")).sort()).toEqual(["remote"]);
+    expect(readdirSync(join(dir, "open-sessions")).sort()).toEqual(["remote"]);
     // A second start finds nothing more to do.
-    expect(closeLostSessionLogs(dir, NOOP_LOGGER)).toEqual([]);
+    expect(closeLostSessionLogs(join(dir, "sessions"), NOOP_LOGGER)).toEqual([]);
   });
 
   it("an earlier instance under this process's pid (containers reuse pid 1) counts as gone; a live process does not", () => {
     dir = mkdtempSync(join(tmpdir(), "talkgate-lost-"));
     plant("reused", created("reused", 3), { host: hostname(), pid: process.pid, instance: "earlier" });
     plant("live", created("live", 1), { host: hostname(), pid: process.ppid, instance: "x" });
-    expect(closeLostSessionLogs(dir, NOOP_LOGGER)).toEqual(["reused"]);
+    expect(closeLostSessionLogs(join(dir, "sessions"), NOOP_LOGGER)).toEqual(["reused"]);
   });
 });

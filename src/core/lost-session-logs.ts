@@ -1,7 +1,8 @@
 /**
  * Session logs a killed process left open. Each open SessionLog keeps a
- * marker `<dataDir>/sessions/.open/<sessionId>` naming its writer (host, pid,
- * process instance); a clean close removes it. On start, a runtime closes the
+ * marker `<dataDir>/open-sessions/<sessionId>` naming its writer (host, pid,
+ * process instance; beside the sessions directory, so that one holds only
+ * logs); a clean close removes it. On start, a runtime closes the
  * logs whose writer is gone: a marker of this host whose process no longer
  * runs (or whose pid is now this process, an earlier instance: containers
  * reuse pid 1) gets one `session.closed` line with reason `process_lost`
@@ -22,7 +23,7 @@ import {
   writeSync,
 } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { TalkLogger } from "./logger.js";
 
 /** This process's identity in the markers: two runtimes of one process see each other as live. */
@@ -38,7 +39,7 @@ interface Writer {
 }
 
 function markerDir(sessionsDir: string): string {
-  return join(sessionsDir, ".open");
+  return join(dirname(sessionsDir), "open-sessions");
 }
 
 /** Marks `<sessionsDir>/<sessionId>.jsonl` open by this process. */

@@ -101,9 +101,9 @@ describe("talkgate serve (embedded defaults)", () => {
       .map((l) => (JSON.parse(l) as { type: string }).type);
     expect(types[0]).toBe("session.created");
     expect(types.at(-1)).toBe("session.closed");
-    expect(readdirSync(join(dataDir, "sessions")).filter((f) => f.endsWith(".jsonl"))).toHaveLength(1);
+    expect(readdirSync(join(dataDir, "sessions"))).toHaveLength(1);
     // Closed cleanly: no open-log marker is left for the next start to close as process_lost.
-    expect(readdirSync(join(dataDir, "sessions", ".open"))).toEqual([]);
+    expect(readdirSync(join(dataDir, "open-sessions"))).toEqual([]);
   });
 
   it("a session log left open by a killed process gets a session.closed (process_lost) line on the next start", async () => {
@@ -130,7 +130,7 @@ describe("talkgate serve (embedded defaults)", () => {
     const previous = JSON.parse(before.at(-1)!) as { seq: number };
     expect(last).toMatchObject({ type: "session.closed", sessionId, payload: { reason: "process_lost" } });
     expect(last.seq).toBe(previous.seq + 1);
-    expect(readdirSync(join(dataDir, "sessions", ".open"))).toEqual([]);
+    expect(readdirSync(join(dataDir, "open-sessions"))).toEqual([]);
     second.kill("SIGTERM");
     expect(await exitOf(second)).toBe(0);
     // Closed once: a third start adds nothing.
