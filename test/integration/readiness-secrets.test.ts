@@ -92,9 +92,7 @@ async function start(): Promise<{ app: App; url: string; tts: SwitchTts; logs: s
   return { app: created, url: urls[0] as string, tts, logs };
 }
 
-async function readyz(
-  url: string,
-): Promise<{
+async function readyz(url: string): Promise<{
   status: number;
   body: { ok: boolean; checks: Record<string, { ok: boolean; detail?: string }> };
   text: string;
