@@ -118,6 +118,14 @@ export function buildProviders(
   logger: TalkLogger,
   providers: readonly TalkProvider[] = configuredProviders(config),
 ): AppProviders {
+  const unread = Object.keys(config.talk.realtime?.providers ?? {}).filter((id) => id !== "openai");
+  if (unread.length > 0) {
+    // Free-form in the seed contract, so not refused; but say that nothing reads them (and they are never echoed).
+    logger.warn(
+      { ids: unread },
+      "talk.realtime.providers: these entries configure no provider (known: openai); their settings are never echoed",
+    );
+  }
   const registry = new ProviderRegistry({ logger });
   const outcomes = new ProviderOutcomes({
     failureThreshold: config.runtime.providerFailureThreshold,

@@ -153,5 +153,7 @@ describe("/readyz and talk.config", () => {
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).not.toContain(PLANTED);
     expect(logs.join("")).not.toContain(PLANTED);
+    // Free-form realtime settings nothing reads are not refused (seed 001) but said at start.
+    expect(logs.join("")).toContain("configure no provider");
   });
 });
