@@ -15,7 +15,12 @@ import { ToolPolicy } from "../core/tool-policy.js";
 import { ToolRegistry, type ToolDefinition } from "../core/tool-registry.js";
 import { createAgentConsultTool } from "../core/tools/agent-consult-tool.js";
 import { CallControlRegistry } from "../core/tools/call-control.js";
-import { createEndCallTool, createSendDtmfTool, createTransferCallTool } from "../core/tools/call-tools.js";
+import {
+  createCollectDigitsTool,
+  createEndCallTool,
+  createSendDtmfTool,
+  createTransferCallTool,
+} from "../core/tools/call-tools.js";
 import { ConsultProgressChannel } from "../core/tools/consult-progress.js";
 import { createGetTimeTool } from "../core/tools/get-time-tool.js";
 import { SessionTranscripts } from "../core/tools/session-transcripts.js";
@@ -63,7 +68,8 @@ export function buildTools({ config, providers, runtime, brain, extra, logger }:
     )
     .register(createEndCallTool(callControls))
     .register(createSendDtmfTool(callControls))
-    .register(createTransferCallTool({ calls: callControls, targets: config.agent.transferTargets }));
+    .register(createTransferCallTool({ calls: callControls, targets: config.agent.transferTargets }))
+    .register(createCollectDigitsTool({ calls: callControls, defaults: config.agent.collectDigits }));
   for (const tool of extra) registry.register(tool);
   const policy = new ToolPolicy({ allow: config.agent.tools.allow, deny: config.agent.tools.deny });
   const dispatcher = new ToolDispatcher({ registry, policy, logger });

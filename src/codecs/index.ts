@@ -39,3 +39,10 @@ export { parseOpusPacket, opusPacketHasFec, type OpusPacketInfo, type OpusMode }
 export { createVad, type Vad, type VadEvent, type VadOptions } from "./vad.js";
 export { createFrameAssembler, type FrameAssembler, type FrameAssemblerOptions } from "./frame-assembler.js";
 export { readWav, writeWav, type WavAudio } from "./wav.js";
+export {
+  detectDtmf,
+  dtmfFrequencies,
+  dtmfTones,
+  type DtmfDetectOptions,
+  type DtmfToneOptions,
+} from "./dtmf.js";

@@ -205,6 +205,16 @@ export const agentSchema = z
       .default("Sorry, that is taking me too long. Please ask me again in a moment."),
     /** Destinations transfer_call may use, by name: {"front desk": "+15551230000"}. The model picks a name, never a number. */
     transferTargets: z.record(z.string().min(1), z.string().min(1)).default({}),
+    /** collect_digits: defaults of the keypad-input tool. */
+    collectDigits: z
+      .object({
+        /** Give up this long after the start or the last key, ms. */
+        timeoutMs: z.number().int().min(1000).max(60_000).default(10_000),
+        /** Caller speech ends the collection (the caller answered aloud). */
+        cancelOnSpeech: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
     realtime: z
       .object({
         /**

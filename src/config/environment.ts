@@ -53,6 +53,19 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "TTS_API_KEY", path: "talk.providers.openai-compatible.tts.apiKey", parse: asString, secret: true },
   { env: "TWILIO_ACCOUNT_SID", path: "telephony.twilio.accountSid", parse: asString },
   { env: "TWILIO_AUTH_TOKEN", path: "telephony.twilio.authToken", parse: asString, secret: true },
+  { env: "TELNYX_PUBLIC_KEY", path: "telephony.telnyx.publicKey", parse: asString },
+  { env: "TELNYX_API_KEY", path: "telephony.telnyx.apiKey", parse: asString, secret: true },
+  { env: "TELNYX_CONNECTION_ID", path: "telephony.telnyx.connectionId", parse: asString },
+  { env: "PLIVO_AUTH_ID", path: "telephony.plivo.authId", parse: asString },
+  { env: "PLIVO_AUTH_TOKEN", path: "telephony.plivo.authToken", parse: asString, secret: true },
+  { env: "VONAGE_APPLICATION_ID", path: "telephony.vonage.applicationId", parse: asString },
+  { env: "VONAGE_PRIVATE_KEY", path: "telephony.vonage.privateKey", parse: asString, secret: true },
+  {
+    env: "VONAGE_SIGNATURE_SECRET",
+    path: "telephony.vonage.signatureSecret",
+    parse: asString,
+    secret: true,
+  },
 ];
 
 /**

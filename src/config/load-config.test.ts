@@ -52,6 +52,24 @@ describe("loadConfig", () => {
     expect(loaded.envOverrides).toEqual(["PORT", "HOST", "REDIS_URL"]);
   });
 
+  it("reads Vonage's credentials from VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY and VONAGE_SIGNATURE_SECRET", () => {
+    const { config, envOverrides } = loadConfig({
+      env: {
+        VONAGE_APPLICATION_ID: "aaaaaaaa-bbbb-cccc-dddd-0123456789ab",
+        VONAGE_PRIVATE_KEY: "-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----",
+        VONAGE_SIGNATURE_SECRET: "sig-secret",
+      },
+    });
+    expect(config.telephony.vonage).toMatchObject({
+      applicationId: "aaaaaaaa-bbbb-cccc-dddd-0123456789ab",
+      signatureSecret: "sig-secret",
+      apiBaseUrl: "https://api.nexmo.com",
+      maxWebhookAgeS: 300,
+    });
+    expect(config.telephony.vonage.privateKey).toContain("BEGIN PRIVATE KEY");
+    expect(envOverrides).toEqual(["VONAGE_APPLICATION_ID", "VONAGE_PRIVATE_KEY", "VONAGE_SIGNATURE_SECRET"]);
+  });
+
   it("names an unknown key with its full path", () => {
     const err = configError(() => validateConfig({ talk: { realtime: { providr: "x" } } }, { env: {} }));
     expect(err.message).toContain("talk.realtime.providr: unknown key");

@@ -56,6 +56,7 @@ export function isSecretKey(key: string): boolean {
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
 const BEARER_IN_TEXT = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}/gi;
 const KEY_LIKE = /\b(sk|ek|rk)-[A-Za-z0-9_*.-]{4,}/g;
+const PEM_PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g;
 
 /** One URL without its credentials and query: `https://[redacted]@host/path?[redacted]`. Anything else unchanged. */
 export function redactUrl(value: string): string {
@@ -74,7 +75,8 @@ export function redactText(text: string): string {
   return text
     .replace(URL_IN_TEXT, (url) => redactUrl(url))
     .replace(BEARER_IN_TEXT, (_m, scheme: string) => `${scheme} ${REDACTED}`)
-    .replace(KEY_LIKE, REDACTED);
+    .replace(KEY_LIKE, REDACTED)
+    .replace(PEM_PRIVATE_KEY, REDACTED);
 }
 
 /**

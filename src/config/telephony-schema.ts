@@ -43,6 +43,65 @@ export const telephonySchema = z
       })
       .strict()
       .prefault({}),
+    telnyx: z
+      .object({
+        /** Ed25519 public key of the account (base64, 32 bytes): verifies telnyx-signature-ed25519. */
+        publicKey: z
+          .string()
+          .regex(/^[A-Za-z0-9+/]{43}=$/, "a base64 Ed25519 public key (32 bytes)")
+          .optional(),
+        /** API key (Bearer) of the REST calls: dial (TeXML), hang-up and transfer (Call Control). Never echoed. */
+        apiKey: secret(z.string().min(1)).optional(),
+        /** The TeXML application's connection id outbound calls are placed from. */
+        connectionId: z.string().min(1).optional(),
+        /** Base URL Telnyx reaches; default server.publicUrl (PUBLIC_URL). */
+        publicUrl: z.url().optional(),
+        /** Telnyx REST API base (a local server in tests). */
+        apiBaseUrl: z.url().default("https://api.telnyx.com"),
+        /** How far a webhook's telnyx-timestamp may be from our clock, seconds. */
+        timestampToleranceS: z.number().int().min(1).max(3600).default(300),
+        /** Caller id of outbound calls that name no `from`. */
+        defaultFrom: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    plivo: z
+      .object({
+        /** PLIVO_AUTH_ID: the account's Auth ID (REST user name, path of every REST call). */
+        authId: z
+          .string()
+          .regex(/^[A-Z0-9]{20}$/, "an Auth ID (20 uppercase letters or digits)")
+          .optional(),
+        /** PLIVO_AUTH_TOKEN: HMAC key of X-Plivo-Signature-V3 and REST password. Never echoed. */
+        authToken: secret(z.string().min(1)).optional(),
+        /** Base URL Plivo reaches; default server.publicUrl (PUBLIC_URL). */
+        publicUrl: z.url().optional(),
+        /** Plivo REST API base (a local server in tests). */
+        apiBaseUrl: z.url().default("https://api.plivo.com"),
+        /** Caller id of outbound calls that name no `from`. */
+        defaultFrom: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    vonage: z
+      .object({
+        /** VONAGE_APPLICATION_ID: the Voice API application (REST JWTs). */
+        applicationId: z.string().min(1).max(128).optional(),
+        /** VONAGE_PRIVATE_KEY: the application's RSA private key, PEM. Never echoed. */
+        privateKey: secret(z.string().min(1)).optional(),
+        /** VONAGE_SIGNATURE_SECRET: the HS256 key of signed webhooks. Never echoed. */
+        signatureSecret: secret(z.string().min(1)).optional(),
+        /** Base URL Vonage reaches; default server.publicUrl (PUBLIC_URL). */
+        publicUrl: z.url().optional(),
+        /** Voice API base (a local server in tests). */
+        apiBaseUrl: z.url().default("https://api.nexmo.com"),
+        /** Caller id of outbound calls that name no `from` (a Vonage number). */
+        defaultFrom: z.string().min(1).optional(),
+        /** A signed webhook older than this (its token's `iat`) is refused, seconds. */
+        maxWebhookAgeS: z.number().int().min(30).max(3600).default(300),
+      })
+      .strict()
+      .prefault({}),
     /**
      * The carrier outbound calls go through when the request names none
      * (`twilio`, ...); default: the first configured carrier with REST
@@ -58,6 +117,13 @@ export const telephonySchema = z
     numbers: z.record(z.string().min(1), callSettings).default({}),
     /** Spoken when a call connects; unset or "" for none. */
     greeting: z.string().max(1000).optional(),
+    transfer: z
+      .object({
+        /** Said to the caller before a transfer (transfer_call); "" for nothing (the model announces it). */
+        announcement: z.string().max(500).default("Please hold while I transfer your call."),
+      })
+      .strict()
+      .prefault({}),
     /** Caller speech does not interrupt the greeting during its first this-many ms. */
     greetingProtectMs: nonNegativeInt.default(1500),
     vad: z

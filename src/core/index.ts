@@ -25,4 +25,4 @@ export { CallControlRegistry } from "./tools/call-control.js";
 export type { MediaLegAdapter } from "./media/media-leg.js";
 export type { SessionControllerFactory } from "./pipelines/controller-factory.js";
 export type { TalkAudioSink, TalkSessionController } from "./pipelines/controller-types.js";
-export type { CallControl } from "./tools/call-control.js";
+export type { CallControl, CollectDigitsRequest, CollectedDigits } from "./tools/call-control.js";

@@ -1,12 +1,20 @@
 /**
- * POST `<carrier paths.voice>` (e.g. /telephony/twilio/voice): a carrier's
- * voice webhook. A request the carrier's authentication refuses gets 403; a
+ * `<carrier paths.voice>` (e.g. POST /telephony/twilio/voice, GET or POST
+ * /telephony/vonage/answer: the methods the carrier declares): a carrier's
+ * voice webhook. A request the carrier's authentication refuses gets 403 (or
+ * the carrier's refusal status); a
  * valid one gets the carrier's answer document connecting the call to our
  * media-stream WebSocket, with a one-time token and the call's metadata as
  * stream parameters. The carrier hands the parameters back in the stream's
  * start, which is how the stream is tied to this validated request.
+ *
+ * A carrier that fetches a dialled call's answer document instead of taking
+ * it inline (Plivo's `answer_url`) requests this same webhook with the dial's
+ * stream token in the query (`?token=`, CarrierDialRequest.answerUrl): the
+ * answer then carries that token (verified here, spent by the stream) and the
+ * carrier's id of the call, instead of a new inbound token.
  */
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, RouteHandlerMethod } from "fastify";
 import { TalkError } from "../core/index.js";
 import { NOOP_LOGGER, type TalkLogger } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
@@ -92,9 +100,12 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
 
   return async (app) => {
     webhookBodyParsers(app, bodyLimit);
-    app.post(carrier.paths.voice, { bodyLimit }, async (request, reply) => {
-      if (options.draining?.() === true)
-        return reply.code(503).header("retry-after", "5").type("text/plain").send("Draining");
+    const refusal = carrier.refusalStatus ?? 403;
+    // The methods the carrier's webhook uses (Vonage: GET, or POST JSON).
+    const voiceRoute = (url: string, options: { bodyLimit: number }, handler: RouteHandlerMethod): void => {
+      app.route({ method: [...(carrier.voiceMethods ?? ["POST"])], url, ...options, handler });
+    };
+    voiceRoute(carrier.paths.voice, { bodyLimit }, async (request, reply) => {
       const base = publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
       const webhook = webhookRequest(request, base);
       const accepted = unsignedLoopback
@@ -103,7 +114,10 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       if (!accepted) {
         // Never say why: a forger learns nothing from the answer.
         logger.warn({ carrier: carrier.id, url: webhook.url }, "voice webhook: signature rejected");
-        return reply.code(403).type("text/plain").send("Forbidden");
+        return reply
+          .code(refusal)
+          .type("text/plain")
+          .send(refusal === 401 ? "Unauthorized" : "Forbidden");
       }
       const inbound = carrier.inboundCall(webhook);
       if (inbound === undefined) return reply.code(400).type("text/plain").send("Missing call id");
@@ -112,6 +126,20 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       if (mode !== undefined && mode !== "realtime" && mode !== "stt-tts") {
         return reply.code(400).type("text/plain").send("mode must be realtime or stt-tts");
       }
+      // A carrier that fetches a dialled call's answer (Plivo answer_url) presents the dial's token in the query.
+      const dialToken = (request.query as Record<string, unknown> | undefined)?.[STREAM_PARAMETER.token];
+      if (dialToken !== undefined) {
+        const parameters = await dialStreamParameters(tokens, carrier, dialToken, inbound.callId, logger);
+        if (parameters === undefined) return reply.code(403).type("text/plain").send("Forbidden");
+        const document = carrier.answer({
+          url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
+          parameters,
+        });
+        return reply.code(200).type(document.contentType).send(document.body);
+      }
+      // Draining: no new inbound call (a dialled call's answer above still connects); 503 sends the carrier to its fallback URL.
+      if (options.draining?.() === true)
+        return reply.code(503).header("retry-after", "5").type("text/plain").send("Draining");
       const call: StreamCallMetadata = {
         callId: inbound.callId,
         accountId: inbound.accountId,
@@ -132,4 +160,26 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       return reply.code(200).type(document.contentType).send(document.body);
     });
   };
+}
+
+/**
+ * The stream parameters of a dialled call whose answer the carrier fetched:
+ * the dial's own token (verified, not spent: the stream spends it) and the
+ * carrier's id of the call; undefined when the token is not a valid dial's.
+ */
+async function dialStreamParameters(
+  tokens: StreamTokens,
+  carrier: CarrierProtocol,
+  token: unknown,
+  callId: string,
+  logger: TalkLogger,
+): Promise<Record<string, string> | undefined> {
+  const verified = await tokens.verify(token, { carrier: carrier.id });
+  if (!verified.ok || verified.claims.kind !== "outbound") {
+    const reason = verified.ok ? "not_a_dial" : verified.reason;
+    logger.warn({ carrier: carrier.id, callId, reason }, "voice webhook: dial token refused");
+    return undefined;
+  }
+  logger.info({ carrier: carrier.id, callId }, "voice webhook: connecting dialled call");
+  return streamParameters(token as string, { ...verified.claims, callId });
 }

@@ -48,6 +48,7 @@ export function callFactory(o: CallFactoryOptions): { createCall: CreateCall; de
       silenceTimeoutMs: Math.max(100, Math.round(o.silenceTimeoutMs / 10) * 10),
       sendHighWaterBytes: o.config.limits.sendHighWaterBytes,
       hangUpTimeoutMs: o.config.hangUpTimeoutMs,
+      transferAnnouncement: o.config.transfer.announcement || undefined,
     };
   };
 

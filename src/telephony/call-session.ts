@@ -19,10 +19,13 @@ import type { SessionControllerFactory } from "../core/index.js";
 import type { TalkOutput, TalkRuntime, TalkSession } from "../core/index.js";
 import type { TalkEvent, TerminalReason } from "../core/index.js";
 import type { CallControl, CallControlRegistry } from "../core/index.js";
+import type { CollectDigitsRequest, CollectedDigits } from "../core/index.js";
+import { bytesFromPcm16, dtmfTones } from "../codecs/index.js";
 import type { CallMode } from "../config/index.js";
 import { CallLatency } from "./call-latency.js";
 import type { TelephonyStats } from "./telephony-stats.js";
 import type { CarrierRestClient } from "./carrier/carrier-protocol.js";
+import { DigitCollector } from "./digit-collector.js";
 import type { LineAudio } from "./line-audio.js";
 import { CallPlayout, type PlayoutLine } from "./playout/call-playout.js";
 
@@ -46,13 +49,19 @@ export interface CallSettings {
   silenceTimeoutMs: number;
   sendHighWaterBytes: number;
   hangUpTimeoutMs: number;
+  /** Said to the caller before a transfer; undefined: nothing (the model announces it). */
+  transferAnnouncement: string | undefined;
 }
 
-/** The carrier a call is on: its id (session metadata), REST client and line format. */
+/** The carrier a call is on: its id (session metadata), REST client, line format and playback buffer. */
 export interface CallCarrier {
   readonly id: string;
   readonly rest: CarrierRestClient | undefined;
   readonly line: LineAudio;
+  /** Where the callee of a transfer hears `text` first; undefined when the carrier has no briefing. */
+  briefingUrl?(text: string): string | undefined;
+  /** Audio the carrier buffers at most, ms (CarrierProtocol.playbackBufferMs); undefined: unbounded. */
+  readonly playbackBufferMs?: number | undefined;
 }
 
 export interface CallIdentity {
@@ -82,6 +91,8 @@ export class CallSession implements CallControl, MediaLegAdapter {
   #unregister: (() => void) | undefined;
   #closing: Promise<void> | undefined;
   #onClosed: (() => void) | undefined;
+  readonly #digits = new DigitCollector();
+  #dtmfItems = 0;
 
   constructor(
     ctx: CallSessionContext,
@@ -121,6 +132,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
     this.playout = new CallPlayout({
       line: carrier.line,
       sendHighWaterBytes: settings.sendHighWaterBytes,
+      ...(carrier.playbackBufferMs !== undefined ? { maxUnplayedMs: carrier.playbackBufferMs } : {}),
       onClearSent: () => latency.clearSent(),
       onItemFirstFrame: () => latency.itemFirstFrame(),
     });
@@ -211,9 +223,26 @@ export class CallSession implements CallControl, MediaLegAdapter {
     this.#leg.appendAudio(pcm, line.pcmFormat);
   }
 
-  /** A keypad digit: a talk.event (transcript.done with input "dtmf") and text the agent answers. */
+  /**
+   * A keypad digit: a talk.event (transcript.done with input "dtmf") and text
+   * the agent answers; while collect_digits runs, the event only (the tool
+   * returns the digits).
+   */
   onDtmf(digit: string): void {
-    if (this.#state !== "connected" || !this.#leg.takesText) return;
+    if (this.#state !== "connected") return;
+    const collecting = this.#digits.turnId;
+    if (this.#digits.offer(digit)) {
+      if (this.session.state === "active")
+        this.session.emit({
+          type: "transcript.done",
+          turnId: collecting,
+          final: true,
+          payload: { role: "user", text: digit, input: "dtmf", digits: digit, collected: true },
+          source: "telephony",
+        });
+      return;
+    }
+    if (!this.#leg.takesText) return;
     try {
       this.#leg.sendUserText(`The caller pressed ${digit} on the keypad.`, { input: "dtmf", digits: digit });
     } catch (err) {
@@ -282,12 +311,73 @@ export class CallSession implements CallControl, MediaLegAdapter {
     setTimeout(() => void this.close("hung_up"), 0);
   }
 
-  async sendDtmf(_digits: string, _signal: AbortSignal): Promise<void> {
-    throw new TalkError("capability_unsupported", "Sending DTMF into a Media Streams call is not supported.");
+  /**
+   * Plays keypad tones into the call after the audio already queued: the
+   * carrier's own command where it has one, otherwise Q.23 tones synthesised
+   * into the outbound audio (any carrier). Resolves once played.
+   */
+  async sendDtmf(digits: string, signal: AbortSignal): Promise<void> {
+    if (this.#state !== "connected") throw new TalkError("invalid_state", "The call has no live stream.");
+    const rest = this.#carrier.rest;
+    if (rest?.sendDtmf) {
+      await this.playout.whenIdle(signal);
+      signal.throwIfAborted();
+      await rest.sendDtmf(this.callSid, digits, signal);
+      return;
+    }
+    if (this.playout.sendsDigits) {
+      await this.playout.whenIdle(signal);
+      signal.throwIfAborted();
+      this.playout.sendDigits(digits);
+      return;
+    }
+    const line = this.#carrier.line;
+    const tones = dtmfTones(digits, { sampleRate: line.pcmFormat.sampleRate, toneMs: 100, gapMs: 80 });
+    const itemId = `dtmf-${++this.#dtmfItems}`;
+    this.playout.write({ data: bytesFromPcm16(tones), format: line.pcmFormat }, { turnId: "dtmf", itemId });
+    await this.playout.drained(itemId, signal);
   }
 
-  async transfer(_destination: string, _signal: AbortSignal): Promise<void> {
-    throw new TalkError("capability_unsupported", "Call transfer is not configured.");
+  /**
+   * Moves the call to `destination` through the carrier's REST API: the
+   * caller first hears the configured announcement, the callee the briefing
+   * (where the carrier has one), then the session closes `transferred`. A
+   * refusal or an outage is the tool's error (the model can say so), and the
+   * call goes on.
+   */
+  async transfer(
+    destination: string,
+    signal: AbortSignal,
+    options: { briefing?: string } = {},
+  ): Promise<void> {
+    const rest = this.#carrier.rest;
+    if (!rest)
+      throw new TalkError("capability_unsupported", "Call transfer needs the carrier's REST credentials.");
+    if (this.#state !== "connected") throw new TalkError("invalid_state", "The call has no live stream.");
+    const announcement = this.#settings.transferAnnouncement;
+    if (announcement && this.#leg.takesText) {
+      this.#leg.say(announcement);
+      const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.#settings.hangUpTimeoutMs)]);
+      await this.#until(() => !this.session.activeOutput && !this.playout.playing, deadline);
+    }
+    signal.throwIfAborted();
+    const briefingUrl = options.briefing ? this.#carrier.briefingUrl?.(options.briefing) : undefined;
+    this.#ctx.logger.info(
+      { callSid: this.callSid, briefing: briefingUrl !== undefined },
+      "call: transferring",
+    );
+    await withRetries(
+      () => rest.transfer(this.callSid, destination, signal, briefingUrl ? { briefingUrl } : {}),
+      signal,
+    );
+    // After the tool's result is on its way: the carrier ends the stream too; whichever comes first closes.
+    setTimeout(() => void this.close("transferred"), 0);
+  }
+
+  /** Waits for keypad digits (collect_digits); the digits are events, not text to the agent. */
+  collectDigits(request: CollectDigitsRequest, signal: AbortSignal): Promise<CollectedDigits> {
+    if (this.#state !== "connected") throw new TalkError("invalid_state", "The call has no live stream.");
+    return this.#digits.collect(request, signal);
   }
 
   /** Resolves once the call is closed (whoever closed it). */
@@ -309,6 +399,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
     this.#state = "closing";
     clearTimeout(this.#graceTimer);
     this.#unregister?.();
+    this.#digits.close();
     this.playout.close();
     await this.#leg.close(reason);
     this.#closeLine?.(this.#closeCode, String(reason).slice(0, 100));
@@ -319,6 +410,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
   }
 
   #onSessionEvent(event: TalkEvent): void {
+    if (event.type === "input.audio.speech_started" || event.type === "turn.started") this.#digits.speech();
     if (event.type === "output.audio.started" && this.#greetingPending && event.itemId) {
       this.#greetingPending = false;
       this.#greetingItem = event.itemId;
@@ -353,5 +445,22 @@ export class CallSession implements CallControl, MediaLegAdapter {
       signal.addEventListener("abort", check, { once: true });
       check();
     });
+  }
+}
+
+/**
+ * Runs a carrier request, again after 250 ms and 1 s when the carrier was
+ * unreachable or answered 5xx (provider_unavailable): moving a call to the
+ * same destination twice does the same thing, so retrying is safe. A
+ * refusal (provider_error) is not retried.
+ */
+async function withRetries(run: () => Promise<void>, signal: AbortSignal): Promise<void> {
+  for (const wait of [250, 1000, -1]) {
+    try {
+      return await run();
+    } catch (err) {
+      if (wait < 0 || signal.aborted || toTalkError(err).code !== "provider_unavailable") throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 }

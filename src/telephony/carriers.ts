@@ -7,7 +7,10 @@
 import type { TelephonyConfig } from "../config/index.js";
 import { TalkError } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
+import { telnyxProtocol } from "./telnyx/telnyx-protocol.js";
+import { plivoProtocol } from "./plivo/plivo-protocol.js";
 import { twilioProtocol } from "./twilio/twilio-protocol.js";
+import { vonageProtocol } from "./vonage/vonage-protocol.js";
 
 export interface ConfiguredCarrier {
   carrier: CarrierProtocol;
@@ -17,6 +20,9 @@ export interface ConfiguredCarrier {
 
 const CARRIERS: ReadonlyArray<(config: TelephonyConfig) => ConfiguredCarrier> = [
   (config) => ({ carrier: twilioProtocol(config.twilio), publicUrl: config.twilio.publicUrl }),
+  (config) => ({ carrier: telnyxProtocol(config.telnyx), publicUrl: config.telnyx.publicUrl }),
+  (config) => ({ carrier: plivoProtocol(config.plivo), publicUrl: config.plivo.publicUrl }),
+  (config) => ({ carrier: vonageProtocol(config.vonage), publicUrl: config.vonage.publicUrl }),
 ];
 
 /** Every carrier of this build, configured or not (an unconfigured one serves local demo mode or 503s). */

@@ -17,6 +17,7 @@ import type { CallRegistry } from "./call-registry.js";
 import type { CallCarrier, CallIdentity, CallSession } from "./call-session.js";
 import type { PlayoutLine } from "./playout/call-playout.js";
 import { ClockAcknowledger } from "./playout/clock-acknowledger.js";
+import { signedWebhookUrl } from "./public-url.js";
 import { socketLine } from "./socket-line.js";
 import { resumeKeyOf, type StreamClaims, type StreamTokens } from "./stream-tokens.js";
 import type { TelephonyStats } from "./telephony-stats.js";
@@ -31,6 +32,8 @@ export const CLOSE = Object.freeze({
 
 export interface MediaStreamRouteOptions {
   carrier: CarrierProtocol;
+  /** The base URL the carrier reaches (what it signs); undefined in local demo mode (the request's Host then). */
+  publicUrl: string | undefined;
   /** The carrier as its calls see it (id, REST client, line format). */
   callCarrier: CallCarrier;
   calls: CallRegistry;
@@ -58,9 +61,11 @@ export function mediaStreamRoute(options: MediaStreamRouteOptions): FastifyPlugi
   const o = { ...options, rejectLog: options.rejectLog ?? new WindowedLogLimiter() };
   return async (app) => {
     app.get(o.carrier.paths.stream, { websocket: true }, (socket, request) => {
+      const base = o.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
       const codec = o.carrier.openStream({
         maxBytes: o.maxPayloadBytes,
         request: { url: request.url, headers: request.headers },
+        signedUrl: signedWebhookUrl(base, request.url),
       });
       handleStream(o, codec, socket, request.socket.remoteAddress ?? "unknown");
     });
@@ -122,12 +127,15 @@ class CarrierStreamSocket {
     }, o.preStartTimeoutMs);
     const carrier = o.carrier.id;
     ws.on("error", (err) => o.logger.debug({ carrier, err: err.message, ip }, "media stream socket error"));
-    ws.on("close", () => {
+    ws.on("close", (code: number) => {
       clearTimeout(this.#preStart);
       admission.release();
-      if (this.#call && !this.#stopped)
-        if (this.#fatal) void this.#call.close("protocol_error");
-        else this.#call.detach(o.reconnectGraceMs);
+      if (!this.#call || this.#stopped) return;
+      if (this.#fatal) return void this.#call.close("protocol_error");
+      // A carrier that ends streams by closing them (no stop frame, never reopened) says what the close means.
+      const ended = codec.ended?.(code);
+      if (ended !== undefined) void this.#call.close(ended);
+      else this.#call.detach(o.reconnectGraceMs);
     });
     ws.on("message", (data, isBinary) => this.#onMessage(data as Buffer | ArrayBuffer | Buffer[], isBinary));
   }

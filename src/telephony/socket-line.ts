@@ -39,6 +39,7 @@ export function socketLine(
       send(codec.clear());
       acks?.clear();
     },
+    dtmf: codec.dtmf ? (digits: string) => send(codec.dtmf!(digits)) : undefined,
     flush: () => {
       if (corked) uncork(); // the uncork already queued for the tick then finds nothing corked
     },

@@ -22,6 +22,7 @@ import { TalkError } from "../core/index.js";
 import type { CallControlRegistry } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import { answerWebhook } from "./answer-webhook.js";
+import { briefingRoute, briefingUrl } from "./briefing-route.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import type { ConfiguredCarrier } from "./carriers.js";
 import { CallRegistry } from "./call-registry.js";
@@ -79,7 +80,7 @@ interface ServedCarrier {
 export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOptions): TelephonyPlugin {
   const { config } = options;
   const logger = ctx.logger;
-  const carriers = options.carriers.map((c) => servedCarrier(c, options.server));
+  const carriers = options.carriers.map((c) => servedCarrier(c, options.server, () => ctx.loopbackBaseUrl()));
   const served = carriers.filter((c) => c.mode !== "disabled");
   const stats = new TelephonyStats();
   const calls = new CallRegistry(config.limits);
@@ -131,6 +132,7 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
 function servedCarrier(
   configured: ConfiguredCarrier,
   server: TelephonyPluginOptions["server"],
+  loopbackBase: () => string | undefined,
 ): ServedCarrier {
   const { carrier } = configured;
   const publicUrlRaw = configured.publicUrl ?? server.publicUrl;
@@ -147,6 +149,11 @@ function servedCarrier(
     id: carrier.id,
     rest: carrier.rest,
     line: lineAudio(carrier.lineFormat),
+    briefingUrl: (text: string) => {
+      const base = publicUrl ?? loopbackBase();
+      return base === undefined ? undefined : briefingUrl(carrier, base, text);
+    },
+    playbackBufferMs: carrier.playbackBufferMs,
   };
   return { carrier, callCarrier, publicUrl, mode };
 }
@@ -163,9 +170,13 @@ function unavailable(carrier: CarrierProtocol): { error: unknown } {
 /** A carrier not configured on a non-loopback host: its routes answer 503 naming the missing settings. */
 function disabledRoutes(scope: FastifyInstance, carrier: CarrierProtocol): void {
   const body = unavailable(carrier);
-  for (const path of [carrier.paths.voice, carrier.paths.status]) {
-    scope.post(path, async (_request, reply) => reply.code(503).send(body));
-  }
+  const methods = carrier.voiceMethods ?? ["POST"];
+  scope.route({
+    method: [...methods],
+    url: carrier.paths.voice,
+    handler: async (_r, reply) => reply.code(503).send(body),
+  });
+  scope.post(carrier.paths.status, async (_request, reply) => reply.code(503).send(body));
   scope.get(carrier.paths.stream, async (_request, reply) => reply.code(503).send(body));
 }
 
@@ -211,6 +222,7 @@ async function servedRoutes(
     await scope.register(
       mediaStreamRoute({
         carrier,
+        publicUrl,
         callCarrier,
         calls,
         tokens,
@@ -229,6 +241,7 @@ async function servedRoutes(
         draining: ctx.draining,
       }),
     );
+    await scope.register(briefingRoute({ carrier, publicUrl, logger }));
   }
   await scope.register(outbound.plugin);
   // Write watches a call's events (what `talkgate call` needs without a token on loopback).

@@ -50,6 +50,11 @@ class RecordingCall implements CallControl {
   async transfer(destination: string): Promise<void> {
     this.calls.push(`transfer:${destination}`);
   }
+
+  async collectDigits(request: { count?: number }): Promise<{ digits: string; reason: "count" }> {
+    this.calls.push(`collect:${request.count ?? ""}`);
+    return { digits: "1".repeat(request.count ?? 1), reason: "count" };
+  }
 }
 
 let runtime: TalkRuntime | undefined;

@@ -31,6 +31,10 @@ export class FakeTwilioRestServer {
   holdCreates = false;
   /** Answers call creation with a 500 (Twilio's error shape), as during an outage. */
   failCreates = false;
+  /** Answers the next this-many call updates (hang-up, transfer) with a 503, as during an outage. */
+  failUpdates = 0;
+  /** Answers call updates with Twilio's 400 for a refused update (e.g. the call is not in progress). */
+  refuseUpdates = false;
 
   constructor(
     readonly accountSid: string,
@@ -66,6 +70,16 @@ export class FakeTwilioRestServer {
           return;
         }
         const m = new RegExp(`^${base}/(CA[0-9a-zA-Z]+)\\.json$`).exec(path);
+        if (req.method === "POST" && m && this.failUpdates > 0) {
+          this.failUpdates--;
+          return json(503, { code: 20503, message: "Service Unavailable", status: 503 });
+        }
+        if (req.method === "POST" && m && this.refuseUpdates)
+          return json(400, {
+            code: 21220,
+            message: "Call is not in-progress. Cannot redirect.",
+            status: 400,
+          });
         if (req.method === "POST" && m)
           return json(200, { sid: m[1], status: new URLSearchParams(body).get("Status") ?? "in-progress" });
         return json(404, { code: 20404, message: "The requested resource was not found", status: 404 });

@@ -109,6 +109,11 @@ export function createTransferCallTool(options: TransferCallToolOptions): ToolDe
           description: "Name of the destination.",
           ...(names.length > 0 ? { enum: names } : {}),
         },
+        briefing: {
+          type: "string",
+          description:
+            "One or two sentences for the person who picks up, spoken before the caller is connected: who is calling and why.",
+        },
       },
       required: ["target"],
       additionalProperties: false,
@@ -129,8 +134,82 @@ export function createTransferCallTool(options: TransferCallToolOptions): ToolDe
         );
       }
       const control = controlOf(options.calls, ctx, "transfer_call");
-      await act(ctx, () => control.transfer(destination, ctx.signal));
+      const briefing = typeof args["briefing"] === "string" ? args["briefing"].trim().slice(0, 500) : "";
+      await act(ctx, () => control.transfer(destination, ctx.signal, briefing ? { briefing } : {}));
       return JSON.stringify({ ok: true, transferredTo: target });
+    },
+  };
+}
+
+export interface CollectDigitsToolOptions {
+  calls: CallControlRegistry;
+  /** Defaults of the tool's arguments (agent.collectDigits). */
+  defaults: { timeoutMs: number; cancelOnSpeech: boolean };
+}
+
+/**
+ * collect_digits: the agent asks for keypad input (an account number, a menu
+ * choice) and gets the digits typed, instead of reading them one by one from
+ * the conversation.
+ */
+export function createCollectDigitsTool(options: CollectDigitsToolOptions): ToolDefinition {
+  return {
+    name: "collect_digits",
+    description:
+      "Wait for the caller to type digits on the phone keypad (an account number, a menu choice). Ask the caller first; returns the digits typed.",
+    parameters: {
+      type: "object",
+      properties: {
+        count: { type: "integer", minimum: 1, maximum: 32, description: "Stop after this many digits." },
+        terminator: {
+          type: "string",
+          enum: ["#", "*"],
+          description: "Stop when the caller presses this key.",
+        },
+        timeoutMs: {
+          type: "integer",
+          minimum: 1000,
+          maximum: 60_000,
+          description: "Give up this long after the last key, ms.",
+        },
+      },
+      additionalProperties: false,
+    },
+    sideEffects: false,
+    handler: async (args, ctx) => {
+      const count = args["count"];
+      const terminator = args["terminator"];
+      const timeoutMs = args["timeoutMs"] ?? options.defaults.timeoutMs;
+      if (
+        count !== undefined &&
+        (!Number.isInteger(count) || (count as number) < 1 || (count as number) > 32)
+      )
+        throw new TalkError("invalid_params", "collect_digits: count must be an integer 1-32.");
+      if (terminator !== undefined && terminator !== "#" && terminator !== "*")
+        throw new TalkError("invalid_params", 'collect_digits: terminator must be "#" or "*".');
+      if (!Number.isInteger(timeoutMs) || (timeoutMs as number) < 1000 || (timeoutMs as number) > 60_000)
+        throw new TalkError("invalid_params", "collect_digits: timeoutMs must be an integer 1000-60000.");
+      if (count === undefined && terminator === undefined)
+        throw new TalkError("invalid_params", "collect_digits: give a count, a terminator, or both.");
+      const control = controlOf(options.calls, ctx, "collect_digits");
+      if (ctx.signal.aborted) throw cancelledError(ctx.signal);
+      const result = await control.collectDigits(
+        {
+          ...(count !== undefined ? { count: count as number } : {}),
+          ...(terminator !== undefined ? { terminator: terminator as "#" | "*" } : {}),
+          timeoutMs: timeoutMs as number,
+          cancelOnSpeech: options.defaults.cancelOnSpeech,
+          turnId: ctx.turnId,
+        },
+        ctx.signal,
+      );
+      if (ctx.signal.aborted) throw cancelledError(ctx.signal);
+      return JSON.stringify({
+        ok: true,
+        digits: result.digits,
+        complete: result.reason !== "timeout" && result.reason !== "speech",
+        endedBy: result.reason,
+      });
     },
   };
 }

@@ -34,10 +34,14 @@ export interface CarrierRoutePaths {
   readonly stream: string;
   /** Call status callbacks (outbound calls). */
   readonly status: string;
+  /** The document a transfer's callee hears first (`briefing?text=...`), for carriers with a briefing. */
+  readonly briefing?: string;
 }
 
 /** A webhook request as a carrier's authentication sees it: nothing Fastify-specific. */
 export interface CarrierWebhookRequest {
+  /** GET or POST (Vonage hashes a GET's query, a POST's body). Default POST. */
+  readonly method?: string | undefined;
   /** The URL the carrier requested: our public URL + path + query (what carriers sign). */
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
@@ -121,8 +125,17 @@ export interface CarrierStreamCodec {
   media(audio: Uint8Array): CarrierFrame;
   /** An acknowledgement request the carrier answers with `played{name}` once the audio before it played. */
   mark(name: string): CarrierFrame;
-  /** Drops the audio the carrier buffered (barge-in); pending acknowledgements come back as `played`. */
+  /** Drops the audio the carrier buffered (barge-in); pending acknowledgements come back as `played` (or never: the playout forgets them at `clear`). */
   clear(): CarrierFrame;
+  /** Plays DTMF on the stream with the carrier's own message, where it has one (Plivo `sendDTMF`). */
+  dtmf?(digits: string): CarrierFrame;
+  /**
+   * The socket closed after the start without a `stop` frame: for a carrier
+   * that ends its streams by closing the socket and never reopens one, the
+   * call's close reason for this close `code` (a hang-up, or a network
+   * drop). Absent, or undefined: the call is held for the reconnect grace.
+   */
+  ended?(code: number): string | undefined;
 }
 
 export interface CarrierStreamOptions {
@@ -130,19 +143,32 @@ export interface CarrierStreamOptions {
   maxBytes: number;
   /** The WebSocket upgrade request (Vonage carries the call's identity in it, not in a start frame). */
   request: { readonly url: string; readonly headers: IncomingHttpHeaders };
+  /**
+   * The URL the carrier requested for the upgrade, as carriers that sign the
+   * handshake sign it (Plivo): the public URL (or the Host, in local demo
+   * mode) + path + query, http(s) scheme.
+   */
+  signedUrl?: string;
 }
 
 /**
  * Placing a call: who, and where its media goes once answered. Carriers that
  * take the answer document inline (Twilio `Twiml`, Telnyx TeXML, Vonage
  * `ncco`) build it from `stream` with `answer()`; one that only fetches an
- * answer URL (Plivo `answer_url`) needs a route serving that document, which
- * its folder would add.
+ * answer URL (Plivo `answer_url`) is given `answerUrl`: the voice webhook,
+ * which serves the dial's answer document when its query carries the dial's
+ * stream token.
  */
 export interface CarrierDialRequest {
   readonly to: string;
   readonly from: string;
   readonly stream: StreamTarget;
+  /**
+   * Our voice webhook URL serving this dial's answer document (the dial's
+   * stream token in its query), for a carrier that fetches the answer once
+   * the call is answered instead of taking it inline (Plivo `answer_url`).
+   */
+  readonly answerUrl?: string;
   /** The URL the carrier posts status callbacks to. */
   readonly statusCallbackUrl: string;
   readonly signal: AbortSignal;
@@ -164,12 +190,24 @@ export interface CarrierRestClient {
   dial(request: CarrierDialRequest): Promise<CarrierCall>;
   /** Ends a live call, or cancels one still ringing (`ringing: true`). */
   hangUp(callId: string, options: { signal: AbortSignal; ringing?: boolean }): Promise<void>;
-  /** Moves a live call to `destination` (E.164 or SIP URI). */
-  transfer(callId: string, destination: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Moves a live call to `destination` (E.164 or SIP URI). With
+   * `briefingUrl` (a carrier with `briefing`), the callee first hears the
+   * document served there.
+   */
+  transfer(
+    callId: string,
+    destination: string,
+    signal: AbortSignal,
+    options?: { briefingUrl?: string },
+  ): Promise<void>;
+  /** Plays DTMF into a live call with the carrier's own command, where it has one (else tones go in-band). */
+  sendDtmf?(callId: string, digits: string, signal: AbortSignal): Promise<void>;
 }
 
 /**
- * Who a webhook comes from: `ok`, or `refused` (403, never saying why).
+ * Who a webhook comes from: `ok`, or `refused` (403, or the carrier's
+ * `refusalStatus`, never saying why).
  * Unsigned local demo mode (no credentials, loopback peers) is decided by
  * the surface, not here.
  */
@@ -189,6 +227,17 @@ export interface CarrierProtocol {
   readonly lineFormat: AudioFormat;
   /** How playback is acknowledged: named marks echoed after playback, or nothing (count by the clock). */
   readonly acknowledgements: "marks" | "none";
+  /**
+   * Audio the carrier buffers for playback at most, ms (Vonage: 3,072 frames
+   * of 20 ms). The playout keeps the audio sent and not yet acknowledged
+   * under this, holding the rest until acknowledgements come back.
+   * Undefined: the carrier buffers whatever it is sent.
+   */
+  readonly playbackBufferMs?: number | undefined;
+  /** HTTP methods the carrier's voice (answer) webhook uses. Default ["POST"]. */
+  readonly voiceMethods?: ReadonlyArray<"GET" | "POST"> | undefined;
+  /** Status a refused webhook gets: 403 (Twilio, Telnyx, Plivo) or 401 (Vonage's signed JWT). Default 403. */
+  readonly refusalStatus?: 401 | 403 | undefined;
   /** Webhooks can be authenticated (credentials configured); false: local demo mode or disabled. */
   readonly signed: boolean;
   /** The REST client, when credentials for it are configured. */
@@ -205,6 +254,8 @@ export interface CarrierProtocol {
   callStatus(request: CarrierWebhookRequest): CarrierCallStatus | undefined;
   /** The answer document connecting a call to `stream`. */
   answer(stream: StreamTarget): AnswerDocument;
+  /** The document a transfer's callee hears before being connected (served at `paths.briefing`). */
+  briefing?(text: string): AnswerDocument;
   /** A codec for one media-stream socket. */
   openStream(options: CarrierStreamOptions): CarrierStreamCodec;
 }

@@ -32,10 +32,15 @@ export function webhookBodyParsers(app: FastifyInstance, bodyLimit: number): voi
   });
 }
 
-/** The request as a carrier signed it; `publicUrl` is the base the carrier reached (PUBLIC_URL, or the Host in demo mode). */
+/**
+ * The request as a carrier signed it; `publicUrl` is the base the carrier
+ * reached (PUBLIC_URL, or the Host in demo mode). A GET's fields are its
+ * query's (Vonage's answer webhook is a GET).
+ */
 export function webhookRequest(request: FastifyRequest, publicUrl: string): CarrierWebhookRequest {
-  const body = request.body;
+  const body = request.method === "GET" ? request.query : request.body;
   return {
+    method: request.method,
     url: signedWebhookUrl(publicUrl, request.url),
     headers: request.headers,
     rawBody: rawBodies.get(request) ?? "",

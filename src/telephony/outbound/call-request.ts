@@ -26,8 +26,8 @@ export const CallRequestSchema = z
 
 export type CallRequest = z.infer<typeof CallRequestSchema>;
 
-/** Job ids (call-<uuid>) and carrier call ids (Twilio's CallSid: CA + 32 hex). */
-export const OUTBOUND_CALL_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** Job ids (call-<uuid>) and carrier call ids (Twilio's CallSid: CA + 32 hex; Telnyx's call_control_id: `v3:` + base64url). */
+export const OUTBOUND_CALL_ID = /^[A-Za-z0-9_-][A-Za-z0-9_:-]{0,127}$/;
 
 /**
  * Where an outbound call is: `queued` (its job waits for a media worker),

@@ -12,7 +12,7 @@ import type { CallMode } from "../../config/index.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
 import type { CallCarrier, CallIdentity, CallSession } from "../call-session.js";
-import { streamParameters } from "../answer-webhook.js";
+import { STREAM_PARAMETER, streamParameters } from "../answer-webhook.js";
 import { streamUrlFor } from "../public-url.js";
 import type { StreamTokens } from "../stream-tokens.js";
 import type { CallRequest } from "./call-request.js";
@@ -91,6 +91,7 @@ export class OutboundDialer {
           url: streamUrlFor(base, carrier.paths.stream),
           parameters: streamParameters(token, { callId: dialId, ...identity }),
         },
+        answerUrl: `${base}${carrier.paths.voice}?${STREAM_PARAMETER.token}=${token}`,
         statusCallbackUrl: `${base}${carrier.paths.status}${jobId ? `?job=${encodeURIComponent(jobId)}` : ""}`,
         signal: AbortSignal.timeout(DIAL_TIMEOUT_MS),
       });
@@ -138,11 +139,18 @@ export class OutboundDialer {
     return this.#dials.has(dialId);
   }
 
-  /** The call dialled as `dialId`, once (its stream started); undefined when the carrier's call id differs. */
+  /**
+   * The call dialled as `dialId`, once (its stream started); undefined when
+   * the carrier's call id differs. A carrier whose stream cannot name its own
+   * call id (Vonage: the answer document is sent with the dial, before the
+   * call has an id) names the dial instead: `callId === dialId`, which the
+   * signed, single-use token vouches for.
+   */
   take(dialId: string, callId: string): CallSession | undefined {
     const dial = this.#dials.get(dialId);
     this.#dials.delete(dialId);
-    return dial?.callId === callId ? dial.call : undefined;
+    if (dial?.callId === undefined) return undefined;
+    return dial.callId === callId || callId === dialId ? dial.call : undefined;
   }
 
   /** The carrier ended `callId`: its dial, if still pending, is forgotten. */

@@ -120,7 +120,11 @@ function statusCallbackRoute(o: OutboundRoutesOptions, c: StatusCallbackCarrier)
         : isLoopbackAddress(request.socket.remoteAddress);
       if (!ok) {
         logger.warn({ carrier: carrier.id }, "status callback: signature rejected");
-        return reply.code(403).type("text/plain").send("Forbidden");
+        const refusal = carrier.refusalStatus ?? 403;
+        return reply
+          .code(refusal)
+          .type("text/plain")
+          .send(refusal === 401 ? "Unauthorized" : "Forbidden");
       }
       const status = carrier.callStatus(webhook);
       if (!status) {

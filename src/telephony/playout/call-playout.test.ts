@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ULAW_8K } from "../../core/talk-types.js";
+import { lineAudio } from "../line-audio.js";
 import { CallPlayout } from "./call-playout.js";
 
 function line() {
@@ -58,5 +59,51 @@ describe("CallPlayout clear", () => {
     playout.markPlayed(marks[0]!);
     playout.clear({ turnId: "t1", itemId: "i1", reason: "barge_in" });
     expect(playout.heardMs("i1")).toBe(200);
+  });
+});
+
+describe("CallPlayout pacing by a bounded carrier buffer (maxUnplayedMs)", () => {
+  const pcm16k = { encoding: "pcm16", sampleRate: 16_000, channels: 1 } as const;
+  const marksOf = (sent: Array<Record<string, unknown>>) =>
+    sent.filter((m) => m["event"] === "mark").map((m) => (m["mark"] as { name: string }).name);
+
+  it("a 90 s answer on a 16 kHz line never has more than the bound unacknowledged, and all of it goes out as marks come back", () => {
+    const { sent, line: l } = line();
+    const playout = new CallPlayout({ line: lineAudio(pcm16k), maxUnplayedMs: 10_000 });
+    playout.attach(l);
+    // 90 s of PCM16 at 16 kHz (more than the old 30 s the framer held at 32 bytes/ms), written at once.
+    for (let s = 0; s < 90; s++)
+      playout.write({ data: new Uint8Array(32_000), format: pcm16k }, { turnId: "t1", itemId: "i1" });
+    const frames = () => sent.filter((m) => m["event"] === "media").length;
+    expect(frames() * 20).toBeLessThanOrEqual(10_000 + 200);
+    expect(frames() * 20).toBeGreaterThanOrEqual(10_000);
+    expect(playout.unplayedMs).toBeLessThanOrEqual(10_200);
+    let acked = 0;
+    while (marksOf(sent).length > acked) {
+      playout.markPlayed(marksOf(sent)[acked++]!);
+      expect(playout.unplayedMs).toBeLessThanOrEqual(10_200);
+    }
+    expect(frames()).toBe(90 * 50);
+    expect(playout.heardMs("i1")).toBe(90_000);
+  });
+
+  it("a clear or a new socket empties the carrier's buffer: sending resumes at once", () => {
+    const { sent, line: l } = line();
+    const playout = new CallPlayout({ line: lineAudio(pcm16k), maxUnplayedMs: 2_000 });
+    playout.attach(l);
+    playout.write({ data: new Uint8Array(32 * 5_000), format: pcm16k }, { turnId: "t1", itemId: "i1" });
+    const before = sent.filter((m) => m["event"] === "media").length;
+    expect(before * 20).toBeLessThanOrEqual(2_200);
+    const other = line();
+    playout.attach(other.line); // the old socket's marks will never come back
+    expect(other.sent.filter((m) => m["event"] === "media").length).toBeGreaterThan(0);
+    playout.clear({ turnId: "t1", itemId: "i1", reason: "barge_in" });
+    expect(playout.unplayedMs).toBe(0);
+    playout.write({ data: new Uint8Array(32 * 1_000), format: pcm16k }, { turnId: "t2", itemId: "i2" });
+    expect(other.sent.filter((m) => m["event"] === "media").length).toBeGreaterThan(50);
+  });
+
+  it("refuses a bound under a second", () => {
+    expect(() => new CallPlayout({ maxUnplayedMs: 100 })).toThrow(/maxUnplayedMs/);
   });
 });

@@ -9,7 +9,10 @@
  *
  * Backpressure: bursts are sent only while the socket's send buffer is under
  * the high-water mark; the rest waits in the framer (bounded) and is pumped
- * again when the buffer drains.
+ * again when the buffer drains. A carrier with a bounded playback buffer
+ * (`maxUnplayedMs`, Vonage's ~61 s) is also paced by its acknowledgements:
+ * audio sent and not yet acknowledged stays under the bound, the rest is sent
+ * as marks come back, so a long answer never overflows the carrier's buffer.
  */
 import { TalkError, ULAW_8K } from "../../core/index.js";
 import type { AudioChunk } from "../../core/index.js";
@@ -27,6 +30,8 @@ export interface PlayoutLine {
   mark(name: string): void;
   /** Drops the audio the carrier buffered. */
   clear(): void;
+  /** Plays DTMF with the carrier's own stream message; absent when the carrier has none. */
+  dtmf?: ((digits: string) => void) | undefined;
   /**
    * Writes to the socket now what `send` may still hold back (a line batches a tick's messages into one
    * write). `clear` is flushed at once: the rest of a barge-in (events, cancelling the provider) must not
@@ -46,6 +51,11 @@ export interface CallPlayoutOptions {
   drainPollMs?: number;
   /** Frames (20 ms) a burst needs before it gets its own mark, unless it ends the item. Default 5 (100 ms). */
   minFramesPerMark?: number;
+  /**
+   * Audio sent and not yet acknowledged played at most, ms: sending pauses
+   * there until marks come back. Default unbounded (the carrier buffers all).
+   */
+  maxUnplayedMs?: number;
   /** Called right after `clear` was sent (barge-in latency metric). */
   onClearSent?: () => void;
   /** Called when the first media frame of an item was sent (first-audio latency metric). */
@@ -76,6 +86,12 @@ export class CallPlayout implements TalkAudioSink {
   #line: PlayoutLine | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  readonly #maxUnplayedMs: number | undefined;
+  /** Audio sent on the line, ms, and the part of it acknowledged played (pacing by maxUnplayedMs). */
+  #sentMs = 0;
+  #playedMs = 0;
+  /** Marks in flight: name -> #sentMs when the mark was sent (pacing). */
+  readonly #markAt = new Map<string, number>();
   /** Media went out since the last clear: a clear with nothing sent since has nothing to drop at the carrier. */
   #sentSinceClear = false;
   /** Frames sent (metrics, tests). */
@@ -90,11 +106,17 @@ export class CallPlayout implements TalkAudioSink {
     // A mark at least every 100 ms of audio (every burst of 5+ frames, and at each item's end): providers that
     // stream 20 ms deltas would otherwise get a mark, and an echo, per frame.
     this.#audio = options.line ?? lineAudio(ULAW_8K);
+    const maxUnplayedMs = options.maxUnplayedMs;
+    if (maxUnplayedMs !== undefined && (!Number.isInteger(maxUnplayedMs) || maxUnplayedMs < 1000))
+      throw new TalkError("config_invalid", "maxUnplayedMs must be an integer >= 1000");
+    this.#maxUnplayedMs = maxUnplayedMs;
     this.#framer = new OutboundFramer({
       minFramesPerMark: options.minFramesPerMark ?? 5,
       frameBytes: this.#audio.frameBytes,
       bytesPerMs: this.#audio.bytesPerMs,
       silenceByte: this.#audio.silenceByte,
+      // Two minutes of the line's audio, whatever its byte rate.
+      maxQueuedBytes: 120_000 * this.#audio.bytesPerMs,
     });
     this.#onClearSent = options.onClearSent;
     this.#onItemFirstFrame = options.onItemFirstFrame;
@@ -103,7 +125,22 @@ export class CallPlayout implements TalkAudioSink {
   /** Sends to `line` from now on (the stream started or the carrier reconnected); undefined pauses sending. */
   attach(line: PlayoutLine | undefined): void {
     this.#line = line;
+    // A new socket starts with an empty carrier buffer: the old one's marks will never come back.
+    this.#resetPacing();
     if (line) this.#pump();
+  }
+
+  /** The line can play DTMF with the carrier's own message (else tones go in-band as audio). */
+  get sendsDigits(): boolean {
+    return this.#line?.dtmf !== undefined;
+  }
+
+  /** Sends DTMF with the carrier's own message now (after whenIdle: behind the audio already sent). */
+  sendDigits(digits: string): void {
+    const send = this.#line?.dtmf;
+    if (!send) throw new TalkError("capability_unsupported", "This line has no DTMF message.");
+    send(digits);
+    this.#line?.flush?.();
   }
 
   /** True while audio is queued here or sent and not yet confirmed played. */
@@ -125,6 +162,7 @@ export class CallPlayout implements TalkAudioSink {
     this.#framer.clear();
     this.#tracker.clear();
     this.#endMarks.clear();
+    this.#resetPacing();
     const line = this.#line;
     if (line && this.#sentSinceClear) {
       this.#sentSinceClear = false;
@@ -161,6 +199,15 @@ export class CallPlayout implements TalkAudioSink {
   /** The carrier echoed a mark: the audio before it was played. */
   markPlayed(name: string): void {
     if (!this.#tracker.markPlayed(name)) return;
+    const at = this.#markAt.get(name);
+    if (at !== undefined) {
+      // Marks are echoed in order: this one acknowledges every mark before it too.
+      for (const [n, position] of this.#markAt) {
+        if (position > at) break;
+        this.#markAt.delete(n);
+      }
+      if (at > this.#playedMs) this.#playedMs = at;
+    }
     const ended = this.#endMarks.get(name);
     if (ended !== undefined) {
       this.#endMarks.delete(name);
@@ -170,6 +217,12 @@ export class CallPlayout implements TalkAudioSink {
       this.#release((w) => w.itemId === ended);
     }
     if (!this.playing) this.#notifyIdle();
+    if (this.#maxUnplayedMs !== undefined) this.#pump();
+  }
+
+  /** Audio sent and not yet acknowledged played, ms. */
+  get unplayedMs(): number {
+    return this.#sentMs - this.#playedMs;
   }
 
   /** Resolves once nothing is queued or unconfirmed (the caller heard everything sent). */
@@ -201,6 +254,8 @@ export class CallPlayout implements TalkAudioSink {
     const line = this.#line;
     if (!line || this.#closed) return;
     while (this.#framer.hasBurst) {
+      // The carrier's buffer is as full as it may be: the next acknowledgement pumps again.
+      if (this.#maxUnplayedMs !== undefined && this.unplayedMs >= this.#maxUnplayedMs) return;
       if (line.bufferedAmount >= this.#highWater) {
         // Backpressure: try again once the socket has written some of its buffer.
         this.#timer ??= setTimeout(() => {
@@ -213,6 +268,7 @@ export class CallPlayout implements TalkAudioSink {
         if (out.type === "media") {
           line.media(out.payload);
           this.#tracker.sent(out.itemId, out.ms);
+          this.#sentMs += out.ms;
           this.framesSent++;
           this.#sentSinceClear = true;
           if (out.itemId !== this.#lastItemSent) {
@@ -222,10 +278,16 @@ export class CallPlayout implements TalkAudioSink {
         } else {
           line.mark(out.name);
           this.#tracker.markSent(out.name, out.itemId);
+          if (this.#maxUnplayedMs !== undefined) this.#markAt.set(out.name, this.#sentMs);
           if (out.endOfItem) this.#endMarks.set(out.name, out.itemId);
         }
       }
     }
+  }
+
+  #resetPacing(): void {
+    this.#playedMs = this.#sentMs;
+    this.#markAt.clear();
   }
 
   #release(match: (w: DrainWaiter) => boolean): void {

@@ -154,6 +154,6 @@ describe("Twilio REST as a CarrierRestClient", () => {
     await client.hangUp(call.callId, { signal });
     expect(rest.requests.slice(1).map((r) => r.params.get("Status"))).toEqual(["canceled", "completed"]);
     await client.transfer(call.callId, "+15550003333", signal);
-    expect(rest.requests[3]!.params.get("Twiml")).toContain("<Dial>+15550003333</Dial>");
+    expect(rest.requests[3]!.params.get("Twiml")).toContain("<Dial><Number>+15550003333</Number></Dial>");
   });
 });

@@ -20,12 +20,13 @@ import {
 } from "./media-stream-messages.js";
 import { TwilioRestClient } from "./twilio-rest-client.js";
 import { isValidTwilioSignature, type TwilioFormParams } from "./twilio-signature.js";
-import { connectStreamTwiml } from "./twiml.js";
+import { briefingTwiml, connectStreamTwiml } from "./twiml.js";
 
 export const TWILIO_PATHS = Object.freeze({
   voice: "/telephony/twilio/voice",
   stream: "/telephony/twilio/stream",
   status: "/telephony/twilio/status",
+  briefing: "/telephony/twilio/briefing",
 });
 
 /** Twilio's terminal call statuses (status callbacks): the call is over. */
@@ -94,6 +95,10 @@ export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol 
 
     answer(stream) {
       return { body: connectStreamTwiml(stream), contentType: "text/xml" };
+    },
+
+    briefing(text) {
+      return { body: briefingTwiml(text), contentType: "text/xml" };
     },
 
     openStream: twilioStreamCodec,

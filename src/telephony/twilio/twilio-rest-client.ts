@@ -101,8 +101,17 @@ export class TwilioRestClient implements CarrierRestClient {
     await this.endCall(callId, options.signal, options.ringing ? "canceled" : "completed");
   }
 
-  async transfer(callId: string, destination: string, signal: AbortSignal): Promise<void> {
-    await this.#post(`Calls/${encodeURIComponent(callId)}.json`, { Twiml: dialTwiml(destination) }, signal);
+  async transfer(
+    callId: string,
+    destination: string,
+    signal: AbortSignal,
+    options: { briefingUrl?: string } = {},
+  ): Promise<void> {
+    await this.#post(
+      `Calls/${encodeURIComponent(callId)}.json`,
+      { Twiml: dialTwiml(destination, options.briefingUrl) },
+      signal,
+    );
   }
 
   async #post(

@@ -24,9 +24,22 @@ export function connectStreamTwiml(stream: StreamTarget): string {
   return response.toString();
 }
 
-/** TwiML that moves a live call to `destination` (the stream ends; Twilio dials the number). */
-export function dialTwiml(destination: string): string {
+/**
+ * TwiML that moves a live call to `destination` (the stream ends; Twilio
+ * dials). With `briefingUrl`, the person who answers first hears the TwiML
+ * at that URL (Twilio's `<Number url>` whisper), then is connected.
+ */
+export function dialTwiml(destination: string, briefingUrl?: string): string {
   const response = new VoiceResponse();
-  response.dial(destination);
+  const dial = response.dial();
+  if (destination.startsWith("sip:")) dial.sip(destination);
+  else dial.number(briefingUrl ? { url: briefingUrl } : {}, destination);
+  return response.toString();
+}
+
+/** TwiML the callee of a transfer hears before being connected: the briefing, spoken by Twilio. */
+export function briefingTwiml(text: string): string {
+  const response = new VoiceResponse();
+  response.say(text);
   return response.toString();
 }

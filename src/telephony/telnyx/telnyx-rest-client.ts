@@ -1,0 +1,148 @@
+/**
+ * The Telnyx REST calls telephony needs, over fetch, with the API key as a
+ * Bearer token:
+ * - dial: `POST /v2/texml/calls/{connection_id}` (a TeXML call from the
+ *   TeXML application's connection) with the answer TeXML inline (`Texml`)
+ *   and a status callback; the answer is a flat `{call_sid, status}` whose
+ *   call_sid is the call's call_control_id;
+ * - hang up: Call Control `POST /v2/calls/{call_control_id}/actions/hangup`
+ *   (a call already over, error 90018, counts as hung up);
+ * - transfer: Call Control `POST /v2/calls/{call_control_id}/actions/transfer`
+ *   `{to}`.
+ * The base URL is configurable, so tests point it at a local server
+ * speaking the same shapes.
+ */
+import { TalkError } from "../../core/index.js";
+import type { CarrierCall, CarrierDialRequest, CarrierRestClient } from "../carrier/carrier-protocol.js";
+import { connectStreamTexml } from "./texml.js";
+
+export interface TelnyxRestClientOptions {
+  /** TELNYX_API_KEY. Required; never logged. */
+  apiKey: string;
+  /** The TeXML application's connection id calls are placed from; without it `dial` is refused. */
+  connectionId?: string | undefined;
+  /** API base. Default "https://api.telnyx.com". */
+  baseUrl?: string | undefined;
+  /** Upper bound on each request, ms. Default 10 000. */
+  timeoutMs?: number;
+}
+
+/** Telnyx's "call has already ended" error code: a hang-up that finds the call over is done. */
+const CALL_ALREADY_ENDED = "90018";
+
+export class TelnyxRestClient implements CarrierRestClient {
+  readonly #authorization: string;
+  readonly #connectionId: string | undefined;
+  readonly #baseUrl: string;
+  readonly #timeoutMs: number;
+
+  constructor(options: TelnyxRestClientOptions) {
+    if (!options.apiKey)
+      throw new TalkError("config_invalid", "The Telnyx REST client needs telephony.telnyx.apiKey.");
+    const baseUrl = (options.baseUrl ?? "https://api.telnyx.com").replace(/\/+$/, "");
+    if (!/^https?:\/\//.test(baseUrl))
+      throw new TalkError("config_invalid", "telephony.telnyx.apiBaseUrl must be http(s).");
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+      throw new TalkError("config_invalid", "timeoutMs must be a positive integer.");
+    this.#authorization = `Bearer ${options.apiKey}`;
+    this.#connectionId = options.connectionId || undefined;
+    this.#baseUrl = baseUrl;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  async dial(request: CarrierDialRequest): Promise<CarrierCall> {
+    if (this.#connectionId === undefined)
+      throw new TalkError(
+        "capability_unsupported",
+        "Telnyx outbound calls need telephony.telnyx.connectionId (TELNYX_CONNECTION_ID).",
+      );
+    const json = await this.#post(
+      `/v2/texml/calls/${encodeURIComponent(this.#connectionId)}`,
+      {
+        From: request.from,
+        To: request.to,
+        Texml: connectStreamTexml(request.stream),
+        StatusCallback: request.statusCallbackUrl,
+        StatusCallbackMethod: "POST",
+        StatusCallbackEvent: "initiated ringing answered completed",
+      },
+      request.signal,
+    );
+    // The connection-scoped call is a flat object; older TeXML endpoints wrap it in `data`.
+    const call = (isObject(json["data"]) ? json["data"] : json) as Record<string, unknown>;
+    const callId = call["call_sid"] ?? call["sid"];
+    if (typeof callId !== "string" || callId.length === 0)
+      throw new TalkError("provider_error", "Telnyx accepted the call but named no call_sid.");
+    return { callId, status: typeof call["status"] === "string" ? call["status"] : "queued" };
+  }
+
+  async hangUp(callId: string, options: { signal: AbortSignal; ringing?: boolean }): Promise<void> {
+    try {
+      await this.#post(`/v2/calls/${encodeURIComponent(callId)}/actions/hangup`, {}, options.signal);
+    } catch (err) {
+      if (err instanceof TalkError && err.details?.["telnyxCode"] === CALL_ALREADY_ENDED) return;
+      throw err;
+    }
+  }
+
+  async transfer(callId: string, destination: string, signal: AbortSignal): Promise<void> {
+    await this.#post(`/v2/calls/${encodeURIComponent(callId)}/actions/transfer`, { to: destination }, signal);
+  }
+
+  async #post(
+    path: string,
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.#baseUrl}${path}`, {
+        method: "POST",
+        headers: {
+          authorization: this.#authorization,
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body: JSON.stringify(body),
+        signal: AbortSignal.any([signal, AbortSignal.timeout(this.#timeoutMs)]),
+      });
+    } catch (cause) {
+      if (signal.aborted) throw new TalkError("cancelled", "The Telnyx request was cancelled.", { cause });
+      throw new TalkError(
+        "provider_unavailable",
+        `Telnyx REST API unreachable: ${(cause as Error).message}`,
+        {
+          cause,
+        },
+      );
+    }
+    const text = await response.text();
+    let json: Record<string, unknown> = {};
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      if (isObject(parsed)) json = parsed;
+    } catch {
+      // Telnyx answers JSON; anything else is reported by status below.
+    }
+    if (!response.ok) {
+      const first = Array.isArray(json["errors"]) && isObject(json["errors"][0]) ? json["errors"][0] : {};
+      const detail = [first["title"], first["detail"]].filter((s) => typeof s === "string").join(": ");
+      throw new TalkError(
+        response.status >= 500 || response.status === 429 ? "provider_unavailable" : "provider_error",
+        `Telnyx REST ${response.status}: ${detail || "request failed"}`,
+        {
+          details: {
+            status: response.status,
+            telnyxCode: first["code"] === undefined ? null : String(first["code"]),
+          },
+        },
+      );
+    }
+    return json;
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

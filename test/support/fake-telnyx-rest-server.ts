@@ -1,0 +1,130 @@
+/**
+ * A local server speaking the Telnyx REST calls talkgate makes, in their
+ * documented shapes: a connection-scoped TeXML call
+ * (`POST /v2/texml/calls/{connection_id}`, JSON `{From, To, Texml,
+ * StatusCallback...}`, answered with a flat `{call_sid, from, to, status}`),
+ * and the Call Control `hangup` and `transfer` actions
+ * (`POST /v2/calls/{call_control_id}/actions/...`, answered
+ * `{data: {result: "ok"}}`; a call already over answers 422 with error
+ * 90018). The API key is checked as a Bearer token (401 otherwise); errors
+ * use Telnyx's `{errors: [{code, title, detail}]}`. Test-only.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { telnyxCallControlId } from "./telnyx-stream-client.js";
+
+export interface TelnyxRestRequest {
+  method: string;
+  path: string;
+  /** The path's call or connection id, decoded. */
+  id: string | undefined;
+  body: Record<string, unknown>;
+  /** The call_sid a TeXML call request is given, known as soon as it arrives. */
+  callSid?: string;
+}
+
+export class FakeTelnyxRestServer {
+  readonly requests: TelnyxRestRequest[] = [];
+  /** Calls that are over: a hang-up answers 90018. */
+  readonly ended = new Set<string>();
+  readonly #server: Server;
+  #waiters: Array<() => void> = [];
+  #held: Array<() => void> = [];
+  url = "";
+  /** While true, answers to TeXML call requests wait for `releaseCreates()`. */
+  holdCreates = false;
+  /** Answers TeXML call requests with a 500. */
+  failCreates = false;
+
+  constructor(
+    readonly apiKey: string,
+    readonly connectionId: string,
+  ) {
+    this.#server = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c: Buffer) => (raw += c.toString()));
+      req.on("end", () => {
+        const json = (status: number, value: unknown): void => {
+          res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+        };
+        const error = (status: number, code: string, title: string, detail = title): void =>
+          json(status, { errors: [{ code, title, detail }] });
+        if (req.headers.authorization !== `Bearer ${apiKey}`)
+          return error(401, "10009", "Authentication failed", "The API key is missing or invalid.");
+        let body: Record<string, unknown> = {};
+        try {
+          const parsed = raw ? (JSON.parse(raw) as unknown) : {};
+          if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error();
+          body = parsed as Record<string, unknown>;
+        } catch {
+          return error(400, "10015", "Bad Request", "The request body is not JSON.");
+        }
+        const path = req.url ?? "";
+        const texml = /^\/v2\/texml\/calls\/([^/]+)$/.exec(path);
+        const action = /^\/v2\/calls\/([^/]+)\/actions\/(hangup|transfer)$/.exec(path);
+        const id = decodeURIComponent((texml ?? action)?.[1] ?? "") || undefined;
+        const record: TelnyxRestRequest = { method: req.method ?? "", path, id, body };
+        if (req.method === "POST" && texml) {
+          if (id !== connectionId) {
+            this.#record(record);
+            return error(404, "10005", "Resource not found", "No such connection.");
+          }
+          record.callSid = telnyxCallControlId();
+          this.#record(record);
+          if (typeof body["From"] !== "string" || typeof body["To"] !== "string")
+            return error(422, "10032", "Invalid parameters", "From and To are required.");
+          if (this.failCreates) return error(500, "10007", "Unexpected error");
+          const answer = (): void =>
+            json(200, { call_sid: record.callSid, from: body["From"], to: body["To"], status: "queued" });
+          if (this.holdCreates) this.#held.push(answer);
+          else answer();
+          return;
+        }
+        this.#record(record);
+        if (req.method === "POST" && action) {
+          if (this.ended.has(id!)) return error(422, "90018", "Call has already ended");
+          if (action[2] === "transfer" && typeof body["to"] !== "string")
+            return error(422, "10032", "Invalid parameters", "to is required.");
+          if (action[2] === "hangup") this.ended.add(id!);
+          return json(200, { data: { result: "ok" } });
+        }
+        return error(404, "10005", "Resource not found");
+      });
+    });
+  }
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  waitFor(predicate: (r: TelnyxRestRequest) => boolean): Promise<TelnyxRestRequest> {
+    return new Promise((resolve) => {
+      const check = (): boolean => {
+        const hit = this.requests.find(predicate);
+        if (hit) {
+          this.#waiters = this.#waiters.filter((w) => w !== check);
+          resolve(hit);
+        }
+        return hit !== undefined;
+      };
+      if (!check()) this.#waiters.push(check);
+    });
+  }
+
+  releaseCreates(): void {
+    this.holdCreates = false;
+    for (const answer of this.#held.splice(0)) answer();
+  }
+
+  async close(): Promise<void> {
+    this.releaseCreates();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #record(r: TelnyxRestRequest): void {
+    this.requests.push(r);
+    for (const w of [...this.#waiters]) w();
+  }
+}
