@@ -20,6 +20,7 @@ const QUICK: Record<string, string[]> = {
   "telephony-capacity.bench.ts": ["--calls", "300", "--seconds", "3"],
   "telephony-barge-in.bench.ts": ["--calls", "50", "--rounds", "200"],
   "telephony-memory.bench.ts": ["--calls", "1000", "--flow-seconds", "2"],
+  "telephony-faults.bench.ts": ["--rounds", "10"],
 };
 /** Upper bound per bench, ms: an overrun is killed and reported. */
 const LIMIT_MS = 120_000;

@@ -14,6 +14,7 @@ import type { ToolDefinition } from "./core/index.js";
 import type { GatewayDeps, GatewayOptionsInput, GatewayServer } from "./gateway/index.js";
 import type { VoiceWakeStore } from "./meetings/index.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
+import { renderFaultSpeech } from "./app/faults.js";
 import { buildGateway } from "./app/gateway.js";
 import { createAppLogger } from "./app/logger.js";
 import { brainOptions, buildPipelines } from "./app/pipelines.js";
@@ -75,7 +76,9 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   });
   const brain = brainOptions(config);
   const tools = buildTools({ config, providers, runtime, brain, extra: options.tools ?? [], logger });
-  const pipelines = buildPipelines(config, providers, tools, brain, logger);
+  // The failure path's lines, rendered once by the local TTS: audio that cannot fail when a provider has.
+  const faultSpeech = await renderFaultSpeech(config, providers.registry, logger);
+  const pipelines = buildPipelines(config, providers, tools, brain, logger, faultSpeech);
   const cluster = await createAppCluster({ config, runtime, logger });
   const gateway = await buildGateway({
     config,

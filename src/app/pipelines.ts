@@ -12,6 +12,8 @@ import {
   type SessionControllerFactory,
 } from "../core/pipelines/controller-factory.js";
 import type { PipelineOptions } from "../core/pipelines/pipeline-options.js";
+import type { FaultSpeech } from "../core/faults/prerendered-speech.js";
+import { faultOptions, resilientResolver } from "./faults.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
 
@@ -56,13 +58,16 @@ export function buildPipelines(
   tools: AppTools,
   brain: BrainOptions,
   logger: TalkLogger,
+  faultSpeech?: FaultSpeech,
 ): AppPipelines {
   // One place: the gateway, telephony and the meeting bots start from these options.
   const base = Object.freeze({
-    providers: providers.pipeline,
+    // STT, TTS and agent as chains: retried, timed and failed over by talk.faults.
+    providers: resilientResolver(config, providers.registry, providers.pipeline, logger),
     tools: tools.pipeline,
     options: basePipelineOptions(config, brain),
     logger,
+    faults: { options: faultOptions(config), speech: faultSpeech },
   });
   return { brain, base, createController: sessionControllerFactory(base) };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/index.js";
+import { FAULT_DEFAULTS, FAULT_LIMITS, TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/index.js";
 import { realtimeProvidersSchema } from "./realtime-provider-schema.js";
 import { secret } from "./redact.js";
 import { speechProvidersSchema } from "./speech-provider-schema.js";
@@ -85,6 +85,53 @@ export const runtimeSchema = z
   })
   .strict();
 
+const faultBound = (field: keyof typeof FAULT_LIMITS) =>
+  z.number().int().min(FAULT_LIMITS[field][0]).max(FAULT_LIMITS[field][1]).default(FAULT_DEFAULTS[field]);
+
+/** Provider ids tried in order when a kind's default provider fails (after its retries). */
+const fallbackChain = z.array(z.string().min(1)).max(8);
+
+/** What a call or meeting leg does when a provider fails under it (docs/core-runtime.md, "Provider faults"). */
+export const faultsSchema = z
+  .object({
+    /** Spoken at once on a provider fault, from audio rendered at start-up by the local TTS. */
+    apology: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .default("Sorry, I'm having a technical problem. One moment, please."),
+    /** Spoken before a hang-up with reason provider_lost. */
+    goodbye: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .default("Sorry, I can't continue this call right now. Please call back later. Goodbye."),
+    /** After the apology: "reconnect" (a new provider session, the next turn retried) or "hangup" (provider_lost). */
+    policy: z.enum(["reconnect", "hangup"]).default(FAULT_DEFAULTS.policy),
+    /** Longest wait for a provider's first audio / text / result once due, ms. */
+    firstByteTimeoutMs: faultBound("firstByteTimeoutMs"),
+    /** Longest gap between two chunks of a provider stream in progress, ms. */
+    interChunkTimeoutMs: faultBound("interChunkTimeoutMs"),
+    /** Retries of idempotent STT / TTS / agent requests, and realtime reconnect attempts, per fault. */
+    retries: faultBound("retries"),
+    /** Wait before the first retry, ms; doubled for each further one. */
+    retryBackoffMs: faultBound("retryBackoffMs"),
+    /** Faults in a row (no answer heard between them) after which the leg hangs up whatever the policy. */
+    maxConsecutiveFaults: faultBound("maxConsecutiveFaults"),
+    /** Fallback provider ids per kind; unset: the local engine (pocketsphinx, espeak-ng) for STT and TTS, none for the agent. */
+    fallback: z
+      .object({
+        stt: fallbackChain.optional(),
+        tts: fallbackChain.optional(),
+        agent: fallbackChain.optional(),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
 export const talkSchema = z
   .object({
     /** Default speech (STT / TTS) provider id. */
@@ -146,6 +193,8 @@ export const talkSchema = z
       })
       .strict()
       .prefault({}),
+    /** The one failure path of call and meeting legs. */
+    faults: faultsSchema.prefault({}),
   })
   .strict();
 

@@ -82,6 +82,34 @@ describe("loadConfig", () => {
     expect(err2.message).toContain("talk.realtime.mode");
   });
 
+  it("talk.faults: defaults, and out-of-range values refused at start naming the key", () => {
+    const { config } = validateConfig({}, { env: {} });
+    expect(config.talk.faults).toMatchObject({
+      policy: "reconnect",
+      firstByteTimeoutMs: 5000,
+      interChunkTimeoutMs: 3000,
+      retries: 2,
+      maxConsecutiveFaults: 3,
+      fallback: {},
+    });
+    expect(config.talk.faults.apology.length).toBeGreaterThan(0);
+    for (const [key, value] of [
+      ["retries", 11],
+      ["firstByteTimeoutMs", 50],
+      ["interChunkTimeoutMs", 1.5],
+      ["maxConsecutiveFaults", 0],
+      ["policy", "retry"],
+      ["apology", "  "],
+    ] as const) {
+      const err = configError(() => validateConfig({ talk: { faults: { [key]: value } } }, { env: {} }));
+      expect(err.message).toContain(`talk.faults.${key}`);
+    }
+    const err = configError(() =>
+      validateConfig({ talk: { faults: { fallback: { asr: [] } } } }, { env: {} }),
+    );
+    expect(err.message).toContain("talk.faults.fallback.asr");
+  });
+
   it("names the environment variable when its value is bad", () => {
     const err = configError(() => validateConfig({}, { env: { PORT: "eighty" } }));
     expect(err.message).toContain("PORT (server.port)");

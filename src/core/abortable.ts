@@ -56,3 +56,19 @@ export function runAbortable<T>(
   });
   return { result, settled };
 }
+
+/** Resolves after `ms`, or rejects `cancelled` as soon as `signal` aborts (the timer is cleared). */
+export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(cancelledError(signal));
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(cancelledError(signal));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

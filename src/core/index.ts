@@ -23,6 +23,8 @@ export * from "./tool-dispatcher.js";
 export { MediaLeg } from "./media/media-leg.js";
 export { CallControlRegistry } from "./tools/call-control.js";
 export type { MediaLegAdapter } from "./media/media-leg.js";
+export { FAULT_DEFAULTS, FAULT_LIMITS, type FaultOptions, type FaultPolicy } from "./faults/fault-options.js";
+export { PrerenderedSpeech, type FaultSpeech } from "./faults/prerendered-speech.js";
 export type { SessionControllerFactory } from "./pipelines/controller-factory.js";
 export type { TalkAudioSink, TalkSessionController } from "./pipelines/controller-types.js";
 export type { CallControl, CollectDigitsRequest, CollectedDigits } from "./tools/call-control.js";

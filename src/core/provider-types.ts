@@ -194,7 +194,16 @@ export type RealtimeProviderEvent =
     }
   | { type: "response_done"; responseId: string; status: "completed" | "cancelled" | "failed" | "incomplete" }
   | { type: "usage"; inputTokens?: number; outputTokens?: number; [key: string]: unknown }
-  | { type: "error"; code: string; message: string; fatal: boolean }
+  | {
+      type: "error";
+      /** The provider's code; `connection_lost` when its connection ended under the session. */
+      code: string;
+      message: string;
+      /** The provider session cannot go on. */
+      fatal: boolean;
+      /** The provider itself failed (not a request it refused): the answer in progress is lost. */
+      server?: boolean;
+    }
   | { type: "closed"; reason: string };
 
 export interface RealtimeVoiceSession {

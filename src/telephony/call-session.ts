@@ -292,6 +292,18 @@ export class CallSession implements CallControl, MediaLegAdapter {
 
   /** The leg closed (whoever closed the session): the call and its stream follow. */
   legClosed(reason: TerminalReason): void {
+    // A lost provider ends the call at the carrier too (the caller heard the goodbye), not only the stream.
+    const rest = this.#carrier.rest;
+    if (reason === "provider_lost" && rest) {
+      rest
+        .hangUp(this.callSid, { signal: AbortSignal.timeout(this.#settings.hangUpTimeoutMs) })
+        .catch((err: unknown) =>
+          this.#ctx.logger.warn(
+            { err: toTalkError(err).message, callSid: this.callSid },
+            "call: hang-up failed",
+          ),
+        );
+    }
     void this.close(reason);
   }
 

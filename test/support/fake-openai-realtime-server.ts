@@ -17,6 +17,14 @@
  * - conversation.item.truncate is validated like the API: an audio_end_ms
  *   beyond the audio sent for that item gets an error event and nothing is cut.
  *
+ * Faults, as a client of the real service meets them: the handshake refused
+ * with an HTTP status (refuseConnections), the socket dropped without a
+ * close frame (disconnect) or closed with 1011 "internal error"
+ * (closeSocket), a `server_error` error event that fails the response in
+ * progress (serverError: "Most errors are recoverable and the session will
+ * stay open", but the answer is lost), and a response that stops sending
+ * with the socket open (holdAfterDeltas, never resumed).
+ *
  * Test-only; not part of the product.
  */
 import { execFileSync } from "node:child_process";
@@ -105,6 +113,11 @@ export class FakeOpenAiRealtimeServer {
   #speaking = false;
   #userItem: string | undefined;
   #waiters: Array<() => void> = [];
+  #refusals = 0;
+  #refusalStatus = 503;
+  /** Handshakes accepted, and refused by refuseConnections. */
+  connections = 0;
+  refusedConnections = 0;
 
   constructor(options: FakeOpenAiRealtimeServerOptions = {}) {
     this.#options = {
@@ -116,6 +129,15 @@ export class FakeOpenAiRealtimeServer {
       userTranscript: options.userTranscript ?? "(caller speech)",
     };
     this.#http.on("upgrade", (req, socket, head) => {
+      if (this.#refusals > 0) {
+        this.#refusals--;
+        this.refusedConnections++;
+        const status = this.#refusalStatus;
+        socket.end(
+          `HTTP/1.1 ${status} Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        );
+        return;
+      }
       const key = this.#options.apiKey;
       const ok = req.headers.authorization === `Bearer ${key}` || req.headers["api-key"] === key;
       if (!ok) {
@@ -158,6 +180,47 @@ export class FakeOpenAiRealtimeServer {
   /** Drops the client's socket without a close handshake (network loss). */
   disconnect(): void {
     this.#socket?.terminate();
+  }
+
+  /** Closes the client's socket with a close frame, e.g. 1011 (the server hit an internal error). */
+  closeSocket(code = 1011, reason = "Internal server error"): void {
+    this.#socket?.close(code, reason);
+  }
+
+  /** Answers the next `count` handshakes with an HTTP error instead of upgrading (Infinity: all of them). */
+  refuseConnections(count = Number.POSITIVE_INFINITY, status = 503): void {
+    this.#refusals = count;
+    this.#refusalStatus = status;
+  }
+
+  /**
+   * A server-side failure during the response in progress: an `error` event
+   * of type server_error, then the response ends `failed` (status_details
+   * carrying the error), as the API reports a model failure.
+   */
+  serverError(message = "The server had an error while processing your request. Sorry about that!"): void {
+    const error = { type: "server_error", code: null, message, param: null, event_id: null };
+    this.#send({ type: "error", event_id: this.#id("event"), error });
+    const active = this.#active;
+    if (!active) return;
+    this.#active = undefined;
+    this.#send({
+      type: "response.done",
+      response: {
+        id: active.id,
+        object: "realtime.response",
+        status: "failed",
+        status_details: { type: "failed", error: { type: "server_error", code: null } },
+        output: [],
+      },
+    });
+  }
+
+  /** The instructions of every session.update received, in order (one per provider session here). */
+  get instructions(): string[] {
+    return this.received
+      .filter((e) => e.type === "session.update")
+      .map((e) => String(((e.event.session ?? {}) as Json).instructions ?? ""));
   }
 
   /** Resolves when a received event satisfies `predicate` (checked on every event). */
@@ -249,6 +312,12 @@ export class FakeOpenAiRealtimeServer {
   #accept(ws: WebSocket, requestUrl: string): void {
     this.#socket?.terminate();
     this.#socket = ws;
+    this.connections++;
+    // A new session starts with no response in flight and no caller speech.
+    this.#active = undefined;
+    this.#speaking = false;
+    this.#voicedMs = 0;
+    this.#unvoicedMs = 0;
     this.lastRequestUrl = requestUrl;
     this.#send({
       type: "session.created",

@@ -141,7 +141,7 @@ export class FakeOpenAiServer {
   readonly requests: RecordedRequest[] = [];
   readonly #routes = new Map<string, FakeRouteHandler>();
   readonly #server: Server;
-  #forced: { status: number; body: unknown } | undefined;
+  #forced: { status: number; body: unknown; times: number; path?: string } | undefined;
   #baseUrl: string | undefined;
   #closing: Promise<void> | undefined;
   readonly audio: FakeAudioSettings = {
@@ -199,9 +199,12 @@ export class FakeOpenAiServer {
     this.#routes.set(`${method.toUpperCase()} ${path}`, handler);
   }
 
-  /** The next authenticated request gets this status and body instead of its normal answer. */
-  failNext(status: number, body: unknown): void {
-    this.#forced = { status, body };
+  /**
+   * The next authenticated request (to `path` when given) gets this status and body instead of its
+   * normal answer; `times` requests in a row (Infinity: until failNext is called again with 0).
+   */
+  failNext(status: number, body: unknown, times = 1, path?: string): void {
+    this.#forced = times > 0 ? { status, body, times, ...(path ? { path } : {}) } : undefined;
   }
 
   /** Idempotent. */
@@ -271,9 +274,9 @@ export class FakeOpenAiServer {
           "invalid_api_key",
         );
       }
-      if (this.#forced) {
-        const forced = this.#forced;
-        this.#forced = undefined;
+      const forced = this.#forced;
+      if (forced && (forced.path === undefined || forced.path === path)) {
+        if (--forced.times <= 0) this.#forced = undefined;
         return sendJson(res, forced.status, forced.body);
       }
       await handler(recorded, res);

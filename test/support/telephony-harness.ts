@@ -39,6 +39,8 @@ export interface TelephonyHarnessSetup {
   realtime?: FakeOpenAiRealtimeServerOptions;
   /** More top-level config (e.g. `redis` for the outbound-call job path). */
   config?: Record<string, unknown>;
+  /** More `talk` config, merged with the harness's own (e.g. `faults`). */
+  talk?: Record<string, unknown>;
 }
 
 export interface TelephonyHarness {
@@ -55,6 +57,8 @@ export interface TelephonyHarness {
     from?: string;
     to?: string;
     playback?: TwilioStreamClientOptions["playback"];
+    /** Wait for the provider session to be configured (realtime). Default true; false when it is refused. */
+    waitForProvider?: boolean;
   }): Promise<TwilioStreamClient>;
   eventsOf(sessionId: string, type?: string): TalkEvent[];
   close(): Promise<void>;
@@ -92,19 +96,22 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
     },
     dataDir: mkdtempSync(join(tmpdir(), "talkgate-tel-")),
     log: { level: "info" },
-    talk: realtimeUrl
-      ? {
-          realtime: {
-            provider: "openai",
-            providers: {
-              openai: {
-                apiKey: REALTIME_KEY,
-                baseUrl: realtimeUrl.replace(/^ws/, "http").replace(/\/realtime$/, ""),
+    talk: {
+      ...(realtimeUrl
+        ? {
+            realtime: {
+              provider: "openai",
+              providers: {
+                openai: {
+                  apiKey: REALTIME_KEY,
+                  baseUrl: realtimeUrl.replace(/^ws/, "http").replace(/\/realtime$/, ""),
+                },
               },
             },
-          },
-        }
-      : {},
+          }
+        : {}),
+      ...setup.talk,
+    },
     telephony: {
       twilio: twilioConfig(rest.url),
       defaultMode: setup.mode,
@@ -169,7 +176,7 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
       const updates = realtime?.received.filter((e) => e.type === "session.update").length ?? 0;
       await client.connect();
       // Ready when the provider session is configured (realtime) or the call's session exists (stt-tts).
-      if (realtime)
+      if (realtime && options.waitForProvider !== false)
         await realtime.waitFor(
           (e) =>
             e.type === "session.update" &&

@@ -14,6 +14,13 @@
  * the provider, the runtime, the cluster taking the lease away) closes the
  * leg, and the leg tells its adapter once, so a carrier socket or a bot never
  * outlives its session.
+ *
+ * A provider that fails under the leg (refused, lost, an error, a stall, a
+ * 5xx after retries) goes down one failure path (LegFaults): the caller hears
+ * a line rendered at start-up, then the session recovers (a new provider
+ * session with the conversation so far, the next turn on a retried or
+ * fallback provider) or the leg closes with `provider_lost`. Never a silent
+ * open line.
  */
 import { TalkError, toTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
@@ -27,6 +34,7 @@ import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import { SpeechGate } from "./speech-gate.js";
+import { LegFaults } from "./leg-faults.js";
 
 export type MediaLegState = "created" | "starting" | "live" | "closing" | "closed";
 
@@ -80,6 +88,13 @@ export interface MediaLegOptions {
   /** Wraps the provider resolver (a surface times a realtime provider's events). */
   wrapProviders?(base: PipelineProviderResolver): PipelineProviderResolver;
   observer?: MediaLegObserver;
+  /**
+   * The failure path (talk.faults, the lines from the controller factory):
+   * "speak" tells the caller and applies the policy (hang up with
+   * `provider_lost` or recover); "report" applies it without speaking (a
+   * leg whose sink must not get unannounced audio). Default "speak".
+   */
+  faults?: "speak" | "report";
   logger: TalkLogger;
 }
 
@@ -100,6 +115,7 @@ export class MediaLeg {
   #closing: Promise<void> | undefined;
   #resolveClosed!: (reason: TerminalReason) => void;
   #appendFailures = 0;
+  readonly #faults: LegFaults;
 
   constructor(options: MediaLegOptions) {
     this.#options = options;
@@ -110,6 +126,17 @@ export class MediaLeg {
       interruptOnSpeech:
         options.interruptOnSpeech ?? options.createController.options.interruptOnSpeech ?? true,
       interruptible: options.adapter.interruptible?.bind(options.adapter),
+    });
+    const { faults } = options.createController;
+    this.#faults = new LegFaults({
+      session: options.session,
+      sink: options.adapter.sink,
+      playing: () => options.adapter.playing?.() === true,
+      outputFormat: () => this.outputFormat,
+      speech: options.faults === "report" ? undefined : faults.speech,
+      options: faults.options,
+      hangUp: () => void this.close("provider_lost"),
+      logger: options.logger,
     });
     // The child follows its session: a close from anywhere (runtime, cluster, provider) reaches the adapter.
     const { signal } = this.session;
@@ -170,6 +197,7 @@ export class MediaLeg {
       options: { ...o.options, ...(o.turnTaking.kind !== "provider" ? { silenceTimeoutMs: 0 } : {}) },
       ...(o.wrapProviders ? { wrapProviders: o.wrapProviders } : {}),
       ...(o.tools === false ? { tools: false } : {}),
+      faults: { handler: this.#faults, options: o.createController.faults.options },
     });
     this.#controller = controller;
     await controller.ready;

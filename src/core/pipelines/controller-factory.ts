@@ -8,6 +8,12 @@ import type {
 } from "./pipeline-options.js";
 import { resolvePipelineOptions } from "./pipeline-options.js";
 import type { TalkLogger } from "../logger.js";
+import {
+  resolveFaultOptions,
+  type FaultOptions,
+  type ResolvedFaultOptions,
+} from "../faults/fault-options.js";
+import type { FaultSpeech } from "../faults/prerendered-speech.js";
 
 /**
  * What one controller request may choose: the session, its formats, sink and
@@ -17,7 +23,7 @@ import type { TalkLogger } from "../logger.js";
  */
 export interface SessionControllerRequest extends Pick<
   SessionControllerDeps,
-  "session" | "inputFormat" | "outputFormat" | "passthrough" | "sink" | "interruptible"
+  "session" | "inputFormat" | "outputFormat" | "passthrough" | "sink" | "interruptible" | "faults"
 > {
   /** Overrides of the base options, for this controller only. */
   options?: PipelineOptions;
@@ -36,6 +42,15 @@ export interface SessionControllerFactory {
    * local barge-in), so the pipeline and the leg follow one setting.
    */
   readonly options: Readonly<PipelineOptions>;
+  /** talk.faults and the lines of the failure path: what a media leg builds its LegFaults from. */
+  readonly faults: FactoryFaults;
+}
+
+/** The failure path every media leg of the process follows (talk.faults.*). */
+export interface FactoryFaults {
+  readonly options: ResolvedFaultOptions;
+  /** The apology and the goodbye, rendered at start-up; absent: faults are reported, nothing is spoken. */
+  readonly speech?: FaultSpeech | undefined;
 }
 
 export interface ControllerFactoryBase {
@@ -44,6 +59,8 @@ export interface ControllerFactoryBase {
   /** Trusted options of every session (persona, brain, interruptOnSpeech...); validated here, once. */
   options: PipelineOptions;
   logger: TalkLogger;
+  /** talk.faults (validated here) and the pre-rendered lines. Default: the defaults, no lines. */
+  faults?: { options?: FaultOptions; speech?: FaultSpeech | undefined };
 }
 
 /**
@@ -64,5 +81,9 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
       options: { ...base.options, ...options },
     });
   };
-  return Object.assign(create, { options: Object.freeze({ ...base.options }) });
+  const faults: FactoryFaults = Object.freeze({
+    options: resolveFaultOptions(base.faults?.options),
+    speech: base.faults?.speech,
+  });
+  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults });
 }

@@ -13,6 +13,7 @@ import { sameAudioFormat, type AudioFormat } from "../talk-types.js";
 import { PCM16_16K, PCM16_24K } from "../talk-types.js";
 import type { TalkAudioSink } from "./controller-types.js";
 import type { ConsultProgressChannel } from "../tools/consult-progress.js";
+import type { FaultHandler, ResolvedFaultOptions } from "../faults/fault-options.js";
 import { resolveBrainOptions, type BrainOptions, type ResolvedBrainOptions } from "./brain-options.js";
 
 /**
@@ -181,6 +182,20 @@ export interface SessionControllerDeps {
    * phone greeting. Default: every output is interruptible.
    */
   interruptible?: (output: TalkOutput) => boolean;
+  /**
+   * The one failure path of the media leg that owns this session: provider
+   * failures are reported to it (after the pipeline's own retries) instead of
+   * closing the session, and a realtime session reconnects when it says so.
+   * Absent (a client's gateway session): a fatal provider failure closes the
+   * session with reason "error".
+   */
+  faults?: PipelineFaults;
+}
+
+/** A media leg's failure path as a pipeline sees it. */
+export interface PipelineFaults {
+  handler: FaultHandler;
+  options: ResolvedFaultOptions;
 }
 
 export const DEFAULT_INPUT_FORMAT = PCM16_16K;

@@ -1,9 +1,9 @@
 import type { RealtimeProviderEvent } from "../provider-types.js";
 import type { TalkOutput, TalkSession } from "../session-types.js";
-import type { TerminalReason } from "../talk-events.js";
 import type { BargeInPolicy } from "./barge-in-policy.js";
 import type { RealtimeOutput } from "./realtime-output.js";
 import type { RealtimeToolCalls } from "./realtime-tool-calls.js";
+import type { ProviderFault } from "../faults/fault-options.js";
 
 type EventOf<T extends RealtimeProviderEvent["type"]> = Extract<RealtimeProviderEvent, { type: T }>;
 
@@ -15,8 +15,12 @@ export interface RealtimeEventMapperContext {
   bargeIn: BargeInPolicy;
   /** Interrupts the answer that plays (the line is cleared first). */
   interrupt(output: TalkOutput): void;
-  /** Closes the pipeline (a fatal provider error, the provider gone). */
-  close(reason: TerminalReason): void;
+  /**
+   * The provider failed: a fatal or server-side error, a failed response, the
+   * provider gone. `fatal`: its session cannot go on (without a failure path
+   * the pipeline then closes).
+   */
+  fault(fault: ProviderFault, fatal: boolean): void;
   /** True once the pipeline is closing on its own (the provider's close is then expected). */
   closing(): boolean;
 }
@@ -71,6 +75,11 @@ export class RealtimeEventMapper {
       case "response_done": {
         const active = this.#ctx.session.activeOutput;
         if (active) output.audioDone(active.itemId);
+        if (event.status === "failed")
+          this.#ctx.fault(
+            { kind: "provider_error", provider: "realtime", message: "The provider's response failed." },
+            false,
+          );
         return;
       }
       case "usage": {
@@ -136,28 +145,41 @@ export class RealtimeEventMapper {
     });
   }
 
-  /** A provider error (fatal ones close the session) or the provider gone while we did not close it. */
+  /**
+   * A provider error or the provider gone while we did not close it. A
+   * request the provider refused (a cancel with nothing to cancel) is only
+   * reported; a fatal or server-side error and the provider's close are faults.
+   */
   #failure(event: EventOf<"error" | "closed">): void {
     const { session } = this.#ctx;
     if (event.type === "error") {
-      session.emit({
-        type: "session.error",
-        payload: {
-          code: "provider_error",
-          upstreamCode: event.code,
+      if (!event.fatal && event.server !== true) {
+        session.emit({
+          type: "session.error",
+          payload: { code: "provider_error", upstreamCode: event.code, message: event.message, fatal: false },
+        });
+        return;
+      }
+      this.#ctx.fault(
+        {
+          kind: event.code === "connection_lost" ? "connection_lost" : "provider_error",
+          provider: "realtime",
           message: event.message,
-          fatal: event.fatal,
+          upstreamCode: event.code,
         },
-      });
-      if (event.fatal) this.#ctx.close("error");
+        event.fatal,
+      );
       return;
     }
     if (this.#ctx.closing()) return;
-    session.emit({
-      type: "session.error",
-      payload: { code: "provider_unavailable", message: `The provider session closed: ${event.reason}` },
-    });
-    this.#ctx.close("error");
+    this.#ctx.fault(
+      {
+        kind: "connection_lost",
+        provider: "realtime",
+        message: `The provider session closed: ${event.reason}`,
+      },
+      true,
+    );
   }
 
   #speechStarted(event: EventOf<"speech_started">): void {

@@ -10,7 +10,8 @@ import { BargeInPolicy } from "./barge-in-policy.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import { PcmConverter } from "./pcm-converter.js";
 import { sameAudioFormat } from "../talk-types.js";
-import type { PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
+import type { PipelineFaults, PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
+import { RealtimeRecovery } from "./realtime-recovery.js";
 import { toolOwnershipOf, type ToolOwnership } from "./brain-options.js";
 import { ProgressiveSpeech } from "./progressive-speech.js";
 import { RealtimeEventMapper } from "./realtime-event-mapper.js";
@@ -30,6 +31,8 @@ export interface RealtimeRelayPipelineDeps {
   sink: TalkAudioSink | undefined;
   /** See SessionControllerDeps.interruptible. */
   interruptible?: ((output: TalkOutput) => boolean) | undefined;
+  /** See SessionControllerDeps.faults. */
+  faults?: PipelineFaults | undefined;
 }
 
 /**
@@ -55,6 +58,12 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   readonly #output: RealtimeOutput;
   readonly #events: RealtimeEventMapper;
   #voice: RealtimeVoiceSession | undefined;
+  /** Bumped whenever a provider session is dropped: events of an older one are ignored. */
+  #generation = 0;
+  /** A greeting asked for while no provider session was up; spoken once one is. */
+  #pendingSay: string | undefined;
+  /** The failure path: stall watchdog, the conversation so far, reconnects. */
+  readonly #recovery: RealtimeRecovery;
   /** Input that arrived while the provider connects: bytes (passthrough) or samples. */
   #held: (Uint8Array | Int16Array)[] = [];
   #heldBytes = 0;
@@ -69,6 +78,17 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
     this.toolOwnership = toolOwnershipOf(deps.options.brain.replyPath);
     this.#progressive = new ProgressiveSpeech(() => this.#voice, deps.logger);
+    this.#recovery = new RealtimeRecovery({
+      session: deps.session,
+      faults: deps.faults,
+      instructions: deps.options.instructions,
+      historyEntries: deps.options.historyEntries,
+      logger: deps.logger,
+      closing: () => this.#closing !== undefined,
+      drop: () => this.#drop(),
+      open: (instructions) => this.#open(instructions),
+      close: (reason) => void this.close(reason),
+    });
     this.#providerInput = providerFormat(deps.inputFormat, deps.provider.capabilities.inputFormats);
     this.#providerOutput = providerFormat(deps.outputFormat, deps.provider.capabilities.outputFormats);
     this.#inputConverter = sameAudioFormat(deps.inputFormat, this.#providerInput)
@@ -97,7 +117,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         interruptible: deps.interruptible,
       }),
       interrupt: (output) => this.#bargeIn(output),
-      close: (reason) => void this.close(reason),
+      fault: (fault, fatal) => this.#recovery.failed(fault, fatal),
       closing: () => this.#closing !== undefined,
     });
     this.ready = this.#connect();
@@ -176,8 +196,18 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   say(text: string): void {
     if (this.session.state !== "active") throw new TalkError("session_closed");
+    if (!this.#voice && this.#deps.faults) {
+      // After a fault: a reconnecting session speaks the line once it is up; a leg hanging up drops it.
+      if (this.#recovery.recovering) this.#pendingSay = text;
+      else
+        this.#deps.logger.info(
+          { sessionId: this.session.id },
+          "realtime: no provider session to speak the line",
+        );
+      return;
+    }
     // The provider speaks in its own voice; the words come from trusted config (a greeting, a farewell).
-    this.#requireVoice().createResponse(`Say exactly this, and nothing else: ${JSON.stringify(text)}`);
+    this.#requireVoice().createResponse(sayInstructions(text));
   }
 
   sendUserText(text: string, meta: Record<string, string> = {}): void {
@@ -200,6 +230,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       payload: { ...meta, role: "user", text },
     });
     if (own) session.endTurn(turn.id);
+    this.#recovery.userText(text);
     voice.sendText(text);
   }
 
@@ -209,6 +240,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   async #close(reason: TerminalReason): Promise<void> {
+    this.#recovery.stop();
+    this.#generation++;
     this.#output.reportAll();
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#held = [];
@@ -225,7 +258,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   async #connect(): Promise<void> {
-    const { provider, options, session } = this.#deps;
+    const { provider, session } = this.#deps;
     if (!provider.connect) {
       throw new TalkError(
         "capability_unsupported",
@@ -233,35 +266,68 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       );
     }
     try {
-      const voice = await provider.connect(
-        {
-          ...(options.realtimeModel !== undefined ? { model: options.realtimeModel } : {}),
-          ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
-          instructions: options.instructions,
-          tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger),
-          inputFormat: this.#providerInput,
-          outputFormat: this.#providerOutput,
-          signal: session.signal,
-        },
-        (event) => this.#onEvent(event),
-      );
-      if (session.state !== "active" || this.#closing) {
-        await voice.close();
-        throw new TalkError("session_closed");
-      }
-      this.#voice = voice;
-      const held = this.#held;
-      this.#held = [];
-      this.#heldBytes = 0;
-      for (const data of held) this.#forward(data);
+      await this.#open(this.#deps.options.instructions);
     } catch (err) {
       const error = toTalkError(err, "provider_unavailable");
-      if (session.state === "active" && !this.#closing) {
-        session.emit({ type: "session.error", payload: { ...error.toJSON() } });
-        void this.close("error");
+      if (session.state !== "active" || this.#closing) throw error;
+      if (this.#deps.faults) {
+        // The leg's failure path takes over: the caller hears the apology, the session stays up while it recovers.
+        this.#recovery.fault({ kind: "connect_failed", provider: "realtime", message: error.message });
+        return;
       }
+      session.emit({ type: "session.error", payload: { ...error.toJSON() } });
+      void this.close("error");
       throw error;
     }
+  }
+
+  /** Opens a provider session with `instructions`; input held meanwhile is forwarded once it is up. */
+  async #open(instructions: string): Promise<void> {
+    const { provider, options, session } = this.#deps;
+    const generation = ++this.#generation;
+    const voice = await provider.connect!(
+      {
+        ...(options.realtimeModel !== undefined ? { model: options.realtimeModel } : {}),
+        ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
+        instructions,
+        tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger),
+        inputFormat: this.#providerInput,
+        outputFormat: this.#providerOutput,
+        signal: session.signal,
+      },
+      // Events of a session dropped after a fault (its own close, late audio) are ignored.
+      (event) => {
+        if (generation === this.#generation) this.#onEvent(event);
+      },
+    );
+    if (session.state !== "active" || this.#closing || generation !== this.#generation) {
+      await voice.close();
+      throw new TalkError("session_closed");
+    }
+    this.#voice = voice;
+    const held = this.#held;
+    this.#held = [];
+    this.#heldBytes = 0;
+    for (const data of held) this.#forward(data);
+    const pending = this.#pendingSay;
+    this.#pendingSay = undefined;
+    if (pending !== undefined) voice.createResponse(sayInstructions(pending));
+  }
+
+  /** Drops the provider session after a fault: the answer it was giving is cancelled and cleared from the line. */
+  #drop(): void {
+    const old = this.#voice;
+    this.#voice = undefined;
+    this.#generation++;
+    const output = this.session.activeOutput;
+    if (output) {
+      this.#output.reportPending(output.itemId);
+      this.session.cancelOutput(output.turnId, "error");
+      this.#dropOutput(output, "error");
+    }
+    old?.close().catch((err: unknown) => {
+      this.#deps.logger.debug({ err, sessionId: this.session.id }, "dropped realtime session close failed");
+    });
   }
 
   #forward(data: Uint8Array | Int16Array): void {
@@ -284,6 +350,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   #onEvent(event: RealtimeProviderEvent): void {
     if (this.session.state !== "active") return;
+    this.#recovery.observe(event);
     try {
       this.#progressive.observe(event);
       this.#events.handle(event);
@@ -335,6 +402,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       throw new TalkError("invalid_state", "The realtime provider session is not connected yet.");
     return this.#voice;
   }
+}
+
+/** How a verbatim line (greeting, farewell) is asked of the provider. */
+function sayInstructions(text: string): string {
+  return `Say exactly this, and nothing else: ${JSON.stringify(text)}`;
 }
 
 /**

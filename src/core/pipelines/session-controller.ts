@@ -57,6 +57,7 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
         inputFormat,
         outputFormat,
         sink: deps.sink,
+        faults: deps.faults,
       });
     }
     case "transcription":
@@ -96,6 +97,7 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
         outputFormat,
         sink: deps.sink,
         interruptible: deps.interruptible,
+        faults: deps.faults,
       });
     }
   }

@@ -6,7 +6,14 @@ import type { TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
-import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
+import type {
+  PipelineFaults,
+  PipelineProviderResolver,
+  ResolvedPipelineOptions,
+} from "./pipeline-options.js";
+import type { ProviderFaultKind } from "../faults/fault-options.js";
+import type { ProviderKind } from "../provider-types.js";
+import { toTalkError } from "../errors.js";
 import { pcm16FromBytes } from "../../codecs/index.js";
 import {
   checkAppend,
@@ -31,6 +38,8 @@ export interface SttTtsPipelineDeps {
   inputFormat: AudioFormat;
   outputFormat: AudioFormat;
   sink: TalkAudioSink | undefined;
+  /** See SessionControllerDeps.faults. */
+  faults?: PipelineFaults | undefined;
 }
 
 /**
@@ -63,6 +72,8 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   #voice: { voice?: string; speed: number };
   #capture: SttCapture | undefined;
   #closing: Promise<void> | undefined;
+  /** The last turn reported to the failure path (one report per turn). */
+  #faultedTurn: string | undefined;
 
   constructor(deps: SttTtsPipelineDeps) {
     this.session = deps.session;
@@ -111,7 +122,12 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
       });
     }
     this.#capture?.close();
-    this.#capture = startUserTurnCapture(this.#deps, stt, turn, (turnId) => this.endTurn(turnId));
+    this.#capture = startUserTurnCapture(
+      { ...this.#deps, fail: (turnId, err) => this.#failed(turnId, err, "stt") },
+      stt,
+      turn,
+      (turnId) => this.endTurn(turnId),
+    );
     return turn;
   }
 
@@ -191,7 +207,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
         if (!output.signal.aborted) session.endOutput(itemId);
       },
       (err: unknown) => {
-        if (!isCancellation(err, turn.signal)) failTurn(session, this.#deps.logger, turn.id, err);
+        if (!isCancellation(err, turn.signal)) this.#failed(turn.id, err, "tts");
       },
     );
   }
@@ -240,7 +256,14 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     const { session } = this;
     const turnId = turn.id;
     try {
-      const { text: heard } = await capture.finish();
+      let heard: string;
+      try {
+        ({ text: heard } = await capture.finish());
+      } catch (err) {
+        if (isCancellation(err, turn.signal)) return;
+        this.#failed(turnId, err, "stt");
+        return;
+      }
       const text = heard.trim();
       const transcript: TranscriptPayload = { role: "user", text };
       session.emit({ type: "transcript.done", turnId, final: true, payload: transcript });
@@ -284,9 +307,18 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
         logger: this.#deps.logger,
       });
       const playing = queue.play();
-      // Awaited below; a consult failure must not leave this rejection unhandled meanwhile.
-      playing.catch(() => {});
-      const answer = await this.#consult(agent, turnId, itemId, messages, queue);
+      // A TTS failure fails the turn at once (the consult with it), not when the consult is over.
+      playing.catch((err: unknown) => {
+        if (!isCancellation(err, turn.signal)) this.#failed(turnId, err, "tts");
+      });
+      let answer: AgentAnswer;
+      try {
+        answer = await this.#consult(agent, turnId, itemId, messages, queue);
+      } catch (err) {
+        if (isCancellation(err, turn.signal)) return;
+        this.#failed(turnId, err, "agent");
+        return;
+      }
       session.emit({ type: "output.text.done", turnId, itemId, final: true, payload: { text: answer.text } });
       this.#history.add("assistant", answer.text);
       queue.end();
@@ -294,8 +326,31 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
       session.endOutput(itemId);
     } catch (err) {
       if (isCancellation(err, turn.signal)) return;
-      failTurn(session, this.#deps.logger, turnId, err);
+      this.#failed(turnId, err, "tts");
     }
+  }
+
+  /**
+   * A provider failed the turn (after the providers' own retries and
+   * fallbacks): the turn fails as before (session.error, turn.cancelled), and
+   * the leg's failure path hears of it once per turn, so the caller is told.
+   */
+  #failed(turnId: string, err: unknown, provider: ProviderKind): void {
+    const { session } = this;
+    // The recognizer's failure reaches here twice (its own report, then the turn's end): once is enough.
+    if (this.#faultedTurn === turnId) return;
+    this.#faultedTurn = turnId;
+    failTurn(session, this.#deps.logger, turnId, err);
+    const faults = this.#deps.faults;
+    if (!faults || session.state !== "active" || this.#closing) return;
+    const error = toTalkError(err, "provider_error");
+    const kind: ProviderFaultKind =
+      error.code === "timeout"
+        ? "stalled"
+        : error.code === "provider_unavailable"
+          ? "connect_failed"
+          : "provider_error";
+    faults.handler.fault({ kind, provider, message: error.message });
   }
 
   /**

@@ -13,6 +13,8 @@ export interface UserTurnCaptureDeps {
   inputFormat: AudioFormat;
   options: Pick<ResolvedPipelineOptions, "language" | "silenceTimeoutMs">;
   logger: TalkLogger;
+  /** How a recognizer failure fails the turn. Default failTurn (session.error, turn cancelled). */
+  fail?(turnId: string, err: unknown): void;
 }
 
 /**
@@ -54,7 +56,7 @@ export function startUserTurnCapture(
           );
         }
       },
-      onError: (turnId, err) => failTurn(session, logger, turnId, err),
+      onError: (turnId, err) => (deps.fail ? deps.fail(turnId, err) : failTurn(session, logger, turnId, err)),
     },
     turn,
   );

@@ -153,12 +153,16 @@ export function mapServerEvent(event: Json, outputFormat: AudioFormat): Realtime
     case "error": {
       const error = obj(event, "error") ?? {};
       const code = str(error, "code") ?? str(error, "type") ?? "provider_error";
+      // "Most errors are recoverable and the session will stay open": a refused request is only reported;
+      // a server_error means the model failed, and the answer in progress with it.
+      const server = str(error, "type") === "server_error";
       return [
         {
           type: "error",
           code,
           message: str(error, "message") ?? "The provider reported an error.",
           fatal: false,
+          ...(server ? { server } : {}),
         },
       ];
     }

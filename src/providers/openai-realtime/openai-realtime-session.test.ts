@@ -12,6 +12,7 @@ import {
 } from "../../../test/support/fake-openai-realtime-server.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../../../test/support/twilio-stream-client.js";
 import { connectOpenAiRealtime, realtimeUrl } from "./openai-realtime-session.js";
+import { mapServerEvent } from "./openai-realtime-session-events.js";
 
 const KEY = "sk-test-realtime";
 const TOOLS = [
@@ -341,6 +342,22 @@ describe("OpenAI Realtime session over the fake server", () => {
     await events.until(() => events.of("closed").length === 1);
     expect(events.of("error")[0]).toMatchObject({ code: "connection_lost", fatal: true });
     expect(events.list.at(-1)?.type).toBe("closed");
+  });
+
+  it("a server_error is reported as the provider's own failure (server), a refused request is not; 1011 is fatal", async () => {
+    const { events } = await open(new FakeOpenAiRealtimeServer());
+    server.respond({ audio: new Uint8Array(8000).fill(0xff), holdAfterDeltas: 2 });
+    await events.until(() => events.of("audio_delta").length >= 2);
+    server.serverError();
+    await events.until(() => events.of("response_done").length === 1);
+    expect(events.of("error")[0]).toMatchObject({ code: "server_error", fatal: false, server: true });
+    expect(events.of("response_done")[0]!.status).toBe("failed");
+    const refusal = { type: "error", error: { type: "invalid_request_error", code: "x", message: "no" } };
+    expect(mapServerEvent(refusal, ULAW_8K)[0]).not.toHaveProperty("server");
+    server.closeSocket(1011, "Internal server error");
+    await events.until(() => events.of("closed").length === 1);
+    expect(events.of("error")[1]).toMatchObject({ code: "connection_lost", fatal: true });
+    expect(events.of("error")[1]!.message).toContain("1011");
   });
 
   it("keeps running when the event listener throws", async () => {

@@ -1,0 +1,156 @@
+/**
+ * The failure path's parts that the composition root owns: the lines spoken
+ * on a provider fault, rendered once at start-up by the local TTS, and the
+ * provider chains (retries, stall timeouts, fallbacks) every pipeline
+ * resolves its STT, TTS and agent through (talk.faults).
+ */
+import { pcm16FromBytes } from "../codecs/index.js";
+import type { TalkgateConfig } from "../config/config-schema.js";
+import { LOCAL_SPEECH_PROVIDER_IDS } from "../config/speech-provider-schema.js";
+import { TalkError } from "../core/errors.js";
+import { resolveFaultOptions, type ResolvedFaultOptions } from "../core/faults/fault-options.js";
+import { PrerenderedSpeech, type FaultSpeech } from "../core/faults/prerendered-speech.js";
+import {
+  ResilientAgent,
+  ResilientStt,
+  ResilientTts,
+  type ResilienceOptions,
+} from "../core/faults/resilient-providers.js";
+import type { TalkLogger } from "../core/logger.js";
+import type { PipelineProviderResolver } from "../core/pipelines/pipeline-options.js";
+import type { ProviderRegistry } from "../core/provider-registry.js";
+import type { AgentProvider, SttProvider, TtsProvider } from "../core/provider-types.js";
+import type { AudioFormat } from "../core/talk-types.js";
+
+/** The local engine that renders the lines (it runs here, without network or keys). */
+const LOCAL_TTS_ID = "espeak-ng";
+
+/** Longest a line may take to render at start-up, ms. */
+const RENDER_TIMEOUT_MS = 15_000;
+
+/** talk.faults as core's fault options. */
+export function faultOptions(config: TalkgateConfig): ResolvedFaultOptions {
+  const f = config.talk.faults;
+  return resolveFaultOptions({
+    policy: f.policy,
+    firstByteTimeoutMs: f.firstByteTimeoutMs,
+    interChunkTimeoutMs: f.interChunkTimeoutMs,
+    retries: f.retries,
+    retryBackoffMs: f.retryBackoffMs,
+    maxConsecutiveFaults: f.maxConsecutiveFaults,
+  });
+}
+
+/** Synthesizes `text` with `tts` into one PCM16 buffer (the line's one format). */
+export async function renderLine(tts: TtsProvider, text: string): Promise<PrerenderedSpeech> {
+  const chunks: Int16Array[] = [];
+  let format: AudioFormat | undefined;
+  for await (const chunk of tts.synthesize({ text, signal: AbortSignal.timeout(RENDER_TIMEOUT_MS) })) {
+    if (chunk.format.encoding !== "pcm16")
+      throw new TalkError("config_invalid", `The local TTS answered ${chunk.format.encoding}, not PCM16.`);
+    if (
+      format &&
+      (format.sampleRate !== chunk.format.sampleRate || format.channels !== chunk.format.channels)
+    )
+      throw new TalkError("config_invalid", "The local TTS changed format within one line.");
+    format = chunk.format;
+    chunks.push(pcm16FromBytes(chunk.data).slice());
+  }
+  if (!format) throw new TalkError("config_invalid", `The local TTS rendered no audio for "${text}".`);
+  const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    pcm.set(c, at);
+    at += c.length;
+  }
+  return new PrerenderedSpeech(text, pcm, format);
+}
+
+/**
+ * The apology and the goodbye, rendered by the local TTS. Without it (not
+ * installed, failing) the process still starts: faults are then reported
+ * and the policy applied, but nothing is spoken; the log says so.
+ */
+export async function renderFaultSpeech(
+  config: TalkgateConfig,
+  registry: ProviderRegistry,
+  logger: TalkLogger,
+): Promise<FaultSpeech | undefined> {
+  if (!registry.has("tts", LOCAL_TTS_ID)) {
+    logger.warn("talk.faults: no local TTS to render the apology; provider faults will not be spoken");
+    return undefined;
+  }
+  const tts = registry.get("tts", LOCAL_TTS_ID)!;
+  try {
+    const [apology, goodbye] = await Promise.all([
+      renderLine(tts, config.talk.faults.apology),
+      renderLine(tts, config.talk.faults.goodbye),
+    ]);
+    return { apology, goodbye };
+  } catch (err) {
+    logger.warn(
+      { err },
+      "talk.faults: the apology could not be rendered; provider faults will not be spoken",
+    );
+    return undefined;
+  }
+}
+
+/** Fallback ids per kind: configured, or the local engine for STT and TTS. Unknown ids are refused. */
+function fallbacks(
+  config: TalkgateConfig,
+  registry: ProviderRegistry,
+): Record<"stt" | "tts" | "agent", string[]> {
+  const f = config.talk.faults.fallback;
+  const local = (kind: "stt" | "tts"): string[] =>
+    LOCAL_SPEECH_PROVIDER_IDS.filter((id) => registry.has(kind, id));
+  const out = { stt: f.stt ?? local("stt"), tts: f.tts ?? local("tts"), agent: f.agent ?? [] };
+  for (const kind of ["stt", "tts", "agent"] as const) {
+    for (const id of out[kind]) {
+      if (!registry.has(kind, id))
+        throw new TalkError(
+          "config_invalid",
+          `talk.faults.fallback.${kind}: no ${kind} provider "${id}" is configured.`,
+        );
+    }
+  }
+  return out;
+}
+
+/**
+ * Wraps a pipeline resolver: each STT, TTS and agent it resolves becomes a
+ * chain (the resolved provider, then its fallbacks), retried and timed by
+ * talk.faults. Chains are made once per primary provider.
+ */
+export function resilientResolver(
+  config: TalkgateConfig,
+  registry: ProviderRegistry,
+  base: PipelineProviderResolver,
+  logger: TalkLogger,
+): PipelineProviderResolver {
+  const options: ResilienceOptions = { ...faultOptions(config), logger };
+  const ids = fallbacks(config, registry);
+  const chains = new Map<string, ResilientStt | ResilientTts | ResilientAgent>();
+  const chainOf = <P extends SttProvider | TtsProvider | AgentProvider, C>(
+    primary: P | undefined,
+    make: (chain: P[]) => C,
+  ): C | P | undefined => {
+    if (!primary) return undefined;
+    const key = `${primary.kind}/${primary.id}`;
+    let chain = chains.get(key) as C | undefined;
+    if (!chain) {
+      const rest = ids[primary.kind]
+        .filter((id) => id !== primary.id)
+        .map((id) => registry.get(primary.kind, id) as unknown as P);
+      chain = make([primary, ...rest]);
+      chains.set(key, chain as ResilientStt);
+    }
+    return chain;
+  };
+  return {
+    stt: (s) => chainOf(base.stt(s), (c) => new ResilientStt(c, options)),
+    tts: (s) => chainOf(base.tts(s), (c) => new ResilientTts(c, options)),
+    agent: (s) => chainOf(base.agent(s), (c) => new ResilientAgent(c, options)),
+    realtime: (s) => base.realtime(s),
+  };
+}
