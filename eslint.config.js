@@ -13,6 +13,41 @@ export default tseslint.config(
     },
   },
   {
+    // The talk page (web/): plain browser ES modules, served as files (docs/web-page.md).
+    files: ["web/**/*.js"],
+    languageOptions: {
+      sourceType: "module",
+      globals: Object.fromEntries(
+        [
+          "window",
+          "document",
+          "location",
+          "history",
+          "navigator",
+          "localStorage",
+          "performance",
+          "setTimeout",
+          "clearTimeout",
+          "setInterval",
+          "clearInterval",
+          "requestAnimationFrame",
+          "WebSocket",
+          "URLSearchParams",
+          "HTMLInputElement",
+          "AudioContext",
+          "AudioWorkletNode",
+          "atob",
+          "btoa",
+          "console",
+          // AudioWorkletGlobalScope (capture-worklet.js)
+          "AudioWorkletProcessor",
+          "registerProcessor",
+          "sampleRate",
+        ].map((name) => [name, "readonly"]),
+      ),
+    },
+  },
+  {
     // Layering: src/core never imports a surface (telephony, meetings, gateway)
     // nor a vendor edge (providers, cluster implementations).
     // Tests beside core code may drive it with real engines (espeak-ng, pocketsphinx).

@@ -18,6 +18,7 @@ import { renderFaultSpeech } from "./app/faults.js";
 import { buildGateway } from "./app/gateway.js";
 import { createAppLogger } from "./app/logger.js";
 import { brainOptions, buildPipelines } from "./app/pipelines.js";
+import { registerPages } from "./app/pages.js";
 import { buildProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
 import { buildTools } from "./app/tools.js";
@@ -105,6 +106,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const surfaces = { config, ctx, gateway, cluster, providers, tools };
   const voiceWake = await registerMeetings(surfaces);
   await registerTelephonySurface(surfaces);
+  await registerPages(gateway);
 
   let closing: Promise<void> | undefined;
   return {

@@ -19,6 +19,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const app = await createApp(loaded, options.app);
   const { urls } = await app.listen();
   const served = urls.flatMap((url) => [
+    // The talk page: open it in a browser to talk with the assistant (docs/web-page.md).
+    `${url}/`,
     `${url.replace(/^http/, "ws")}/talk`,
     `${url}/healthz`,
     `${url}/readyz`,

@@ -43,3 +43,11 @@ export {
 } from "./request-authorizer.js";
 export { replyError } from "./reply-error.js";
 export type { SurfaceContext } from "./surface-context.js";
+export {
+  staticPagesPlugin,
+  collectStaticFiles,
+  STATIC_PAGES_CSP,
+  STATIC_CONTENT_TYPES,
+  type StaticPagesOptions,
+  type StaticFile,
+} from "./static-pages.js";

@@ -5,6 +5,7 @@ import type { TalkRuntime, TalkSession } from "../core/index.js";
 import type { TalkEvent, TerminalReason } from "../core/index.js";
 import type { GatewayEventName } from "./protocol/frames.js";
 import type { TalkAudioPayload } from "./protocol/talk-methods.js";
+import { SessionLatency } from "./session-latency.js";
 
 /** The narrow view of a connection that session ownership needs. */
 export interface SessionPeer {
@@ -31,6 +32,8 @@ interface Entry extends OwnedSession {
   deliveredSeq: number;
   graceTimer: NodeJS.Timeout | undefined;
   unsubscribe: () => void;
+  /** Gateway-owned sessions: the latency.metrics of each answered turn. */
+  latency: SessionLatency | undefined;
 }
 
 export interface SessionOwnershipOptions {
@@ -125,6 +128,7 @@ export class SessionOwnership {
       deliveredSeq: 0,
       graceTimer: undefined,
       unsubscribe: () => {},
+      latency: controller ? new SessionLatency(session) : undefined,
     };
     entry.unsubscribe = session.subscribe((event) => this.#onEvent(entry, event));
     this.#entries.set(session.id, entry);
@@ -268,6 +272,7 @@ export class SessionOwnership {
 
   #onEvent(entry: Entry, event: TalkEvent): void {
     if (entry.live) this.#deliver(entry, event);
+    entry.latency?.observe(event);
     if (event.type === "session.closed") this.#forget(entry);
   }
 
@@ -292,6 +297,7 @@ export class SessionOwnership {
           ),
         };
         entry.owner.sendEvent("talk.audio", payload);
+        entry.latency?.audioSent(meta.turnId);
       },
       // Audio already handed to the socket cannot be recalled; the client stops
       // playback on the `output.audio.cancelled` / `turn.cancelled` event.

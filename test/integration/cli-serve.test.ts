@@ -72,6 +72,11 @@ describe("talkgate serve (embedded defaults)", () => {
     expect(logs.stdout()).toContain("auth disabled: loopback only");
 
     expect((await fetch(`${httpBase}/healthz`)).status).toBe(200);
+    // The talk page, logged first for a newcomer to open.
+    expect(urls[0]).toBe(`${httpBase}/`);
+    const page = await fetch(`${httpBase}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script type="module" src="app.js">');
     const ready = (await (await fetch(`${httpBase}/readyz`)).json()) as { ok: boolean };
     expect(ready.ok).toBe(true);
     expect(await (await fetch(`${httpBase}/metrics`)).text()).toContain("talkgate_sessions_active");
