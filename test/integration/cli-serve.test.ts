@@ -140,7 +140,7 @@ describe("talkgate serve (embedded defaults)", () => {
     expect(await exitOf(second)).toBe(0);
     // Closed once: a third start adds nothing.
     expect(readFileSync(logFile, "utf8").trim().split("\n")).toHaveLength(after.length);
-  });
+  }, 90_000);
 
   it("refuses to start on a config file with an unknown key, naming it, and exits non-zero", async () => {
     const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
