@@ -75,6 +75,7 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
     commandTimeoutMs: config.cluster.commandTimeoutMs,
     maxSessions: config.runtime.maxSessions,
     eventRetention: config.runtime.replayLimit,
+    eventRetentionBytes: config.runtime.replayMaxBytes,
     closedRetentionMs: Math.max(1, config.runtime.closedRetentionMs),
     logger,
   });

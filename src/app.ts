@@ -4,7 +4,7 @@
  * (config -> providers -> runtime -> tools and pipelines -> cluster ->
  * gateway -> surfaces), each step a small module under src/app/.
  */
-import { pino, type Logger } from "pino";
+import type { Logger } from "pino";
 import type { LoadedConfig } from "./config/index.js";
 import type { TalkgateConfig } from "./config/index.js";
 import type { TalkProvider } from "./core/index.js";
@@ -16,6 +16,7 @@ import type { VoiceWakeStore } from "./meetings/index.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
 import { renderFaultSpeech } from "./app/faults.js";
 import { buildGateway } from "./app/gateway.js";
+import { createAppLogger } from "./app/logger.js";
 import { brainOptions, buildPipelines } from "./app/pipelines.js";
 import { registerPages } from "./app/pages.js";
 import { buildProviders } from "./app/providers.js";
@@ -58,7 +59,7 @@ export interface CreateAppOptions {
 
 export async function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): Promise<App> {
   const { config } = loaded;
-  const logger = options.logger ?? pino({ level: config.log.level, base: { service: "talkgate" } });
+  const logger = options.logger ?? createAppLogger(config.log.level);
   logger.info(
     { config: loaded.path ?? "(embedded defaults)", env: loaded.envOverrides },
     "talkgate starting",
@@ -67,6 +68,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const providers = buildProviders(config, logger, options.providers);
   const runtime = createTalkRuntime({
     replayLimit: config.runtime.replayLimit,
+    replayMaxBytes: config.runtime.replayMaxBytes,
     closedRetentionMs: config.runtime.closedRetentionMs,
     maxSessions: config.runtime.maxSessions,
     dataDir: config.dataDir,
@@ -97,6 +99,8 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     gateway,
     // With Redis, bots and outbound calls are jobs run by workers with the matching role.
     jobs: config.redis.url ? cluster.jobs : undefined,
+    // Surfaces refuse new calls from the drain's first step on (and while the app closes).
+    draining: () => !cluster.accepting || (gateway.state !== "created" && gateway.state !== "listening"),
     logger,
   });
   const surfaces = { config, ctx, gateway, cluster, providers, tools };

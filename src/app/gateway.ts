@@ -5,7 +5,8 @@
  */
 import type { Logger } from "pino";
 import type { AppCluster } from "../app-cluster.js";
-import type { TalkgateConfig } from "../config/config-schema.js";
+import { z } from "zod";
+import { talkSchema, type TalkgateConfig } from "../config/config-schema.js";
 import { redactSecrets } from "../config/redact.js";
 import { TalkError } from "../core/errors.js";
 import { toolOwnershipOf } from "../core/pipelines/brain-options.js";
@@ -37,6 +38,12 @@ export interface AppGatewayInputs {
   deps?: Partial<Omit<GatewayDeps, "runtime" | "logger">> | undefined;
 }
 
+/** The shape of talk.config's answer, for the schema-driven redaction. */
+const EFFECTIVE_CONFIG_SCHEMA = z.object({
+  talk: talkSchema,
+  providers: z.record(z.string(), z.string().nullable()),
+});
+
 function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
   const { config, runtime, providers, tools, createController, cluster, logger } = i;
   const { registry, resolver } = providers;
@@ -53,7 +60,8 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
           realtime: resolver.defaultId("realtime") ?? null,
         },
       };
-      return admin ? effective : redactSecrets(effective);
+      // Secrets are what the schema declares (and free-form provider settings as a whole); URLs lose credentials and query.
+      return admin ? effective : redactSecrets(effective, EFFECTIVE_CONFIG_SCHEMA);
     },
     speak: (request, signal) => resolver.resolve("tts").synthesize({ ...request, signal }),
     createController: async (session, request) => {
@@ -99,7 +107,7 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
       return { provider: provider.id, grant, tools: declared.map((t) => t.name) };
     },
     tools: tools.dispatcher,
-    readiness: readinessProbe(registry, cluster),
+    readiness: readinessProbe(providers, cluster),
     logger,
     cluster: cluster.gateway,
     ...i.deps,

@@ -8,6 +8,7 @@ import { LOCAL_SPEECH_PROVIDER_IDS, openAiSpeechEntries } from "../config/speech
 import { TalkError } from "../core/errors.js";
 import type { TalkLogger } from "../core/logger.js";
 import type { PipelineProviderResolver } from "../core/pipelines/pipeline-options.js";
+import { ProviderOutcomes } from "../core/provider-outcomes.js";
 import { ProviderRegistry, type ProviderByKind } from "../core/provider-registry.js";
 import { ProviderResolver, type ProviderDefaults } from "../core/provider-resolver.js";
 import type { ProviderKind, TalkProvider } from "../core/provider-types.js";
@@ -23,6 +24,8 @@ import { createOpenAiChatAgent } from "../providers/openai-compatible/openai-cha
 export interface AppProviders {
   readonly registry: ProviderRegistry;
   readonly resolver: ProviderResolver;
+  /** Outcomes of every provider's real requests (each registered provider reports here), for /readyz. */
+  readonly outcomes: ProviderOutcomes;
   /** What every pipeline resolves its providers through (the session's own stt / realtime provider first). */
   readonly pipeline: PipelineProviderResolver;
   /** The default provider of `kind` (or `id`), or undefined when none is configured. */
@@ -115,8 +118,21 @@ export function buildProviders(
   logger: TalkLogger,
   providers: readonly TalkProvider[] = configuredProviders(config),
 ): AppProviders {
+  const unread = Object.keys(config.talk.realtime?.providers ?? {}).filter((id) => id !== "openai");
+  if (unread.length > 0) {
+    // Free-form in the seed contract, so not refused; but say that nothing reads them (and they are never echoed).
+    logger.warn(
+      { ids: unread },
+      "talk.realtime.providers: these entries configure no provider (known: openai); their settings are never echoed",
+    );
+  }
   const registry = new ProviderRegistry({ logger });
-  for (const provider of providers) registry.register(provider);
+  const outcomes = new ProviderOutcomes({
+    failureThreshold: config.runtime.providerFailureThreshold,
+    retryAfterMs: config.runtime.providerRetryAfterMs,
+  });
+  // Registered monitored, so every request's outcome reaches readiness whoever makes it.
+  for (const provider of providers) registry.register(outcomes.monitor(provider));
   const resolver = new ProviderResolver({ registry, defaults: providerDefaults(config, registry) });
   const optional = <K extends ProviderKind>(kind: K, id?: string): ProviderByKind[K] | undefined => {
     try {
@@ -129,6 +145,7 @@ export function buildProviders(
   return {
     registry,
     resolver,
+    outcomes,
     optional,
     pipeline: {
       stt: (s: TalkSession) =>

@@ -7,7 +7,13 @@ import type { TalkgateConfig } from "../config/config-schema.js";
 import type { TalkLogger } from "../core/logger.js";
 import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
 import type { TalkRuntime } from "../core/session-types.js";
-import { loopbackBaseUrl, replyError, type GatewayServer, type SurfaceContext } from "../gateway/index.js";
+import {
+  isLoopbackHost,
+  loopbackBaseUrl,
+  replyError,
+  type GatewayServer,
+  type SurfaceContext,
+} from "../gateway/index.js";
 import { defaultPlatformDrivers, meetingsPlugin, VoiceWakeStore } from "../meetings/index.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
@@ -18,6 +24,8 @@ export interface SurfaceContextInputs {
   gateway: GatewayServer;
   /** Cluster jobs, given to surfaces only when Redis makes a queue worth using. */
   jobs: AppCluster["jobs"] | undefined;
+  /** True while the worker drains (the cluster's drain began) or the app closes. */
+  draining: () => boolean;
   logger: TalkLogger;
 }
 
@@ -33,6 +41,7 @@ export function surfaceContext(i: SurfaceContextInputs): SurfaceContext {
     broadcast: (event, payload) => gateway.broadcast(event, payload),
     replyError,
     loopbackBaseUrl: () => loopbackBaseUrl(gateway.app),
+    draining: i.draining,
     logger: i.logger,
   } satisfies SurfaceContext);
 }
@@ -65,8 +74,18 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
       "meetings.googleMeet.testOrigins is set: the Google Meet driver also joins meetings at these origins (tests and development only)",
     );
   }
+  const { enabled, ...testRoomLimits } = config.meetings.testRoom;
+  // The test room relays anything between its peers: served by default only on a loopback server without auth.
+  const testRoom = enabled ?? (config.auth.tokens.length === 0 && isLoopbackHost(config.server.host));
+  if (testRoom && config.auth.tokens.length > 0) {
+    ctx.logger.warn(
+      { maxSockets: testRoomLimits.maxSockets },
+      "meetings.testRoom.enabled: the local test meeting is served (its socket needs a write token)",
+    );
+  }
   await i.gateway.app.register(
     meetingsPlugin(ctx, {
+      testRoom: testRoom ? testRoomLimits : false,
       options: config.meetings,
       dataDir: config.dataDir,
       drivers: defaultPlatformDrivers({ googleMeet: config.meetings.googleMeet }),

@@ -23,6 +23,8 @@ export interface CoordinatorOptions {
   commandTimeoutMs?: number;
   /** Events kept per session for replay to late or reconnecting subscribers (default 1000). */
   eventRetention?: number;
+  /** Serialized bytes of events kept per session for replay besides eventRetention (default 1 MiB; in-process hub). */
+  eventRetentionBytes?: number;
   /** How long a released or lost session's events stay readable, ms (default 60 000). */
   closedRetentionMs?: number;
   logger?: TalkLogger;
@@ -37,6 +39,7 @@ const DEFAULTS = Object.freeze({
   heartbeatMs: 2000,
   commandTimeoutMs: 2000,
   eventRetention: 1000,
+  eventRetentionBytes: 1024 * 1024,
   closedRetentionMs: 60_000,
 });
 
@@ -83,6 +86,10 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     ),
     commandTimeoutMs: positiveInt("commandTimeoutMs", options.commandTimeoutMs ?? DEFAULTS.commandTimeoutMs),
     eventRetention: positiveInt("eventRetention", options.eventRetention ?? DEFAULTS.eventRetention),
+    eventRetentionBytes: positiveInt(
+      "eventRetentionBytes",
+      options.eventRetentionBytes ?? DEFAULTS.eventRetentionBytes,
+    ),
     closedRetentionMs: positiveInt(
       "closedRetentionMs",
       options.closedRetentionMs ?? DEFAULTS.closedRetentionMs,

@@ -118,7 +118,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
 
   publishEvent(event: TalkEvent): void {
     if (this.state !== "ready") return;
-    this.#hub.publish(event, this.opts.eventRetention);
+    this.#hub.publish(event, this.opts.eventRetention, this.opts.eventRetentionBytes);
   }
 
   protected subscribeBackend(sessionId: string, afterSeq: number, ordered: OrderedListener): () => void {

@@ -1,4 +1,5 @@
 import type { TalkEvent } from "../core/index.js";
+import { ReplayBuffer } from "../core/index.js";
 import type { CommandReply, SessionLostEvent, WorkerInfo } from "./coordinator.js";
 import { InProcessSettingsStore } from "./in-process-settings.js";
 import { InProcessOneTimeClaims } from "./one-time-claims.js";
@@ -19,7 +20,9 @@ interface Lease {
 }
 
 interface SessionStream {
-  events: TalkEvent[];
+  /** Bounded in events and bytes, created on the first publish (the retention is the publisher's). */
+  events: ReplayBuffer<TalkEvent> | undefined;
+  lastSeq: number;
   listeners: Set<(event: TalkEvent) => void>;
   /** Set when the session was released or lost: the stream is dropped after it. */
   expiresAt: number | undefined;
@@ -109,26 +112,26 @@ export class InProcessHub {
     return this.#live(sessionId)?.workerId;
   }
 
-  publish(event: TalkEvent, retention: number): void {
+  publish(event: TalkEvent, retention: number, retentionBytes?: number): void {
     let stream = this.#streams.get(event.sessionId);
     if (!stream) {
-      stream = { events: [], listeners: new Set(), expiresAt: undefined };
+      stream = { events: undefined, lastSeq: 0, listeners: new Set(), expiresAt: undefined };
       this.#streams.set(event.sessionId, stream);
     }
-    const last = stream.events.at(-1);
-    if (last && event.seq <= last.seq) return; // a re-publish: the stream already has it
-    stream.events.push(event);
-    if (stream.events.length > retention) stream.events.splice(0, stream.events.length - retention);
+    if (event.seq <= stream.lastSeq) return; // a re-publish: the stream already has it
+    stream.lastSeq = event.seq;
+    stream.events ??= new ReplayBuffer<TalkEvent>(retention, retentionBytes);
+    stream.events.push(event, JSON.stringify(event).length);
     for (const listener of stream.listeners) listener(event);
   }
 
   subscribe(sessionId: string, afterSeq: number, listener: (event: TalkEvent) => void): () => void {
     let stream = this.#streams.get(sessionId);
     if (!stream) {
-      stream = { events: [], listeners: new Set(), expiresAt: undefined };
+      stream = { events: undefined, lastSeq: 0, listeners: new Set(), expiresAt: undefined };
       this.#streams.set(sessionId, stream);
     }
-    for (const event of stream.events) if (event.seq > afterSeq) listener(event);
+    for (const event of stream.events?.replay(afterSeq).events ?? []) listener(event);
     stream.listeners.add(listener);
     const owned = stream;
     return () => {

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { FAULT_DEFAULTS, FAULT_LIMITS, TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/index.js";
+import { realtimeProvidersSchema } from "./realtime-provider-schema.js";
+import { secret } from "./redact.js";
 import { speechProvidersSchema } from "./speech-provider-schema.js";
 import { telephonySchema } from "./telephony-schema.js";
 
@@ -14,9 +16,6 @@ const port = z.number().int().min(0).max(65_535);
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().min(0);
 
-/** Provider-specific settings: free-form objects, validated by each provider's factory. */
-const providerSettings = z.record(z.string().min(1), z.record(z.string(), z.unknown()));
-
 export const SCOPES = ["read", "write", "admin"] as const;
 
 const tokenSchema = z
@@ -24,7 +23,7 @@ const tokenSchema = z
     /** Who the token belongs to, for logs and metrics. */
     name: z.string().min(1),
     /** The bearer token (at least 16 characters). */
-    token: z.string().min(16, "a token must be at least 16 characters"),
+    token: secret(z.string().min(16, "a token must be at least 16 characters")),
     scopes: z.array(z.enum(SCOPES)).min(1),
   })
   .strict();
@@ -73,6 +72,16 @@ export const runtimeSchema = z
     closedRetentionMs: nonNegativeInt.default(60_000),
     /** Sessions one process holds at most. */
     maxSessions: positiveInt.default(10_000),
+    /** Serialized bytes of the events kept per session for replay (besides replayLimit events). */
+    replayMaxBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
+    /** A provider whose requests fail this many times in a row fails /readyz (until one succeeds). */
+    providerFailureThreshold: positiveInt.default(3),
+    /** A failing provider without a new failure for this long is reported ready again (half-open), ms. */
+    providerRetryAfterMs: nonNegativeInt.default(30_000),
   })
   .strict();
 
@@ -137,8 +146,8 @@ export const talkSchema = z
         mode: z.enum(TALK_MODES).optional(),
         transport: z.enum(TALK_TRANSPORTS).optional(),
         brain: z.enum(TALK_BRAINS).optional(),
-        /** Realtime provider settings by provider id. */
-        providers: providerSettings.optional(),
+        /** Realtime provider settings by provider id (known ids strictly: realtime-provider-schema.ts). */
+        providers: realtimeProvidersSchema.optional(),
       })
       .strict()
       .optional(),
@@ -200,7 +209,7 @@ export const agentSchema = z
       .object({
         baseUrl: z.url(),
         model: z.string().min(1),
-        apiKey: z.string().min(1).optional(),
+        apiKey: secret(z.string().min(1)).optional(),
         /** Upper bound on one consult, ms. */
         timeoutMs: positiveInt.default(120_000),
       })
@@ -361,6 +370,27 @@ export const meetingsSchema = z
     bargeInMs: z.number().int().min(20).default(300),
     /** Agent mode: speech is still gated this long after the assistant stops (echo tail). */
     echoTailMs: nonNegativeInt.default(300),
+    /**
+     * The local test meeting (/meetings/test-room/<room>, development and tests). Its socket
+     * needs a write token when auth is on.
+     */
+    testRoom: z
+      .object({
+        /** Serve it. Default: on only when auth is off (no auth.tokens) and server.host is loopback. */
+        enabled: z.boolean().optional(),
+        /** Sockets in one room; more are refused with 1013. */
+        maxSocketsPerRoom: positiveInt.default(16),
+        /** Sockets in all rooms; more are refused with 1013. */
+        maxSockets: positiveInt.default(128),
+        /** Largest signalling message, bytes; larger closes the socket with 1009. */
+        maxMessageBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(64 * 1024),
+      })
+      .strict()
+      .prefault({}),
     /** Google Meet driver. */
     googleMeet: z
       .object({
@@ -386,7 +416,7 @@ export const meetingsSchema = z
     webhook: z
       .object({
         url: z.url(),
-        secret: z.string().min(16),
+        secret: secret(z.string().min(16)),
         maxAttempts: positiveInt.default(5),
         initialBackoffMs: nonNegativeInt.default(500),
         timeoutMs: positiveInt.default(5000),

@@ -1,7 +1,7 @@
 export * from "./config-schema.js";
 export { loadConfig, validateConfig, type LoadConfigOptions, type LoadedConfig } from "./load-config.js";
 export { ENV_OVERRIDES } from "./environment.js";
-export { redactSecrets, isSecretKey, REDACTED } from "./redact.js";
+export { redactSecrets, redactText, redactUrl, isSecretKey, REDACTED } from "./redact.js";
 export { runDoctor, formatDoctorReport, type DoctorReport, type DoctorOptions } from "./doctor.js";
 export { migrateLegacyRealtime, findLegacyRealtimeKeys } from "./legacy-realtime.js";
 // Offered to other layers (scripts/rewrite-layer-imports.ts).

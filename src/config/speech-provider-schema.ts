@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { freeForm, secret } from "./redact.js";
 
 /**
  * `talk.providers.<id>`: speech (STT / TTS) provider settings. An entry with
@@ -22,7 +23,7 @@ const endpointFields = {
   /** Endpoint root including the version, e.g. http://127.0.0.1:8000/v1. */
   baseUrl: z.url().optional(),
   /** Bearer token (secret; never echoed). Local servers usually need none. */
-  apiKey: z.string().min(1).optional(),
+  apiKey: secret(z.string().min(1)).optional(),
   /** Longest exchange per request, ms. */
   timeoutMs: positiveInt.optional(),
 };
@@ -75,9 +76,19 @@ export function isOpenAiSpeechEntry(value: Record<string, unknown>): boolean {
   return value.stt !== undefined || value.tts !== undefined;
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** The record under `talk.providers`. */
 export const speechProvidersSchema = z
-  .record(z.string().min(1), z.record(z.string(), z.unknown()))
+  .record(
+    z.string().min(1),
+    // Free-form (seed 001); an entry that is not an OpenAI-compatible one is secret as a whole when echoed.
+    freeForm(z.record(z.string(), z.unknown()), (value) =>
+      isRecord(value) && isOpenAiSpeechEntry(value) ? openAiSpeechProviderSchema : undefined,
+    ),
+  )
   .superRefine((entries, ctx) => {
     for (const [id, value] of Object.entries(entries)) {
       if (value.type !== undefined && value.type !== "openai-compatible") {

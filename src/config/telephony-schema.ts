@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { secret } from "./redact.js";
 
 /**
  * The `telephony` section: phone calls through Twilio Media Streams. Every
@@ -32,7 +33,7 @@ export const telephonySchema = z
           .regex(/^AC[0-9a-zA-Z]{32}$/, "an Account SID (AC + 32 characters)")
           .optional(),
         /** HMAC key of X-Twilio-Signature and REST password. Never echoed. */
-        authToken: z.string().min(1).optional(),
+        authToken: secret(z.string().min(1)).optional(),
         /** Base URL Twilio reaches; default server.publicUrl (PUBLIC_URL). */
         publicUrl: z.url().optional(),
         /** Twilio REST API base (a local server in tests). */
@@ -50,7 +51,7 @@ export const telephonySchema = z
           .regex(/^[A-Za-z0-9+/]{43}=$/, "a base64 Ed25519 public key (32 bytes)")
           .optional(),
         /** API key (Bearer) of the REST calls: dial (TeXML), hang-up and transfer (Call Control). Never echoed. */
-        apiKey: z.string().min(1).optional(),
+        apiKey: secret(z.string().min(1)).optional(),
         /** The TeXML application's connection id outbound calls are placed from. */
         connectionId: z.string().min(1).optional(),
         /** Base URL Telnyx reaches; default server.publicUrl (PUBLIC_URL). */
@@ -72,7 +73,7 @@ export const telephonySchema = z
           .regex(/^[A-Z0-9]{20}$/, "an Auth ID (20 uppercase letters or digits)")
           .optional(),
         /** PLIVO_AUTH_TOKEN: HMAC key of X-Plivo-Signature-V3 and REST password. Never echoed. */
-        authToken: z.string().min(1).optional(),
+        authToken: secret(z.string().min(1)).optional(),
         /** Base URL Plivo reaches; default server.publicUrl (PUBLIC_URL). */
         publicUrl: z.url().optional(),
         /** Plivo REST API base (a local server in tests). */
@@ -87,9 +88,9 @@ export const telephonySchema = z
         /** VONAGE_APPLICATION_ID: the Voice API application (REST JWTs). */
         applicationId: z.string().min(1).max(128).optional(),
         /** VONAGE_PRIVATE_KEY: the application's RSA private key, PEM. Never echoed. */
-        privateKey: z.string().min(1).optional(),
+        privateKey: secret(z.string().min(1)).optional(),
         /** VONAGE_SIGNATURE_SECRET: the HS256 key of signed webhooks. Never echoed. */
-        signatureSecret: z.string().min(1).optional(),
+        signatureSecret: secret(z.string().min(1)).optional(),
         /** Base URL Vonage reaches; default server.publicUrl (PUBLIC_URL). */
         publicUrl: z.url().optional(),
         /** Voice API base (a local server in tests). */

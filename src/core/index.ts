@@ -13,6 +13,8 @@ export * from "./join-token-store.js";
 export { createTalkRuntime } from "./session-runtime.js";
 export * from "./provider-registry.js";
 export * from "./provider-resolver.js";
+export * from "./provider-outcomes.js";
+export * from "./log-limiter.js";
 export * from "./talk-catalog.js";
 export * from "./tool-registry.js";
 export * from "./tool-policy.js";

@@ -30,3 +30,26 @@ describe("ReplayBuffer", () => {
     expect(() => new ReplayBuffer(0)).toThrow(expect.objectContaining({ code: "config_invalid" }));
   });
 });
+
+describe("ReplayBuffer bounded in bytes", () => {
+  it("evicts the oldest events once their bytes pass maxBytes, keeps the newest, and says a missed one is gone", () => {
+    const buf = new ReplayBuffer<{ seq: number }>(1000, 100);
+    for (let i = 1; i <= 50; i++) buf.push(ev(i), 30);
+    expect(buf.bytes).toBeLessThanOrEqual(100);
+    expect(buf.replay(0).events.map((e) => e.seq)).toEqual([48, 49, 50]);
+    expect(buf.replay(0).complete).toBe(false);
+    expect(buf.replay(47).complete).toBe(true);
+    buf.push(ev(51), 500);
+    expect(buf.replay(0).events.map((e) => e.seq)).toEqual([51]);
+  });
+
+  it("a steady stream reaches a plateau: bytes held stay bounded whatever the event count", () => {
+    const buf = new ReplayBuffer<{ seq: number }>(1000, 4096);
+    let peak = 0;
+    for (let i = 1; i <= 100_000; i++) {
+      buf.push(ev(i), 100 + (i % 50));
+      peak = Math.max(peak, buf.bytes);
+    }
+    expect(peak).toBeLessThanOrEqual(4096);
+  });
+});

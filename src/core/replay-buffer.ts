@@ -8,26 +8,40 @@ export interface ReplayResult<T> {
 }
 
 /**
- * A bounded ring of recent events for reconnect and `talk.session.join`.
- * Events must be pushed in increasing `seq` order (the sequencer's).
+ * A bounded ring of recent events for reconnect and `talk.session.join`,
+ * bounded in events (`capacity`) and in bytes (`maxBytes`, each event's size
+ * as its caller measured it, its serialized length), whichever is reached
+ * first; the newest event is always kept. Events must be pushed in
+ * increasing `seq` order (the sequencer's).
  */
 export class ReplayBuffer<T extends { readonly seq: number }> {
   readonly #capacity: number;
+  readonly #maxBytes: number;
   readonly #ring: (T | undefined)[];
+  readonly #sizes: number[];
   #start = 0;
   #size = 0;
+  #bytes = 0;
   /** Highest seq that fell out of the ring (0 when nothing did). */
   #evictedThrough = 0;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, maxBytes: number = Number.POSITIVE_INFINITY) {
     if (!Number.isInteger(capacity) || capacity < 1) {
       throw new TalkError(
         "config_invalid",
         `Replay buffer capacity must be a positive integer, got ${String(capacity)}.`,
       );
     }
+    if (!(maxBytes > 0)) {
+      throw new TalkError(
+        "config_invalid",
+        `Replay buffer maxBytes must be positive, got ${String(maxBytes)}.`,
+      );
+    }
     this.#capacity = capacity;
+    this.#maxBytes = maxBytes;
     this.#ring = new Array<T | undefined>(capacity);
+    this.#sizes = new Array<number>(capacity).fill(0);
   }
 
   get size(): number {
@@ -38,16 +52,20 @@ export class ReplayBuffer<T extends { readonly seq: number }> {
     return this.#capacity;
   }
 
-  push(event: T): void {
-    if (this.#size === this.#capacity) {
-      const evicted = this.#ring[this.#start];
-      if (evicted) this.#evictedThrough = evicted.seq;
-      this.#ring[this.#start] = event;
-      this.#start = (this.#start + 1) % this.#capacity;
-      return;
-    }
-    this.#ring[(this.#start + this.#size) % this.#capacity] = event;
+  /** Bytes held (the sum of the sizes pushed with the retained events). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Adds `event` of `bytes` (default 0: only the event bound applies), evicting the oldest as needed. */
+  push(event: T, bytes = 0): void {
+    if (this.#size === this.#capacity) this.#evictOldest();
+    const at = (this.#start + this.#size) % this.#capacity;
+    this.#ring[at] = event;
+    this.#sizes[at] = bytes;
     this.#size += 1;
+    this.#bytes += bytes;
+    while (this.#bytes > this.#maxBytes && this.#size > 1) this.#evictOldest();
   }
 
   replay(afterSeq: number): ReplayResult<T> {
@@ -61,7 +79,19 @@ export class ReplayBuffer<T extends { readonly seq: number }> {
 
   clear(): void {
     this.#ring.fill(undefined);
+    this.#sizes.fill(0);
     this.#start = 0;
     this.#size = 0;
+    this.#bytes = 0;
+  }
+
+  #evictOldest(): void {
+    const evicted = this.#ring[this.#start];
+    if (evicted) this.#evictedThrough = evicted.seq;
+    this.#bytes -= this.#sizes[this.#start] ?? 0;
+    this.#ring[this.#start] = undefined;
+    this.#sizes[this.#start] = 0;
+    this.#start = (this.#start + 1) % this.#capacity;
+    this.#size -= 1;
   }
 }

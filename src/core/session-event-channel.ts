@@ -9,7 +9,7 @@ import type { TalkBrain, TalkMode, TalkTransport } from "./talk-types.js";
 /** Where a session's events go besides its own subscribers. */
 export interface SessionEventSinks {
   /** Durable sink, written before any listener sees the event. */
-  log?: { append(event: TalkEvent): void; close(): void };
+  log?: { append(event: TalkEvent, line?: string): void; close(): void };
   /** Runtime-wide fan-out (subscribeAll). */
   onEvent?: (event: TalkEvent) => void;
 }
@@ -22,6 +22,8 @@ export interface SessionEventChannelOptions {
   provider?: string;
   source?: string;
   replayLimit: number;
+  /** Serialized bytes kept for replay besides replayLimit events (default: no byte bound). */
+  replayMaxBytes?: number;
   logger: TalkLogger;
   hooks?: SessionEventSinks;
 }
@@ -43,7 +45,7 @@ export class SessionEventChannel {
     this.#sessionId = options.id;
     this.#sinks = options.hooks ?? {};
     this.#logger = options.logger;
-    this.#replay = new ReplayBuffer<TalkEvent>(options.replayLimit);
+    this.#replay = new ReplayBuffer<TalkEvent>(options.replayLimit, options.replayMaxBytes);
     this.#sequencer = new EventSequencer({
       sessionId: options.id,
       mode: options.mode,
@@ -69,8 +71,10 @@ export class SessionEventChannel {
     if (!typed) return undefined;
     // TalkEventOf<T> is one member of the TalkEvent union; TypeScript cannot see that for a generic T.
     const event = typed as TalkEvent;
-    this.#replay.push(event);
-    this.#sinks.log?.append(event);
+    // Serialized once: its length bounds the replay buffer in bytes, the durable log writes it.
+    const line = JSON.stringify(event);
+    this.#replay.push(event, line.length);
+    this.#sinks.log?.append(event, line);
     for (const listener of this.#listeners) {
       try {
         listener(event);

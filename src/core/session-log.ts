@@ -1,5 +1,6 @@
 import { accessSync, closeSync, constants, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { markLogClosed, markLogOpen } from "./lost-session-logs.js";
 import { TalkError } from "./errors.js";
 import { NOOP_LOGGER } from "./logger.js";
 import type { TalkLogger } from "./logger.js";
@@ -46,6 +47,8 @@ export function prepareSessionLogDir(dataDir: string): string {
  */
 export class SessionLog {
   readonly path: string;
+  readonly #dir: string;
+  readonly #sessionId: string;
   readonly #logger: TalkLogger;
   #fd: number | undefined;
   #failed = false;
@@ -59,11 +62,19 @@ export class SessionLog {
     }
     const dir = prepareSessionLogDir(options.dataDir);
     this.path = join(dir, `${options.sessionId}.jsonl`);
+    this.#dir = dir;
+    this.#sessionId = options.sessionId;
     this.#logger = options.logger ?? NOOP_LOGGER;
     try {
       this.#fd = openSync(this.path, "a");
     } catch (err) {
       throw new TalkError("config_invalid", `Cannot open session log ${this.path}.`, { cause: err });
+    }
+    try {
+      // While this marker exists the log is open; a process killed before close() leaves it for the next start.
+      markLogOpen(dir, options.sessionId);
+    } catch (err) {
+      this.#logger.warn({ err, path: this.path }, "session log open marker could not be written");
     }
   }
 
@@ -71,10 +82,11 @@ export class SessionLog {
     return this.#fd === undefined;
   }
 
-  append(event: TalkEvent): void {
+  /** Writes `event` as one line (`line`: its JSON when the caller has it already). */
+  append(event: TalkEvent, line: string = JSON.stringify(event)): void {
     if (this.#fd === undefined) return;
     try {
-      writeSync(this.#fd, `${JSON.stringify(event)}\n`);
+      writeSync(this.#fd, `${line}\n`);
     } catch (err) {
       // Logged once: a full disk would otherwise log every event.
       if (!this.#failed) this.#logger.error({ err, path: this.path }, "session log write failed");
@@ -92,5 +104,6 @@ export class SessionLog {
     } catch (err) {
       this.#logger.warn({ err, path: this.path }, "session log close failed");
     }
+    markLogClosed(this.#dir, this.#sessionId);
   }
 }

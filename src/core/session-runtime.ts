@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { TalkError } from "./errors.js";
 import { NOOP_LOGGER } from "./logger.js";
 import type { TalkLogger } from "./logger.js";
+import { closeLostSessionLogs } from "./lost-session-logs.js";
 import { SessionLog, prepareSessionLogDir } from "./session-log.js";
 import type {
   CreateSessionOptions,
@@ -15,6 +16,7 @@ import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS, findCombination } from "./tal
 
 const DEFAULTS = Object.freeze({
   replayLimit: 1000,
+  replayMaxBytes: 1024 * 1024,
   closedRetentionMs: 60_000,
   maxSessions: 10_000,
   closeGraceMs: 2000,
@@ -22,6 +24,7 @@ const DEFAULTS = Object.freeze({
 
 interface ResolvedOptions {
   replayLimit: number;
+  replayMaxBytes: number;
   closedRetentionMs: number;
   maxSessions: number;
   closeGraceMs: number;
@@ -32,13 +35,14 @@ interface ResolvedOptions {
 function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
   const merged: ResolvedOptions = {
     replayLimit: options.replayLimit ?? DEFAULTS.replayLimit,
+    replayMaxBytes: options.replayMaxBytes ?? DEFAULTS.replayMaxBytes,
     closedRetentionMs: options.closedRetentionMs ?? DEFAULTS.closedRetentionMs,
     maxSessions: options.maxSessions ?? DEFAULTS.maxSessions,
     closeGraceMs: options.closeGraceMs ?? DEFAULTS.closeGraceMs,
     dataDir: options.dataDir,
     logger: options.logger ?? NOOP_LOGGER,
   };
-  const positive = ["replayLimit", "maxSessions"] as const;
+  const positive = ["replayLimit", "replayMaxBytes", "maxSessions"] as const;
   for (const key of positive) {
     if (!Number.isInteger(merged[key]) || merged[key] < 1) {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a positive integer.`);
@@ -49,7 +53,10 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a non-negative number.`);
     }
   }
-  if (merged.dataDir !== undefined) prepareSessionLogDir(merged.dataDir);
+  if (merged.dataDir !== undefined) {
+    // Logs a killed process left open get their closing line before this runtime writes any.
+    closeLostSessionLogs(prepareSessionLogDir(merged.dataDir), merged.logger);
+  }
   return merged;
 }
 
@@ -114,6 +121,7 @@ class InProcessTalkRuntime implements TalkRuntime {
       ...options,
       id,
       replayLimit: o.replayLimit,
+      replayMaxBytes: o.replayMaxBytes,
       closeGraceMs: o.closeGraceMs,
       logger: o.logger,
       hooks: {

@@ -168,6 +168,8 @@ export interface TalkSession {
 export interface TalkRuntimeOptions {
   /** Events kept per session for replay (default 1000). */
   replayLimit?: number;
+  /** Serialized bytes of events kept per session for replay, besides replayLimit (default 1 MiB). */
+  replayMaxBytes?: number;
   /** How long a closed session stays readable for replay/debug, ms (default 60 000). */
   closedRetentionMs?: number;
   /** Maximum concurrent sessions (default 10 000). */

@@ -92,6 +92,8 @@ export type TerminalReason =
   | "owner_lost"
   /** A provider failed under a media leg and could not be recovered (talk.faults): the leg hung up. */
   | "provider_lost"
+  // Written on start into a session log a killed process left open (session-log.ts).
+  | "process_lost"
   | (string & {});
 
 /** Events that carry nothing beyond their envelope (`capture.started`, `capture.stopped`). */

@@ -38,6 +38,8 @@ export interface TalkSessionHooks extends SessionEventSinks {
 export interface LiveTalkSessionOptions extends CreateSessionOptions {
   id: string;
   replayLimit: number;
+  /** Serialized bytes of events kept for replay (default: no byte bound). */
+  replayMaxBytes?: number;
   closeGraceMs: number;
   logger: TalkLogger;
   hooks?: TalkSessionHooks;

@@ -11,6 +11,7 @@ import type { GatewayEventName, ServerFrame } from "./protocol/frames.js";
 import { RpcDispatcher } from "./rpc-dispatcher.js";
 import type { SessionOwnership } from "./session-owners.js";
 import { TokenBucket } from "./token-bucket.js";
+import { wsProtocolFault } from "./ws-protocol-fault.js";
 
 export interface GatewayConnectionDeps {
   options: GatewayOptions;
@@ -37,6 +38,8 @@ export class GatewayConnection implements CallerContext {
   #rejectedInARow = 0;
   #alive = true;
   #closed = false;
+  /** The close code this side sent first (a protocol fault's or our own close()); undefined: the peer closed first, or nobody did. */
+  #sentCloseCode: number | undefined;
 
   constructor(ws: WebSocket, principal: Principal, deps: GatewayConnectionDeps) {
     this.#ws = ws;
@@ -52,7 +55,10 @@ export class GatewayConnection implements CallerContext {
     });
     ws.on("close", (code) => this.#onClose(code));
     // 'error' precedes 'close' (e.g. 1009 for an oversized frame); the close handler cleans up.
-    ws.on("error", (err) => this.#d.logger.debug({ err, connection: this.id }, "websocket error"));
+    ws.on("error", (err) => {
+      this.#sentCloseCode ??= wsProtocolFault(err)?.closeCode;
+      this.#d.logger.debug({ err, connection: this.id }, "websocket error");
+    });
   }
 
   get signal(): AbortSignal {
@@ -85,6 +91,7 @@ export class GatewayConnection implements CallerContext {
 
   close(code: number, reason: string): void {
     if (this.#ws.readyState === WebSocket.OPEN || this.#ws.readyState === WebSocket.CONNECTING) {
+      this.#sentCloseCode ??= code;
       this.#ws.close(code, reason);
     }
   }
@@ -146,7 +153,8 @@ export class GatewayConnection implements CallerContext {
     this.#closed = true;
     this.#abort.abort(new TalkError("cancelled", "The connection closed."));
     this.#d.sessions.release(this);
-    this.#d.metrics.wsClosedTotal.inc({ code: String(code) });
+    // The code actually sent: ws reports 1006 for a close we started when the peer never answered it.
+    this.#d.metrics.wsClosedTotal.inc({ code: String(this.#sentCloseCode ?? code) });
     this.#d.onClosed(this);
   }
 }

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import Fastify, { LogController } from "fastify";
 import type { FastifyInstance } from "fastify";
 import fastifyWebsocket from "@fastify/websocket";
-import { TalkError } from "../core/index.js";
+import { TalkError, WindowedLogLimiter } from "../core/index.js";
 import { NOOP_LOGGER } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
 import type { TerminalReason } from "../core/index.js";
@@ -26,6 +26,7 @@ import { RemoteSessions } from "./remote-sessions.js";
 import { SessionOwnership } from "./session-owners.js";
 import { TalkModeStore } from "./talk-mode-store.js";
 import { talkRoute } from "./talk-route.js";
+import { websocketErrorHandler } from "./ws-protocol-fault.js";
 
 export type GatewayServerState = "created" | "listening" | "closing" | "closed";
 
@@ -201,6 +202,8 @@ function registerGatewayRoutes(app: FastifyInstance, state: GatewayState): void 
       // Browsers authenticate with the ["talkgate", "bearer.<token>"] subprotocols; we answer "talkgate".
       handleProtocols: (protocols) => (protocols.has(TALK_SUBPROTOCOL) ? TALK_SUBPROTOCOL : false),
     },
+    // Client protocol faults on any WebSocket route (invalid UTF-8, oversized frames): rate-limited warnings.
+    errorHandler: websocketErrorHandler(state.logger, new WindowedLogLimiter()),
     // Sockets of other routes (telephony, meetings) also learn we are going away.
     preClose(done) {
       for (const client of app.websocketServer.clients)

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
+import { redactText } from "../config/index.js";
 import type { GatewayState } from "./gateway-state.js";
 
 /**
@@ -16,7 +17,9 @@ export function httpRoutes(state: GatewayState): FastifyPluginAsync {
       try {
         report = await state.deps.readiness();
       } catch (err) {
-        report = { ok: false, checks: { readiness: { ok: false, detail: (err as Error).message } } };
+        // A failing probe's message may quote a URL: the one redaction applies here too.
+        const detail = redactText(err instanceof Error ? err.message : String(err));
+        report = { ok: false, checks: { readiness: { ok: false, detail } } };
       }
       const gateway = state.accepting ? { ok: true } : { ok: false, detail: "shutting down" };
       const ok = report.ok && gateway.ok;

@@ -80,9 +80,15 @@ export class RpcDispatcher {
       this.fail(reply, id, label, forbidden(label, method.scope));
       return;
     }
-    const raw = frame.params === undefined || frame.params === null ? {} : frame.params;
+    // Absent params are {}; anything else, null included, must be an object (docs/api.md, "Frames").
+    const raw = frame.params === undefined ? {} : frame.params;
     if (!isRecord(raw)) {
-      this.fail(reply, id, label, invalidParams([{ path: "params", message: "must be an object" }]));
+      this.fail(
+        reply,
+        id,
+        label,
+        invalidParams([{ path: "params", message: "must be an object (or absent), not null" }]),
+      );
       return;
     }
     const parsed = method.params.safeParse(raw);

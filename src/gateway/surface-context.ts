@@ -27,6 +27,12 @@ export interface SurfaceContext {
   broadcast(event: string, payload: unknown): void;
   /** Sends `err` as `{ error }` with the status its code maps to (TalkError.httpStatus); anything else is a 500. */
   replyError(reply: FastifyReply, err: unknown): FastifyReply;
+  /**
+   * True once the worker drains (SIGTERM, cluster drain) or the app closes:
+   * surfaces refuse new calls and streams (a voice webhook answers 503, so
+   * the carrier tries its fallback URL); running calls go on.
+   */
+  draining(): boolean;
   /** http://127.0.0.1:<port> of this process once it listens (local capture and stream URLs); undefined before. */
   loopbackBaseUrl(): string | undefined;
   readonly logger: TalkLogger;

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsync } from "fastify";
-import type { SurfaceContext } from "../gateway/index.js";
+import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import type { VoiceWakeStore } from "./agent/voice-wake-store.js";
 import { BotManager } from "./bot/bot-manager.js";
 import { meetingsRoutes } from "./http/meetings-routes.js";
 import type { MeetingsOptions } from "./meetings-options.js";
 import type { PlatformDriver } from "./platforms/platform-driver.js";
 import { registerMeetingsMethods } from "./talk-api/meetings-methods.js";
-import { testRoomPlugin } from "./test-room/test-room-plugin.js";
+import { testRoomPlugin, type TestRoomOptions } from "./test-room/test-room-plugin.js";
 
 export interface MeetingsPluginOptions {
   /** meetings.* of the configuration (timers, browser, bot limits). */
@@ -17,8 +17,11 @@ export interface MeetingsPluginOptions {
   drivers: readonly PlatformDriver[];
   /** Agent mode's wake triggers (voicewake.get/set), shared by every worker. */
   voiceWake: VoiceWakeStore;
-  /** Serve the local test meeting at /meetings/test-room/<room>. Default true. */
-  testRoom?: boolean;
+  /**
+   * Serve the local test meeting at /meetings/test-room/<room>, with these
+   * limits, joined with a write token; false (default): not served (404).
+   */
+  testRoom?: Omit<TestRoomOptions, "authorize"> | false;
 }
 
 /**
@@ -54,6 +57,9 @@ export function meetingsPlugin(ctx: SurfaceContext, options: MeetingsPluginOptio
       await manager.close();
     });
     await app.register(meetingsRoutes({ manager, authorizer: ctx.authorizer, replyError: ctx.replyError }));
-    if (options.testRoom !== false) await app.register(testRoomPlugin());
+    if (options.testRoom)
+      await app.register(
+        testRoomPlugin({ ...options.testRoom, authorize: routeCheck(ctx.authorizer, "write") }),
+      );
   };
 }

@@ -50,6 +50,8 @@ export interface AnswerWebhookOptions {
   tokenTtlMs?: number;
   /** Largest webhook body accepted, bytes (carriers' are ~1 KB). Default 65 536. */
   bodyLimit?: number;
+  /** True while the worker drains: the webhook answers 503 (the carrier tries its fallback URL). Default never. */
+  draining?: () => boolean;
   logger?: TalkLogger;
 }
 
@@ -135,6 +137,9 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
         });
         return reply.code(200).type(document.contentType).send(document.body);
       }
+      // Draining: no new inbound call (a dialled call's answer above still connects); 503 sends the carrier to its fallback URL.
+      if (options.draining?.() === true)
+        return reply.code(503).header("retry-after", "5").type("text/plain").send("Draining");
       const call: StreamCallMetadata = {
         callId: inbound.callId,
         accountId: inbound.accountId,

@@ -11,7 +11,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { WebSocket } from "ws";
 import type { TalkLogger } from "../core/index.js";
-import { sameAudioFormat } from "../core/index.js";
+import { sameAudioFormat, WindowedLogLimiter } from "../core/index.js";
 import type { CarrierProtocol, CarrierStreamCodec, CarrierStreamEvent } from "./carrier/carrier-protocol.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallCarrier, CallIdentity, CallSession } from "./call-session.js";
@@ -51,9 +51,14 @@ export interface MediaStreamRouteOptions {
   reconnectGraceMs: number;
   stats: TelephonyStats;
   logger: TalkLogger;
+  /** True while the worker drains: new streams are refused with 1013. Default never. */
+  draining?: () => boolean;
+  /** Rate limit of the frame-rejection log lines, per reason per window (default: one per route, 10 a minute). */
+  rejectLog?: WindowedLogLimiter;
 }
 
-export function mediaStreamRoute(o: MediaStreamRouteOptions): FastifyPluginAsync {
+export function mediaStreamRoute(options: MediaStreamRouteOptions): FastifyPluginAsync {
+  const o = { ...options, rejectLog: options.rejectLog ?? new WindowedLogLimiter() };
   return async (app) => {
     app.get(o.carrier.paths.stream, { websocket: true }, (socket, request) => {
       const base = o.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
@@ -73,7 +78,7 @@ function handleStream(
   ws: WebSocket,
   ip: string,
 ): void {
-  const admitted = o.calls.admit(ip);
+  const admitted = o.draining?.() === true ? { ok: false as const, reason: "draining" } : o.calls.admit(ip);
   if (!admitted.ok) {
     o.stats.refuseSocket(admitted.reason);
     o.logger.warn({ carrier: o.carrier.id, ip, reason: admitted.reason }, "media stream refused");
@@ -182,10 +187,18 @@ class CarrierStreamSocket {
   #reject(reason: string, message: string): void {
     const o = this.#o;
     const n = o.stats.rejectFrame(reason);
-    // Logged with its reason, rate-limited per reason so a flood cannot flood the log.
-    if (n <= 10 || n % 1000 === 0)
+    // Logged with its reason, rate-limited per reason per window so a flood cannot flood the log.
+    const decision = o.rejectLog?.take(reason) ?? { log: true, suppressed: 0 };
+    if (decision.log)
       o.logger.warn(
-        { carrier: o.carrier.id, ip: this.#ip, streamId: this.#streamId, reason, count: n },
+        {
+          carrier: o.carrier.id,
+          ip: this.#ip,
+          streamId: this.#streamId,
+          reason,
+          count: n,
+          ...(decision.suppressed > 0 ? { suppressed: decision.suppressed } : {}),
+        },
         `media stream frame rejected: ${message}`,
       );
   }

@@ -215,6 +215,7 @@ async function servedRoutes(
         publicUrl,
         tokens,
         logger,
+        draining: ctx.draining,
         ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}),
       }),
     );
@@ -237,6 +238,7 @@ async function servedRoutes(
         reconnectGraceMs: config.reconnectGraceMs,
         stats,
         logger,
+        draining: ctx.draining,
       }),
     );
     await scope.register(briefingRoute({ carrier, publicUrl, logger }));

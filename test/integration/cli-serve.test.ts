@@ -107,7 +107,40 @@ describe("talkgate serve (embedded defaults)", () => {
     expect(types[0]).toBe("session.created");
     expect(types.at(-1)).toBe("session.closed");
     expect(readdirSync(join(dataDir, "sessions"))).toHaveLength(1);
+    // Closed cleanly: no open-log marker is left for the next start to close as process_lost.
+    expect(readdirSync(join(dataDir, "open-sessions"))).toEqual([]);
   });
+
+  it("a session log left open by a killed process gets a session.closed (process_lost) line on the next start", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
+    const first = runCli(["serve"], { TALKGATE_DATA_DIR: dataDir });
+    const talkUrl = (await listening(first)).find((u) => u.endsWith("/talk"))!;
+    const client = await TalkClient.connect(talkUrl);
+    const { sessionId } = await client.request("talk.session.create", {
+      mode: "stt-tts",
+      transport: "managed-room",
+    });
+    first.kill("SIGKILL");
+    await exitOf(first);
+    await client.close().catch(() => {});
+    const logFile = join(dataDir, "sessions", `${sessionId}.jsonl`);
+    const before = readFileSync(logFile, "utf8").trim().split("\n");
+    expect((JSON.parse(before.at(-1)!) as { type: string }).type).not.toBe("session.closed");
+
+    const second = runCli(["serve"], { TALKGATE_DATA_DIR: dataDir });
+    await listening(second);
+    const after = readFileSync(logFile, "utf8").trim().split("\n");
+    expect(after).toHaveLength(before.length + 1);
+    const last = JSON.parse(after.at(-1)!) as { type: string; seq: number; payload: { reason: string } };
+    const previous = JSON.parse(before.at(-1)!) as { seq: number };
+    expect(last).toMatchObject({ type: "session.closed", sessionId, payload: { reason: "process_lost" } });
+    expect(last.seq).toBe(previous.seq + 1);
+    expect(readdirSync(join(dataDir, "open-sessions"))).toEqual([]);
+    second.kill("SIGTERM");
+    expect(await exitOf(second)).toBe(0);
+    // Closed once: a third start adds nothing.
+    expect(readFileSync(logFile, "utf8").trim().split("\n")).toHaveLength(after.length);
+  }, 90_000);
 
   it("refuses to start on a config file with an unknown key, naming it, and exits non-zero", async () => {
     const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));

@@ -75,6 +75,19 @@ describe("gateway frame protocol: bad input gets a coded answer and hurts nobody
     expect(notObject.code).toBe("invalid_params");
   });
 
+  it("params: null is refused with invalid_params (params is an object or absent)", async () => {
+    h = await startGateway();
+    const raw = await h.raw();
+    raw.send(JSON.stringify({ type: "req", id: "n1", method: "talk.catalog", params: null }));
+    const res = await raw.response("n1");
+    expect(res).toMatchObject({ ok: false, error: { code: "invalid_params" } });
+    expect((res["error"] as { details: { issues: { path: string }[] } }).details.issues[0]?.path).toBe(
+      "params",
+    );
+    raw.send(JSON.stringify({ type: "req", id: "n2", method: "talk.catalog" }));
+    expect(await raw.response("n2")).toMatchObject({ ok: true });
+  });
+
   it("no method accepts caller-provided instructions", async () => {
     h = await startGateway();
     const client = await h.connect();

@@ -134,7 +134,8 @@ export async function startMeetingsHarness(
     server: { port: 0 },
     dataDir: join(dir, "data"),
     log: { level: process.env["MEETINGS_LOG"] ?? "silent" },
-    meetings: { pollIntervalMs: 200, ...meetings },
+    // The participants and bots meet in the local test room (on by default here: loopback, no auth).
+    meetings: { pollIntervalMs: 200, testRoom: { enabled: true }, ...meetings },
     ...config,
   });
   const app = await createApp(loaded);

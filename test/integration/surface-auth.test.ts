@@ -62,6 +62,11 @@ describe("one authorizer across the Talk API, meetings and telephony", () => {
     // read: may read a bot (404: none), may not create one nor place a call.
     expect(await status("/meetings/bots/nope", { token: READER })).toBe(404);
     expect(await status("/meetings/bots", { ...createBot, token: READER })).toBe(403);
+    const leave = await fetch(`${h.baseUrl}/meetings/bots/nope`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${READER}` },
+    });
+    expect(leave.status).toBe(403);
     expect(await status("/telephony/calls", { ...placeCall, token: READER })).toBe(403);
     // write: past the scope check (400: the empty body), still no calls.
     expect(await status("/meetings/bots", { ...createBot, token: WRITER })).toBe(400);

@@ -222,7 +222,9 @@ try {
   console.warn("no microphone", err);
 }
 const wsUrl = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + location.pathname + "/ws?name=" + encodeURIComponent(myName);
-ws = new WebSocket(wsUrl);
+// A bearer token in the fragment (never sent in a request line) authenticates the socket, as the Talk API's browsers do.
+const token = new URLSearchParams(location.hash.slice(1)).get("token");
+ws = token ? new WebSocket(wsUrl, ["talkgate", "bearer." + token]) : new WebSocket(wsUrl);
 ws.onmessage = (event) => {
   const m = JSON.parse(event.data);
   if (m.type === "welcome") {

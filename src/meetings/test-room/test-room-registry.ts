@@ -80,6 +80,13 @@ export class TestRoomRegistry {
     for (const other of state.peers.values()) send(other, { type: "peer-left", id: peer.id });
   }
 
+  /** Sockets in every room. */
+  get socketCount(): number {
+    let n = 0;
+    for (const room of this.#rooms.values()) n += room.peers.size;
+    return n;
+  }
+
   /** Participant names per room, for diagnostics. */
   participants(room: string): string[] {
     return [...(this.#rooms.get(room)?.peers.values() ?? [])].map((p) => p.name);
