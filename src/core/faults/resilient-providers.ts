@@ -125,11 +125,7 @@ function nextStep(error: TalkError): "retry" | "skip" | "throw" {
 
 /** it.next(), or the signal's reason as soon as it aborts (a provider stuck on a read is not waited for). */
 function nextOrAbort<T>(it: AsyncIterator<T>, signal: AbortSignal): Promise<IteratorResult<T>> {
-  if (signal.aborted) {
-    // The work already started settles later (a cancelled STT stream rejects): nobody waits for it now.
-    promise.catch(() => undefined);
-    return Promise.reject(signal.reason as Error);
-  }
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason as Error);
     signal.addEventListener("abort", onAbort, { once: true });
