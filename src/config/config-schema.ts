@@ -302,6 +302,17 @@ export const meetingsSchema = z
     bargeInMs: z.number().int().min(20).default(300),
     /** Agent mode: speech is still gated this long after the assistant stops (echo tail). */
     echoTailMs: nonNegativeInt.default(300),
+    /** The meeting's chat: read into the transcript; messages addressed to the bot answered there. */
+    chat: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Agent mode: answers to chat questions are also spoken. */
+        speakAnswers: z.boolean().default(true),
+        /** Agent mode: answers to spoken questions are also posted in the chat, as heard. */
+        postSpokenAnswers: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
     /** Google Meet driver. */
     googleMeet: z
       .object({

@@ -14,6 +14,16 @@ export interface MeetingsWebhookOptions {
   timeoutMs?: number;
 }
 
+/** The meeting's chat (`meetings.chat`). */
+export interface MeetingsChatOptions {
+  /** Read the chat into the transcript and answer messages addressed to the bot. Default true. */
+  enabled?: boolean;
+  /** Agent mode: answers to chat questions are also spoken in the meeting. Default true. */
+  speakAnswers?: boolean;
+  /** Agent mode: answers to spoken questions are also posted in the chat, as heard. Default true. */
+  postSpokenAnswers?: boolean;
+}
+
 /** Meeting bots: timers, browser and capture settings (the `meetings` config section). */
 export interface MeetingsOptions {
   /** Chromium executable. Default "/usr/bin/chromium". */
@@ -50,10 +60,13 @@ export interface MeetingsOptions {
   bargeInMs?: number;
   /** Agent mode: speech is still gated this long after the assistant stops (echo tail), ms. Default 300. */
   echoTailMs?: number;
+  /** The meeting's chat. */
+  chat?: MeetingsChatOptions;
 }
 
-export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook">> & {
+export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook" | "chat">> & {
   webhook: Required<MeetingsWebhookOptions> | undefined;
+  chat: Required<MeetingsChatOptions>;
 };
 
 export const MEETINGS_DEFAULTS = Object.freeze({
@@ -73,6 +86,11 @@ export const MEETINGS_DEFAULTS = Object.freeze({
   wakeWindowMs: 10_000,
   bargeInMs: 300,
   echoTailMs: 300,
+  chat: Object.freeze({
+    enabled: true,
+    speakAnswers: true,
+    postSpokenAnswers: true,
+  }) as Required<MeetingsChatOptions>,
 });
 
 /** Merges over the defaults and validates; config_invalid names the bad field. */
@@ -84,7 +102,7 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   const bad = (field: string, why: string): never => {
     throw new TalkError("config_invalid", `meetings.${field} ${why}`);
   };
-  const int = (field: keyof typeof MEETINGS_DEFAULTS, min: number): void => {
+  const int = (field: Exclude<keyof typeof MEETINGS_DEFAULTS, "chat">, min: number): void => {
     const v = o[field];
     if (typeof v !== "number" || !Number.isInteger(v) || v < min) bad(field, `must be an integer >= ${min}`);
   };
@@ -110,6 +128,10 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
     bad("wakeTriggers", "must be a non-empty list of words or phrases");
   }
   if (o.utteranceSilenceMs % 10 !== 0) bad("utteranceSilenceMs", "must be a multiple of 10");
+  const chat = { ...MEETINGS_DEFAULTS.chat, ...(input.chat ?? {}) };
+  for (const key of ["enabled", "speakAnswers", "postSpokenAnswers"] as const) {
+    if (typeof chat[key] !== "boolean") bad(`chat.${key}`, "must be true or false");
+  }
   let webhook: Required<MeetingsWebhookOptions> | undefined;
   if (input.webhook) {
     const w = input.webhook;
@@ -125,5 +147,5 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
     if (!Number.isInteger(webhook.timeoutMs) || webhook.timeoutMs < 1)
       bad("webhook.timeoutMs", "must be an integer >= 1");
   }
-  return { ...o, webhook };
+  return { ...o, webhook, chat };
 }

@@ -16,6 +16,7 @@ import type { MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 import { interruptibleSleep } from "./interruptible-sleep.js";
 import { BotEnd, ended, fatal, withTimeout, type Outcome } from "./bot-outcome.js";
 import { driverPage, openMeetingPage } from "./bot-page.js";
+import { BotChat } from "./bot-chat.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -64,6 +65,8 @@ export class MeetingBot {
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
   #lineListeners = new Set<(line: TranscriptLine) => void>();
+  /** The meeting's chat, when the platform has one and `meetings.chat.enabled`. */
+  #chat: BotChat | undefined;
 
   constructor(deps: MeetingBotDeps) {
     this.id = deps.id;
@@ -161,6 +164,18 @@ export class MeetingBot {
   async #openSession(): Promise<void> {
     const { runtime, createController, options, logger, request } = this.#deps;
     const agent = request.mode === "agent" ? this.#deps.assistant : undefined;
+    const platformChat = options.chat.enabled ? this.#deps.driver.chat : undefined;
+    const chat =
+      platformChat &&
+      new BotChat({
+        botId: this.id,
+        maxChars: platformChat.maxChars,
+        post: (text) =>
+          this.#browser ? platformChat.send(this.#page(), text) : Promise.reject(new Error("no page")),
+        onMessage: (message) => this.#captions?.onChatMessage(message),
+        logger,
+      });
+    this.#chat = chat;
     const captions = new BotCaptions({
       botId: this.id,
       botName: request.botName,
@@ -177,6 +192,7 @@ export class MeetingBot {
         this.#lastSpeechAt = Date.now();
       },
       onLine: (line) => this.#emitLine(line),
+      chat: chat && { post: (text) => chat.say(text), options: options.chat },
     });
     this.#captions = captions;
     this.#status.value.sessionId = captions.session.id;
@@ -288,9 +304,23 @@ export class MeetingBot {
           }
           this.#status.setParticipants(seen.participants);
           this.#checkInCall(now, joinedAt);
+          await this.#readChat();
           break;
       }
       await this.#sleep(options.pollIntervalMs);
+    }
+  }
+
+  /** New chat messages to the captions (transcript lines, questions). A failed read waits for the next poll. */
+  async #readChat(): Promise<void> {
+    const chat = this.#deps.driver.chat;
+    if (!this.#chat || !chat) return;
+    try {
+      this.#chat.observe(
+        await chat.read(this.#page(), { botName: this.#deps.request.botName, signal: this.#leave.signal }),
+      );
+    } catch (err) {
+      this.#deps.logger.debug({ err, botId: this.id }, "meeting: chat not readable");
     }
   }
 
@@ -314,6 +344,7 @@ export class MeetingBot {
 
   async #finish(outcome: Outcome): Promise<void> {
     const { logger, driver } = this.#deps;
+    this.#chat?.close();
     const crashed = this.#browser?.crashed.aborted ?? false;
     if (this.#browser && !crashed && this.#status.value.state !== "scheduled") {
       this.#status.transition("leaving", outcome.subCode);

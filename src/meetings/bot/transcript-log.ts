@@ -3,8 +3,10 @@ import { dirname } from "node:path";
 import type { TalkLogger } from "../../core/index.js";
 
 /**
- * One finalized line: a participant's caption, or (`role: "assistant"`) an
- * answer the bot spoke in agent mode, with the bot's name as speaker.
+ * One finalized line: a participant's caption, (`role: "assistant"`) an
+ * answer the bot spoke in agent mode, with the bot's name as speaker, or
+ * (`role: "chat"`) a message of the meeting's chat, with its sender as
+ * speaker (the bot's own posts included).
  */
 export interface TranscriptLine {
   at: string;
@@ -15,8 +17,8 @@ export interface TranscriptLine {
   turnId: string;
   /** For an assistant line: the words the meeting heard (up to the cut when interrupted). */
   text: string;
-  /** Set on the bot's own spoken answers (agent mode); absent on participants' captions. */
-  role?: "assistant";
+  /** Set on the bot's own spoken answers (agent mode) and on chat messages; absent on captions. */
+  role?: "assistant" | "chat";
   /** An assistant answer cut before its end (barge-in, a new question, the bot leaving). */
   interrupted?: true;
 }

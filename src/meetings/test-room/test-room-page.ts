@@ -17,8 +17,14 @@
  * remote audio outside the tiles, as SFU platforms do (tracks no longer map
  * to names, only RTP sources do); `ssrc=withhold` strips this participant's
  * `a=ssrc` lines from what it sends, so nobody can name its audio source.
+ * - `#chat`: the room's chat panel, `#chat-log li[data-from][data-at]` (every
+ *   message the page has shown, its own included, as the room relayed it),
+ *   `#chat-input` + `#chat-send` to post
  * - `#leave`, `#end-meeting` (host only) buttons; `window.testRoom` for tests
- *   (`leave()`, `end()`, `peakLevel(name)`: the loudest RMS heard from a peer).
+ *   (`leave()`, `end()`, `peakLevel(name)`: the loudest RMS heard from a peer,
+ *   `sendChat(text)`: posts as if typed in the panel (false when not in the
+ *   call or the text is empty), `chatLog()`: `[{from, text, at}]` of every
+ *   message shown, oldest first).
  */
 export function testRoomPage(room: string): string {
   return `<!doctype html>
@@ -29,6 +35,9 @@ export function testRoomPage(room: string): string {
 <style>
 body { font-family: sans-serif; margin: 1rem; }
 .tile { display: inline-block; border: 1px solid #999; padding: .5rem; margin: .25rem; }
+#chat { border: 1px solid #999; padding: .5rem; margin-top: 1rem; max-width: 40rem; }
+#chat-log { list-style: none; padding: 0; max-height: 20rem; overflow-y: auto; }
+#chat-log .from { font-weight: bold; margin-right: .5rem; }
 </style>
 </head>
 <body data-state="connecting">
@@ -39,6 +48,10 @@ body { font-family: sans-serif; margin: 1rem; }
 <ul id="roster"></ul>
 <div id="tiles"></div>
 <div id="audio-out"></div>
+<section id="chat" aria-label="Chat">
+<ol id="chat-log"></ol>
+<form id="chat-form"><input id="chat-input" maxlength="2000" autocomplete="off" aria-label="Message"><button id="chat-send" type="submit">Send</button></form>
+</section>
 <script type="module">
 ${PAGE_SCRIPT}
 </script>
@@ -206,14 +219,48 @@ function end() {
   send({ type: "end" });
 }
 
+const chatMessages = [];
+
+function showChat(m) {
+  if (typeof m.from !== "string" || typeof m.text !== "string" || typeof m.at !== "string") return;
+  chatMessages.push({ from: m.from, text: m.text, at: m.at });
+  const li = document.createElement("li");
+  li.dataset.from = m.from;
+  li.dataset.at = m.at;
+  const from = document.createElement("span");
+  from.className = "from";
+  from.textContent = m.from;
+  const text = document.createElement("span");
+  text.className = "text";
+  text.textContent = m.text;
+  li.append(from, text);
+  const log = document.getElementById("chat-log");
+  log.append(li);
+  log.scrollTop = log.scrollHeight;
+}
+
+function sendChat(text) {
+  const t = String(text == null ? "" : text).trim();
+  if (t === "" || document.body.dataset.state !== "in_call" || !ws || ws.readyState !== WebSocket.OPEN) return false;
+  send({ type: "chat", text: t });
+  return true;
+}
+
 window.testRoom = {
   leave,
   end,
   peakLevel: (name) => peaks.get(name) || 0,
+  sendChat,
+  chatLog: () => chatMessages.map((m) => ({ ...m })),
   get state() { return document.body.dataset.state; },
 };
 document.getElementById("leave").onclick = leave;
 document.getElementById("end-meeting").onclick = end;
+document.getElementById("chat-form").onsubmit = (e) => {
+  e.preventDefault();
+  const input = document.getElementById("chat-input");
+  if (sendChat(input.value)) input.value = "";
+};
 
 try {
   local = await navigator.mediaDevices.getUserMedia({ audio: true, video: false });
@@ -237,6 +284,8 @@ ws.onmessage = (event) => {
     removePeer(m.id);
   } else if (m.type === "signal") {
     onSignal(m.from, m.data).catch((err) => console.error("signal failed", err));
+  } else if (m.type === "chat") {
+    showChat(m);
   } else if (m.type === "ended") {
     closeAll("ended", "The meeting has ended (ended by " + m.by + ").");
   }

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
+import {
+  silenceWav,
+  startMeetingsHarness,
+  type MeetingsHarness,
+  type Participant,
+} from "./meetings-harness.js";
+
+interface ChatEntry {
+  from: string;
+  text: string;
+  at: string;
+}
+
+const ANSWER = "The plan is to ship the release on Friday.";
+
+/**
+ * The meeting's chat both ways, end to end. Chromium processes: 1 bot (agent
+ * mode) + 2 participants, both silent; they type in the test room's chat
+ * panel through its page API. The agent is an OpenAI-compatible server on
+ * loopback answering ANSWER; espeak-ng speaks it into the bot's microphone.
+ */
+describe("meeting bot and the meeting's chat, in the local test meeting", () => {
+  let h: MeetingsHarness;
+  let agent: FakeChatCompletionsServer;
+  let alice: Participant;
+  let bob: Participant;
+  let botId: string;
+
+  beforeAll(async () => {
+    agent = new FakeChatCompletionsServer({ apiKey: "k", answer: ANSWER, tokenDelayMs: 1 });
+    const baseUrl = await agent.start();
+    h = await startMeetingsHarness(
+      { aloneTimeoutMs: 60_000, wakeTriggers: ["talkgate"] },
+      { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
+    );
+    alice = await h.participant("chat", "Alice", silenceWav(h.dir));
+    bob = await h.participant("chat", "Bob", silenceWav(h.dir));
+    const created = await h.post({ meetingUrl: h.roomUrl("chat"), botName: "Assistant", mode: "agent" });
+    expect(created.status).toBe(201);
+    botId = created.body.id;
+    await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.length === 2);
+  }, 90_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await agent?.close();
+  }, 30_000);
+
+  const chatLog = (p: Participant): Promise<ChatEntry[]> =>
+    p.page.evaluate(`window.testRoom.chatLog()`) as Promise<ChatEntry[]>;
+  const sendChat = async (p: Participant, text: string): Promise<void> => {
+    expect(await p.page.evaluate(`window.testRoom.sendChat(${JSON.stringify(text)})`)).toBe(true);
+  };
+  const userMessages = (): string[] => agent.requests.map((r) => lastUserMessage(r.body));
+
+  it("records chat lines with their sender and leaves messages not addressed to it alone", async () => {
+    await sendChat(alice, "Hello everyone, the agenda is in the doc.");
+    const lines = await h.waitForTranscript(botId, (all) => all.some((l) => l.role === "chat"));
+    const line = lines.find((l) => l.role === "chat")!;
+    expect(line).toMatchObject({
+      speaker: "Alice",
+      role: "chat",
+      text: "Hello everyone, the agenda is in the doc.",
+    });
+    expect(Number.isFinite(Date.parse(line.at))).toBe(true);
+    // Both pages show it, the sender's own included, with the room's time.
+    for (const p of [alice, bob]) {
+      expect(await chatLog(p)).toEqual([{ from: "Alice", text: line.text, at: line.at }]);
+    }
+    expect(agent.requests).toHaveLength(0);
+  }, 60_000);
+
+  it("answers a chat question addressed by name in the chat, and speaks the answer", async () => {
+    await sendChat(alice, "@Assistant, what is the plan?");
+    // The answer arrives in everyone's chat, from the bot.
+    await expect
+      .poll(async () => (await chatLog(bob)).filter((m) => m.from === "Assistant").map((m) => m.text), {
+        timeout: 60_000,
+        interval: 200,
+      })
+      .toEqual([ANSWER]);
+    expect(userMessages()).toEqual(["what is the plan"]);
+    // Spoken too (meetings.chat.speakAnswers): Bob's page hears the bot's track.
+    await expect
+      .poll(() => bob.page.evaluate(`window.testRoom.peakLevel("Assistant")`) as Promise<number>, {
+        timeout: 60_000,
+        interval: 200,
+      })
+      .toBeGreaterThan(0.02);
+    // The spoken answer is an assistant line once heard, and is not posted a second time.
+    const lines = await h.waitForTranscript(botId, (all) => all.some((l) => l.role === "assistant"));
+    expect(lines.find((l) => l.role === "assistant")).toMatchObject({ speaker: "Assistant", text: ANSWER });
+    expect(lines.filter((l) => l.role === "chat").map((l) => [l.speaker, l.text])).toEqual([
+      ["Alice", "Hello everyone, the agenda is in the doc."],
+      ["Alice", "@Assistant, what is the plan?"],
+      ["Assistant", ANSWER],
+    ]);
+    expect((await chatLog(alice)).filter((m) => m.from === "Assistant")).toHaveLength(1);
+  }, 120_000);
+
+  it("posts a running summary on request, written by the agent from the meeting so far, not spoken", async () => {
+    const before = await bob.page.evaluate(`window.testRoom.peakLevel("Assistant")`);
+    expect(before).toBeGreaterThan(0);
+    await sendChat(bob, "talkgate summary please");
+    await expect
+      .poll(
+        async () => (await chatLog(alice)).map((m) => m.text).filter((t) => t.startsWith("Summary so far")),
+        {
+          timeout: 60_000,
+          interval: 200,
+        },
+      )
+      .toEqual([`Summary so far: ${ANSWER}`]);
+    const asked = userMessages().at(-1)!;
+    expect(asked).toMatch(/^Summarize this meeting so far/);
+    expect(asked).toContain("Alice (chat): Hello everyone, the agenda is in the doc.");
+    expect(asked).toContain(`Assistant: ${ANSWER}`);
+    // The bot reads its own post back like any message: a chat line with it as sender.
+    const lines = await h.waitForTranscript(botId, (all) => all.at(-1)?.speaker === "Assistant");
+    expect(lines.at(-1)).toMatchObject({ role: "chat", text: `Summary so far: ${ANSWER}` });
+    // Kept out of the meeting's audio: no second spoken answer.
+    expect(lines.filter((l) => l.role === "assistant")).toHaveLength(1);
+  }, 120_000);
+});
+
+function lastUserMessage(body: unknown): string {
+  const messages = (body as { messages?: { role: string; content: string }[] }).messages ?? [];
+  return [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+}
