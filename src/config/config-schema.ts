@@ -302,6 +302,8 @@ export const meetingsSchema = z
     bargeInMs: z.number().int().min(20).default(300),
     /** Agent mode: speech is still gated this long after the assistant stops (echo tail). */
     echoTailMs: nonNegativeInt.default(300),
+    /** Cluster: how often a follower of a bot on another worker reads its new lines from Redis. */
+    followPollMs: z.number().int().min(50).default(500),
     /** The meeting's chat: read into the transcript; messages addressed to the bot answered there. */
     chat: z
       .object({

@@ -62,6 +62,8 @@ export interface MeetingsOptions {
   echoTailMs?: number;
   /** The meeting's chat. */
   chat?: MeetingsChatOptions;
+  /** Cluster: how often a follower of a bot on another worker reads its new lines from Redis, ms. Default 500. */
+  followPollMs?: number;
 }
 
 export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook" | "chat">> & {
@@ -86,6 +88,7 @@ export const MEETINGS_DEFAULTS = Object.freeze({
   wakeWindowMs: 10_000,
   bargeInMs: 300,
   echoTailMs: 300,
+  followPollMs: 500,
   chat: Object.freeze({
     enabled: true,
     speakAnswers: true,
@@ -120,6 +123,7 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   int("wakeWindowMs", 1);
   int("bargeInMs", 20);
   int("echoTailMs", 0);
+  int("followPollMs", 50);
   if (
     !Array.isArray(o.wakeTriggers) ||
     o.wakeTriggers.length === 0 ||

@@ -212,8 +212,15 @@ export class BotCaptions {
     const { payload } = event;
     if (!payload.text) return;
     this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
+    const utterance = this.#turnUtterances.get(event.turnId);
     this.#appendLine({
       at: event.timestamp,
+      ...(utterance
+        ? {
+            start: new Date(utterance.startedAt).toISOString(),
+            end: new Date(utterance.endedAt ?? Date.parse(event.timestamp)).toISOString(),
+          }
+        : {}),
       speaker: payload.speaker ?? "unknown",
       ...(payload.trackId ? { trackId: payload.trackId } : {}),
       ...(payload.rtpSource !== undefined ? { rtpSource: payload.rtpSource } : {}),
@@ -284,6 +291,9 @@ export class BotCaptions {
     if (!fromChat && this.#ctx.chat?.options.postSpokenAnswers) this.#ctx.chat.post(answer.text);
     this.#appendLine({
       at: new Date(answer.startedAt).toISOString(),
+      // Reported when it ended (heard to the end, or cut).
+      start: new Date(answer.startedAt).toISOString(),
+      end: new Date(Math.max(answer.startedAt, Date.now())).toISOString(),
       speaker: this.#ctx.botName,
       turnId: answer.turnId,
       text: answer.text,

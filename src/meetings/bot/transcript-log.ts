@@ -15,6 +15,13 @@ export interface TranscriptLine {
   /** The RTP SSRC/CSRC that dominated the line, when the page reported one. */
   rtpSource?: number;
   turnId: string;
+  /**
+   * When the words were said (ISO-8601): a caption's utterance (its first and
+   * last audio, pre-roll included), an assistant answer's playout. Absent on
+   * chat lines and on lines written before these fields existed (exports use `at`).
+   */
+  start?: string;
+  end?: string;
   /** For an assistant line: the words the meeting heard (up to the cut when interrupted). */
   text: string;
   /** Set on the bot's own spoken answers (agent mode) and on chat messages; absent on captions. */
