@@ -340,7 +340,14 @@ export const meetingsSchema = z
     webhook: z
       .object({
         url: z.url(),
+        /** whsec_<base64 of 24..64 bytes> (Standard Webhooks), or any string of 16+ characters. */
         secret: z.string().min(16),
+        /** Still signed with during a rotation. */
+        previousSecrets: z.array(z.string().min(16)).max(4).default([]),
+        /** Event types sent. */
+        events: z
+          .array(z.enum(["meeting.bot.state", "meeting.transcript.line"]))
+          .default(["meeting.bot.state", "meeting.transcript.line"]),
         maxAttempts: positiveInt.default(5),
         initialBackoffMs: nonNegativeInt.default(500),
         timeoutMs: positiveInt.default(5000),

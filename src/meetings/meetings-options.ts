@@ -1,11 +1,23 @@
 import { TalkError } from "../core/index.js";
+import { webhookKey } from "./bot/webhook-notifier.js";
+
+/** Webhook event types. */
+export const WEBHOOK_EVENTS = ["meeting.bot.state", "meeting.transcript.line"] as const;
 
 /** Where lifecycle webhooks go. */
 export interface MeetingsWebhookOptions {
   /** http(s) URL receiving a POST per bot state change. Required. */
   url: string;
-  /** HMAC-SHA256 key of the `x-talkgate-signature` header. Required (16+ characters). */
+  /**
+   * Signing secret. Required: a Standard Webhooks `whsec_<base64 of 24..64
+   * bytes>` (the key is the decoded bytes), or any string of 16+ characters
+   * (the key is its UTF-8 bytes).
+   */
   secret: string;
+  /** Secrets still signed with during a rotation (one more `v1,` signature each). Default none. */
+  previousSecrets?: string[];
+  /** Event types sent. Default both: `meeting.bot.state`, `meeting.transcript.line`. */
+  events?: string[];
   /** Deliveries tried per event (first try included). Default 5. */
   maxAttempts?: number;
   /** Backoff before the first retry, doubled each retry, ms. Default 500. */
@@ -141,9 +153,34 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
     const w = input.webhook;
     if (typeof w.url !== "string" || !/^https?:\/\//.test(w.url))
       bad("webhook.url", "must be an http(s) URL");
-    if (typeof w.secret !== "string" || w.secret.length < 16)
-      bad("webhook.secret", "must be at least 16 characters");
-    webhook = { maxAttempts: 5, initialBackoffMs: 500, timeoutMs: 5000, ...w };
+    const secretProblem = (secret: unknown): string | undefined => {
+      if (typeof secret !== "string" || secret.length < 16) return "must be at least 16 characters";
+      try {
+        webhookKey(secret);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return undefined;
+    };
+    const problem = secretProblem(w.secret);
+    if (problem) bad("webhook.secret", problem);
+    for (const [i, old] of (w.previousSecrets ?? []).entries()) {
+      const why = secretProblem(old);
+      if (why) bad(`webhook.previousSecrets[${i}]`, why);
+    }
+    webhook = {
+      maxAttempts: 5,
+      initialBackoffMs: 500,
+      timeoutMs: 5000,
+      previousSecrets: [],
+      events: [...WEBHOOK_EVENTS],
+      ...w,
+    };
+    if (
+      !Array.isArray(webhook.events) ||
+      webhook.events.some((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e))
+    )
+      bad("webhook.events", `must list some of ${WEBHOOK_EVENTS.join(", ")}`);
     if (!Number.isInteger(webhook.maxAttempts) || webhook.maxAttempts < 1)
       bad("webhook.maxAttempts", "must be an integer >= 1");
     if (!Number.isInteger(webhook.initialBackoffMs) || webhook.initialBackoffMs < 0)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
+import { startStandardWebhookReceiver } from "../support/standard-webhooks-receiver.js";
 import {
   silenceWav,
   startMeetingsHarness,
@@ -14,6 +15,7 @@ interface ChatEntry {
 }
 
 const ANSWER = "The plan is to ship the release on Friday.";
+const WEBHOOK_SECRET = `whsec_${Buffer.from("meetings-chat-webhook-secret-32by").toString("base64")}`;
 
 /**
  * The meeting's chat both ways, end to end. Chromium processes: 1 bot (agent
@@ -27,12 +29,19 @@ describe("meeting bot and the meeting's chat, in the local test meeting", () => 
   let alice: Participant;
   let bob: Participant;
   let botId: string;
+  let hooks: Awaited<ReturnType<typeof startStandardWebhookReceiver>>;
 
   beforeAll(async () => {
     agent = new FakeChatCompletionsServer({ apiKey: "k", answer: ANSWER, tokenDelayMs: 1 });
     const baseUrl = await agent.start();
+    // The receiver refuses its first two deliveries (retried with the same id).
+    hooks = await startStandardWebhookReceiver(WEBHOOK_SECRET, [503, 500]);
     h = await startMeetingsHarness(
-      { aloneTimeoutMs: 60_000, wakeTriggers: ["talkgate"] },
+      {
+        aloneTimeoutMs: 60_000,
+        wakeTriggers: ["talkgate"],
+        webhook: { url: hooks.url, secret: WEBHOOK_SECRET, initialBackoffMs: 10 },
+      },
       { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
     );
     alice = await h.participant("chat", "Alice", silenceWav(h.dir));
@@ -46,6 +55,7 @@ describe("meeting bot and the meeting's chat, in the local test meeting", () => 
   afterAll(async () => {
     await h?.close();
     await agent?.close();
+    await hooks?.close();
   }, 30_000);
 
   const chatLog = (p: Participant): Promise<ChatEntry[]> =>
@@ -123,6 +133,25 @@ describe("meeting bot and the meeting's chat, in the local test meeting", () => 
     // Kept out of the meeting's audio: no second spoken answer.
     expect(lines.filter((l) => l.role === "assistant")).toHaveLength(1);
   }, 120_000);
+
+  it("sends status changes and every finalized line as Standard Webhooks, verified by the receiver, each id once", async () => {
+    const lines = await h.transcript(botId);
+    await expect
+      .poll(() => hooks.events.filter((e) => e.event["type"] === "meeting.transcript.line").length, {
+        timeout: 30_000,
+      })
+      .toBe(lines.length);
+    // Every delivery verified (none rejected); the two refused ones were retried.
+    expect(hooks.rejected).toBe(0);
+    expect(hooks.deliveries).toBe(hooks.events.length + 2);
+    const states = hooks.events.filter((e) => e.event["type"] === "meeting.bot.state");
+    expect(states.map((e) => e.event["state"])).toEqual(["joining", "in_call"]);
+    expect(states.map((e) => e.id)).toEqual([`msg_${botId}_state_1`, `msg_${botId}_state_2`]);
+    const delivered = hooks.events.filter((e) => e.event["type"] === "meeting.transcript.line");
+    expect(delivered.map((e) => e.event["line"])).toEqual(lines);
+    expect(delivered.map((e) => e.id)).toEqual(lines.map((_, i) => `msg_${botId}_line_${i}`));
+    expect(delivered.map((e) => e.event["index"])).toEqual(lines.map((_, i) => i));
+  }, 60_000);
 });
 
 function lastUserMessage(body: unknown): string {

@@ -65,6 +65,8 @@ export class MeetingBot {
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
   #lineListeners = new Set<(line: TranscriptLine) => void>();
+  /** Lines finalized so far (the next line's index in the transcript). */
+  #lineCount = 0;
   /** The meeting's chat, when the platform has one and `meetings.chat.enabled`. */
   #chat: BotChat | undefined;
 
@@ -218,8 +220,17 @@ export class MeetingBot {
     this.#leave.abort(ended("session_closed", `The ${which} session was closed (${reason}).`));
   }
 
-  /** Tells the line listeners (the cluster's job log) of a line already in the durable transcript. */
+  /** Tells the line listeners (the cluster's job log) and the webhook of a line already in the durable transcript. */
   #emitLine(line: TranscriptLine): void {
+    const index = this.#lineCount++;
+    const notifier = this.#deps.notifier;
+    if (notifier?.wants("meeting.transcript.line")) {
+      // The id names the line (the bot and its index in the transcript): the same on every retry.
+      void notifier.notify(
+        { type: "meeting.transcript.line", timestamp: line.at, botId: this.id, index, line },
+        `msg_${this.id}_line_${index}`,
+      );
+    }
     for (const listener of this.#lineListeners) {
       try {
         listener(line);
