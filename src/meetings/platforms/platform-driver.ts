@@ -42,6 +42,13 @@ export interface MeetingObservation {
    * Names are sticky in the bot: omit what is not known rather than guess.
    */
   sources?: Record<string, string>;
+  /**
+   * Participants the page marks as speaking now (the platform's active-speaker
+   * indication), where it has one. Reported for diagnostics and status;
+   * speaker attribution does not use it yet (a mark follows speech by a
+   * platform-specific delay that has not been measured on the live clients).
+   */
+  activeSpeakers?: string[];
   /** The page text that decided the phase, for diagnostics. */
   detail?: string;
 }
