@@ -1,5 +1,5 @@
 import { TalkError } from "../core/index.js";
-import { webhookKey } from "./bot/webhook-notifier.js";
+import { webhookKey } from "./bot/webhook-signing.js";
 
 /** Webhook event types. */
 export const WEBHOOK_EVENTS = ["meeting.bot.state", "meeting.transcript.line"] as const;
