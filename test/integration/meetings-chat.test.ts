@@ -46,7 +46,13 @@ describe("meeting bot and the meeting's chat, in the local test meeting", () => 
     );
     alice = await h.participant("chat", "Alice", silenceWav(h.dir));
     bob = await h.participant("chat", "Bob", silenceWav(h.dir));
-    const created = await h.post({ meetingUrl: h.roomUrl("chat"), botName: "Assistant", mode: "agent" });
+    // The bot's page asks the room for a camera (video=on); its camera is the card it draws.
+    const created = await h.post({
+      meetingUrl: `${h.roomUrl("chat")}?video=on`,
+      botName: "Assistant",
+      mode: "agent",
+      camera: "card",
+    });
     expect(created.status).toBe(201);
     botId = created.body.id;
     await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.length === 2);
@@ -63,9 +69,13 @@ describe("meeting bot and the meeting's chat, in the local test meeting", () => 
   const sendChat = async (p: Participant, text: string): Promise<void> => {
     expect(await p.page.evaluate(`window.testRoom.sendChat(${JSON.stringify(text)})`)).toBe(true);
   };
+  const videoLevel = (p: Participant): Promise<number> =>
+    p.page.evaluate(`window.testRoom.videoLevel("Assistant")`) as Promise<number>;
   const userMessages = (): string[] => agent.requests.map((r) => lastUserMessage(r.body));
 
   it("records chat lines with their sender and leaves messages not addressed to it alone", async () => {
+    // Alice's page measures no camera from a participant that sends none.
+    expect(await alice.page.evaluate(`window.testRoom.videoLevel("Bob")`)).toBe(0);
     await sendChat(alice, "Hello everyone, the agenda is in the doc.");
     const lines = await h.waitForTranscript(botId, (all) => all.some((l) => l.role === "chat"));
     const line = lines.find((l) => l.role === "chat")!;
@@ -83,7 +93,14 @@ describe("meeting bot and the meeting's chat, in the local test meeting", () => 
   }, 60_000);
 
   it("answers a chat question addressed by name in the chat, and speaks the answer", async () => {
+    // The bot's camera card reaches Bob: a frame that is not black.
+    await expect.poll(() => videoLevel(bob), { timeout: 30_000, interval: 200 }).toBeGreaterThan(10);
+    const idle = await videoLevel(bob);
     await sendChat(alice, "@Assistant, what is the plan?");
+    // While the answer plays, the card's speaking block lights up: the frame Bob receives changes.
+    await expect
+      .poll(async () => (await videoLevel(bob)) - idle, { timeout: 60_000, interval: 100 })
+      .toBeGreaterThan(10);
     // The answer arrives in everyone's chat, from the bot.
     await expect
       .poll(async () => (await chatLog(bob)).filter((m) => m.from === "Assistant").map((m) => m.text), {

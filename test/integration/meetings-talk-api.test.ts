@@ -80,6 +80,22 @@ describe("meetings on the Talk API", () => {
       (await a.call("meetings.bots.create", { meetingUrl: h.roomUrl("x"), botName: "B", mode: "sing" })).error
         .code,
     ).toBe("invalid_params");
+    // The bot camera: "off" or "card"; a URL page is not built yet; anything else is invalid.
+    const create = (camera: string) =>
+      a.call("meetings.bots.create", {
+        meetingUrl: h.roomUrl("x"),
+        botName: "B",
+        mode: "transcribe",
+        camera,
+      });
+    expect((await create("url")).error.code).toBe("capability_unsupported");
+    expect((await create("hologram")).error.code).toBe("invalid_params");
+    const viaHttp = await fetch(`${h.baseUrl}/meetings/bots`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ meetingUrl: h.roomUrl("x"), botName: "B", mode: "transcribe", camera: "url" }),
+    });
+    expect(viaHttp.status).toBe(501);
   });
 
   it("a read token follows a bot (here one that ended at once) over the Talk API and SSE; bad follows are refused", async () => {

@@ -40,6 +40,8 @@ export interface BotCaptionsContext {
   onSpeech(): void;
   /** A finalized transcript line, after it was written to the transcript file. */
   onLine(line: TranscriptLine): void;
+  /** The bot's camera shows a card: each line's text goes to the page for it. */
+  cardCaptions?: boolean;
   /** The meeting's chat, when the platform has one: where answers and summaries are posted. */
   chat?: { post(text: string): void; options: ChatOptions } | undefined;
 }
@@ -306,6 +308,8 @@ export class BotCaptions {
   #appendLine(line: TranscriptLine): void {
     this.#transcript.append(line);
     this.#recent.push(line);
+    if (this.#ctx.cardCaptions)
+      this.#capture.send(JSON.stringify({ type: "card", caption: `${line.speaker}: ${line.text}` }));
     if (this.#recent.length > SUMMARY_LINES) this.#recent.shift();
     this.#ctx.onLine(line);
   }

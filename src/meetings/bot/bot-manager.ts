@@ -62,6 +62,7 @@ export interface CreateBotRequest {
   botName: string;
   mode: BotMode;
   joinAt?: string;
+  camera?: "off" | "card";
 }
 
 /**
@@ -183,6 +184,7 @@ export class BotManager {
         botName: request.botName,
         mode: request.mode,
         ...(request.joinAt ? { joinAt: request.joinAt } : {}),
+        ...(request.camera ? { camera: request.camera } : {}),
       },
       driver,
       launcher: this.#launcher,

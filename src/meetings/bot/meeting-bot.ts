@@ -24,6 +24,8 @@ export interface BotRequest {
   mode: BotMode;
   /** When to join (ISO-8601); default now. */
   joinAt?: string;
+  /** The bot's camera: "off" (default) or "card" (a card the page draws, docs/meetings.md "Bot camera"). */
+  camera?: "off" | "card";
 }
 
 /** What a bot is given: narrow, no back-reference to its manager. */
@@ -195,6 +197,7 @@ export class MeetingBot {
       },
       onLine: (line) => this.#emitLine(line),
       chat: chat && { post: (text) => chat.say(text), options: options.chat },
+      cardCaptions: request.camera === "card",
     });
     this.#captions = captions;
     this.#status.value.sessionId = captions.session.id;
@@ -247,6 +250,8 @@ export class MeetingBot {
       initScript: captureScript({
         url: this.#deps.captureUrl(this.#captureToken),
         forcePcm: options.forcePcm,
+        camera: request.camera ?? "off",
+        botName: request.botName,
       }),
       extraArgs: this.#deps.browserArgs ?? [],
       label: this.id,

@@ -87,6 +87,7 @@ const createBody = z
     botName: z.string().trim().min(1).max(64),
     mode: z.enum(["transcribe", "agent"]),
     joinAt: z.iso.datetime({ offset: true }).optional(),
+    camera: z.enum(["off", "card", "url"]).optional(),
   })
   .strict();
 
@@ -118,13 +119,19 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
         );
       }
       try {
-        const { meetingUrl, platform, botName, mode, joinAt } = parsed.data;
+        const { meetingUrl, platform, botName, mode, joinAt, camera } = parsed.data;
+        if (camera === "url")
+          return replyError(
+            reply,
+            new TalkError("capability_unsupported", 'camera "url" is not built yet; use "off" or "card".'),
+          );
         const status = manager.create({
           meetingUrl,
           botName,
           mode,
           ...(platform ? { platform } : {}),
           ...(joinAt ? { joinAt } : {}),
+          ...(camera ? { camera } : {}),
         });
         return reply.code(201).send(status);
       } catch (err) {

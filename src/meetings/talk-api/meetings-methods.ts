@@ -37,6 +37,7 @@ export const createBotParams = z.strictObject({
   botName: z.string().trim().min(1).max(64),
   mode: z.enum(["transcribe", "agent"]),
   joinAt: z.iso.datetime({ offset: true }).optional(),
+  camera: z.enum(["off", "card", "url"]).optional(),
 });
 
 const notFound = (): TalkError => new TalkError("session_not_found", "No such bot.");
@@ -66,14 +67,18 @@ export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
   registerMethod("meetings.bots.create", {
     scope: "write",
     params: createBotParams,
-    handler: (p) =>
-      manager.create({
+    handler: (p) => {
+      if (p.camera === "url")
+        throw new TalkError("capability_unsupported", 'camera "url" is not built yet; use "off" or "card".');
+      return manager.create({
         meetingUrl: p.meetingUrl,
         botName: p.botName,
         mode: p.mode,
         ...(p.platform ? { platform: p.platform } : {}),
         ...(p.joinAt ? { joinAt: p.joinAt } : {}),
-      }),
+        ...(p.camera === "card" || p.camera === "off" ? { camera: p.camera } : {}),
+      });
+    },
   });
   registerMethod("meetings.bots.get", {
     scope: "read",

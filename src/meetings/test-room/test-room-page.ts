@@ -17,12 +17,15 @@
  * remote audio outside the tiles, as SFU platforms do (tracks no longer map
  * to names, only RTP sources do); `ssrc=withhold` strips this participant's
  * `a=ssrc` lines from what it sends, so nobody can name its audio source.
+ * - `.tile video`: a participant's camera, when it sends one (`video=on` on
+ *   its page asks for a camera); `videoLevel(name)` measures its latest frame
  * - `#chat`: the room's chat panel, `#chat-log li[data-from][data-at]` (every
  *   message the page has shown, its own included, as the room relayed it),
  *   `#chat-input` + `#chat-send` to post
  * - `#leave`, `#end-meeting` (host only) buttons; `window.testRoom` for tests
  *   (`leave()`, `end()`, `peakLevel(name)`: the loudest RMS heard from a peer,
- *   `sendChat(text)`: posts as if typed in the panel (false when not in the
+ *   `videoLevel(name)`: mean luma 0-255 of the latest frame received from
+ *   that participant's camera, 0 when none, `sendChat(text)`: posts as if typed in the panel (false when not in the
  *   call or the text is empty), `chatLog()`: `[{from, text, at}]` of every
  *   message shown, oldest first).
  */
@@ -68,6 +71,7 @@ const params = new URLSearchParams(location.search);
 const myName = (params.get("name") || "guest").slice(0, 64);
 const detachedAudio = params.get("audio") === "detached";
 const withholdSsrc = params.get("ssrc") === "withhold";
+const sendVideo = params.get("video") === "on";
 const peers = new Map();
 const peaks = new Map();
 let me = null;
@@ -142,6 +146,18 @@ function addPeer(id, name, initiator) {
   for (const track of local.getTracks()) pc.addTrack(track, local);
   pc.onicecandidate = (e) => { if (e.candidate) send({ type: "signal", to: id, data: { candidate: e.candidate.toJSON() } }); };
   pc.ontrack = (e) => {
+    if (e.track.kind === "video") {
+      // A participant's camera: shown in its tile, measured by videoLevel(name).
+      const video = document.createElement("video");
+      video.muted = true;
+      video.autoplay = true;
+      video.playsInline = true;
+      video.width = 160;
+      video.srcObject = new MediaStream([e.track]);
+      video.play().catch(() => {});
+      tile.append(video);
+      return;
+    }
     const stream = e.streams[0] || new MediaStream([e.track]);
     audio.srcObject = stream;
     audio.play().catch(() => {});
@@ -219,6 +235,22 @@ function end() {
   send({ type: "end" });
 }
 
+// Mean luma (0-255, BT.601) of the latest frame received from a participant's camera; 0 when none.
+function videoLevel(name) {
+  const tile = [...document.querySelectorAll(".tile")].find((t) => t.dataset.name === name);
+  const video = tile && tile.querySelector("video");
+  if (!video || video.readyState < 2 || !video.videoWidth) return 0;
+  const canvas = document.createElement("canvas");
+  canvas.width = 64;
+  canvas.height = 36;
+  const g = canvas.getContext("2d", { willReadFrequently: true });
+  g.drawImage(video, 0, 0, canvas.width, canvas.height);
+  const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
+  let sum = 0;
+  for (let i = 0; i < data.length; i += 4) sum += 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+  return sum / (data.length / 4);
+}
+
 const chatMessages = [];
 
 function showChat(m) {
@@ -250,6 +282,7 @@ window.testRoom = {
   leave,
   end,
   peakLevel: (name) => peaks.get(name) || 0,
+  videoLevel,
   sendChat,
   chatLog: () => chatMessages.map((m) => ({ ...m })),
   get state() { return document.body.dataset.state; },
@@ -263,7 +296,7 @@ document.getElementById("chat-form").onsubmit = (e) => {
 };
 
 try {
-  local = await navigator.mediaDevices.getUserMedia({ audio: true, video: false });
+  local = await navigator.mediaDevices.getUserMedia({ audio: true, video: sendVideo });
 } catch (err) {
   local = new MediaStream();
   console.warn("no microphone", err);
