@@ -27,6 +27,8 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "40" },
     "max-bots": { type: "string", default: "3" },
     camera: { type: "string", default: "off" },
+    // Extra Chromium flags for the bots, space-separated (meetings.chromiumArgs).
+    "bot-flags": { type: "string", default: "" },
   },
 });
 const seconds = Number(values.seconds);
@@ -34,6 +36,7 @@ const maxBots = Number(values["max-bots"]);
 if (!(seconds >= 10) || !(maxBots >= 1)) throw new Error("--seconds >= 10 and --max-bots >= 1");
 const camera = values.camera;
 if (camera !== "off" && camera !== "card") throw new Error("--camera off|card");
+const botFlags = values["bot-flags"] ? values["bot-flags"].split(" ") : [];
 const SILENCE_MS = 600;
 const TICK = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
@@ -106,6 +109,7 @@ async function step(bots: number): Promise<void> {
     aloneTimeoutMs: 600_000,
     utteranceSilenceMs: SILENCE_MS,
     maxBots: 8,
+    chromiumArgs: botFlags,
   });
   try {
     const room = `bench-${bots}`;
@@ -172,6 +176,7 @@ async function step(bots: number): Promise<void> {
       JSON.stringify({
         bots,
         camera,
+        botFlags,
         chromiumPerBotPssMb: {
           mean: Math.round(pss.reduce((a, b) => a + b, 0) / pss.length),
           max: Math.round(Math.max(...pss)),

@@ -302,6 +302,11 @@ export const meetingsSchema = z
     bargeInMs: z.number().int().min(20).default(300),
     /** Agent mode: speech is still gated this long after the assistant stops (echo tail). */
     echoTailMs: nonNegativeInt.default(300),
+    /** Extra Chromium flags for every bot (`--name` or `--name=value`), after the built-in ones. */
+    chromiumArgs: z
+      .array(z.string().regex(/^--[a-z0-9-]+(=.*)?$/i, "must be a --flag"))
+      .max(32)
+      .default([]),
     /** Cluster: how often a follower of a bot on another worker reads its new lines from Redis. */
     followPollMs: z.number().int().min(50).default(500),
     /** The meeting's chat: read into the transcript; messages addressed to the bot answered there. */

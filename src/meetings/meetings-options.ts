@@ -74,6 +74,8 @@ export interface MeetingsOptions {
   echoTailMs?: number;
   /** The meeting's chat. */
   chat?: MeetingsChatOptions;
+  /** Extra Chromium flags for every bot (each `--name` or `--name=value`), after the built-in ones. Default none. */
+  chromiumArgs?: string[];
   /** Cluster: how often a follower of a bot on another worker reads its new lines from Redis, ms. Default 500. */
   followPollMs?: number;
 }
@@ -101,6 +103,7 @@ export const MEETINGS_DEFAULTS = Object.freeze({
   bargeInMs: 300,
   echoTailMs: 300,
   followPollMs: 500,
+  chromiumArgs: Object.freeze([]) as unknown as string[],
   chat: Object.freeze({
     enabled: true,
     speakAnswers: true,
@@ -117,7 +120,10 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   const bad = (field: string, why: string): never => {
     throw new TalkError("config_invalid", `meetings.${field} ${why}`);
   };
-  const int = (field: Exclude<keyof typeof MEETINGS_DEFAULTS, "chat">, min: number): void => {
+  const int = (
+    field: Exclude<keyof typeof MEETINGS_DEFAULTS, "chat" | "chromiumArgs">,
+    min: number,
+  ): void => {
     const v = o[field];
     if (typeof v !== "number" || !Number.isInteger(v) || v < min) bad(field, `must be an integer >= ${min}`);
   };
@@ -136,6 +142,11 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   int("bargeInMs", 20);
   int("echoTailMs", 0);
   int("followPollMs", 50);
+  if (
+    !Array.isArray(o.chromiumArgs) ||
+    o.chromiumArgs.some((a) => typeof a !== "string" || !/^--[a-z0-9-]+(=.*)?$/i.test(a))
+  )
+    bad("chromiumArgs", "must be a list of --flags");
   if (
     !Array.isArray(o.wakeTriggers) ||
     o.wakeTriggers.length === 0 ||
