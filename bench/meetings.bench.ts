@@ -13,6 +13,8 @@
  *    2 cores shared with other work), caption latency per step.
  *
  * Run: npm run bench:meetings -- --seconds 40 --max-bots 3
+ * The bot camera: `--camera card` (each bot's page asks the room for a camera,
+ * `video=on`, and the bot sends its card), against `--camera off` (default).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -21,11 +23,20 @@ import type { TalkEvent } from "../src/core/talk-events.js";
 import { speechWav, startMeetingsHarness } from "../test/integration/meetings-harness.js";
 
 const { values } = parseArgs({
-  options: { seconds: { type: "string", default: "40" }, "max-bots": { type: "string", default: "3" } },
+  options: {
+    seconds: { type: "string", default: "40" },
+    "max-bots": { type: "string", default: "3" },
+    camera: { type: "string", default: "off" },
+    // Extra Chromium flags for the bots, space-separated (meetings.chromiumArgs).
+    "bot-flags": { type: "string", default: "" },
+  },
 });
 const seconds = Number(values.seconds);
 const maxBots = Number(values["max-bots"]);
 if (!(seconds >= 10) || !(maxBots >= 1)) throw new Error("--seconds >= 10 and --max-bots >= 1");
+const camera = values.camera;
+if (camera !== "off" && camera !== "card") throw new Error("--camera off|card");
+const botFlags = values["bot-flags"] ? values["bot-flags"].split(" ") : [];
 const SILENCE_MS = 600;
 const TICK = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
@@ -98,6 +109,7 @@ async function step(bots: number): Promise<void> {
     aloneTimeoutMs: 600_000,
     utteranceSilenceMs: SILENCE_MS,
     maxBots: 8,
+    chromiumArgs: botFlags,
   });
   try {
     const room = `bench-${bots}`;
@@ -115,7 +127,12 @@ async function step(bots: number): Promise<void> {
     });
     const ids: string[] = [];
     for (let i = 0; i < bots; i++) {
-      const res = await h.post({ meetingUrl: h.roomUrl(room), botName: `Bot${i + 1}`, mode: "transcribe" });
+      const res = await h.post({
+        meetingUrl: camera === "card" ? `${h.roomUrl(room)}?video=on` : h.roomUrl(room),
+        botName: `Bot${i + 1}`,
+        mode: "transcribe",
+        camera,
+      });
       ids.push(res.body.id);
     }
     for (const id of ids)
@@ -158,6 +175,8 @@ async function step(bots: number): Promise<void> {
     console.log(
       JSON.stringify({
         bots,
+        camera,
+        botFlags,
         chromiumPerBotPssMb: {
           mean: Math.round(pss.reduce((a, b) => a + b, 0) / pss.length),
           max: Math.round(Math.max(...pss)),
@@ -182,6 +201,6 @@ async function step(bots: number): Promise<void> {
 }
 
 console.log(
-  `# meetings bench: ${seconds}s per step, 2 speaking participants + 1..${maxBots} bots, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, load ${execFileSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).trim()}`,
+  `# meetings bench: ${seconds}s per step, 2 speaking participants + 1..${maxBots} bots, camera ${camera}, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, load ${execFileSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).trim()}`,
 );
 for (let bots = 1; bots <= maxBots; bots++) await step(bots);

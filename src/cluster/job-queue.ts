@@ -79,7 +79,7 @@ export interface JobRecord<T = unknown> {
   data: T;
   /** The last value given to `JobInfo.progress`, if any. */
   progress: unknown;
-  /** Log lines (`JobInfo.log`), oldest first, when asked for. */
+  /** Log lines (`JobInfo.log`), oldest first, when asked for (from index `logsFrom` when given). */
   logs: string[];
   /** Why a failed job failed (BullMQ's failedReason; "cancelled: <reason>" for a cancelled one). */
   failedReason?: string;
@@ -327,14 +327,16 @@ export class JobQueue {
   /** Reads a job of any kind from any worker (its data, state, progress and, with `logs`, its log lines). */
   async inspect<T = unknown>(
     jobId: string,
-    options: { logs?: boolean } = {},
+    options: { logs?: boolean; logsFrom?: number } = {},
   ): Promise<JobRecord<T> | undefined> {
     this.#assertReady();
     for (const [kind, queue] of this.#queues) {
       const job = await queue.getJob(jobId);
       if (!job) continue;
       const state = await job.getState();
-      const logs = options.logs ? (await queue.getJobLogs(jobId, 0, -1, true)).logs : [];
+      // logsFrom: only the lines from that index on (a follower reading what is new).
+      const from = Math.max(0, Math.floor(options.logsFrom ?? 0));
+      const logs = options.logs ? (await queue.getJobLogs(jobId, from, -1, true)).logs : [];
       return {
         id: jobId,
         kind,

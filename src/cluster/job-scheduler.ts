@@ -37,7 +37,10 @@ export interface AppJobs {
    * undefined for an unknown job, and always in one process (in-process
    * queue), where the surface's own state is the record.
    */
-  inspect<T>(jobId: string, options?: { logs?: boolean }): Promise<JobRecord<T> | undefined>;
+  inspect<T>(
+    jobId: string,
+    options?: { logs?: boolean; logsFrom?: number },
+  ): Promise<JobRecord<T> | undefined>;
   /**
    * Registers `kind` and the role that runs it, and runs its jobs here if
    * this worker has that role (returns true); otherwise only registers the
@@ -108,7 +111,8 @@ export function appJobs(scheduler: JobScheduler, roles: readonly WorkerRole[]): 
     enqueue: <T>(kind: string, data: T, options?: EnqueueOptions) =>
       scheduler.enqueue(check(kind), data, options),
     cancel: (jobId: string, reason?: string) => scheduler.cancel(jobId, reason),
-    inspect: async <T>(jobId: string, options?: { logs?: boolean }) => scheduler.inspect?.<T>(jobId, options),
+    inspect: async <T>(jobId: string, options?: { logs?: boolean; logsFrom?: number }) =>
+      scheduler.inspect?.<T>(jobId, options),
     process: <T>(kind: string, placement: JobPlacement, handler: JobHandler<T>) => {
       const known = kindRoles.get(kind);
       if (known !== undefined && known !== placement.role)

@@ -391,6 +391,24 @@ export const meetingsSchema = z
       })
       .strict()
       .prefault({}),
+    /** Extra Chromium flags for every bot (`--name` or `--name=value`), after the built-in ones. */
+    chromiumArgs: z
+      .array(z.string().regex(/^--[a-z0-9-]+(=.*)?$/i, "must be a --flag"))
+      .max(32)
+      .default([]),
+    /** Cluster: how often a follower of a bot on another worker reads its new lines from Redis. */
+    followPollMs: z.number().int().min(50).default(500),
+    /** The meeting's chat: read into the transcript; messages addressed to the bot answered there. */
+    chat: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Agent mode: answers to chat questions are also spoken. */
+        speakAnswers: z.boolean().default(true),
+        /** Agent mode: answers to spoken questions are also posted in the chat, as heard. */
+        postSpokenAnswers: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
     /** Google Meet driver. */
     googleMeet: z
       .object({
@@ -416,7 +434,17 @@ export const meetingsSchema = z
     webhook: z
       .object({
         url: z.url(),
+        /** whsec_<base64 of 24..64 bytes> (Standard Webhooks), or any string of 16+ characters. */
         secret: secret(z.string().min(16)),
+        /** Still signed with during a rotation. */
+        previousSecrets: z
+          .array(secret(z.string().min(16)))
+          .max(4)
+          .default([]),
+        /** Event types sent. */
+        events: z
+          .array(z.enum(["meeting.bot.state", "meeting.transcript.line"]))
+          .default(["meeting.bot.state", "meeting.transcript.line"]),
         maxAttempts: positiveInt.default(5),
         initialBackoffMs: nonNegativeInt.default(500),
         timeoutMs: positiveInt.default(5000),

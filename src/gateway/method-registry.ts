@@ -4,6 +4,7 @@ import type { GatewayDeps } from "./gateway-deps.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import { GATEWAY_SCOPES, type GatewayOptions, type GatewayScope } from "./gateway-options.js";
 import type { Principal } from "./auth.js";
+import type { GatewayEventName } from "./protocol/frames.js";
 import { TalkError } from "../core/index.js";
 import type { SessionOwnership, SessionPeer } from "./session-owners.js";
 import type { RemoteSessions } from "./remote-sessions.js";
@@ -57,8 +58,19 @@ export interface SurfaceMethodDefinition<P = unknown, R = unknown> {
 }
 
 export interface SurfaceMethodContext {
-  readonly caller: { readonly principal: Principal; readonly signal: AbortSignal };
+  readonly caller: {
+    readonly principal: Principal;
+    /** Aborted when the connection closes or the server shuts down. */
+    readonly signal: AbortSignal;
+    /**
+     * Sends a surface event (`<surface>.<event>`, outside talk.*) to this
+     * connection only (a follow's stream); nothing once it closed.
+     */
+    sendEvent(event: string, payload: unknown): void;
+  };
   readonly logger: TalkLogger;
+  /** Runs `fn` right after this request's response frame was sent (start a stream after its answer). */
+  afterResponse(fn: () => void): void;
 }
 
 /** `<surface>.<verb>`: lower-case surface name, a dot, then a camelCase verb path. */
@@ -136,8 +148,21 @@ export class MethodRegistry {
       scope: definition.scope,
       handler: (params, ctx) =>
         definition.handler(params as P, {
-          caller: { principal: ctx.caller.principal, signal: ctx.caller.signal },
+          caller: {
+            principal: ctx.caller.principal,
+            signal: ctx.caller.signal,
+            sendEvent: (event, payload) => {
+              if (!isSurfaceName(event)) {
+                throw new TalkError(
+                  "config_invalid",
+                  `surface event "${String(event).slice(0, 128)}" must be named <surface>.<event> outside talk.*`,
+                );
+              }
+              if (!ctx.caller.closed) ctx.caller.sendEvent(event as GatewayEventName, payload);
+            },
+          },
           logger: ctx.logger,
+          afterResponse: (fn) => ctx.afterResponse(fn),
         }) as never,
     };
     this.#methods.set(name, {

@@ -1,17 +1,39 @@
 import { TalkError } from "../core/index.js";
+import { webhookKey } from "./bot/webhook-signing.js";
+
+/** Webhook event types. */
+export const WEBHOOK_EVENTS = ["meeting.bot.state", "meeting.transcript.line"] as const;
 
 /** Where lifecycle webhooks go. */
 export interface MeetingsWebhookOptions {
   /** http(s) URL receiving a POST per bot state change. Required. */
   url: string;
-  /** HMAC-SHA256 key of the `x-talkgate-signature` header. Required (16+ characters). */
+  /**
+   * Signing secret. Required: a Standard Webhooks `whsec_<base64 of 24..64
+   * bytes>` (the key is the decoded bytes), or any string of 16+ characters
+   * (the key is its UTF-8 bytes).
+   */
   secret: string;
+  /** Secrets still signed with during a rotation (one more `v1,` signature each). Default none. */
+  previousSecrets?: string[];
+  /** Event types sent. Default both: `meeting.bot.state`, `meeting.transcript.line`. */
+  events?: string[];
   /** Deliveries tried per event (first try included). Default 5. */
   maxAttempts?: number;
   /** Backoff before the first retry, doubled each retry, ms. Default 500. */
   initialBackoffMs?: number;
   /** Per-attempt timeout, ms. Default 5000. */
   timeoutMs?: number;
+}
+
+/** The meeting's chat (`meetings.chat`). */
+export interface MeetingsChatOptions {
+  /** Read the chat into the transcript and answer messages addressed to the bot. Default true. */
+  enabled?: boolean;
+  /** Agent mode: answers to chat questions are also spoken in the meeting. Default true. */
+  speakAnswers?: boolean;
+  /** Agent mode: answers to spoken questions are also posted in the chat, as heard. Default true. */
+  postSpokenAnswers?: boolean;
 }
 
 /** Meeting bots: timers, browser and capture settings (the `meetings` config section). */
@@ -50,10 +72,17 @@ export interface MeetingsOptions {
   bargeInMs?: number;
   /** Agent mode: speech is still gated this long after the assistant stops (echo tail), ms. Default 300. */
   echoTailMs?: number;
+  /** The meeting's chat. */
+  chat?: MeetingsChatOptions;
+  /** Extra Chromium flags for every bot (each `--name` or `--name=value`), after the built-in ones. Default none. */
+  chromiumArgs?: string[];
+  /** Cluster: how often a follower of a bot on another worker reads its new lines from Redis, ms. Default 500. */
+  followPollMs?: number;
 }
 
-export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook">> & {
+export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook" | "chat">> & {
   webhook: Required<MeetingsWebhookOptions> | undefined;
+  chat: Required<MeetingsChatOptions>;
 };
 
 export const MEETINGS_DEFAULTS = Object.freeze({
@@ -73,6 +102,13 @@ export const MEETINGS_DEFAULTS = Object.freeze({
   wakeWindowMs: 10_000,
   bargeInMs: 300,
   echoTailMs: 300,
+  followPollMs: 500,
+  chromiumArgs: Object.freeze([]) as unknown as string[],
+  chat: Object.freeze({
+    enabled: true,
+    speakAnswers: true,
+    postSpokenAnswers: true,
+  }) as Required<MeetingsChatOptions>,
 });
 
 /** Merges over the defaults and validates; config_invalid names the bad field. */
@@ -84,7 +120,10 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   const bad = (field: string, why: string): never => {
     throw new TalkError("config_invalid", `meetings.${field} ${why}`);
   };
-  const int = (field: keyof typeof MEETINGS_DEFAULTS, min: number): void => {
+  const int = (
+    field: Exclude<keyof typeof MEETINGS_DEFAULTS, "chat" | "chromiumArgs">,
+    min: number,
+  ): void => {
     const v = o[field];
     if (typeof v !== "number" || !Number.isInteger(v) || v < min) bad(field, `must be an integer >= ${min}`);
   };
@@ -102,6 +141,12 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   int("wakeWindowMs", 1);
   int("bargeInMs", 20);
   int("echoTailMs", 0);
+  int("followPollMs", 50);
+  if (
+    !Array.isArray(o.chromiumArgs) ||
+    o.chromiumArgs.some((a) => typeof a !== "string" || !/^--[a-z0-9-]+(=.*)?$/i.test(a))
+  )
+    bad("chromiumArgs", "must be a list of --flags");
   if (
     !Array.isArray(o.wakeTriggers) ||
     o.wakeTriggers.length === 0 ||
@@ -110,14 +155,43 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
     bad("wakeTriggers", "must be a non-empty list of words or phrases");
   }
   if (o.utteranceSilenceMs % 10 !== 0) bad("utteranceSilenceMs", "must be a multiple of 10");
+  const chat = { ...MEETINGS_DEFAULTS.chat, ...(input.chat ?? {}) };
+  for (const key of ["enabled", "speakAnswers", "postSpokenAnswers"] as const) {
+    if (typeof chat[key] !== "boolean") bad(`chat.${key}`, "must be true or false");
+  }
   let webhook: Required<MeetingsWebhookOptions> | undefined;
   if (input.webhook) {
     const w = input.webhook;
     if (typeof w.url !== "string" || !/^https?:\/\//.test(w.url))
       bad("webhook.url", "must be an http(s) URL");
-    if (typeof w.secret !== "string" || w.secret.length < 16)
-      bad("webhook.secret", "must be at least 16 characters");
-    webhook = { maxAttempts: 5, initialBackoffMs: 500, timeoutMs: 5000, ...w };
+    const secretProblem = (secret: unknown): string | undefined => {
+      if (typeof secret !== "string" || secret.length < 16) return "must be at least 16 characters";
+      try {
+        webhookKey(secret);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return undefined;
+    };
+    const problem = secretProblem(w.secret);
+    if (problem) bad("webhook.secret", problem);
+    for (const [i, old] of (w.previousSecrets ?? []).entries()) {
+      const why = secretProblem(old);
+      if (why) bad(`webhook.previousSecrets[${i}]`, why);
+    }
+    webhook = {
+      maxAttempts: 5,
+      initialBackoffMs: 500,
+      timeoutMs: 5000,
+      previousSecrets: [],
+      events: [...WEBHOOK_EVENTS],
+      ...w,
+    };
+    if (
+      !Array.isArray(webhook.events) ||
+      webhook.events.some((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e))
+    )
+      bad("webhook.events", `must list some of ${WEBHOOK_EVENTS.join(", ")}`);
     if (!Number.isInteger(webhook.maxAttempts) || webhook.maxAttempts < 1)
       bad("webhook.maxAttempts", "must be an integer >= 1");
     if (!Number.isInteger(webhook.initialBackoffMs) || webhook.initialBackoffMs < 0)
@@ -125,5 +199,5 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
     if (!Number.isInteger(webhook.timeoutMs) || webhook.timeoutMs < 1)
       bad("webhook.timeoutMs", "must be an integer >= 1");
   }
-  return { ...o, webhook };
+  return { ...o, webhook, chat };
 }

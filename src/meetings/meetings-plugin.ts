@@ -45,6 +45,9 @@ export function meetingsPlugin(ctx: SurfaceContext, options: MeetingsPluginOptio
       // Agent mode answers through the brain's stt-tts path with the same persona and brain options.
       agent: { voiceWake: options.voiceWake },
       logger: ctx.logger,
+      ...(options.options.chromiumArgs && options.options.chromiumArgs.length > 0
+        ? { browserArgs: options.options.chromiumArgs }
+        : {}),
     });
     const offMethods = registerMeetingsMethods({
       manager,

@@ -98,7 +98,8 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     const lines = await h.waitForTranscript(botId, (all) =>
       all.some((l) => l.role === "assistant" && l.turnId === first.turnId),
     );
-    expect(lines.some((l) => l.speaker === "Assistant" && l.role !== "assistant")).toBe(false);
+    // (Its chat posts are lines too, role "chat": below.)
+    expect(lines.some((l) => l.speaker === "Assistant" && l.role === undefined)).toBe(false);
     expect(lines.some((l) => l.speaker === "Alice")).toBe(true);
     // The cut answer: one line, the bot as speaker, interrupted, with only what the meeting heard of it:
     // the start of the chunks sent for it (whole words), never the whole 2,000-character answer.
@@ -114,6 +115,16 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     expect(answer.text.length).toBeGreaterThan(0);
     expect(sent.startsWith(answer.text)).toBe(true);
     expect(answer.text.length).toBeLessThan(2000);
+    // meetings.chat.postSpokenAnswers: the answer is posted in the meeting's chat as heard, cut included.
+    await expect
+      .poll(
+        async () =>
+          ((await bob.page.evaluate(`window.testRoom.chatLog()`)) as { from: string; text: string }[]).filter(
+            (m) => m.from === "Assistant",
+          ),
+        { timeout: 10_000 },
+      )
+      .toEqual([expect.objectContaining({ text: answer.text })]);
   }, 90_000);
 });
 

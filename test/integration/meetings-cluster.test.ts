@@ -5,7 +5,63 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BotStatus, TranscriptLine } from "../../src/meetings/index.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { WorkerProcess } from "../support/cluster-workers.js";
+import WebSocket from "ws";
 import { launchParticipant, speechWav, wordsOf, type Participant } from "./meetings-harness.js";
+
+/** A raw Talk API connection (no auth configured: loopback is anonymous with read + write). */
+async function talk(url: string) {
+  const ws = new WebSocket(url, ["talkgate"]);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const events: { event: string; payload: any }[] = [];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const pending = new Map<string, (frame: any) => void>();
+  ws.on("message", (data) => {
+    const frame = JSON.parse(String(data));
+    if (frame.type === "res") pending.get(frame.id)?.(frame);
+    else if (frame.type === "event") events.push(frame);
+  });
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  let n = 0;
+  return {
+    ws,
+    events,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    call: (method: string, params: unknown): Promise<any> =>
+      new Promise((resolve) => {
+        const id = `r${++n}`;
+        pending.set(id, resolve);
+        ws.send(JSON.stringify({ type: "req", id, method, params }));
+      }),
+  };
+}
+
+/** An SSE reader: collects `{event, id, data}` until the stream ends. */
+function sse(url: string) {
+  const events: { event: string; id?: string; data: string }[] = [];
+  const ended = (async () => {
+    const res = await fetch(url);
+    if (res.status !== 200) throw new Error(`SSE answered ${res.status}`);
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let cut: number;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const fields: Record<string, string> = {};
+        for (const line of block.split("\n")) {
+          if (line.startsWith(":")) continue;
+          const at = line.indexOf(": ");
+          if (at > 0) fields[line.slice(0, at)] = line.slice(at + 2);
+        }
+        if (fields["event"])
+          events.push({ event: fields["event"], id: fields["id"], data: fields["data"] ?? "" });
+      }
+    }
+  })();
+  return { events, ended };
+}
 
 /**
  * Two real server processes sharing the local Redis (unique key prefix):
@@ -19,6 +75,9 @@ describe("meeting bots across worker processes", () => {
   let b: WorkerProcess;
   let dave: Participant | undefined;
   let botId: string;
+  let follower: Awaited<ReturnType<typeof talk>>;
+  let resumer: Awaited<ReturnType<typeof talk>>;
+  let live: ReturnType<typeof sse>;
 
   beforeAll(async () => {
     const common = { redisUrl: SHARED_REDIS_URL, keyPrefix: prefix };
@@ -29,6 +88,8 @@ describe("meeting bots across worker processes", () => {
   }, 60_000);
 
   afterAll(async () => {
+    follower?.ws.close();
+    resumer?.ws.close();
     await dave?.close();
     await Promise.all([a?.stop(), b?.stop()]);
     await deleteKeys(SHARED_REDIS_URL, prefix);
@@ -58,6 +119,12 @@ describe("meeting bots across worker processes", () => {
     });
     expect(res.status).toBe(201);
     botId = ((await res.json()) as BotStatus).id;
+    // A Talk API client on B follows the bot, read-only, from its start; an SSE client on B too.
+    follower = await talk(b.talkUrl);
+    const followed = await follower.call("meetings.bots.follow", { botId });
+    expect(followed.ok).toBe(true);
+    expect(followed.payload).toMatchObject({ botId, afterIndex: -1, status: { id: botId } });
+    live = sse(`${b.httpUrl}/meetings/bots/${botId}/transcript/live`);
 
     const onB = await until(
       () => get<BotStatus>(b, `/meetings/bots/${botId}`),
@@ -74,6 +141,28 @@ describe("meeting bots across worker processes", () => {
       (l) => wordsOf(l, "Dave").has("forward"),
     );
     expect(lines.every((l) => l.speaker === "Dave")).toBe(true);
+    // Followed live on B: each line once, in order, numbered by its place in the transcript.
+    await until(
+      async () => follower.events.filter((e) => e.event === "meetings.transcript.line").length,
+      (n) => n >= lines.length,
+    );
+    const followedLines = follower.events.filter((e) => e.event === "meetings.transcript.line");
+    expect(followedLines.slice(0, lines.length).map((e) => e.payload)).toEqual(
+      lines.map((line, index) => ({ botId, index, line })),
+    );
+    const states = follower.events
+      .filter((e) => e.event === "meetings.bot.status")
+      .map((e) => e.payload.status.state);
+    expect(states).toContain("in_call");
+    // A client resuming after line 0 gets line 1 on (or nothing yet when there is one line).
+    resumer = await talk(a.talkUrl);
+    expect((await resumer.call("meetings.bots.follow", { botId, afterIndex: 0 })).ok).toBe(true);
+    expect((await resumer.call("meetings.bots.follow", { botId: "no-such-bot" })).error.code).toBe(
+      "session_not_found",
+    );
+    expect((await resumer.call("meetings.bots.follow", { botId, afterIndex: -2 })).error.code).toBe(
+      "invalid_params",
+    );
     // Only A launched a browser for it.
     expect(a.lines.some((l) => l.msg === "meeting bot state" && l.botId === botId)).toBe(true);
     expect(
@@ -91,6 +180,47 @@ describe("meeting bots across worker processes", () => {
     expect(ended.body.state).toBe("ended");
     expect(ended.body.subCode).toBe("requested");
     expect((await get<BotStatus>(a, `/meetings/bots/${botId}`)).body.subCode).toBe("requested");
+    // The follow ends once the bot ended and every line was sent: the same lines as the transcript.
+    await until(
+      async () => follower.events.some((e) => e.event === "meetings.follow.ended"),
+      (done) => done,
+    );
+    const final = (await get<{ lines: TranscriptLine[] }>(b, `/meetings/bots/${botId}/transcript`)).body
+      .lines;
+    const streamed = follower.events
+      .filter((e) => e.event === "meetings.transcript.line")
+      .map((e) => e.payload.line);
+    expect(streamed).toEqual(final);
+    expect(follower.events.at(-1)!.payload.status).toMatchObject({ state: "ended", subCode: "requested" });
+    // The resumed follow (started on A, the owner) has every line after the first.
+    await until(
+      async () => resumer.events.some((e) => e.event === "meetings.follow.ended"),
+      (done) => done,
+    );
+    expect(
+      resumer.events.filter((e) => e.event === "meetings.transcript.line").map((e) => e.payload.index),
+    ).toEqual(final.slice(1).map((_, i) => i + 1));
+    // SSE: the same lines, ids = indexes, then "end", and the stream closes.
+    await live.ended;
+    const sseLines = live.events.filter((e) => e.event === "line");
+    expect(sseLines.map((e) => JSON.parse(e.data))).toEqual(final);
+    expect(sseLines.map((e) => e.id)).toEqual(final.map((_, i) => String(i)));
+    expect(live.events.at(-1)!.event).toBe("end");
+    // Exports from the worker that never ran the bot match the transcript, speaker names included.
+    const vtt = await (await fetch(`${b.httpUrl}/meetings/bots/${botId}/transcript?format=vtt`)).text();
+    expect(vtt.startsWith("WEBVTT\n")).toBe(true);
+    expect(vtt.match(/^<v Dave>/gm)).toHaveLength(final.length);
+    for (const line of final) expect(vtt).toContain(`<v Dave>${line.text}`);
+    const srt = await (await fetch(`${b.httpUrl}/meetings/bots/${botId}/transcript?format=srt`)).text();
+    expect(srt.match(/^\d+$/gm)).toHaveLength(final.length);
+    for (const line of final) expect(srt).toContain(`Dave: ${line.text}`);
+    const txt = await (await fetch(`${b.httpUrl}/meetings/bots/${botId}/transcript?format=txt`)).text();
+    expect(txt.trim().split("\n")).toEqual(
+      final.map((l) => expect.stringMatching(new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\] Dave: ${l.text}$`))),
+    );
+    expect((await fetch(`${b.httpUrl}/meetings/bots/${botId}/transcript?format=doc`)).status).toBe(400);
+    const viaApi = await follower.call("meetings.bots.transcript", { botId, format: "srt" });
+    expect(viaApi.payload).toEqual({ botId, format: "srt", text: srt });
     // The participant sees the bot go.
     await dave!.page.waitForFunction(`document.querySelectorAll("#roster li:not([data-self])").length === 0`);
     // The transcript stays readable from the worker that never ran the bot.

@@ -80,7 +80,81 @@ describe("meetings on the Talk API", () => {
       (await a.call("meetings.bots.create", { meetingUrl: h.roomUrl("x"), botName: "B", mode: "sing" })).error
         .code,
     ).toBe("invalid_params");
+    // The bot camera: "off" or "card"; a URL page is not built yet; anything else is invalid.
+    const create = (camera: string) =>
+      a.call("meetings.bots.create", {
+        meetingUrl: h.roomUrl("x"),
+        botName: "B",
+        mode: "transcribe",
+        camera,
+      });
+    expect((await create("url")).error.code).toBe("capability_unsupported");
+    expect((await create("hologram")).error.code).toBe("invalid_params");
+    const viaHttp = await fetch(`${h.baseUrl}/meetings/bots`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ meetingUrl: h.roomUrl("x"), botName: "B", mode: "transcribe", camera: "url" }),
+    });
+    expect(viaHttp.status).toBe(501);
   });
+
+  it("a read token follows a bot (here one that ended at once) over the Talk API and SSE; bad follows are refused", async () => {
+    const admin = await connect();
+    // A room name outside [a-z0-9-] is the test room's "meeting not found": the bot ends fatal quickly.
+    const created = await admin.call("meetings.bots.create", {
+      meetingUrl: `${h.baseUrl}/meetings/test-room/NoSuchRoom`,
+      botName: "B",
+      mode: "transcribe",
+    });
+    expect(created.ok).toBe(true);
+    const botId = created.payload.id as string;
+    await expect
+      .poll(async () => (await admin.call("meetings.bots.get", { botId })).payload.state, { timeout: 30_000 })
+      .toBe("fatal");
+    const reader = await connect(READER);
+    const followed = await reader.call("meetings.bots.follow", { botId });
+    expect(followed.payload).toMatchObject({ botId, afterIndex: -1, status: { state: "fatal" } });
+    await expect
+      .poll(() => reader.events.find((e) => e.event === "meetings.follow.ended")?.payload.status.subCode)
+      .toBe("meeting_not_found");
+    expect((await reader.call("meetings.bots.follow", { botId: "no-such-bot" })).error.code).toBe(
+      "session_not_found",
+    );
+    expect((await reader.call("meetings.bots.follow", { botId, afterIndex: 1.5 })).error.code).toBe(
+      "invalid_params",
+    );
+    expect((await reader.call("meetings.bots.follow", { botId, extra: 1 })).error.code).toBe(
+      "invalid_params",
+    );
+    expect((await reader.call("meetings.bots.unfollow", { botId: "x" })).payload).toEqual({
+      botId: "x",
+      following: false,
+      wasFollowing: false,
+    });
+    expect((await reader.call("meetings.bots.transcript", { botId, format: "doc" })).error.code).toBe(
+      "invalid_params",
+    );
+    expect((await reader.call("meetings.bots.transcript", { botId, format: "vtt" })).payload).toEqual({
+      botId,
+      format: "vtt",
+      text: "WEBVTT\n",
+    });
+    // SSE needs a token like every route; with one it streams the status and the end.
+    expect((await fetch(`${h.baseUrl}/meetings/bots/${botId}/transcript/live`)).status).toBe(401);
+    const live = await fetch(`${h.baseUrl}/meetings/bots/${botId}/transcript/live`, {
+      headers: { authorization: `Bearer ${READER}` },
+    });
+    expect(live.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const text = await live.text();
+    expect(text).toMatch(/^event: end\ndata: \{.*"state":"fatal"/m);
+    expect(
+      (
+        await fetch(`${h.baseUrl}/meetings/bots/${botId}/transcript/live?after=x`, {
+          headers: { authorization: `Bearer ${READER}` },
+        })
+      ).status,
+    ).toBe(400);
+  }, 60_000);
 
   it("lists the meetings methods with their scopes", () => {
     expect(h.app.gateway.scopes).toMatchObject({
@@ -90,6 +164,8 @@ describe("meetings on the Talk API", () => {
       "meetings.bots.get": "read",
       "meetings.bots.delete": "write",
       "meetings.bots.transcript": "read",
+      "meetings.bots.follow": "read",
+      "meetings.bots.unfollow": "read",
     });
   });
 });

@@ -2,12 +2,19 @@ import type { TalkLogger } from "../../core/index.js";
 import { MediaLeg } from "../../core/index.js";
 import type { SessionControllerFactory } from "../../core/index.js";
 import type { TalkRuntime, TalkSession } from "../../core/index.js";
-import type { TerminalReason } from "../../core/index.js";
+import type { TalkEvent, TerminalReason } from "../../core/index.js";
 import { PCM16_24K } from "../../core/index.js";
 import type { Utterance } from "../bot/utterance-segmenter.js";
 import { PageAudioSink } from "./page-audio-sink.js";
 import { SpokenAnswerTracker, type SpokenAnswer } from "./spoken-answer.js";
 import { matchWakePhrase } from "./wake-phrase.js";
+
+interface ChatRequest {
+  speaker: string;
+  speak: boolean;
+  onAnswer(text: string): void;
+  answered?: boolean;
+}
 
 /** Agent-mode tunables (config `meetings.*`). */
 export interface MeetingAssistantOptions {
@@ -30,8 +37,13 @@ export interface MeetingAssistantDeps {
   triggers(): readonly string[];
   /** Sends a frame down the bot page's capture socket (assistant audio, clear). */
   send(data: Uint8Array | string): void;
-  /** Each answer once it ended, as the meeting heard it (cut short on barge-in): the bot's transcript line. */
-  onSpoken?(answer: SpokenAnswer): void;
+  /**
+   * Each answer once it ended, as the meeting heard it (cut short on barge-in):
+   * the bot's transcript line. `fromChat`: the question came from the chat
+   * (its answer was already posted there). Answers kept out of the meeting's
+   * audio (chat-only) are never reported: nobody heard them.
+   */
+  onSpoken?(answer: SpokenAnswer, fromChat: boolean): void;
   /** The assistant's session closed from outside (the runtime, the cluster): the bot leaves. */
   onClosed?(reason: TerminalReason): void;
   options: MeetingAssistantOptions;
@@ -61,6 +73,10 @@ export class MeetingAssistant {
   readonly #leg: MediaLeg;
   readonly #sink: PageAudioSink;
   #armed: { speaker: string; until: number } | undefined;
+  /** Questions from the chat, by request id until their turn is known, then by turn id. */
+  readonly #chatRequests = new Map<string, ChatRequest>();
+  readonly #chatTurns = new Map<string, ChatRequest>();
+  #chatSeq = 0;
   #closing: Promise<void> | undefined;
   /** Questions asked and barge-ins, for status and logs. */
   questions = 0;
@@ -99,13 +115,16 @@ export class MeetingAssistant {
     this.ready.catch((err: unknown) =>
       deps.logger.warn({ err, botId: deps.botId }, "meeting: the assistant's session did not start"),
     );
+    this.session.subscribe((event) => this.#followChat(event));
     const onSpoken = deps.onSpoken;
     if (onSpoken) {
       const spoken = new SpokenAnswerTracker({
         playhead: () => sink.audibleUntil,
         onSpoken: (answer) => {
+          const chat = this.#chatTurns.get(answer.turnId);
+          if (chat && !chat.speak) return;
           try {
-            onSpoken(answer);
+            onSpoken(answer, chat !== undefined);
           } catch (err) {
             deps.logger.warn({ err, botId: deps.botId }, "meeting: spoken answer not recorded");
           }
@@ -165,6 +184,61 @@ export class MeetingAssistant {
         { err, botId: this.#deps.botId },
         "meeting: the assistant could not take the question",
       );
+    }
+  }
+
+  /**
+   * A question typed in the meeting's chat: asked like a spoken one (same
+   * session, same brain path, it supersedes an answer in progress); the
+   * answer's full text goes to `onAnswer` (the bot posts it in the chat).
+   * With `speak` false its audio is kept out of the meeting.
+   */
+  askFromChat(
+    question: string,
+    request: { speaker: string; speak: boolean; onAnswer(text: string): void },
+  ): void {
+    if (this.#closing || question.trim() === "") return;
+    const id = `chat-${++this.#chatSeq}`;
+    this.#chatRequests.set(id, { ...request });
+    if (this.#chatRequests.size > 50) this.#chatRequests.delete(this.#chatRequests.keys().next().value!);
+    this.#armed = undefined;
+    this.questions++;
+    this.#deps.logger.info(
+      { botId: this.#deps.botId, speaker: request.speaker },
+      "meeting: chat question for the assistant",
+    );
+    try {
+      this.#leg.sendUserText(question.trim(), { speaker: request.speaker, input: "chat", chatRequest: id });
+    } catch (err) {
+      this.#chatRequests.delete(id);
+      this.#deps.logger.warn(
+        { err, botId: this.#deps.botId },
+        "meeting: the assistant could not take the chat question",
+      );
+    }
+  }
+
+  /** Maps a chat question to its turn (its transcript.done), mutes it if asked, hands over its answer text. */
+  #followChat(event: TalkEvent): void {
+    if (event.turnId === undefined) return;
+    if (event.type === "transcript.done") {
+      const id = (event.payload as { chatRequest?: unknown }).chatRequest;
+      const request = typeof id === "string" ? this.#chatRequests.get(id) : undefined;
+      if (!request) return;
+      this.#chatRequests.delete(id as string);
+      this.#chatTurns.set(event.turnId, request);
+      if (this.#chatTurns.size > 50) this.#chatTurns.delete(this.#chatTurns.keys().next().value!);
+      if (!request.speak) this.#sink.mute(event.turnId);
+    } else if (event.type === "output.text.done") {
+      const request = this.#chatTurns.get(event.turnId);
+      const text = (event.payload as { text?: unknown }).text;
+      if (!request || request.answered || typeof text !== "string" || text.trim() === "") return;
+      request.answered = true;
+      try {
+        request.onAnswer(text.trim());
+      } catch (err) {
+        this.#deps.logger.warn({ err, botId: this.#deps.botId }, "meeting: chat answer not posted");
+      }
     }
   }
 

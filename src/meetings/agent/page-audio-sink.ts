@@ -25,6 +25,8 @@ export class PageAudioSink implements TalkAudioSink {
   #playhead = 0;
   #waiters = new Set<() => void>();
   #timer: NodeJS.Timeout | undefined;
+  /** Turns whose audio the meeting must not hear (answers given in chat only). Bounded. */
+  readonly #muted = new Set<string>();
 
   constructor(send: (data: Uint8Array | string) => void, now: () => number = Date.now) {
     this.#send = send;
@@ -41,7 +43,14 @@ export class PageAudioSink implements TalkAudioSink {
     return this.#now() < this.#playhead + tailMs;
   }
 
-  write(chunk: AudioChunk, _meta: { turnId: string; itemId: string }): void {
+  /** Drops every chunk of `turnId` from now on (an answer meant for the chat only). */
+  mute(turnId: string): void {
+    this.#muted.add(turnId);
+    if (this.#muted.size > 100) this.#muted.delete(this.#muted.values().next().value!);
+  }
+
+  write(chunk: AudioChunk, meta: { turnId: string; itemId: string }): void {
+    if (this.#muted.has(meta.turnId)) return;
     const { format } = chunk;
     const samples = chunk.data.byteLength / 2 / format.channels;
     if (samples <= 0) return;

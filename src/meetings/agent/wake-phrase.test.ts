@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchWakePhrase, wakeWords } from "./wake-phrase.js";
+import { matchAddress, matchWakePhrase, wakeWords } from "./wake-phrase.js";
 
 describe("matchWakePhrase", () => {
   it("finds a trigger anywhere, ignoring case and punctuation, and returns the words after it", () => {
@@ -35,5 +35,20 @@ describe("matchWakePhrase", () => {
 
   it("splits words on whitespace and punctuation", () => {
     expect(wakeWords(" Hello,  WORLD!  it's ")).toEqual(["hello", "world", "it's"]);
+  });
+});
+
+describe("matchAddress (chat)", () => {
+  it("takes a name or trigger at the start only, @ and punctuation ignored", () => {
+    const names = ["Assistant", "talkgate", "hey bot"];
+    expect(matchAddress("@Assistant, what is the plan?", names)).toEqual({
+      trigger: "Assistant",
+      rest: "what is the plan",
+    });
+    expect(matchAddress("Hey bot summary", names)).toEqual({ trigger: "hey bot", rest: "summary" });
+    expect(matchAddress("talkgait: hi", names)?.trigger).toBe("talkgate");
+    expect(matchAddress("ask the Assistant later", names)).toBeUndefined();
+    expect(matchAddress("Assistant", names)).toEqual({ trigger: "Assistant", rest: "" });
+    expect(matchAddress("", names)).toBeUndefined();
   });
 });

@@ -70,3 +70,23 @@ export function matchWakePhrase(text: string, triggers: readonly string[]): Wake
   if (!found) return undefined;
   return { trigger: found.trigger, rest: words.slice(found.at + found.length).join(" ") };
 }
+
+/**
+ * Whether a typed chat message is addressed to the assistant: it starts with
+ * one of `names` (its display name, a wake trigger), `@` and punctuation
+ * ignored ("@Assistant, what is..."). Typed text is not misheard, so unlike
+ * speech the name must come first: "my computer crashed" is not addressed to
+ * a bot triggered by "computer". Matching is otherwise the wake phrase's.
+ */
+export function matchAddress(text: string, names: readonly string[]): WakeMatch | undefined {
+  const words = wakeWords(text);
+  let found: { length: number; trigger: string } | undefined;
+  for (const name of names) {
+    const wanted = wakeWords(name);
+    if (wanted.length === 0 || wanted.length > words.length) continue;
+    if (found && wanted.length <= found.length) continue;
+    if (wanted.every((w, k) => wordMatches(words[k]!, w))) found = { length: wanted.length, trigger: name };
+  }
+  if (!found) return undefined;
+  return { trigger: found.trigger, rest: words.slice(found.length).join(" ") };
+}

@@ -14,6 +14,8 @@ import type { Utterance } from "./utterance-segmenter.js";
 import { TranscriptLog, type TranscriptLine } from "./transcript-log.js";
 import { MeetingAssistant, type MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 import type { SpokenAnswer } from "../agent/spoken-answer.js";
+import { matchAddress } from "../agent/wake-phrase.js";
+import type { ChatMessage } from "../platforms/platform-driver.js";
 
 /** Which of the bot's sessions closed. */
 export type CaptionSessionKind = "transcription" | "assistant";
@@ -38,7 +40,24 @@ export interface BotCaptionsContext {
   onSpeech(): void;
   /** A finalized transcript line, after it was written to the transcript file. */
   onLine(line: TranscriptLine): void;
+  /** The bot's camera shows a card: each line's text goes to the page for it. */
+  cardCaptions?: boolean;
+  /** The meeting's chat, when the platform has one: where answers and summaries are posted. */
+  chat?: { post(text: string): void; options: ChatOptions } | undefined;
 }
+
+/** What the bot does with the meeting's chat (config `meetings.chat`). */
+export interface ChatOptions {
+  /** Answers to chat questions are also spoken (agent mode). */
+  speakAnswers: boolean;
+  /** Answers to spoken questions are also posted in the chat, as heard. */
+  postSpokenAnswers: boolean;
+}
+
+/** Lines kept for a summary on request (the newest; older ones are in the transcript file). */
+const SUMMARY_LINES = 200;
+/** A chat message asking for the running summary, after the assistant's name. */
+const SUMMARY_REQUEST = /^(summary|summarize|summarise|recap)\b/;
 
 /**
  * A bot's captions: the transcription session on a media leg, the page's
@@ -58,6 +77,9 @@ export class BotCaptions {
   readonly #attribution: SpeakerAttribution;
   /** Caption turn -> the utterance it carries (bounded: the oldest are forgotten). */
   readonly #turnUtterances = new Map<string, Utterance>();
+  /** The newest lines (captions, answers, chat) for a summary on request. */
+  readonly #recent: TranscriptLine[] = [];
+  #chatSeq = 0;
 
   constructor(ctx: BotCaptionsContext) {
     this.#ctx = ctx;
@@ -133,7 +155,7 @@ export class BotCaptions {
       onClosed: (reason) => ctx.onSessionClosed("assistant", reason),
       triggers: agent.triggers,
       send: (data) => this.#capture.send(data),
-      onSpoken: (answer) => this.#onSpoken(answer),
+      onSpoken: (answer, fromChat) => this.#onSpoken(answer, fromChat),
       options: agent.options,
       logger: ctx.logger,
     });
@@ -192,8 +214,15 @@ export class BotCaptions {
     const { payload } = event;
     if (!payload.text) return;
     this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
+    const utterance = this.#turnUtterances.get(event.turnId);
     this.#appendLine({
       at: event.timestamp,
+      ...(utterance
+        ? {
+            start: new Date(utterance.startedAt).toISOString(),
+            end: new Date(utterance.endedAt ?? Date.parse(event.timestamp)).toISOString(),
+          }
+        : {}),
       speaker: payload.speaker ?? "unknown",
       ...(payload.trackId ? { trackId: payload.trackId } : {}),
       ...(payload.rtpSource !== undefined ? { rtpSource: payload.rtpSource } : {}),
@@ -202,11 +231,71 @@ export class BotCaptions {
     });
   }
 
+  /**
+   * One new message of the meeting's chat: a transcript line; when addressed
+   * to the assistant (its name or a wake trigger first), a question for it
+   * (agent mode) or, "summary", the running summary posted in the chat.
+   */
+  onChatMessage(message: ChatMessage): void {
+    const text = message.text.trim();
+    if (text === "") return;
+    this.#appendLine({
+      at: isoOr(message.at),
+      speaker: message.from,
+      turnId: `chat-${++this.#chatSeq}`,
+      text,
+      role: "chat",
+    });
+    const chat = this.#ctx.chat;
+    if (message.self || !chat) return;
+    const names = [this.#ctx.botName, ...(this.#ctx.assistant?.triggers() ?? [])];
+    const address = matchAddress(text, names);
+    if (!address || address.rest === "") return;
+    if (SUMMARY_REQUEST.test(address.rest)) {
+      this.#postSummary(message.from);
+      return;
+    }
+    this.#assistant?.askFromChat(address.rest, {
+      speaker: message.from,
+      speak: chat.options.speakAnswers,
+      onAnswer: (answer) => chat.post(answer),
+    });
+  }
+
+  /**
+   * The running summary: in agent mode the agent writes it from the newest
+   * lines (kept out of the meeting's audio); otherwise a digest of who said
+   * how much and each speaker's latest line.
+   */
+  #postSummary(asker: string): void {
+    const chat = this.#ctx.chat!;
+    // The request itself (the newest line) is not material.
+    const lines = this.#recent.slice(0, -1);
+    if (lines.length === 0) {
+      chat.post("Summary so far: nothing has been said yet.");
+      return;
+    }
+    if (this.#assistant) {
+      const material = lines.map((l) => `${l.speaker}${l.role === "chat" ? " (chat)" : ""}: ${l.text}`);
+      this.#assistant.askFromChat(
+        `Summarize this meeting so far in a few sentences, naming who said what.\n${material.join("\n")}`,
+        { speaker: asker, speak: false, onAnswer: (answer) => chat.post(`Summary so far: ${answer}`) },
+      );
+      return;
+    }
+    chat.post(digest(lines));
+  }
+
   /** An answer the assistant spoke, as the meeting heard it: a line with the bot as speaker. */
-  #onSpoken(answer: SpokenAnswer): void {
+  #onSpoken(answer: SpokenAnswer, fromChat = false): void {
     if (answer.text === "") return;
+    // A chat question's answer was posted in full already; a spoken one is posted as heard.
+    if (!fromChat && this.#ctx.chat?.options.postSpokenAnswers) this.#ctx.chat.post(answer.text);
     this.#appendLine({
       at: new Date(answer.startedAt).toISOString(),
+      // Reported when it ended (heard to the end, or cut).
+      start: new Date(answer.startedAt).toISOString(),
+      end: new Date(Math.max(answer.startedAt, Date.now())).toISOString(),
       speaker: this.#ctx.botName,
       turnId: answer.turnId,
       text: answer.text,
@@ -218,6 +307,32 @@ export class BotCaptions {
   /** Writes a final line to the durable transcript, then tells the bot. */
   #appendLine(line: TranscriptLine): void {
     this.#transcript.append(line);
+    this.#recent.push(line);
+    if (this.#ctx.cardCaptions)
+      this.#capture.send(JSON.stringify({ type: "card", caption: `${line.speaker}: ${line.text}` }));
+    if (this.#recent.length > SUMMARY_LINES) this.#recent.shift();
     this.#ctx.onLine(line);
   }
+}
+
+/** A time as ISO-8601 when it parses, else now (a platform that shows "10:04 AM"). */
+function isoOr(at: string): string {
+  const t = Date.parse(at);
+  return Number.isFinite(t) ? new Date(t).toISOString() : new Date().toISOString();
+}
+
+/** The summary without an agent: who spoke how much, and each speaker's latest words. */
+export function digest(lines: readonly TranscriptLine[]): string {
+  const bySpeaker = new Map<string, { count: number; last: string }>();
+  for (const line of lines) {
+    const entry = bySpeaker.get(line.speaker) ?? { count: 0, last: "" };
+    entry.count++;
+    entry.last = line.text;
+    bySpeaker.set(line.speaker, entry);
+  }
+  const parts = [...bySpeaker].map(
+    ([speaker, { count, last }]) =>
+      `${speaker} (${count} line${count === 1 ? "" : "s"}), latest: "${last.length > 160 ? `${last.slice(0, 157)}...` : last}"`,
+  );
+  return `Summary so far: ${parts.join("; ")}.`;
 }

@@ -18,6 +18,7 @@ import { MeetingBot, type MeetingBotDeps } from "./meeting-bot.js";
 import { readTranscript, type TranscriptLine } from "./transcript-log.js";
 import { WebhookNotifier } from "./webhook-notifier.js";
 import type { VoiceWakeStore } from "../agent/voice-wake-store.js";
+import { followLocal, followRemote, type FollowListener } from "./transcript-follow.js";
 
 export interface BotManagerOptions {
   runtime: TalkRuntime;
@@ -61,6 +62,7 @@ export interface CreateBotRequest {
   botName: string;
   mode: BotMode;
   joinAt?: string;
+  camera?: "off" | "card";
 }
 
 /**
@@ -182,6 +184,7 @@ export class BotManager {
         botName: request.botName,
         mode: request.mode,
         ...(request.joinAt ? { joinAt: request.joinAt } : {}),
+        ...(request.camera ? { camera: request.camera } : {}),
       },
       driver,
       launcher: this.#launcher,
@@ -284,6 +287,52 @@ export class BotManager {
         return [];
       }
     });
+  }
+
+  /**
+   * Follows a bot's transcript and status live, read-only, from any worker
+   * (transcript-follow.ts): lines with an index above `afterIndex`, status
+   * changes, then `end`. Here: the bot itself; in a cluster, for a bot on
+   * another worker, its job record polled every `followPollMs`. Stops when
+   * `signal` aborts. Answers the status at the start, or undefined (and
+   * nothing follows) for an unknown bot.
+   */
+  async follow(
+    id: string,
+    afterIndex: number,
+    listener: FollowListener,
+    signal: AbortSignal,
+  ): Promise<BotStatus | undefined> {
+    const local = this.#bots.get(id);
+    if (local && (!this.#deps.jobs || this.#runHere.has(id))) {
+      const status = local.status;
+      followLocal(local, this.transcriptPath(id), afterIndex, listener, signal, this.#logger);
+      return status;
+    }
+    const first = await this.status(id);
+    if (!first) return undefined;
+    const jobs = this.#deps.jobs;
+    if (!jobs) return undefined;
+    const inspect = async (botId: string, logsFrom: number) => {
+      const record = await jobs.inspect<BotJobData>(botId, { logs: true, logsFrom });
+      if (record?.kind !== "meeting-bot") return undefined;
+      return {
+        status: (record.progress as BotStatus | undefined) ?? this.#scheduledStatus(record.data),
+        logs: record.logs,
+      };
+    };
+    void followRemote(
+      inspect,
+      first,
+      afterIndex,
+      listener,
+      AbortSignal.any([signal, this.#shutdown.signal]),
+      {
+        pollMs: this.options.followPollMs,
+        logger: this.#logger,
+      },
+    );
+    return first;
   }
 
   /** DELETE from any worker: the bot leaves wherever it runs. Undefined for an unknown id. */

@@ -76,14 +76,15 @@ export class BotStatusRecord {
     });
     this.#ctx.logger.info({ botId: status.id, state, subCode }, "meeting bot state");
     this.#emit();
-    void this.#ctx.notifier?.notify({
-      type: "meeting.bot.state",
-      botId: status.id,
-      state,
-      subCode,
-      message,
-      at: new Date().toISOString(),
-    });
+    const notifier = this.#ctx.notifier;
+    if (notifier?.wants("meeting.bot.state")) {
+      const at = new Date().toISOString();
+      // The id names the change (the bot and its place in the history): the same on every retry.
+      void notifier.notify(
+        { type: "meeting.bot.state", timestamp: at, botId: status.id, state, subCode, message, at },
+        `msg_${status.id}_state_${status.history.length - 1}`,
+      );
+    }
   }
 
   #emit(): void {

@@ -36,6 +36,14 @@ export interface CaptureScriptConfig {
   opusFrameMs?: number;
   /** How often active RTP sources are reported, ms. Default 200. */
   sourceIntervalMs?: number;
+  /**
+   * The bot's camera when the page asks for one: "off" (no video track) or
+   * "card" (a canvas the page draws: the bot's name, a speaking indicator,
+   * the last caption; its captureStream is the camera). Default "off".
+   */
+  camera?: "off" | "card";
+  /** The name on the card. */
+  botName?: string;
 }
 
 export function captureScript(config: CaptureScriptConfig): string {
@@ -103,6 +111,7 @@ function connect() {
     if (typeof event.data === "string") {
       const m = JSON.parse(event.data);
       if (m.type === "clear") clearAssistant();
+      else if (m.type === "card" && typeof m.caption === "string") card.caption = m.caption.slice(0, 300);
     } else {
       playAssistant(event.data);
     }
@@ -303,7 +312,9 @@ if (navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
       m.context.resume().catch(() => {});
       out.push(m.destination.stream.getAudioTracks()[0].clone());
     }
-    if (constraints && constraints.video) {
+    if (constraints && constraints.video && CFG.camera === "card") {
+      out.push(cardTrack());
+    } else if (constraints && constraints.video && CFG.camera !== "off") {
       try {
         const video = await nativeGetUserMedia({ video: constraints.video });
         out.push(...video.getVideoTracks());
@@ -313,6 +324,52 @@ if (navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
     }
     return new MediaStream(out);
   };
+}
+
+// The bot's camera card: drawn a few times a second, sent through the page's own media (captureStream).
+const card = { caption: "", canvas: null, stream: null };
+const CARD_W = 320, CARD_H = 180;
+function drawCard() {
+  const g = card.canvas.getContext("2d");
+  const speaking = !!(mic && mic.sources.size > 0);
+  g.fillStyle = "#1b2a41";
+  g.fillRect(0, 0, CARD_W, CARD_H);
+  // Speaking: a large bright block (the other side sees it at a glance; tests measure it), else a dim ring.
+  if (speaking) {
+    g.fillStyle = "#3ddc84";
+    g.fillRect(CARD_W - 110, 10, 100, 100);
+  } else {
+    g.strokeStyle = "#50607a";
+    g.lineWidth = 4;
+    g.strokeRect(CARD_W - 110, 10, 100, 100);
+  }
+  g.fillStyle = "#ffffff";
+  g.font = "bold 22px sans-serif";
+  g.fillText(String(CFG.botName || "Assistant").slice(0, 18), 12, 40);
+  g.font = "14px sans-serif";
+  g.fillText(speaking ? "speaking" : "listening", 12, 62);
+  // The last caption, word-wrapped to three lines.
+  const words = card.caption.split(/\s+/);
+  let line = "", y = 130, lines = 0;
+  for (const w of words) {
+    const next = line ? line + " " + w : w;
+    if (g.measureText(next).width > CARD_W - 24 && line) {
+      g.fillText(line, 12, y); y += 18; line = w;
+      if (++lines === 2) break;
+    } else line = next;
+  }
+  if (line && lines < 3) g.fillText(line, 12, y);
+}
+function cardTrack() {
+  if (!card.stream) {
+    card.canvas = document.createElement("canvas");
+    card.canvas.width = CARD_W;
+    card.canvas.height = CARD_H;
+    drawCard();
+    card.stream = card.canvas.captureStream(5);
+    setInterval(drawCard, 200);
+  }
+  return card.stream.getVideoTracks()[0].clone();
 }
 
 connect();

@@ -16,6 +16,7 @@ import type { MeetingAssistantOptions } from "../agent/meeting-assistant.js";
 import { interruptibleSleep } from "./interruptible-sleep.js";
 import { BotEnd, ended, fatal, withTimeout, type Outcome } from "./bot-outcome.js";
 import { driverPage, openMeetingPage } from "./bot-page.js";
+import { BotChat } from "./bot-chat.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -23,6 +24,8 @@ export interface BotRequest {
   mode: BotMode;
   /** When to join (ISO-8601); default now. */
   joinAt?: string;
+  /** The bot's camera: "off" (default) or "card" (a card the page draws, docs/meetings.md "Bot camera"). */
+  camera?: "off" | "card";
 }
 
 /** What a bot is given: narrow, no back-reference to its manager. */
@@ -64,6 +67,10 @@ export class MeetingBot {
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
   #lineListeners = new Set<(line: TranscriptLine) => void>();
+  /** Lines finalized so far (the next line's index in the transcript). */
+  #lineCount = 0;
+  /** The meeting's chat, when the platform has one and `meetings.chat.enabled`. */
+  #chat: BotChat | undefined;
 
   constructor(deps: MeetingBotDeps) {
     this.id = deps.id;
@@ -161,6 +168,18 @@ export class MeetingBot {
   async #openSession(): Promise<void> {
     const { runtime, createController, options, logger, request } = this.#deps;
     const agent = request.mode === "agent" ? this.#deps.assistant : undefined;
+    const platformChat = options.chat.enabled ? this.#deps.driver.chat : undefined;
+    const chat =
+      platformChat &&
+      new BotChat({
+        botId: this.id,
+        maxChars: platformChat.maxChars,
+        post: (text) =>
+          this.#browser ? platformChat.send(this.#page(), text) : Promise.reject(new Error("no page")),
+        onMessage: (message) => this.#captions?.onChatMessage(message),
+        logger,
+      });
+    this.#chat = chat;
     const captions = new BotCaptions({
       botId: this.id,
       botName: request.botName,
@@ -177,6 +196,8 @@ export class MeetingBot {
         this.#lastSpeechAt = Date.now();
       },
       onLine: (line) => this.#emitLine(line),
+      chat: chat && { post: (text) => chat.say(text), options: options.chat },
+      cardCaptions: request.camera === "card",
     });
     this.#captions = captions;
     this.#status.value.sessionId = captions.session.id;
@@ -202,8 +223,17 @@ export class MeetingBot {
     this.#leave.abort(ended("session_closed", `The ${which} session was closed (${reason}).`));
   }
 
-  /** Tells the line listeners (the cluster's job log) of a line already in the durable transcript. */
+  /** Tells the line listeners (the cluster's job log) and the webhook of a line already in the durable transcript. */
   #emitLine(line: TranscriptLine): void {
+    const index = this.#lineCount++;
+    const notifier = this.#deps.notifier;
+    if (notifier?.wants("meeting.transcript.line")) {
+      // The id names the line (the bot and its index in the transcript): the same on every retry.
+      void notifier.notify(
+        { type: "meeting.transcript.line", timestamp: line.at, botId: this.id, index, line },
+        `msg_${this.id}_line_${index}`,
+      );
+    }
     for (const listener of this.#lineListeners) {
       try {
         listener(line);
@@ -220,6 +250,8 @@ export class MeetingBot {
       initScript: captureScript({
         url: this.#deps.captureUrl(this.#captureToken),
         forcePcm: options.forcePcm,
+        camera: request.camera ?? "off",
+        botName: request.botName,
       }),
       extraArgs: this.#deps.browserArgs ?? [],
       label: this.id,
@@ -288,9 +320,23 @@ export class MeetingBot {
           }
           this.#status.setParticipants(seen.participants);
           this.#checkInCall(now, joinedAt);
+          await this.#readChat();
           break;
       }
       await this.#sleep(options.pollIntervalMs);
+    }
+  }
+
+  /** New chat messages to the captions (transcript lines, questions). A failed read waits for the next poll. */
+  async #readChat(): Promise<void> {
+    const chat = this.#deps.driver.chat;
+    if (!this.#chat || !chat) return;
+    try {
+      this.#chat.observe(
+        await chat.read(this.#page(), { botName: this.#deps.request.botName, signal: this.#leave.signal }),
+      );
+    } catch (err) {
+      this.#deps.logger.debug({ err, botId: this.id }, "meeting: chat not readable");
     }
   }
 
@@ -314,6 +360,7 @@ export class MeetingBot {
 
   async #finish(outcome: Outcome): Promise<void> {
     const { logger, driver } = this.#deps;
+    this.#chat?.close();
     const crashed = this.#browser?.crashed.aborted ?? false;
     if (this.#browser && !crashed && this.#status.value.state !== "scheduled") {
       this.#status.transition("leaving", outcome.subCode);

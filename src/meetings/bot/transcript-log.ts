@@ -3,8 +3,10 @@ import { dirname } from "node:path";
 import type { TalkLogger } from "../../core/index.js";
 
 /**
- * One finalized line: a participant's caption, or (`role: "assistant"`) an
- * answer the bot spoke in agent mode, with the bot's name as speaker.
+ * One finalized line: a participant's caption, (`role: "assistant"`) an
+ * answer the bot spoke in agent mode, with the bot's name as speaker, or
+ * (`role: "chat"`) a message of the meeting's chat, with its sender as
+ * speaker (the bot's own posts included).
  */
 export interface TranscriptLine {
   at: string;
@@ -13,10 +15,17 @@ export interface TranscriptLine {
   /** The RTP SSRC/CSRC that dominated the line, when the page reported one. */
   rtpSource?: number;
   turnId: string;
+  /**
+   * When the words were said (ISO-8601): a caption's utterance (its first and
+   * last audio, pre-roll included), an assistant answer's playout. Absent on
+   * chat lines and on lines written before these fields existed (exports use `at`).
+   */
+  start?: string;
+  end?: string;
   /** For an assistant line: the words the meeting heard (up to the cut when interrupted). */
   text: string;
-  /** Set on the bot's own spoken answers (agent mode); absent on participants' captions. */
-  role?: "assistant";
+  /** Set on the bot's own spoken answers (agent mode) and on chat messages; absent on captions. */
+  role?: "assistant" | "chat";
   /** An assistant answer cut before its end (barge-in, a new question, the bot leaving). */
   interrupted?: true;
 }

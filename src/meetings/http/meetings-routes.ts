@@ -4,6 +4,71 @@ import { TalkError } from "../../core/index.js";
 import type { GatewayScope, RequestAuthorizer, SurfaceContext } from "../../gateway/index.js";
 import { routeCheck } from "../../gateway/index.js";
 import type { BotManager } from "../bot/bot-manager.js";
+import {
+  exportTranscript,
+  TRANSCRIPT_CONTENT_TYPES,
+  TRANSCRIPT_FORMATS,
+  type TranscriptFormat,
+} from "../bot/transcript-export.js";
+import type { IncomingMessage } from "node:http";
+import type { FastifyReply } from "fastify";
+
+/** A comment line this often keeps proxies from closing an idle event stream, ms. */
+const SSE_KEEPALIVE_MS = 15_000;
+
+/**
+ * Server-sent events of a bot's live transcript (text/event-stream):
+ * `event: line` with `id: <index>` (so a reconnecting EventSource resumes
+ * with Last-Event-ID) and the line as data, `event: status`, and `event: end`
+ * once the bot ended and its last line was sent; the stream then closes.
+ */
+function streamTranscript(
+  manager: BotManager,
+  id: string,
+  afterIndex: number,
+  request: IncomingMessage,
+  reply: FastifyReply,
+): void {
+  reply.hijack();
+  const out = reply.raw;
+  out.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
+  const stop = new AbortController();
+  const write = (chunk: string): void => {
+    if (!stop.signal.aborted && !out.destroyed) out.write(chunk);
+  };
+  const close = (): void => {
+    if (stop.signal.aborted) return;
+    stop.abort();
+    clearInterval(keepalive);
+    out.end();
+  };
+  const keepalive = setInterval(() => write(": keepalive\n\n"), SSE_KEEPALIVE_MS);
+  request.on("close", close);
+  write(": following\n\n");
+  manager
+    .follow(
+      id,
+      afterIndex,
+      {
+        line: (index, line) => write(`event: line\nid: ${index}\ndata: ${JSON.stringify(line)}\n\n`),
+        status: (status) => write(`event: status\ndata: ${JSON.stringify(status)}\n\n`),
+        end: (status) => {
+          write(`event: end\ndata: ${JSON.stringify(status)}\n\n`);
+          close();
+        },
+      },
+      stop.signal,
+    )
+    .then((status) => {
+      if (!status) close();
+    })
+    .catch(() => close());
+}
 
 export type MeetingsScope = Extract<GatewayScope, "read" | "write">;
 
@@ -22,6 +87,7 @@ const createBody = z
     botName: z.string().trim().min(1).max(64),
     mode: z.enum(["transcribe", "agent"]),
     joinAt: z.iso.datetime({ offset: true }).optional(),
+    camera: z.enum(["off", "card", "url"]).optional(),
   })
   .strict();
 
@@ -53,13 +119,19 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
         );
       }
       try {
-        const { meetingUrl, platform, botName, mode, joinAt } = parsed.data;
+        const { meetingUrl, platform, botName, mode, joinAt, camera } = parsed.data;
+        if (camera === "url")
+          return replyError(
+            reply,
+            new TalkError("capability_unsupported", 'camera "url" is not built yet; use "off" or "card".'),
+          );
         const status = manager.create({
           meetingUrl,
           botName,
           mode,
           ...(platform ? { platform } : {}),
           ...(joinAt ? { joinAt } : {}),
+          ...(camera ? { camera } : {}),
         });
         return reply.code(201).send(status);
       } catch (err) {
@@ -81,12 +153,48 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
       return status ? reply.code(202).send(status) : replyError(reply, notFound());
     });
 
-    app.get<{ Params: { id: string } }>("/meetings/bots/:id/transcript", async (request, reply) => {
-      const denied = refused(read(request));
-      if (denied) return replyError(reply, denied);
-      const lines = await manager.transcriptOf(request.params.id);
-      return lines ? reply.send({ botId: request.params.id, lines }) : replyError(reply, notFound());
-    });
+    app.get<{ Params: { id: string }; Querystring: { format?: string } }>(
+      "/meetings/bots/:id/transcript",
+      async (request, reply) => {
+        const denied = refused(read(request));
+        if (denied) return replyError(reply, denied);
+        const format = request.query.format ?? "json";
+        if (!(TRANSCRIPT_FORMATS as readonly string[]).includes(format)) {
+          return replyError(
+            reply,
+            new TalkError("invalid_params", `format must be one of ${TRANSCRIPT_FORMATS.join(", ")}.`, {
+              details: { issues: [{ path: "format", message: "unsupported" }] },
+            }),
+          );
+        }
+        const lines = await manager.transcriptOf(request.params.id);
+        if (!lines) return replyError(reply, notFound());
+        const f = format as TranscriptFormat;
+        return reply.type(TRANSCRIPT_CONTENT_TYPES[f]).send(exportTranscript(request.params.id, lines, f));
+      },
+    );
+
+    app.get<{ Params: { id: string }; Querystring: { after?: string } }>(
+      "/meetings/bots/:id/transcript/live",
+      async (request, reply) => {
+        const denied = refused(read(request));
+        if (denied) return replyError(reply, denied);
+        const resume = request.query.after ?? request.headers["last-event-id"];
+        const afterIndex = resume === undefined ? -1 : Number(resume);
+        if (!Number.isSafeInteger(afterIndex) || afterIndex < -1) {
+          return replyError(
+            reply,
+            new TalkError("invalid_params", "after (or Last-Event-ID) must be an integer >= -1.", {
+              details: { issues: [{ path: "after", message: "not an index" }] },
+            }),
+          );
+        }
+        const status = await manager.status(request.params.id);
+        if (!status) return replyError(reply, notFound());
+        streamTranscript(manager, request.params.id, afterIndex, request.raw, reply);
+        return reply;
+      },
+    );
 
     app.get<{ Params: { id: string }; Querystring: { token?: string } }>(
       "/meetings/bots/:id/capture",

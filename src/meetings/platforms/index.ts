@@ -1,12 +1,21 @@
 import { GoogleMeetDriver, type GoogleMeetDriverOptions } from "./google-meet/meet-driver.js";
 import type { PlatformDriver } from "./platform-driver.js";
+import { TeamsDriver, type TeamsDriverOptions } from "./teams/teams-driver.js";
 import { TestRoomDriver } from "./test-room-driver.js";
+import { ZoomDriver, type ZoomDriverOptions } from "./zoom/zoom-driver.js";
 
 export interface PlatformDriversOptions {
   googleMeet?: GoogleMeetDriverOptions;
+  zoom?: ZoomDriverOptions;
+  teams?: TeamsDriverOptions;
 }
 
 /** The drivers a server offers, in matching order. */
 export function defaultPlatformDrivers(options: PlatformDriversOptions = {}): PlatformDriver[] {
-  return [new TestRoomDriver(), new GoogleMeetDriver(options.googleMeet)];
+  return [
+    new TestRoomDriver(),
+    new GoogleMeetDriver(options.googleMeet),
+    new ZoomDriver(options.zoom),
+    new TeamsDriver(options.teams),
+  ];
 }

@@ -42,8 +42,38 @@ export interface MeetingObservation {
    * Names are sticky in the bot: omit what is not known rather than guess.
    */
   sources?: Record<string, string>;
+  /**
+   * Participants the page marks as speaking now (the platform's active-speaker
+   * indication), where it has one. Reported for diagnostics and status;
+   * speaker attribution does not use it yet (a mark follows speech by a
+   * platform-specific delay that has not been measured on the live clients).
+   */
+  activeSpeakers?: string[];
   /** The page text that decided the phase, for diagnostics. */
   detail?: string;
+}
+
+/** One message of the meeting's chat, as the page shows it. */
+export interface ChatMessage {
+  /** The sender's display name. */
+  from: string;
+  text: string;
+  /** When it was sent, as the platform says (ISO-8601 when it says so; else what the page shows). */
+  at: string;
+  /** Posted by the bot itself (the platform marks own messages, or the sender is the bot's name). */
+  self: boolean;
+}
+
+/**
+ * The meeting's chat, for drivers whose platform has one. `read` answers the
+ * messages the page currently shows, oldest first (the bot finds the new ones
+ * itself, so a list the platform trims or re-renders is fine); `send` posts
+ * one message of at most `maxChars` characters (the bot splits longer text).
+ */
+export interface MeetingChat {
+  readonly maxChars: number;
+  read(page: DriverPage, context: JoinContext): Promise<ChatMessage[]>;
+  send(page: DriverPage, text: string): Promise<void>;
 }
 
 export interface JoinContext {
@@ -68,4 +98,6 @@ export interface PlatformDriver {
   observe(page: DriverPage, context: JoinContext): Promise<MeetingObservation>;
   /** Leaves the meeting politely (the browser is closed afterwards anyway). */
   leave(page: DriverPage): Promise<void>;
+  /** The meeting's chat, read and written while in the call; absent when the platform has none. */
+  readonly chat?: MeetingChat;
 }

@@ -1,10 +1,37 @@
 import type {
+  ChatMessage,
   DriverPage,
   JoinContext,
   MeetingObservation,
+  MeetingChat,
   MeetingPhase,
   PlatformDriver,
 } from "./platform-driver.js";
+
+/** The room relays at most this many characters per message (test-room-registry.ts). */
+const TEST_ROOM_CHAT_CHARS = 2000;
+
+/** The test room's chat panel through its automation API (`window.testRoom.chatLog()` / `sendChat()`). */
+const testRoomChat: MeetingChat = {
+  maxChars: TEST_ROOM_CHAT_CHARS,
+  async read(page, context): Promise<ChatMessage[]> {
+    const log = await page.evaluate<unknown>("window.testRoom ? window.testRoom.chatLog() : []");
+    if (!Array.isArray(log)) return [];
+    const out: ChatMessage[] = [];
+    for (const m of log as Record<string, unknown>[]) {
+      if (typeof m?.["from"] !== "string" || typeof m["text"] !== "string" || typeof m["at"] !== "string")
+        continue;
+      out.push({ from: m["from"], text: m["text"], at: m["at"], self: m["from"] === context.botName });
+    }
+    return out;
+  },
+  async send(page, text): Promise<void> {
+    const sent = await page.evaluate<boolean>(
+      `window.testRoom ? window.testRoom.sendChat(${JSON.stringify(text)}) : false`,
+    );
+    if (!sent) throw new Error("the test room did not take the chat message (not in the call)");
+  },
+};
 
 /**
  * Reads the test room's DOM contract (test-room-page.ts): state, roster, the
@@ -39,6 +66,7 @@ const PHASES: Record<string, MeetingPhase> = {
 /** The local test meeting served by talkgate at /meetings/test-room/<room>. */
 export class TestRoomDriver implements PlatformDriver {
   readonly platform = "test-room";
+  readonly chat = testRoomChat;
 
   matches(url: URL): boolean {
     return /^\/meetings\/test-room\/[^/]+\/?$/.test(url.pathname);

@@ -3,6 +3,7 @@ import { TalkError } from "../../core/index.js";
 import type { SurfaceMethodDefinition } from "../../gateway/index.js";
 import type { BotManager } from "../bot/bot-manager.js";
 import type { VoiceWakeStore } from "../agent/voice-wake-store.js";
+import { exportTranscript, TRANSCRIPT_FORMATS } from "../bot/transcript-export.js";
 
 /**
  * The meetings surface on the Talk API (docs/api.md), added through the
@@ -15,10 +16,13 @@ import type { VoiceWakeStore } from "../agent/voice-wake-store.js";
  * | `meetings.bots.create` | write | `{meetingUrl, platform?, botName, mode, joinAt?}` -> bot status |
  * | `meetings.bots.get` | read | `{botId}` -> bot status |
  * | `meetings.bots.delete` | write | `{botId}` -> bot status (the bot leaves, wherever it runs) |
- * | `meetings.bots.transcript` | read | `{botId}` -> `{botId, lines}` |
+ * | `meetings.bots.transcript` | read | `{botId, format?}` -> `{botId, lines}`, or `{botId, format, text}` for vtt / srt / txt |
+ * | `meetings.bots.follow` | read | `{botId, afterIndex?}` -> `{botId, afterIndex, status}`; then this connection gets
+ * |   |   | `meetings.transcript.line {botId, index, line}`, `meetings.bot.status {botId, status}`, `meetings.follow.ended {botId, status}` |
+ * | `meetings.bots.unfollow` | read | `{botId}` -> `{botId, following}` |
  */
 export interface MeetingsMethodsDeps {
-  manager: Pick<BotManager, "create" | "status" | "leave" | "transcriptOf">;
+  manager: Pick<BotManager, "create" | "status" | "leave" | "transcriptOf" | "follow">;
   voiceWake: VoiceWakeStore;
   registerMethod<P, R>(name: string, definition: SurfaceMethodDefinition<P, R>): void;
   /** Sends a surface event to every Talk API connection (GatewayServer.broadcast). */
@@ -33,9 +37,19 @@ export const createBotParams = z.strictObject({
   botName: z.string().trim().min(1).max(64),
   mode: z.enum(["transcribe", "agent"]),
   joinAt: z.iso.datetime({ offset: true }).optional(),
+  camera: z.enum(["off", "card", "url"]).optional(),
 });
 
 const notFound = (): TalkError => new TalkError("session_not_found", "No such bot.");
+
+/** Bots one connection follows at once. */
+export const MAX_FOLLOWS_PER_CONNECTION = 8;
+
+const followParams = z.strictObject({
+  botId: z.string().min(1).max(128),
+  /** Lines with an index above this are sent (-1: from the first line). */
+  afterIndex: z.number().int().min(-1).max(Number.MAX_SAFE_INTEGER).optional(),
+});
 
 /** Registers the methods and the `voicewake.changed` broadcast; returns the listener's remover. */
 export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
@@ -53,14 +67,18 @@ export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
   registerMethod("meetings.bots.create", {
     scope: "write",
     params: createBotParams,
-    handler: (p) =>
-      manager.create({
+    handler: (p) => {
+      if (p.camera === "url")
+        throw new TalkError("capability_unsupported", 'camera "url" is not built yet; use "off" or "card".');
+      return manager.create({
         meetingUrl: p.meetingUrl,
         botName: p.botName,
         mode: p.mode,
         ...(p.platform ? { platform: p.platform } : {}),
         ...(p.joinAt ? { joinAt: p.joinAt } : {}),
-      }),
+        ...(p.camera === "card" || p.camera === "off" ? { camera: p.camera } : {}),
+      });
+    },
   });
   registerMethod("meetings.bots.get", {
     scope: "read",
@@ -74,11 +92,74 @@ export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
   });
   registerMethod("meetings.bots.transcript", {
     scope: "read",
-    params: botId,
+    params: z.strictObject({
+      botId: z.string().min(1).max(128),
+      format: z.enum(TRANSCRIPT_FORMATS).optional(),
+    }),
     handler: async (p) => {
       const lines = await manager.transcriptOf(p.botId);
       if (!lines) throw notFound();
-      return { botId: p.botId, lines };
+      if (!p.format || p.format === "json") return { botId: p.botId, lines };
+      return { botId: p.botId, format: p.format, text: exportTranscript(p.botId, lines, p.format) };
+    },
+  });
+  // Follows per connection (its signal aborts when it closes): botId -> the follow's stop.
+  const follows = new WeakMap<AbortSignal, Map<string, AbortController>>();
+  registerMethod("meetings.bots.follow", {
+    scope: "read",
+    params: followParams,
+    handler: async (p, ctx) => {
+      const { caller } = ctx;
+      let mine = follows.get(caller.signal);
+      if (!mine) {
+        mine = new Map();
+        follows.set(caller.signal, mine);
+      }
+      if (!mine.has(p.botId) && mine.size >= MAX_FOLLOWS_PER_CONNECTION)
+        throw new TalkError(
+          "session_limit",
+          `A connection follows at most ${MAX_FOLLOWS_PER_CONNECTION} bots.`,
+        );
+      const status = await manager.status(p.botId);
+      if (!status) throw notFound();
+      // A second follow of the same bot replaces the first (a client resuming from another index).
+      mine.get(p.botId)?.abort();
+      const stop = new AbortController();
+      mine.set(p.botId, stop);
+      const signal = AbortSignal.any([stop.signal, caller.signal]);
+      const afterIndex = p.afterIndex ?? -1;
+      const botIdValue = p.botId;
+      const table = mine;
+      ctx.afterResponse(() => {
+        void manager
+          .follow(
+            botIdValue,
+            afterIndex,
+            {
+              line: (index, line) =>
+                caller.sendEvent("meetings.transcript.line", { botId: botIdValue, index, line }),
+              status: (s) => caller.sendEvent("meetings.bot.status", { botId: botIdValue, status: s }),
+              end: (s) => {
+                if (table.get(botIdValue) === stop) table.delete(botIdValue);
+                caller.sendEvent("meetings.follow.ended", { botId: botIdValue, status: s });
+              },
+            },
+            signal,
+          )
+          .catch((err: unknown) => ctx.logger.warn({ err, botId: botIdValue }, "meeting: follow failed"));
+      });
+      return { botId: p.botId, afterIndex, status };
+    },
+  });
+  registerMethod("meetings.bots.unfollow", {
+    scope: "read",
+    params: botId,
+    handler: (p, ctx) => {
+      const mine = follows.get(ctx.caller.signal);
+      const stop = mine?.get(p.botId);
+      stop?.abort();
+      mine?.delete(p.botId);
+      return { botId: p.botId, following: false, wasFollowing: stop !== undefined };
     },
   });
   return voiceWake.onChange((state) => deps.broadcast("voicewake.changed", state));

@@ -17,8 +17,17 @@
  * remote audio outside the tiles, as SFU platforms do (tracks no longer map
  * to names, only RTP sources do); `ssrc=withhold` strips this participant's
  * `a=ssrc` lines from what it sends, so nobody can name its audio source.
+ * - `.tile video`: a participant's camera, when it sends one (`video=on` on
+ *   its page asks for a camera); `videoLevel(name)` measures its latest frame
+ * - `#chat`: the room's chat panel, `#chat-log li[data-from][data-at]` (every
+ *   message the page has shown, its own included, as the room relayed it),
+ *   `#chat-input` + `#chat-send` to post
  * - `#leave`, `#end-meeting` (host only) buttons; `window.testRoom` for tests
- *   (`leave()`, `end()`, `peakLevel(name)`: the loudest RMS heard from a peer).
+ *   (`leave()`, `end()`, `peakLevel(name)`: the loudest RMS heard from a peer,
+ *   `videoLevel(name)`: mean luma 0-255 of the latest frame received from
+ *   that participant's camera, 0 when none, `sendChat(text)`: posts as if typed in the panel (false when not in the
+ *   call or the text is empty), `chatLog()`: `[{from, text, at}]` of every
+ *   message shown, oldest first).
  */
 export function testRoomPage(room: string): string {
   return `<!doctype html>
@@ -29,6 +38,9 @@ export function testRoomPage(room: string): string {
 <style>
 body { font-family: sans-serif; margin: 1rem; }
 .tile { display: inline-block; border: 1px solid #999; padding: .5rem; margin: .25rem; }
+#chat { border: 1px solid #999; padding: .5rem; margin-top: 1rem; max-width: 40rem; }
+#chat-log { list-style: none; padding: 0; max-height: 20rem; overflow-y: auto; }
+#chat-log .from { font-weight: bold; margin-right: .5rem; }
 </style>
 </head>
 <body data-state="connecting">
@@ -39,6 +51,10 @@ body { font-family: sans-serif; margin: 1rem; }
 <ul id="roster"></ul>
 <div id="tiles"></div>
 <div id="audio-out"></div>
+<section id="chat" aria-label="Chat">
+<ol id="chat-log"></ol>
+<form id="chat-form"><input id="chat-input" maxlength="2000" autocomplete="off" aria-label="Message"><button id="chat-send" type="submit">Send</button></form>
+</section>
 <script type="module">
 ${PAGE_SCRIPT}
 </script>
@@ -55,6 +71,7 @@ const params = new URLSearchParams(location.search);
 const myName = (params.get("name") || "guest").slice(0, 64);
 const detachedAudio = params.get("audio") === "detached";
 const withholdSsrc = params.get("ssrc") === "withhold";
+const sendVideo = params.get("video") === "on";
 const peers = new Map();
 const peaks = new Map();
 let me = null;
@@ -129,6 +146,18 @@ function addPeer(id, name, initiator) {
   for (const track of local.getTracks()) pc.addTrack(track, local);
   pc.onicecandidate = (e) => { if (e.candidate) send({ type: "signal", to: id, data: { candidate: e.candidate.toJSON() } }); };
   pc.ontrack = (e) => {
+    if (e.track.kind === "video") {
+      // A participant's camera: shown in its tile, measured by videoLevel(name).
+      const video = document.createElement("video");
+      video.muted = true;
+      video.autoplay = true;
+      video.playsInline = true;
+      video.width = 160;
+      video.srcObject = new MediaStream([e.track]);
+      video.play().catch(() => {});
+      tile.append(video);
+      return;
+    }
     const stream = e.streams[0] || new MediaStream([e.track]);
     audio.srcObject = stream;
     audio.play().catch(() => {});
@@ -206,17 +235,68 @@ function end() {
   send({ type: "end" });
 }
 
+// Mean luma (0-255, BT.601) of the latest frame received from a participant's camera; 0 when none.
+function videoLevel(name) {
+  const tile = [...document.querySelectorAll(".tile")].find((t) => t.dataset.name === name);
+  const video = tile && tile.querySelector("video");
+  if (!video || video.readyState < 2 || !video.videoWidth) return 0;
+  const canvas = document.createElement("canvas");
+  canvas.width = 64;
+  canvas.height = 36;
+  const g = canvas.getContext("2d", { willReadFrequently: true });
+  g.drawImage(video, 0, 0, canvas.width, canvas.height);
+  const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
+  let sum = 0;
+  for (let i = 0; i < data.length; i += 4) sum += 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+  return sum / (data.length / 4);
+}
+
+const chatMessages = [];
+
+function showChat(m) {
+  if (typeof m.from !== "string" || typeof m.text !== "string" || typeof m.at !== "string") return;
+  chatMessages.push({ from: m.from, text: m.text, at: m.at });
+  const li = document.createElement("li");
+  li.dataset.from = m.from;
+  li.dataset.at = m.at;
+  const from = document.createElement("span");
+  from.className = "from";
+  from.textContent = m.from;
+  const text = document.createElement("span");
+  text.className = "text";
+  text.textContent = m.text;
+  li.append(from, text);
+  const log = document.getElementById("chat-log");
+  log.append(li);
+  log.scrollTop = log.scrollHeight;
+}
+
+function sendChat(text) {
+  const t = String(text == null ? "" : text).trim();
+  if (t === "" || document.body.dataset.state !== "in_call" || !ws || ws.readyState !== WebSocket.OPEN) return false;
+  send({ type: "chat", text: t });
+  return true;
+}
+
 window.testRoom = {
   leave,
   end,
   peakLevel: (name) => peaks.get(name) || 0,
+  videoLevel,
+  sendChat,
+  chatLog: () => chatMessages.map((m) => ({ ...m })),
   get state() { return document.body.dataset.state; },
 };
 document.getElementById("leave").onclick = leave;
 document.getElementById("end-meeting").onclick = end;
+document.getElementById("chat-form").onsubmit = (e) => {
+  e.preventDefault();
+  const input = document.getElementById("chat-input");
+  if (sendChat(input.value)) input.value = "";
+};
 
 try {
-  local = await navigator.mediaDevices.getUserMedia({ audio: true, video: false });
+  local = await navigator.mediaDevices.getUserMedia({ audio: true, video: sendVideo });
 } catch (err) {
   local = new MediaStream();
   console.warn("no microphone", err);
@@ -239,6 +319,8 @@ ws.onmessage = (event) => {
     removePeer(m.id);
   } else if (m.type === "signal") {
     onSignal(m.from, m.data).catch((err) => console.error("signal failed", err));
+  } else if (m.type === "chat") {
+    showChat(m);
   } else if (m.type === "ended") {
     closeAll("ended", "The meeting has ended (ended by " + m.by + ").");
   }

@@ -22,9 +22,14 @@ export type RoomServerMessage =
   | { type: "peer-joined"; id: string; name: string }
   | { type: "peer-left"; id: string }
   | { type: "signal"; from: string; data: unknown }
-  | { type: "ended"; by: string };
+  | { type: "ended"; by: string }
+  | { type: "chat"; from: string; text: string; at: string };
 
-export type RoomClientMessage = { type: "signal"; to: string; data: unknown } | { type: "end" };
+export type RoomClientMessage =
+  { type: "signal"; to: string; data: unknown } | { type: "end" } | { type: "chat"; text: string };
+
+/** Longest chat message the room relays (characters); longer ones are dropped, as a platform refuses them. */
+export const MAX_CHAT_CHARS = 2000;
 
 interface Room {
   readonly peers: Map<string, RoomPeer>;
@@ -32,7 +37,8 @@ interface Room {
 
 /**
  * The local test meeting's rooms: who is in which room, signalling relay
- * between them, and the host's "end for everyone". Rooms exist while someone
+ * between them, the room's chat (relayed to everyone, the sender included,
+ * stamped with the room's time), and the host's "end for everyone". Rooms exist while someone
  * is in them; the first participant to join is the host.
  */
 export class TestRoomRegistry {
@@ -64,6 +70,12 @@ export class TestRoomRegistry {
     if (message.type === "signal") {
       const to = state.peers.get(message.to);
       if (to) send(to, { type: "signal", from: from.id, data: message.data });
+    } else if (message.type === "chat") {
+      const text = typeof message.text === "string" ? message.text.trim() : "";
+      if (text === "" || text.length > MAX_CHAT_CHARS) return;
+      // Everyone sees it, the sender included (its page shows what the room accepted, with the room's time).
+      const chat: RoomServerMessage = { type: "chat", from: from.name, text, at: new Date().toISOString() };
+      for (const peer of state.peers.values()) send(peer, chat);
     } else if (message.type === "end" && from.host) {
       this.#rooms.delete(room);
       for (const peer of state.peers.values()) {

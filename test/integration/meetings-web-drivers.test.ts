@@ -1,0 +1,202 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
+import type { DriverPage, PlatformDriver } from "../../src/meetings/platforms/platform-driver.js";
+import { TeamsDriver } from "../../src/meetings/platforms/teams/teams-driver.js";
+import { ZoomDriver } from "../../src/meetings/platforms/zoom/zoom-driver.js";
+
+/**
+ * Zoom's web client and Teams on the web cannot be reached from here: their
+ * drivers run against saved, reduced pages (test/fixtures/zoom, teams) in a
+ * real Chromium (1 process), like the Google Meet driver.
+ */
+describe("Zoom and Teams web drivers against saved page fixtures", () => {
+  let browser: Browser;
+  let page: Page;
+  let profile: string;
+  const context = { botName: "Notetaker", signal: new AbortController().signal };
+  const driverPage = (): DriverPage => ({
+    evaluate: <T>(script: string) => page.evaluate(script) as Promise<T>,
+    click: (selector) => page.click(selector),
+    type: (selector, text) => page.type(selector, text),
+    url: () => page.url(),
+  });
+  const load = (platform: string, name: string) =>
+    page.setContent(readFileSync(join(import.meta.dirname, `../fixtures/${platform}/${name}`), "utf8"));
+  const observe = (driver: PlatformDriver) => driver.observe(driverPage(), context);
+
+  beforeAll(async () => {
+    profile = mkdtempSync(join(tmpdir(), "talkgate-web-driver-fixtures-"));
+    browser = await puppeteer.launch({
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      userDataDir: profile,
+      args: [...BOT_CHROMIUM_ARGS],
+    });
+    page = (await browser.pages())[0] ?? (await browser.newPage());
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+
+  describe("Zoom", () => {
+    const zoom = new ZoomDriver();
+
+    it("takes invite links and web client pages, and opens the web client with the passcode", () => {
+      for (const ok of [
+        "https://us05web.zoom.us/j/84335626851?pwd=abc",
+        "https://zoom.us/j/123456789",
+        "https://app.zoom.us/wc/join/84335626851",
+        "https://app.zoom.us/wc/84335626851/join?pwd=x",
+      ])
+        expect(zoom.matches(new URL(ok)), ok).toBe(true);
+      for (const no of [
+        "http://zoom.us/j/123456789",
+        "https://zoom.us/j/12",
+        "https://zoom.us.evil.example/j/123456789",
+        "https://zoom.us/signin",
+        "https://meet.google.com/abc-defg-hij",
+      ])
+        expect(zoom.matches(new URL(no)), no).toBe(false);
+      expect(zoom.joinUrl(new URL("https://us05web.zoom.us/j/84335626851?pwd=abc&uname=x"), "B")).toBe(
+        "https://app.zoom.us/wc/84335626851/join?pwd=abc",
+      );
+    });
+
+    it("goes from the landing page to the browser client, enters the name, turns devices off, joins, and waits", async () => {
+      await load("zoom", "landing.html");
+      expect((await observe(zoom)).phase).toBe("joining");
+      await zoom.join(driverPage(), context);
+      expect(await page.evaluate("window.fixtureLog")).toEqual([
+        "browser",
+        "mic-off",
+        "video-off",
+        "join:Notetaker",
+      ]);
+      expect((await observe(zoom)).phase).toBe("waiting_room");
+      await load("zoom", "waiting-room.html");
+      expect((await observe(zoom)).phase).toBe("waiting_room");
+    });
+
+    it("is admitted by the call controls: joins computer audio, lists the others and the active speaker", async () => {
+      await load("zoom", "in-call.html");
+      await zoom.join(driverPage(), context);
+      expect(await page.evaluate("window.fixtureLog")).toEqual(["computer-audio"]);
+      const seen = await observe(zoom);
+      expect(seen.phase).toBe("in_call");
+      expect(seen.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
+      expect(seen.activeSpeakers).toEqual(["Alice Example"]);
+      expect(seen.speakers).toEqual({});
+    });
+
+    it("reads the chat (a run of messages keeps its sender) and posts in it", async () => {
+      await load("zoom", "in-call.html");
+      expect(await zoom.chat.read(driverPage(), context)).toEqual([
+        { from: "Alice Example", text: "Hello all", at: "10:04 AM", self: false },
+        { from: "Alice Example", text: "Notetaker, what is the plan?", at: "", self: false },
+      ]);
+      await zoom.chat.send(driverPage(), "The plan is on the wiki.");
+      expect((await zoom.chat.read(driverPage(), context)).at(-1)).toEqual({
+        from: "Notetaker (Me)",
+        text: "The plan is on the wiki.",
+        at: "",
+        self: true,
+      });
+    });
+
+    it.each([
+      ["removed.html", "removed"],
+      ["ended.html", "ended"],
+      ["not-found.html", "not_found"],
+      ["passcode.html", "blocked"],
+      ["sign-in.html", "sign_in_required"],
+      ["denied.html", "denied"],
+    ])("reads %s as %s", async (fixture, phase) => {
+      await load("zoom", fixture);
+      expect((await observe(zoom)).phase).toBe(phase);
+    });
+
+    it("leaves with Leave, then Leave Meeting", async () => {
+      await load("zoom", "in-call.html");
+      await zoom.leave(driverPage());
+      expect((await observe(zoom)).phase).toBe("ended");
+    });
+  });
+
+  describe("Teams", () => {
+    const teams = new TeamsDriver();
+
+    it("takes meetup-join and teams.live.com links only", () => {
+      for (const ok of [
+        "https://teams.microsoft.com/l/meetup-join/19%3ameeting_abc%40thread.v2/0?context=%7b%7d",
+        "https://teams.live.com/meet/9876543210123?p=abc",
+      ])
+        expect(teams.matches(new URL(ok)), ok).toBe(true);
+      for (const no of [
+        "https://teams.microsoft.com/",
+        "http://teams.live.com/meet/9876543210123",
+        "https://teams.live.com/meet/abc",
+        "https://teams.microsoft.com.evil.example/l/meetup-join/a/b",
+      ])
+        expect(teams.matches(new URL(no)), no).toBe(false);
+    });
+
+    it("continues on this browser, enters the name, turns camera and microphone off, joins, and waits in the lobby", async () => {
+      await load("teams", "launcher.html");
+      await teams.join(driverPage(), context);
+      expect(await page.evaluate("window.fixtureLog")).toEqual([
+        "browser",
+        "mic-off",
+        "video-off",
+        "join:Notetaker",
+      ]);
+      expect((await observe(teams)).phase).toBe("waiting_room");
+      await load("teams", "lobby.html");
+      expect((await observe(teams)).phase).toBe("waiting_room");
+    });
+
+    it("is admitted by the call controls, lists the others and who is speaking", async () => {
+      await load("teams", "in-call.html");
+      const seen = await observe(teams);
+      expect(seen.phase).toBe("in_call");
+      expect(seen.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
+      expect(seen.activeSpeakers).toEqual(["Alice Example"]);
+    });
+
+    it("reads the chat with its times and posts in it", async () => {
+      await load("teams", "in-call.html");
+      expect(await teams.chat.read(driverPage(), context)).toEqual([
+        { from: "Bob Example", text: "Morning", at: "2026-11-23T10:04:05.000Z", self: false },
+        { from: "Alice Example", text: "Notetaker summary", at: "2026-11-23T10:04:09.000Z", self: false },
+      ]);
+      await teams.chat.send(driverPage(), "Summary so far: nothing yet.");
+      expect((await teams.chat.read(driverPage(), context)).at(-1)).toMatchObject({
+        text: "Summary so far: nothing yet.",
+        self: true,
+      });
+    });
+
+    it.each([
+      ["removed.html", "removed"],
+      ["ended.html", "ended"],
+      ["not-found.html", "not_found"],
+      ["sign-in.html", "sign_in_required"],
+      ["denied.html", "denied"],
+      ["anonymous-off.html", "blocked"],
+    ])("reads %s as %s", async (fixture, phase) => {
+      await load("teams", fixture);
+      expect((await observe(teams)).phase).toBe(phase);
+    });
+
+    it("leaves with the hang-up button", async () => {
+      await load("teams", "in-call.html");
+      await teams.leave(driverPage());
+      expect((await observe(teams)).phase).toBe("ended");
+    });
+  });
+});
