@@ -47,5 +47,5 @@ export {
   type JobSettings,
 } from "./job-scheduler.js";
 // Offered to other layers (scripts/rewrite-layer-imports.ts).
-export type { JobRecord } from "./job-queue.js";
+export type { JobRecord, JobSummary } from "./job-queue.js";
 export { InProcessOneTimeClaims, RedisOneTimeClaims, type OneTimeClaims } from "./one-time-claims.js";

@@ -10,6 +10,7 @@ import {
   type JobHandler,
   JobQueue,
   type JobRecord,
+  type JobSummary,
 } from "./job-queue.js";
 import type { JobScheduler } from "./job-scheduler-contract.js";
 
@@ -38,6 +39,8 @@ export interface AppJobs {
    * queue), where the surface's own state is the record.
    */
   inspect<T>(jobId: string, options?: { logs?: boolean }): Promise<JobRecord<T> | undefined>;
+  /** From any worker: open jobs (running, waiting, delayed) of every registered kind, at most `limit` per kind. */
+  list(limit?: number): Promise<JobSummary[]>;
   /**
    * Registers `kind` and the role that runs it, and runs its jobs here if
    * this worker has that role (returns true); otherwise only registers the
@@ -108,6 +111,7 @@ export function appJobs(scheduler: JobScheduler, roles: readonly WorkerRole[]): 
     enqueue: <T>(kind: string, data: T, options?: EnqueueOptions) =>
       scheduler.enqueue(check(kind), data, options),
     cancel: (jobId: string, reason?: string) => scheduler.cancel(jobId, reason),
+    list: (limit?: number) => scheduler.list(limit),
     inspect: async <T>(jobId: string, options?: { logs?: boolean }) => scheduler.inspect?.<T>(jobId, options),
     process: <T>(kind: string, placement: JobPlacement, handler: JobHandler<T>) => {
       const known = kindRoles.get(kind);
