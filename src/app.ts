@@ -15,6 +15,7 @@ import type { GatewayDeps, GatewayOptionsInput, GatewayServer } from "./gateway/
 import type { VoiceWakeStore } from "./meetings/index.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
 import { buildGateway } from "./app/gateway.js";
+import { registerOps } from "./app/ops.js";
 import { brainOptions, buildPipelines } from "./app/pipelines.js";
 import { buildProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
@@ -98,6 +99,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const surfaces = { config, ctx, gateway, cluster, providers, tools };
   const voiceWake = await registerMeetings(surfaces);
   await registerTelephonySurface(surfaces);
+  await registerOps({ ctx, gateway, cluster, tools });
 
   let closing: Promise<void> | undefined;
   return {

@@ -15,6 +15,8 @@ import type { CommandReply } from "./session-command.js";
  *   cluster carries the summaries as JSON and never reads them.
  * - `drain`: the worker stops taking sessions and jobs and is marked
  *   `draining`, as after SIGTERM, but keeps running (an operator's drain).
+ * - `closeSession`: ends a session that worker runs the way its surface ends
+ *   it (a phone call is hung up at the carrier, then closed).
  */
 
 export interface WorkerCommandSpec<P extends z.ZodType, R> {
@@ -30,6 +32,17 @@ function verb<R>(): <P extends z.ZodType>(params: P) => WorkerCommandSpec<P, R> 
 export const WORKER_COMMANDS = {
   listSessions: verb<{ workerId: string; sessions: unknown[] }>()(z.strictObject({})),
   drain: verb<{ workerId: string; draining: true }>()(z.strictObject({})),
+  closeSession: verb<{ sessionId: string; closed: true; hungUp: boolean }>()(
+    z.strictObject({
+      sessionId: z.string().regex(/^\S{1,256}$/, "1-256 characters without whitespace"),
+      reason: z
+        .string()
+        .min(1)
+        .max(64)
+        .regex(/^[a-z0-9_.-]+$/, "lowercase letters, digits, _ . -")
+        .optional(),
+    }),
+  ),
 } as const;
 
 export type WorkerCommandVerb = keyof typeof WORKER_COMMANDS;

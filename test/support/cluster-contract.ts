@@ -277,6 +277,7 @@ export function describeCoordinatorContract(name: string, makeFixture: () => Coo
           drained.push(a.workerId);
           return { workerId: a.workerId, draining: true };
         },
+        closeSession: ({ sessionId }) => ({ sessionId, closed: true, hungUp: false }),
       });
       expect(await b.sendWorkerCommand(a.workerId, { verb: "listSessions" })).toEqual({
         workerId: a.workerId,

@@ -1,0 +1,33 @@
+/**
+ * The operations surface of the composition root (src/ops): the cluster-wide
+ * admin API over the coordinator, the job queue and this worker's drain.
+ */
+import type { AppCluster } from "../app-cluster.js";
+import type { GatewayServer, SurfaceContext } from "../gateway/index.js";
+import { opsPlugin, type OpsCluster, type OpsSurface } from "../ops/index.js";
+import type { AppTools } from "./tools.js";
+
+export interface OpsInputs {
+  ctx: SurfaceContext;
+  gateway: GatewayServer;
+  cluster: AppCluster;
+  tools: AppTools;
+}
+
+export async function registerOps(i: OpsInputs): Promise<OpsSurface> {
+  const { coordinator } = i.cluster;
+  const cluster: OpsCluster = {
+    workerId: coordinator.workerId,
+    listWorkers: (signal) => coordinator.listWorkers(signal),
+    locate: (sessionId, signal) => coordinator.locate(sessionId, signal),
+    sendCommand: (sessionId, command, options) => coordinator.sendCommand(sessionId, command, options),
+    sendWorkerCommand: (workerId, command, options) =>
+      coordinator.sendWorkerCommand(workerId, command, options),
+    onWorkerCommand: (handlers) => coordinator.onWorkerCommand(handlers),
+    jobs: i.cluster.jobs,
+    startDrain: () => i.cluster.startDrain(),
+  };
+  const { plugin, surface } = opsPlugin(i.ctx, { cluster, callControls: i.tools.callControls });
+  await i.gateway.app.register(plugin);
+  return surface;
+}

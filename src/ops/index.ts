@@ -1,0 +1,10 @@
+// The operations surface: cluster-wide admin API (and, next to it, metrics, traces, usage and the console).
+export { opsPlugin, type OpsPluginOptions, type OpsSurface } from "./ops-plugin.js";
+export type { OpsCluster } from "./ops-cluster.js";
+export type { SessionSummary } from "./live-sessions.js";
+export {
+  AdminService,
+  ADMIN_CLOSE_REASON,
+  type SessionListing,
+  type WorkerSummary,
+} from "./admin-service.js";
