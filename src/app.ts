@@ -20,6 +20,7 @@ import { brainOptions, buildPipelines } from "./app/pipelines.js";
 import { buildProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
 import { buildTools } from "./app/tools.js";
+import { observedProviders, ProviderProbes } from "./ops/index.js";
 
 export { configuredProviders } from "./app/providers.js";
 
@@ -74,7 +75,10 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   });
   const brain = brainOptions(config);
   const tools = buildTools({ config, providers, runtime, brain, extra: options.tools ?? [], logger });
-  const pipelines = buildPipelines(config, providers, tools, brain, logger);
+  // Every provider call of every pipeline is observed (metrics, traces, usage): the observers join in registerOps.
+  const probes = new ProviderProbes(logger);
+  const observed = { ...providers, pipeline: observedProviders(providers.pipeline, probes) };
+  const pipelines = buildPipelines(config, observed, tools, brain, logger);
   const cluster = await createAppCluster({ config, runtime, logger });
   const gateway = await buildGateway({
     config,
@@ -99,7 +103,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const surfaces = { config, ctx, gateway, cluster, providers, tools };
   const voiceWake = await registerMeetings(surfaces);
   await registerTelephonySurface(surfaces);
-  await registerOps({ ctx, gateway, cluster, tools });
+  await registerOps({ ctx, gateway, cluster, tools, probes });
 
   let closing: Promise<void> | undefined;
   return {

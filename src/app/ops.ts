@@ -4,7 +4,7 @@
  */
 import type { AppCluster } from "../app-cluster.js";
 import type { GatewayServer, SurfaceContext } from "../gateway/index.js";
-import { opsPlugin, type OpsCluster, type OpsSurface } from "../ops/index.js";
+import { opsPlugin, type OpsCluster, type OpsSurface, type ProviderProbes } from "../ops/index.js";
 import type { AppTools } from "./tools.js";
 
 export interface OpsInputs {
@@ -12,6 +12,7 @@ export interface OpsInputs {
   gateway: GatewayServer;
   cluster: AppCluster;
   tools: AppTools;
+  probes: ProviderProbes;
 }
 
 export async function registerOps(i: OpsInputs): Promise<OpsSurface> {
@@ -27,7 +28,12 @@ export async function registerOps(i: OpsInputs): Promise<OpsSurface> {
     jobs: i.cluster.jobs,
     startDrain: () => i.cluster.startDrain(),
   };
-  const { plugin, surface } = opsPlugin(i.ctx, { cluster, callControls: i.tools.callControls });
+  const { plugin, surface } = opsPlugin(i.ctx, {
+    cluster,
+    callControls: i.tools.callControls,
+    registry: i.gateway.metrics.registry,
+    probes: i.probes,
+  });
   await i.gateway.app.register(plugin);
   return surface;
 }

@@ -22,5 +22,6 @@ export { MediaLeg } from "./media/media-leg.js";
 export { CallControlRegistry } from "./tools/call-control.js";
 export type { MediaLegAdapter } from "./media/media-leg.js";
 export type { SessionControllerFactory } from "./pipelines/controller-factory.js";
+export type { PipelineProviderResolver } from "./pipelines/pipeline-options.js";
 export type { TalkAudioSink, TalkSessionController } from "./pipelines/controller-types.js";
 export type { CallControl } from "./tools/call-control.js";

@@ -8,3 +8,12 @@ export {
   type SessionListing,
   type WorkerSummary,
 } from "./admin-service.js";
+export { ProviderProbes } from "./provider-probes.js";
+export {
+  observedProviders,
+  type ProviderCall,
+  type ProviderCallKind,
+  type ProviderCallTrace,
+  type ProviderObserver,
+} from "./provider-probe.js";
+export { OpsMetrics } from "./ops-metrics.js";
