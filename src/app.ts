@@ -20,7 +20,7 @@ import { brainOptions, buildPipelines } from "./app/pipelines.js";
 import { buildProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
 import { buildTools } from "./app/tools.js";
-import { observedProviders, ProviderProbes } from "./ops/index.js";
+import { observedProviders, ProviderProbes, traceLogMixin } from "./ops/index.js";
 
 export { configuredProviders } from "./app/providers.js";
 
@@ -58,7 +58,9 @@ export interface CreateAppOptions {
 
 export async function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): Promise<App> {
   const { config } = loaded;
-  const logger = options.logger ?? pino({ level: config.log.level, base: { service: "talkgate" } });
+  // Lines naming a traced session carry its traceId and spanId (src/ops/trace-log.ts).
+  const logger =
+    options.logger ?? pino({ level: config.log.level, base: { service: "talkgate" }, mixin: traceLogMixin });
   logger.info(
     { config: loaded.path ?? "(embedded defaults)", env: loaded.envOverrides },
     "talkgate starting",

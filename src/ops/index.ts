@@ -17,3 +17,6 @@ export {
   type ProviderObserver,
 } from "./provider-probe.js";
 export { OpsMetrics } from "./ops-metrics.js";
+export { createTraceProvider } from "./trace-provider.js";
+export { SessionTracer } from "./session-tracer.js";
+export { traceLogMixin } from "./trace-log.js";

@@ -8,6 +8,8 @@ import { LiveSessions } from "./live-sessions.js";
 import type { OpsCluster } from "./ops-cluster.js";
 import { OpsMetrics } from "./ops-metrics.js";
 import type { ProviderProbes } from "./provider-probes.js";
+import { SessionTracer } from "./session-tracer.js";
+import { createTraceProvider } from "./trace-provider.js";
 
 export interface OpsPluginOptions {
   cluster: OpsCluster;
@@ -17,6 +19,8 @@ export interface OpsPluginOptions {
   registry: Registry;
   /** Where the pipelines' providers report their calls (made before the pipelines, filled here). */
   probes: ProviderProbes;
+  /** Where the OTEL_* variables are read (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** What the operations surface offers the composition root once registered. */
@@ -24,7 +28,8 @@ export interface OpsSurface {
   readonly admin: AdminService;
   readonly live: LiveSessions;
   readonly metrics: OpsMetrics;
-  close(): void;
+  /** Ends open spans and flushes the trace exporter. Idempotent. */
+  close(): Promise<void>;
 }
 
 /**
@@ -53,23 +58,33 @@ export function opsPlugin(
     workerId: options.cluster.workerId,
   });
   const offMetrics = options.probes.add(metrics);
-  let closed = false;
+  const workerId = options.cluster.workerId;
+  const traces = createTraceProvider(options.env ?? process.env, workerId, ctx.logger);
+  const tracer = traces && new SessionTracer(traces.getTracer("talkgate"), ctx.runtime, workerId);
+  const offTracer = tracer ? options.probes.add(tracer) : () => {};
+  let closing: Promise<void> | undefined;
   const surface: OpsSurface = {
     admin,
     live,
     metrics,
     close() {
-      if (closed) return;
-      closed = true;
-      offMetrics();
-      metrics.close();
-      admin.close();
-      live.close();
+      closing ??= (async () => {
+        offMetrics();
+        offTracer();
+        metrics.close();
+        admin.close();
+        live.close();
+        tracer?.close();
+        await traces
+          ?.shutdown()
+          .catch((err: unknown) => ctx.logger.warn({ err }, "tracing: the last spans were not exported"));
+      })();
+      return closing;
     },
   };
   const plugin: FastifyPluginAsync = async (app) => {
     await app.register(adminRoutes(ctx, admin));
-    app.addHook("onClose", async () => surface.close());
+    app.addHook("onClose", () => surface.close());
   };
   return { plugin, surface };
 }
