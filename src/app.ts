@@ -105,7 +105,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const surfaces = { config, ctx, gateway, cluster, providers, tools };
   const voiceWake = await registerMeetings(surfaces);
   await registerTelephonySurface(surfaces);
-  await registerOps({ ctx, gateway, cluster, tools, probes });
+  await registerOps({ config, ctx, gateway, cluster, tools, probes });
 
   let closing: Promise<void> | undefined;
   return {

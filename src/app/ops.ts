@@ -3,11 +3,13 @@
  * admin API over the coordinator, the job queue and this worker's drain.
  */
 import type { AppCluster } from "../app-cluster.js";
+import type { TalkgateConfig } from "../config/config-schema.js";
 import type { GatewayServer, SurfaceContext } from "../gateway/index.js";
 import { opsPlugin, type OpsCluster, type OpsSurface, type ProviderProbes } from "../ops/index.js";
 import type { AppTools } from "./tools.js";
 
 export interface OpsInputs {
+  config: TalkgateConfig;
   ctx: SurfaceContext;
   gateway: GatewayServer;
   cluster: AppCluster;
@@ -33,6 +35,9 @@ export async function registerOps(i: OpsInputs): Promise<OpsSurface> {
     callControls: i.tools.callControls,
     registry: i.gateway.metrics.registry,
     probes: i.probes,
+    dataDir: i.config.dataDir,
+    usage: i.config.ops.usage,
+    retentionDays: i.config.ops.retentionDays,
   });
   await i.gateway.app.register(plugin);
   return surface;

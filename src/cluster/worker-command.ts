@@ -15,6 +15,8 @@ import type { CommandReply } from "./session-command.js";
  *   cluster carries the summaries as JSON and never reads them.
  * - `drain`: the worker stops taking sessions and jobs and is marked
  *   `draining`, as after SIGTERM, but keeps running (an operator's drain).
+ * - `listUsage`: that worker's usage ledger records of sessions ended
+ *   between two days (UTC, inclusive), carried as JSON like the summaries.
  * - `closeSession`: ends a session that worker runs the way its surface ends
  *   it (a phone call is hung up at the carrier, then closed).
  */
@@ -32,6 +34,13 @@ function verb<R>(): <P extends z.ZodType>(params: P) => WorkerCommandSpec<P, R> 
 export const WORKER_COMMANDS = {
   listSessions: verb<{ workerId: string; sessions: unknown[] }>()(z.strictObject({})),
   drain: verb<{ workerId: string; draining: true }>()(z.strictObject({})),
+  listUsage: verb<{ workerId: string; records: unknown[] }>()(
+    z.strictObject({
+      from: z.iso.date(),
+      to: z.iso.date(),
+      limit: z.number().int().min(1).max(100_000).optional(),
+    }),
+  ),
   closeSession: verb<{ sessionId: string; closed: true; hungUp: boolean }>()(
     z.strictObject({
       sessionId: z.string().regex(/^\S{1,256}$/, "1-256 characters without whitespace"),

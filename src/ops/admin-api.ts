@@ -3,6 +3,7 @@ import { z } from "zod";
 import { TalkError } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import type { AdminService } from "./admin-service.js";
+import { usageCsv } from "./usage-record.js";
 
 const id = z.string().regex(/^\S{1,256}$/, "1-256 characters without whitespace");
 const reason = z
@@ -18,6 +19,17 @@ const closeParams = z.strictObject({ sessionId: id, reason: reason.optional() })
 const cancelParams = z.strictObject({ sessionId: id, turnId: turnId.optional(), reason: reason.optional() });
 const drainParams = z.strictObject({ workerId: id });
 const jobCancelParams = z.strictObject({ jobId, reason: reason.optional() });
+/** Days (UTC, inclusive) of the sessions' ends; both default to today. */
+const usageParams = z.strictObject({ from: z.iso.date().optional(), to: z.iso.date().optional() });
+const usageQuery = usageParams.extend({ format: z.enum(["json", "csv"]).optional() });
+
+function usageRange(p: { from?: string | undefined; to?: string | undefined }): { from: string; to: string } {
+  const today = new Date().toISOString().slice(0, 10);
+  const from = p.from ?? p.to ?? today;
+  const to = p.to ?? (p.from !== undefined && p.from > today ? p.from : today);
+  if (from > to) throw new TalkError("invalid_params", "from must not be after to.");
+  return { from, to };
+}
 
 /**
  * The admin operations as Talk API surface methods (`admin.*`, scope admin),
@@ -48,6 +60,10 @@ export function registerAdminMethods(ctx: SurfaceContext, admin: AdminService): 
   method("admin.worker.drain", drainParams, (p, signal) => admin.drainWorker(p.workerId, signal));
   method("admin.jobs.list", empty, () => admin.listJobs());
   method("admin.job.cancel", jobCancelParams, (p) => admin.cancelJob(p.jobId, p.reason));
+  method("admin.usage.list", usageParams, (p, signal) => {
+    const { from, to } = usageRange(p);
+    return admin.listUsage(from, to, signal);
+  });
 }
 
 const reasonBody = z.strictObject({ reason: reason.optional() });
@@ -103,6 +119,18 @@ export function adminRoutes(ctx: SurfaceContext, admin: AdminService): FastifyPl
         ),
       );
     }
+    app.get("/admin/usage", (req, reply) =>
+      run(reply, async () => {
+        const query = parse(usageQuery, req.query, "query");
+        const { from, to } = usageRange(query);
+        const listing = await admin.listUsage(from, to);
+        if (query.format !== "csv") return listing;
+        void reply
+          .header("content-type", "text/csv; charset=utf-8")
+          .header("content-disposition", `attachment; filename="talkgate-usage-${from}-${to}.csv"`);
+        return usageCsv(listing.records);
+      }),
+    );
     app.get("/admin/workers", (_req, reply) => run(reply, () => admin.listWorkers()));
     app.post<WithId>("/admin/workers/:id/drain", (req, reply) =>
       run(reply, () => admin.drainWorker(parse(id, req.params.id, "worker id"))),

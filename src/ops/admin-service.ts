@@ -4,6 +4,8 @@ import { TalkError, toTalkError } from "../core/index.js";
 import type { CallControlRegistry, TalkLogger, TalkRuntime } from "../core/index.js";
 import type { LiveSessions, SessionSummary } from "./live-sessions.js";
 import type { OpsCluster } from "./ops-cluster.js";
+import type { UsageLedger } from "./usage-ledger.js";
+import type { UsageRecord } from "./usage-record.js";
 
 /** A worker's session summaries as they arrive from the bus: parsed, never trusted. */
 const summarySchema = z.object({
@@ -21,6 +23,15 @@ const summarySchema = z.object({
   activity: z.enum(["speaking", "listening", "idle"]),
   counterpart: z.record(z.string(), z.string().max(512)),
   events: z.number(),
+});
+
+/** A ledger record from another worker: the fields a listing sorts and totals by are checked; the rest is carried. */
+const usageSchema = z.looseObject({
+  sessionId: z.string().min(1).max(256),
+  workerId: z.string().min(1).max(256),
+  endedAt: z.string().max(64),
+  durationSeconds: z.number(),
+  cost: z.object({ total: z.number(), currency: z.string().max(8) }),
 });
 
 export interface SessionListing {
@@ -50,6 +61,8 @@ export interface AdminServiceOptions {
   runtime: TalkRuntime;
   /** Phone calls' controls (hang-up at the carrier), by session. */
   callControls?: CallControlRegistry | undefined;
+  /** This worker's usage ledger (answers listUsage). */
+  ledger: UsageLedger;
   /** How long a listing waits for each worker, ms (default 2000). */
   listTimeoutMs?: number;
   logger: TalkLogger;
@@ -79,22 +92,62 @@ export class AdminService {
         return { workerId: options.cluster.workerId, draining: true };
       },
       closeSession: ({ sessionId, reason }) => this.#closeHere(sessionId, reason ?? ADMIN_CLOSE_REASON),
+      listUsage: async ({ from, to, limit }) => ({
+        workerId: options.cluster.workerId,
+        records: await options.ledger.list(from, to, limit),
+      }),
     });
   }
 
   async listSessions(signal?: AbortSignal): Promise<SessionListing> {
+    const { items, unreachable } = await this.#fromEveryWorker(
+      (workerId, options) =>
+        this.#o.cluster
+          .sendWorkerCommand(workerId, { verb: "listSessions" }, options)
+          .then((answer) => answer.sessions),
+      summarySchema,
+      signal,
+    );
+    const sessions = items as SessionSummary[];
+    sessions.sort((a, b) => a.startedAt - b.startedAt);
+    return { sessions, unreachable };
+  }
+
+  /**
+   * Ledger records of sessions that ended between two days (UTC, inclusive)
+   * on every live worker. A worker that is gone took its unread ledger with
+   * it from this listing (its files stay on its disk).
+   */
+  async listUsage(
+    from: string,
+    to: string,
+    signal?: AbortSignal,
+  ): Promise<{ records: UsageRecord[]; unreachable: SessionListing["unreachable"] }> {
+    const { items, unreachable } = await this.#fromEveryWorker(
+      (workerId, options) =>
+        this.#o.cluster
+          .sendWorkerCommand(workerId, { verb: "listUsage", params: { from, to } }, options)
+          .then((answer) => answer.records),
+      usageSchema,
+      signal,
+    );
+    const records = items as UsageRecord[];
+    records.sort((a, b) => a.endedAt.localeCompare(b.endedAt));
+    return { records, unreachable };
+  }
+
+  /** Asks every live worker in parallel; parses what each answered; names those that did not answer. */
+  async #fromEveryWorker(
+    ask: (workerId: string, options: { timeoutMs: number; signal?: AbortSignal }) => Promise<unknown[]>,
+    schema: z.ZodType,
+    signal: AbortSignal | undefined,
+  ): Promise<{ items: unknown[]; unreachable: SessionListing["unreachable"] }> {
     const workers = await this.#o.cluster.listWorkers(signal);
     const timeoutMs = this.#o.listTimeoutMs ?? 2000;
     const answers = await Promise.allSettled(
-      workers.map((w) =>
-        this.#o.cluster.sendWorkerCommand(
-          w.id,
-          { verb: "listSessions" },
-          { timeoutMs, ...(signal ? { signal } : {}) },
-        ),
-      ),
+      workers.map((w) => ask(w.id, { timeoutMs, ...(signal ? { signal } : {}) })),
     );
-    const sessions: SessionSummary[] = [];
+    const items: unknown[] = [];
     const unreachable: SessionListing["unreachable"] = [];
     answers.forEach((answer, i) => {
       const workerId = (workers[i] as WorkerInfo).id;
@@ -102,14 +155,13 @@ export class AdminService {
         unreachable.push({ workerId, code: toTalkError(answer.reason).code });
         return;
       }
-      for (const raw of answer.value.sessions) {
-        const parsed = summarySchema.safeParse(raw);
-        if (parsed.success) sessions.push(parsed.data as SessionSummary);
-        else this.#o.logger.warn({ workerId }, "admin: a malformed session summary was dropped");
+      for (const raw of answer.value) {
+        const parsed = schema.safeParse(raw);
+        if (parsed.success) items.push(parsed.data);
+        else this.#o.logger.warn({ workerId }, "admin: a malformed answer item was dropped");
       }
     });
-    sessions.sort((a, b) => a.startedAt - b.startedAt);
-    return { sessions, unreachable };
+    return { items, unreachable };
   }
 
   /** Ends a session on the worker that runs it, the way its surface ends it (a call is hung up first). */

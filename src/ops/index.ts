@@ -20,3 +20,6 @@ export { OpsMetrics } from "./ops-metrics.js";
 export { createTraceProvider } from "./trace-provider.js";
 export { SessionTracer } from "./session-tracer.js";
 export { traceLogMixin } from "./trace-log.js";
+export { UsageLedger } from "./usage-ledger.js";
+export { usageCsv, type UsageRecord, type ProviderUsage } from "./usage-record.js";
+export { RetentionSweeper, type RetentionRule } from "./retention.js";

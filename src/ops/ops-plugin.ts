@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { FastifyPluginAsync } from "fastify";
 import type { Registry } from "prom-client";
 import type { CallControlRegistry } from "../core/index.js";
@@ -10,6 +11,9 @@ import { OpsMetrics } from "./ops-metrics.js";
 import type { ProviderProbes } from "./provider-probes.js";
 import { SessionTracer } from "./session-tracer.js";
 import { createTraceProvider } from "./trace-provider.js";
+import { RetentionSweeper } from "./retention.js";
+import { UsageLedger } from "./usage-ledger.js";
+import type { PriceTable } from "./usage-record.js";
 
 export interface OpsPluginOptions {
   cluster: OpsCluster;
@@ -21,6 +25,12 @@ export interface OpsPluginOptions {
   probes: ProviderProbes;
   /** Where the OTEL_* variables are read (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The data directory: usage/ (the ledger) and the files retention sweeps. */
+  dataDir: string;
+  /** Prices for the ledger's cost estimate (config `ops.usage`). */
+  usage: PriceTable;
+  /** Days kept per kind (config `ops.retentionDays`; 0 = forever). */
+  retentionDays: { sessionLogs: number; transcripts: number; recordings: number; ledger: number };
 }
 
 /** What the operations surface offers the composition root once registered. */
@@ -28,6 +38,8 @@ export interface OpsSurface {
   readonly admin: AdminService;
   readonly live: LiveSessions;
   readonly metrics: OpsMetrics;
+  readonly ledger: UsageLedger;
+  readonly retention: RetentionSweeper;
   /** Ends open spans and flushes the trace exporter. Idempotent. */
   close(): Promise<void>;
 }
@@ -43,7 +55,38 @@ export function opsPlugin(
   options: OpsPluginOptions,
 ): { plugin: FastifyPluginAsync; surface: OpsSurface } {
   const live = new LiveSessions(ctx.runtime, options.cluster.workerId);
+  const usageDir = join(options.dataDir, "usage");
+  const ledger = new UsageLedger({
+    runtime: ctx.runtime,
+    dir: usageDir,
+    workerId: options.cluster.workerId,
+    prices: options.usage,
+    logger: ctx.logger,
+  });
+  const offLedger = options.probes.add(ledger);
+  const days = options.retentionDays;
+  const retention = new RetentionSweeper(
+    [
+      {
+        kind: "sessionLogs",
+        dir: join(options.dataDir, "sessions"),
+        days: days.sessionLogs,
+        match: /\.jsonl$/,
+      },
+      {
+        kind: "transcripts",
+        dir: join(options.dataDir, "meetings"),
+        days: days.transcripts,
+        match: /\.transcript\.jsonl$/,
+      },
+      { kind: "recordings", dir: join(options.dataDir, "recordings"), days: days.recordings, match: /./ },
+      { kind: "ledger", dir: usageDir, days: days.ledger, match: /^\d{4}-\d{2}-\d{2}\..+\.jsonl$/ },
+    ],
+    ctx.logger,
+  );
+  void retention.sweep();
   const admin = new AdminService({
+    ledger,
     cluster: options.cluster,
     live,
     runtime: ctx.runtime,
@@ -67,14 +110,19 @@ export function opsPlugin(
     admin,
     live,
     metrics,
+    ledger,
+    retention,
     close() {
       closing ??= (async () => {
         offMetrics();
+        offLedger();
+        retention.close();
         offTracer();
         metrics.close();
         admin.close();
         live.close();
         tracer?.close();
+        await ledger.close();
         await traces
           ?.shutdown()
           .catch((err: unknown) => ctx.logger.warn({ err }, "tracing: the last spans were not exported"));

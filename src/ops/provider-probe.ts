@@ -1,5 +1,7 @@
 import type {
   AgentProvider,
+  AudioFormat,
+  RealtimeVoiceSession,
   PipelineProviderResolver,
   RealtimeProvider,
   RealtimeProviderEvent,
@@ -35,6 +37,8 @@ export interface ProviderObserver {
   /** A realtime provider session was opened (or failed to open) in `ms`. */
   connected(call: ProviderCall, ms: number, ok: boolean): void;
   call(call: ProviderCall): ProviderCallTrace;
+  /** Audio sent to a realtime provider session, in seconds, reported when the session closes. */
+  inputAudio?(call: ProviderCall, seconds: number): void;
 }
 
 /**
@@ -217,11 +221,42 @@ function observeRealtime(
         }
       });
       observer.connected(call, performance.now() - started, true);
-      return voice;
+      return countedInput(voice, options.inputFormat, (seconds) => observer.inputAudio?.(call, seconds));
     } catch (err) {
       observer.connected(call, performance.now() - started, false);
       throw err;
     }
+  };
+  return wrapped;
+}
+
+/** Bytes per second of audio in `format` (one byte per G.711 sample, two for PCM16); undefined for Opus (variable). */
+function bytesPerSecond(format: AudioFormat): number | undefined {
+  if (format.encoding === "opus") return undefined;
+  const bytesPerSample = format.encoding === "pcm16" ? 2 : 1;
+  return format.sampleRate * format.channels * bytesPerSample;
+}
+
+/** The voice session with the audio appended to it counted; the total is reported once, at close. */
+function countedInput(
+  voice: RealtimeVoiceSession,
+  format: AudioFormat,
+  report: (seconds: number) => void,
+): RealtimeVoiceSession {
+  const wrapped = Object.create(voice) as RealtimeVoiceSession;
+  let bytes = 0;
+  let reported = false;
+  wrapped.appendAudio = (data) => {
+    bytes += data.byteLength;
+    voice.appendAudio(data);
+  };
+  wrapped.close = async () => {
+    const rate = bytesPerSecond(format);
+    if (!reported && rate) {
+      reported = true;
+      report(bytes / rate);
+    }
+    return voice.close();
   };
   return wrapped;
 }

@@ -25,6 +25,10 @@ export class ProviderProbes implements ProviderObserver {
     for (const o of this.#observers) this.#safe(() => o.connected(call, ms, ok));
   }
 
+  inputAudio(call: ProviderCall, seconds: number): void {
+    for (const o of this.#observers) this.#safe(() => o.inputAudio?.(call, seconds));
+  }
+
   call(call: ProviderCall): ProviderCallTrace {
     const traces: ProviderCallTrace[] = [];
     for (const o of this.#observers) {

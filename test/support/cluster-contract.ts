@@ -278,6 +278,7 @@ export function describeCoordinatorContract(name: string, makeFixture: () => Coo
           return { workerId: a.workerId, draining: true };
         },
         closeSession: ({ sessionId }) => ({ sessionId, closed: true, hungUp: false }),
+        listUsage: () => ({ workerId: a.workerId, records: [] }),
       });
       expect(await b.sendWorkerCommand(a.workerId, { verb: "listSessions" })).toEqual({
         workerId: a.workerId,
