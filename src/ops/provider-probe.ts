@@ -71,6 +71,21 @@ export function observedProviders(
   };
 }
 
+/**
+ * `target` with some methods replaced. Everything else is the target's own,
+ * called on the target itself (a Proxy, not Object.create: methods that use
+ * private `#fields` must run with the real object as `this`).
+ */
+function overlay<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(object, property) {
+      if (Object.hasOwn(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
+      const value: unknown = Reflect.get(object, property, object);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(object) : value;
+    },
+  });
+}
+
 function describe(kind: ProviderCallKind, provider: string, session: TalkSession): ProviderCall {
   return { kind, provider, session, turnId: session.activeTurn?.id };
 }
@@ -80,8 +95,7 @@ function outcomeOf(err: unknown, signal: AbortSignal): "error" | "cancelled" {
 }
 
 function observeStt(provider: SttProvider, session: TalkSession, observer: ProviderObserver): SttProvider {
-  const wrapped = Object.create(provider) as SttProvider;
-  wrapped.startStream = (options) => {
+  const startStream: SttProvider["startStream"] = (options) => {
     const trace = observer.call(describe("stt", provider.id, session));
     let samples = 0;
     let first = false;
@@ -113,12 +127,11 @@ function observeStt(provider: SttProvider, session: TalkSession, observer: Provi
       },
     };
   };
-  return wrapped;
+  return overlay(provider, { startStream });
 }
 
 function observeTts(provider: TtsProvider, session: TalkSession, observer: ProviderObserver): TtsProvider {
-  const wrapped = Object.create(provider) as TtsProvider;
-  wrapped.synthesize = async function* synthesize(request) {
+  const synthesize: TtsProvider["synthesize"] = async function* synthesize(request) {
     const trace = observer.call(describe("tts", provider.id, session));
     let first = false;
     let ended = false;
@@ -141,7 +154,7 @@ function observeTts(provider: TtsProvider, session: TalkSession, observer: Provi
       if (!ended) trace.end("cancelled", { ttsCharacters: request.text.length });
     }
   };
-  return wrapped;
+  return overlay(provider, { synthesize });
 }
 
 function observeAgent(
@@ -149,8 +162,7 @@ function observeAgent(
   session: TalkSession,
   observer: ProviderObserver,
 ): AgentProvider {
-  const wrapped = Object.create(provider) as AgentProvider;
-  wrapped.consult = async function* consult(request) {
+  const consult: AgentProvider["consult"] = async function* consult(request) {
     const trace = observer.call({ ...describe("agent", provider.id, session), turnId: request.turnId });
     let first = false;
     let ended = false;
@@ -172,7 +184,7 @@ function observeAgent(
       if (!ended) trace.end("cancelled");
     }
   };
-  return wrapped;
+  return overlay(provider, { consult });
 }
 
 function observeRealtime(
@@ -182,10 +194,7 @@ function observeRealtime(
 ): RealtimeProvider {
   const connect = provider.connect?.bind(provider);
   if (!connect) return provider;
-  const wrapped = Object.create(provider) as RealtimeProvider & {
-    connect: NonNullable<RealtimeProvider["connect"]>;
-  };
-  wrapped.connect = async (options, onEvent) => {
+  const observedConnect: NonNullable<RealtimeProvider["connect"]> = async (options, onEvent) => {
     const responses = new Map<string, { trace: ProviderCallTrace; first: boolean }>();
     const watch = (event: RealtimeProviderEvent): void => {
       if (event.type === "response_started") {
@@ -227,7 +236,7 @@ function observeRealtime(
       throw err;
     }
   };
-  return wrapped;
+  return overlay(provider, { connect: observedConnect });
 }
 
 /** Bytes per second of audio in `format` (one byte per G.711 sample, two for PCM16); undefined for Opus (variable). */
@@ -243,14 +252,13 @@ function countedInput(
   format: AudioFormat,
   report: (seconds: number) => void,
 ): RealtimeVoiceSession {
-  const wrapped = Object.create(voice) as RealtimeVoiceSession;
   let bytes = 0;
   let reported = false;
-  wrapped.appendAudio = (data) => {
+  const appendAudio = (data: Uint8Array): void => {
     bytes += data.byteLength;
     voice.appendAudio(data);
   };
-  wrapped.close = async () => {
+  const close = async (): Promise<void> => {
     const rate = bytesPerSecond(format);
     if (!reported && rate) {
       reported = true;
@@ -258,5 +266,5 @@ function countedInput(
     }
     return voice.close();
   };
-  return wrapped;
+  return overlay(voice, { appendAudio, close });
 }
