@@ -15,6 +15,7 @@ export type Layer =
   | "gateway"
   | "telephony"
   | "meetings"
+  | "ops"
   | "client"
   | "providers"
   | "cluster"
@@ -33,6 +34,7 @@ export const ALLOWED_ARROWS: Readonly<Record<Layer, readonly Layer[]>> = Object.
     "gateway",
     "telephony",
     "meetings",
+    "ops",
     "client",
     "providers",
     "cluster",
@@ -46,6 +48,8 @@ export const ALLOWED_ARROWS: Readonly<Record<Layer, readonly Layer[]>> = Object.
   gateway: ["cluster", "config", "core", "codecs"],
   telephony: ["gateway", "cluster", "config", "core", "codecs"],
   meetings: ["gateway", "cluster", "config", "core", "codecs"],
+  // Operations (admin API, metrics, traces, usage ledger, console): a surface over the others' events.
+  ops: ["gateway", "cluster", "config", "core", "codecs"],
   providers: ["core", "codecs"],
   cluster: ["core", "codecs"],
   config: ["core", "codecs"],
@@ -60,6 +64,7 @@ export const LAYER_TIER: Readonly<Record<Layer, number>> = Object.freeze({
   gateway: 2,
   telephony: 2,
   meetings: 2,
+  ops: 2,
   providers: 3,
   cluster: 3,
   config: 4,

@@ -40,6 +40,11 @@ export interface AppCluster {
    * Idempotent. The caller closes the app afterwards.
    */
   drain(): Promise<DrainResult>;
+  /**
+   * An operator's drain (admin.worker.drain): the same drain, without the
+   * exit that follows SIGTERM; resolves once the worker is marked draining.
+   */
+  startDrain(): Promise<void>;
   /** Where to close a session lost to the cluster (the Gateway's controller when it holds it). */
   setLocalCloser(
     closer: (sessionId: string, reason: TerminalReason, message: string) => Promise<boolean>,
@@ -110,6 +115,8 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
   );
 
   const stopHooks: (() => void)[] = [];
+  let markedDraining: () => void = () => {};
+  const marked = new Promise<void>((resolve) => (markedDraining = resolve));
   let accepting = true;
   const drainer = new Drainer(
     {
@@ -118,7 +125,13 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
         for (const hook of stopHooks) hook();
         await scheduler.pause();
       },
-      markDraining: () => coordinator.setWorkerState("draining"),
+      markDraining: async () => {
+        try {
+          await coordinator.setWorkerState("draining");
+        } finally {
+          markedDraining();
+        }
+      },
       work: {
         count: () => runtime.sessionCount + scheduler.activeJobs,
         onChange: (listener) => {
@@ -160,6 +173,10 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
     gateway,
     ready: () => coordinator.ready(),
     drain: () => drainer.drain(),
+    startDrain() {
+      drainer.drain().catch((err: unknown) => logger.error({ err }, "drain failed"));
+      return marked;
+    },
     setLocalCloser(fn) {
       closer = fn;
     },

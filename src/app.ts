@@ -17,11 +17,13 @@ import { type AppCluster, createAppCluster } from "./app-cluster.js";
 import { renderFaultSpeech } from "./app/faults.js";
 import { buildGateway } from "./app/gateway.js";
 import { createAppLogger } from "./app/logger.js";
+import { registerOps } from "./app/ops.js";
 import { brainOptions, buildPipelines } from "./app/pipelines.js";
 import { registerPages } from "./app/pages.js";
 import { buildProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
 import { buildTools } from "./app/tools.js";
+import { observedProviders, ProviderProbes, traceLogMixin } from "./ops/index.js";
 
 export { configuredProviders } from "./app/providers.js";
 
@@ -59,7 +61,8 @@ export interface CreateAppOptions {
 
 export async function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): Promise<App> {
   const { config } = loaded;
-  const logger = options.logger ?? createAppLogger(config.log.level);
+  // Every line is redacted (src/config/redact.ts); lines naming a traced session carry its traceId and spanId.
+  const logger = options.logger ?? createAppLogger(config.log.level, undefined, traceLogMixin);
   logger.info(
     { config: loaded.path ?? "(embedded defaults)", env: loaded.envOverrides },
     "talkgate starting",
@@ -79,7 +82,10 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const tools = buildTools({ config, providers, runtime, brain, extra: options.tools ?? [], logger });
   // The failure path's lines, rendered once by the local TTS: audio that cannot fail when a provider has.
   const faultSpeech = await renderFaultSpeech(config, providers.registry, logger);
-  const pipelines = buildPipelines(config, providers, tools, brain, logger, faultSpeech);
+  // Every provider call of every pipeline is observed (metrics, traces, usage): the observers join in registerOps.
+  const probes = new ProviderProbes(logger);
+  const observed = { ...providers, pipeline: observedProviders(providers.pipeline, probes) };
+  const pipelines = buildPipelines(config, observed, tools, brain, logger, faultSpeech);
   const cluster = await createAppCluster({ config, runtime, logger });
   const gateway = await buildGateway({
     config,
@@ -107,6 +113,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const voiceWake = await registerMeetings(surfaces);
   await registerTelephonySurface(surfaces);
   await registerPages(gateway);
+  await registerOps({ config, ctx, gateway, cluster, tools, probes });
 
   let closing: Promise<void> | undefined;
   return {

@@ -11,10 +11,12 @@ import { redactSecrets, redactText } from "../config/redact.js";
 export function createAppLogger(
   level: TalkgateConfig["log"]["level"],
   destination?: DestinationStream,
+  mixin?: pino.LoggerOptions["mixin"],
 ): Logger {
   const options: pino.LoggerOptions = {
     level,
     base: { service: "talkgate" },
+    ...(mixin ? { mixin } : {}),
     formatters: { log: (object) => redactSecrets(object) },
     hooks: {
       logMethod(args, method) {

@@ -12,6 +12,7 @@ import {
   type ParsedSessionCommand,
   withDeadline,
 } from "./session-command.js";
+import { type ParsedWorkerCommand, workerUnreachable } from "./worker-command.js";
 
 const id = z.string().min(1).max(128);
 const workerId = z.string().min(1).max(256);
@@ -25,6 +26,8 @@ const commandMessage = z.object({
   sessionId: z.string().min(1).max(256),
   command: z.unknown(),
   replyTo: workerId,
+  /** A worker command (worker-command.ts): addressed to the worker, `sessionId` is unused. */
+  worker: z.literal(true).optional(),
 });
 type CommandMessage = z.infer<typeof commandMessage>;
 
@@ -51,6 +54,8 @@ export interface CommandBusContext {
   workerId: string;
   /** Applies a command addressed to this worker, as received (parses it, checks ownership, runs the handler). */
   apply(sessionId: string, command: unknown): Promise<CommandReply>;
+  /** Applies a worker command addressed to this worker, as received (parses it, runs the handler). */
+  applyWorker(command: unknown): Promise<CommandReply>;
   logger: TalkLogger;
 }
 
@@ -81,12 +86,36 @@ export class CommandBus {
     await subscriber.subscribe(keys.commandChannel(workerId), keys.replyChannel(workerId));
   }
 
-  async send(
+  send(
     ownerId: string,
     sessionId: string,
     command: ParsedSessionCommand,
     timeoutMs: number,
     signal?: AbortSignal,
+  ): Promise<CommandReply> {
+    return this.#send(ownerId, { sessionId, command }, timeoutMs, signal, (why) =>
+      ownerUnreachable(sessionId, why),
+    );
+  }
+
+  /** A worker command (worker-command.ts) to `targetId`; the same channel, reply and deadline as a session command. */
+  sendWorker(
+    targetId: string,
+    command: ParsedWorkerCommand,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<CommandReply> {
+    return this.#send(targetId, { sessionId: targetId, command, worker: true }, timeoutMs, signal, (why) =>
+      workerUnreachable(targetId, why),
+    );
+  }
+
+  async #send(
+    targetId: string,
+    body: Pick<CommandMessage, "sessionId" | "command" | "worker">,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    unreachable: (why: string) => TalkError,
   ): Promise<CommandReply> {
     const { commands, keys, workerId } = this.#ctx;
     if (signal?.aborted) throw commandCancelled(signal);
@@ -94,16 +123,16 @@ export class CommandBus {
     const id = randomUUID();
     const reply = new Promise<CommandReply>((resolve) => this.#pending.set(id, resolve));
     try {
-      const message: CommandMessage = { id, sessionId, command, replyTo: workerId };
+      const message: CommandMessage = { id, ...body, replyTo: workerId };
       let receivers: number;
       try {
-        receivers = await commands.publish(keys.commandChannel(ownerId), JSON.stringify(message));
+        receivers = await commands.publish(keys.commandChannel(targetId), JSON.stringify(message));
       } catch (err) {
         throw directoryUnavailable("send a command to another worker", err);
       }
-      // Nobody listens on the owner's channel: it died (its lease has not lapsed yet) or lost Redis.
-      if (receivers === 0) throw ownerUnreachable(sessionId, `worker ${ownerId} is not connected`);
-      return await withDeadline(reply, timeoutMs, sessionId, signal);
+      // Nobody listens on the worker's channel: it died (its lease has not lapsed yet) or lost Redis.
+      if (receivers === 0) throw unreachable(`worker ${targetId} is not connected`);
+      return await withDeadline(reply, timeoutMs, body.sessionId, signal, unreachable);
     } finally {
       this.#pending.delete(id);
     }
@@ -167,7 +196,9 @@ export class CommandBus {
   }
 
   async #answer(message: CommandMessage): Promise<void> {
-    const reply = await this.#ctx.apply(message.sessionId, message.command);
+    const reply = message.worker
+      ? await this.#ctx.applyWorker(message.command)
+      : await this.#ctx.apply(message.sessionId, message.command);
     await this.#publishReply(message.replyTo, { id: message.id, reply });
   }
 

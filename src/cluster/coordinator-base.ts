@@ -34,6 +34,16 @@ import {
   unwrapReply,
 } from "./session-command.js";
 import { SettingFanout } from "./shared-settings.js";
+import {
+  applyWorkerCommand,
+  checkWorkerId,
+  type ParsedWorkerCommand,
+  parseWorkerCommand,
+  type WorkerCommandHandlers,
+  type WorkerCommandOf,
+  type WorkerCommandResult,
+  type WorkerCommandVerb,
+} from "./worker-command.js";
 
 /**
  * The worker-local half both coordinators share: resolved options, the
@@ -54,6 +64,7 @@ export abstract class CoordinatorBase {
   #state: CoordinatorState = "starting";
   #workerState: WorkerState = "ready";
   #handler: SessionCommandHandler | undefined;
+  #workerHandlers: WorkerCommandHandlers | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: CoordinatorOptions) {
@@ -98,6 +109,38 @@ export abstract class CoordinatorBase {
     return () => {
       if (this.#handler === handler) this.#handler = undefined;
     };
+  }
+
+  onWorkerCommand(handlers: WorkerCommandHandlers): () => void {
+    if (this.#workerHandlers)
+      throw new TalkError("invalid_state", "Worker command handlers are already installed.");
+    this.#workerHandlers = handlers;
+    return () => {
+      if (this.#workerHandlers === handlers) this.#workerHandlers = undefined;
+    };
+  }
+
+  /** The sender's side of the worker command table: parsed here, applied directly when addressed to this worker. */
+  async sendWorkerCommand<V extends WorkerCommandVerb>(
+    workerId: string,
+    command: WorkerCommandOf<V>,
+    options: SendCommandOptions = {},
+  ): Promise<WorkerCommandResult<V>> {
+    checkWorkerId(workerId);
+    const checked = parseWorkerCommand(command);
+    const { signal } = options;
+    if (signal?.aborted) throw commandCancelled(signal);
+    this.assert("ready");
+    const reply =
+      workerId === this.workerId
+        ? await this.applyWorker(checked)
+        : await this.sendWorkerRemote(
+            workerId,
+            checked,
+            options.timeoutMs ?? this.opts.commandTimeoutMs,
+            signal,
+          );
+    return unwrapReply(reply, workerId) as WorkerCommandResult<V>;
   }
 
   on<K extends keyof CoordinatorEvents>(
@@ -182,6 +225,13 @@ export abstract class CoordinatorBase {
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<CommandReply>;
+  /** Sends a checked worker command to another worker. */
+  protected abstract sendWorkerRemote(
+    workerId: string,
+    command: ParsedWorkerCommand,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<CommandReply>;
   /**
    * Delivers a session's events after `afterSeq` (replay, then live) to `ordered`, which drops repeats and
    * keeps seq order; returns the unsubscription.
@@ -223,6 +273,11 @@ export abstract class CoordinatorBase {
   /** Runs a command on a session owned here through the installed handler (parsed again, as received). */
   protected applyLocal(sessionId: string, command: unknown): Promise<CommandReply> {
     return applyCommand(this.#handler, sessionId, command, this.opts.logger);
+  }
+
+  /** A worker command addressed to this worker, as received (parsed again). Never throws. */
+  protected applyWorker(command: unknown): Promise<CommandReply> {
+    return applyWorkerCommand(this.#workerHandlers, command, this.opts.logger);
   }
 
   /**
@@ -280,6 +335,7 @@ export abstract class CoordinatorBase {
     for (const unsubscribe of [...this.#subscriptions]) unsubscribe();
     await this.closeBackend(orderly, wasReady, held);
     this.#handler = undefined;
+    this.#workerHandlers = undefined;
     this.events.clear();
     this.settingChanges.clear();
     this.#state = "closed";

@@ -6,6 +6,12 @@ import type {
   SessionCommandVerb,
 } from "./session-command.js";
 import type { OneTimeClaims } from "./one-time-claims.js";
+import type {
+  WorkerCommandHandlers,
+  WorkerCommandOf,
+  WorkerCommandResult,
+  WorkerCommandVerb,
+} from "./worker-command.js";
 import type { SharedSettings } from "./shared-settings.js";
 
 // The command table (verb -> params schema, result type) is session-command.ts; its types are part of this contract.
@@ -22,6 +28,12 @@ export type {
   SessionCommandResult,
   SessionCommandVerb,
 } from "./session-command.js";
+export type {
+  WorkerCommandHandlers,
+  WorkerCommandOf,
+  WorkerCommandResult,
+  WorkerCommandVerb,
+} from "./worker-command.js";
 
 /**
  * The Coordinator is how one worker process or many look the same to core and
@@ -192,6 +204,20 @@ export interface Coordinator {
    * returns its removal.
    */
   onCommand(handler: SessionCommandHandler): () => void;
+  /**
+   * Delivers a worker command (worker-command.ts: listSessions, drain) to
+   * `workerId` (this worker included) and resolves with its answer. Rejects
+   * owner_unreachable (not connected, no answer within timeoutMs, backend
+   * down), capability_unsupported (no handlers installed there), or the
+   * handler's error.
+   */
+  sendWorkerCommand<V extends WorkerCommandVerb>(
+    workerId: string,
+    command: WorkerCommandOf<V>,
+    options?: SendCommandOptions,
+  ): Promise<WorkerCommandResult<V>>;
+  /** Installs this worker's handlers for worker commands (one set); returns their removal. */
+  onWorkerCommand(handlers: WorkerCommandHandlers): () => void;
 
   // --- event fan-out -------------------------------------------------------
   /**

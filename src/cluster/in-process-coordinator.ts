@@ -25,6 +25,7 @@ import {
   sessionNotFound,
   withDeadline,
 } from "./session-command.js";
+import { type ParsedWorkerCommand, workerUnreachable } from "./worker-command.js";
 
 export interface InProcessCoordinatorOptions extends CoordinatorOptions {
   /** Shared state of coordinators that should see each other (default: a private hub, i.e. one worker). */
@@ -65,6 +66,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
       workerId: this.workerId,
       info: () => this.info(),
       deliver: (sessionId, command) => this.applyRemote(sessionId, command),
+      deliverWorker: (command) => this.applyWorker(command),
       onSessionLost: (event) => this.#onSessionLost(event),
     });
     this.#hub.settings.attach(this.settingChanges);
@@ -114,6 +116,18 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     const owner = this.#hub.member(ownerId);
     if (!owner) throw ownerUnreachable(sessionId, `worker ${ownerId} is not connected`);
     return withDeadline(owner.deliver(sessionId, command), timeoutMs, sessionId, signal);
+  }
+
+  protected sendWorkerRemote(
+    workerId: string,
+    command: ParsedWorkerCommand,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<CommandReply> {
+    const target = this.#hub.member(workerId);
+    const unreachable = (why: string): TalkError => workerUnreachable(workerId, why);
+    if (!target) throw unreachable(`worker ${workerId} is not connected`);
+    return withDeadline(target.deliverWorker(command), timeoutMs, workerId, signal, unreachable);
   }
 
   publishEvent(event: TalkEvent): void {

@@ -11,6 +11,8 @@ export interface HubMember {
   info(): WorkerInfo;
   /** Applies a command to a session the member owns; `command` is parsed there, as if it came over a wire. */
   deliver(sessionId: string, command: unknown): Promise<CommandReply>;
+  /** Applies a worker command (worker-command.ts) addressed to the member, as received. */
+  deliverWorker(command: unknown): Promise<CommandReply>;
   onSessionLost(event: SessionLostEvent): void;
 }
 

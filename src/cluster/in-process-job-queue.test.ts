@@ -37,6 +37,25 @@ function recorder(q: InProcessJobQueue): {
 }
 
 describe("InProcessJobQueue", () => {
+  it("lists open jobs: the running one first with this worker, then waiting; a finished job leaves the list", async () => {
+    const q = await started({ kinds: ["outbound-call"], workerId: "w1" });
+    let release: (() => void) | undefined;
+    q.process("outbound-call", async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    const rec = recorder(q);
+    const first = await q.enqueue("outbound-call", { n: 1 });
+    await rec.next((e) => e.type === "active");
+    const second = await q.enqueue("outbound-call", { n: 2 });
+    expect((await q.list()).map((j) => [j.id, j.state, j.workerId])).toEqual([
+      [first.id, "active", "w1"],
+      [second.id, "waiting", undefined],
+    ]);
+    release?.();
+    await rec.next((e) => e.type === "completed" && e.jobId === first.id);
+    expect((await q.list()).map((j) => j.id)).toEqual([second.id]);
+  });
+
   it("cancelling a running job aborts its handler's signal and fails it as cancelled, without a retry", async () => {
     const q = await started({ kinds: ["outbound-call"], attempts: 3, retryDelayMs: 0 });
     const rec = recorder(q);

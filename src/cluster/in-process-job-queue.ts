@@ -5,7 +5,7 @@ import { NOOP_LOGGER } from "../core/index.js";
 import { type JobEvent, JobEvents } from "./job-events.js";
 import { checkJobInt, checkJobKinds } from "./job-options.js";
 import { jobOutcome, type JobOutcomeType } from "./job-outcome.js";
-import type { CancelOutcome, EnqueueOptions, JobBackoff, JobHandler } from "./job-queue.js";
+import type { CancelOutcome, EnqueueOptions, JobBackoff, JobHandler, JobSummary } from "./job-queue.js";
 import type { JobScheduler } from "./job-scheduler-contract.js";
 
 /** Options of the in-process job queue (one process, no Redis). */
@@ -35,6 +35,8 @@ interface QueuedJob {
   attempt: number;
   timer: NodeJS.Timeout | undefined;
   abort: AbortController | undefined;
+  createdAt: number;
+  startedAt: number | undefined;
 }
 
 /**
@@ -118,6 +120,8 @@ export class InProcessJobQueue implements JobScheduler {
       attempt: 0,
       timer: undefined,
       abort: undefined,
+      createdAt: Date.now(),
+      startedAt: undefined,
     };
     this.#jobs.set(id, job);
     if (options.delayMs) {
@@ -141,6 +145,25 @@ export class InProcessJobQueue implements JobScheduler {
       throw new TalkError("invalid_state", `A handler for jobs of kind ${kind} is already registered.`);
     this.#handlers.set(kind, handler as JobHandler);
     queueMicrotask(() => this.#pump(kind));
+  }
+
+  /** Open jobs: running ones first, then waiting and delayed (a retry waiting out its backoff is delayed). */
+  async list(limit = 100): Promise<JobSummary[]> {
+    this.#assertReady();
+    const rank = (job: QueuedJob): number => (job.abort ? 0 : job.timer ? 2 : 1);
+    return [...this.#jobs.values()]
+      .sort((a, b) => rank(a) - rank(b) || a.createdAt - b.createdAt)
+      .slice(0, limit)
+      .map((job) => ({
+        id: job.id,
+        kind: job.kind,
+        state: job.abort ? "active" : job.timer ? "delayed" : "waiting",
+        attempts: job.abort ? job.attempt - 1 : job.attempt,
+        createdAt: job.createdAt,
+        ...(job.abort && job.startedAt !== undefined
+          ? { startedAt: job.startedAt, workerId: this.#workerId }
+          : {}),
+      }));
   }
 
   async cancel(jobId: string, reason = "cancelled"): Promise<CancelOutcome> {
@@ -209,6 +232,7 @@ export class InProcessJobQueue implements JobScheduler {
 
   async #run(job: QueuedJob, handler: JobHandler): Promise<void> {
     job.abort = new AbortController();
+    job.startedAt = Date.now();
     job.attempt += 1;
     job.attemptsLeft -= 1;
     this.#running.set(job.id, job);

@@ -1,5 +1,6 @@
 // What the cluster layer offers the composition root, gateway and adapters.
 export type * from "./coordinator.js";
+export { WORKER_COMMAND_VERBS, WORKER_COMMANDS } from "./worker-command.js";
 export { SESSION_COMMAND_VERBS, SESSION_COMMANDS, sessionCommandHandler } from "./session-command.js";
 export type { CoordinatorOptions } from "./coordinator-options.js";
 export { createCoordinator, type CreateCoordinatorOptions } from "./create-coordinator.js";
@@ -46,5 +47,5 @@ export {
   type JobSettings,
 } from "./job-scheduler.js";
 // Offered to other layers (scripts/rewrite-layer-imports.ts).
-export type { JobRecord } from "./job-queue.js";
+export type { JobRecord, JobSummary } from "./job-queue.js";
 export { InProcessOneTimeClaims, RedisOneTimeClaims, type OneTimeClaims } from "./one-time-claims.js";

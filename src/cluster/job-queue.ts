@@ -85,6 +85,25 @@ export interface JobRecord<T = unknown> {
   failedReason?: string;
 }
 
+/** A job not finished yet (waiting, delayed or running), as every worker lists it (`list`). */
+export interface JobSummary {
+  id: string;
+  kind: string;
+  /** waiting, delayed, prioritized or active. */
+  state: string;
+  /** Runs so far (0 while it never ran). */
+  attempts: number;
+  /** Epoch ms it was enqueued. */
+  createdAt: number;
+  /** Epoch ms its current run started, while active. */
+  startedAt?: number;
+  /** The worker running it, while active. */
+  workerId?: string;
+}
+
+/** The states `list` reads, open jobs only. */
+export const OPEN_JOB_STATES = ["active", "waiting", "delayed", "prioritized"] as const;
+
 /** Runs a job. The signal aborts when the job is cancelled from any worker or this worker shuts down. */
 export type JobHandler<T = unknown> = (job: JobInfo<T>, signal: AbortSignal) => Promise<unknown>;
 
@@ -348,6 +367,30 @@ export class JobQueue {
       };
     }
     return undefined;
+  }
+
+  /** Open jobs of every kind (running first, then waiting and delayed), up to `limit` per kind. */
+  async list(limit = 100): Promise<JobSummary[]> {
+    this.#assertReady();
+    const out: JobSummary[] = [];
+    for (const [kind, queue] of this.#queues) {
+      for (const state of OPEN_JOB_STATES) {
+        const jobs = await queue.getJobs([state], 0, limit - 1, true);
+        for (const job of jobs) {
+          if (!job?.id) continue;
+          out.push({
+            id: job.id,
+            kind,
+            state,
+            attempts: job.attemptsMade,
+            createdAt: job.timestamp,
+            ...(state === "active" && job.processedOn ? { startedAt: job.processedOn } : {}),
+            ...(state === "active" && job.processedBy ? { workerId: job.processedBy } : {}),
+          });
+        }
+      }
+    }
+    return out;
   }
 
   /**

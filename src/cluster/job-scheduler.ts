@@ -10,6 +10,7 @@ import {
   type JobHandler,
   JobQueue,
   type JobRecord,
+  type JobSummary,
 } from "./job-queue.js";
 import type { JobScheduler } from "./job-scheduler-contract.js";
 
@@ -41,6 +42,8 @@ export interface AppJobs {
     jobId: string,
     options?: { logs?: boolean; logsFrom?: number },
   ): Promise<JobRecord<T> | undefined>;
+  /** From any worker: open jobs (running, waiting, delayed) of every registered kind, at most `limit` per kind. */
+  list(limit?: number): Promise<JobSummary[]>;
   /**
    * Registers `kind` and the role that runs it, and runs its jobs here if
    * this worker has that role (returns true); otherwise only registers the
@@ -111,6 +114,7 @@ export function appJobs(scheduler: JobScheduler, roles: readonly WorkerRole[]): 
     enqueue: <T>(kind: string, data: T, options?: EnqueueOptions) =>
       scheduler.enqueue(check(kind), data, options),
     cancel: (jobId: string, reason?: string) => scheduler.cancel(jobId, reason),
+    list: (limit?: number) => scheduler.list(limit),
     inspect: async <T>(jobId: string, options?: { logs?: boolean; logsFrom?: number }) =>
       scheduler.inspect?.<T>(jobId, options),
     process: <T>(kind: string, placement: JobPlacement, handler: JobHandler<T>) => {

@@ -21,6 +21,7 @@ import { RedisDirectory } from "./redis-directory.js";
 import { RedisOneTimeClaims } from "./one-time-claims.js";
 import { RedisSettings } from "./redis-settings.js";
 import { checkSessionId, type ParsedSessionCommand, sessionNotFound } from "./session-command.js";
+import type { ParsedWorkerCommand } from "./worker-command.js";
 import { WorkerRegistry } from "./worker-registry.js";
 
 export interface RedisCoordinatorOptions extends CoordinatorOptions {
@@ -85,6 +86,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
       keys: this.#keys,
       workerId: this.workerId,
       apply: (sessionId, command) => this.applyRemote(sessionId, command),
+      applyWorker: (command) => this.applyWorker(command),
       logger: this.opts.logger,
     });
     this.#stream = new EventStream({
@@ -219,6 +221,15 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     const owner = await this.locate(sessionId, signal);
     if (owner === undefined || owner.workerId === this.workerId) throw sessionNotFound(sessionId);
     return this.#bus.send(owner.workerId, sessionId, command, timeoutMs, signal);
+  }
+
+  protected sendWorkerRemote(
+    workerId: string,
+    command: ParsedWorkerCommand,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<CommandReply> {
+    return this.#bus.sendWorker(workerId, command, timeoutMs, signal);
   }
 
   publishEvent(event: TalkEvent): void {

@@ -255,6 +255,7 @@ export async function withDeadline<T>(
   timeoutMs: number,
   sessionId: string,
   signal?: AbortSignal,
+  unreachable: (why: string) => TalkError = (why) => ownerUnreachable(sessionId, why),
 ): Promise<T> {
   if (signal?.aborted) throw commandCancelled(signal);
   let timer: NodeJS.Timeout | undefined;
@@ -263,10 +264,7 @@ export async function withDeadline<T>(
     return await Promise.race([
       reply,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(ownerUnreachable(sessionId, `no answer within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
+        timer = setTimeout(() => reject(unreachable(`no answer within ${timeoutMs} ms`)), timeoutMs);
         if (signal) {
           onAbort = () => reject(commandCancelled(signal));
           signal.addEventListener("abort", onAbort, { once: true });

@@ -454,6 +454,52 @@ export const meetingsSchema = z
   })
   .strict();
 
+/** A provider's (or carrier's) prices, for the usage ledger's cost estimate; every field optional. */
+const priceSchema = z
+  .object({
+    /** Per 1 000 input tokens (usage.metrics inputTokens). */
+    inputTokensPer1k: z.number().nonnegative().optional(),
+    /** Per 1 000 output tokens. */
+    outputTokensPer1k: z.number().nonnegative().optional(),
+    /** Per minute of audio transcribed (STT). */
+    sttPerMinute: z.number().nonnegative().optional(),
+    /** Per 1 000 characters synthesized (TTS). */
+    ttsPer1kChars: z.number().nonnegative().optional(),
+    /** Per minute of session (a carrier's per-minute rate, keyed by carrier id). */
+    perMinute: z.number().nonnegative().optional(),
+  })
+  .strict();
+
+const retentionDays = z.number().int().min(0).max(36_500);
+
+export const opsSchema = z
+  .object({
+    usage: z
+      .object({
+        /** Prices by provider id or carrier id; the cost estimate is their sum (0 for what has no price). */
+        prices: z.record(z.string().min(1).max(128), priceSchema).default({}),
+        /** Named beside each estimate. */
+        currency: z.string().min(1).max(8).default("USD"),
+      })
+      .strict()
+      .prefault({}),
+    /** Days each kind of file under dataDir is kept (0 = forever), swept at start and every hour. */
+    retentionDays: z
+      .object({
+        /** sessions/<id>.jsonl event logs. */
+        sessionLogs: retentionDays.default(30),
+        /** meetings/<botId>.transcript.jsonl. */
+        transcripts: retentionDays.default(90),
+        /** recordings/ (any file in it). */
+        recordings: retentionDays.default(30),
+        /** usage/<day>.<worker>.jsonl ledger files. */
+        ledger: retentionDays.default(400),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     server: serverSchema.prefault({}),
@@ -488,6 +534,8 @@ export const configSchema = z
     agent: agentSchema.prefault({}),
     telephony: telephonySchema.prefault({}),
     meetings: meetingsSchema.prefault({}),
+    /** Operations: usage prices and file retention (docs/operations.md). */
+    ops: opsSchema.prefault({}),
   })
   .strict();
 

@@ -82,6 +82,7 @@ export const TALK_ERROR_CODES = {
     httpStatus: 503,
     message: "The worker owning the session did not answer.",
   },
+  worker_not_found: { retryable: false, httpStatus: 404, message: "No such live worker." },
   shutting_down: {
     retryable: true,
     httpStatus: 503,

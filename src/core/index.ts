@@ -26,5 +26,6 @@ export type { MediaLegAdapter } from "./media/media-leg.js";
 export { FAULT_DEFAULTS, FAULT_LIMITS, type FaultOptions, type FaultPolicy } from "./faults/fault-options.js";
 export { PrerenderedSpeech, type FaultSpeech } from "./faults/prerendered-speech.js";
 export type { SessionControllerFactory } from "./pipelines/controller-factory.js";
+export type { PipelineProviderResolver } from "./pipelines/pipeline-options.js";
 export type { TalkAudioSink, TalkSessionController } from "./pipelines/controller-types.js";
 export type { CallControl, CollectDigitsRequest, CollectedDigits } from "./tools/call-control.js";

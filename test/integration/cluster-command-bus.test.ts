@@ -40,6 +40,8 @@ async function callerBus(keyPrefix: string, workerId: string): Promise<CommandBu
     keys: new RedisKeys(keyPrefix),
     workerId,
     apply: () => Promise.resolve({ ok: false, error: { code: "session_not_found", message: "none here" } }),
+    applyWorker: () =>
+      Promise.resolve({ ok: false, error: { code: "capability_unsupported", message: "none here" } }),
     logger: recordingLogger(),
   });
   await bus.start();

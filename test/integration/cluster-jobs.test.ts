@@ -53,6 +53,36 @@ describe("JobQueue (BullMQ on the shared Redis)", () => {
     expect(a.activeJobs).toBe(0);
   });
 
+  it("lists open jobs from any worker: the running one with its worker, a waiting and a delayed one; not a finished one", async () => {
+    const a = await queue("worker-a");
+    const b = await queue("worker-b");
+    let release: (() => void) | undefined;
+    a.process("bot-launch", async (_job, signal) => {
+      // The second job runs once the first ends: it waits for its signal (cancel or close).
+      await new Promise<void>((resolve) => {
+        release ??= resolve;
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    });
+    const running = await b.enqueue("bot-launch", { n: 1 });
+    await eventually(() => release !== undefined, 10_000, "the job to start on A");
+    const waiting = await b.enqueue("bot-launch", { n: 2 });
+    const delayed = await b.enqueue("outbound-call", { n: 3 }, { delayMs: 60_000 });
+    const listed = await b.list();
+    const byId = new Map(listed.map((j) => [j.id, j]));
+    expect(byId.get(running.id)).toMatchObject({ kind: "bot-launch", state: "active", workerId: "worker-a" });
+    expect(byId.get(running.id)?.startedAt).toBeGreaterThan(0);
+    expect(byId.get(waiting.id)).toMatchObject({ kind: "bot-launch", state: "waiting", attempts: 0 });
+    expect(byId.get(delayed.id)).toMatchObject({ kind: "outbound-call", state: "delayed" });
+    release?.();
+    await eventually(
+      async () => !(await b.list()).some((j) => j.id === running.id),
+      10_000,
+      "the finished job to leave the list",
+    );
+    expect(await b.cancel(waiting.id)).not.toBe("not_found");
+  });
+
   it("a failing handler is retried after the backoff: every worker sees retried (attempt, reason), the running worker reports each outcome once", async () => {
     const a = await queue("worker-a", { attempts: 2, backoff: { type: "fixed", delayMs: 5 } });
     const b = await queue("worker-b");

@@ -267,6 +267,45 @@ export function describeCoordinatorContract(name: string, makeFixture: () => Coo
       expect(err.code).toBe("invalid_params");
     });
 
+    it("delivers a worker command to the named worker (or this one) and returns its handlers' answer", async () => {
+      const a = await worker();
+      const b = await worker();
+      const drained: string[] = [];
+      a.onWorkerCommand({
+        listSessions: () => ({ workerId: a.workerId, sessions: [{ sessionId: "s-1" }] }),
+        drain: () => {
+          drained.push(a.workerId);
+          return { workerId: a.workerId, draining: true };
+        },
+        closeSession: ({ sessionId }) => ({ sessionId, closed: true, hungUp: false }),
+        listUsage: () => ({ workerId: a.workerId, records: [] }),
+      });
+      expect(await b.sendWorkerCommand(a.workerId, { verb: "listSessions" })).toEqual({
+        workerId: a.workerId,
+        sessions: [{ sessionId: "s-1" }],
+      });
+      expect(await a.sendWorkerCommand(a.workerId, { verb: "drain", params: {} })).toEqual({
+        workerId: a.workerId,
+        draining: true,
+      });
+      expect(drained).toEqual([a.workerId]);
+    });
+
+    it("answers owner_unreachable for a worker that is not connected, capability_unsupported without handlers, invalid_params for a bad command", async () => {
+      const a = await worker();
+      const b = await worker();
+      const gone = await rejection(b.sendWorkerCommand(`w-${randomUUID()}`, { verb: "listSessions" }));
+      expect(gone.code).toBe("owner_unreachable");
+      const none = await rejection(b.sendWorkerCommand(a.workerId, { verb: "listSessions" }));
+      expect(none.code).toBe("capability_unsupported");
+      const bad = await rejection(b.sendWorkerCommand(a.workerId, { verb: "explode" } as never));
+      expect(bad.code).toBe("invalid_params");
+      const params = await rejection(
+        b.sendWorkerCommand(a.workerId, { verb: "drain", params: { now: true } } as never),
+      );
+      expect(params.code).toBe("invalid_params");
+    });
+
     it("delivers a session's events in order to a subscriber on another worker, and resumes after a resubscribe without gap or duplicate", async () => {
       const a = await worker();
       const b = await worker();

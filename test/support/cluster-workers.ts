@@ -152,8 +152,9 @@ export class WorkerProcess {
     this.child.stdin.write(`${JSON.stringify(command)}\n`);
   }
 
-  connect(): Promise<TalkClient> {
-    return TalkClient.connect(this.talkUrl);
+  /** A Talk API client; `token` when the worker's config has `auth.tokens`. */
+  connect(token?: string): Promise<TalkClient> {
+    return TalkClient.connect(this.talkUrl, token !== undefined ? { token } : {});
   }
 
   async readyz(): Promise<{

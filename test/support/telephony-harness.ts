@@ -19,6 +19,7 @@ import {
   FakeOpenAiRealtimeServer,
   type FakeOpenAiRealtimeServerOptions,
 } from "./fake-openai-realtime-server.js";
+import { traceLogMixin } from "../../src/ops/trace-log.js";
 import { FakeTwilioRestServer } from "./fake-twilio-rest-server.js";
 import { TwilioStreamClient, type TwilioStreamClientOptions } from "./twilio-stream-client.js";
 
@@ -74,7 +75,8 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
   await rest.start();
   const logs: Record<string, unknown>[] = [];
   const logger = pino(
-    { level: "info" },
+    // As the app's own logger: lines naming a traced session carry its trace ids.
+    { level: "info", mixin: traceLogMixin },
     new Writable({
       write(chunk: Buffer, _enc, done) {
         for (const line of chunk.toString().split("\n"))

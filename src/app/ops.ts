@@ -1,0 +1,44 @@
+/**
+ * The operations surface of the composition root (src/ops): the cluster-wide
+ * admin API over the coordinator, the job queue and this worker's drain.
+ */
+import type { AppCluster } from "../app-cluster.js";
+import type { TalkgateConfig } from "../config/config-schema.js";
+import type { GatewayServer, SurfaceContext } from "../gateway/index.js";
+import { opsPlugin, type OpsCluster, type OpsSurface, type ProviderProbes } from "../ops/index.js";
+import type { AppTools } from "./tools.js";
+
+export interface OpsInputs {
+  config: TalkgateConfig;
+  ctx: SurfaceContext;
+  gateway: GatewayServer;
+  cluster: AppCluster;
+  tools: AppTools;
+  probes: ProviderProbes;
+}
+
+export async function registerOps(i: OpsInputs): Promise<OpsSurface> {
+  const { coordinator } = i.cluster;
+  const cluster: OpsCluster = {
+    workerId: coordinator.workerId,
+    listWorkers: (signal) => coordinator.listWorkers(signal),
+    locate: (sessionId, signal) => coordinator.locate(sessionId, signal),
+    sendCommand: (sessionId, command, options) => coordinator.sendCommand(sessionId, command, options),
+    sendWorkerCommand: (workerId, command, options) =>
+      coordinator.sendWorkerCommand(workerId, command, options),
+    onWorkerCommand: (handlers) => coordinator.onWorkerCommand(handlers),
+    jobs: i.cluster.jobs,
+    startDrain: () => i.cluster.startDrain(),
+  };
+  const { plugin, surface } = opsPlugin(i.ctx, {
+    cluster,
+    callControls: i.tools.callControls,
+    registry: i.gateway.metrics.registry,
+    probes: i.probes,
+    dataDir: i.config.dataDir,
+    usage: i.config.ops.usage,
+    retentionDays: i.config.ops.retentionDays,
+  });
+  await i.gateway.app.register(plugin);
+  return surface;
+}

@@ -1,0 +1,233 @@
+import type { TalkEvent } from "../core/index.js";
+import type { ProviderCall } from "./provider-probe.js";
+
+/** What one provider used in one session. */
+export interface ProviderUsage {
+  inputTokens: number;
+  outputTokens: number;
+  sttSeconds: number;
+  ttsCharacters: number;
+}
+
+/** One finished session in the usage ledger (one JSON line). */
+export interface UsageRecord {
+  sessionId: string;
+  workerId: string;
+  surface: string;
+  carrier?: string;
+  platform?: string;
+  mode: string;
+  /** ISO 8601. */
+  startedAt: string;
+  endedAt: string;
+  durationSeconds: number;
+  /** Caller / meeting audio sent to the providers (STT streams, realtime input). */
+  audioInSeconds: number;
+  /** Assistant audio produced (output.audio.delta durations). */
+  audioOutSeconds: number;
+  sttSeconds: number;
+  ttsCharacters: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** By provider id. */
+  providers: Record<string, ProviderUsage>;
+  turns: number;
+  toolCalls: number;
+  bargeIns: number;
+  closeReason: string;
+  /** From `ops.usage.prices`; 0 where nothing has a price. */
+  cost: { total: number; currency: string };
+}
+
+export interface PriceTable {
+  prices: Record<
+    string,
+    {
+      inputTokensPer1k?: number | undefined;
+      outputTokensPer1k?: number | undefined;
+      sttPerMinute?: number | undefined;
+      ttsPer1kChars?: number | undefined;
+      perMinute?: number | undefined;
+    }
+  >;
+  currency: string;
+}
+
+const round = (n: number, places = 3): number => Math.round(n * 10 ** places) / 10 ** places;
+
+/**
+ * One session's usage while it runs: fed by its events (tokens from
+ * `usage.metrics`, output audio, tools, barge-ins, turns) and by its provider
+ * calls (STT seconds, TTS characters, realtime input audio); finished into a
+ * `UsageRecord` when it closes.
+ */
+export class SessionUsage {
+  readonly #start: TalkEvent & { type: "session.created" };
+  readonly #workerId: string;
+  readonly #providers = new Map<string, ProviderUsage>();
+  readonly #bargedTurns = new Set<string>();
+  /** The realtime provider of the session: usage.metrics without a provider on the envelope are its. */
+  #realtimeProvider: string | undefined;
+  #audioIn = 0;
+  #audioOutMs = 0;
+  #turns = 0;
+  #toolCalls = 0;
+  #bargeIns = 0;
+
+  constructor(created: TalkEvent & { type: "session.created" }, workerId: string) {
+    this.#start = created;
+    this.#workerId = workerId;
+  }
+
+  observe(event: TalkEvent): void {
+    switch (event.type) {
+      case "usage.metrics": {
+        const named = event.provider ?? event.payload["provider"];
+        const p = this.#provider(typeof named === "string" ? named : (this.#realtimeProvider ?? "unknown"));
+        p.inputTokens += count(event.payload.inputTokens);
+        p.outputTokens += count(event.payload.outputTokens);
+        return;
+      }
+      case "output.audio.delta":
+        this.#audioOutMs += count(event.payload.durationMs);
+        return;
+      case "turn.started":
+        this.#turns++;
+        return;
+      case "tool.call":
+        this.#toolCalls++;
+        return;
+      case "output.audio.cancelled":
+      case "turn.cancelled": {
+        if (event.payload.reason !== "barge_in") return;
+        const key = event.turnId ?? `${event.type}:${event.seq}`;
+        if (this.#bargedTurns.has(key)) return;
+        this.#bargedTurns.add(key);
+        this.#bargeIns++;
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  providerCallEnded(call: ProviderCall, units: { sttSeconds?: number; ttsCharacters?: number }): void {
+    const p = this.#provider(call.provider);
+    if (units.sttSeconds) {
+      p.sttSeconds += units.sttSeconds;
+      this.#audioIn += units.sttSeconds;
+    }
+    if (units.ttsCharacters) p.ttsCharacters += units.ttsCharacters;
+  }
+
+  realtimeConnected(providerId: string): void {
+    this.#realtimeProvider = providerId;
+  }
+
+  inputAudio(seconds: number): void {
+    this.#audioIn += seconds;
+  }
+
+  finish(closed: TalkEvent & { type: "session.closed" }, prices: PriceTable): UsageRecord {
+    const meta = this.#start.payload.metadata;
+    const started = Date.parse(this.#start.timestamp);
+    const ended = Date.parse(closed.timestamp);
+    const durationSeconds = round(Math.max(0, ended - started) / 1000);
+    const providers: Record<string, ProviderUsage> = {};
+    let sttSeconds = 0;
+    let ttsCharacters = 0;
+    let inputTokens = 0;
+    let outputTokens = 0;
+    let cost = 0;
+    for (const [id, u] of this.#providers) {
+      providers[id] = { ...u, sttSeconds: round(u.sttSeconds) };
+      sttSeconds += u.sttSeconds;
+      ttsCharacters += u.ttsCharacters;
+      inputTokens += u.inputTokens;
+      outputTokens += u.outputTokens;
+      const price = prices.prices[id];
+      if (price) {
+        cost += (u.inputTokens / 1000) * (price.inputTokensPer1k ?? 0);
+        cost += (u.outputTokens / 1000) * (price.outputTokensPer1k ?? 0);
+        cost += (u.sttSeconds / 60) * (price.sttPerMinute ?? 0);
+        cost += (u.ttsCharacters / 1000) * (price.ttsPer1kChars ?? 0);
+      }
+    }
+    const carrier = meta["carrier"];
+    const perMinute = carrier !== undefined ? prices.prices[carrier]?.perMinute : undefined;
+    if (perMinute) cost += (durationSeconds / 60) * perMinute;
+    return {
+      sessionId: this.#start.sessionId,
+      workerId: this.#workerId,
+      surface: meta["surface"] ?? "unknown",
+      ...(carrier !== undefined ? { carrier } : {}),
+      ...(meta["platform"] !== undefined ? { platform: meta["platform"] } : {}),
+      mode: this.#start.mode,
+      startedAt: new Date(started).toISOString(),
+      endedAt: new Date(ended).toISOString(),
+      durationSeconds,
+      audioInSeconds: round(this.#audioIn),
+      audioOutSeconds: round(this.#audioOutMs / 1000),
+      sttSeconds: round(sttSeconds),
+      ttsCharacters,
+      inputTokens,
+      outputTokens,
+      providers,
+      turns: this.#turns,
+      toolCalls: this.#toolCalls,
+      bargeIns: this.#bargeIns,
+      closeReason: String(closed.payload.reason),
+      cost: { total: round(cost, 6), currency: prices.currency },
+    };
+  }
+
+  #provider(id: string): ProviderUsage {
+    let p = this.#providers.get(id);
+    if (!p)
+      this.#providers.set(id, (p = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsCharacters: 0 }));
+    return p;
+  }
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/** The ledger's CSV columns, in order (providers flattened away: their sums are the totals). */
+export const USAGE_CSV_COLUMNS = [
+  "sessionId",
+  "workerId",
+  "surface",
+  "carrier",
+  "platform",
+  "mode",
+  "startedAt",
+  "endedAt",
+  "durationSeconds",
+  "audioInSeconds",
+  "audioOutSeconds",
+  "sttSeconds",
+  "ttsCharacters",
+  "inputTokens",
+  "outputTokens",
+  "turns",
+  "toolCalls",
+  "bargeIns",
+  "closeReason",
+  "cost",
+  "currency",
+] as const;
+
+/** RFC 4180 CSV of ledger records, with a header line. */
+export function usageCsv(records: readonly UsageRecord[]): string {
+  const cell = (v: unknown): string => {
+    const s = v === undefined ? "" : String(v);
+    return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  const lines = [USAGE_CSV_COLUMNS.join(",")];
+  for (const r of records) {
+    const row: Record<string, unknown> = { ...r, cost: r.cost.total, currency: r.cost.currency };
+    lines.push(USAGE_CSV_COLUMNS.map((c) => cell(row[c])).join(","));
+  }
+  return `${lines.join("\r\n")}\r\n`;
+}
