@@ -12,8 +12,10 @@
  * Provider format: the stand-in is OpenAI-compatible, so Twilio, Telnyx and
  * Plivo pass u-law through (audio/pcmu both ways) and Vonage's L16 16 kHz is
  * resampled to OpenAI's 24 kHz PCM and back (core picks the provider's PCM
- * for a PCM line; a u-law provider for Vonage is not reachable through
- * configuration, see bench/telephony-carrier-line.bench.ts for its codec cost).
+ * for a PCM line). A Vonage call to a provider declaring u-law only is not
+ * measured: core's relay converts PCM to PCM only (PcmConverter refuses
+ * pcm16 -> g711_ulaw, so such a call's session does not start);
+ * bench/telephony-carrier-line.bench.ts has that conversion's codec cost.
  *
  *   npm run bench:carriers -- [--calls 100] [--seconds 10] [--settle-seconds 4] [--carriers twilio,vonage] [--pin no]
  */
