@@ -18,6 +18,7 @@ const QUICK: Record<string, string[]> = {
   "cluster-relay.bench.ts": ["--frames", "1000", "--rounds", "1"],
   "meetings.bench.ts": ["--seconds", "10", "--max-bots", "1"],
   "telephony-capacity.bench.ts": ["--calls", "300", "--seconds", "3"],
+  "telephony-carriers.bench.ts": ["--calls", "20", "--seconds", "2", "--settle-seconds", "2"],
   "telephony-barge-in.bench.ts": ["--calls", "50", "--rounds", "200"],
   "telephony-memory.bench.ts": ["--calls", "1000", "--flow-seconds", "2"],
   "telephony-faults.bench.ts": ["--rounds", "10"],
