@@ -101,7 +101,12 @@ export class BotManager {
   }
 
   /** Validates the request and starts the bot. Throws invalid_params, session_limit, shutting_down. */
-  create(request: CreateBotRequest): BotStatus {
+  /**
+   * Creates a bot: started here, or queued as a `meeting-bot` job (resolved
+   * once the job is in the queue, so its status reads the same from every
+   * worker as soon as the caller has the id).
+   */
+  async create(request: CreateBotRequest): Promise<BotStatus> {
     if (this.#state !== "ready") throw new TalkError("shutting_down");
     let url: URL;
     try {
@@ -160,7 +165,7 @@ export class BotManager {
     const jobs = this.#deps.jobs;
     if (jobs) {
       const delayMs = request.joinAt ? Math.max(0, Date.parse(request.joinAt) - Date.now()) : 0;
-      jobs
+      await jobs
         .enqueue<BotJobData>(
           "meeting-bot",
           { id, request: normalized },

@@ -125,7 +125,7 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
             reply,
             new TalkError("capability_unsupported", 'camera "url" is not built yet; use "off" or "card".'),
           );
-        const status = manager.create({
+        const status = await manager.create({
           meetingUrl,
           botName,
           mode,

@@ -67,10 +67,10 @@ export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
   registerMethod("meetings.bots.create", {
     scope: "write",
     params: createBotParams,
-    handler: (p) => {
+    handler: async (p) => {
       if (p.camera === "url")
         throw new TalkError("capability_unsupported", 'camera "url" is not built yet; use "off" or "card".');
-      return manager.create({
+      return await manager.create({
         meetingUrl: p.meetingUrl,
         botName: p.botName,
         mode: p.mode,
