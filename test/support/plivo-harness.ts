@@ -11,23 +11,19 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { createApp, type App } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import { computePlivoSignature } from "../../src/telephony/plivo/plivo-signature.js";
-import {
-  FakeOpenAiRealtimeServer,
-  type FakeOpenAiRealtimeServerOptions,
-} from "./fake-openai-realtime-server.js";
+import { capturedLogger, realtimeStandIn } from "./harness-parts.js";
+import type { FakeOpenAiRealtimeServer } from "./fake-openai-realtime-server.js";
+import { type FakeOpenAiRealtimeServerOptions } from "./fake-openai-realtime-server.js";
 import { FakePlivoRestServer } from "./fake-plivo-rest-server.js";
 import { PlivoStreamClient, type PlivoStreamClientOptions } from "./plivo-stream-client.js";
 
 export const PLIVO_AUTH_ID = "MAPLIVOTESTACCOUNT01";
 export const PLIVO_AUTH_TOKEN = "plivo-test-auth-token-0001";
 export const PLIVO_ADMIN_TOKEN = "plivo-admin-token-0000000001";
-const REALTIME_KEY = "sk-test-realtime";
 
 export interface PlivoHarnessSetup {
   mode: "realtime" | "stt-tts";
@@ -68,24 +64,10 @@ export interface PlivoHarness {
 }
 
 export async function startPlivo(setup: PlivoHarnessSetup): Promise<PlivoHarness> {
-  const realtime =
-    setup.mode === "realtime"
-      ? new FakeOpenAiRealtimeServer({ apiKey: REALTIME_KEY, ...setup.realtime })
-      : undefined;
-  const realtimeUrl = realtime ? await realtime.start() : undefined;
+  const { realtime, talk } = await realtimeStandIn(setup.mode, setup.realtime);
   const rest = new FakePlivoRestServer(PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN);
   await rest.start();
-  const logs: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split("\n"))
-          if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, logs } = capturedLogger();
   // What Plivo signs is the public URL; the server is reached on loopback.
   const publicUrl = "https://talkgate.test";
   const { config, ...loaded } = validateConfig({
@@ -93,19 +75,7 @@ export async function startPlivo(setup: PlivoHarnessSetup): Promise<PlivoHarness
     auth: { tokens: [{ name: "admin", token: PLIVO_ADMIN_TOKEN, scopes: ["admin"] }] },
     dataDir: mkdtempSync(join(tmpdir(), "talkgate-plivo-")),
     log: { level: "info" },
-    talk: realtimeUrl
-      ? {
-          realtime: {
-            provider: "openai",
-            providers: {
-              openai: {
-                apiKey: REALTIME_KEY,
-                baseUrl: realtimeUrl.replace(/^ws/, "http").replace(/\/realtime$/, ""),
-              },
-            },
-          },
-        }
-      : {},
+    talk,
     telephony: {
       plivo: {
         authId: PLIVO_AUTH_ID,

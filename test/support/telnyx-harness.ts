@@ -9,15 +9,12 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { createApp, type App } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
-import {
-  FakeOpenAiRealtimeServer,
-  type FakeOpenAiRealtimeServerOptions,
-} from "./fake-openai-realtime-server.js";
+import { capturedLogger, realtimeStandIn } from "./harness-parts.js";
+import type { FakeOpenAiRealtimeServer } from "./fake-openai-realtime-server.js";
+import { type FakeOpenAiRealtimeServerOptions } from "./fake-openai-realtime-server.js";
 import { FakeTelnyxRestServer } from "./fake-telnyx-rest-server.js";
 import {
   telnyxCallControlId,
@@ -30,7 +27,7 @@ export const TELNYX_ACCOUNT = "f5586561-8ff0-4291-a51b-c7dfe4139ff9";
 export const TELNYX_API_KEY = "KEY0123456789ABCDEF_test";
 export const TELNYX_CONNECTION_ID = "2811212257810187875";
 export const ADMIN_TOKEN = "telephony-admin-token-000000001";
-export const REALTIME_KEY = "sk-test-realtime";
+export { REALTIME_KEY } from "./harness-parts.js";
 
 export interface TelnyxHarnessSetup {
   mode: "realtime" | "stt-tts";
@@ -62,44 +59,18 @@ export interface TelnyxHarness {
 }
 
 export async function startTelnyx(setup: TelnyxHarnessSetup): Promise<TelnyxHarness> {
-  const realtime =
-    setup.mode === "realtime"
-      ? new FakeOpenAiRealtimeServer({ apiKey: REALTIME_KEY, ...setup.realtime })
-      : undefined;
-  const realtimeUrl = realtime ? await realtime.start() : undefined;
+  const { realtime, talk } = await realtimeStandIn(setup.mode, setup.realtime);
   const rest = new FakeTelnyxRestServer(TELNYX_API_KEY, TELNYX_CONNECTION_ID);
   await rest.start();
   const signer = new TelnyxWebhookSigner();
-  const logs: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split("\n"))
-          if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, logs } = capturedLogger();
   const publicUrl = "http://talkgate.test";
   const { config, ...rest_ } = validateConfig({
     server: { host: "127.0.0.1", port: 0, publicUrl },
     auth: { tokens: [{ name: "admin", token: ADMIN_TOKEN, scopes: ["admin"] }] },
     dataDir: mkdtempSync(join(tmpdir(), "talkgate-telnyx-")),
     log: { level: "info" },
-    talk: realtimeUrl
-      ? {
-          realtime: {
-            provider: "openai",
-            providers: {
-              openai: {
-                apiKey: REALTIME_KEY,
-                baseUrl: realtimeUrl.replace(/^ws/, "http").replace(/\/realtime$/, ""),
-              },
-            },
-          },
-        }
-      : {},
+    talk,
     telephony: {
       telnyx: {
         publicKey: signer.publicKey,

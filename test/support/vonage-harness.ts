@@ -8,23 +8,20 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { createApp, type App } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import { vonageWebhookAuthorization } from "../../src/telephony/vonage/vonage-signature.js";
-import {
-  FakeOpenAiRealtimeServer,
-  type FakeOpenAiRealtimeServerOptions,
-} from "./fake-openai-realtime-server.js";
+import { capturedLogger, realtimeStandIn } from "./harness-parts.js";
+import type { FakeOpenAiRealtimeServer } from "./fake-openai-realtime-server.js";
+import { type FakeOpenAiRealtimeServerOptions } from "./fake-openai-realtime-server.js";
 import { FakeVonageRestServer, vonageApplicationKeys } from "./fake-vonage-rest-server.js";
 import { VonageStreamClient, type VonageStreamClientOptions } from "./vonage-stream-client.js";
 
 export const APPLICATION_ID = "aaaaaaaa-bbbb-cccc-dddd-0123456789ab";
 export const SIGNATURE_SECRET = "vonage-test-signature-secret-0001";
 export const ADMIN_TOKEN = "vonage-admin-token-0000000000001";
-export const REALTIME_KEY = "sk-test-realtime";
+export { REALTIME_KEY } from "./harness-parts.js";
 const KEYS = vonageApplicationKeys();
 
 export interface VonageHarnessSetup {
@@ -91,24 +88,10 @@ export function endpointOf(ncco: unknown): NccoEndpoint {
 }
 
 export async function startVonage(setup: VonageHarnessSetup): Promise<VonageHarness> {
-  const realtime =
-    setup.mode === "realtime"
-      ? new FakeOpenAiRealtimeServer({ apiKey: REALTIME_KEY, ...setup.realtime })
-      : undefined;
-  const realtimeUrl = realtime ? await realtime.start() : undefined;
+  const { realtime, talk } = await realtimeStandIn(setup.mode, setup.realtime);
   const rest = new FakeVonageRestServer(APPLICATION_ID, KEYS.publicKey);
   await rest.start();
-  const logs: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split("\n"))
-          if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, logs } = capturedLogger();
   // The public URL is what Vonage's payload hash of a GET covers (its query); a fixed name, as in the Twilio harness.
   const publicUrl = "http://talkgate.test";
   const { config, ...loaded } = validateConfig({
@@ -116,19 +99,7 @@ export async function startVonage(setup: VonageHarnessSetup): Promise<VonageHarn
     auth: { tokens: [{ name: "admin", token: ADMIN_TOKEN, scopes: ["admin"] }] },
     dataDir: mkdtempSync(join(tmpdir(), "talkgate-vonage-")),
     log: { level: "info" },
-    talk: realtimeUrl
-      ? {
-          realtime: {
-            provider: "openai",
-            providers: {
-              openai: {
-                apiKey: REALTIME_KEY,
-                baseUrl: realtimeUrl.replace(/^ws/, "http").replace(/\/realtime$/, ""),
-              },
-            },
-          },
-        }
-      : {},
+    talk,
     telephony: {
       vonage: {
         applicationId: APPLICATION_ID,
