@@ -10,6 +10,7 @@
  * closes the socket at the end. Unknown extra fields are ignored.
  */
 import { z } from "zod";
+import { STRICT_BASE64, base64Of } from "../carrier/base64.js";
 
 /** Why a frame was refused. Stable: listed in docs/telephony.md; a retired reason is never reused. */
 export type PlivoMessageRejection =
@@ -107,8 +108,6 @@ export interface ParsePlivoOptions {
 }
 
 const DEFAULT_MAX_AUDIO_BYTES = 16_000;
-/** Standard base64 with padding; Buffer.from would silently skip bad characters. */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 const reject = (reason: PlivoMessageRejection, message: string): ParsePlivoResult => ({
   ok: false,
@@ -153,7 +152,7 @@ export function parsePlivoMessage(
     const maxAudioBytes = options.maxAudioBytes ?? DEFAULT_MAX_AUDIO_BYTES;
     if (payload.length > Math.ceil(maxAudioBytes / 3) * 4)
       return reject("oversized", `Media payload exceeds ${maxAudioBytes} bytes.`);
-    if (payload.length === 0 || !BASE64.test(payload))
+    if (payload.length === 0 || !STRICT_BASE64.test(payload))
       return reject("bad_base64", "Media payload is not valid base64.");
     const buf = Buffer.from(payload, "base64");
     return {
@@ -200,7 +199,7 @@ function rawToString(raw: Buffer | ArrayBuffer | Buffer[], maxBytes: number): st
 
 /** `playAudio`: u-law 8 kHz audio, base64 (Plivo plays it in order after what it buffered). */
 export function buildPlayAudio(audio: Uint8Array): string {
-  const payload = Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64");
+  const payload = base64Of(audio);
   return JSON.stringify({
     event: "playAudio",
     media: { contentType: "audio/x-mulaw", sampleRate: 8000, payload },

@@ -8,6 +8,7 @@
  * Telnyx's side does not break calls.
  */
 import { z } from "zod";
+import { STRICT_BASE64, base64Of } from "../carrier/base64.js";
 
 const digits = z.union([
   z.string().regex(/^\d{1,15}$/, "a decimal string"),
@@ -139,7 +140,6 @@ export interface ParseTelnyxFrameOptions {
 }
 
 const DEFAULT_MAX_AUDIO_BYTES = 16_000;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DIGITS = /^\d{1,15}$/;
 
 const reject = (reason: TelnyxFrameRejection, message: string): ParseTelnyxFrameResult => ({
@@ -196,7 +196,7 @@ export function parseTelnyxFrame(
       const maxAudioBytes = options.maxAudioBytes ?? DEFAULT_MAX_AUDIO_BYTES;
       if (payload.length > Math.ceil(maxAudioBytes / 3) * 4)
         return reject("oversized", `Media payload exceeds ${maxAudioBytes} bytes.`);
-      if (payload.length === 0 || !BASE64.test(payload))
+      if (payload.length === 0 || !STRICT_BASE64.test(payload))
         return reject("bad_base64", "Media payload is not valid base64.");
       const buf = Buffer.from(payload, "base64");
       return {
@@ -265,7 +265,7 @@ function toText(raw: Buffer | ArrayBuffer | Buffer[]): string {
 
 /** Assistant audio (PCMU bytes) as a `media` frame. */
 export function mediaFrame(audio: Uint8Array): string {
-  const payload = Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64");
+  const payload = base64Of(audio);
   return `{"event":"media","media":{"payload":"${payload}"}}`;
 }
 

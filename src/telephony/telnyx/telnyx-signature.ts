@@ -12,14 +12,13 @@
 import { createPublicKey, verify, type KeyObject } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { TalkError } from "../../core/index.js";
+import { STRICT_BASE64 } from "../carrier/base64.js";
 
-/** Standard base64 with padding (Buffer.from would silently skip bad characters). */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DIGITS = /^\d{1,12}$/;
 
 /** The account's public key (base64, 32 bytes) as a KeyObject; config_invalid otherwise. */
 export function telnyxPublicKey(base64: string): KeyObject {
-  const raw = BASE64.test(base64) ? Buffer.from(base64, "base64") : undefined;
+  const raw = STRICT_BASE64.test(base64) ? Buffer.from(base64, "base64") : undefined;
   if (raw === undefined || raw.length !== 32)
     throw new TalkError(
       "config_invalid",
@@ -54,7 +53,7 @@ export function checkTelnyxSignature(check: TelnyxSignatureCheck): TelnyxSignatu
   if (!DIGITS.test(timestamp)) return "malformed_timestamp";
   if (Math.abs(Math.floor(check.nowMs / 1000) - Number(timestamp)) > check.toleranceS)
     return "stale_timestamp";
-  if (!BASE64.test(signature)) return "malformed_signature";
+  if (!STRICT_BASE64.test(signature)) return "malformed_signature";
   const sig = Buffer.from(signature, "base64");
   if (sig.length !== 64) return "malformed_signature";
   try {

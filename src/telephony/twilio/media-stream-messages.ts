@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import { TalkError } from "../../core/index.js";
+import { STRICT_BASE64, base64Of } from "../carrier/base64.js";
 
 const digits = z.string().regex(/^\d{1,15}$/, "a decimal string");
 const sid = z.string().min(1).max(64);
@@ -131,9 +132,6 @@ export type ParseTwilioMessageResult =
 const DEFAULT_MAX_BYTES = 65_536;
 const DEFAULT_MAX_AUDIO_BYTES = 16_000;
 
-/** Standard base64 with padding, as Twilio sends it; Buffer.from would silently skip bad characters. */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 function reject(
   reason: TwilioMessageRejection,
   message: string,
@@ -208,7 +206,7 @@ export function parseTwilioMessage(
     if (payload.length > Math.ceil(maxAudioBytes / 3) * 4) {
       return reject("oversized", `Media payload exceeds ${maxAudioBytes} bytes.`, { maxAudioBytes });
     }
-    if (payload.length === 0 || !BASE64.test(payload)) {
+    if (payload.length === 0 || !STRICT_BASE64.test(payload)) {
       return reject("bad_base64", "Media payload is not valid base64.");
     }
     const buf = Buffer.from(payload, "base64");
@@ -263,7 +261,7 @@ export type TwilioOutboundMessage = TwilioOutboundMedia | TwilioOutboundMark | T
 
 /** A `media` frame: u-law 8 kHz audio, base64 (Twilio accepts any length; we send 20 ms frames). */
 export function buildMediaMessage(streamSid: string, audio: Uint8Array): string {
-  const payload = Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64");
+  const payload = base64Of(audio);
   return JSON.stringify({ event: "media", streamSid, media: { payload } } satisfies TwilioOutboundMedia);
 }
 
