@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   {
-    // The talk page (web/): plain browser ES modules, served as files (docs/web-page.md).
+    // The talk page (web/) and the console (web/console/): plain browser ES modules, served as files.
     files: ["web/**/*.js"],
     languageOptions: {
       sourceType: "module",
@@ -25,6 +25,10 @@ export default tseslint.config(
           "history",
           "navigator",
           "localStorage",
+          "sessionStorage",
+          "fetch",
+          "URL",
+          "Node",
           "performance",
           "setTimeout",
           "clearTimeout",

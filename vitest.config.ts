@@ -8,6 +8,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Two files at a time on the 2-core CI machine (vitest's default is cores - 1 = one): most
+    // integration files wait on real time (audio paced at 1x, Chromium, child processes), so two
+    // overlap well; the suite stays under 15 minutes.
+    maxWorkers: 2,
     reporters: ["default", "./test/support/summary-reporter.ts"],
   },
 });

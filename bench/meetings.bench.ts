@@ -14,10 +14,19 @@
  *
  * Run: npm run bench:meetings -- --seconds 40 --max-bots 3
  * The bot camera: `--camera card` (each bot's page asks the room for a camera,
- * `video=on`, and the bot sends its card), against `--camera off` (default).
+ * `video=on`, and the bot sends its card) or `--camera url` (a page served
+ * here, a clock that changes every second, shown through the screencast),
+ * against `--camera off` (default); `--camera-fps N` (meetings.camera.fps).
+ * `--participant-video` (the participants send their fake camera, so the bot
+ * receives video), `--receive-video` (meetings.receiveVideo: the bot accepts it).
+ * CPU is process CPU time (utime + stime from /proc, summed over the bot
+ * browser's processes) divided by the window: other load on the machine
+ * slows a run but adds little to it.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import type { TalkEvent } from "../src/core/talk-events.js";
 import { speechWav, startMeetingsHarness } from "../test/integration/meetings-harness.js";
@@ -29,13 +38,33 @@ const { values } = parseArgs({
     camera: { type: "string", default: "off" },
     // Extra Chromium flags for the bots, space-separated (meetings.chromiumArgs).
     "bot-flags": { type: "string", default: "" },
+    "camera-fps": { type: "string", default: "2" },
+    "participant-video": { type: "boolean", default: false },
+    "receive-video": { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
 const maxBots = Number(values["max-bots"]);
 if (!(seconds >= 10) || !(maxBots >= 1)) throw new Error("--seconds >= 10 and --max-bots >= 1");
 const camera = values.camera;
-if (camera !== "off" && camera !== "card") throw new Error("--camera off|card");
+if (camera !== "off" && camera !== "card" && camera !== "url") throw new Error("--camera off|card|url");
+const cameraFps = Number(values["camera-fps"]);
+const participantVideo = values["participant-video"];
+const receiveVideo = values["receive-video"];
+
+/** camera url: a page whose clock changes every second (a status board's worth of change). */
+async function cameraPageServer(): Promise<{ origin: string; close(): void }> {
+  const server = createServer((_req, res) => {
+    res.setHeader("content-type", "text/html");
+    res.end(`<!doctype html><body style="margin:0;background:#123;color:#fff;font:48px sans-serif">
+<div id=t style="padding:40px"></div><script>setInterval(()=>{t.textContent=new Date().toISOString().slice(11,19)},1000)</script>`);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => server.close(),
+  };
+}
 const botFlags = values["bot-flags"] ? values["bot-flags"].split(" ") : [];
 const SILENCE_MS = 600;
 const TICK = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
@@ -55,6 +84,26 @@ function tree(root: number): number[] {
   const table = processTable();
   const out = [root];
   for (let i = 0; i < out.length; i++) for (const p of table) if (p.ppid === out[i]) out.push(p.pid);
+  return out;
+}
+
+/** A Chromium process's kind: browser, renderer, gpu-process, or the utility's service (audio, network, ...). */
+function kindOf(args: string): string {
+  const type = /--type=(\S+)/.exec(args)?.[1];
+  if (!type) return "browser";
+  if (type === "utility")
+    return /--utility-sub-type=(\S+)/.exec(args)?.[1]?.replace(/\.mojom\..*/, "") ?? "utility";
+  return type;
+}
+
+/** CPU ticks by process kind over a process tree (where Chromium spends). */
+function cpuByKind(pids: number[]): Map<string, number> {
+  const args = new Map(processTable().map((p) => [p.pid, p.args]));
+  const out = new Map<string, number>();
+  for (const pid of pids) {
+    const kind = kindOf(args.get(pid) ?? "");
+    out.set(kind, (out.get(kind) ?? 0) + cpuTicks([pid]));
+  }
   return out;
 }
 
@@ -105,16 +154,20 @@ const percentile = (xs: number[], p: number): number => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function step(bots: number): Promise<void> {
+  const pageServer = camera === "url" ? await cameraPageServer() : undefined;
   const h = await startMeetingsHarness({
     aloneTimeoutMs: 600_000,
     utteranceSilenceMs: SILENCE_MS,
     maxBots: 8,
     chromiumArgs: botFlags,
+    receiveVideo,
+    camera: { fps: cameraFps, urlOrigins: pageServer ? [pageServer.origin] : [] },
   });
   try {
     const room = `bench-${bots}`;
-    await h.participant(room, "Alice", speechWav(h.dir, "goforward.raw", 2.5));
-    await h.participant(room, "Bob", speechWav(h.dir, "something.raw", 3.5));
+    const video = participantVideo ? { video: "on" } : undefined;
+    await h.participant(room, "Alice", speechWav(h.dir, "goforward.raw", 2.5), video);
+    await h.participant(room, "Bob", speechWav(h.dir, "something.raw", 3.5), video);
     const ended = new Map<string, number>();
     const latencies: number[] = [];
     let measuring = false;
@@ -128,10 +181,11 @@ async function step(bots: number): Promise<void> {
     const ids: string[] = [];
     for (let i = 0; i < bots; i++) {
       const res = await h.post({
-        meetingUrl: camera === "card" ? `${h.roomUrl(room)}?video=on` : h.roomUrl(room),
+        meetingUrl: camera !== "off" ? `${h.roomUrl(room)}?video=on` : h.roomUrl(room),
         botName: `Bot${i + 1}`,
         mode: "transcribe",
         camera,
+        ...(pageServer ? { cameraUrl: `${pageServer.origin}/board` } : {}),
       });
       ids.push(res.body.id);
     }
@@ -140,6 +194,7 @@ async function step(bots: number): Promise<void> {
     await sleep(5000); // capture and decoders settle
     const roots = ids.map(botRoot);
     const cpu0 = roots.map((r) => cpuTicks(tree(r)));
+    const kinds0 = cpuByKind(tree(roots[0]!));
     // The server: this Node process (capture sockets, Opus decode, VAD, floor) and its pocketsphinx children.
     const serverCpu = (): number =>
       cpuTicks([process.pid], true) +
@@ -161,6 +216,10 @@ async function step(bots: number): Promise<void> {
     measuring = false;
     const wall = (Date.now() - t0) / 1000;
     const cpuShare = roots.map((r, i) => (cpuTicks(tree(r)) - cpu0[i]!) / TICK / wall);
+    const kinds1 = cpuByKind(tree(roots[0]!));
+    const firstBotByKind = Object.fromEntries(
+      [...kinds1].map(([k, t]) => [k, Number(((t - (kinds0.get(k) ?? 0)) / TICK / wall).toFixed(3))]),
+    );
     const serverShare = (serverCpu() - srv0) / TICK / wall;
     const nodeShare = (cpuTicks([process.pid]) - node0) / TICK / wall;
     const load1 = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
@@ -176,6 +235,9 @@ async function step(bots: number): Promise<void> {
       JSON.stringify({
         bots,
         camera,
+        cameraFps,
+        participantVideo,
+        receiveVideo,
         botFlags,
         chromiumPerBotPssMb: {
           mean: Math.round(pss.reduce((a, b) => a + b, 0) / pss.length),
@@ -183,6 +245,8 @@ async function step(bots: number): Promise<void> {
         },
         chromiumPerBotRssMb: { max: Math.round(Math.max(...rss)) },
         chromiumPerBotCpuCores: cpuShare.map((c) => Number(c.toFixed(3))),
+        // The first bot's Chromium CPU by process kind (browser, renderer, gpu-process, audio, network...).
+        firstBotCpuByKind: firstBotByKind,
         serverProcessPssMb: Math.round(serverMem.pss),
         sttDecodersPssMb: Math.round(sttMem.pss),
         serverCpuCoresAllBots: Number(serverShare.toFixed(3)),
@@ -197,6 +261,7 @@ async function step(bots: number): Promise<void> {
     );
   } finally {
     await h.close();
+    pageServer?.close();
   }
 }
 

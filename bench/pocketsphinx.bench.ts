@@ -11,7 +11,11 @@
  * references (Levenshtein over words, no normalization: "mister" vs the
  * decoder's "mr" counts as an error in every configuration alike).
  *
- * Run: node --import tsx bench/pocketsphinx.bench.ts [--reps 3]
+ * With --memory: instead, the PSS of resident decoder processes (from
+ * /proc/<pid>/smaps_rollup) after 1 and after 3 concurrent streams, with the
+ * full dictionary and with the one restricted to the language model's words.
+ *
+ * Run: node --import tsx bench/pocketsphinx.bench.ts [--reps 3] [--memory]
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -24,7 +28,9 @@ import {
   type SphinxSearch,
 } from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
 
-const { values } = parseArgs({ options: { reps: { type: "string", default: "3" } } });
+const { values } = parseArgs({
+  options: { reps: { type: "string", default: "3" }, memory: { type: "boolean", default: false } },
+});
 const reps = Number(values.reps);
 const DATA = "/usr/share/pocketsphinx/test/data";
 const AUSTEN = `${DATA}/librivox/sense_and_sensibility_01_austen_64kb-`;
@@ -139,6 +145,39 @@ async function measure(decoder: PocketsphinxDecoderMode, search: SphinxSearch): 
   } finally {
     await stt.close();
   }
+}
+
+/** PSS in MB of this process's resident decoder children. */
+function decoderPss(): number[] {
+  let pids: string[] = [];
+  try {
+    pids = execFileSync("pgrep", ["-P", String(process.pid), "-f", "sphinx-decoder.py"], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean);
+  } catch {
+    // none
+  }
+  return pids.map((pid) => {
+    const line = /^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
+    return Math.round(Number(line?.[1] ?? 0) / 1024);
+  });
+}
+
+async function measureMemory(lmOnlyDict: boolean, streams: number): Promise<void> {
+  const stt = createPocketsphinxStt({ lmOnlyDict });
+  try {
+    await Promise.all(Array.from({ length: streams }, () => transcribe(stt, recordings[0]!.pcm)));
+    const pss = decoderPss();
+    const total = pss.reduce((a, b) => a + b, 0);
+    console.log(JSON.stringify({ lmOnlyDict, decoders: pss.length, pssMB: pss, totalPssMB: total }));
+  } finally {
+    await stt.close();
+  }
+}
+
+if (values.memory) {
+  for (const lmOnlyDict of [false, true]) for (const n of [1, 3]) await measureMemory(lmOnlyDict, n);
+  process.exit(0);
 }
 
 console.log(

@@ -16,10 +16,12 @@
  *   node --import tsx bench/telephony-capacity.bench.ts  (quick: up to 300 calls)
  *   ... --peer no                                       (ours only)
  *   ... --webhook http://HOST:PORT/telephony/twilio/voice --provider-port 9000 [--target-pid N]   (another relay)
+ *   ... --workers 1,2                                   (calls per machine: `talkgate serve --workers N` over
+ *                                                        Redis, each N ramped in turn, CPU summed over the pool)
  */
 import { performance } from "node:perf_hooks";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";
-import { benchTarget, type BenchTarget, type SpawnedRelay } from "./lib/bench-target.js";
+import { benchTarget, poolTarget, type BenchTarget, type SpawnedRelay } from "./lib/bench-target.js";
 import { cpuSince, readProcessCpu } from "./lib/process-cpu.js";
 
 const args = benchArgs({
@@ -31,6 +33,8 @@ const args = benchArgs({
   "target-pid": "0",
   // Also ramp the peer relay in the same run (only when this bench spawns the relays).
   peer: "yes",
+  // Worker counts of `talkgate serve --workers N` to ramp instead (e.g. "1,2"); empty: the single pinned process.
+  workers: "",
 });
 const maxCalls = num(args.calls, "calls");
 const seconds = num(args.seconds, "seconds");
@@ -79,10 +83,11 @@ async function ramp(target: BenchTarget, name: string): Promise<RampResult> {
     load.inbound.open();
     load.outbound.open();
     const elu0 = performance.eventLoopUtilization();
-    const cpu0 = pid ? readProcessCpu(pid) : undefined;
+    const readCpu = target.readCpu ?? (() => (pid ? readProcessCpu(pid) : undefined));
+    const cpu0 = readCpu();
     const t0 = performance.now();
     await sleep(seconds * 1000);
-    const cpu = cpuSince(cpu0, pid ? readProcessCpu(pid) : undefined);
+    const cpu = cpuSince(cpu0, readCpu());
     const wall = (performance.now() - t0) / 1000;
     load.inbound.close();
     load.outbound.close();
@@ -138,6 +143,33 @@ async function measure(relay: SpawnedRelay | undefined, name: string): Promise<R
   } finally {
     await target.close();
   }
+}
+
+if (args.workers !== "") {
+  // Calls per machine: the pool at each worker count, ramped in turn in the same run.
+  const counts = args.workers.split(",").map((n) => num(n, "workers"));
+  const pools: RampResult[] = [];
+  for (const workers of counts) {
+    const target = await poolTarget(workers);
+    try {
+      pools.push(await ramp(target, `${workers} worker${workers > 1 ? "s" : ""}`));
+    } finally {
+      await target.close();
+    }
+  }
+  console.log("\n| workers | calls meeting the criteria | lossless to |\n|---|---|---|");
+  for (const [i, r] of pools.entries()) console.log(`| ${counts[i]} | ${r.best} | ${r.lossless} |`);
+  if (pools.length > 1 && pools[0]!.best > 0)
+    console.log(
+      `${counts.at(-1)} workers / ${counts[0]}: ${(pools.at(-1)!.best / pools[0]!.best).toFixed(2)}x calls`,
+    );
+  console.log(
+    JSON.stringify({
+      bench: "telephony-workers",
+      levels: counts.map((w, i) => ({ workers: w, calls: pools[i]!.best, lossless: pools[i]!.lossless })),
+    }),
+  );
+  process.exit(0);
 }
 
 const external = args.webhook !== undefined;

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*"; }
 
 # --- Debian packages ---------------------------------------------------------
-DEB_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us pocketsphinx-testdata python3-pocketsphinx ffmpeg sox chromium redis-server)
+DEB_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us pocketsphinx-testdata python3-pocketsphinx ffmpeg sox chromium redis-server libspeexdsp-dev)
 missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
@@ -39,6 +39,21 @@ if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ packag
   say "installing npm dependencies (npm ci; builds the native Opus binding, takes a minute)"
   PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
   say "npm dependencies installed"
+fi
+
+# --- the echo canceller's native binding (native/speexdsp, Debian's libspeexdsp) --
+# Built with the node-gyp that ships inside npm, against the machine's Node headers.
+ADDON=native/speexdsp/build/Release/speexdsp.node
+if [ ! -f "$ADDON" ] || [ native/speexdsp/speexdsp.c -nt "$ADDON" ] || [ native/speexdsp/binding.gyp -nt "$ADDON" ]; then
+  say "building the echo canceller binding (native/speexdsp)"
+  NODE_GYP="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
+  if [ ! -f "$NODE_GYP" ]; then say "node-gyp not found at $NODE_GYP (it ships inside npm)" >&2; exit 1; fi
+  NODEDIR_ARG=()
+  for dir in /usr /usr/local; do
+    if [ -f "$dir/include/node/node_api.h" ]; then NODEDIR_ARG=(--nodedir="$dir"); break; fi
+  done
+  (cd native/speexdsp && node "$NODE_GYP" rebuild "${NODEDIR_ARG[@]}" --loglevel=error >/dev/null)
+  say "echo canceller binding built"
 fi
 
 # --- Redis (for the cluster tests; the server itself runs without it) ----------

@@ -6,9 +6,15 @@
  * One entry per user turn and per assistant item, in the order they began.
  */
 export class Transcript {
-  /** @param {HTMLElement} list */
-  constructor(list) {
+  /**
+   * @param {HTMLElement} list
+   * @param {{who?(role: string, env: object): string, reveal?(el: HTMLElement): void}} [options]
+   *   `who`: the label of a line (default "You" / "Assistant"); `reveal`: brings a changed line into view.
+   */
+  constructor(list, options = {}) {
     this.list = list;
+    this.who = options.who ?? ((role) => (role === "user" ? "You" : "Assistant"));
+    this.reveal = options.reveal ?? ((el) => el.scrollIntoView({ block: "end", behavior: "smooth" }));
     /** @type {Map<string, {role: string, turnId: string, itemId?: string, text: string, streamed: string, final: boolean, interrupted: boolean, el: HTMLElement}>} */
     this.entries = new Map();
   }
@@ -114,7 +120,7 @@ export class Transcript {
     el.className = `line ${role}`;
     const who = document.createElement("span");
     who.className = "who";
-    who.textContent = role === "user" ? "You" : "Assistant";
+    who.textContent = this.who(role, env);
     const text = document.createElement("span");
     text.className = "text";
     el.append(who, text);
@@ -144,6 +150,6 @@ export class Transcript {
     entry.el.classList.toggle("partial", !entry.final && !entry.interrupted);
     entry.el.classList.toggle("interrupted", entry.interrupted);
     entry.el.querySelector(".text").textContent = entry.text || "…";
-    entry.el.scrollIntoView({ block: "end", behavior: "smooth" });
+    this.reveal(entry.el);
   }
 }

@@ -5,6 +5,9 @@
  * configured to reach its realtime provider on that port, where the load
  * generator listens), for a side-by-side comparison.
  */
+import type { CpuReading } from "./process-cpu.js";
+import { readProcessTreeCpu } from "./process-cpu.js";
+import { spawnServePool } from "./spawn-serve-pool.js";
 import { TelephonyLoad } from "./twilio-load-calls.js";
 import {
   freePort,
@@ -21,6 +24,8 @@ export interface BenchTarget {
   load: TelephonyLoad;
   server: BenchServer | undefined;
   describe: string;
+  /** CPU used so far by the whole target (every process of a pool); default: the spawned server's own. */
+  readCpu?: () => CpuReading | undefined;
   close(): Promise<void>;
 }
 
@@ -64,6 +69,28 @@ export async function benchTarget(
     close: async () => {
       await load.close();
       await server?.close();
+    },
+  };
+}
+
+/** `talkgate serve --workers N` (the real CLI, Redis) as the target; CPU summed over the pool's processes. */
+export async function poolTarget(workers: number): Promise<BenchTarget> {
+  const providerPort = await freePort();
+  const pool = await spawnServePool(workers, providerPort);
+  const load = new TelephonyLoad({
+    webhookUrl: `http://127.0.0.1:${pool.port}/telephony/twilio/voice?mode=realtime`,
+    providerPort,
+  });
+  await load.start();
+  const pid = pool.child.pid!;
+  return {
+    load,
+    server: undefined,
+    describe: `talkgate serve --workers ${workers} (primary pid ${pid}, not pinned; the load generator shares the cores)`,
+    readCpu: () => readProcessTreeCpu(pid),
+    close: async () => {
+      await load.close();
+      await pool.close();
     },
   };
 }

@@ -4,7 +4,7 @@
  * in CPU, which a shared machine's scheduling noise does not change the way it
  * changes latency tails. Linux only: elsewhere `read()` answers undefined.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 
 let ticksPerSecond: number | undefined;
@@ -45,4 +45,38 @@ export function cpuSince(
 ): CpuReading | undefined {
   if (!before || !after) return undefined;
   return { user: after.user - before.user, system: after.system - before.system };
+}
+
+/**
+ * CPU seconds used so far by `pid` and every live process below it (a pool's
+ * primary and its workers, and their helpers). A child that exited between two
+ * readings takes its CPU with it: read the tree while it is steady.
+ */
+export function readProcessTreeCpu(pid: number): CpuReading | undefined {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  const tree = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [child, parent] of parents)
+      if (tree.has(parent) && !tree.has(child)) {
+        tree.add(child);
+        grew = true;
+      }
+  }
+  let total: CpuReading | undefined;
+  for (const member of tree) {
+    const cpu = readProcessCpu(member);
+    if (!cpu) continue;
+    total = { user: (total?.user ?? 0) + cpu.user, system: (total?.system ?? 0) + cpu.system };
+  }
+  return total;
 }

@@ -66,6 +66,15 @@ export async function renderLine(tts: TtsProvider, text: string): Promise<Preren
   return new PrerenderedSpeech(text, pcm, format);
 }
 
+/** Speaks a line with the local TTS on demand (a transfer's briefing as an audio file); undefined without one. */
+export function localSpeech(
+  registry: ProviderRegistry,
+): ((text: string) => Promise<PrerenderedSpeech>) | undefined {
+  if (!registry.has("tts", LOCAL_TTS_ID)) return undefined;
+  const tts = registry.get("tts", LOCAL_TTS_ID)!;
+  return (text) => renderLine(tts, text);
+}
+
 /**
  * The apology and the goodbye, rendered by the local TTS. Without it (not
  * installed, failing) the process still starts: faults are then reported

@@ -5,8 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { AppCluster } from "../app-cluster.js";
-import { z } from "zod";
-import { talkSchema, type TalkgateConfig } from "../config/config-schema.js";
+import type { TalkgateConfig } from "../config/config-schema.js";
 import { redactSecrets } from "../config/redact.js";
 import { TalkError } from "../core/errors.js";
 import { toolOwnershipOf } from "../core/pipelines/brain-options.js";
@@ -20,7 +19,10 @@ import {
   type GatewayOptionsInput,
   type GatewayServer,
 } from "../gateway/index.js";
+import { EFFECTIVE_CONFIG_SCHEMA, effectiveConfigOf } from "./effective-config.js";
 import type { AppProviders } from "./providers.js";
+import { checkSessionRequest } from "./session-request.js";
+import { silenceTimeoutOf } from "./pipelines.js";
 import { readinessProbe } from "./readiness.js";
 import type { AppTools } from "./tools.js";
 
@@ -38,39 +40,42 @@ export interface AppGatewayInputs {
   deps?: Partial<Omit<GatewayDeps, "runtime" | "logger">> | undefined;
 }
 
-/** The shape of talk.config's answer, for the schema-driven redaction. */
-const EFFECTIVE_CONFIG_SCHEMA = z.object({
-  talk: talkSchema,
-  providers: z.record(z.string(), z.string().nullable()),
-});
-
 function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
   const { config, runtime, providers, tools, createController, cluster, logger } = i;
   const { registry, resolver } = providers;
+  const realtime = config.talk.realtime;
   return {
     runtime,
     catalog: () => buildTalkCatalog({ providers: registry.list(), defaults: resolver.defaults }),
+    // talk.realtime.mode / .transport / .brain: the shape a create request leaves out.
+    sessionDefaults: {
+      ...(realtime?.mode !== undefined ? { mode: realtime.mode } : {}),
+      ...(realtime?.transport !== undefined ? { transport: realtime.transport } : {}),
+      ...(realtime?.brain !== undefined ? { brain: realtime.brain } : {}),
+    },
     effectiveConfig: ({ admin }) => {
-      const effective = {
-        talk: config.talk,
-        providers: {
-          stt: resolver.defaultId("stt") ?? null,
-          tts: resolver.defaultId("tts") ?? null,
-          agent: resolver.defaultId("agent") ?? null,
-          realtime: resolver.defaultId("realtime") ?? null,
-        },
-      };
-      // Secrets are what the schema declares (and free-form provider settings as a whole); URLs lose credentials and query.
+      const effective = effectiveConfigOf(config, (kind) => resolver.defaultId(kind));
+      // Secrets are the fields the answer's schema marks; URLs lose credentials and query.
       return admin ? effective : redactSecrets(effective, EFFECTIVE_CONFIG_SCHEMA);
     },
+    checkSession: (request) => checkSessionRequest(registry, resolver, request),
     speak: (request, signal) => resolver.resolve("tts").synthesize({ ...request, signal }),
     createController: async (session, request) => {
       const controller = createController({
         session,
+        ...(request.clientTools !== undefined ? { clientTools: request.clientTools } : {}),
         options: {
           maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
+          // Captions finalize after talk.input.silenceTimeoutMs of silence; stt-tts turns are the client's
+          // (push-to-talk: a held button is not the end of speech), realtime turns the provider's.
+          ...(session.mode === "transcription" ? { silenceTimeoutMs: silenceTimeoutOf(config) } : {}),
+          // checkSession let a model through for realtime only; a voice is the realtime provider's or the TTS's.
           ...(request.model !== undefined ? { realtimeModel: request.model } : {}),
-          ...(request.voice !== undefined ? { realtimeVoice: request.voice } : {}),
+          ...(request.voice !== undefined
+            ? session.mode === "realtime"
+              ? { realtimeVoice: request.voice }
+              : { voice: request.voice }
+            : {}),
         },
         ...(request.inputFormat !== undefined ? { inputFormat: request.inputFormat } : {}),
         ...(request.outputFormat !== undefined ? { outputFormat: request.outputFormat } : {}),

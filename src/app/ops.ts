@@ -27,6 +27,9 @@ export async function registerOps(i: OpsInputs): Promise<OpsSurface> {
     sendWorkerCommand: (workerId, command, options) =>
       coordinator.sendWorkerCommand(workerId, command, options),
     onWorkerCommand: (handlers) => coordinator.onWorkerCommand(handlers),
+    subscribeEvents: (sessionId, afterSeq, listener, options) =>
+      coordinator.subscribeEvents(sessionId, afterSeq, listener, options),
+    onSessionLost: (listener) => coordinator.on("session-lost", (event) => listener(event.sessionId)),
     jobs: i.cluster.jobs,
     startDrain: () => i.cluster.startDrain(),
   };

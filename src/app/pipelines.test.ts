@@ -50,4 +50,29 @@ describe("the composition root's pipeline step", () => {
     expect("definitions" in tools.dispatcher).toBe(false);
     expect("progress" in tools.dispatcher).toBe(false);
   });
+
+  it("offers the call tools only to a session with a call behind it (its call control registered)", () => {
+    const { tools } = build({});
+    const session = runtime!.createSession({
+      mode: "stt-tts",
+      transport: "managed-room",
+      brain: "direct-tools",
+      owner: "gateway",
+    });
+    const names = () => (tools.pipeline.definitionsFor?.(session) ?? []).map((d) => d.name);
+    expect(names()).toContain("get_time");
+    expect(names()).not.toContain("end_call");
+    expect(names()).not.toContain("collect_digits");
+    const unregister = tools.callControls.set(session.id, {
+      hangUp: async () => {},
+      sendDtmf: async () => {},
+      transfer: async () => {},
+      collectDigits: async () => ({ digits: "", reason: "timeout" }),
+    });
+    expect(names()).toEqual(
+      expect.arrayContaining(["end_call", "send_dtmf", "transfer_call", "collect_digits"]),
+    );
+    unregister();
+    expect(names()).not.toContain("transfer_call");
+  });
 });

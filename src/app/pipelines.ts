@@ -14,6 +14,8 @@ import {
 import type { PipelineOptions } from "../core/pipelines/pipeline-options.js";
 import type { FaultSpeech } from "../core/faults/prerendered-speech.js";
 import { faultOptions, resilientResolver } from "./faults.js";
+import { createEchoCanceller, echoCancellerAvailable } from "../codecs/echo-canceller.js";
+import type { EchoCancellationOptions, EchoCancellerFactory } from "../core/media/echo-guard.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
 
@@ -28,7 +30,18 @@ export function brainOptions(config: TalkgateConfig): BrainOptions {
     apologyText: config.agent.apologyText,
     progressive: config.agent.realtime.progressive,
     replyPath: config.agent.realtime.replyPath,
+    maxToolRounds: config.agent.maxToolRounds,
+    toolErrorText: config.agent.toolErrorText,
   };
+}
+
+/**
+ * talk.input.silenceTimeoutMs as the pipelines take it (a multiple of 10
+ * between 100 and 10 000): the silence after speech that ends a user turn
+ * where nobody else ends it (a transcription session's captions).
+ */
+export function silenceTimeoutOf(config: TalkgateConfig): number {
+  return Math.min(10_000, Math.max(100, Math.round(config.talk.input.silenceTimeoutMs / 10) * 10));
 }
 
 /** The options every session starts from; a surface overrides per controller (SessionControllerRequest.options). */
@@ -68,6 +81,24 @@ export function buildPipelines(
     options: basePipelineOptions(config, brain),
     logger,
     faults: { options: faultOptions(config), speech: faultSpeech },
+    echo: echoCancellation(config, logger),
   });
   return { brain, base, createController: sessionControllerFactory(base) };
+}
+
+/** talk.input.echoCancellation with the codecs' canceller (libspeexdsp); none, and a warning, when its binding is not built. */
+export function echoCancellation(
+  config: TalkgateConfig,
+  logger: TalkLogger,
+): { options: EchoCancellationOptions; create?: EchoCancellerFactory } {
+  const options = config.talk.input.echoCancellation;
+  if (!options.enabled) return { options };
+  if (!echoCancellerAvailable()) {
+    logger.warn(
+      {},
+      "talk.input.echoCancellation: the libspeexdsp binding is not built (scripts/setup.sh); phone legs run without echo cancellation",
+    );
+    return { options };
+  }
+  return { options, create: (o) => createEchoCanceller({ ...o, frameMs: 20 }) };
 }

@@ -13,10 +13,13 @@ import { ProviderRegistry, type ProviderByKind } from "../core/provider-registry
 import { ProviderResolver, type ProviderDefaults } from "../core/provider-resolver.js";
 import type { ProviderKind, TalkProvider } from "../core/provider-types.js";
 import type { TalkSession } from "../core/session-types.js";
+import { KNOWN_REALTIME_PROVIDER_IDS } from "../config/realtime-provider-schema.js";
 import {
+  createGeminiLiveProvider,
   createLocalProviders,
   createOpenAiRealtimeProvider,
   createOpenAiSpeechProviders,
+  createXaiRealtimeProvider,
 } from "../providers/index.js";
 import { createOpenAiChatAgent } from "../providers/openai-compatible/openai-chat-agent.js";
 
@@ -60,19 +63,48 @@ export function configuredProviders(config: TalkgateConfig): TalkProvider[] {
   for (const [id, settings] of openAiSpeechEntries(config.talk.providers)) {
     providers.push(...createOpenAiSpeechProviders(id, settings));
   }
-  const openai = config.talk.realtime?.providers?.["openai"];
-  if (openai) {
-    providers.push(
-      createOpenAiRealtimeProvider({
-        id: "openai",
-        ...(typeof openai["apiKey"] === "string" ? { apiKey: openai["apiKey"] } : {}),
-        ...(typeof openai["baseUrl"] === "string" ? { baseUrl: openai["baseUrl"] } : {}),
-        ...(config.talk.realtime?.model ? { model: config.talk.realtime.model } : {}),
-        ...(config.talk.realtime?.voice ? { voice: config.talk.realtime.voice } : {}),
-      }),
+  providers.push(...realtimeProviders(config));
+  return providers;
+}
+
+/**
+ * The wiring table of realtime providers: `talk.realtime.providers.<id>` for
+ * a known id builds that provider. `talk.realtime.model` / `.voice` apply to
+ * the default realtime provider (`talk.realtime.provider`; OpenAI when none
+ * is named, as before); an entry's own `model` / `voice` win.
+ */
+const REALTIME_FACTORIES: Readonly<
+  Record<
+    string,
+    (settings: { apiKey?: string; baseUrl?: string; model?: string; voice?: string }) => TalkProvider
+  >
+> = Object.freeze({
+  openai: (s) => createOpenAiRealtimeProvider({ id: "openai", ...s }),
+  xai: (s) => createXaiRealtimeProvider({ id: "xai", ...s }),
+  gemini: (s) => createGeminiLiveProvider({ id: "gemini", ...s }),
+});
+
+function realtimeProviders(config: TalkgateConfig): TalkProvider[] {
+  const realtime = config.talk.realtime;
+  const out: TalkProvider[] = [];
+  for (const [id, factory] of Object.entries(REALTIME_FACTORIES)) {
+    const entry = realtime?.providers?.[id];
+    if (!entry) continue;
+    const isDefault = (realtime?.provider ?? "openai") === id;
+    const str = (key: string): string | undefined =>
+      typeof entry[key] === "string" ? entry[key] : undefined;
+    out.push(
+      factory(
+        definedOnly({
+          apiKey: str("apiKey"),
+          baseUrl: str("baseUrl"),
+          model: str("model") ?? (isDefault ? realtime?.model : undefined),
+          voice: str("voice") ?? (isDefault ? realtime?.voice : undefined),
+        }),
+      ),
     );
   }
-  return providers;
+  return out;
 }
 
 /**
@@ -118,12 +150,14 @@ export function buildProviders(
   logger: TalkLogger,
   providers: readonly TalkProvider[] = configuredProviders(config),
 ): AppProviders {
-  const unread = Object.keys(config.talk.realtime?.providers ?? {}).filter((id) => id !== "openai");
+  const unread = Object.keys(config.talk.realtime?.providers ?? {}).filter(
+    (id) => !KNOWN_REALTIME_PROVIDER_IDS.includes(id),
+  );
   if (unread.length > 0) {
     // Free-form in the seed contract, so not refused; but say that nothing reads them (and they are never echoed).
     logger.warn(
       { ids: unread },
-      "talk.realtime.providers: these entries configure no provider (known: openai); their settings are never echoed",
+      `talk.realtime.providers: these entries configure no provider (known: ${KNOWN_REALTIME_PROVIDER_IDS.join(", ")}); their settings are never echoed`,
     );
   }
   const registry = new ProviderRegistry({ logger });
@@ -150,7 +184,8 @@ export function buildProviders(
     pipeline: {
       stt: (s: TalkSession) =>
         optional("stt", s.provider && registry.has("stt", s.provider) ? s.provider : undefined),
-      tts: () => optional("tts"),
+      tts: (s: TalkSession) =>
+        optional("tts", s.provider && registry.has("tts", s.provider) ? s.provider : undefined),
       agent: () => optional("agent"),
       realtime: (s: TalkSession) => optional("realtime", s.provider),
     },

@@ -15,6 +15,7 @@ import {
   type SurfaceContext,
 } from "../gateway/index.js";
 import { defaultPlatformDrivers, meetingsPlugin, VoiceWakeStore } from "../meetings/index.js";
+import { localSpeech } from "./faults.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
 
@@ -114,6 +115,8 @@ export async function registerTelephonySurface(i: SurfacesInputs): Promise<void>
       silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
       callControls: i.tools.callControls,
       realtimeAvailable: i.providers.realtimeRelayAvailable(),
+      renderSpeech: localSpeech(i.providers.registry),
+      dataDir: config.dataDir,
     }),
   );
 }

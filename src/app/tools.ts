@@ -26,6 +26,9 @@ import { createGetTimeTool } from "../core/tools/get-time-tool.js";
 import { SessionTranscripts } from "../core/tools/session-transcripts.js";
 import type { AppProviders } from "./providers.js";
 
+/** Tools that act on a phone call (CallControl). */
+const CALL_TOOLS = new Set(["end_call", "send_dtmf", "transfer_call", "collect_digits"]);
+
 export interface AppTools {
   /** Runs tool calls under the policy (the gateway's talk.client.toolCall uses it directly). */
   readonly dispatcher: ToolDispatcher;
@@ -72,15 +75,27 @@ export function buildTools({ config, providers, runtime, brain, extra, logger }:
     .register(createCollectDigitsTool({ calls: callControls, defaults: config.agent.collectDigits }));
   for (const tool of extra) registry.register(tool);
   const policy = new ToolPolicy({ allow: config.agent.tools.allow, deny: config.agent.tools.deny });
-  const dispatcher = new ToolDispatcher({ registry, policy, logger });
+  const dispatcher = new ToolDispatcher({
+    registry,
+    policy,
+    logger,
+    clientResultTimeoutMs: config.agent.tools.clientResultTimeoutMs,
+    maxParallelPerSession: config.agent.tools.maxParallelPerSession,
+  });
   const realtimeDefinitions = () => registry.toRealtimeTools((name) => policy.isAllowed(name));
   // A view over the shared dispatcher (never the dispatcher mutated): definitions are read per session.
   const pipeline: PipelineToolDispatcher = {
     get definitions() {
       return realtimeDefinitions();
     },
+    // A session without a call behind it (a meeting, a client's session) is not offered the call tools.
+    definitionsFor: (session) => {
+      const all = realtimeDefinitions();
+      return callControls.get(session.id) ? all : all.filter((t) => !CALL_TOOLS.has(t.name));
+    },
     progress,
     handleProviderCall: (session, request) => dispatcher.handleProviderCall(session, request),
+    dispatch: (session, request) => dispatcher.dispatch(session, request),
     submitToolResult: (sessionId, callId, output) => dispatcher.submitToolResult(sessionId, callId, output),
   };
   return { dispatcher, pipeline, realtimeDefinitions, callControls };

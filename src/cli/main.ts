@@ -4,7 +4,9 @@ import { isTalkError } from "../core/index.js";
 const HELP = `talkgate: telephony and meeting media server for an AI assistant
 
 Usage:
-  talkgate serve [--config PATH]        run the server (embedded defaults without a config)
+  talkgate serve [--config PATH] [--workers N]
+                                        run the server (embedded defaults without a config);
+                                        --workers N: N processes sharing the port (needs redis.url)
   talkgate doctor --config PATH [--dry-run]
                                         migrate legacy realtime config into talk.realtime
   talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]
@@ -14,7 +16,7 @@ Usage:
   talkgate help                         this text
 
 Configuration: a JSON file (--config or TALKGATE_CONFIG) plus environment
-overrides (PORT, HOST, PUBLIC_URL, REDIS_URL, TALKGATE_DATA_DIR, LOG_LEVEL,
+overrides (PORT, HOST, TALKGATE_WORKERS, PUBLIC_URL, REDIS_URL, TALKGATE_DATA_DIR, LOG_LEVEL,
 TALKGATE_ADMIN_TOKEN, OPENAI_API_KEY). See docs/configuration.md.
 `;
 
@@ -22,9 +24,23 @@ type Command = (argv: string[]) => Promise<number>;
 
 const commands: Record<string, Command> = {
   async serve(argv) {
-    const { values } = parseArgs({ args: argv, options: { config: { type: "string" } }, strict: true });
+    const { values } = parseArgs({
+      args: argv,
+      options: { config: { type: "string" }, workers: { type: "string" } },
+      strict: true,
+    });
+    const workers = values.workers;
+    if (workers !== undefined && !/^[1-9]\d{0,1}$/.test(workers)) {
+      process.stderr.write(
+        `talkgate serve: --workers must be a whole number from 1 to 64, got "${workers}"\n`,
+      );
+      return 2;
+    }
     const { runServe } = await import("./serve.js");
-    return runServe({ configPath: values.config });
+    return runServe({
+      configPath: values.config,
+      ...(workers !== undefined ? { workers: Number(workers) } : {}),
+    });
   },
   async doctor(argv) {
     const { values } = parseArgs({

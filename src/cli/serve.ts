@@ -1,8 +1,13 @@
+import cluster from "node:cluster";
 import { loadConfig } from "../config/index.js";
 import { type App, type CreateAppOptions, createApp } from "../app.js";
+import { createAppLogger } from "../app/logger.js";
+import { joinWorkerPool, runWorkerPool } from "./worker-pool.js";
 
 export interface ServeOptions {
   configPath?: string;
+  /** Server processes sharing the port (`--workers`); overrides `server.workers`. */
+  workers?: number;
   /** Embedders and test entries: app options (e.g. providers) and a hook once the app listens. */
   app?: CreateAppOptions;
   onListening?: (app: App) => void | Promise<void>;
@@ -13,10 +18,45 @@ export interface ServeOptions {
  * sessions or jobs, running ones continue up to cluster.drainTimeoutMs), then
  * closes gracefully (remaining sessions get their terminal events, sockets
  * close with 1001) and exits 0; a second one exits at once.
+ *
+ * With `server.workers` (or `--workers`) above 1 this process becomes the
+ * primary of a pool of that many server processes sharing the port
+ * (src/cli/worker-pool.ts); each of them runs this same function as a worker.
  */
 export async function runServe(options: ServeOptions): Promise<number> {
-  const loaded = loadConfig({ path: options.configPath });
+  const env =
+    options.workers !== undefined
+      ? { ...process.env, TALKGATE_WORKERS: String(options.workers) }
+      : process.env;
+  const loaded = loadConfig({ path: options.configPath, env });
+  const { workers } = loaded.config.server;
+  if (workers > 1 && cluster.isPrimary) {
+    const logger = createAppLogger(loaded.config.log.level);
+    logger.info({ workers, port: loaded.config.server.port }, "talkgate starting its worker processes");
+    const configuredId = loaded.config.cluster.workerId;
+    const code = await runWorkerPool({
+      workers,
+      logger,
+      // A configured worker id is one machine's: each process gets it with its index appended.
+      env: (index) => ({
+        TALKGATE_WORKERS: String(workers),
+        ...(configuredId !== undefined ? { TALKGATE_WORKER_ID: `${configuredId}-${index}` } : {}),
+      }),
+    });
+    process.exit(code);
+  }
+  // A pool worker takes orders from the primary from the start: a stop that comes while the app is
+  // still being built ends the process at once (there is nothing to drain yet).
+  let shutdown: ((now: boolean) => void) | undefined = undefined;
+  const member = cluster.isWorker
+    ? joinWorkerPool((now) => (shutdown ? shutdown(now) : process.exit(now ? 1 : 0)))
+    : undefined;
   const app = await createApp(loaded, options.app);
+  shutdown = shutdownOnce(app);
+  if (member) {
+    member.gather(app.gateway.metrics.registry);
+    app.gateway.metrics.useExposition(() => member.machineMetrics());
+  }
   const { urls } = await app.listen();
   const served = urls.flatMap((url) => [
     // The talk page: open it in a browser to talk with the assistant (docs/web-page.md).
@@ -28,18 +68,32 @@ export async function runServe(options: ServeOptions): Promise<number> {
   ]);
   await options.onListening?.(app);
   app.logger.info({ urls: served }, `talkgate listening: ${served.join(" ")}`);
-
+  if (member) {
+    member.listening();
+    return 0;
+  }
   // SIGTERM/SIGINT drain (cluster.drainTimeoutMs): new sessions and jobs are
   // refused, the worker is marked draining, running sessions end on their own,
   // then the app closes and the process exits 0. A second signal exits at once.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    app.logger.info({ signal }, "signal received");
+    shutdown?.(false);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return 0;
+}
+
+/** Drain then close then exit 0; asked again (or with `now`), exit at once. */
+function shutdownOnce(app: App): (now: boolean) => void {
   let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      app.logger.warn({ signal }, "second signal: exiting now");
+  return (now) => {
+    if (stopping || now) {
+      app.logger.warn("stopping now");
       process.exit(1);
     }
     stopping = true;
-    app.logger.info({ signal, limitMs: app.config.cluster.drainTimeoutMs }, "shutting down: draining");
+    app.logger.info({ limitMs: app.config.cluster.drainTimeoutMs }, "shutting down: draining");
     app.cluster
       .drain()
       .then((result) => {
@@ -54,7 +108,4 @@ export async function runServe(options: ServeOptions): Promise<number> {
         },
       );
   };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  return 0;
 }

@@ -17,6 +17,8 @@ import type { CommandReply } from "./session-command.js";
  *   `draining`, as after SIGTERM, but keeps running (an operator's drain).
  * - `listUsage`: that worker's usage ledger records of sessions ended
  *   between two days (UTC, inclusive), carried as JSON like the summaries.
+ * - `listErrors`: that worker's latest errors (session and tool errors,
+ *   abnormal closes, failed provider calls), carried as JSON.
  * - `closeSession`: ends a session that worker runs the way its surface ends
  *   it (a phone call is hung up at the carrier, then closed).
  */
@@ -41,6 +43,7 @@ export const WORKER_COMMANDS = {
       limit: z.number().int().min(1).max(100_000).optional(),
     }),
   ),
+  listErrors: verb<{ workerId: string; errors: unknown[] }>()(z.strictObject({})),
   closeSession: verb<{ sessionId: string; closed: true; hungUp: boolean }>()(
     z.strictObject({
       sessionId: z.string().regex(/^\S{1,256}$/, "1-256 characters without whitespace"),

@@ -38,7 +38,7 @@ export { createOpusDecoder, type OpusDecoder, type OpusDecoderOptions } from "./
 export { parseOpusPacket, opusPacketHasFec, type OpusPacketInfo, type OpusMode } from "./opus-packet.js";
 export { createVad, type Vad, type VadEvent, type VadOptions } from "./vad.js";
 export { createFrameAssembler, type FrameAssembler, type FrameAssemblerOptions } from "./frame-assembler.js";
-export { readWav, writeWav, type WavAudio } from "./wav.js";
+export { readWav, writeWav, wavHeader, WAV_HEADER_BYTES, type WavAudio } from "./wav.js";
 export {
   detectDtmf,
   dtmfFrequencies,

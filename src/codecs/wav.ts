@@ -118,24 +118,55 @@ export function writeWav(pcm: Int16Array, format: { sampleRate: number; channels
   }
   // The header is written by hand: wavefile's fromScratch copies every sample through a JS array.
   const data = bytesFromPcm16(pcm);
-  const out = new Uint8Array(44 + data.byteLength);
+  const out = new Uint8Array(WAV_HEADER_BYTES + data.byteLength);
+  out.set(wavHeader({ sampleRate: format.sampleRate, channels }, data.byteLength), 0);
+  out.set(data, WAV_HEADER_BYTES);
+  return out;
+}
+
+/** Bytes of the canonical 16-bit PCM header `wavHeader` writes; the samples follow it. */
+export const WAV_HEADER_BYTES = 44;
+
+/** The most data bytes a WAV file's 32-bit sizes can describe. */
+const MAX_WAV_DATA_BYTES = 0xffff_ffff - 36;
+
+/**
+ * The canonical 44-byte header of a 16-bit PCM WAV file holding `dataBytes`
+ * bytes of interleaved samples. A writer that appends samples as they come
+ * writes the header again after each append, so the file is valid up to its
+ * last update whenever it is cut.
+ */
+export function wavHeader(format: { sampleRate: number; channels: number }, dataBytes: number): Uint8Array {
+  const { sampleRate, channels } = format;
+  if (!Number.isInteger(sampleRate) || sampleRate <= 0)
+    throw new CodecError(
+      "unsupported_rate",
+      `sampleRate must be a positive integer, got ${String(sampleRate)}`,
+    );
+  if (!Number.isInteger(channels) || channels < 1 || channels > 8)
+    throw new CodecError("invalid_options", `channels must be 1..8, got ${String(channels)}`);
+  if (!Number.isInteger(dataBytes) || dataBytes < 0 || dataBytes > MAX_WAV_DATA_BYTES)
+    throw new CodecError(
+      "invalid_options",
+      `a WAV file holds 0..${MAX_WAV_DATA_BYTES} data bytes, got ${dataBytes}`,
+    );
+  const out = new Uint8Array(WAV_HEADER_BYTES);
   const v = new DataView(out.buffer);
   const ascii = (o: number, s: string) => {
     for (let i = 0; i < 4; i++) out[o + i] = s.charCodeAt(i);
   };
   ascii(0, "RIFF");
-  v.setUint32(4, 36 + data.byteLength, true);
+  v.setUint32(4, 36 + dataBytes, true);
   ascii(8, "WAVE");
   ascii(12, "fmt ");
   v.setUint32(16, 16, true);
   v.setUint16(20, 1, true);
   v.setUint16(22, channels, true);
-  v.setUint32(24, format.sampleRate, true);
-  v.setUint32(28, format.sampleRate * channels * 2, true);
+  v.setUint32(24, sampleRate, true);
+  v.setUint32(28, sampleRate * channels * 2, true);
   v.setUint16(32, channels * 2, true);
   v.setUint16(34, 16, true);
   ascii(36, "data");
-  v.setUint32(40, data.byteLength, true);
-  out.set(data, 44);
+  v.setUint32(40, dataBytes, true);
   return out;
 }

@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { FAULT_DEFAULTS, FAULT_LIMITS, TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/index.js";
+import {
+  CREATION_MATRIX,
+  FAULT_DEFAULTS,
+  FAULT_LIMITS,
+  TALK_BRAINS,
+  TALK_MODES,
+  TALK_TRANSPORTS,
+} from "../core/index.js";
 import { realtimeProvidersSchema } from "./realtime-provider-schema.js";
 import { secret } from "./redact.js";
 import { speechProvidersSchema } from "./speech-provider-schema.js";
@@ -35,6 +42,12 @@ export const serverSchema = z
     port: port.default(8787),
     /** Base URL the outside world (carriers) reaches this server at, e.g. https://talk.example.com. */
     publicUrl: z.url().optional(),
+    /**
+     * Server processes sharing the port on this machine (node:cluster), each a
+     * worker of the cluster layer. Default 1. More than 1 needs redis.url: the
+     * processes share sessions, stream claims and jobs through Redis.
+     */
+    workers: positiveInt.max(64).default(1),
   })
   .strict();
 
@@ -143,6 +156,7 @@ export const talkSchema = z
         provider: z.string().min(1).optional(),
         model: z.string().min(1).optional(),
         voice: z.string().min(1).optional(),
+        /** The shape talk.session.create / talk.client.create give a session whose request leaves it out. */
         mode: z.enum(TALK_MODES).optional(),
         transport: z.enum(TALK_TRANSPORTS).optional(),
         brain: z.enum(TALK_BRAINS).optional(),
@@ -150,6 +164,19 @@ export const talkSchema = z
         providers: realtimeProvidersSchema.optional(),
       })
       .strict()
+      .refine(
+        (r) =>
+          CREATION_MATRIX.some(
+            (c) =>
+              (r.mode === undefined || c.mode === r.mode) &&
+              (r.transport === undefined || c.transport === r.transport) &&
+              (r.brain === undefined || c.brain === r.brain),
+          ),
+        {
+          message:
+            "mode / transport / brain: no supported session has this shape (docs/api.md, creation matrix)",
+        },
+      )
       .optional(),
     input: z
       .object({
@@ -157,6 +184,20 @@ export const talkSchema = z
         interruptOnSpeech: z.boolean().default(true),
         /** Silence that ends a user turn, ms. */
         silenceTimeoutMs: positiveInt.default(800),
+        /**
+         * Echo cancellation of the caller's audio with the assistant's played audio as the reference, before
+         * the local speech gate and STT (phone legs; the realtime passthrough path is the provider's).
+         */
+        echoCancellation: z
+          .object({
+            enabled: z.boolean().default(true),
+            /** Longest echo path covered (line delay + response), ms. */
+            tailMs: z.number().int().min(20).max(1000).default(300),
+            /** Also suppress stationary noise. */
+            denoise: z.boolean().default(false),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),
@@ -179,7 +220,7 @@ export const talkSchema = z
             decoder: z.enum(["resident", "per-stream"]).optional(),
             /** "fast" (resident default) or "full" (pocketsphinx's own settings, per-stream default). */
             search: z.enum(["fast", "full"]).optional(),
-            /** Resident decoders kept loaded while idle (~100 MB each). */
+            /** Resident decoders kept loaded while idle (~88 MB each). */
             maxIdleDecoders: nonNegativeInt.optional(),
             /** An idle resident decoder exits after this long, ms. */
             idleTimeoutMs: positiveInt.optional(),
@@ -187,6 +228,8 @@ export const talkSchema = z
             hmm: z.string().min(1).optional(),
             lm: z.string().min(1).optional(),
             dict: z.string().min(1).optional(),
+            /** Resident: load the dictionary restricted to the language model's words (default true, ~13 MB less). */
+            lmOnlyDict: z.boolean().optional(),
           })
           .strict()
           .prefault({}),
@@ -225,6 +268,13 @@ export const agentSchema = z
         /** Tool names allowed ("*" for all). Deny wins over allow. */
         allow: z.array(z.string().min(1)).default(["*"]),
         deny: z.array(z.string().min(1)).default([]),
+        /**
+         * How long a tool call completed by a client (talk.session.submitToolResult)
+         * waits for its result, ms; then the provider gets a `timeout` tool error.
+         */
+        clientResultTimeoutMs: z.number().int().min(100).max(600_000).default(120_000),
+        /** Tool calls of one client-owned session (talk.client.toolCall) running at once; one more is rate_limited. */
+        maxParallelPerSession: z.number().int().min(1).max(64).default(4),
       })
       .strict()
       .prefault({}),
@@ -252,6 +302,10 @@ export const agentSchema = z
       .string()
       .min(1)
       .default("Sorry, that is taking me too long. Please ask me again in a moment."),
+    /** stt-tts: rounds of function calls one answer may make before it must be text; one more fails the turn. */
+    maxToolRounds: z.number().int().min(0).max(20).default(4),
+    /** stt-tts: spoken when a tool failed and the agent then said nothing. */
+    toolErrorText: z.string().min(1).default("Sorry, that did not work."),
     /** Destinations transfer_call may use, by name: {"front desk": "+15551230000"}. The model picks a name, never a number. */
     transferTargets: z.record(z.string().min(1), z.string().min(1)).default({}),
     /** collect_digits: defaults of the keypad-input tool. */
@@ -398,6 +452,21 @@ export const meetingsSchema = z
       .default([]),
     /** Cluster: how often a follower of a bot on another worker reads its new lines from Redis. */
     followPollMs: z.number().int().min(50).default(500),
+    /** The bot camera (POST /meetings/bots `camera`). */
+    camera: z
+      .object({
+        /** Origins (`https://status.example.com`) whose pages `camera: "url"` may show; none by default. */
+        urlOrigins: z
+          .array(z.string().refine(isHttpOrigin, "must be an http(s) origin: scheme://host[:port]"))
+          .max(64)
+          .default([]),
+        /** Frames a second of the card / URL page sent as the camera. */
+        fps: z.number().int().min(1).max(30).default(2),
+      })
+      .strict()
+      .prefault({}),
+    /** Receive participants' video (the bot shows none); false answers every video section as not receiving. */
+    receiveVideo: z.boolean().default(false),
     /** The meeting's chat: read into the transcript; messages addressed to the bot answered there. */
     chat: z
       .object({
@@ -537,7 +606,17 @@ export const configSchema = z
     /** Operations: usage prices and file retention (docs/operations.md). */
     ops: opsSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    // The worker processes of one machine share sessions, stream claims and jobs through Redis:
+    // an in-process coordinator is private to its process (docs/cluster.md, "Every core").
+    if (config.server.workers > 1 && config.redis.url === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["server", "workers"],
+        message: "more than 1 worker needs redis.url (the processes coordinate through Redis)",
+      });
+  });
 
 /** The validated, defaulted configuration. */
 export type TalkgateConfig = z.infer<typeof configSchema>;

@@ -6,4 +6,5 @@ export { runDoctor, formatDoctorReport, type DoctorReport, type DoctorOptions } 
 export { migrateLegacyRealtime, findLegacyRealtimeKeys } from "./legacy-realtime.js";
 // Offered to other layers (scripts/rewrite-layer-imports.ts).
 export { CALL_MODES } from "./telephony-schema.js";
-export type { CallMode, TelephonyConfig } from "./telephony-schema.js";
+export { AMD_GREET, AMD_POLICIES, type AmdConfig, type AmdGreet, type AmdPolicy } from "./amd-schema.js";
+export type { CallMode, RecordingConfig, TelephonyConfig } from "./telephony-schema.js";

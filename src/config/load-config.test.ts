@@ -23,14 +23,29 @@ function writeConfig(value: unknown): string {
   return path;
 }
 
+describe("talk.realtime session defaults", () => {
+  it("accepts a supported shape and refuses one no session has, naming talk.realtime", () => {
+    const ok = validateConfig({ talk: { realtime: { mode: "stt-tts", brain: "direct-tools" } } });
+    expect(ok.config.talk.realtime).toMatchObject({ mode: "stt-tts", brain: "direct-tools" });
+    const err = configError(() =>
+      validateConfig({ talk: { realtime: { mode: "transcription", transport: "webrtc" } } }),
+    );
+    expect(err.message).toContain("talk.realtime");
+  });
+});
+
 describe("loadConfig", () => {
   it("gives embedded defaults with no file and no environment", () => {
     const { config, path } = loadConfig({ env: {} });
     expect(path).toBeUndefined();
-    expect(config.server).toEqual({ host: "127.0.0.1", port: 8787 });
+    expect(config.server).toEqual({ host: "127.0.0.1", port: 8787, workers: 1 });
     expect(config.auth.tokens).toEqual([]);
     expect(config.redis.url).toBeUndefined();
-    expect(config.talk.input).toEqual({ interruptOnSpeech: true, silenceTimeoutMs: 800 });
+    expect(config.talk.input).toEqual({
+      interruptOnSpeech: true,
+      silenceTimeoutMs: 800,
+      echoCancellation: { enabled: true, tailMs: 300, denoise: false },
+    });
     expect(config.gateway.rateLimit.requestsPerSecond).toBeGreaterThan(0);
   });
 

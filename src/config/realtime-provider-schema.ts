@@ -17,10 +17,31 @@ export const openAiRealtimeSettingsSchema = z
   })
   .strict();
 
+/** `talk.realtime.providers.xai` / `.gemini`: a key, an API root, and this provider's own model and voice. */
+export const vendorRealtimeSettingsSchema = z
+  .object({
+    /** Server key (secret; never echoed). */
+    apiKey: secret(z.string().min(1)).optional(),
+    /** API root (a local server in tests); default the vendor's. */
+    baseUrl: z.url().optional(),
+    /** Model of this provider (default the provider's; talk.realtime.model applies to the default provider only). */
+    model: z.string().min(1).optional(),
+    /** Voice of this provider (as above). */
+    voice: z.string().min(1).optional(),
+  })
+  .strict();
+
 /** The realtime provider ids this build configures from settings, with their schema. */
-const KNOWN_REALTIME_SETTINGS: Readonly<Record<string, z.ZodType>> = Object.freeze({
+const KNOWN_REALTIME_SETTINGS: Readonly<Record<string, z.ZodObject>> = Object.freeze({
   openai: openAiRealtimeSettingsSchema,
+  xai: vendorRealtimeSettingsSchema,
+  gemini: vendorRealtimeSettingsSchema,
 });
+
+/** Ids of the realtime providers this build configures from `talk.realtime.providers`. */
+export const KNOWN_REALTIME_PROVIDER_IDS: readonly string[] = Object.freeze(
+  Object.keys(KNOWN_REALTIME_SETTINGS),
+);
 
 export const realtimeProvidersSchema = z
   .record(
@@ -38,7 +59,7 @@ export const realtimeProvidersSchema = z
       for (const issue of parsed.error.issues) {
         const message =
           issue.code === "unrecognized_keys"
-            ? `unknown key(s) ${issue.keys.join(", ")} (known: ${Object.keys(openAiRealtimeSettingsSchema.shape).join(", ")})`
+            ? `unknown key(s) ${issue.keys.join(", ")} (known: ${Object.keys(schema.shape).join(", ")})`
             : issue.message;
         ctx.addIssue({ code: "custom", path: [id, ...issue.path], message });
       }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { amdSchema } from "./amd-schema.js";
 import { secret } from "./redact.js";
 
 /**
@@ -23,6 +24,43 @@ const callSettings = z
     greeting: z.string().max(1000).optional(),
   })
   .strict();
+
+/**
+ * `telephony.recording`: a two-channel WAV per call (caller, assistant as
+ * played) under `<dataDir>/recordings/`. Off by default.
+ */
+export const recordingSchema = z
+  .object({
+    /** Record calls. Default false. */
+    enabled: z.boolean().default(false),
+    /** Record only the calls of these numbers of ours (the called number inbound, the caller id outbound); unset: every call. */
+    numbers: z.array(z.string().min(1).max(64)).max(10_000).optional(),
+    /** Spoken to the caller when a recorded call connects, before the greeting. Unset or "": none. */
+    notice: z.string().max(500).optional(),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    if (r.numbers === undefined) return;
+    if (!r.enabled)
+      ctx.addIssue({
+        code: "custom",
+        path: ["numbers"],
+        message: "lists numbers to record while telephony.recording.enabled is false: set enabled to true",
+      });
+    else if (r.numbers.length === 0)
+      ctx.addIssue({
+        code: "custom",
+        path: ["numbers"],
+        message: "is empty and would record no call: leave it out to record every call",
+      });
+    const seen = new Set<string>();
+    r.numbers.forEach((n, i) => {
+      if (seen.has(n)) ctx.addIssue({ code: "custom", path: ["numbers", i], message: `lists ${n} twice` });
+      seen.add(n);
+    });
+  });
+
+export type RecordingConfig = z.infer<typeof recordingSchema>;
 
 export const telephonySchema = z
   .object({
@@ -124,6 +162,9 @@ export const telephonySchema = z
       })
       .strict()
       .prefault({}),
+    /** Answering-machine detection of outbound calls (docs/telephony.md). */
+    amd: amdSchema.prefault({}),
+    recording: recordingSchema.prefault({}),
     /** Caller speech does not interrupt the greeting during its first this-many ms. */
     greetingProtectMs: nonNegativeInt.default(1500),
     vad: z

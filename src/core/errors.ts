@@ -88,6 +88,12 @@ export const TALK_ERROR_CODES = {
     httpStatus: 503,
     message: "The server is draining and accepts no new work.",
   },
+  recording_failed: {
+    retryable: false,
+    httpStatus: 507,
+    message: "The call recording could not be written; recording stopped, the call goes on.",
+  },
+  recording_not_found: { retryable: false, httpStatus: 404, message: "No such recording." },
   internal: { retryable: true, httpStatus: 500, message: "Internal error." },
 } as const satisfies Record<string, { retryable: boolean; httpStatus: number; message: string }>;
 

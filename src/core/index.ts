@@ -29,3 +29,18 @@ export type { SessionControllerFactory } from "./pipelines/controller-factory.js
 export type { PipelineProviderResolver } from "./pipelines/pipeline-options.js";
 export type { TalkAudioSink, TalkSessionController } from "./pipelines/controller-types.js";
 export type { CallControl, CollectDigitsRequest, CollectedDigits } from "./tools/call-control.js";
+export {
+  CallRecorder,
+  type CallRecorderOptions,
+  type CallRecordingSummary,
+} from "./media/recording/call-recorder.js";
+export {
+  listRecordings,
+  openRecording,
+  recordingName,
+  recordingsDir,
+  writeRecordingInfo,
+  RECORDING_NAME,
+  type RecordingEntry,
+  type RecordingInfo,
+} from "./media/recording/recording-files.js";

@@ -33,7 +33,7 @@ export interface ProviderCapabilities {
   responseCancel?: boolean;
   /** Supports truncating assistant audio at the heard position (realtime). */
   truncate?: boolean;
-  /** Calls tools natively (realtime function calling). */
+  /** Calls tools natively (realtime function calling; an agent's function calls). */
   tools?: boolean;
   /** What tool definitions this provider accepts; the canonical tools are exported through it (default: the common subset). */
   toolSchema?: ToolSchemaProfile;
@@ -132,8 +132,19 @@ export interface SttProvider extends ProviderDescriptor {
 // ---------------------------------------------------------------------------
 
 export interface AgentMessage {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /** role "assistant": the tools it called in this message (its content may then be empty). */
+  toolCalls?: AgentToolCall[];
+  /** role "tool": the call this message is the result of. */
+  toolCallId?: string;
+}
+
+/** One function call an agent asked for: complete (its arguments as a JSON text), in the order asked. */
+export interface AgentToolCall {
+  callId: string;
+  name: string;
+  argumentsJson: string;
 }
 
 export interface AgentConsultRequest {
@@ -141,10 +152,20 @@ export interface AgentConsultRequest {
   turnId: string;
   /** Built by the Gateway from trusted config and session context; never from a request. */
   messages: AgentMessage[];
+  /**
+   * Tools the agent may call (an agent declaring `capabilities.tools`): the
+   * canonical registry's export under the session's policy. Absent or empty:
+   * the agent answers in text only.
+   */
+  tools?: RealtimeToolDefinition[];
   signal: AbortSignal;
 }
 
-export type AgentDelta = { type: "text"; text: string } | { type: "done"; finishReason?: string };
+/** A consult streams text, then possibly tool calls (each complete), then `done`. */
+export type AgentDelta =
+  | { type: "text"; text: string }
+  | ({ type: "tool_call" } & AgentToolCall)
+  | { type: "done"; finishReason?: string };
 
 export interface AgentProvider extends ProviderDescriptor {
   readonly kind: "agent";
@@ -213,15 +234,24 @@ export interface RealtimeVoiceSession {
   /** Truncates the assistant item at the audio the user actually heard. */
   truncate(itemId: string, audioEndMs: number): void;
   submitToolResult(callId: string, output: string, options?: { respond?: boolean }): void;
-  /** Asks the provider to speak (e.g. a greeting) with Gateway-built instructions. */
+  /** Asks the provider to answer now, with Gateway-built instructions when given (never text from a request). */
   createResponse(instructions?: string): void;
   /**
-   * Optional: speaks `text` (already written by the Gateway's agent) as a
-   * response kept out of the conversation history, so progressive answers do
-   * not grow the provider's context (seed 002, option B). Reports the usual
-   * response_started / audio / response_done events.
+   * Optional: speaks `text` verbatim, passed to the provider as content (a
+   * message), never as instructions. By default the response is kept out of
+   * the conversation history, so progressive answers do not grow the
+   * provider's context (seed 002, option B); `remember: true` adds the spoken
+   * line to the conversation (a greeting the model should know it said).
+   * Reports the usual response_started / audio / response_done events.
    */
-  speakText?(text: string): void;
+  speakText?(text: string, options?: { remember?: boolean }): void;
+  /**
+   * Optional: turns the provider's own end-of-speech detection off (`false`:
+   * the owner commits audio and asks for the response, push-to-talk) or back
+   * on (`true`: the provider ends turns and answers by itself). Providers
+   * without it always detect turns themselves.
+   */
+  setTurnDetection?(enabled: boolean): void;
   /** Adds a user text message to the conversation and asks for a response (keypad input, typed text). */
   sendText?(text: string): void;
   close(): Promise<void>;
@@ -244,6 +274,17 @@ export interface ClientSessionGrant {
   endpoint?: string;
   model?: string;
   voice?: string;
+  /**
+   * How the client presents `clientSecret` when the endpoint does not take it
+   * as a bearer key: a query parameter or a WebSocket subprotocol, by name.
+   */
+  credentialIn?: { query: string } | { subprotocolPrefix: string };
+  /**
+   * The first message the client must send on the provider socket, when the
+   * credential is not bound to a configuration: the Gateway-built session
+   * configuration (instructions, tools, voice), so the Gateway still owns it.
+   */
+  clientConfig?: Record<string, unknown>;
 }
 
 export interface RealtimeProvider extends ProviderDescriptor {

@@ -291,3 +291,65 @@ describe("ToolDispatcher client-completed calls", () => {
     );
   });
 });
+
+describe("ToolDispatcher per-call signals", () => {
+  it("cancelCall ends a call whose tool ignores its signal, with one tool.cancelled carrying the reason", async () => {
+    const { session, events } = open();
+    const deaf: ToolDefinition = {
+      name: "deaf",
+      description: "never settles, ignores its signal",
+      parameters: { type: "object" },
+      sideEffects: false,
+      handler: () => new Promise<string>(() => {}),
+    };
+    const dispatcher = new ToolDispatcher({
+      registry: new ToolRegistry().register(deaf),
+      policy: new ToolPolicy({}),
+    });
+    const turn = session.ensureTurn({ source: "gateway" });
+    const pending = dispatcher.dispatch(session, {
+      name: "deaf",
+      argumentsJson: "{}",
+      callId: "c1",
+      turnId: turn.id,
+      parallel: true,
+    });
+    expect(dispatcher.cancelCall(session.id, "c1", "user_stopped")).toBe(true);
+    const outcome = await pending;
+    expect(outcome).toMatchObject({ ok: false, error: { code: "cancelled" } });
+    expect(toolEvents(events)).toEqual(["tool.call:c1", "tool.cancelled:c1"]);
+    expect(events.find((e) => e.type === "tool.cancelled")?.payload).toMatchObject({
+      reason: "user_stopped",
+    });
+    expect(dispatcher.cancelCall(session.id, "c1")).toBe(false);
+    expect(session.activeTurn?.id).toBe(turn.id);
+  });
+
+  it("cancelCall ends a call awaiting a client's result; a late submit is tool_not_found", async () => {
+    const { session, events } = open();
+    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry(), policy: new ToolPolicy({}) });
+    session.ensureTurn({ source: "gateway" });
+    const pending = dispatcher.awaitToolResult(session, {
+      name: "show_map",
+      argumentsJson: "{}",
+      callId: "m1",
+    });
+    expect(dispatcher.cancelCall(session.id, "m1", "provider_cancelled")).toBe(true);
+    expect((await pending).ok).toBe(false);
+    expect(toolEvents(events)).toEqual(["tool.call:m1", "tool.cancelled:m1"]);
+    expect(() => dispatcher.submitToolResult(session.id, "m1", "late")).toThrow(
+      expect.objectContaining({ code: "tool_not_found" }),
+    );
+  });
+
+  it("refuses maxParallelPerSession config that is not a positive integer", () => {
+    expect(
+      () =>
+        new ToolDispatcher({
+          registry: new ToolRegistry(),
+          policy: new ToolPolicy({}),
+          maxParallelPerSession: 0,
+        }),
+    ).toThrow(expect.objectContaining({ code: "config_invalid" }));
+  });
+});

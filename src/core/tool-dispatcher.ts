@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { cancelledError } from "./abortable.js";
+import { cancelReason, cancelledError, runAbortable } from "./abortable.js";
 import { TalkError, toTalkError } from "./errors.js";
 import { KeyedSemaphore } from "./keyed-semaphore.js";
 import { NOOP_LOGGER } from "./logger.js";
@@ -7,6 +7,8 @@ import type { TalkLogger } from "./logger.js";
 import type { TalkSession } from "./session-types.js";
 import type { ToolPolicy } from "./tool-policy.js";
 import { parseToolArguments } from "./tool-registry.js";
+import type { RealtimeToolDefinition } from "./provider-types.js";
+import { parseClientTools } from "./tools/client-tools.js";
 import type { ToolRegistry } from "./tool-registry.js";
 
 export interface ToolCallRequest {
@@ -18,7 +20,17 @@ export interface ToolCallRequest {
   turnId?: string;
   /** Provider item that carried the call. */
   itemId?: string;
+  /** What the call belongs to (a realtime provider's response id): `parentId` of its tool.* events. */
+  parentId?: string;
   provider?: string;
+  /** Aborts this call alone (e.g. the requesting connection's signal), beside its turn's signal. */
+  signal?: AbortSignal;
+  /**
+   * Runs beside the session's other parallel calls instead of queueing behind
+   * its ordered ones (client-owned sessions: each call is the provider's own
+   * request), at most maxParallelPerSession at once (`rate_limited` beyond).
+   */
+  parallel?: boolean;
 }
 
 /** How a call ended. Tool failures are outcomes, not exceptions: the model needs the error text. */
@@ -31,6 +43,8 @@ export interface ToolDispatcherOptions {
   policy: ToolPolicy | ((session: TalkSession) => ToolPolicy);
   /** Server-run tools of one session running at once; later calls queue in order (default 1, so side effects keep their order). */
   maxConcurrentPerSession?: number;
+  /** Parallel calls (request.parallel) of one session running at once; one more is rate_limited (default 4). */
+  maxParallelPerSession?: number;
   /** How long awaitToolResult waits for a client's submitToolResult, ms (default 120 000). */
   clientResultTimeoutMs?: number;
   logger?: TalkLogger;
@@ -39,6 +53,8 @@ export interface ToolDispatcherOptions {
 interface OpenCall {
   sessionId: string;
   turnId: string;
+  /** Aborts this call alone (cancelCall). */
+  controller: AbortController;
   /** Set for calls a client completes; absent for server-run tools. */
   complete?: (output: string) => void;
 }
@@ -66,12 +82,18 @@ export class ToolDispatcher {
   readonly #clientTimeoutMs: number;
   readonly #logger: TalkLogger;
   readonly #open = new Map<string, OpenCall>();
+  readonly #parallelLimit: number;
+  readonly #parallel = new Map<string, number>();
 
   constructor(options: ToolDispatcherOptions) {
     const limit = options.maxConcurrentPerSession ?? 1;
     const timeout = options.clientResultTimeoutMs ?? 120_000;
+    const parallel = options.maxParallelPerSession ?? 4;
     if (!Number.isInteger(limit) || limit < 1)
       throw new TalkError("config_invalid", "maxConcurrentPerSession must be a positive integer.");
+    if (!Number.isInteger(parallel) || parallel < 1)
+      throw new TalkError("config_invalid", "maxParallelPerSession must be a positive integer.");
+    this.#parallelLimit = parallel;
     if (!Number.isFinite(timeout) || timeout <= 0)
       throw new TalkError("config_invalid", "clientResultTimeoutMs must be positive.");
     const policy = options.policy;
@@ -93,12 +115,50 @@ export class ToolDispatcher {
    * an outcome with its terminal event.
    */
   async dispatch(session: TalkSession, request: ToolCallRequest): Promise<ToolCallOutcome> {
+    if (!request.parallel) return this.#dispatchOpen(session, request);
+    const running = this.#parallel.get(session.id) ?? 0;
+    if (running >= this.#parallelLimit)
+      throw new TalkError(
+        "rate_limited",
+        `At most ${this.#parallelLimit} tool calls run at once per session.`,
+        {
+          details: { sessionId: session.id, limit: this.#parallelLimit },
+        },
+      );
+    this.#parallel.set(session.id, running + 1);
+    try {
+      return await this.#dispatchOpen(session, request);
+    } finally {
+      const left = (this.#parallel.get(session.id) ?? 1) - 1;
+      if (left > 0) this.#parallel.set(session.id, left);
+      else this.#parallel.delete(session.id);
+    }
+  }
+
+  /**
+   * Aborts one open call (running, queued or awaiting a client's result): it
+   * ends with `tool.cancelled` carrying `reason`. False when no such call is open.
+   */
+  cancelCall(sessionId: string, callId: string, reason = "cancelled"): boolean {
+    const call = this.#open.get(callKey(sessionId, callId));
+    if (!call || call.controller.signal.aborted) return false;
+    call.controller.abort(cancelReason(reason));
+    return true;
+  }
+
+  async #dispatchOpen(session: TalkSession, request: ToolCallRequest): Promise<ToolCallOutcome> {
     const call = this.#open_(session, request);
     try {
       return await this.#run(session, call);
     } finally {
       this.#open.delete(callKey(session.id, call.callId));
     }
+  }
+
+  /** The call's own signal: its turn's, its cancelCall controller's and the request's, whichever aborts first. */
+  #signalOf(turn: AbortSignal, call: OpenCall & { request: ToolCallRequest }): AbortSignal {
+    const extra = call.request.signal;
+    return AbortSignal.any(extra ? [turn, call.controller.signal, extra] : [turn, call.controller.signal]);
   }
 
   async #run(
@@ -127,20 +187,18 @@ export class ToolDispatcher {
     try {
       const output = await session.runWork(
         "tool",
-        async (signal) => {
+        async (turnSignal) => {
+          const signal = this.#signalOf(turnSignal, call);
           signalSeen = signal;
-          const release = await this.#slots.acquire(session.id, signal);
+          const release = request.parallel ? () => {} : await this.#slots.acquire(session.id, signal);
           try {
             // Re-checked after the wait: a queued tool never starts once its turn is cancelled.
             if (signal.aborted) throw cancelledError(signal);
             started = true;
-            return await tool.handler(args, {
-              signal,
-              sessionId: session.id,
-              turnId,
-              callId,
-              logger: this.#logger,
-            });
+            // Settles on abort even if the tool ignores its signal (cancelCall must end the call).
+            return await runAbortable(signal, (s) =>
+              tool.handler(args, { signal: s, sessionId: session.id, turnId, callId, logger: this.#logger }),
+            ).result;
           } finally {
             release();
           }
@@ -180,8 +238,9 @@ export class ToolDispatcher {
     try {
       const output = await session.runWork(
         "tool",
-        (signal) =>
+        (turnSignal) =>
           new Promise<string>((resolve, reject) => {
+            const signal = this.#signalOf(turnSignal, call);
             signalSeen = signal;
             const finish = (settle: () => void): void => {
               clearTimeout(timer);
@@ -197,6 +256,7 @@ export class ToolDispatcher {
             );
             timer.unref();
             const onAbort = (): void => finish(() => reject(cancelledError(signal)));
+            if (signal.aborted) return onAbort();
             signal.addEventListener("abort", onAbort, { once: true });
             call.complete = (value) => finish(() => resolve(value));
           }),
@@ -223,6 +283,19 @@ export class ToolDispatcher {
     return this.#registry.has(request.name)
       ? this.dispatch(session, request)
       : this.awaitToolResult(session, request);
+  }
+
+  /**
+   * Checks the client-completed tools a session declares (talk.session.create
+   * `clientTools`): no server tool shadowed, allowed by the session's policy,
+   * sizes bounded; `invalid_params` naming the field otherwise.
+   */
+  checkClientTools(session: TalkSession, value: unknown): RealtimeToolDefinition[] {
+    const policy = this.#policyFor(session);
+    return parseClientTools(value, {
+      isServerTool: (name) => this.#registry.has(name),
+      isAllowed: (name) => session.brain !== "none" && policy.evaluate(name).allowed,
+    });
   }
 
   /** Completes a call registered by awaitToolResult. Unknown, finished or cancelled calls throw tool_not_found. */
@@ -257,7 +330,7 @@ export class ToolDispatcher {
     const key = callKey(session.id, callId);
     if (this.#open.has(key))
       throw new TalkError("invalid_params", `Tool call ${callId} is already open.`, { details: { callId } });
-    const call = { sessionId: session.id, turnId, callId, request };
+    const call = { sessionId: session.id, turnId, callId, request, controller: new AbortController() };
     session.emit({
       type: "tool.call",
       ...this.#correlation(call),
@@ -282,6 +355,7 @@ export class ToolDispatcher {
       turnId: call.turnId,
       callId: call.callId,
       ...(call.request.itemId !== undefined ? { itemId: call.request.itemId } : {}),
+      ...(call.request.parentId !== undefined ? { parentId: call.request.parentId } : {}),
       ...(call.request.provider !== undefined ? { provider: call.request.provider } : {}),
     };
   }

@@ -12,6 +12,7 @@ import type { TalkRuntime, TalkSession } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import type { ToolCallOutcome } from "../core/index.js";
 import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/index.js";
+import type { RealtimeToolDefinition } from "../core/index.js";
 
 /**
  * What the Gateway needs from the rest of the process. The composition root
@@ -21,6 +22,13 @@ import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/in
 export interface GatewayDeps {
   /** The Talk runtime that owns session records, events and replay. */
   runtime: TalkRuntime;
+
+  /**
+   * `talk.realtime.mode` / `.transport` / `.brain`: what `talk.session.create`
+   * and `talk.client.create` use for a field the request leaves out, where
+   * the method can create that shape (session-shape.ts). Unset: built-ins.
+   */
+  sessionDefaults?: { mode?: TalkMode; transport?: TalkTransport; brain?: TalkBrain };
 
   /** `talk.catalog`: capabilities built from provider declarations (core's catalog builder). */
   catalog(): unknown | Promise<unknown>;
@@ -43,6 +51,14 @@ export interface GatewayDeps {
    * The Gateway sets the audio sink and closes the controller.
    */
   createController(session: TalkSession, options: ControllerRequest): Promise<TalkSessionController>;
+
+  /**
+   * `talk.session.create`, before the session exists: refuses (`invalid_params`
+   * naming the field) a `provider` no provider of the mode's kinds has, and a
+   * `voice` or `model` no provider of the session would take. Optional: without
+   * it the request is not checked beyond its schema.
+   */
+  checkSession?(request: SessionCheckRequest): void;
 
   /**
    * `talk.client.create`: resolves the realtime provider that declares
@@ -121,7 +137,16 @@ export interface SpeakRequest {
   format?: AudioFormat;
 }
 
+export interface SessionCheckRequest {
+  mode: TalkMode;
+  provider?: string;
+  voice?: string;
+  model?: string;
+}
+
 export interface ControllerRequest {
+  /** Client-completed tools (checked), offered to the provider beside the server's. */
+  clientTools?: RealtimeToolDefinition[];
   model?: string;
   voice?: string;
   inputFormat?: AudioFormat;
@@ -154,6 +179,10 @@ export interface GatewayToolCall {
   callId: string;
   /** The turn the call runs under (the Gateway ensures one for client-owned sessions). */
   turnId: string;
+  /** Aborts this call alone (the requesting connection's signal). */
+  signal?: AbortSignal;
+  /** Runs beside the session's other calls, bounded per session (`rate_limited` beyond). */
+  parallel?: boolean;
 }
 
 /**
@@ -163,6 +192,10 @@ export interface GatewayToolCall {
  */
 export interface GatewayToolDispatcher {
   dispatch(session: TalkSession, request: GatewayToolCall): Promise<ToolCallOutcome>;
+  /** Aborts one open call of a session (`tool.cancelled` with `reason`); false when none is open. */
+  cancelCall(sessionId: string, callId: string, reason?: string): boolean;
+  /** Checks a session's declared client-completed tools (`invalid_params` naming the field). */
+  checkClientTools(session: TalkSession, value: unknown): RealtimeToolDefinition[];
 }
 
 export interface ReadinessReport {

@@ -18,6 +18,7 @@ export class GatewayMetrics {
   readonly wsConnections: Gauge;
   readonly wsClosedTotal: Counter<"code">;
   #unsubscribe: (() => void) | undefined;
+  #exposition: (() => Promise<string>) | undefined;
 
   constructor(runtime: TalkRuntime) {
     const registers = [this.registry];
@@ -85,5 +86,18 @@ export class GatewayMetrics {
   close(): void {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
+  }
+
+  /**
+   * What `/metrics` answers: this registry's text, or, when the process is one
+   * of several sharing the port, the whole machine's (src/cli/worker-pool.ts):
+   * a scrape lands on any worker and must not see one worker's counters.
+   */
+  exposition(): Promise<string> {
+    return this.#exposition ? this.#exposition() : this.registry.metrics();
+  }
+
+  useExposition(source: () => Promise<string>): void {
+    this.#exposition = source;
   }
 }

@@ -27,7 +27,7 @@ export function httpRoutes(state: GatewayState): FastifyPluginAsync {
     });
 
     app.get("/metrics", async (_request, reply) => {
-      const body = await state.metrics.registry.metrics();
+      const body = await state.metrics.exposition();
       return reply.header("content-type", state.metrics.registry.contentType).send(body);
     });
   };

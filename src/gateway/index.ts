@@ -31,6 +31,7 @@ export type { GatewayMetrics } from "./gateway-metrics.js";
 export * from "./protocol/frames.js";
 export * from "./protocol/talk-methods.js";
 export type { SurfaceMethodDefinition, SurfaceMethodContext } from "./method-registry.js";
+export { ConnectionFollows, type FollowHandle, type FollowingConnection } from "./connection-follows.js";
 export { loopbackBaseUrl } from "./loopback-url.js";
 export { TokenAuthorizer, isLoopbackPeer, type Principal, type TokenAuthorizerOptions } from "./auth.js";
 export {

@@ -174,6 +174,8 @@ export class RemoteSessions {
   #forward(key: string, view: RemoteView, event: TalkEvent): void {
     if (this.#views.get(key) !== view || event.seq <= view.delivered) return;
     view.delivered = event.seq;
+    // The notice sent to the client this one displaced (and earlier ones) is not this client's event.
+    if (event.type === "session.replaced" && event.seq <= view.joinSeq) return;
     view.peer.sendEvent("talk.event", event, event.seq);
     // A later replacement (another client joined) or the end: nothing more for this client.
     if (event.type === "session.closed" || (event.type === "session.replaced" && event.seq > view.joinSeq)) {

@@ -8,7 +8,7 @@ import type {
   TalkParsedParams,
   TalkResult,
 } from "./protocol/talk-methods.js";
-import type { SessionOwnership, SessionPeer } from "./session-owners.js";
+import { joinerReplay, type SessionOwnership, type SessionPeer } from "./session-owners.js";
 
 type Verb<
   M extends
@@ -83,7 +83,9 @@ export class LocalSessionHandle implements SessionHandle {
     afterSeq: number;
   }): Promise<JoinOutcome & { events: TalkEvent[] }> {
     const owned = this.#sessions.join(this.sessionId, params.joinToken, this.#peer);
-    const { events, complete } = owned.session.replay(params.afterSeq);
+    const replay = owned.session.replay(params.afterSeq);
+    const { complete } = replay;
+    const events = joinerReplay(replay.events);
     const result = { ...describeSession(owned.session), replayed: events.length, complete };
     const start = (): void => {
       this.#sessions.goLive(owned, this.#peer, params.afterSeq);

@@ -142,7 +142,7 @@ export class SessionOwnership {
     const entry = this.#entries.get(owned.session.id);
     if (!entry || entry.owner !== peer || peer.closed) return;
     entry.deliveredSeq = afterSeq;
-    for (const event of entry.session.replay(afterSeq).events) this.#deliver(entry, event);
+    for (const event of joinerReplay(entry.session.replay(afterSeq).events)) this.#deliver(entry, event);
     entry.live = true;
   }
 
@@ -304,4 +304,14 @@ export class SessionOwnership {
       clear: () => {},
     };
   }
+}
+
+/**
+ * The replay a joining owner receives: the session's events, without the
+ * `session.replaced` notices, which were addressed to the connections they
+ * displaced (the joiner would otherwise read its own join as being replaced).
+ * Their seqs are skipped, so the joiner sees a gap there and nowhere else.
+ */
+export function joinerReplay(events: readonly TalkEvent[]): TalkEvent[] {
+  return events.filter((e) => e.type !== "session.replaced");
 }

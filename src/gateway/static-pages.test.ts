@@ -93,6 +93,19 @@ describe("static pages", () => {
     expect((await app.inject({ url: "/app.js" })).statusCode).toBe(404);
   });
 
+  it("a folder left out of the root is served by its own plugin under its prefix, without a clash", async () => {
+    mkdirSync(join(dir, "console"));
+    writeFileSync(join(dir, "console", "index.html"), "<!doctype html><title>c</title>");
+    await app.register(staticPagesPlugin({ root: dir, prefix: "/", exclude: ["console"] }));
+    await app.register(staticPagesPlugin({ root: join(dir, "console"), prefix: "/console/" }));
+    expect((await app.inject({ url: "/console/" })).body).toContain("<title>c</title>");
+    expect((await app.inject({ url: "/console/index.html" })).body).toContain("<title>c</title>");
+    expect((await app.inject({ url: "/css/style.css" })).statusCode).toBe(200);
+    expect([...collectStaticFiles({ root: dir, prefix: "/", exclude: ["console"] }).keys()]).not.toContain(
+      "/console/index.html",
+    );
+  });
+
   it("refuses a bad prefix, an unreadable folder or an oversized file at start-up (config_invalid)", () => {
     const codeOf = (fn: () => unknown): string | undefined => {
       try {

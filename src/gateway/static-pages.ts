@@ -29,6 +29,8 @@ export interface StaticPagesOptions {
   csp?: string;
   /** Largest file served, bytes. Default 2 MiB: these are pages, not downloads. */
   maxFileBytes?: number;
+  /** Folders directly under `root` left out (served by another plugin under their own prefix). */
+  exclude?: readonly string[];
 }
 
 /** Same-origin everything: the page's modules, its worklet, its stylesheet, and its socket to /talk. */
@@ -86,6 +88,7 @@ export function collectStaticFiles(options: StaticPagesOptions): Map<string, Sta
   }
   const max = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const files = new Map<string, StaticFile>();
+  const excluded = new Set((options.exclude ?? []).map((name) => join(root, name)));
   const walk = (dir: string): void => {
     let names: string[];
     try {
@@ -99,7 +102,7 @@ export function collectStaticFiles(options: StaticPagesOptions): Map<string, Sta
       // lstat: a symbolic link is never followed (it could point anywhere).
       const stat = lstatSync(path);
       if (stat.isDirectory()) {
-        walk(path);
+        if (!excluded.has(path)) walk(path);
         continue;
       }
       const contentType = STATIC_CONTENT_TYPES[extname(name).toLowerCase()];

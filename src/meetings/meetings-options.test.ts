@@ -47,4 +47,22 @@ describe("meetings options added by issue 17", () => {
     ).toThrow(/webhook\.events/);
     expect(() => validateConfig({ meetings: { webhook: { url, secret: WHSEC, events: ["x"] } } })).toThrow();
   });
+
+  it("camera: no URL origins and 2 fps by default, video not received; origins and fps checked", () => {
+    const o = resolveMeetingsOptions();
+    expect(o.camera).toEqual({ urlOrigins: [], fps: 2 });
+    expect(o.receiveVideo).toBe(false);
+    expect(validateConfig({}).config.meetings.camera).toEqual({ urlOrigins: [], fps: 2 });
+    expect(
+      resolveMeetingsOptions({ camera: { urlOrigins: ["https://board.example.com"] } }).camera.urlOrigins,
+    ).toEqual(["https://board.example.com"]);
+    expect(() =>
+      resolveMeetingsOptions({ camera: { urlOrigins: ["https://board.example.com/path"] } }),
+    ).toThrow(/meetings\.camera\.urlOrigins/);
+    expect(() => resolveMeetingsOptions({ camera: { fps: 0 } })).toThrow(/meetings\.camera\.fps/);
+    expect(() => validateConfig({ meetings: { camera: { urlOrigins: ["ftp://x"] } } })).toThrow(/urlOrigins/);
+    expect(() => resolveMeetingsOptions({ receiveVideo: "no" as unknown as boolean })).toThrow(
+      /meetings\.receiveVideo/,
+    );
+  });
 });

@@ -36,6 +36,14 @@ export interface MeetingsChatOptions {
   postSpokenAnswers?: boolean;
 }
 
+/** The bot camera (`meetings.camera`). */
+export interface MeetingsCameraOptions {
+  /** Origins whose pages `camera: "url"` may show (exact `scheme://host[:port]`). Default none. */
+  urlOrigins?: string[];
+  /** Frames a second the card or URL page is drawn and sent at. Default 2 (5 cost ~0.06 core more). */
+  fps?: number;
+}
+
 /** Meeting bots: timers, browser and capture settings (the `meetings` config section). */
 export interface MeetingsOptions {
   /** Chromium executable. Default "/usr/bin/chromium". */
@@ -74,15 +82,24 @@ export interface MeetingsOptions {
   echoTailMs?: number;
   /** The meeting's chat. */
   chat?: MeetingsChatOptions;
+  /** The bot camera: origins for `camera: "url"`, frame rate. */
+  camera?: MeetingsCameraOptions;
+  /**
+   * Receive the participants' video. Default false: the bot shows no video,
+   * so its page answers every video section as not receiving and nobody
+   * sends it video to decode (docs/performance.md, "Meetings").
+   */
+  receiveVideo?: boolean;
   /** Extra Chromium flags for every bot (each `--name` or `--name=value`), after the built-in ones. Default none. */
   chromiumArgs?: string[];
   /** Cluster: how often a follower of a bot on another worker reads its new lines from Redis, ms. Default 500. */
   followPollMs?: number;
 }
 
-export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook" | "chat">> & {
+export type ResolvedMeetingsOptions = Required<Omit<MeetingsOptions, "webhook" | "chat" | "camera">> & {
   webhook: Required<MeetingsWebhookOptions> | undefined;
   chat: Required<MeetingsChatOptions>;
+  camera: Required<MeetingsCameraOptions>;
 };
 
 export const MEETINGS_DEFAULTS = Object.freeze({
@@ -98,6 +115,7 @@ export const MEETINGS_DEFAULTS = Object.freeze({
   utteranceSilenceMs: 600,
   maxUtteranceMs: 20_000,
   forcePcm: false,
+  receiveVideo: false,
   wakeTriggers: Object.freeze(["talkgate", "computer"]) as unknown as string[],
   wakeWindowMs: 10_000,
   bargeInMs: 300,
@@ -109,6 +127,10 @@ export const MEETINGS_DEFAULTS = Object.freeze({
     speakAnswers: true,
     postSpokenAnswers: true,
   }) as Required<MeetingsChatOptions>,
+  camera: Object.freeze({
+    urlOrigins: Object.freeze([]) as unknown as string[],
+    fps: 2,
+  }) as Required<MeetingsCameraOptions>,
 });
 
 /** Merges over the defaults and validates; config_invalid names the bad field. */
@@ -121,7 +143,10 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
     throw new TalkError("config_invalid", `meetings.${field} ${why}`);
   };
   const int = (
-    field: Exclude<keyof typeof MEETINGS_DEFAULTS, "chat" | "chromiumArgs">,
+    field: Exclude<
+      keyof typeof MEETINGS_DEFAULTS,
+      "chat" | "chromiumArgs" | "camera" | "receiveVideo" | "forcePcm" | "wakeTriggers" | "chromiumPath"
+    >,
     min: number,
   ): void => {
     const v = o[field];
@@ -159,6 +184,15 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   for (const key of ["enabled", "speakAnswers", "postSpokenAnswers"] as const) {
     if (typeof chat[key] !== "boolean") bad(`chat.${key}`, "must be true or false");
   }
+  if (typeof o.receiveVideo !== "boolean") bad("receiveVideo", "must be true or false");
+  const camera = { ...MEETINGS_DEFAULTS.camera, ...(input.camera ?? {}) };
+  if (
+    !Array.isArray(camera.urlOrigins) ||
+    camera.urlOrigins.some((origin) => typeof origin !== "string" || !isHttpOrigin(origin))
+  )
+    bad("camera.urlOrigins", "must be a list of http(s) origins (scheme://host[:port])");
+  if (!Number.isInteger(camera.fps) || camera.fps < 1 || camera.fps > 30)
+    bad("camera.fps", "must be an integer from 1 to 30");
   let webhook: Required<MeetingsWebhookOptions> | undefined;
   if (input.webhook) {
     const w = input.webhook;
@@ -199,5 +233,14 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
     if (!Number.isInteger(webhook.timeoutMs) || webhook.timeoutMs < 1)
       bad("webhook.timeoutMs", "must be an integer >= 1");
   }
-  return { ...o, webhook, chat };
+  return { ...o, webhook, chat, camera };
+}
+
+function isHttpOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.origin === value;
+  } catch {
+    return false;
+  }
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { TalkError } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import type { AdminService } from "./admin-service.js";
+import type { SessionFollows } from "./session-follow.js";
 import { usageCsv } from "./usage-record.js";
 
 const id = z.string().regex(/^\S{1,256}$/, "1-256 characters without whitespace");
@@ -19,6 +20,12 @@ const closeParams = z.strictObject({ sessionId: id, reason: reason.optional() })
 const cancelParams = z.strictObject({ sessionId: id, turnId: turnId.optional(), reason: reason.optional() });
 const drainParams = z.strictObject({ workerId: id });
 const jobCancelParams = z.strictObject({ jobId, reason: reason.optional() });
+const followParams = z.strictObject({
+  sessionId: id,
+  /** Events with a seq above this are sent (0: every event the cluster still holds). */
+  afterSeq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+const unfollowParams = z.strictObject({ sessionId: id });
 /** Days (UTC, inclusive) of the sessions' ends; both default to today. */
 const usageParams = z.strictObject({ from: z.iso.date().optional(), to: z.iso.date().optional() });
 const usageQuery = usageParams.extend({ format: z.enum(["json", "csv"]).optional() });
@@ -35,7 +42,11 @@ function usageRange(p: { from?: string | undefined; to?: string | undefined }): 
  * The admin operations as Talk API surface methods (`admin.*`, scope admin),
  * beside `telephony.*` and `meetings.*`. Each answers the same from any worker.
  */
-export function registerAdminMethods(ctx: SurfaceContext, admin: AdminService): void {
+export function registerAdminMethods(
+  ctx: SurfaceContext,
+  admin: AdminService,
+  follows: SessionFollows,
+): void {
   const method = <P, R>(
     name: string,
     params: z.ZodType<P>,
@@ -56,6 +67,25 @@ export function registerAdminMethods(ctx: SurfaceContext, admin: AdminService): 
   method("admin.session.cancelTurn", cancelParams, (p, signal) =>
     admin.cancel("cancelTurn", p.sessionId, p, signal),
   );
+  method("admin.errors.list", empty, (_p, signal) => admin.listErrors(signal));
+  ctx.registerMethod("admin.session.follow", {
+    scope: "admin",
+    params: followParams,
+    handler: async (p, { caller, afterResponse }) => {
+      const { result, start } = await follows.follow(p.sessionId, p.afterSeq ?? 0, caller);
+      afterResponse(start);
+      return result;
+    },
+  });
+  ctx.registerMethod("admin.session.unfollow", {
+    scope: "admin",
+    params: unfollowParams,
+    handler: (p, { caller }) => ({
+      sessionId: p.sessionId,
+      following: false,
+      wasFollowing: follows.unfollow(p.sessionId, caller),
+    }),
+  });
   method("admin.workers.list", empty, (_p, signal) => admin.listWorkers(signal));
   method("admin.worker.drain", drainParams, (p, signal) => admin.drainWorker(p.workerId, signal));
   method("admin.jobs.list", empty, () => admin.listJobs());
@@ -131,6 +161,7 @@ export function adminRoutes(ctx: SurfaceContext, admin: AdminService): FastifyPl
         return usageCsv(listing.records);
       }),
     );
+    app.get("/admin/errors", (_req, reply) => run(reply, () => admin.listErrors()));
     app.get("/admin/workers", (_req, reply) => run(reply, () => admin.listWorkers()));
     app.post<WithId>("/admin/workers/:id/drain", (req, reply) =>
       run(reply, () => admin.drainWorker(parse(id, req.params.id, "worker id"))),

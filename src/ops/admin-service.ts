@@ -3,6 +3,7 @@ import type { JobSummary, WorkerInfo } from "../cluster/index.js";
 import { TalkError, toTalkError } from "../core/index.js";
 import type { CallControlRegistry, TalkLogger, TalkRuntime } from "../core/index.js";
 import type { LiveSessions, SessionSummary } from "./live-sessions.js";
+import type { RecentActivity, RecentError } from "./recent-activity.js";
 import type { OpsCluster } from "./ops-cluster.js";
 import type { UsageLedger } from "./usage-ledger.js";
 import type { UsageRecord } from "./usage-record.js";
@@ -23,6 +24,31 @@ const summarySchema = z.object({
   activity: z.enum(["speaking", "listening", "idle"]),
   counterpart: z.record(z.string(), z.string().max(512)),
   events: z.number(),
+  providers: z
+    .array(
+      z.object({
+        kind: z.string().max(32),
+        provider: z.string().max(128),
+        turnId: z.string().max(128).optional(),
+        at: z.number(),
+        firstMs: z.number().optional(),
+        totalMs: z.number().optional(),
+        outcome: z.enum(["ok", "error", "cancelled"]).optional(),
+      }),
+    )
+    .max(64)
+    .default([]),
+});
+
+/** A worker's recent error as it arrives from the bus. */
+const errorSchema = z.object({
+  at: z.number(),
+  workerId: z.string().min(1).max(256),
+  sessionId: z.string().max(256),
+  surface: z.string().max(64),
+  source: z.string().max(64),
+  code: z.string().max(64),
+  message: z.string().max(1000),
 });
 
 /** A ledger record from another worker: the fields a listing sorts and totals by are checked; the rest is carried. */
@@ -58,6 +84,8 @@ export interface WorkerSummary {
 export interface AdminServiceOptions {
   cluster: OpsCluster;
   live: LiveSessions;
+  /** This worker's latest errors (answers listErrors). */
+  activity: RecentActivity;
   runtime: TalkRuntime;
   /** Phone calls' controls (hang-up at the carrier), by session. */
   callControls?: CallControlRegistry | undefined;
@@ -92,6 +120,7 @@ export class AdminService {
         return { workerId: options.cluster.workerId, draining: true };
       },
       closeSession: ({ sessionId, reason }) => this.#closeHere(sessionId, reason ?? ADMIN_CLOSE_REASON),
+      listErrors: () => ({ workerId: options.cluster.workerId, errors: options.activity.errors() }),
       listUsage: async ({ from, to, limit }) => ({
         workerId: options.cluster.workerId,
         records: await options.ledger.list(from, to, limit),
@@ -111,6 +140,23 @@ export class AdminService {
     const sessions = items as SessionSummary[];
     sessions.sort((a, b) => a.startedAt - b.startedAt);
     return { sessions, unreachable };
+  }
+
+  /** The latest errors of every live worker, newest first (at most 50 per worker). */
+  async listErrors(
+    signal?: AbortSignal,
+  ): Promise<{ errors: RecentError[]; unreachable: SessionListing["unreachable"] }> {
+    const { items, unreachable } = await this.#fromEveryWorker(
+      (workerId, options) =>
+        this.#o.cluster
+          .sendWorkerCommand(workerId, { verb: "listErrors" }, options)
+          .then((answer) => answer.errors),
+      errorSchema,
+      signal,
+    );
+    const errors = items as RecentError[];
+    errors.sort((a, b) => b.at - a.at);
+    return { errors, unreachable };
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { TalkEvent, TalkRuntime, TalkSession } from "../core/index.js";
+import type { ProviderTiming, RecentActivity } from "./recent-activity.js";
 
 /**
  * One live session as an operator sees it, whichever surface runs it. Built
@@ -31,6 +32,8 @@ export interface SessionSummary {
   counterpart: Record<string, string>;
   /** Events emitted so far. */
   events: number;
+  /** Its latest provider calls (connect, first output and total times), oldest first. */
+  providers: ProviderTiming[];
 }
 
 /** Metadata keys that name the other side of a session, by surface. */
@@ -44,11 +47,13 @@ export class LiveSessions {
   readonly #runtime: TalkRuntime;
   readonly #workerId: string;
   readonly #adapterState = new Map<string, string>();
+  readonly #activity: RecentActivity | undefined;
   readonly #off: () => void;
 
-  constructor(runtime: TalkRuntime, workerId: string) {
+  constructor(runtime: TalkRuntime, workerId: string, activity?: RecentActivity) {
     this.#runtime = runtime;
     this.#workerId = workerId;
+    this.#activity = activity;
     this.#off = runtime.subscribeAll((event) => this.#observe(event));
   }
 
@@ -86,6 +91,7 @@ export class LiveSessions {
       activity: session.activeOutput ? "speaking" : session.activeTurn ? "listening" : "idle",
       counterpart,
       events: session.lastSeq,
+      providers: this.#activity?.timings(session.id) ?? [],
     };
   }
 

@@ -13,6 +13,10 @@ export interface OpsCluster {
   sendCommand: Coordinator["sendCommand"];
   sendWorkerCommand: Coordinator["sendWorkerCommand"];
   onWorkerCommand: Coordinator["onWorkerCommand"];
+  /** A session's events from any worker (read-only follows). */
+  subscribeEvents: Coordinator["subscribeEvents"];
+  /** Called with the id of each session whose worker was lost; returns the removal. */
+  onSessionLost(listener: (sessionId: string) => void): () => void;
   readonly jobs: Pick<AppJobs, "list" | "cancel">;
   /**
    * Starts this worker's drain (new sessions and jobs refused, marked

@@ -4,6 +4,7 @@ import type { Registry } from "prom-client";
 import type { CallControlRegistry } from "../core/index.js";
 import type { SurfaceContext } from "../gateway/index.js";
 import { adminRoutes, registerAdminMethods } from "./admin-api.js";
+import { recordingRoutes, registerRecordingMethods } from "./recordings-api.js";
 import { AdminService } from "./admin-service.js";
 import { LiveSessions } from "./live-sessions.js";
 import type { OpsCluster } from "./ops-cluster.js";
@@ -12,6 +13,8 @@ import type { ProviderProbes } from "./provider-probes.js";
 import { SessionTracer } from "./session-tracer.js";
 import { createTraceProvider } from "./trace-provider.js";
 import { RetentionSweeper } from "./retention.js";
+import { RecentActivity } from "./recent-activity.js";
+import { SessionFollows } from "./session-follow.js";
 import { UsageLedger } from "./usage-ledger.js";
 import type { PriceTable } from "./usage-record.js";
 
@@ -54,7 +57,10 @@ export function opsPlugin(
   ctx: SurfaceContext,
   options: OpsPluginOptions,
 ): { plugin: FastifyPluginAsync; surface: OpsSurface } {
-  const live = new LiveSessions(ctx.runtime, options.cluster.workerId);
+  const activity = new RecentActivity(ctx.runtime, options.cluster.workerId);
+  const offActivity = options.probes.add(activity);
+  const live = new LiveSessions(ctx.runtime, options.cluster.workerId, activity);
+  const follows = new SessionFollows(options.cluster, ctx.logger);
   const usageDir = join(options.dataDir, "usage");
   const ledger = new UsageLedger({
     runtime: ctx.runtime,
@@ -89,11 +95,14 @@ export function opsPlugin(
     ledger,
     cluster: options.cluster,
     live,
+    activity,
     runtime: ctx.runtime,
     callControls: options.callControls,
     logger: ctx.logger,
   });
-  registerAdminMethods(ctx, admin);
+  registerAdminMethods(ctx, admin, follows);
+  const recordings = join(options.dataDir, "recordings");
+  registerRecordingMethods(ctx, recordings);
   const metrics = new OpsMetrics({
     registry: options.registry,
     runtime: ctx.runtime,
@@ -115,12 +124,15 @@ export function opsPlugin(
     close() {
       closing ??= (async () => {
         offMetrics();
+        offActivity();
+        follows.close();
         offLedger();
         retention.close();
         offTracer();
         metrics.close();
         admin.close();
         live.close();
+        activity.close();
         tracer?.close();
         await ledger.close();
         await traces
@@ -132,6 +144,7 @@ export function opsPlugin(
   };
   const plugin: FastifyPluginAsync = async (app) => {
     await app.register(adminRoutes(ctx, admin));
+    await app.register(recordingRoutes(ctx, recordings));
     app.addHook("onClose", () => surface.close());
   };
   return { plugin, surface };

@@ -31,6 +31,18 @@ export {
 } from "./openai-realtime/openai-realtime-provider.js";
 export { mintClientSecret, type MintedClientSecret } from "./openai-realtime/openai-client-secrets.js";
 export {
+  createXaiRealtimeProvider,
+  XaiRealtimeProvider,
+  XAI_REALTIME_VOICES,
+  type XaiRealtimeOptions,
+} from "./xai-realtime/xai-realtime-provider.js";
+export {
+  createGeminiLiveProvider,
+  GeminiLiveProvider,
+  GEMINI_LIVE_VOICES,
+  type GeminiLiveOptions,
+} from "./gemini-live/gemini-live-provider.js";
+export {
   createOpenAiStt,
   OpenAiSttProvider,
   OPENAI_STT_DEFAULTS,

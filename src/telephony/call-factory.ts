@@ -25,7 +25,8 @@ export interface CallFactoryOptions {
   calls: CallRegistry;
 }
 
-export type CallOverrides = { mode?: CallMode; greeting?: string };
+/** Per-call settings of an outbound call: its request's mode and greeting; `holdGreeting` while AMD decides. */
+export type CallOverrides = { mode?: CallMode; greeting?: string; holdGreeting?: boolean };
 
 export type CreateCall = (
   carrier: CallCarrier,
@@ -49,6 +50,7 @@ export function callFactory(o: CallFactoryOptions): { createCall: CreateCall; de
       sendHighWaterBytes: o.config.limits.sendHighWaterBytes,
       hangUpTimeoutMs: o.config.hangUpTimeoutMs,
       transferAnnouncement: o.config.transfer.announcement || undefined,
+      ...(overrides.holdGreeting ? { holdGreeting: true } : {}),
     };
   };
 

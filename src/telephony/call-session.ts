@@ -13,65 +13,21 @@
  * the leg's local VAD starts and ends turns and interrupts answers.
  */
 import { TalkError, toTalkError } from "../core/index.js";
-import type { TalkLogger } from "../core/index.js";
-import { MediaLeg, type MediaLegAdapter } from "../core/index.js";
-import type { SessionControllerFactory } from "../core/index.js";
-import type { TalkOutput, TalkRuntime, TalkSession } from "../core/index.js";
+import type { MediaLeg, MediaLegAdapter } from "../core/index.js";
+import type { TalkOutput, TalkSession } from "../core/index.js";
 import type { TalkEvent, TerminalReason } from "../core/index.js";
-import type { CallControl, CallControlRegistry } from "../core/index.js";
+import type { CallControl } from "../core/index.js";
 import type { CollectDigitsRequest, CollectedDigits } from "../core/index.js";
-import { bytesFromPcm16, dtmfTones } from "../codecs/index.js";
-import type { CallMode } from "../config/index.js";
-import { CallLatency } from "./call-latency.js";
-import type { TelephonyStats } from "./telephony-stats.js";
-import type { CarrierRestClient } from "./carrier/carrier-protocol.js";
+import { CallControlVerbs } from "./call-control-verbs.js";
+import { CallGreeting } from "./call-greeting.js";
+import { createCallMedia } from "./call-media.js";
+import { CallQuiet } from "./call-quiet.js";
 import { DigitCollector } from "./digit-collector.js";
-import type { LineAudio } from "./line-audio.js";
-import { CallPlayout, type PlayoutLine } from "./playout/call-playout.js";
+import type { CallPlayout, PlayoutLine } from "./playout/call-playout.js";
+import { startRecording, type CallRecording } from "./recording/call-recording.js";
+import type { CallCarrier, CallIdentity, CallSessionContext, CallSettings, CallState } from "./call-types.js";
 
-/** What a call needs from the process: narrow, no back-reference to the route or registry. */
-export interface CallSessionContext {
-  runtime: TalkRuntime;
-  /** The process's one controller factory (providers, tools, trusted pipeline options bound once). */
-  createController: SessionControllerFactory;
-  callControls: CallControlRegistry;
-  /** Where latency figures are also counted (besides the session's latency.metrics events). */
-  stats?: TelephonyStats;
-  logger: TalkLogger;
-}
-
-/** Per-call settings, resolved from the telephony config for the called number. */
-export interface CallSettings {
-  mode: CallMode;
-  greeting: string | undefined;
-  greetingProtectMs: number;
-  vad: { threshold: number; minSpeechMs: number };
-  silenceTimeoutMs: number;
-  sendHighWaterBytes: number;
-  hangUpTimeoutMs: number;
-  /** Said to the caller before a transfer; undefined: nothing (the model announces it). */
-  transferAnnouncement: string | undefined;
-}
-
-/** The carrier a call is on: its id (session metadata), REST client, line format and playback buffer. */
-export interface CallCarrier {
-  readonly id: string;
-  readonly rest: CarrierRestClient | undefined;
-  readonly line: LineAudio;
-  /** Where the callee of a transfer hears `text` first; undefined when the carrier has no briefing. */
-  briefingUrl?(text: string): string | undefined;
-  /** Audio the carrier buffers at most, ms (CarrierProtocol.playbackBufferMs); undefined: unbounded. */
-  readonly playbackBufferMs?: number | undefined;
-}
-
-export interface CallIdentity {
-  callSid: string;
-  from?: string | undefined;
-  to?: string | undefined;
-  direction?: string | undefined;
-}
-
-export type CallState = "created" | "connected" | "detached" | "closing" | "closed";
+export type { CallCarrier, CallIdentity, CallSessionContext, CallSettings, CallState };
 
 export class CallSession implements CallControl, MediaLegAdapter {
   readonly callSid: string;
@@ -82,9 +38,12 @@ export class CallSession implements CallControl, MediaLegAdapter {
   readonly #settings: CallSettings;
   readonly #carrier: CallCarrier;
   #state: CallState = "created";
-  #greetingItem: string | undefined;
-  #greetingPending = false;
-  #greetingStartedAt = 0;
+  /** The greeting, and whether caller audio is held from the assistant (answering-machine detection). */
+  readonly #greeting: CallGreeting;
+  readonly #quiet: CallQuiet;
+  readonly #verbs: CallControlVerbs;
+  #legStarted = false;
+  #connectedWaiters: Array<() => void> = [];
   #graceTimer: NodeJS.Timeout | undefined;
   #closeLine: ((code: number, reason: string) => void) | undefined;
   #closeCode = 1000;
@@ -92,7 +51,8 @@ export class CallSession implements CallControl, MediaLegAdapter {
   #closing: Promise<void> | undefined;
   #onClosed: (() => void) | undefined;
   readonly #digits = new DigitCollector();
-  #dtmfItems = 0;
+  readonly #identity: CallIdentity;
+  #recording: CallRecording | undefined;
 
   constructor(
     ctx: CallSessionContext,
@@ -106,6 +66,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
     this.#settings = settings;
     this.#carrier = carrier;
     this.callSid = call.callSid;
+    this.#identity = call;
     this.#onClosed = onClosed;
     const realtime = settings.mode === "realtime";
     const metadata: Record<string, string> = { surface: "phone", carrier: carrier.id, callSid: call.callSid };
@@ -121,52 +82,37 @@ export class CallSession implements CallControl, MediaLegAdapter {
       metadata,
       source: "telephony",
     });
-    const latency = new CallLatency({
-      emit: (payload) => {
-        ctx.stats?.recordLatency(payload.name, payload.ms);
-        if (this.session.state === "active")
-          this.session.emit({ type: "latency.metrics", payload, source: "telephony" });
-      },
-      ...(realtime ? {} : { endpointingMs: settings.silenceTimeoutMs }),
+    const { playout, leg } = createCallMedia(ctx, carrier, settings, this.session, this);
+    this.playout = playout;
+    this.#leg = leg;
+    this.#greeting = new CallGreeting({
+      // The recording notice is heard first, in the greeting's turn (protected with it).
+      text: () => [this.#recording?.notice, settings.greeting].filter(Boolean).join(" "),
+      protectMs: settings.greetingProtectMs,
+      held: settings.holdGreeting === true,
+      leg,
+      ready: () => this.#legStarted && this.#state === "connected",
+      legStarted: () => this.#legStarted,
+      onUnspoken: (err) =>
+        ctx.logger.warn({ err, callSid: this.callSid }, "call: the greeting could not be spoken"),
     });
-    this.playout = new CallPlayout({
-      line: carrier.line,
-      sendHighWaterBytes: settings.sendHighWaterBytes,
-      ...(carrier.playbackBufferMs !== undefined ? { maxUnplayedMs: carrier.playbackBufferMs } : {}),
-      onClearSent: () => latency.clearSent(),
-      onItemFirstFrame: () => latency.itemFirstFrame(),
-    });
-    this.#leg = new MediaLeg({
+    this.#quiet = new CallQuiet({
       session: this.session,
-      createController: ctx.createController,
-      adapter: this,
-      format: carrier.line.pcmFormat,
-      // No transcoding when the realtime provider speaks the line's format (u-law); PCM at the line's rate otherwise.
-      ...(realtime ? { passthrough: carrier.line.format } : {}),
-      turnTaking: realtime
-        ? { kind: "provider" }
-        : {
-            kind: "local-vad",
-            threshold: settings.vad.threshold,
-            minSpeechMs: settings.vad.minSpeechMs,
-            silenceMs: settings.silenceTimeoutMs,
-          },
-      // The realtime provider's speech events are timed as they reach the call (latency.metrics).
-      wrapProviders: (base) => ({
-        stt: (s) => base.stt(s),
-        tts: (s) => base.tts(s),
-        agent: (s) => base.agent(s),
-        realtime: (s) => {
-          const provider = base.realtime(s);
-          return provider && latency.timedRealtime(provider);
-        },
-      }),
-      observer: {
-        bargeInDetected: (source) => latency.bargeInDetected(source),
-        bargeInHandled: () => latency.bargeInHandled(),
-        speechEnded: (source) => latency.speechEnded(source),
-      },
+      playout,
+      timeoutMs: settings.hangUpTimeoutMs,
+    });
+    this.#verbs = new CallControlVerbs({
+      callSid: this.callSid,
+      carrier,
       logger: ctx.logger,
+      faults: ctx.createController.faults,
+      hangUpTimeoutMs: settings.hangUpTimeoutMs,
+      transferAnnouncement: settings.transferAnnouncement,
+      leg,
+      playout,
+      quiet: this.#quiet,
+      connected: () => this.#state === "connected",
+      close: (reason) => void this.close(reason),
     });
     this.#unregister = ctx.callControls.set(this.session.id, this);
     this.session.subscribe((event) => this.#onSessionEvent(event));
@@ -194,33 +140,73 @@ export class CallSession implements CallControl, MediaLegAdapter {
     if (this.#state === "closing" || this.#state === "closed") throw new TalkError("session_closed");
     clearTimeout(this.#graceTimer);
     this.#closeLine = closeLine;
-    this.playout.attach(line);
     const first = this.#state === "created";
+    // Recorded from the stream's start (an outbound call's ringing is not), on every line it reconnects on.
+    if (first) this.#recording = startRecording(this.#ctx, this.#carrier, this.#identity, this.session);
+    this.playout.attach(this.#recording?.tap(line) ?? line);
     this.#state = "connected";
     if (!first) {
       this.#ctx.logger.info({ callSid: this.callSid, streamSid }, "call: stream reconnected within grace");
       return;
     }
+    for (const resolve of this.#connectedWaiters.splice(0)) resolve();
     await this.#leg.start();
-    const greeting = this.#settings.greeting;
-    if (greeting && this.#leg.takesText) {
-      this.#greetingPending = true;
-      this.#leg.say(greeting);
-    }
+    this.#legStarted = true;
+    this.#greeting.greet();
+  }
+
+  /** Resolves when the call's stream first started (the callee answered); never for a call that closes first. */
+  whenConnected(): Promise<void> {
+    if (this.#state !== "created") return Promise.resolve();
+    return new Promise((resolve) => this.#connectedWaiters.push(resolve));
+  }
+
+  /** Caller audio reaches the assistant again and the greeting is spoken (once), now or as the stream starts. */
+  releaseGreeting(): void {
+    this.#greeting.release();
+  }
+
+  /**
+   * Stops the assistant (its answer cut) and keeps caller audio from it, for
+   * a machine that gets a message instead; `onAudio` hears that audio as PCM.
+   */
+  holdCaller(onAudio?: (pcm: Int16Array, sampleRate: number) => void): void {
+    this.#greeting.hold(onAudio);
+  }
+
+  /** Speaks `text` verbatim in a turn of its own; false when the call cannot (no stream, no text input). */
+  speak(text: string): boolean {
+    if (this.#state !== "connected" || !this.#legStarted || !this.#leg.takesText) return false;
+    this.#leg.say(text);
+    return true;
   }
 
   /** Caller audio: one `media` payload in the line's format. A payload that is not whole samples is dropped. */
   onMedia(audio: Uint8Array): void {
     if (this.#state !== "connected") return;
-    if (this.#leg.passthrough) return this.#leg.appendEncoded(audio);
+    this.#recording?.caller(audio);
     const line = this.#carrier.line;
+    // The line's clock moved by this frame whoever hears it: the played reference advances in step.
+    const samples = Math.round((audio.byteLength / line.bytesPerMs) * (line.pcmFormat.sampleRate / 1000));
+    const reference = this.playout.reference.take(samples);
+    if (this.#greeting.held) return this.#onHeldAudio(audio);
+    if (this.#leg.passthrough) return this.#leg.appendEncoded(audio);
     let pcm: Int16Array;
     try {
       pcm = line.toPcm(audio);
     } catch {
       return;
     }
-    this.#leg.appendAudio(pcm, line.pcmFormat);
+    this.#leg.appendAudio(pcm, line.pcmFormat, reference);
+  }
+
+  #onHeldAudio(audio: Uint8Array): void {
+    const line = this.#carrier.line;
+    try {
+      this.#greeting.heldAudio(line.toPcm(audio), line.pcmFormat.sampleRate);
+    } catch {
+      // Not whole samples: dropped, as any caller audio.
+    }
   }
 
   /**
@@ -254,6 +240,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
   }
 
   onMark(name: string): void {
+    this.#recording?.markPlayed(name);
     this.playout.markPlayed(name);
   }
 
@@ -286,8 +273,7 @@ export class CallSession implements CallControl, MediaLegAdapter {
 
   /** Greeting protection: the greeting cannot be interrupted during its first greetingProtectMs. */
   interruptible(output: TalkOutput): boolean {
-    if (output.itemId !== this.#greetingItem) return true;
-    return Date.now() - this.#greetingStartedAt >= this.#settings.greetingProtectMs;
+    return this.#greeting.interruptible(output);
   }
 
   /** The leg closed (whoever closed the session): the call and its stream follow. */
@@ -309,81 +295,18 @@ export class CallSession implements CallControl, MediaLegAdapter {
 
   // CallControl -------------------------------------------------------------
 
-  async hangUp(options: { afterPlayback: boolean; reason?: string; signal: AbortSignal }): Promise<void> {
-    const { signal } = options;
-    if (options.afterPlayback) {
-      const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.#settings.hangUpTimeoutMs)]);
-      // The farewell is heard when no output is in flight and the carrier acknowledged every mark.
-      await this.#until(() => !this.session.activeOutput && !this.playout.playing, deadline);
-    }
-    if (signal.aborted) throw new TalkError("cancelled", "The hang-up was cancelled (the caller spoke).");
-    this.#ctx.logger.info({ callSid: this.callSid, reason: options.reason }, "call: hanging up");
-    if (this.#carrier.rest) await this.#carrier.rest.hangUp(this.callSid, { signal });
-    // After the tool's result is on its way: the carrier also sends `stop`, whichever comes first closes.
-    setTimeout(() => void this.close("hung_up"), 0);
+  hangUp(options: { afterPlayback: boolean; reason?: string; signal: AbortSignal }): Promise<void> {
+    return this.#verbs.hangUp(options);
   }
 
-  /**
-   * Plays keypad tones into the call after the audio already queued: the
-   * carrier's own command where it has one, otherwise Q.23 tones synthesised
-   * into the outbound audio (any carrier). Resolves once played.
-   */
-  async sendDtmf(digits: string, signal: AbortSignal): Promise<void> {
-    if (this.#state !== "connected") throw new TalkError("invalid_state", "The call has no live stream.");
-    const rest = this.#carrier.rest;
-    if (rest?.sendDtmf) {
-      await this.playout.whenIdle(signal);
-      signal.throwIfAborted();
-      await rest.sendDtmf(this.callSid, digits, signal);
-      return;
-    }
-    if (this.playout.sendsDigits) {
-      await this.playout.whenIdle(signal);
-      signal.throwIfAborted();
-      this.playout.sendDigits(digits);
-      return;
-    }
-    const line = this.#carrier.line;
-    const tones = dtmfTones(digits, { sampleRate: line.pcmFormat.sampleRate, toneMs: 100, gapMs: 80 });
-    const itemId = `dtmf-${++this.#dtmfItems}`;
-    this.playout.write({ data: bytesFromPcm16(tones), format: line.pcmFormat }, { turnId: "dtmf", itemId });
-    await this.playout.drained(itemId, signal);
+  /** Keypad tones into the call after the audio already queued (CallControlVerbs.sendDtmf). */
+  sendDtmf(digits: string, signal: AbortSignal): Promise<void> {
+    return this.#verbs.sendDtmf(digits, signal);
   }
 
-  /**
-   * Moves the call to `destination` through the carrier's REST API: the
-   * caller first hears the configured announcement, the callee the briefing
-   * (where the carrier has one), then the session closes `transferred`. A
-   * refusal or an outage is the tool's error (the model can say so), and the
-   * call goes on.
-   */
-  async transfer(
-    destination: string,
-    signal: AbortSignal,
-    options: { briefing?: string } = {},
-  ): Promise<void> {
-    const rest = this.#carrier.rest;
-    if (!rest)
-      throw new TalkError("capability_unsupported", "Call transfer needs the carrier's REST credentials.");
-    if (this.#state !== "connected") throw new TalkError("invalid_state", "The call has no live stream.");
-    const announcement = this.#settings.transferAnnouncement;
-    if (announcement && this.#leg.takesText) {
-      this.#leg.say(announcement);
-      const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.#settings.hangUpTimeoutMs)]);
-      await this.#until(() => !this.session.activeOutput && !this.playout.playing, deadline);
-    }
-    signal.throwIfAborted();
-    const briefingUrl = options.briefing ? this.#carrier.briefingUrl?.(options.briefing) : undefined;
-    this.#ctx.logger.info(
-      { callSid: this.callSid, briefing: briefingUrl !== undefined },
-      "call: transferring",
-    );
-    await withRetries(
-      () => rest.transfer(this.callSid, destination, signal, briefingUrl ? { briefingUrl } : {}),
-      signal,
-    );
-    // After the tool's result is on its way: the carrier ends the stream too; whichever comes first closes.
-    setTimeout(() => void this.close("transferred"), 0);
+  /** Moves the call to `destination` through the carrier (CallControlVerbs.transfer); closes `transferred`. */
+  transfer(destination: string, signal: AbortSignal, options: { briefing?: string } = {}): Promise<void> {
+    return this.#verbs.transfer(destination, signal, options);
   }
 
   /** Waits for keypad digits (collect_digits); the digits are events, not text to the agent. */
@@ -416,63 +339,16 @@ export class CallSession implements CallControl, MediaLegAdapter {
     await this.#leg.close(reason);
     this.#closeLine?.(this.#closeCode, String(reason).slice(0, 100));
     this.#closeLine = undefined;
+    await this.#recording?.close(); // the last samples and the sidecar; never rejects
     this.#state = "closed";
+    this.#quiet.close();
     this.#onClosed?.();
     for (const resolve of this.#closedWaiters.splice(0)) resolve();
   }
 
   #onSessionEvent(event: TalkEvent): void {
     if (event.type === "input.audio.speech_started" || event.type === "turn.started") this.#digits.speech();
-    if (event.type === "output.audio.started" && this.#greetingPending && event.itemId) {
-      this.#greetingPending = false;
-      this.#greetingItem = event.itemId;
-      this.#greetingStartedAt = Date.now();
-    }
-    // After the emitter's own bookkeeping (endOutput follows output.audio.done in the same tick).
-    for (const w of [...this.#eventWaiters]) queueMicrotask(w);
-  }
-
-  #eventWaiters: Array<() => void> = [];
-
-  /** Resolves when `done()` holds, re-checked on every session event and when the line goes idle. */
-  #until(done: () => boolean, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      let waitingIdle = false;
-      const check = (): void => {
-        if (done() || signal.aborted || this.#state === "closed") {
-          this.#eventWaiters = this.#eventWaiters.filter((w) => w !== check);
-          signal.removeEventListener("abort", check);
-          resolve();
-          return;
-        }
-        if (this.playout.playing && !waitingIdle) {
-          waitingIdle = true;
-          void this.playout.whenIdle(signal).then(() => {
-            waitingIdle = false;
-            check();
-          });
-        }
-      };
-      this.#eventWaiters.push(check);
-      signal.addEventListener("abort", check, { once: true });
-      check();
-    });
-  }
-}
-
-/**
- * Runs a carrier request, again after 250 ms and 1 s when the carrier was
- * unreachable or answered 5xx (provider_unavailable): moving a call to the
- * same destination twice does the same thing, so retrying is safe. A
- * refusal (provider_error) is not retried.
- */
-async function withRetries(run: () => Promise<void>, signal: AbortSignal): Promise<void> {
-  for (const wait of [250, 1000, -1]) {
-    try {
-      return await run();
-    } catch (err) {
-      if (wait < 0 || signal.aborted || toTalkError(err).code !== "provider_unavailable") throw err;
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
+    this.#greeting.onSessionEvent(event);
+    this.#quiet.onSessionEvent();
   }
 }

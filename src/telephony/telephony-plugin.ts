@@ -22,7 +22,7 @@ import { TalkError } from "../core/index.js";
 import type { CallControlRegistry } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import { answerWebhook } from "./answer-webhook.js";
-import { briefingRoute, briefingUrl } from "./briefing-route.js";
+import { briefingRoute, type RenderSpeech } from "./briefing-route.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import type { ConfiguredCarrier } from "./carriers.js";
 import { CallRegistry } from "./call-registry.js";
@@ -32,8 +32,10 @@ import { callEventsRoute } from "./call-events-route.js";
 import { lineAudio } from "./line-audio.js";
 import { mediaStreamRoute } from "./media-stream-route.js";
 import { outboundCalls, type OutboundCalls } from "./outbound/outbound-calls.js";
+import { DocumentSigner, transferDocuments } from "./document-urls.js";
 import { isLoopbackAddress, parsePublicUrl } from "./public-url.js";
 import { StreamTokens } from "./stream-tokens.js";
+import { callRecordingPolicy } from "./recording/recording-policy.js";
 import { registerTelephonyMethods } from "./telephony-methods.js";
 import { TelephonyStats } from "./telephony-stats.js";
 
@@ -52,6 +54,10 @@ export interface TelephonyPluginOptions {
   callControls: CallControlRegistry;
   /** A realtime provider that can be relayed is configured (the default mode is then realtime). */
   realtimeAvailable: boolean;
+  /** The local TTS: speaks a transfer's briefing for carriers that play an audio file (Telnyx). */
+  renderSpeech?: RenderSpeech | undefined;
+  /** The data directory: call recordings go to `<dataDir>/recordings/` (telephony.recording). */
+  dataDir?: string;
 }
 
 /** The plugin, with the surface's handle (its calls, stats and modes) for the composition root and tests. */
@@ -80,7 +86,10 @@ interface ServedCarrier {
 export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOptions): TelephonyPlugin {
   const { config } = options;
   const logger = ctx.logger;
-  const carriers = options.carriers.map((c) => servedCarrier(c, options.server, () => ctx.loopbackBaseUrl()));
+  const signer = new DocumentSigner(options.claims);
+  const carriers = options.carriers.map((c) =>
+    servedCarrier(c, options.server, () => ctx.loopbackBaseUrl(), signer),
+  );
   const served = carriers.filter((c) => c.mode !== "disabled");
   const stats = new TelephonyStats();
   const calls = new CallRegistry(config.limits);
@@ -94,6 +103,7 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
       createController: ctx.createController,
       callControls: options.callControls,
       stats,
+      recording: callRecordingPolicy(config, options.dataDir),
       logger,
     },
     calls,
@@ -106,6 +116,7 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
     calls,
     tokens,
     maxPending: config.limits.maxPendingOutboundCalls,
+    amd: { config: config.amd, hangUpTimeoutMs: config.hangUpTimeoutMs },
     authorize: routeCheck(ctx.authorizer, "admin"),
     createCall,
     localBaseUrl: () => ctx.loopbackBaseUrl(),
@@ -113,7 +124,7 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
     logger,
   });
   if (served.length > 0) registerTelephonyMethods((name, d) => ctx.registerMethod(name, d), outbound);
-  const surface: TelephonySurface = { ctx, options, calls, stats, tokens, createCall, outbound };
+  const surface: TelephonySurface = { ctx, options, calls, stats, tokens, signer, createCall, outbound };
   const plugin: FastifyPluginAsync = async (scope) => {
     for (const c of carriers) logStart(ctx, c, defaultMode);
     for (const c of carriers.filter((c) => c.mode === "disabled")) disabledRoutes(scope, c.carrier);
@@ -133,6 +144,7 @@ function servedCarrier(
   configured: ConfiguredCarrier,
   server: TelephonyPluginOptions["server"],
   loopbackBase: () => string | undefined,
+  signer: DocumentSigner,
 ): ServedCarrier {
   const { carrier } = configured;
   const publicUrlRaw = configured.publicUrl ?? server.publicUrl;
@@ -149,9 +161,9 @@ function servedCarrier(
     id: carrier.id,
     rest: carrier.rest,
     line: lineAudio(carrier.lineFormat),
-    briefingUrl: (text: string) => {
+    transferDocuments: () => {
       const base = publicUrl ?? loopbackBase();
-      return base === undefined ? undefined : briefingUrl(carrier, base, text);
+      return base === undefined ? undefined : transferDocuments(carrier, base, signer);
     },
     playbackBufferMs: carrier.playbackBufferMs,
   };
@@ -195,6 +207,7 @@ interface TelephonySurface {
   calls: CallRegistry;
   stats: TelephonyStats;
   tokens: StreamTokens;
+  signer: DocumentSigner;
   createCall: CreateCall;
   outbound: OutboundCalls;
 }
@@ -205,7 +218,7 @@ async function servedRoutes(
   surface: TelephonySurface,
   served: readonly ServedCarrier[],
 ): Promise<void> {
-  const { ctx, options, calls, stats, tokens, createCall, outbound } = surface;
+  const { ctx, options, calls, stats, tokens, signer, createCall, outbound } = surface;
   const { config } = options;
   const logger = ctx.logger;
   for (const { carrier, callCarrier, publicUrl, mode } of served) {
@@ -241,7 +254,9 @@ async function servedRoutes(
         draining: ctx.draining,
       }),
     );
-    await scope.register(briefingRoute({ carrier, publicUrl, logger }));
+    await scope.register(
+      briefingRoute({ carrier, publicUrl, signer, renderSpeech: options.renderSpeech, logger }),
+    );
   }
   await scope.register(outbound.plugin);
   // Write watches a call's events (what `talkgate call` needs without a token on loopback).

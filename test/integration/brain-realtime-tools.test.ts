@@ -142,12 +142,9 @@ const isOutOfBand = (e: ReceivedEvent): boolean =>
   e.type === "response.create" &&
   (e.event.response as { conversation?: string } | undefined)?.conversation === "none";
 const outputOf = (e: ReceivedEvent): string => (e.event.item as { output: string }).output;
-/** The text a progressive response.create asks the provider to say. */
+/** The text a progressive response.create asks the provider to say: its input message, never its instructions. */
 const spokenText = (e: ReceivedEvent): string =>
-  String((e.event.response as { instructions: string }).instructions)
-    .split("\n\n")
-    .slice(1)
-    .join("\n\n");
+  (e.event.response as { input: { content: { text: string }[] }[] }).input[0]!.content[0]!.text;
 
 describe("brain: realtime agent_consult, progressive answers and the one tool layer", () => {
   it("progressive: chunks are spoken out of band while the consult streams, and the function output comes last", async () => {
@@ -177,6 +174,15 @@ describe("brain: realtime agent_consult, progressive answers and the one tool la
     // Each response waited for the one before it: the server never refused one as overlapping.
     expect(log.ofType("session.error")).toHaveLength(0);
     expect(log.ofType("tool.result")).toHaveLength(1);
+    // Each spoken chunk was a tool.progress of the consult's call, in order, under the call's response.
+    const call = log.ofType("tool.call")[0]!;
+    const progress = log.ofType("tool.progress");
+    expect(progress.every((e) => e.callId === call.callId && e.parentId === call.parentId)).toBe(true);
+    expect(call.parentId).toMatch(/^resp/);
+    const chunks = progress.filter((e) => (e.payload as { kind: string }).kind === "chunk");
+    expect(chunks.map((e) => (e.payload as { message: string }).message).slice(0, spoken.length)).toEqual(
+      spoken.map(spokenText),
+    );
   });
 
   it("without progressive the whole answer is one atomic function output", async () => {

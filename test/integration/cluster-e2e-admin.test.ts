@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type WebSocket from "ws";
 import type { TalkClient } from "../../src/client/talk-client.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { eventually, WorkerProcess, within } from "../support/cluster-workers.js";
@@ -9,6 +10,7 @@ import {
   SPEECH_FORMAT,
   speechPcm,
 } from "../support/gateway-harness.js";
+import { connectTalk } from "./meetings-harness.js";
 
 /**
  * The cluster-wide admin API on two real worker processes sharing the local
@@ -52,6 +54,7 @@ let a: WorkerProcess;
 let b: WorkerProcess;
 let speech: Buffer;
 const clients: TalkClient[] = [];
+const sockets: WebSocket[] = [];
 
 async function connect(worker: WorkerProcess, token: string): Promise<TalkClient> {
   const client = await worker.connect(token);
@@ -88,6 +91,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(clients.map((cl) => cl.close().catch(() => undefined)));
+  for (const socket of sockets) socket.close();
   await Promise.all([a, b].filter(Boolean).map((w) => w.stop()));
   await deleteKeys(SHARED_REDIS_URL, prefix);
 });
@@ -111,6 +115,19 @@ describe("the admin API across worker processes", () => {
     });
     expect(row?.startedAt).toBeGreaterThan(Date.now() - 60_000);
     expect(row?.counterpart.connection).toBeTruthy();
+    // A read-only follow from B: A's events from the first, relayed through the cluster.
+    const follower = await connectTalk(b.httpUrl, ADMIN, sockets);
+    const followed = await follower.call("admin.session.follow", { sessionId });
+    expect(followed.payload).toEqual({ sessionId, workerId: "admin-a", afterSeq: 0 });
+    const followedTypes = (): string[] =>
+      follower.events.filter((e) => e.event === "admin.session.event").map((e) => e.payload.event.type);
+    await eventually(
+      WAIT,
+      async () => {
+        if (!followedTypes().includes("session.created")) throw new Error("no replay yet");
+      },
+      "the follow's replay",
+    );
 
     // A user turn whose agent call hangs on A: cancelled from B without joining.
     const started = a.probes("agent-started").length;
@@ -142,6 +159,26 @@ describe("the admin API across worker processes", () => {
     await eventually(
       WAIT,
       async () => {
+        if (!follower.events.some((e) => e.event === "admin.follow.ended")) throw new Error("not ended");
+      },
+      "the follow to end",
+    );
+    expect(follower.events.find((e) => e.event === "admin.follow.ended")?.payload).toEqual({
+      sessionId,
+      reason: "admin",
+    });
+    const types = followedTypes();
+    expect(types).toEqual(expect.arrayContaining(["session.created", "turn.started", "turn.cancelled"]));
+    expect(types.at(-1)).toBe("session.closed");
+    const seqs = follower.events
+      .filter((e) => e.event === "admin.session.event")
+      .map((e) => e.payload.event.seq as number);
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect((await follower.call("admin.session.follow", { sessionId })).error.code).toBe("session_not_found");
+    await eventually(
+      WAIT,
+      async () => {
         const after = (await admin.requestUntyped("admin.sessions.list", {})) as Listing;
         if (after.sessions.some((s) => s.sessionId === sessionId)) throw new Error("still listed");
       },
@@ -163,6 +200,12 @@ describe("the admin API across worker processes", () => {
     expect(none.status).toBe(401);
     expect((none.body.error as { code: string }).code).toBe("unauthorized");
     expect((await http(b, "POST", `/admin/workers/admin-a/drain`, WRITER)).status).toBe(403);
+    expect((await http(b, "GET", "/admin/errors", WRITER)).status).toBe(403);
+    // Recent errors: both workers answer (the session closed by an operator above is not an error).
+    const errors = await http(b, "GET", "/admin/errors", ADMIN);
+    expect(errors.status).toBe(200);
+    expect(errors.body).toMatchObject({ unreachable: [] });
+    expect(Array.isArray(errors.body.errors)).toBe(true);
 
     const writer = await connect(b, WRITER);
     for (const [method, params] of [
@@ -171,6 +214,8 @@ describe("the admin API across worker processes", () => {
       ["admin.workers.list", {}],
       ["admin.worker.drain", { workerId: "admin-a" }],
       ["admin.jobs.list", {}],
+      ["admin.errors.list", {}],
+      ["admin.session.follow", { sessionId }],
     ] as const) {
       expect((await rejectionOf(writer.requestUntyped(method, params))).code).toBe("forbidden");
     }
@@ -182,6 +227,15 @@ describe("the admin API across worker processes", () => {
       (await connect(b, ADMIN)).requestUntyped("admin.session.close", { sessionId: "has space" }),
     );
     expect(bad.code).toBe("invalid_params");
+    const operator = await connect(b, ADMIN);
+    for (const [params, code] of [
+      [{ sessionId: "has space" }, "invalid_params"],
+      [{ sessionId, afterSeq: -1 }, "invalid_params"],
+      [{ sessionId, extra: 1 }, "invalid_params"],
+      [{ sessionId: "no-such-session" }, "session_not_found"],
+    ] as const) {
+      expect((await rejectionOf(operator.requestUntyped("admin.session.follow", params))).code).toBe(code);
+    }
     const closed = await http(b, "POST", `/admin/sessions/${sessionId}/close`, ADMIN);
     expect(closed).toEqual({ status: 200, body: { sessionId, closed: true, hungUp: false } });
   });

@@ -58,6 +58,22 @@ function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
 
+/**
+ * A joiner's events: in seq order, each once, with no session.replaced (those
+ * went to the connections they displaced). A seq it lacks is one of those
+ * notices: a session.replaced in `other`'s record (the displaced owner), or
+ * one `other` never saw either (sent to a connection that has gone since).
+ */
+function expectJoinerSeqs(events: TalkEvent[], other: TalkEvent[]): void {
+  const seqs = seqsOf(events);
+  expect(seqs).toEqual([...new Set(seqs)].sort((x, y) => x - y));
+  expect(events.some((e) => e.type === "session.replaced")).toBe(false);
+  const otherBySeq = new Map(other.map((e) => [e.seq, e.type]));
+  const missing = range(1, seqs.at(-1) ?? 0).filter((s) => !seqs.includes(s));
+  for (const s of missing)
+    expect(otherBySeq.get(s) ?? "session.replaced", `seq ${s}`).toBe("session.replaced");
+}
+
 beforeAll(async () => {
   const common = { redisUrl: SHARED_REDIS_URL, keyPrefix: prefix };
   [a, b, c, speech] = await Promise.all([
@@ -134,7 +150,7 @@ describe("sessions across worker processes", () => {
       "session.closed on B",
     );
     expect(rec.events.filter((e) => e.type === "turn.cancelled")).toHaveLength(1);
-    expect(seqsOf(rec.events)).toEqual(range(1, rec.events.length));
+    expectJoinerSeqs(rec.events, ownerEvents.events);
 
     const err = await rejectionOf(
       remote.request("talk.session.cancelOutput", { sessionId: "no-such-session" }),
@@ -181,7 +197,12 @@ describe("sessions across worker processes", () => {
       "session.ready on C",
     );
     const all = [...seen.events, ...rest.events];
-    expect(seqsOf(all)).toEqual(range(1, all.length));
+    await within(
+      WAIT,
+      ownerEvents.next((e) => e.type === "session.replaced" && e.seq > lastSeen && e.seq <= joined.seq),
+      "session.replaced on A's client after C joined",
+    );
+    expectJoinerSeqs(all, ownerEvents.events);
     const types = rest.events.map((e) => e.type);
     expect(types).toContain("turn.cancelled");
     expect(rest.events.some((e) => e.type === "turn.started" && e.turnId === second)).toBe(true);

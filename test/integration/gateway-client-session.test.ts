@@ -165,3 +165,107 @@ describe("talk.client.toolCall: provider tool calls under Gateway policy", () =>
     await expect.poll(() => h!.runtime.getSession(sessionId)?.state ?? "gone").not.toBe("active");
   });
 });
+
+describe("talk.client.toolCall: concurrent calls, each with its own signal", () => {
+  async function setup() {
+    h = await startGateway();
+    const client = await h.connect({ as: "writer" });
+    const { sessionId } = await client.request("talk.client.create", { transport: "provider-websocket" });
+    return { client, sessionId, rec: recordEvents(client) };
+  }
+
+  it("a second call runs while a long one is still running", async () => {
+    const { client, sessionId } = await setup();
+    const slow = rejectionOf(
+      client.request("talk.client.toolCall", {
+        sessionId,
+        callId: "long",
+        name: "slow",
+        argumentsJson: "{}",
+      }),
+    );
+    await h!.tools.slow.started;
+    const quick = await client.request("talk.client.toolCall", {
+      sessionId,
+      callId: "quick",
+      name: "echo",
+      argumentsJson: '{"n":2}',
+    });
+    expect(quick.output).toBe('{"n":2}');
+    expect(h!.tools.slow.aborted).toHaveLength(0);
+    await client.request("talk.session.close", { sessionId });
+    expect((await slow).code).toBe("cancelled");
+  });
+
+  it("talk.client.cancelToolCall aborts one call only, with one terminal event per call", async () => {
+    const { client, sessionId, rec } = await setup();
+    const slow = rejectionOf(
+      client.request("talk.client.toolCall", {
+        sessionId,
+        callId: "long",
+        name: "slow",
+        argumentsJson: "{}",
+      }),
+    );
+    await h!.tools.slow.started;
+    const cancelled = await client.request("talk.client.cancelToolCall", {
+      sessionId,
+      callId: "long",
+      reason: "user_stopped",
+    });
+    expect(cancelled).toEqual({ sessionId, callId: "long", cancelled: true });
+    expect((await slow).code).toBe("cancelled");
+    expect(h!.tools.slow.aborted).toHaveLength(1);
+    // The session and its other calls go on.
+    const after = await client.request("talk.client.toolCall", {
+      sessionId,
+      callId: "next",
+      name: "echo",
+      argumentsJson: "{}",
+    });
+    expect(after.output).toBe("{}");
+    await rec.next((e) => e.type === "tool.result" && e.callId === "next");
+    const terminal = (callId: string) =>
+      rec.events.filter(
+        (e) => e.callId === callId && ["tool.result", "tool.error", "tool.cancelled"].includes(e.type),
+      );
+    expect(terminal("long")).toHaveLength(1);
+    expect(terminal("long")[0]).toMatchObject({
+      type: "tool.cancelled",
+      payload: { reason: "user_stopped" },
+    });
+    expect(terminal("next")).toHaveLength(1);
+    // A finished or unknown call is not cancelled again.
+    expect(await client.request("talk.client.cancelToolCall", { sessionId, callId: "long" })).toEqual({
+      sessionId,
+      callId: "long",
+      cancelled: false,
+    });
+    const other = await h!.connect({ as: "writer" });
+    expect(
+      (await rejectionOf(other.request("talk.client.cancelToolCall", { sessionId, callId: "x" }))).code,
+    ).toBe("not_session_owner");
+  });
+
+  it("calls beyond the per-session bound are rate_limited without running", async () => {
+    const { client, sessionId } = await setup();
+    const running = Array.from({ length: 4 }, (_, i) =>
+      rejectionOf(
+        client.request("talk.client.toolCall", {
+          sessionId,
+          callId: `s${i}`,
+          name: "slow",
+          argumentsJson: "{}",
+        }),
+      ),
+    );
+    await expect.poll(() => h!.tools.slow.calls).toBe(4);
+    const err = await rejectionOf(
+      client.request("talk.client.toolCall", { sessionId, callId: "s4", name: "echo", argumentsJson: "{}" }),
+    );
+    expect(err.code).toBe("rate_limited");
+    expect(err.details).toMatchObject({ limit: 4 });
+    await client.request("talk.session.close", { sessionId });
+    for (const r of running) expect((await r).code).toBe("cancelled");
+  });
+});

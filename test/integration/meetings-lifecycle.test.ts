@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readTranscript } from "../../src/meetings/bot/transcript-log.js";
 import { startMeetingsHarness, speechWav, wordsOf, type MeetingsHarness } from "./meetings-harness.js";
@@ -14,13 +16,31 @@ function botBrowserPid(botId: string): number {
 /** Chromium processes: at most 1 bot + 1 participant at a time. */
 describe("meeting bot lifecycle in the local test meeting", () => {
   let h: MeetingsHarness;
+  // The camera URL page: one colour, which the page reads from here every 100 ms (the test changes it).
+  let colour = "#ffff00";
+  let board: Server;
+  let boardOrigin: string;
 
   beforeAll(async () => {
-    h = await startMeetingsHarness({ aloneTimeoutMs: 500, captureTimeoutMs: 10_000 });
+    board = createServer((req, res) => {
+      if (req.url === "/colour") return res.end(colour);
+      res.setHeader("content-type", "text/html");
+      res.end(`<!doctype html><body style="margin:0;height:100vh"><script>
+setInterval(async () => { document.body.style.background = await (await fetch("/colour")).text(); }, 100);
+</script>`);
+    });
+    await new Promise<void>((r) => board.listen(0, "127.0.0.1", r));
+    boardOrigin = `http://127.0.0.1:${(board.address() as AddressInfo).port}`;
+    h = await startMeetingsHarness({
+      aloneTimeoutMs: 500,
+      captureTimeoutMs: 10_000,
+      camera: { urlOrigins: [boardOrigin] },
+    });
   }, 30_000);
 
   afterAll(async () => {
     await h?.close();
+    board?.close();
   }, 30_000);
 
   it("refuses a request whose URL no platform driver handles, before launching anything", async () => {
@@ -106,5 +126,39 @@ describe("meeting bot lifecycle in the local test meeting", () => {
     const file = readTranscript(`${h.app.config.dataDir}/meetings/${id}.transcript.jsonl`);
     expect(file.slice(0, before.length)).toEqual(before);
     await dave.close();
+  }, 60_000);
+
+  it("shows a page from an allowed origin as its camera, as it changes; refuses other origins", async () => {
+    const gina = await h.participant("camera-url", "Gina");
+    const request = (cameraUrl: string) =>
+      h.post({
+        meetingUrl: `${h.roomUrl("camera-url")}?video=on`,
+        botName: "Bot",
+        mode: "transcribe",
+        camera: "url",
+        cameraUrl,
+      });
+    for (const elsewhere of [`http://localhost:${new URL(boardOrigin).port}/`, "https://example.com/"]) {
+      const refused = await request(elsewhere);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error?.code).toBe("invalid_params");
+      expect(
+        (refused.body.error as { details?: { issues?: { path: string }[] } }).details?.issues?.[0]?.path,
+      ).toBe("cameraUrl");
+    }
+    const res = await request(`${boardOrigin}/board`);
+    expect(res.status).toBe(201);
+    await h.waitFor(res.body.id, (s) => s.state === "in_call");
+    const level = (): Promise<number> =>
+      gina.page.evaluate(`window.testRoom.videoLevel("Bot")`) as Promise<number>;
+    // Yellow (#ffff00) is luma 226 (BT.601); then blue (#0000ff), 29: each frame of the page reaches Gina.
+    await expect.poll(level, { timeout: 30_000, interval: 200 }).toBeGreaterThan(200);
+    expect(await level()).toBeLessThan(245);
+    colour = "#0000ff";
+    await expect.poll(level, { timeout: 20_000, interval: 200 }).toBeLessThan(50);
+    expect(await level()).toBeGreaterThan(10);
+    await fetch(`${h.baseUrl}/meetings/bots/${res.body.id}`, { method: "DELETE" });
+    await h.waitFor(res.body.id, (s) => s.state === "ended" || s.state === "fatal");
+    await gina.close();
   }, 60_000);
 });

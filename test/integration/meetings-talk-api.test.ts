@@ -80,22 +80,38 @@ describe("meetings on the Talk API", () => {
       (await a.call("meetings.bots.create", { meetingUrl: h.roomUrl("x"), botName: "B", mode: "sing" })).error
         .code,
     ).toBe("invalid_params");
-    // The bot camera: "off" or "card"; a URL page is not built yet; anything else is invalid.
-    const create = (camera: string) =>
+    // The bot camera: "off", "card" or "url" with a cameraUrl on an allowed origin (none configured here).
+    const create = (camera: string, cameraUrl?: string) =>
       a.call("meetings.bots.create", {
         meetingUrl: h.roomUrl("x"),
         botName: "B",
         mode: "transcribe",
         camera,
+        ...(cameraUrl ? { cameraUrl } : {}),
       });
-    expect((await create("url")).error.code).toBe("capability_unsupported");
+    const refusedUrl = await create("url", "https://example.com/board");
+    expect(refusedUrl.error.code).toBe("invalid_params");
+    expect(refusedUrl.error.details.issues[0].path).toBe("cameraUrl");
+    expect((await create("url")).error.details.issues[0].path).toBe("cameraUrl");
+    expect((await create("card", h.baseUrl)).error.details.issues[0].path).toBe("cameraUrl");
     expect((await create("hologram")).error.code).toBe("invalid_params");
     const viaHttp = await fetch(`${h.baseUrl}/meetings/bots`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN}` },
-      body: JSON.stringify({ meetingUrl: h.roomUrl("x"), botName: "B", mode: "transcribe", camera: "url" }),
+      body: JSON.stringify({
+        meetingUrl: h.roomUrl("x"),
+        botName: "B",
+        mode: "transcribe",
+        camera: "url",
+        cameraUrl: "file:///etc/passwd",
+      }),
     });
-    expect(viaHttp.status).toBe(501);
+    expect(viaHttp.status).toBe(400);
+    const refused = (await viaHttp.json()) as {
+      error: { code: string; details: { issues: { path: string }[] } };
+    };
+    expect(refused.error.code).toBe("invalid_params");
+    expect(refused.error.details.issues[0]!.path).toBe("cameraUrl");
   });
 
   it("a read token follows a bot (here one that ended at once) over the Talk API and SSE; bad follows are refused", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TalkEvent } from "../../src/core/talk-events.js";
 import {
   startMeetingsHarness,
   speechWav,
@@ -30,6 +31,8 @@ describe("meeting bot in transcribe mode, in the local test meeting", () => {
   }, 30_000);
 
   it("joins, and captions each participant's real speech under that participant's name", async () => {
+    const events: TalkEvent[] = [];
+    h.app.runtime.subscribeAll((e) => events.push(e));
     const created = await h.post({
       meetingUrl: h.roomUrl("standup"),
       botName: "Notetaker",
@@ -53,6 +56,17 @@ describe("meeting bot in transcribe mode, in the local test meeting", () => {
     expect(lines.every((l) => l.speaker === "Alice" || l.speaker === "Bob")).toBe(true);
     // The bot's own (silent) microphone never becomes a caption.
     expect(lines.some((l) => l.speaker === "Notetaker")).toBe(false);
+    // Each caption's utterance was reported as speech by the meeting's segmenter, on the caption's turn.
+    const captions = events.filter(
+      (e) => e.type === "transcript.done" && (e.payload as { role: string }).role === "user",
+    );
+    expect(captions.length).toBeGreaterThan(0);
+    for (const caption of captions) {
+      for (const type of ["input.audio.speech_started", "input.audio.speech_stopped"])
+        expect(events.filter((e) => e.type === type && e.turnId === caption.turnId)).toMatchObject([
+          { source: "adapter" },
+        ]);
+    }
   }, 90_000);
 
   it("ends with meeting_ended when the host ends the meeting for everyone", async () => {

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
+import { SpeakerAttribution } from "../../src/meetings/bot/speaker-attribution.js";
+import { Utterance } from "../../src/meetings/bot/utterance-segmenter.js";
 import type { DriverPage, PlatformDriver } from "../../src/meetings/platforms/platform-driver.js";
 import { TeamsDriver } from "../../src/meetings/platforms/teams/teams-driver.js";
 import { ZoomDriver } from "../../src/meetings/platforms/zoom/zoom-driver.js";
@@ -27,6 +29,34 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
   const load = (platform: string, name: string) =>
     page.setContent(readFileSync(join(import.meta.dirname, `../fixtures/${platform}/${name}`), "utf8"));
   const observe = (driver: PlatformDriver) => driver.observe(driverPage(), context);
+
+  /**
+   * Speaker attribution over the platform's speaking marks, as the bot does it:
+   * the page re-renders its marks (`speak(name)`, null: nobody), one utterance
+   * of the mixed audio track is open while the driver reads the page three
+   * times, and the attribution names it. Answers each utterance's speaker.
+   */
+  async function speakersOver(
+    driver: PlatformDriver,
+    speak: (names: string[]) => string,
+    turns: string[][],
+  ): Promise<string[]> {
+    const attribution = new SpeakerAttribution({ historyMs: 60_000 });
+    const out: string[] = [];
+    for (const names of turns) {
+      await page.evaluate(speak(names));
+      const utterance = new Utterance("mixed-audio");
+      attribution.follow(utterance);
+      for (let i = 0; i < 3; i++)
+        attribution.noteActiveSpeakers((await observe(driver)).activeSpeakers ?? []);
+      utterance.end();
+      await utterance.whenEnded();
+      out.push(attribution.speakerOf(utterance).speaker);
+    }
+    return out;
+  }
+  const TURNS = [["Bob Example"], ["Alice Example"], [], ["Alice Example", "Bob Example"]];
+  const SPOKEN = ["Bob Example", "Alice Example", "unknown", "unknown"];
 
   beforeAll(async () => {
     profile = mkdtempSync(join(tmpdir(), "talkgate-web-driver-fixtures-"));
@@ -92,6 +122,25 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
       expect(seen.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
       expect(seen.activeSpeakers).toEqual(["Alice Example"]);
       expect(seen.speakers).toEqual({});
+    });
+
+    it("names each caption after the participant Zoom marks as speaking (active tile, roster icon); unknown otherwise", async () => {
+      await load("zoom", "in-call.html");
+      // Zoom re-renders the speaker view's active tile and moves the roster's speaking icon.
+      const speak = (names: string[]) => `((names) => {
+  for (const i of document.querySelectorAll(".participants-item__audio-icon--speaking")) i.remove();
+  for (const li of document.querySelectorAll(".participants-li")) {
+    const name = li.querySelector(".participants-item__display-name").textContent;
+    if (names.includes(name)) li.querySelector(".participants-item__item-layout").insertAdjacentHTML("beforeend", '<i class="participants-item__audio-icon--speaking"></i>');
+  }
+  // The speaker view shows one active tile, none while nobody or several speak.
+  for (const f of document.querySelectorAll(".speaker-active-container__video-frame")) f.remove();
+  if (names.length === 1)
+    document.body.insertAdjacentHTML("afterbegin", '<div class="speaker-active-container__video-frame"><div class="participants-item__display-name"></div></div>');
+  const frame = document.querySelector(".speaker-active-container__video-frame .participants-item__display-name");
+  if (frame) frame.textContent = names[0];
+})(${JSON.stringify(names)})`;
+      expect(await speakersOver(zoom, speak, TURNS)).toEqual(SPOKEN);
     });
 
     it("reads the chat (a run of messages keeps its sender) and posts in it", async () => {
@@ -166,6 +215,20 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
       expect(seen.phase).toBe("in_call");
       expect(seen.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
       expect(seen.activeSpeakers).toEqual(["Alice Example"]);
+    });
+
+    it("names each caption after the participant Teams outlines as speaking; unknown otherwise", async () => {
+      await load("teams", "in-call.html");
+      // Teams outlines the speaking tiles and flags the roster entries.
+      const speak = (names: string[]) => `((names) => {
+  for (const tile of document.querySelectorAll("[data-stream-type]"))
+    tile.querySelector("[data-tid='voice-level-stream-outline']").classList.toggle("speaking", names.includes(tile.dataset.tid));
+  for (const li of document.querySelectorAll("[data-tid^='participantsInCall-']")) {
+    if (names.includes(li.dataset.tid.slice("participantsInCall-".length))) li.dataset.isSpeaking = "true";
+    else delete li.dataset.isSpeaking;
+  }
+})(${JSON.stringify(names)})`;
+      expect(await speakersOver(teams, speak, TURNS)).toEqual(SPOKEN);
     });
 
     it("reads the chat with its times and posts in it", async () => {

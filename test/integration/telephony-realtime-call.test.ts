@@ -120,6 +120,10 @@ describe("telephony: realtime calls", () => {
     await waitUntil(() => h!.eventsOf(sessionId, "input.audio.speech_started").length === 1);
     expect(client.clears).toBe(0);
     expect(h.realtime!.received.some((e) => e.type === "response.cancel")).toBe(false);
+    // The speech starts no turn of its own: the greeting's turn is neither superseded nor cancelled.
+    expect(h.eventsOf(sessionId, "turn.cancelled")).toHaveLength(0);
+    expect(h.eventsOf(sessionId, "output.audio.cancelled")).toHaveLength(0);
+    expect(h.eventsOf(sessionId, "turn.started")).toHaveLength(1);
   });
 
   it("DTMF digits become a talk.event and reach the model as text", async () => {

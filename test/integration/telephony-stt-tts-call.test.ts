@@ -34,6 +34,13 @@ describe("telephony: stt-tts calls", () => {
     expect(client.media.every((m) => m.length === 160)).toBe(true);
     expect(client.marksEchoed.length).toBeGreaterThan(0);
     expect(h.eventsOf(sessionId, "turn.started").length).toBe(1); // the silence before and after started nothing
+    // The line's local VAD reports the caller's speech on the turn, like a realtime provider's VAD.
+    const turnId = h.eventsOf(sessionId, "turn.started")[0]!.turnId;
+    const started = h.eventsOf(sessionId, "input.audio.speech_started");
+    const stopped = h.eventsOf(sessionId, "input.audio.speech_stopped");
+    expect(started).toMatchObject([{ turnId, source: "local_vad" }]);
+    expect(stopped).toMatchObject([{ turnId, source: "local_vad" }]);
+    expect((started[0]!.payload as { audioStartMs: number }).audioStartMs).toBeGreaterThanOrEqual(250);
     await client.stop();
   });
 

@@ -279,6 +279,7 @@ export function describeCoordinatorContract(name: string, makeFixture: () => Coo
         },
         closeSession: ({ sessionId }) => ({ sessionId, closed: true, hungUp: false }),
         listUsage: () => ({ workerId: a.workerId, records: [] }),
+        listErrors: () => ({ workerId: a.workerId, errors: [] }),
       });
       expect(await b.sendWorkerCommand(a.workerId, { verb: "listSessions" })).toEqual({
         workerId: a.workerId,

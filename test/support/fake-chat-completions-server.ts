@@ -8,7 +8,29 @@ import type { AddressInfo } from "node:net";
  * not against a mock of our own interface. It streams a long answer token by
  * token with a per-token delay (a 30 s answer is possible), checks the bearer
  * key, records requests, and counts clients that disconnect mid-stream.
+ *
+ * Function calling: scripted replies (`script`, one per request, in order)
+ * may end with `tool_calls`, streamed as the docs describe: the first
+ * fragment of a call carries its `index`, `id`, `type: "function"` and
+ * `function.name`, later fragments only `index` and pieces of
+ * `function.arguments`, and the last chunk `finish_reason: "tool_calls"`.
  */
+export interface ScriptedToolCall {
+  /** Default `call_<n>`. */
+  id?: string;
+  name: string;
+  /** The arguments object (sent as JSON text, in pieces). */
+  arguments: Record<string, unknown>;
+}
+
+export interface ScriptedReply {
+  /** Text streamed before the calls. Default none. */
+  text?: string;
+  toolCalls?: ScriptedToolCall[];
+  /** Hold the stream after the role chunk until release() (a round that can be cancelled). */
+  hold?: boolean;
+}
+
 export interface FakeChatCompletionsOptions {
   /** Bearer key required; undefined accepts any request. Default "test-key". */
   apiKey?: string | undefined;
@@ -31,6 +53,8 @@ export interface FakeChatCompletionsOptions {
   model?: string;
   /** Hold each stream before its first token until release() (a slow-to-start agent). Default false. */
   holdFirstToken?: boolean;
+  /** Replies for the next requests, one each, in order; then `answer`. Default none. */
+  script?: ScriptedReply[];
 }
 
 export interface RecordedRequest {
@@ -56,6 +80,7 @@ export class FakeChatCompletionsServer {
   #disconnectWaiters: Array<() => void> = [];
   #tokenWaiters: Array<{ count: number; resolve: () => void }> = [];
   #held: Array<() => void> = [];
+  #callIds = 0;
   #requestWaiters: Array<() => void> = [];
 
   constructor(options: FakeChatCompletionsOptions = {}) {
@@ -77,8 +102,11 @@ export class FakeChatCompletionsServer {
 
   /** The tokens the answer is streamed as. */
   get tokens(): string[] {
+    return this.#tokenize(this.answer);
+  }
+
+  #tokenize(text: string): string[] {
     const size = this.#options.tokenChars ?? 4;
-    const text = this.answer;
     const out: string[] = [];
     for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
     return out;
@@ -187,10 +215,11 @@ export class FakeChatCompletionsServer {
     };
     const event = (delta: Record<string, unknown>, finish: string | null): string =>
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const reply = o.script?.shift() ?? { text: this.answer };
     await this.#write(res, event({ role: "assistant", content: "" }, null));
     for (const wake of this.#requestWaiters.splice(0)) wake();
-    if (o.holdFirstToken) await new Promise<void>((resolve) => this.#held.push(resolve));
-    for (const token of this.tokens) {
+    if (o.holdFirstToken || reply.hold) await new Promise<void>((resolve) => this.#held.push(resolve));
+    for (const token of this.#tokenize(reply.text ?? "")) {
       if (o.tokenDelayMs) await sleep(o.tokenDelayMs);
       if (gone) return;
       await this.#write(res, event({ content: token }, null));
@@ -198,7 +227,18 @@ export class FakeChatCompletionsServer {
       this.#wakeTokenWaiters();
     }
     if (gone) return;
-    await this.#write(res, event({}, "stop") + (o.omitDone ? "" : "data: [DONE]\n\n"));
+    const calls = reply.toolCalls ?? [];
+    for (const [index, call] of calls.entries()) {
+      const id = call.id ?? `call_${++this.#callIds}`;
+      const head = { index, id, type: "function", function: { name: call.name, arguments: "" } };
+      await this.#write(res, event({ tool_calls: [head] }, null));
+      for (const piece of JSON.stringify(call.arguments).match(/[\s\S]{1,8}/g) ?? []) {
+        if (gone) return;
+        await this.#write(res, event({ tool_calls: [{ index, function: { arguments: piece } }] }, null));
+      }
+    }
+    const finish = calls.length > 0 ? "tool_calls" : "stop";
+    await this.#write(res, event({}, finish) + (o.omitDone ? "" : "data: [DONE]\n\n"));
     this.completedStreams++;
     res.end();
   }

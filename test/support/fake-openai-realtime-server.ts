@@ -28,10 +28,11 @@
  * Test-only; not part of the product.
  */
 import { execFileSync } from "node:child_process";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
 import { decodeMulaw } from "../../src/codecs/mulaw.js";
+import { ReceivedLog } from "./received-log.js";
 
 export interface FakeRealtimeReply {
   /** Audio in the session's output format (u-law 8 kHz or PCM16 24 kHz). */
@@ -62,6 +63,15 @@ export interface FakeOpenAiRealtimeServerOptions {
   silenceMs?: number;
   /** Transcript reported for each caller turn when transcription is configured. Default "(caller speech)". */
   userTranscript?: string;
+  /**
+   * A server speaking this protocol with another session shape: merges a
+   * session.update's `session` into the current one (in the shape this
+   * server keeps: audio.input / audio.output), or returns an error message
+   * for an update that server refuses. Default: OpenAI GA.
+   */
+  sessionDialect?: (current: Json, update: Json) => Json | string;
+  /** Plain HTTP requests to this server (e.g. a token endpoint); default 404. */
+  onRequest?: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export interface ReceivedEvent {
@@ -80,15 +90,20 @@ interface ActiveResponse {
 }
 
 type Json = Record<string, unknown>;
+export type { Json as FakeRealtimeJson };
 
 function bytesPerMs(format: unknown): number {
-  const type = (format as { type?: string } | undefined)?.type ?? "audio/pcm";
-  return type === "audio/pcm" ? 48 : 8;
+  const f = (format ?? {}) as { type?: string; rate?: number };
+  const type = f.type ?? "audio/pcm";
+  return type === "audio/pcm" ? ((f.rate ?? 24000) / 1000) * 2 : 8;
 }
 
 export class FakeOpenAiRealtimeServer {
-  readonly received: ReceivedEvent[] = [];
-  readonly #options: Required<FakeOpenAiRealtimeServerOptions>;
+  readonly #log = new ReceivedLog<ReceivedEvent>();
+  /** Client events received, in order. */
+  readonly received: ReceivedEvent[] = this.#log.items;
+  readonly #options: Required<Omit<FakeOpenAiRealtimeServerOptions, "sessionDialect" | "onRequest">>;
+  readonly #dialect: ((current: Json, update: Json) => Json | string) | undefined;
   readonly #http: Server = createServer();
   readonly #wss = new WebSocketServer({ noServer: true });
   #socket: WebSocket | undefined;
@@ -112,7 +127,6 @@ export class FakeOpenAiRealtimeServer {
   #unvoicedMs = 0;
   #speaking = false;
   #userItem: string | undefined;
-  #waiters: Array<() => void> = [];
   #refusals = 0;
   #refusalStatus = 503;
   /** Handshakes accepted, and refused by refuseConnections. */
@@ -128,6 +142,12 @@ export class FakeOpenAiRealtimeServer {
       silenceMs: options.silenceMs ?? 500,
       userTranscript: options.userTranscript ?? "(caller speech)",
     };
+    this.#dialect = options.sessionDialect;
+    const onRequest = options.onRequest;
+    this.#http.on("request", (req, res) => {
+      if (onRequest) onRequest(req, res);
+      else res.writeHead(404).end();
+    });
     this.#http.on("upgrade", (req, socket, head) => {
       if (this.#refusals > 0) {
         this.#refusals--;
@@ -175,6 +195,11 @@ export class FakeOpenAiRealtimeServer {
 
   get activeResponseId(): string | undefined {
     return this.#active?.id;
+  }
+
+  /** Sends a frame as is (a malformed or unexpected server event). */
+  sendRaw(data: string): void {
+    this.#socket?.send(data);
   }
 
   /** Drops the client's socket without a close handshake (network loss). */
@@ -225,18 +250,7 @@ export class FakeOpenAiRealtimeServer {
 
   /** Resolves when a received event satisfies `predicate` (checked on every event). */
   waitFor(predicate: (e: ReceivedEvent) => boolean): Promise<ReceivedEvent> {
-    return new Promise((resolve) => {
-      const check = (): boolean => {
-        const hit = this.received.find(predicate);
-        if (hit) resolve(hit);
-        return hit !== undefined;
-      };
-      if (check()) return;
-      const waiter = (): void => {
-        if (check()) this.#waiters = this.#waiters.filter((w) => w !== waiter);
-      };
-      this.#waiters.push(waiter);
-    });
+    return this.#log.waitFor(predicate);
   }
 
   /** Reports caller speech now, as server VAD would. */
@@ -342,14 +356,21 @@ export class FakeOpenAiRealtimeServer {
       type === "input_audio_buffer.append"
         ? { ...event, audio: Buffer.from(String(event.audio), "base64").byteLength }
         : event;
-    this.received.push({ type, event: recorded });
-    for (const w of [...this.#waiters]) w();
+    this.#log.push({ type, event: recorded });
   }
 
   #handle(event: Json): void {
     switch (event.type) {
       case "session.update": {
         const s = (event.session ?? {}) as Json;
+        if (this.#dialect) {
+          const merged = this.#dialect(this.#session, s);
+          if (typeof merged === "string")
+            return this.#error("invalid_request_error", merged, "invalid_value");
+          this.#session = merged;
+          this.#send({ type: "session.updated", event_id: this.#id("event"), session: this.#session });
+          return;
+        }
         const audio = { ...(this.#session.audio as Json) } as Json;
         const upd = (s.audio ?? {}) as Json;
         audio.input = { ...(audio.input as Json), ...((upd.input ?? {}) as Json) };

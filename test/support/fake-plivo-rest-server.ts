@@ -4,7 +4,10 @@
  * answer_url, hangup_url) answered `201 {message: "call fired",
  * request_uuid, api_id}`; `DELETE .../Call/{call_uuid}/` and
  * `DELETE .../Request/{request_uuid}/` answered 204 for calls it knows, 404
- * otherwise. Basic auth (Auth ID : Auth Token) is checked (401 otherwise).
+ * otherwise; the Transfer API (`POST .../Call/{call_uuid}/` with `legs`
+ * and `aleg_url`, answered `202 {message: "call transferred"}`) and the
+ * Call DTMF API (`POST .../Call/{call_uuid}/DTMF/` with `digits` and `leg`,
+ * answered `202 {message: "digits sent"}`). Basic auth (Auth ID : Auth Token) is checked (401 otherwise).
  * `answer(requestUuid)` marks a placed call live under a new CallUUID, as
  * Plivo does when the callee answers. Test-only.
  */
@@ -28,6 +31,10 @@ export class FakePlivoRestServer {
   readonly #auth: string;
   #waiters: Array<() => void> = [];
   url = "";
+  /** Transfers / DTMF refused: 404, as for a call that is not in progress. */
+  readonly refuse = new Set<"transfer" | "dtmf">();
+  /** The next this-many transfers / DTMF answer 500, as during an outage. */
+  failActions = 0;
 
   constructor(
     readonly authId: string,
@@ -67,6 +74,29 @@ export class FakePlivoRestServer {
         if (req.method === "DELETE" && hangup) {
           const known = [...this.calls.values()].includes(hangup[1]!);
           return known ? json(204) : json(404, { api_id: randomUUID(), error: "not found" });
+        }
+        const transfer = req.method === "POST" && new RegExp(`^${base}Call/([0-9a-f-]+)/$`).test(path);
+        const dtmf = req.method === "POST" && new RegExp(`^${base}Call/([0-9a-f-]+)/DTMF/$`).test(path);
+        if (transfer || dtmf) {
+          if (this.failActions > 0) {
+            this.failActions--;
+            return json(500, { api_id: randomUUID(), error: "internal error" });
+          }
+          if (this.refuse.has(transfer ? "transfer" : "dtmf"))
+            return json(404, { api_id: randomUUID(), error: "not found" });
+          if (transfer) {
+            const legs = body["legs"] ?? "aleg";
+            if (
+              legs !== "aleg" ||
+              typeof body["aleg_url"] !== "string" ||
+              !/^https?:\/\//.test(body["aleg_url"])
+            )
+              return json(400, { api_id: randomUUID(), error: "aleg_url is required for legs aleg" });
+            return json(202, { api_id: randomUUID(), message: "call transferred" });
+          }
+          if (typeof body["digits"] !== "string" || !/^[0-9*#]+$/.test(body["digits"]))
+            return json(400, { api_id: randomUUID(), error: "digits is required" });
+          return json(202, { api_id: randomUUID(), message: "digits sent" });
         }
         const cancel = new RegExp(`^${base}Request/([0-9a-f-]+)/$`).exec(path);
         if (req.method === "DELETE" && cancel) {

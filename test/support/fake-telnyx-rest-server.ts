@@ -3,10 +3,12 @@
  * documented shapes: a connection-scoped TeXML call
  * (`POST /v2/texml/calls/{connection_id}`, JSON `{From, To, Texml,
  * StatusCallback...}`, answered with a flat `{call_sid, from, to, status}`),
- * and the Call Control `hangup` and `transfer` actions
+ * and the Call Control `hangup`, `transfer` (`to`, optional `audio_url`,
+ * `command_id`) and `send_dtmf` (`digits` of 0-9, A-D, *, #, w, W) actions
  * (`POST /v2/calls/{call_control_id}/actions/...`, answered
  * `{data: {result: "ok"}}`; a call already over answers 422 with error
- * 90018). The API key is checked as a Bearer token (401 otherwise); errors
+ * 90018; a command whose `command_id` was already seen for the call is
+ * ignored and answered ok, as Telnyx documents). The API key is checked as a Bearer token (401 otherwise); errors
  * use Telnyx's `{errors: [{code, title, detail}]}`. Test-only.
  */
 import { createServer, type Server } from "node:http";
@@ -35,6 +37,13 @@ export class FakeTelnyxRestServer {
   holdCreates = false;
   /** Answers TeXML call requests with a 500. */
   failCreates = false;
+  /** Actions refused with 422 (invalid parameters). */
+  readonly refuseActions = new Set<string>();
+  /** The next this-many actions answer 500, as during an outage. */
+  failActions = 0;
+  /** Commands carried out (not ignored as repeats), by action. */
+  readonly performed: TelnyxRestRequest[] = [];
+  readonly #commandIds = new Set<string>();
 
   constructor(
     readonly apiKey: string,
@@ -61,7 +70,7 @@ export class FakeTelnyxRestServer {
         }
         const path = req.url ?? "";
         const texml = /^\/v2\/texml\/calls\/([^/]+)$/.exec(path);
-        const action = /^\/v2\/calls\/([^/]+)\/actions\/(hangup|transfer)$/.exec(path);
+        const action = /^\/v2\/calls\/([^/]+)\/actions\/(hangup|transfer|send_dtmf)$/.exec(path);
         const id = decodeURIComponent((texml ?? action)?.[1] ?? "") || undefined;
         const record: TelnyxRestRequest = { method: req.method ?? "", path, id, body };
         if (req.method === "POST" && texml) {
@@ -83,8 +92,28 @@ export class FakeTelnyxRestServer {
         this.#record(record);
         if (req.method === "POST" && action) {
           if (this.ended.has(id!)) return error(422, "90018", "Call has already ended");
+          if (this.failActions > 0) {
+            this.failActions--;
+            return error(500, "10007", "Unexpected error");
+          }
+          if (this.refuseActions.has(action[2]!))
+            return error(422, "10032", "Invalid parameters", `${action[2]} refused.`);
           if (action[2] === "transfer" && typeof body["to"] !== "string")
             return error(422, "10032", "Invalid parameters", "to is required.");
+          if (
+            action[2] === "transfer" &&
+            body["audio_url"] !== undefined &&
+            !/^https?:\/\//.test(String(body["audio_url"]))
+          )
+            return error(422, "10032", "Invalid parameters", "audio_url must be a URL.");
+          if (action[2] === "send_dtmf" && !/^[0-9A-D*#wW]+$/.test(String(body["digits"] ?? "")))
+            return error(422, "10032", "Invalid parameters", "digits: 0-9, A-D, *, #, w, W.");
+          const commandId =
+            typeof body["command_id"] === "string" ? `${id}/${body["command_id"]}` : undefined;
+          if (commandId !== undefined && this.#commandIds.has(commandId))
+            return json(200, { data: { result: "ok" } });
+          if (commandId !== undefined) this.#commandIds.add(commandId);
+          this.performed.push(record);
           if (action[2] === "hangup") this.ended.add(id!);
           return json(200, { data: { result: "ok" } });
         }

@@ -4,7 +4,8 @@
  * an inline `ncco` and `event_url`; 201 `{uuid, status: "started",
  * direction: "outbound", conversation_uuid}`) and modify one (`PUT
  * /v1/calls/{uuid}` with `{action: "hangup"}` or `{action: "transfer",
- * destination: {type: "ncco", ncco}}`; 204). Requests must carry
+ * destination: {type: "ncco", ncco}}`; 204) and play DTMF into one (`PUT
+ * /v1/calls/{uuid}/dtmf` with `{digits}`; 200 `{message: "DTMF sent", uuid}`). Requests must carry
  * `Authorization: Bearer <JWT>` signed RS256 with the application's key and
  * naming the application (401 otherwise, like the real API). Errors use
  * Vonage's `{type, title, detail}` shape. Test-only.
@@ -35,8 +36,12 @@ export class FakeVonageRestServer {
   url = "";
   /** Answers call creation with a 500, as during an outage. */
   failCreates = false;
+  /** Refuses a call create that asks for Advanced Machine Detection (an account without the feature). */
+  refuseAmd = false;
   /** Requests refused for their token. */
   unauthorized = 0;
+  /** Transfers / DTMF refused with 400, as for a call in no state to take them. */
+  readonly refuse = new Set<"transfer" | "dtmf">();
 
   constructor(
     readonly applicationId: string,
@@ -68,6 +73,8 @@ export class FakeVonageRestServer {
           const uuid = crypto.randomUUID();
           this.#record({ method, path, body, uuid });
           if (this.failCreates) return error(500, "Internal Error", "Try again later");
+          if (this.refuseAmd && body["advanced_machine_detection"] !== undefined)
+            return error(403, "Forbidden", "Advanced Machine Detection is not enabled for this account");
           const to = (body["to"] as Array<Record<string, unknown>> | undefined)?.[0];
           const ncco = body["ncco"];
           if (to?.["type"] !== "phone" || typeof to["number"] !== "string" || !Array.isArray(ncco))
@@ -81,7 +88,15 @@ export class FakeVonageRestServer {
           });
         }
         const m = /^\/v1\/calls\/([0-9a-f-]{36})$/.exec(path);
+        const dtmf = /^\/v1\/calls\/([0-9a-f-]{36})\/dtmf$/.exec(path);
         this.#record({ method, path, body });
+        if (method === "PUT" && dtmf) {
+          if (!this.#calls.has(dtmf[1]!)) return error(404, "Not Found", "Call not found");
+          if (this.refuse.has("dtmf")) return error(400, "Bad Request", "DTMF refused");
+          if (typeof body["digits"] !== "string" || !/^[0-9*#]+$/.test(body["digits"]))
+            return error(400, "Bad Request", "digits is required");
+          return json(200, { message: "DTMF sent", uuid: dtmf[1] });
+        }
         if (method === "PUT" && m) {
           if (!this.#calls.has(m[1]!)) return error(404, "Not Found", "Call not found");
           const action = body["action"];
@@ -93,7 +108,7 @@ export class FakeVonageRestServer {
             action === "transfer" &&
             (body["destination"] as { type?: unknown } | undefined)?.type === "ncco"
           )
-            return json(204);
+            return this.refuse.has("transfer") ? error(400, "Bad Request", "Transfer refused") : json(204);
           return error(400, "Bad Request", "Unknown action");
         }
         return error(404, "Not Found", "No such resource");

@@ -39,6 +39,14 @@ export interface HarnessSetup {
   stt?: SttProvider;
   /** Gateway dependencies instead of createApp's (readiness, catalog, cluster). */
   deps?: CreateAppOptions["deps"];
+  /** The Realtime WebSocket URL (a FakeOpenAiRealtimeServer keyed with OPENAI_KEY) for gateway-relay sessions. */
+  realtimeUrl?: string;
+  /** agent.tools.clientResultTimeoutMs. */
+  clientResultTimeoutMs?: number;
+  /** More names agent.tools.allow lets through (client-completed tools). */
+  allowTools?: string[];
+  /** More `talk.realtime` keys (mode, transport, brain, more providers entries). */
+  realtime?: { mode?: string; transport?: string; brain?: string; providers?: Record<string, unknown> };
 }
 
 export interface GatewayHarness {
@@ -79,13 +87,35 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
             ],
     },
     dataDir,
-    talk: { realtime: { provider: "openai", providers: { openai: { apiKey: OPENAI_KEY, baseUrl } } } },
-    agent: { persona: PERSONA, tools: tools.policy },
+    talk: {
+      realtime: {
+        provider: "openai",
+        ...setup.realtime,
+        providers: { openai: { apiKey: OPENAI_KEY, baseUrl }, ...setup.realtime?.providers },
+      },
+    },
+    agent: {
+      persona: PERSONA,
+      tools: {
+        ...tools.policy,
+        allow: [...tools.policy.allow, ...(setup.allowTools ?? [])],
+        ...(setup.clientResultTimeoutMs !== undefined
+          ? { clientResultTimeoutMs: setup.clientResultTimeoutMs }
+          : {}),
+      },
+    },
   });
   const tts = setup.tts ?? new EspeakTtsProvider();
   const agent = setup.agent ?? createLocalAgent();
   const stt = setup.stt ?? createPocketsphinxStt();
-  const realtime = createOpenAiRealtimeProvider({ id: "openai", baseUrl, apiKey: OPENAI_KEY });
+  const realtime = createOpenAiRealtimeProvider({
+    id: "openai",
+    baseUrl,
+    apiKey: OPENAI_KEY,
+    ...(setup.realtimeUrl !== undefined
+      ? { realtimeUrl: setup.realtimeUrl, inputTranscriptionModel: null }
+      : {}),
+  });
   const logLines: Record<string, unknown>[] = [];
   const logger = pino(
     { level: "info" },

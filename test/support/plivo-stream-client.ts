@@ -19,6 +19,7 @@
 import { randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
 import { computePlivoSignature } from "../../src/telephony/plivo/plivo-signature.js";
+import { PredicateWaiters } from "./predicate-waiters.js";
 
 export interface PlivoStreamClientOptions {
   /** ws:// URL the server listens on (the XML's URL points at the public name). */
@@ -56,7 +57,7 @@ export class PlivoStreamClient {
   #seq = 0;
   #chunk = 0;
   #timer: NodeJS.Timeout | undefined;
-  #waiters: Array<() => void> = [];
+  readonly #waiters = new PredicateWaiters();
   #closed: Promise<void> | undefined;
 
   constructor(options: PlivoStreamClientOptions) {
@@ -90,7 +91,7 @@ export class PlivoStreamClient {
         this.closeCode = code;
         this.closeReason = reason.toString();
         if (this.#timer) clearInterval(this.#timer);
-        this.#notify();
+        this.#waiters.notify();
         resolve();
       }),
     );
@@ -206,15 +207,7 @@ export class PlivoStreamClient {
   }
 
   waitFor(predicate: () => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      if (predicate()) return resolve();
-      const waiter = (): void => {
-        if (!predicate()) return;
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        resolve();
-      };
-      this.#waiters.push(waiter);
-    });
+    return this.#waiters.wait(predicate);
   }
 
   async close(): Promise<void> {
@@ -251,10 +244,6 @@ export class PlivoStreamClient {
       this.#queue = []; // buffered audio and pending checkpoints are gone: no playedStream for them
       this.sendJson({ event: "clearedAudio", sequenceNumber: ++this.#seq, streamId: this.streamId });
     }
-    this.#notify();
-  }
-
-  #notify(): void {
-    for (const w of [...this.#waiters]) w();
+    this.#waiters.notify();
   }
 }

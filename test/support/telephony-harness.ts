@@ -57,6 +57,8 @@ export interface TelephonyHarness {
   dial(options?: {
     from?: string;
     to?: string;
+    /** The call's CallSid (default a random one). */
+    callSid?: string;
     playback?: TwilioStreamClientOptions["playback"];
     /** Wait for the provider session to be configured (realtime). Default true; false when it is refused. */
     waitForProvider?: boolean;
@@ -154,7 +156,7 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
     logs,
     webhook,
     async dial(options = {}) {
-      const callSid = `CA${crypto.randomUUID().replace(/-/g, "")}`;
+      const callSid = options.callSid ?? `CA${crypto.randomUUID().replace(/-/g, "")}`;
       const res = await webhook({
         CallSid: callSid,
         AccountSid: ACCOUNT_SID,

@@ -21,6 +21,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
 import { CarrierPlayback, ULAW_BYTES_PER_MS } from "../../src/telephony/index.js";
+import { PredicateWaiters } from "./predicate-waiters.js";
 
 export interface TelnyxStreamClientOptions {
   /** ws:// URL of the stream endpoint (as in the TeXML <Stream url>). */
@@ -67,7 +68,7 @@ export class TelnyxStreamClient {
   #seq = 0;
   #chunk = 0;
   #timer: NodeJS.Timeout | undefined;
-  #waiters: Array<() => void> = [];
+  readonly #waiters = new PredicateWaiters();
   #closed: Promise<void> | undefined;
 
   constructor(options: TelnyxStreamClientOptions) {
@@ -94,7 +95,7 @@ export class TelnyxStreamClient {
         this.closeCode = code;
         this.closeReason = reason.toString();
         if (this.#timer) clearInterval(this.#timer);
-        this.#notify();
+        this.#waiters.notify();
         resolve();
       }),
     );
@@ -210,15 +211,7 @@ export class TelnyxStreamClient {
   }
 
   waitFor(predicate: () => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      if (predicate()) return resolve();
-      const waiter = (): void => {
-        if (!predicate()) return;
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        resolve();
-      };
-      this.#waiters.push(waiter);
-    });
+    return this.#waiters.wait(predicate);
   }
 
   async close(): Promise<void> {
@@ -257,7 +250,7 @@ export class TelnyxStreamClient {
     } else {
       return this.#refuse(`unknown event ${String(msg["event"])}`);
     }
-    this.#notify();
+    this.#waiters.notify();
   }
 
   #refuse(detail: string): void {
@@ -268,7 +261,7 @@ export class TelnyxStreamClient {
       stream_id: this.streamId,
       payload: { code: 100003, title: "malformed_frame", detail },
     });
-    this.#notify();
+    this.#waiters.notify();
   }
 
   #echo(name: string): void {
@@ -278,9 +271,5 @@ export class TelnyxStreamClient {
 
   #next(): string {
     return String(++this.#seq);
-  }
-
-  #notify(): void {
-    for (const w of [...this.#waiters]) w();
   }
 }

@@ -20,6 +20,7 @@ import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import { CarrierMessageBuilder } from "../../src/telephony/twilio/carrier-messages.js";
 import { CarrierPlayback, ULAW_BYTES_PER_MS } from "../../src/telephony/twilio/carrier-playback.js";
+import { PredicateWaiters } from "./predicate-waiters.js";
 
 export interface TwilioStreamClientOptions {
   /** ws:// URL of the stream endpoint (as in the TwiML <Stream url>). */
@@ -52,15 +53,21 @@ export class TwilioStreamClient {
   readonly marksEchoed: string[] = [];
   clears = 0;
   playedMs = 0;
+  /** The audio played so far, in order (what the caller heard), and where each clear fell in it (bytes). */
+  readonly played: Uint8Array[] = [];
+  readonly clearedAtBytes: number[] = [];
   /** Close code when the server closed the socket. */
   closeCode: number | undefined;
   closeReason = "";
   readonly #options: TwilioStreamClientOptions;
   #ws: WebSocket | undefined;
   readonly #messages: CarrierMessageBuilder;
-  readonly #playback = new CarrierPlayback({ echo: (name) => this.#echo(name) });
+  readonly #playback = new CarrierPlayback({
+    echo: (name) => this.#echo(name),
+    played: (audio) => this.played.push(audio.slice()),
+  });
   #timer: NodeJS.Timeout | undefined;
-  #waiters: Array<() => void> = [];
+  readonly #waiters = new PredicateWaiters();
   #closed: Promise<void> | undefined;
 
   constructor(options: TwilioStreamClientOptions) {
@@ -94,7 +101,7 @@ export class TwilioStreamClient {
         this.closeCode = code;
         this.closeReason = reason.toString();
         if (this.#timer) clearInterval(this.#timer);
-        this.#notify();
+        this.#waiters.notify();
         resolve();
       }),
     );
@@ -107,12 +114,8 @@ export class TwilioStreamClient {
     this.sendJson(this.#messages.connected());
     this.sendJson(this.#messages.start(this.#options.customParameters ?? {}));
     if (this.#options.playback === "realtime") {
-      let last = performance.now();
-      this.#timer = setInterval(() => {
-        const now = performance.now();
-        this.play(now - last);
-        last = now;
-      }, 20);
+      this.#lastPlayedAt = performance.now();
+      this.#timer = setInterval(() => this.#catchUp(), 20);
     }
   }
 
@@ -135,6 +138,11 @@ export class TwilioStreamClient {
         await new Promise((r) => setImmediate(r)); // let the socket and the server breathe
       }
     }
+  }
+
+  /** Sends one `media` frame now (a caller loop that paces itself). */
+  sendMedia(frame: Uint8Array): void {
+    this.sendJson(this.#messages.media(frame));
   }
 
   sendDtmf(digit: string): void {
@@ -164,15 +172,7 @@ export class TwilioStreamClient {
 
   /** Resolves when `predicate` holds (checked after every received message and on close). */
   waitFor(predicate: () => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      if (predicate()) return resolve();
-      const waiter = (): void => {
-        if (!predicate()) return;
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        resolve();
-      };
-      this.#waiters.push(waiter);
-    });
+    return this.#waiters.wait(predicate);
   }
 
   async close(): Promise<void> {
@@ -202,18 +202,25 @@ export class TwilioStreamClient {
       this.#playback.mark(name);
     } else if (msg.event === "clear") {
       this.clears++;
+      if (this.#options.playback === "realtime") this.#catchUp();
+      this.clearedAtBytes.push(this.played.reduce((n, a) => n + a.byteLength, 0));
       this.#playback.clear(); // Twilio drops the buffered audio and echoes every pending mark
     }
-    this.#notify();
+    this.#waiters.notify();
+  }
+
+  #lastPlayedAt = 0;
+
+  /** Realtime playback: plays the time passed since the last tick (also right before a clear lands). */
+  #catchUp(): void {
+    const now = performance.now();
+    this.play(now - this.#lastPlayedAt);
+    this.#lastPlayedAt = now;
   }
 
   #echo(name: string): void {
     this.marksEchoed.push(name);
     this.sendJson(this.#messages.mark(name));
-  }
-
-  #notify(): void {
-    for (const w of [...this.#waiters]) w();
   }
 }
 

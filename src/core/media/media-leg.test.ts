@@ -12,6 +12,8 @@ import { createTalkRuntime } from "../session-runtime.js";
 import type { TerminalReason } from "../talk-events.js";
 import { PCM16_24K, ULAW_8K, type AudioFormat } from "../talk-types.js";
 import { MediaLeg, type MediaLegAdapter, type TurnTaking } from "./media-leg.js";
+import { createEchoCanceller, echoCancellerAvailable } from "../../codecs/echo-canceller.js";
+import type { EchoCancellerFactory } from "./echo-guard.js";
 
 const PCM16_8K: AudioFormat = { encoding: "pcm16", sampleRate: 8000, channels: 1 };
 
@@ -45,6 +47,8 @@ function legOver(
     passthrough?: AudioFormat;
     mode?: "realtime" | "transcription";
     interruptOnSpeech?: boolean;
+    echo?: { create: EchoCancellerFactory; enabled?: boolean };
+    echoReference?: boolean;
   } = {},
 ) {
   runtime = createTalkRuntime();
@@ -62,7 +66,9 @@ function legOver(
       providers: realtimeOnly(provider),
       options: o.interruptOnSpeech !== undefined ? { interruptOnSpeech: o.interruptOnSpeech } : {},
       logger: NOOP_LOGGER,
+      ...(o.echo ? { echo: { create: o.echo.create, options: { enabled: o.echo.enabled ?? true } } } : {}),
     }),
+    ...(o.echoReference !== undefined ? { echoReference: o.echoReference } : {}),
     adapter,
     format: PCM16_8K,
     ...(o.passthrough ? { passthrough: o.passthrough } : {}),
@@ -221,6 +227,22 @@ describe("media leg", () => {
     for (let i = 0; i < 50; i++) leg.appendAudio(new Int16Array(160), PCM16_8K);
     await new Promise((r) => setTimeout(r, 10));
     expect(events.ofType("turn.ended")).toHaveLength(1);
+    // The local VAD reports what it heard, as a provider's VAD would, on the turn it started and ended.
+    const turnId = events.ofType("turn.started")[0]!.turnId;
+    const [started] = events.ofType("input.audio.speech_started");
+    const [stopped] = events.ofType("input.audio.speech_stopped");
+    expect(events.ofType("input.audio.speech_started")).toHaveLength(1);
+    expect(events.ofType("input.audio.speech_stopped")).toHaveLength(1);
+    expect(started).toMatchObject({ turnId, source: "local_vad" });
+    expect(stopped).toMatchObject({ turnId, source: "local_vad" });
+    const { audioStartMs } = started!.payload as { audioStartMs: number };
+    const { audioEndMs } = stopped!.payload as { audioEndMs: number };
+    // Speech begins after the 200 ms of silence fed first and ends before the trailing silence.
+    expect(audioStartMs).toBeGreaterThanOrEqual(200);
+    expect(audioEndMs).toBeGreaterThan(audioStartMs);
+    expect(audioEndMs).toBeLessThanOrEqual(200 + (speech.length / 8000) * 1000 + 20);
+    const types = events.types();
+    expect(types.indexOf("input.audio.speech_stopped")).toBeLessThan(types.indexOf("turn.ended"));
   });
 
   it("adapter turn-taking: the adapter's startTurn / endTurn drive the session; other legs refuse them", async () => {
@@ -236,5 +258,74 @@ describe("media leg", () => {
     await leg.endTurn(turn.id);
     expect(events.ofType("turn.started")).toHaveLength(1);
     expect(events.ofType("turn.ended")).toHaveLength(1);
+    // An adapter's turn is a segment of speech its own detector found (a meeting's utterance).
+    expect(events.ofType("input.audio.speech_started")).toMatchObject([
+      { turnId: turn.id, source: "adapter" },
+    ]);
+    expect(events.ofType("input.audio.speech_stopped")).toMatchObject([
+      { turnId: turn.id, source: "adapter" },
+    ]);
+  });
+});
+
+describe.skipIf(!echoCancellerAvailable())("media leg: echo cancellation", () => {
+  /** The codecs' canceller, counted: created and closed. */
+  function counted() {
+    const count = { created: 0, closed: 0 };
+    const create: EchoCancellerFactory = (o) => {
+      count.created++;
+      const c = createEchoCanceller(o);
+      return {
+        played: (pcm) => c.played(pcm),
+        process: (mic) => c.process(mic),
+        close: () => {
+          count.closed++;
+          c.close();
+        },
+      };
+    };
+    return { count, create };
+  }
+
+  it("one canceller per leg, created at start and closed with the leg; the caller's audio goes through it", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const { count, create } = counted();
+    const { leg } = legOver(provider, { echo: { create }, echoReference: true });
+    await leg.start();
+    expect(count.created).toBe(1);
+    // The caller's channel carries exactly what was played: after convergence far less of it gets through.
+    const played = tone(20);
+    let inEnergy = 0;
+    for (let i = 0; i < 150; i++) leg.appendAudio(played, PCM16_8K, played);
+    expect(provider.audio.length).toBe(150);
+    for (const chunk of provider.audio.slice(-20)) {
+      const pcm = new Int16Array(chunk.buffer, chunk.byteOffset, chunk.byteLength / 2);
+      for (const v of pcm) inEnergy += v * v;
+    }
+    let toneEnergy = 0;
+    for (const v of played) toneEnergy += v * v;
+    // 24 kHz chunks: 3x the samples of the 8 kHz tone per frame.
+    expect(inEnergy / (20 * 3)).toBeLessThan(toneEnergy / 100);
+    await leg.close("closed");
+    await leg.close("closed");
+    expect(count.closed).toBe(1);
+  });
+
+  it("none when the adapter supplies no reference or talk.input.echoCancellation is off", async () => {
+    for (const o of [{ echoReference: false }, { echoReference: true, enabled: false }]) {
+      const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+      const { count, create } = counted();
+      const { leg } = legOver(provider, {
+        echo: { create, ...(o.enabled !== undefined ? { enabled: o.enabled } : {}) },
+        echoReference: o.echoReference,
+      });
+      await leg.start();
+      leg.appendAudio(tone(20), PCM16_8K, tone(20));
+      expect(provider.audio).toHaveLength(1);
+      await leg.close("closed");
+      await runtime?.close();
+      runtime = undefined;
+      expect(count.created).toBe(0);
+    }
   });
 });

@@ -35,6 +35,7 @@ import type { TerminalReason } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import { SpeechGate } from "./speech-gate.js";
 import { LegFaults } from "./leg-faults.js";
+import { EchoGuard } from "./echo-guard.js";
 
 export type MediaLegState = "created" | "starting" | "live" | "closing" | "closed";
 
@@ -95,6 +96,12 @@ export interface MediaLegOptions {
    * leg whose sink must not get unannounced audio). Default "speak".
    */
   faults?: "speak" | "report";
+  /**
+   * The adapter passes, with its caller audio, the assistant audio played into the line over the same span
+   * (appendAudio's `reference`, a phone line): the echo is cancelled before the gate and STT when
+   * talk.input.echoCancellation is enabled and the process has a canceller. Default false.
+   */
+  echoReference?: boolean;
   logger: TalkLogger;
 }
 
@@ -111,10 +118,13 @@ export class MediaLeg {
   #controller: SessionController | undefined;
   #starting: Promise<void> | undefined;
   #gate: SpeechGate | undefined;
+  #echo: EchoGuard | undefined;
   #capturingTurn: string | undefined;
   #closing: Promise<void> | undefined;
   #resolveClosed!: (reason: TerminalReason) => void;
   #appendFailures = 0;
+  /** Caller audio taken so far, ms of audio time: the clock of input.audio.speech_* positions. */
+  #inputMs = 0;
   readonly #faults: LegFaults;
 
   constructor(options: MediaLegOptions) {
@@ -185,6 +195,7 @@ export class MediaLeg {
         ...(preRollMs !== undefined ? { preRollMs } : {}),
       });
     }
+    this.#echo = this.#createEchoGuard();
     const controller = o.createController({
       session: this.session,
       inputFormat: o.format,
@@ -205,8 +216,11 @@ export class MediaLeg {
     this.#state = "live";
   }
 
-  /** Caller audio decoded to PCM in `format` (the leg's format). A bad frame is logged, never fatal. */
-  appendAudio(pcm: Int16Array, format: AudioFormat): void {
+  /**
+   * Caller audio decoded to PCM in `format` (the leg's format), with the assistant audio played into the
+   * line over the same span when the adapter supplies it (`echoReference`). A bad frame is logged, never fatal.
+   */
+  appendAudio(pcm: Int16Array, format: AudioFormat, reference?: Int16Array): void {
     const controller = this.#live();
     if (!controller) return;
     try {
@@ -216,8 +230,11 @@ export class MediaLeg {
           `The leg takes ${describe(this.#options.format)}, got ${describe(format)}.`,
         );
       }
-      if (this.#gate) this.#gateAudio(controller, this.#gate, pcm);
-      else controller.appendPcm(pcm);
+      this.#inputMs += (pcm.length / format.channels / format.sampleRate) * 1000;
+      const heard = this.#echo ? this.#echo.process(pcm, reference) : pcm;
+      if (heard.length === 0) return;
+      if (this.#gate) this.#gateAudio(controller, this.#gate, heard);
+      else controller.appendPcm(heard);
     } catch (err) {
       this.#appendFailed(err);
     }
@@ -263,14 +280,26 @@ export class MediaLeg {
     }
   }
 
-  /** Starts a user turn (adapter turn-taking: an external segmenter decides). Throws session_closed / invalid_state. */
+  /**
+   * Starts a user turn (adapter turn-taking: an external segmenter decides).
+   * An adapter's turn is a segment of speech its own detector found, so it is
+   * reported as `input.audio.speech_started` (source "adapter"). Throws
+   * session_closed / invalid_state.
+   */
   startTurn(): TalkTurn {
-    return this.#adapterTurns().startTurn();
+    const turn = this.#adapterTurns().startTurn();
+    this.#speech("input.audio.speech_started", turn.id, "adapter", this.#inputMs);
+    return turn;
   }
 
-  /** Ends a user turn the adapter started; resolves when the pipeline has finished with it (a caption's final). */
+  /**
+   * Ends a user turn the adapter started (`input.audio.speech_stopped` first);
+   * resolves when the pipeline has finished with it (a caption's final).
+   */
   async endTurn(turnId: string): Promise<void> {
-    await this.#adapterTurns().endTurn(turnId);
+    const controller = this.#adapterTurns();
+    this.#speech("input.audio.speech_stopped", turnId, "adapter", this.#inputMs);
+    await controller.endTurn(turnId);
   }
 
   /** Speaks `text` verbatim in a turn of its own (a greeting, a farewell). */
@@ -310,6 +339,7 @@ export class MediaLeg {
   async #close(reason: TerminalReason): Promise<void> {
     this.#state = "closing";
     this.#gate?.close();
+    this.#echo?.close();
     try {
       if (this.#controller) await this.#controller.close(reason);
       else await this.session.close(reason);
@@ -323,6 +353,13 @@ export class MediaLeg {
       this.#options.logger.warn({ err, sessionId: this.session.id }, "media leg: the adapter's close threw");
     }
     this.#resolveClosed(reason);
+  }
+
+  /** The leg's echo canceller, when its adapter supplies the reference and echo cancellation is on. */
+  #createEchoGuard(): EchoGuard | undefined {
+    const { echo } = this.#options.createController;
+    if (this.#options.echoReference !== true || !echo.options.enabled || !echo.create) return undefined;
+    return new EchoGuard(echo.create, echo.options, this.#options.format.sampleRate);
   }
 
   #live(): SessionController | undefined {
@@ -351,14 +388,21 @@ export class MediaLeg {
   /** Local turn-taking: speech onset barges in and starts a turn (with its pre-roll); the end ends it. */
   #gateAudio(controller: SessionController, gate: SpeechGate, pcm: Int16Array): void {
     const event = gate.process(pcm);
+    const vad = this.#options.turnTaking as Extract<TurnTaking, { kind: "local-vad" }>;
     if (event === "speech-start") {
       this.bargeIn("local_vad");
+      // The onset was confirmed after minSpeechMs of speech: that is where it began.
+      const startMs = Math.max(0, this.#inputMs - vad.minSpeechMs);
       // Speech over an answer the policy keeps playing (a protected greeting) starts no turn: a turn would
-      // supersede, and so cancel, that answer. The speech is heard, not captured.
+      // supersede, and so cancel, that answer. The speech is heard (and noted), not captured.
       const output = this.session.activeOutput;
-      if (output && !output.signal.aborted && !this.#policy.interrupts(output)) return;
+      if (output && !output.signal.aborted && !this.#policy.interrupts(output)) {
+        this.#speech("input.audio.speech_started", output.turnId, "local_vad", startMs);
+        return;
+      }
       const turn = controller.startTurn();
       this.#capturingTurn = turn.id;
+      this.#speech("input.audio.speech_started", turn.id, "local_vad", startMs);
       for (const frame of gate.takePreRoll()) controller.appendPcm(frame);
       return;
     }
@@ -367,10 +411,43 @@ export class MediaLeg {
     controller.appendPcm(pcm);
     if (event === "speech-end") {
       this.#capturingTurn = undefined;
+      // The end was confirmed after silenceMs of non-speech.
+      this.#speech(
+        "input.audio.speech_stopped",
+        turnId,
+        "local_vad",
+        Math.max(0, this.#inputMs - vad.silenceMs),
+      );
       this.#options.observer?.speechEnded?.("local_vad");
       controller.endTurn(turnId).catch((err: unknown) => {
         this.#options.logger.debug({ err, sessionId: this.session.id }, "media leg: turn end lost a race");
       });
+    }
+  }
+
+  /**
+   * `input.audio.speech_started` / `speech_stopped` from a local detector (the
+   * leg's VAD, an adapter's segmenter), as the relay reports the provider's:
+   * on the turn's id, positioned in the caller audio taken so far. Only for
+   * the session's current turn; never fatal to the audio path.
+   */
+  #speech(
+    type: "input.audio.speech_started" | "input.audio.speech_stopped",
+    turnId: string,
+    source: "local_vad" | "adapter",
+    atMs: number,
+  ): void {
+    const { session } = this;
+    const turn = session.activeTurn;
+    if (session.state !== "active" || turn?.id !== turnId) return;
+    if (type === "input.audio.speech_stopped" && turn.state !== "active") return;
+    const ms = Math.round(atMs);
+    try {
+      if (type === "input.audio.speech_started")
+        session.emit({ type, turnId, source, payload: { audioStartMs: ms } });
+      else session.emit({ type, turnId, source, payload: { audioEndMs: ms } });
+    } catch (err) {
+      this.#options.logger.debug({ err, sessionId: session.id, type }, "media leg: speech event not emitted");
     }
   }
 

@@ -1,7 +1,12 @@
 import { cancelledError } from "../abortable.js";
 import { TalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
-import type { AgentMessage, AgentProvider } from "../provider-types.js";
+import type {
+  AgentMessage,
+  AgentProvider,
+  AgentToolCall,
+  RealtimeToolDefinition,
+} from "../provider-types.js";
 import { createSmartChunker } from "../speech/smart-chunker.js";
 import { toSpeakable } from "../speech/speakable-text.js";
 import {
@@ -18,6 +23,8 @@ export interface AgentAnswerRequest {
   turnId: string;
   /** Built by buildAgentMessages from trusted config and session state. */
   messages: AgentMessage[];
+  /** Tools offered to the agent this round (agent-tool-rounds.ts). Default none. */
+  tools?: RealtimeToolDefinition[];
   /** The turn's (or output's) signal: aborting it closes the agent's HTTP stream. */
   signal: AbortSignal;
   chunker: Required<BrainChunkerOptions>;
@@ -47,6 +54,8 @@ export interface AgentAnswer {
   chunks: number;
   /** The consult hit consultTimeoutMs (or the provider's own timeout): text is partial, its unfinished chunk was dropped. */
   timedOut: boolean;
+  /** Tools the agent called at the end of its answer, in order (none when it timed out). */
+  toolCalls: AgentToolCall[];
 }
 
 /**
@@ -74,6 +83,7 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
   const consultSignal = AbortSignal.any([signal, timeout.signal]);
   let text = "";
   let chunks = 0;
+  const toolCalls: AgentToolCall[] = [];
   const emitChunks = (list: string[], final: boolean): void => {
     for (const chunk of list) {
       chunks++;
@@ -120,14 +130,17 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
       sessionId: req.sessionId,
       turnId: req.turnId,
       messages: req.messages,
+      ...(req.tools && req.tools.length > 0 ? { tools: req.tools } : {}),
       signal: consultSignal,
     })) {
       if (consultSignal.aborted) break;
       if (delta.type === "done") break;
-      if (delta.text) take(parser ? parser.push(delta.text) : { text: delta.text });
+      if (delta.type === "tool_call")
+        toolCalls.push({ callId: delta.callId, name: delta.name, argumentsJson: delta.argumentsJson });
+      else if (delta.text) take(parser ? parser.push(delta.text) : { text: delta.text });
     }
     if (signal.aborted) throw cancelledError(signal);
-    if (timeout.signal.aborted) return { text, chunks, timedOut: true };
+    if (timeout.signal.aborted) return { text, chunks, timedOut: true, toolCalls: [] };
     if (parser) take(parser.flush());
     if (chunker) emitChunks(chunker.flush(), true);
     else if (text.trim() !== "")
@@ -135,12 +148,12 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
         [toSpeakable(text)].filter((t) => t !== ""),
         true,
       );
-    return { text, chunks, timedOut: false };
+    return { text, chunks, timedOut: false, toolCalls };
   } catch (err) {
     if (signal.aborted) throw cancelledError(signal);
     // Ours or the provider's own timeout: either way the caller must hear something, not silence.
     if (timeout.signal.aborted || (err instanceof TalkError && err.code === "timeout"))
-      return { text, chunks, timedOut: true };
+      return { text, chunks, timedOut: true, toolCalls: [] };
     throw err;
   } finally {
     clearTimeout(timer);

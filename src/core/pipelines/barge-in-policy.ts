@@ -19,7 +19,9 @@ export interface BargeInPolicyOptions {
  * is playing. Every trigger asks it: the realtime relay on the provider's
  * speech_started, a media leg on its local VAD's speech onset, a meeting's
  * echo gate on an utterance long enough to be real. What counts as speech
- * is the trigger's business; whether it interrupts is decided here only.
+ * is the trigger's business (on a phone leg with echo cancellation: speech
+ * that survived the canceller and its residual test, media/echo-guard.ts,
+ * for the gate's `minSpeechMs`); whether it interrupts is decided here only.
  */
 export class BargeInPolicy {
   readonly #options: BargeInPolicyOptions;

@@ -58,6 +58,14 @@ export interface BrainOptions {
   progressive?: boolean;
   /** Reply path of realtime sessions. Default "native". stt-tts sessions are always "brain". */
   replyPath?: ReplyPath;
+  /**
+   * stt-tts: rounds of function calls one answer may make before the agent
+   * must answer in text; one more round of calls fails the turn
+   * (provider_error, details.reason "tool_rounds_exceeded"). Default 4.
+   */
+  maxToolRounds?: number;
+  /** stt-tts: spoken when a tool failed and the agent then said nothing, so the caller never hears silence. Default "Sorry, that did not work." */
+  toolErrorText?: string;
 }
 
 export interface ResolvedBrainOptions {
@@ -69,6 +77,8 @@ export interface ResolvedBrainOptions {
   apologyText: string;
   progressive: boolean;
   replyPath: ReplyPath;
+  maxToolRounds: number;
+  toolErrorText: string;
 }
 
 export const BRAIN_DEFAULTS: Readonly<ResolvedBrainOptions> = Object.freeze({
@@ -86,6 +96,8 @@ export const BRAIN_DEFAULTS: Readonly<ResolvedBrainOptions> = Object.freeze({
   apologyText: "Sorry, that is taking me too long. Please ask me again in a moment.",
   progressive: false,
   replyPath: "native",
+  maxToolRounds: 4,
+  toolErrorText: "Sorry, that did not work.",
 });
 
 function defined<T extends object>(o: T | undefined): Partial<T> {
@@ -121,6 +133,10 @@ export function resolveBrainOptions(options: BrainOptions = {}): ResolvedBrainOp
     bad("progressCueText", "must be a non-empty string");
   if (typeof o.apologyText !== "string" || o.apologyText.trim() === "")
     bad("apologyText", "must be a non-empty string");
+  if (!Number.isInteger(o.maxToolRounds) || o.maxToolRounds < 0 || o.maxToolRounds > 20)
+    bad("maxToolRounds", "must be an integer between 0 and 20");
+  if (typeof o.toolErrorText !== "string" || o.toolErrorText.trim() === "")
+    bad("toolErrorText", "must be a non-empty string");
   if (typeof o.progressive !== "boolean") bad("progressive", "must be a boolean");
   if (!REPLY_PATHS.includes(o.replyPath)) bad("replyPath", `must be one of ${REPLY_PATHS.join(", ")}`);
   return Object.freeze(o);

@@ -8,12 +8,19 @@ import type {
 } from "./pipeline-options.js";
 import { resolvePipelineOptions } from "./pipeline-options.js";
 import type { TalkLogger } from "../logger.js";
+import type { RealtimeToolDefinition } from "../provider-types.js";
 import {
   resolveFaultOptions,
   type FaultOptions,
   type ResolvedFaultOptions,
 } from "../faults/fault-options.js";
 import type { FaultSpeech } from "../faults/prerendered-speech.js";
+import {
+  resolveEchoCancellation,
+  type EchoCancellationOptions,
+  type EchoCancellerFactory,
+  type ResolvedEchoCancellation,
+} from "../media/echo-guard.js";
 
 /**
  * What one controller request may choose: the session, its formats, sink and
@@ -31,6 +38,12 @@ export interface SessionControllerRequest extends Pick<
   wrapProviders?(base: PipelineProviderResolver): PipelineProviderResolver;
   /** Offer the server's tools to this session. Default true. */
   tools?: boolean;
+  /**
+   * Tools the session's client completes (talk.session.submitToolResult),
+   * already checked against policy: offered to the provider beside the
+   * server's; a provider call to one waits for the client's result.
+   */
+  clientTools?: readonly RealtimeToolDefinition[];
 }
 
 /** Builds session controllers with the process's providers, tools, logger and options bound once. */
@@ -44,6 +57,14 @@ export interface SessionControllerFactory {
   readonly options: Readonly<PipelineOptions>;
   /** talk.faults and the lines of the failure path: what a media leg builds its LegFaults from. */
   readonly faults: FactoryFaults;
+  /** talk.input.echoCancellation and the canceller a media leg whose adapter supplies the played reference uses. */
+  readonly echo: FactoryEcho;
+}
+
+/** Echo cancellation of the media legs (talk.input.echoCancellation); no `create`: none (no canceller here). */
+export interface FactoryEcho {
+  readonly options: ResolvedEchoCancellation;
+  readonly create?: EchoCancellerFactory | undefined;
 }
 
 /** The failure path every media leg of the process follows (talk.faults.*). */
@@ -61,6 +82,29 @@ export interface ControllerFactoryBase {
   logger: TalkLogger;
   /** talk.faults (validated here) and the pre-rendered lines. Default: the defaults, no lines. */
   faults?: { options?: FaultOptions; speech?: FaultSpeech | undefined };
+  /** talk.input.echoCancellation (validated here) and the canceller (the codecs'). Default: enabled, no canceller. */
+  echo?: { options?: EchoCancellationOptions; create?: EchoCancellerFactory | undefined };
+}
+
+/** The base tool view, or one that also offers a session's client-completed tools (never the base mutated). */
+function withClientTools(
+  base: PipelineToolDispatcher | undefined,
+  clientTools: readonly RealtimeToolDefinition[] | undefined,
+): PipelineToolDispatcher | undefined {
+  if (!base || !clientTools || clientTools.length === 0) return base;
+  return {
+    get definitions() {
+      return [...(base.definitions ?? []), ...clientTools];
+    },
+    definitionsFor: (session) => [
+      ...(base.definitionsFor?.(session) ?? base.definitions ?? []),
+      ...clientTools,
+    ],
+    ...(base.progress !== undefined ? { progress: base.progress } : {}),
+    handleProviderCall: (session, request) => base.handleProviderCall(session, request),
+    dispatch: (session, request) => base.dispatch(session, request),
+    submitToolResult: (sessionId, callId, output) => base.submitToolResult(sessionId, callId, output),
+  };
 }
 
 /**
@@ -72,11 +116,12 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
   // Validated now, so a bad option fails at start-up rather than on the first call.
   resolvePipelineOptions(base.options);
   const create = (request: SessionControllerRequest): SessionController => {
-    const { options, wrapProviders, tools, ...rest } = request;
+    const { options, wrapProviders, tools, clientTools, ...rest } = request;
+    const offered = tools !== false ? withClientTools(base.tools, clientTools) : undefined;
     return createSessionController({
       ...rest,
       providers: wrapProviders ? wrapProviders(base.providers) : base.providers,
-      ...(tools !== false && base.tools ? { tools: base.tools } : {}),
+      ...(offered ? { tools: offered } : {}),
       logger: base.logger,
       options: { ...base.options, ...options },
     });
@@ -85,5 +130,9 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
     options: resolveFaultOptions(base.faults?.options),
     speech: base.faults?.speech,
   });
-  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults });
+  const echo: FactoryEcho = Object.freeze({
+    options: resolveEchoCancellation(base.echo?.options),
+    create: base.echo?.create,
+  });
+  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults, echo });
 }

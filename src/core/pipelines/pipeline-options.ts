@@ -145,9 +145,16 @@ export interface PipelineProviderResolver {
 export interface PipelineToolDispatcher {
   /** Tools offered to a realtime provider session (from trusted config and policy). Default none. */
   readonly definitions?: RealtimeToolDefinition[];
+  /**
+   * The tools one session can use: `definitions` without those its surface
+   * cannot serve (the call tools outside a phone call). Default: `definitions`.
+   */
+  definitionsFor?(session: TalkSession): RealtimeToolDefinition[];
   /** Where agent_consult reports progress, for realtime progressive speech (agent.realtime.progressive). */
   readonly progress?: ConsultProgressChannel;
   handleProviderCall(session: TalkSession, request: ToolCallRequest): Promise<ToolCallOutcome>;
+  /** Runs a server tool (an agent's function call): a name not registered ends tool_not_found, never waits for a client. */
+  dispatch(session: TalkSession, request: ToolCallRequest): Promise<ToolCallOutcome>;
   submitToolResult(sessionId: string, callId: string, output: string): void;
 }
 

@@ -72,6 +72,7 @@ export class ProgressiveSpeech {
     sessionId: string,
     callId: string,
     signal: AbortSignal,
+    report?: (kind: "cue" | "chunk", text: string) => void,
   ): { settle(submit: () => void): void; close(): void } {
     const owner = {};
     const speak = (text: string): void =>
@@ -81,7 +82,16 @@ export class ProgressiveSpeech {
         voice.speakText(text);
         return true;
       });
-    const unlisten = channel.listen(sessionId, callId, { cue: speak, chunk: speak });
+    const unlisten = channel.listen(sessionId, callId, {
+      cue: (text) => {
+        report?.("cue", text);
+        speak(text);
+      },
+      chunk: (text) => {
+        report?.("chunk", text);
+        speak(text);
+      },
+    });
     const onAbort = (): void => this.#drop(owner);
     signal.addEventListener("abort", onAbort, { once: true });
     return {

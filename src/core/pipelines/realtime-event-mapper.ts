@@ -5,6 +5,9 @@ import type { RealtimeOutput } from "./realtime-output.js";
 import type { RealtimeToolCalls } from "./realtime-tool-calls.js";
 import type { ProviderFault } from "../faults/fault-options.js";
 
+/** Assistant items remembered with their response (parentId of late transcripts). */
+const ITEM_MEMORY = 64;
+
 type EventOf<T extends RealtimeProviderEvent["type"]> = Extract<RealtimeProviderEvent, { type: T }>;
 
 /** What the mapping needs from its pipeline: the session, the stages it feeds and two verbs. */
@@ -15,6 +18,8 @@ export interface RealtimeEventMapperContext {
   bargeIn: BargeInPolicy;
   /** Interrupts the answer that plays (the line is cleared first). */
   interrupt(output: TalkOutput): void;
+  /** True for the turn the client started and ends itself (push-to-talk): the provider's speech_stopped does not end it. */
+  clientEndsTurn?(turnId: string): boolean;
   /**
    * The provider failed: a fatal or server-side error, a failed response, the
    * provider gone. `fatal`: its session cannot go on (without a failure path
@@ -31,12 +36,22 @@ export interface RealtimeEventMapperContext {
  * - speech_started ensures a turn; while an answer plays it interrupts it
  *   when the barge-in policy says so (real speech only, never raw audio),
  *   otherwise the speech is only noted;
- * - speech_stopped ends the user turn, the response flows under it;
+ * - speech_stopped ends the user turn, the response flows under it, unless
+ *   the client started the turn (it ends it with endTurn);
  * - audio goes to the output stage, events carry metadata only;
+ * - the assistant's text ends with one output.text.done per item (its
+ *   transcript, or the text deltas of a text response);
  * - tool calls go to the tool stage.
+ *
+ * Events of a provider item under a response carry the response's id as
+ * `parentId`.
  */
 export class RealtimeEventMapper {
   readonly #ctx: RealtimeEventMapperContext;
+  /** The response each recent assistant item belongs to (parentId of its events). */
+  readonly #itemResponses = new Map<string, string>();
+  /** Text deltas of items whose output.text.done has not been emitted yet. */
+  readonly #texts = new Map<string, string>();
 
   constructor(ctx: RealtimeEventMapperContext) {
     this.#ctx = ctx;
@@ -57,6 +72,7 @@ export class RealtimeEventMapper {
         this.#responseStarted();
         return;
       case "audio_delta":
+        this.#noteItem(event.itemId, event.responseId);
         output.audioDelta(event);
         return;
       case "audio_done":
@@ -75,6 +91,7 @@ export class RealtimeEventMapper {
       case "response_done": {
         const active = this.#ctx.session.activeOutput;
         if (active) output.audioDone(active.itemId);
+        this.#flushTexts(event.responseId);
         if (event.status === "failed")
           this.#ctx.fault(
             { kind: "provider_error", provider: "realtime", message: "The provider's response failed." },
@@ -104,6 +121,8 @@ export class RealtimeEventMapper {
       ...(event.itemId ? { itemId: event.itemId } : {}),
       payload: { ...(event.audioEndMs !== undefined ? { audioEndMs: event.audioEndMs } : {}) },
     });
+    // The client ends the turn it started (push-to-talk); otherwise the provider's end of speech ends it.
+    if (this.#ctx.clientEndsTurn?.(turn.id) === true) return;
     // The provider answers after the user stops: end the user turn so its response flows under it.
     session.endTurn(turn.id);
   }
@@ -122,11 +141,14 @@ export class RealtimeEventMapper {
   #textDelta(event: EventOf<"text_delta">): void {
     const { session, output } = this.#ctx;
     const turn = session.activeTurn;
+    this.#noteItem(event.itemId, event.responseId);
     if (!turn || output.isCancelled(event.itemId)) return;
+    this.#texts.set(event.itemId, (this.#texts.get(event.itemId) ?? "") + event.text);
     session.emit({
       type: "output.text.delta",
       turnId: turn.id,
       itemId: event.itemId,
+      parentId: event.responseId,
       payload: { text: event.text },
     });
   }
@@ -136,13 +158,54 @@ export class RealtimeEventMapper {
     const turn = session.activeTurn;
     if (!turn) return;
     const done = event.type === "transcript_done";
+    const parentId = event.role === "assistant" ? this.#itemResponses.get(event.itemId) : undefined;
+    const parent = parentId !== undefined ? { parentId } : {};
     session.emit({
       type: done ? "transcript.done" : "transcript.delta",
       turnId: turn.id,
       itemId: event.itemId,
+      ...parent,
       ...(done ? { final: true } : {}),
       payload: { role: event.role, text: event.text },
     });
+    // The assistant's words, final: text-ready (not audio-ready) for clients that show the answer.
+    if (done && event.role === "assistant") this.#textDone(event.itemId, event.text);
+  }
+
+  /** One output.text.done per assistant item, unless the item was cancelled (its text was never heard). */
+  #textDone(itemId: string, text: string): void {
+    const { session, output } = this.#ctx;
+    this.#texts.delete(itemId);
+    const turn = session.activeTurn;
+    if (!turn || output.isCancelled(itemId)) return;
+    const parentId = this.#itemResponses.get(itemId);
+    session.emit({
+      type: "output.text.done",
+      turnId: turn.id,
+      itemId,
+      ...(parentId !== undefined ? { parentId } : {}),
+      final: true,
+      payload: { text },
+    });
+  }
+
+  /** A response ended: items that streamed text but no final transcript get their output.text.done now. */
+  #flushTexts(responseId: string): void {
+    for (const [itemId, text] of [...this.#texts]) {
+      if (this.#itemResponses.get(itemId) === responseId) this.#textDone(itemId, text);
+    }
+  }
+
+  #noteItem(itemId: string, responseId: string): void {
+    if (this.#itemResponses.get(itemId) === responseId) return;
+    this.#itemResponses.set(itemId, responseId);
+    if (this.#itemResponses.size > ITEM_MEMORY) {
+      const oldest = this.#itemResponses.keys().next().value;
+      if (oldest !== undefined) {
+        this.#itemResponses.delete(oldest);
+        this.#texts.delete(oldest);
+      }
+    }
   }
 
   /**

@@ -20,6 +20,8 @@ export interface RealtimeOutputContext {
 
 interface OutputItem {
   turnId: string;
+  /** The provider response the item belongs to: parentId of its events. */
+  responseId: string;
   converter: PcmConverter | undefined;
   bytes: number;
   /** Bytes delivered but not reported in an output.audio.delta yet. */
@@ -61,12 +63,20 @@ export class RealtimeOutput {
     let item = this.#items.get(event.itemId);
     if (!item || session.activeOutput?.itemId !== event.itemId) {
       session.beginOutput({ itemId: event.itemId, turnId: turn.id });
-      item = { turnId: turn.id, converter: undefined, bytes: 0, unreported: 0, reportedAt: -Infinity };
+      item = {
+        turnId: turn.id,
+        responseId: event.responseId,
+        converter: undefined,
+        bytes: 0,
+        unreported: 0,
+        reportedAt: -Infinity,
+      };
       this.#items.set(event.itemId, item);
       session.emit({
         type: "output.audio.started",
         turnId: turn.id,
         itemId: event.itemId,
+        parentId: event.responseId,
         payload: { format: { ...format } },
       });
     }
@@ -102,7 +112,14 @@ export class RealtimeOutput {
         bytes: item.bytes,
         durationMs: durationMs(format, item.bytes),
       };
-      session.emit({ type: "output.audio.done", turnId: item.turnId, itemId, final: true, payload });
+      session.emit({
+        type: "output.audio.done",
+        turnId: item.turnId,
+        itemId,
+        parentId: item.responseId,
+        final: true,
+        payload,
+      });
       session.endOutput(itemId);
     };
     if (sink.confirmsPlayback) void sink.drained(itemId, signal).then(finish);
@@ -159,6 +176,12 @@ export class RealtimeOutput {
       bytes,
       durationMs: durationMs(format, bytes),
     };
-    this.#ctx.session.emit({ type: "output.audio.delta", turnId: item.turnId, itemId, payload });
+    this.#ctx.session.emit({
+      type: "output.audio.delta",
+      turnId: item.turnId,
+      itemId,
+      parentId: item.responseId,
+      payload,
+    });
   }
 }

@@ -71,6 +71,10 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   /** Latched at creation (seed 003): provider_native offers and runs tools, transport_only does neither. */
   readonly toolOwnership: ToolOwnership;
   readonly #progressive: ProgressiveSpeech;
+  /** A provider response is in progress (response_started .. response_done). */
+  #responding = false;
+  /** The turn the client started with startTurn: the client ends it (endTurn), not the provider's VAD. */
+  #explicitTurn: string | undefined;
 
   constructor(deps: RealtimeRelayPipelineDeps) {
     this.session = deps.session;
@@ -117,6 +121,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         interruptible: deps.interruptible,
       }),
       interrupt: (output) => this.#bargeIn(output),
+      clientEndsTurn: (turnId) => this.#explicitTurn === turnId,
       fault: (fault, fatal) => this.#recovery.failed(fault, fatal),
       closing: () => this.#closing !== undefined,
     });
@@ -148,26 +153,70 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#forward(data);
   }
 
+  /**
+   * An explicit turn (push-to-talk over the relay). While the assistant
+   * answers, the answer is stopped first: the line cleared, the provider's
+   * response cancelled and its item truncated at what was heard, and the
+   * answering turn ends with one `turn.cancelled` (`barge_in`). Until its
+   * endTurn the turn is the client's: the provider's own turn detection is
+   * off (when it can be), so the provider neither ends it nor answers early.
+   */
   startTurn(): TalkTurn {
-    const turn = this.session.startTurn({ reason: "barge_in" });
-    this.session.startCapture(turn.id);
+    const { session } = this;
+    const previous = session.activeTurn;
+    // An active turn makes session.startTurn throw turn_already_active: nothing is stopped for it.
+    const stopping = previous !== undefined && previous.state !== "active";
+    const output = stopping ? session.activeOutput : undefined;
+    const heard = output ? this.#sink.heardMs(output.itemId) : undefined;
+    if (output) {
+      this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason: "barge_in" });
+      this.#output.reportPending(output.itemId);
+    }
+    // Supersedes the answering turn: one turn.cancelled (barge_in) when anything of it still runs.
+    const turn = session.startTurn({ reason: "barge_in" });
+    if (stopping && (output || this.#responding)) this.#voice?.cancelResponse();
+    if (output) {
+      this.#output.forget(output.itemId);
+      this.#truncate(output.itemId, heard);
+    }
+    this.#explicitTurn = turn.id;
+    this.#voice?.setTurnDetection?.(false);
+    session.startCapture(turn.id);
     return turn;
   }
 
+  /**
+   * Ends the client's turn and asks the provider to answer now. A turn the
+   * provider already ended (its own end-of-speech detection, for a provider
+   * that cannot turn it off) is acknowledged without asking again; a response
+   * already under way is not asked for twice.
+   */
   async endTurn(turnId: string): Promise<void> {
-    this.session.endTurn(turnId);
-    // An explicit end of turn (push-to-talk over the relay) asks the provider to answer now.
-    this.#voice?.commitAudio?.();
-    this.#voice?.createResponse();
+    const { session } = this;
+    const turn = session.activeTurn;
+    if (turn?.id === turnId && turn.state !== "active" && this.#explicitTurn !== turnId) return;
+    session.endTurn(turnId);
+    const explicit = this.#explicitTurn === turnId;
+    this.#explicitTurn = undefined;
+    if (!this.#responding) {
+      this.#voice?.commitAudio?.();
+      this.#voice?.createResponse();
+    }
+    if (explicit) this.#voice?.setTurnDetection?.(true);
   }
 
   cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean {
     const output = this.session.activeOutput;
     if (output) this.#output.reportPending(output.itemId);
+    const explicit = this.#explicitTurn;
     const cancelled = this.session.cancelTurn(turnId, reason);
     if (!cancelled) return false;
     this.#voice?.cancelResponse();
     if (output) this.#dropOutput(output, reason);
+    if (explicit !== undefined && this.session.activeTurn?.id !== explicit) {
+      this.#explicitTurn = undefined;
+      this.#voice?.setTurnDetection?.(true);
+    }
     return true;
   }
 
@@ -206,8 +255,21 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         );
       return;
     }
-    // The provider speaks in its own voice; the words come from trusted config (a greeting, a farewell).
-    this.#requireVoice().createResponse(sayInstructions(text));
+    this.#speak(this.#requireVoice(), text);
+  }
+
+  /**
+   * A verbatim line (a greeting, a farewell) in the provider's own voice: the
+   * words go to the provider as content to speak, never as instructions, and
+   * join the conversation so the model knows it said them.
+   */
+  #speak(voice: RealtimeVoiceSession, text: string): void {
+    if (!voice.speakText)
+      throw new TalkError(
+        "capability_unsupported",
+        `Provider ${this.#deps.provider.id} cannot speak a line verbatim.`,
+      );
+    voice.speakText(text, { remember: true });
   }
 
   sendUserText(text: string, meta: Record<string, string> = {}): void {
@@ -305,13 +367,24 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       throw new TalkError("session_closed");
     }
     this.#voice = voice;
+    // A session reopened during the client's turn keeps that turn the client's.
+    if (this.#explicitTurn !== undefined) voice.setTurnDetection?.(false);
     const held = this.#held;
     this.#held = [];
     this.#heldBytes = 0;
     for (const data of held) this.#forward(data);
     const pending = this.#pendingSay;
     this.#pendingSay = undefined;
-    if (pending !== undefined) voice.createResponse(sayInstructions(pending));
+    if (pending === undefined) return;
+    try {
+      this.#speak(voice, pending);
+    } catch (err) {
+      // The reconnected session stands; only the line is lost.
+      this.#deps.logger.warn(
+        { err, sessionId: session.id },
+        "realtime: the pending line could not be spoken",
+      );
+    }
   }
 
   /** Drops the provider session after a fault: the answer it was giving is cancelled and cleared from the line. */
@@ -319,6 +392,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     const old = this.#voice;
     this.#voice = undefined;
     this.#generation++;
+    this.#responding = false;
     const output = this.session.activeOutput;
     if (output) {
       this.#output.reportPending(output.itemId);
@@ -350,6 +424,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   #onEvent(event: RealtimeProviderEvent): void {
     if (this.session.state !== "active") return;
+    if (event.type === "response_started") this.#responding = true;
+    else if (event.type === "response_done" || event.type === "closed") this.#responding = false;
     this.#recovery.observe(event);
     try {
       this.#progressive.observe(event);
@@ -402,11 +478,6 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       throw new TalkError("invalid_state", "The realtime provider session is not connected yet.");
     return this.#voice;
   }
-}
-
-/** How a verbatim line (greeting, farewell) is asked of the provider. */
-function sayInstructions(text: string): string {
-  return `Say exactly this, and nothing else: ${JSON.stringify(text)}`;
 }
 
 /**

@@ -58,9 +58,10 @@ export class RealtimeToolCalls {
       callId: event.callId,
       turnId: turn.id,
       itemId: event.itemId,
+      parentId: event.responseId,
       ...(session.provider ? { provider: session.provider } : {}),
     };
-    const progress = this.#listenProgress(event, turn.signal);
+    const progress = this.#listenProgress(event, turn.id, turn.signal);
     tools.handleProviderCall(session, request).then(
       (outcome) => {
         const submit = (): void => {
@@ -93,7 +94,7 @@ export class RealtimeToolCalls {
    * Undefined when that does not apply (other tools, option off, provider
    * without speakText, no progress channel).
    */
-  #listenProgress(event: ToolCallEvent, signal: AbortSignal) {
+  #listenProgress(event: ToolCallEvent, turnId: string, signal: AbortSignal) {
     const { tools, speech, session, logger } = this.#ctx;
     const channel = tools?.progress;
     if (!channel || !this.#ctx.progressive || event.name !== AGENT_CONSULT_TOOL) return undefined;
@@ -104,6 +105,22 @@ export class RealtimeToolCalls {
       );
       return undefined;
     }
-    return speech.listen(channel, session.id, event.callId, signal);
+    // Each cue and chunk the consult reports is a tool.progress of its call, as it is queued to be spoken.
+    const report = (kind: "cue" | "chunk", text: string): void => {
+      if (signal.aborted || session.state !== "active") return;
+      try {
+        session.emit({
+          type: "tool.progress",
+          turnId,
+          callId: event.callId,
+          itemId: event.itemId,
+          parentId: event.responseId,
+          payload: { name: event.name, message: text, kind },
+        });
+      } catch (err) {
+        logger.debug({ err, sessionId: session.id }, "tool.progress could not be emitted");
+      }
+    };
+    return speech.listen(channel, session.id, event.callId, signal, report);
   }
 }

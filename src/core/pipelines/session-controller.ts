@@ -57,6 +57,7 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
         inputFormat,
         outputFormat,
         sink: deps.sink,
+        tools: deps.tools,
         faults: deps.faults,
       });
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { TalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
-import type { AgentMessage, AgentProvider } from "../provider-types.js";
+import type { TtsProvider } from "../provider-types.js";
 import type { TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
@@ -9,6 +9,7 @@ import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./cont
 import type {
   PipelineFaults,
   PipelineProviderResolver,
+  PipelineToolDispatcher,
   ResolvedPipelineOptions,
 } from "./pipeline-options.js";
 import type { ProviderFaultKind } from "../faults/fault-options.js";
@@ -25,10 +26,11 @@ import {
 } from "./pipeline-support.js";
 import type { SttCapture } from "./stt-capture.js";
 import { startUserTurnCapture } from "./user-turn-capture.js";
-import { streamAgentAnswer, type AgentAnswer } from "./agent-answer.js";
+import type { AgentAnswer } from "./agent-answer.js";
+import { agentToolsFor, runAgentToolRounds } from "./agent-tool-rounds.js";
+import { consultCallId, SessionVoice, spokenConsult } from "./spoken-consult.js";
 import { buildAgentMessages, ConversationHistory } from "./agent-context.js";
-import { TtsQueue, type SpeechSettings } from "./tts-queue.js";
-import type { VoiceDirective } from "../speech/voice-directive.js";
+import { TtsQueue } from "./tts-queue.js";
 
 export interface SttTtsPipelineDeps {
   session: TalkSession;
@@ -38,6 +40,8 @@ export interface SttTtsPipelineDeps {
   inputFormat: AudioFormat;
   outputFormat: AudioFormat;
   sink: TalkAudioSink | undefined;
+  /** The one tool dispatch path; the agent is offered its tools (agent-tool-rounds.ts). Default none. */
+  tools?: PipelineToolDispatcher | undefined;
   /** See SessionControllerDeps.faults. */
   faults?: PipelineFaults | undefined;
 }
@@ -53,7 +57,9 @@ export interface SttTtsPipelineDeps {
  *                 soon as it is complete, an ordered TTS queue (work "tts"
  *                 per chunk, prefetched; "output-stream" plays them in
  *                 order) -> output.audio.* + sink. First audio follows the
- *                 first chunk, not the whole answer.
+ *                 first chunk, not the whole answer. An agent that calls
+ *                 tools answers in rounds (agent-tool-rounds.ts), each
+ *                 round its own output item, the calls run between them.
  *
  * Audio with no active (still capturing) turn is rejected with no_active_turn
  * rather than starting one: a turn here is an explicit press, and starting
@@ -69,21 +75,24 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   readonly #sink: SinkSlot;
   readonly #history: ConversationHistory;
   /** Session-wide TTS voice; a voice directive without `once` changes it. */
-  #voice: { voice?: string; speed: number };
+  readonly #voice: SessionVoice;
   #capture: SttCapture | undefined;
   #closing: Promise<void> | undefined;
   /** The last turn reported to the failure path (one report per turn). */
   #faultedTurn: string | undefined;
+  /** The turn whose agent's tools are running: a line said meanwhile (a transfer's announcement) is part of it. */
+  #toolTurn: string | undefined;
 
   constructor(deps: SttTtsPipelineDeps) {
     this.session = deps.session;
     this.#deps = deps;
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
     this.#history = new ConversationHistory(deps.options.historyEntries);
-    this.#voice = {
-      speed: deps.options.speed,
-      ...(deps.options.voice !== undefined ? { voice: deps.options.voice } : {}),
-    };
+    this.#voice = new SessionVoice(
+      { speed: deps.options.speed, voice: deps.options.voice },
+      deps.logger,
+      deps.session.id,
+    );
   }
 
   get inputFormat(): AudioFormat {
@@ -183,6 +192,12 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   say(text: string): void {
     const { session } = this;
     const tts = this.#require("tts", this.#deps.providers.tts(session));
+    const current = session.activeTurn;
+    if (current && current.id === this.#toolTurn && !session.activeOutput) {
+      // Said by a running tool: a new turn would supersede, and so cancel, the tool that speaks.
+      void this.#speakItem(current, tts, (itemId, queue) => this.#fixedLine(current.id, itemId, queue, text));
+      return;
+    }
     const turn = this.#textTurn("system");
     session.endTurn(turn.id);
     const itemId = randomUUID();
@@ -200,7 +215,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
       logger: this.#deps.logger,
     });
     const playing = queue.play();
-    queue.push(text, this.#settings());
+    queue.push(text, this.#voice.settings());
     queue.end();
     playing.then(
       () => {
@@ -276,10 +291,9 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     }
   }
 
-  /** Agent consult then TTS for what the user said (or typed) in `turn`. */
+  /** Agent consult (with its tool rounds) then TTS for what the user said (or typed) in `turn`. */
   async #respond(turn: TalkTurn, text: string): Promise<void> {
     const { session } = this;
-    const turnId = turn.id;
     try {
       const agent = this.#require("agent", this.#deps.providers.agent(session));
       const tts = this.#require("tts", this.#deps.providers.tts(session));
@@ -292,7 +306,56 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
         request: text,
       });
       this.#history.add("user", text);
+      await runAgentToolRounds({
+        session,
+        turnId: turn.id,
+        signal: turn.signal,
+        tools: this.#deps.tools,
+        definitions: agentToolsFor(session, agent, this.#deps.tools, this.#deps.logger),
+        messages,
+        maxRounds: o.brain.maxToolRounds,
+        toolErrorText: o.brain.toolErrorText,
+        provider: agent.id,
+        logger: this.#deps.logger,
+        speakRound: (roundMessages, tools) =>
+          this.#speakItem(turn, tts, (itemId, queue) =>
+            spokenConsult({
+              session,
+              agent,
+              turnId: turn.id,
+              itemId,
+              messages: roundMessages,
+              tools,
+              queue,
+              voice: this.#voice,
+              brain: o.brain,
+              logger: this.#deps.logger,
+            }),
+          ),
+        speakLine: async (line) => {
+          await this.#speakItem(turn, tts, (itemId, queue) => this.#fixedLine(turn.id, itemId, queue, line));
+        },
+        toolsRunning: (running) => (this.#toolTurn = running ? turn.id : undefined),
+      });
+    } catch (err) {
+      if (isCancellation(err, turn.signal)) return;
+      this.#failed(turn.id, err, "agent");
+    }
+  }
 
+  /**
+   * One output item of `turn`: its text from `produce` goes chunk by chunk to
+   * an ordered TTS queue (first audio after the first chunk), and the item
+   * ends once played. Undefined when cancelled or failed (reported here).
+   */
+  async #speakItem(
+    turn: TalkTurn,
+    tts: TtsProvider,
+    produce: (itemId: string, queue: TtsQueue) => Promise<AgentAnswer>,
+  ): Promise<AgentAnswer | undefined> {
+    const { session } = this;
+    const turnId = turn.id;
+    try {
       const itemId = randomUUID();
       // Output begins with the answer's text, so cancelOutput also stops an answer still being thought of.
       session.beginOutput({ turnId, itemId });
@@ -303,7 +366,9 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
         sink: this.#sink.current,
         turnId,
         itemId,
-        prefetch: o.brain.ttsPrefetch,
+        // The consult writing this answer (its callId, as on its tool.error) is the TTS job's parent.
+        parentId: consultCallId(itemId),
+        prefetch: this.#deps.options.brain.ttsPrefetch,
         logger: this.#deps.logger,
       });
       const playing = queue.play();
@@ -313,21 +378,27 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
       });
       let answer: AgentAnswer;
       try {
-        answer = await this.#consult(agent, turnId, itemId, messages, queue);
+        answer = await produce(itemId, queue);
       } catch (err) {
-        if (isCancellation(err, turn.signal)) return;
-        this.#failed(turnId, err, "agent");
-        return;
+        if (!isCancellation(err, turn.signal)) this.#failed(turnId, err, "agent");
+        return undefined;
       }
       session.emit({ type: "output.text.done", turnId, itemId, final: true, payload: { text: answer.text } });
       this.#history.add("assistant", answer.text);
       queue.end();
       await playing;
       session.endOutput(itemId);
+      return answer;
     } catch (err) {
-      if (isCancellation(err, turn.signal)) return;
-      this.#failed(turnId, err, "tts");
+      if (!isCancellation(err, turn.signal)) this.#failed(turnId, err, "tts");
+      return undefined;
     }
+  }
+
+  async #fixedLine(turnId: string, itemId: string, queue: TtsQueue, text: string): Promise<AgentAnswer> {
+    this.session.emit({ type: "output.text.delta", turnId, itemId, payload: { text } });
+    queue.push(text, this.#voice.settings());
+    return { text, chunks: 1, timedOut: false, toolCalls: [] };
   }
 
   /**
@@ -351,83 +422,6 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
           ? "connect_failed"
           : "provider_error";
     faults.handler.fault({ kind, provider, message: error.message });
-  }
-
-  /**
-   * The consult, as output-scoped work (cancelOutput stops it too): its chunks
-   * go to the TTS queue as soon as they are complete; a progress cue is spoken
-   * when the agent is slow to say anything; a timeout is spoken as an apology
-   * and reported as tool.error (agent_consult, timeout), never left as silence.
-   */
-  #consult(
-    agent: AgentProvider,
-    turnId: string,
-    itemId: string,
-    messages: AgentMessage[],
-    queue: TtsQueue,
-  ): Promise<AgentAnswer> {
-    const { session } = this;
-    const brain = this.#deps.options.brain;
-    let reply: SpeechSettings = this.#settings();
-    return session.runWork(
-      "agent-consult",
-      async (signal) => {
-        const answer = await streamAgentAnswer({
-          agent,
-          sessionId: session.id,
-          turnId,
-          messages,
-          signal,
-          chunker: brain.chunker,
-          consultTimeoutMs: brain.consultTimeoutMs,
-          progressCueMs: brain.progressCueMs,
-          logger: this.#deps.logger,
-          onText: (text) => session.emit({ type: "output.text.delta", turnId, itemId, payload: { text } }),
-          onDirective: (directive) => (reply = this.#applyDirective(directive)),
-          onChunk: (chunk) => queue.push(chunk, reply),
-          onProgressCue: () => queue.push(brain.progressCueText, this.#settings()),
-        });
-        if (answer.timedOut) {
-          session.emit({
-            type: "tool.error",
-            turnId,
-            callId: `consult-${itemId}`,
-            itemId,
-            payload: { name: "agent_consult", code: "timeout", message: "The agent did not answer in time." },
-          });
-          queue.push(brain.apologyText, this.#settings());
-        }
-        return answer;
-      },
-      { turnId, scope: "output" },
-    );
-  }
-
-  /** Session-wide TTS settings (config, then directives without `once`). */
-  #settings(): SpeechSettings {
-    return {
-      speed: this.#voice.speed,
-      ...(this.#voice.voice !== undefined ? { voice: this.#voice.voice } : {}),
-    };
-  }
-
-  /** Applies a voice directive (seed 004): returns this reply's settings; without `once` the session's change too. */
-  #applyDirective(d: VoiceDirective): SpeechSettings {
-    const current = this.#settings();
-    const voice = d.voice ?? current.voice;
-    const next = { speed: d.speed ?? current.speed, ...(voice !== undefined ? { voice } : {}) };
-    const unsupported = (["model", "stability", "similarity", "style"] as const).filter(
-      (k) => d[k] !== undefined,
-    );
-    if (unsupported.length > 0) {
-      this.#deps.logger.info(
-        { sessionId: this.session.id, keys: unsupported },
-        "voice directive keys the TTS contract does not carry are ignored",
-      );
-    }
-    if (!d.once) this.#voice = { ...next };
-    // A voice the TTS lacks falls back to the earlier settings rather than silence.
-    return d.voice !== undefined ? { ...next, fallback: current } : next;
   }
 
   #require<T>(kind: string, provider: T | undefined): T {

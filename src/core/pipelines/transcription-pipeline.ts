@@ -34,6 +34,8 @@ export class TranscriptionPipeline implements TalkSessionController {
   #closing: Promise<void> | undefined;
   /** Set while a turn's final is computed: a new turn now would supersede (cancel) it. */
   #finalizing: Promise<void> | undefined;
+  /** The last turn the silence timer ended: a client's endTurn for it is acknowledged, not refused. */
+  #silenceEnded: string | undefined;
   /** Audio that arrived while finalizing, replayed into the next turn. */
   #held: Int16Array[] = [];
   #heldBytes = 0;
@@ -77,6 +79,11 @@ export class TranscriptionPipeline implements TalkSessionController {
   }
 
   async endTurn(turnId: string): Promise<void> {
+    // The client's end of an utterance the silence timer already ended: the caption is (being) finalized.
+    if (turnId === this.#silenceEnded) {
+      await this.#finalizing;
+      return;
+    }
     const turn = this.session.activeTurn;
     this.session.endTurn(turnId);
     const capture = this.#capture;
@@ -164,7 +171,11 @@ export class TranscriptionPipeline implements TalkSessionController {
     const stt = this.#deps.providers.stt(this.session);
     if (!stt) throw new TalkError("provider_not_found", "No stt provider is configured for this session.");
     this.#capture?.close();
-    const capture = startUserTurnCapture(this.#deps, stt, turn, (turnId) => this.endTurn(turnId));
+    const capture = startUserTurnCapture(this.#deps, stt, turn, (turnId) => {
+      const ended = this.endTurn(turnId);
+      this.#silenceEnded = turnId;
+      return ended;
+    });
     this.#capture = capture;
     return capture;
   }

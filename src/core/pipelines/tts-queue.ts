@@ -27,6 +27,8 @@ export interface TtsQueueContext {
   turnId: string;
   /** The output item (already begun with session.beginOutput) every segment belongs to. */
   itemId: string;
+  /** What this TTS job renders (the agent consult that wrote the text): `parentId` of its output.audio.* events. */
+  parentId?: string;
   /** Segments synthesized ahead of the one playing. */
   prefetch: number;
   logger: TalkLogger;
@@ -145,6 +147,7 @@ export class TtsQueue {
         await this.#changed();
       }
       const { outputFormat, turnId, itemId } = this.#ctx;
+      const parent = this.#parent();
       // Done means heard: a phone line plays for seconds after synthesis, and the answer stays interruptible.
       await this.#ctx.sink()?.drained?.(itemId, signal);
       if (signal.aborted) throw cancelledError(signal);
@@ -154,7 +157,14 @@ export class TtsQueue {
         durationMs: durationMs(outputFormat, this.#bytes),
       };
       if (this.#started)
-        this.#ctx.session.emit({ type: "output.audio.done", turnId, itemId, final: true, payload: done });
+        this.#ctx.session.emit({
+          type: "output.audio.done",
+          turnId,
+          itemId,
+          ...parent,
+          final: true,
+          payload: done,
+        });
       return this.#bytes;
     } finally {
       signal.removeEventListener("abort", onAbort);
@@ -170,7 +180,13 @@ export class TtsQueue {
     const s = this.#ctx.session;
     if (!this.#started) {
       this.#started = true;
-      s.emit({ type: "output.audio.started", turnId, itemId, payload: { format: { ...outputFormat } } });
+      s.emit({
+        type: "output.audio.started",
+        turnId,
+        itemId,
+        ...this.#parent(),
+        payload: { format: { ...outputFormat } },
+      });
     }
     const first = !segment.audible;
     segment.audible = true;
@@ -183,7 +199,11 @@ export class TtsQueue {
       segment: segment.index,
       ...(first ? { segmentText: segment.text } : {}),
     };
-    s.emit({ type: "output.audio.delta", turnId, itemId, payload });
+    s.emit({ type: "output.audio.delta", turnId, itemId, ...this.#parent(), payload });
+  }
+
+  #parent(): { parentId?: string } {
+    return this.#ctx.parentId !== undefined ? { parentId: this.#ctx.parentId } : {};
   }
 
   /** Starts synthesis of the playing segment and up to `prefetch` after it. */

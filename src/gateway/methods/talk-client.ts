@@ -1,6 +1,7 @@
 import { TalkError } from "../../core/index.js";
 import { CREATION_MATRIX, GATEWAY_OWNED_TRANSPORTS, findCombination } from "../../core/index.js";
 import type { MethodGroup } from "../method-registry.js";
+import { resolveSessionShape } from "../session-shape.js";
 
 /** Tool call ids remembered per client session, so a replayed call is refused as stale. */
 const MAX_REMEMBERED_CALLS = 1024;
@@ -14,7 +15,11 @@ export const talkClientMethods: MethodGroup = {
   "talk.client.create": {
     scope: "write",
     handler: async (params, ctx) => {
-      const { mode, transport, brain } = params;
+      const { mode, transport, brain } = resolveSessionShape(
+        params,
+        ctx.deps.sessionDefaults ?? {},
+        "client",
+      );
       if (GATEWAY_OWNED_TRANSPORTS.has(transport)) {
         throw new TalkError(
           "use_talk_session_create",
@@ -69,6 +74,8 @@ export const talkClientMethods: MethodGroup = {
         ...(grant.endpoint !== undefined ? { endpoint: grant.endpoint } : {}),
         ...(grant.model !== undefined ? { model: grant.model } : {}),
         ...(grant.voice !== undefined ? { voice: grant.voice } : {}),
+        ...(grant.credentialIn !== undefined ? { credentialIn: grant.credentialIn } : {}),
+        ...(grant.clientConfig !== undefined ? { clientConfig: grant.clientConfig } : {}),
         tools: [...mint.tools],
       };
     },
@@ -89,17 +96,34 @@ export const talkClientMethods: MethodGroup = {
         const oldest = owned.toolCalls.values().next().value;
         if (oldest !== undefined) owned.toolCalls.delete(oldest);
       }
-      // Client-owned sessions have no turns of their own here: tool calls run under one
+      // Client-owned sessions have no turns of their own here: tool calls correlate to one
       // Gateway-held turn, whose signal aborts when the session closes (owner gone, close, shutdown).
+      // Each call also has its own signal (talk.client.cancelToolCall, this connection) and runs
+      // beside the others, at most maxParallelPerSession at once.
       const turn = session.ensureTurn({ source: "gateway" });
       const outcome = await ctx.deps.tools.dispatch(session, {
         name: params.name,
         argumentsJson: params.argumentsJson,
         callId: params.callId,
         turnId: turn.id,
+        signal: ctx.caller.signal,
+        parallel: true,
       });
       if (!outcome.ok) throw outcome.error;
       return { sessionId: session.id, callId: params.callId, output: outcome.output };
+    },
+  },
+
+  "talk.client.cancelToolCall": {
+    scope: "write",
+    handler: async (params, ctx) => {
+      const owned = ctx.sessions.require(params.sessionId, ctx.caller, "client");
+      const cancelled = ctx.deps.tools.cancelCall(
+        owned.session.id,
+        params.callId,
+        params.reason ?? "client_cancelled",
+      );
+      return { sessionId: owned.session.id, callId: params.callId, cancelled };
     },
   },
 };

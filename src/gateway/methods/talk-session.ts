@@ -2,6 +2,7 @@ import { TalkError, toTalkError } from "../../core/index.js";
 import type { TalkSessionController } from "../../core/index.js";
 import { CLIENT_OWNED_TRANSPORTS, CREATION_MATRIX, findCombination } from "../../core/index.js";
 import type { MethodContext, MethodGroup } from "../method-registry.js";
+import { resolveSessionShape } from "../session-shape.js";
 import { describeSession, LocalSessionHandle, type SessionHandle } from "../session-handle.js";
 
 /**
@@ -22,7 +23,11 @@ export const talkSessionMethods: MethodGroup = {
   "talk.session.create": {
     scope: "write",
     handler: async (params, ctx) => {
-      const { mode, transport } = params;
+      const { mode, transport, brain } = resolveSessionShape(
+        params,
+        ctx.deps.sessionDefaults ?? {},
+        "gateway",
+      );
       if (CLIENT_OWNED_TRANSPORTS.has(transport)) {
         throw new TalkError(
           "use_talk_client_create",
@@ -30,7 +35,6 @@ export const talkSessionMethods: MethodGroup = {
           { details: { transport, method: "talk.client.create" } },
         );
       }
-      const brain = params.brain ?? (mode === "transcription" ? "none" : "agent-consult");
       if (findCombination(mode, transport, brain)?.owner !== "gateway") {
         throw new TalkError(
           "unsupported_combination",
@@ -40,8 +44,23 @@ export const talkSessionMethods: MethodGroup = {
           },
         );
       }
+      if (params.clientTools !== undefined && mode !== "realtime") {
+        throw new TalkError(
+          "invalid_params",
+          "clientTools: only realtime sessions call tools of the client.",
+          {
+            details: { field: "clientTools", reason: "mode_has_no_provider_tools" },
+          },
+        );
+      }
       ctx.sessions.assertAccepting();
       ctx.sessions.assertCapacity(ctx.caller);
+      ctx.deps.checkSession?.({
+        mode,
+        ...(params.provider !== undefined ? { provider: params.provider } : {}),
+        ...(params.voice !== undefined ? { voice: params.voice } : {}),
+        ...(params.model !== undefined ? { model: params.model } : {}),
+      });
       const session = ctx.deps.runtime.createSession({
         mode,
         transport,
@@ -59,7 +78,12 @@ export const talkSessionMethods: MethodGroup = {
         // refused claim (draining) means the session must not start here.
         const claimed = ctx.deps.cluster?.claimed(session.id);
         claimed?.catch(() => undefined);
+        const clientTools =
+          params.clientTools !== undefined
+            ? ctx.deps.tools.checkClientTools(session, params.clientTools)
+            : undefined;
         controller = await ctx.deps.createController(session, {
+          ...(clientTools !== undefined ? { clientTools } : {}),
           ...(params.model !== undefined ? { model: params.model } : {}),
           ...(params.voice !== undefined ? { voice: params.voice } : {}),
           ...(params.inputFormat !== undefined ? { inputFormat: params.inputFormat } : {}),

@@ -17,6 +17,7 @@ export const TALK_METHODS = [
   "talk.mode",
   "talk.client.create",
   "talk.client.toolCall",
+  "talk.client.cancelToolCall",
   "talk.session.create",
   "talk.session.join",
   "talk.session.appendAudio",
@@ -61,9 +62,10 @@ export const TALK_PARAM_SCHEMAS = {
     phase: z.string().min(1).max(64).optional(),
   }),
   "talk.client.create": z.strictObject({
-    mode: z.enum(TALK_MODES).default("realtime"),
-    transport: z.enum(TALK_TRANSPORTS),
-    brain: z.enum(TALK_BRAINS).default("agent-consult"),
+    /** Omitted: talk.realtime.mode / .transport / .brain where they fit, else realtime / agent-consult. */
+    mode: z.enum(TALK_MODES).optional(),
+    transport: z.enum(TALK_TRANSPORTS).optional(),
+    brain: z.enum(TALK_BRAINS).optional(),
     provider: id.optional(),
     model: z.string().min(1).max(128).optional(),
     voice: z.string().min(1).max(128).optional(),
@@ -74,16 +76,27 @@ export const TALK_PARAM_SCHEMAS = {
     name: z.string().min(1).max(128),
     argumentsJson: z.string(),
   }),
+  "talk.client.cancelToolCall": z.strictObject({
+    sessionId: id,
+    callId: z.string().min(1).max(256),
+    reason: reason.optional(),
+  }),
   "talk.session.create": z.strictObject({
-    mode: z.enum(TALK_MODES),
-    transport: z.enum(TALK_TRANSPORTS),
-    /** Defaults to `none` for transcription and `agent-consult` otherwise. */
+    /** Omitted: talk.realtime.mode / .transport / .brain where they fit (session-shape.ts). */
+    mode: z.enum(TALK_MODES).optional(),
+    transport: z.enum(TALK_TRANSPORTS).optional(),
+    /** Omitted: talk.realtime.brain where it fits, else `none` for transcription and `agent-consult` otherwise. */
     brain: z.enum(TALK_BRAINS).optional(),
     provider: id.optional(),
     model: z.string().min(1).max(128).optional(),
     voice: z.string().min(1).max(128).optional(),
     inputFormat: audioFormatSchema.optional(),
     outputFormat: audioFormatSchema.optional(),
+    /**
+     * Client-completed tools `[{name, description?, parameters}]` (realtime only),
+     * checked by the handler against tool policy so errors name the field.
+     */
+    clientTools: z.unknown().optional(),
   }),
   "talk.session.join": z.strictObject({
     sessionId: id,
@@ -149,6 +162,10 @@ export interface ClientCreateResult {
   endpoint?: string;
   model?: string;
   voice?: string;
+  /** How the client presents clientSecret when it is not a bearer key (query parameter or subprotocol). */
+  credentialIn?: { query: string } | { subprotocolPrefix: string };
+  /** The message to send first on the provider socket when the credential is not bound to a configuration. */
+  clientConfig?: Record<string, unknown>;
   /** Tool names the Gateway declared to the provider (policy already applied). */
   tools: string[];
 }
@@ -188,6 +205,7 @@ export interface TalkResults {
   "talk.mode": TalkModeState;
   "talk.client.create": ClientCreateResult;
   "talk.client.toolCall": ToolCallResult;
+  "talk.client.cancelToolCall": { sessionId: string; callId: string; cancelled: boolean };
   "talk.session.create": SessionCreateResult;
   "talk.session.join": SessionJoinResult;
   "talk.session.appendAudio": { sessionId: string; bytes: number };

@@ -98,7 +98,6 @@ export class MeetingAssistant {
     this.#leg = new MediaLeg({
       session: this.session,
       createController: deps.createController,
-      tools: false,
       adapter: {
         sink,
         playing: () => sink.audible(),

@@ -192,6 +192,11 @@ export class BotCaptions {
     this.#attribution.setNames(speakers, sources);
   }
 
+  /** Who the page marks as speaking now (the driver's activeSpeakers), for attribution. */
+  noteActiveSpeakers(names: readonly string[]): void {
+    this.#attribution.noteActiveSpeakers(names);
+  }
+
   /** Finalizes the captions of speech already captured. */
   flush(): Promise<void> {
     return this.#capture.flush();

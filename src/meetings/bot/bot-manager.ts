@@ -14,6 +14,7 @@ import {
 } from "../meetings-options.js";
 import type { PlatformDriver } from "../platforms/platform-driver.js";
 import { ChromiumLauncher, type BrowserLauncher } from "./browser-launcher.js";
+import { isAllowedCameraUrl } from "./camera-page.js";
 import { MeetingBot, type MeetingBotDeps } from "./meeting-bot.js";
 import { readTranscript, type TranscriptLine } from "./transcript-log.js";
 import { WebhookNotifier } from "./webhook-notifier.js";
@@ -62,7 +63,9 @@ export interface CreateBotRequest {
   botName: string;
   mode: BotMode;
   joinAt?: string;
-  camera?: "off" | "card";
+  camera?: "off" | "card" | "url";
+  /** camera "url": the page to show, from one of `meetings.camera.urlOrigins`. */
+  cameraUrl?: string;
 }
 
 /**
@@ -149,6 +152,7 @@ export class BotManager {
         details: { issues: [{ path: "meetingUrl", message: `not a ${driver.platform} meeting address` }] },
       });
     }
+    this.#checkCamera(request);
     if (request.mode === "agent" && !this.#deps.agent) {
       throw new TalkError(
         "capability_unsupported",
@@ -181,6 +185,25 @@ export class BotManager {
     return bot.status;
   }
 
+  /** camera "url" needs a cameraUrl on an allowed origin; a cameraUrl needs camera "url". */
+  #checkCamera(request: CreateBotRequest): void {
+    const refuse = (message: string, why: string): never => {
+      throw new TalkError("invalid_params", message, {
+        details: { issues: [{ path: "cameraUrl", message: why }] },
+      });
+    };
+    if (request.camera !== "url") {
+      if (request.cameraUrl !== undefined) refuse('cameraUrl needs camera "url".', 'needs camera "url"');
+      return;
+    }
+    if (request.cameraUrl === undefined) refuse('camera "url" needs a cameraUrl.', "required");
+    if (!isAllowedCameraUrl(request.cameraUrl!, this.options.camera.urlOrigins))
+      refuse(
+        "cameraUrl is not an http(s) page on an allowed origin (meetings.camera.urlOrigins).",
+        "origin not allowed",
+      );
+  }
+
   #bot(id: string, request: CreateBotRequest, driver: PlatformDriver): MeetingBot {
     const bot = new MeetingBot({
       id,
@@ -190,6 +213,7 @@ export class BotManager {
         mode: request.mode,
         ...(request.joinAt ? { joinAt: request.joinAt } : {}),
         ...(request.camera ? { camera: request.camera } : {}),
+        ...(request.cameraUrl ? { cameraUrl: request.cameraUrl } : {}),
       },
       driver,
       launcher: this.#launcher,

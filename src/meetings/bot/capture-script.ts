@@ -41,9 +41,18 @@ export interface CaptureScriptConfig {
    * "card" (a canvas the page draws: the bot's name, a speaking indicator,
    * the last caption; its captureStream is the camera). Default "off".
    */
-  camera?: "off" | "card";
+  camera?: "off" | "card" | "url";
   /** The name on the card. */
   botName?: string;
+  /** Frames a second the camera canvas is drawn and captured at ("card", "url"). Default 5 (the bot passes meetings.camera.fps). */
+  cameraFps?: number;
+  /**
+   * Receive the participants' video (default true). false: every video
+   * section the page describes is answered as not receiving (`recvonly` ->
+   * `inactive`, `sendrecv` -> `sendonly`), so nobody sends the bot video it
+   * would decode and never show.
+   */
+  receiveVideo?: boolean;
 }
 
 export function captureScript(config: CaptureScriptConfig): string {
@@ -243,11 +252,33 @@ function onTrack(track, streams, receiver) {
   }
 }
 
+// receiveVideo false: the bot's descriptions receive no video (recvonly -> inactive, sendrecv -> sendonly).
+function refuseVideo(sdp) {
+  let video = false;
+  return sdp.split("\r\n").map((line) => {
+    if (line.startsWith("m=")) video = line.startsWith("m=video");
+    else if (video && line === "a=recvonly") return "a=inactive";
+    else if (video && line === "a=sendrecv") return "a=sendonly";
+    return line;
+  }).join("\r\n");
+}
+
 if (NativePC) {
   class RTCPeerConnection extends NativePC {
     constructor(...args) {
       super(...args);
       this.addEventListener("track", (event) => onTrack(event.track, event.streams || [], event.receiver));
+    }
+    async setLocalDescription(description) {
+      if (CFG.receiveVideo !== false) return description === undefined ? super.setLocalDescription() : super.setLocalDescription(description);
+      let d = description;
+      // The implicit form (no argument) is made explicit so its description can be edited.
+      if (!d || !d.sdp) {
+        const type = (d && d.type) || (this.signalingState === "have-remote-offer" || this.signalingState === "have-local-pranswer" ? "answer" : "offer");
+        if (type === "rollback") return super.setLocalDescription(d);
+        d = type === "answer" ? await this.createAnswer() : await this.createOffer();
+      }
+      return super.setLocalDescription({ type: d.type, sdp: refuseVideo(d.sdp) });
     }
   }
   window.RTCPeerConnection = RTCPeerConnection;
@@ -312,7 +343,7 @@ if (navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
       m.context.resume().catch(() => {});
       out.push(m.destination.stream.getAudioTracks()[0].clone());
     }
-    if (constraints && constraints.video && CFG.camera === "card") {
+    if (constraints && constraints.video && (CFG.camera === "card" || CFG.camera === "url")) {
       out.push(cardTrack());
     } else if (constraints && constraints.video && CFG.camera !== "off") {
       try {
@@ -327,10 +358,34 @@ if (navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
 }
 
 // The bot's camera card: drawn a few times a second, sent through the page's own media (captureStream).
-const card = { caption: "", canvas: null, stream: null };
+const card = { caption: "", canvas: null, stream: null, image: null };
+// camera "url": the bot pushes the URL page's frames (JPEG, base64) here; the newest decoded one is drawn.
+let framesDecoding = 0;
+Object.defineProperty(window, "__talkgateCameraFrame", {
+  value: (base64) => {
+    if (CFG.camera !== "url" || typeof base64 !== "string" || framesDecoding > 1) return false;
+    framesDecoding++;
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    createImageBitmap(new Blob([bytes], { type: "image/jpeg" }))
+      .then((bitmap) => {
+        if (card.image) card.image.close();
+        card.image = bitmap;
+        if (card.canvas) drawCard();
+      })
+      .catch(() => {})
+      .finally(() => { framesDecoding--; });
+    return true;
+  },
+});
 const CARD_W = 320, CARD_H = 180;
 function drawCard() {
   const g = card.canvas.getContext("2d");
+  if (CFG.camera === "url") {
+    // The URL page, as the bot's screencast of it last showed it (black until its first frame).
+    if (card.image) g.drawImage(card.image, 0, 0, CARD_W, CARD_H);
+    else { g.fillStyle = "#000000"; g.fillRect(0, 0, CARD_W, CARD_H); }
+    return;
+  }
   const speaking = !!(mic && mic.sources.size > 0);
   g.fillStyle = "#1b2a41";
   g.fillRect(0, 0, CARD_W, CARD_H);
@@ -366,8 +421,9 @@ function cardTrack() {
     card.canvas.width = CARD_W;
     card.canvas.height = CARD_H;
     drawCard();
-    card.stream = card.canvas.captureStream(5);
-    setInterval(drawCard, 200);
+    const fps = Math.max(1, Math.min(30, CFG.cameraFps || 5));
+    card.stream = card.canvas.captureStream(fps);
+    setInterval(drawCard, Math.round(1000 / fps));
   }
   return card.stream.getVideoTracks()[0].clone();
 }

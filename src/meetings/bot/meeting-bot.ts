@@ -13,10 +13,11 @@ import { captureScript } from "./capture-script.js";
 import type { TranscriptLine } from "./transcript-log.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
 import type { MeetingAssistantOptions } from "../agent/meeting-assistant.js";
-import { interruptibleSleep } from "./interruptible-sleep.js";
+import { interruptibleSleep } from "../../core/index.js";
 import { BotEnd, ended, fatal, withTimeout, type Outcome } from "./bot-outcome.js";
 import { driverPage, openMeetingPage } from "./bot-page.js";
 import { BotChat } from "./bot-chat.js";
+import { startCameraPage, type CameraPage } from "./camera-page.js";
 
 export interface BotRequest {
   meetingUrl: string;
@@ -24,8 +25,13 @@ export interface BotRequest {
   mode: BotMode;
   /** When to join (ISO-8601); default now. */
   joinAt?: string;
-  /** The bot's camera: "off" (default) or "card" (a card the page draws, docs/meetings.md "Bot camera"). */
-  camera?: "off" | "card";
+  /**
+   * The bot's camera: "off" (default), "card" (a card the page draws) or
+   * "url" (`cameraUrl`, a page from an allowed origin), docs/meetings.md "Bot camera".
+   */
+  camera?: "off" | "card" | "url";
+  /** camera "url": the page shown (checked by the manager against meetings.camera.urlOrigins). */
+  cameraUrl?: string;
 }
 
 /** What a bot is given: narrow, no back-reference to its manager. */
@@ -71,6 +77,8 @@ export class MeetingBot {
   #lineCount = 0;
   /** The meeting's chat, when the platform has one and `meetings.chat.enabled`. */
   #chat: BotChat | undefined;
+  /** camera "url": the second page whose frames are the camera. */
+  #camera: CameraPage | undefined;
 
   constructor(deps: MeetingBotDeps) {
     this.id = deps.id;
@@ -251,6 +259,8 @@ export class MeetingBot {
         url: this.#deps.captureUrl(this.#captureToken),
         forcePcm: options.forcePcm,
         camera: request.camera ?? "off",
+        cameraFps: options.camera.fps,
+        receiveVideo: options.receiveVideo,
         botName: request.botName,
       }),
       extraArgs: this.#deps.browserArgs ?? [],
@@ -260,8 +270,28 @@ export class MeetingBot {
     this.#throwIfLeaving();
     const url = driver.joinUrl(new URL(request.meetingUrl), request.botName);
     await openMeetingPage(this.#browser, url, options.joinTimeoutMs, () => this.#throwIfGone());
+    await this.#startCamera();
     await driver.join(this.#page(), { botName: request.botName, signal });
     this.#throwIfGone();
+  }
+
+  /** camera "url": opens the page beside the meeting; a page that does not load leaves the camera black. */
+  async #startCamera(): Promise<void> {
+    const { request, options, logger } = this.#deps;
+    if (request.camera !== "url" || !request.cameraUrl || !this.#browser) return;
+    try {
+      this.#camera = await startCameraPage(this.#browser.page, {
+        url: request.cameraUrl,
+        allowedOrigins: options.camera.urlOrigins,
+        fps: options.camera.fps,
+        timeoutMs: options.joinTimeoutMs,
+        logger,
+        botId: this.id,
+      });
+    } catch (err) {
+      this.#throwIfGone();
+      logger.warn({ err, botId: this.id, url: request.cameraUrl }, "meeting: the camera page did not load");
+    }
   }
 
   /** Polls the page until something ends the stay. */
@@ -289,6 +319,7 @@ export class MeetingBot {
         continue;
       }
       this.#captions!.setNames(seen.speakers, seen.sources);
+      if (seen.activeSpeakers) this.#captions!.noteActiveSpeakers(seen.activeSpeakers);
       const now = Date.now();
       switch (seen.phase) {
         case "not_found":
@@ -361,6 +392,7 @@ export class MeetingBot {
   async #finish(outcome: Outcome): Promise<void> {
     const { logger, driver } = this.#deps;
     this.#chat?.close();
+    await this.#camera?.close();
     const crashed = this.#browser?.crashed.aborted ?? false;
     if (this.#browser && !crashed && this.#status.value.state !== "scheduled") {
       this.#status.transition("leaving", outcome.subCode);

@@ -111,4 +111,71 @@ describe("speaker attribution", () => {
     a.setNames({ "track-1": "" }, { "-1": "X", "4294967296": "Y", abc: "Z" });
     expect(a.speakerOf(u).speaker).toBe("unknown");
   });
+
+  describe("the page's active-speaker marks (Zoom, Teams)", () => {
+    it("names the utterance after the one participant marked during it, marks after its end within the tail included", async () => {
+      const { a, u } = setup("mixed");
+      a.noteActiveSpeakers([], u.startedAt - 300); // before it: nobody
+      a.noteActiveSpeakers(["Alice"], u.startedAt + 100);
+      a.noteActiveSpeakers(["Alice"], u.startedAt + 200);
+      await ended(u);
+      a.noteActiveSpeakers(["Alice"], u.endedAt! + 300); // the page's lag
+      expect(a.speakerOf(u)).toEqual({ speaker: "Alice" });
+    });
+
+    it("says unknown when nobody is marked, when two are marked alike, and ignores marks outside the utterance", async () => {
+      const none = setup("mixed");
+      none.a.noteActiveSpeakers([], none.u.startedAt + 100);
+      none.a.noteActiveSpeakers(["Bob"], none.u.startedAt - 2000); // Bob spoke before
+      await ended(none.u);
+      none.a.noteActiveSpeakers(["Bob"], none.u.endedAt! + 2000); // and after
+      expect(none.a.speakerOf(none.u).speaker).toBe("unknown");
+
+      const both = setup("mixed");
+      both.a.noteActiveSpeakers(["Alice", "Bob"], both.u.startedAt + 100);
+      both.a.noteActiveSpeakers(["Alice", "Bob"], both.u.startedAt + 300);
+      await ended(both.u);
+      expect(both.a.speakerOf(both.u).speaker).toBe("unknown");
+    });
+
+    it("needs one name to dominate the marks (a handover at the edge is fine, a split is not)", async () => {
+      const edge = setup("mixed");
+      for (const [name, t] of [
+        ["Bob", 0],
+        ["Alice", 100],
+        ["Alice", 200],
+        ["Alice", 300],
+        ["Alice", 400],
+      ] as const)
+        edge.a.noteActiveSpeakers([name], edge.u.startedAt + t);
+      await ended(edge.u);
+      expect(edge.a.speakerOf(edge.u).speaker).toBe("Alice");
+
+      const split = setup("mixed");
+      for (const [name, t] of [
+        ["Bob", 0],
+        ["Alice", 100],
+        ["Bob", 200],
+        ["Alice", 300],
+      ] as const)
+        split.a.noteActiveSpeakers([name], split.u.startedAt + t);
+      await ended(split.u);
+      expect(split.a.speakerOf(split.u).speaker).toBe("unknown");
+    });
+
+    it("says unknown when the marks and the RTP source name different people", async () => {
+      const { a, u, report } = setup("mixed");
+      a.setNames({}, { "1111": "Alice" });
+      for (let i = 0; i < 5; i++) report([s(1111, 0.2)], [], i * 200);
+      a.noteActiveSpeakers(["Bob"], u.startedAt + 300);
+      await ended(u);
+      expect(a.speakerOf(u)).toEqual({ speaker: "unknown", rtpSource: 1111 });
+      a.noteActiveSpeakers(["Alice"], u.endedAt! + 100);
+      a.noteActiveSpeakers(["Alice"], u.endedAt! + 200);
+      a.noteActiveSpeakers(["Alice"], u.endedAt! + 300);
+      a.noteActiveSpeakers(["Alice"], u.endedAt! + 400);
+      // Now the marks agree with the source (Alice 4 of 5).
+      expect(a.speakerOf(u)).toEqual({ speaker: "Alice", rtpSource: 1111 });
+    });
+  });
 });

@@ -26,6 +26,10 @@ export interface SpeakerAttributionOptions {
   dominance?: number;
   /** Levels below this are silence and do not count. Default 0.002 (about -54 dBov). */
   minLevel?: number;
+  /** Active-speaker marks this long before an utterance's start still count, ms. Default 0 (a mark follows speech). */
+  markLeadMs?: number;
+  /** Active-speaker marks this long after its end still count (the page's lag, one poll), ms. Default 500. */
+  markTailMs?: number;
 }
 
 /** Who spoke an utterance, and from which RTP source when one dominated it. */
@@ -37,6 +41,12 @@ export interface Attribution {
 
 /** The outcome of the source evidence alone: the dominant source, or nothing conclusive. */
 type SourceVerdict = { source: number } | undefined;
+
+/** One read of the page's active-speaker marks (who it showed as speaking then; empty: nobody). */
+interface MarkRead {
+  at: number;
+  names: readonly string[];
+}
 
 interface Report {
   at: number;
@@ -60,9 +70,18 @@ export const UNKNOWN_SPEAKER = "unknown";
  * levels a few times a second; an utterance's sources are the reports on its
  * track during it, weighted by level, and one source must dominate them
  * (`dominance`). The name comes from that source's entry in the source table,
- * else from the track's name. When the two disagree, or neither names anyone,
- * the speaker is "unknown": never a guess (not the only participant, not the
- * last speaker, not a quieter named source beside a louder unnamed one).
+ * else from the track's name.
+ *
+ * A third kind, for platforms whose audio names nobody (Zoom, Teams: mixed or
+ * forwarded streams, sources not studied): the page's **active-speaker marks**
+ * (`observe().activeSpeakers`, read every poll). The marks read during an
+ * utterance (from its start to `markTailMs` after its end) must name one
+ * participant in `dominance` of all the names marked, and nobody marked at
+ * all says nothing.
+ *
+ * When two kinds disagree, or none names anyone, the speaker is "unknown":
+ * never a guess (not the only participant, not the last speaker, not a
+ * quieter named source beside a louder unnamed one).
  */
 export class SpeakerAttribution {
   readonly #historyMs: number;
@@ -70,6 +89,9 @@ export class SpeakerAttribution {
   readonly #tailMs: number;
   readonly #dominance: number;
   readonly #minLevel: number;
+  readonly #markLeadMs: number;
+  readonly #markTailMs: number;
+  readonly #marks: MarkRead[] = [];
   readonly #trackNames = new Map<string, string>();
   readonly #sourceNames = new Map<number, string>();
   readonly #reports = new Map<string, Report[]>();
@@ -82,6 +104,17 @@ export class SpeakerAttribution {
     this.#tailMs = options.tailMs ?? 250;
     this.#dominance = options.dominance ?? 0.6;
     this.#minLevel = options.minLevel ?? 0.002;
+    this.#markLeadMs = options.markLeadMs ?? 0;
+    this.#markTailMs = options.markTailMs ?? 500;
+  }
+
+  /** One read of the page's active-speaker marks (the driver's `activeSpeakers`; empty: nobody marked). */
+  noteActiveSpeakers(names: readonly string[], at = Date.now()): void {
+    this.#marks.push({ at, names: [...new Set(names.filter((n) => n !== ""))] });
+    const horizon = at - this.#historyMs;
+    let drop = 0;
+    while (drop < this.#marks.length && this.#marks[drop]!.at < horizon) drop++;
+    if (drop > 0) this.#marks.splice(0, drop);
   }
 
   /**
@@ -125,11 +158,36 @@ export class SpeakerAttribution {
       : this.#verdict(utterance, utterance.endedAt ?? Date.now());
     const trackName = this.#trackNames.get(utterance.trackId);
     const sourceName = verdict ? this.#sourceNames.get(verdict.source) : undefined;
+    const markName = this.#markedSpeaker(utterance);
     const rtp = verdict ? { rtpSource: verdict.source } : {};
-    // Two kinds of evidence that disagree: one of them is wrong, and we cannot tell which.
-    if (trackName !== undefined && sourceName !== undefined && trackName !== sourceName)
-      return { speaker: UNKNOWN_SPEAKER, ...rtp };
-    return { speaker: sourceName ?? trackName ?? UNKNOWN_SPEAKER, ...rtp };
+    const names = new Set([sourceName, trackName, markName].filter((n) => n !== undefined));
+    // Kinds of evidence that disagree: one of them is wrong, and we cannot tell which.
+    if (names.size !== 1) return { speaker: UNKNOWN_SPEAKER, ...rtp };
+    return { speaker: [...names][0]!, ...rtp };
+  }
+
+  /** The one participant the page's marks showed as speaking during the utterance, if one dominates. */
+  #markedSpeaker(utterance: Utterance): string | undefined {
+    const from = utterance.startedAt - this.#markLeadMs;
+    const to = (utterance.endedAt ?? Date.now()) + this.#markTailMs;
+    const counts = new Map<string, number>();
+    let total = 0;
+    for (const read of this.#marks) {
+      if (read.at < from || read.at > to) continue;
+      for (const name of read.names) {
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        total += 1;
+      }
+    }
+    let best: string | undefined;
+    let bestCount = 0;
+    for (const [name, n] of counts) {
+      if (n > bestCount) {
+        best = name;
+        bestCount = n;
+      }
+    }
+    return best !== undefined && bestCount / total >= this.#dominance ? best : undefined;
   }
 
   /** Forgets a track's reports (its track ended). Names stay: lines already spoken keep their speaker. */

@@ -1,6 +1,6 @@
 import type { TalkLogger } from "../../core/index.js";
 import { isTerminal, type BotStatus } from "../bot-status.js";
-import { interruptibleSleep } from "./interruptible-sleep.js";
+import { interruptibleSleep } from "../../core/index.js";
 import type { MeetingBot } from "./meeting-bot.js";
 import { readTranscript, type TranscriptLine } from "./transcript-log.js";
 

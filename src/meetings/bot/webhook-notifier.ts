@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { TalkLogger } from "../../core/index.js";
 import type { MeetingsWebhookOptions } from "../meetings-options.js";
-import { interruptibleSleep } from "./interruptible-sleep.js";
+import { interruptibleSleep } from "../../core/index.js";
 import { standardSignature, webhookKey } from "./webhook-signing.js";
 
 export { standardSignature, webhookKey } from "./webhook-signing.js";

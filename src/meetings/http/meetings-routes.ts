@@ -88,6 +88,7 @@ const createBody = z
     mode: z.enum(["transcribe", "agent"]),
     joinAt: z.iso.datetime({ offset: true }).optional(),
     camera: z.enum(["off", "card", "url"]).optional(),
+    cameraUrl: z.string().min(1).max(2048).optional(),
   })
   .strict();
 
@@ -119,12 +120,7 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
         );
       }
       try {
-        const { meetingUrl, platform, botName, mode, joinAt, camera } = parsed.data;
-        if (camera === "url")
-          return replyError(
-            reply,
-            new TalkError("capability_unsupported", 'camera "url" is not built yet; use "off" or "card".'),
-          );
+        const { meetingUrl, platform, botName, mode, joinAt, camera, cameraUrl } = parsed.data;
         const status = await manager.create({
           meetingUrl,
           botName,
@@ -132,6 +128,7 @@ export function meetingsRoutes(options: MeetingsRoutesOptions): FastifyPluginAsy
           ...(platform ? { platform } : {}),
           ...(joinAt ? { joinAt } : {}),
           ...(camera ? { camera } : {}),
+          ...(cameraUrl !== undefined ? { cameraUrl } : {}),
         });
         return reply.code(201).send(status);
       } catch (err) {

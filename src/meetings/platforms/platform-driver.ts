@@ -44,9 +44,11 @@ export interface MeetingObservation {
   sources?: Record<string, string>;
   /**
    * Participants the page marks as speaking now (the platform's active-speaker
-   * indication), where it has one. Reported for diagnostics and status;
-   * speaker attribution does not use it yet (a mark follows speech by a
-   * platform-specific delay that has not been measured on the live clients).
+   * indication), where it has one; an empty list when it marks nobody, absent
+   * when the platform has no marks. Speaker attribution names an utterance
+   * after the one participant the marks read during it show
+   * (speaker-attribution.ts), where neither its track nor its RTP source
+   * names anyone else.
    */
   activeSpeakers?: string[];
   /** The page text that decided the phase, for diagnostics. */

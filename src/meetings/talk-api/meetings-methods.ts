@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { TalkError } from "../../core/index.js";
-import type { SurfaceMethodDefinition } from "../../gateway/index.js";
+import { ConnectionFollows, type SurfaceMethodDefinition } from "../../gateway/index.js";
 import type { BotManager } from "../bot/bot-manager.js";
 import type { VoiceWakeStore } from "../agent/voice-wake-store.js";
 import { exportTranscript, TRANSCRIPT_FORMATS } from "../bot/transcript-export.js";
@@ -38,6 +38,7 @@ export const createBotParams = z.strictObject({
   mode: z.enum(["transcribe", "agent"]),
   joinAt: z.iso.datetime({ offset: true }).optional(),
   camera: z.enum(["off", "card", "url"]).optional(),
+  cameraUrl: z.string().min(1).max(2048).optional(),
 });
 
 const notFound = (): TalkError => new TalkError("session_not_found", "No such bot.");
@@ -68,15 +69,14 @@ export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
     scope: "write",
     params: createBotParams,
     handler: async (p) => {
-      if (p.camera === "url")
-        throw new TalkError("capability_unsupported", 'camera "url" is not built yet; use "off" or "card".');
       return await manager.create({
         meetingUrl: p.meetingUrl,
         botName: p.botName,
         mode: p.mode,
         ...(p.platform ? { platform: p.platform } : {}),
         ...(p.joinAt ? { joinAt: p.joinAt } : {}),
-        ...(p.camera === "card" || p.camera === "off" ? { camera: p.camera } : {}),
+        ...(p.camera ? { camera: p.camera } : {}),
+        ...(p.cameraUrl !== undefined ? { cameraUrl: p.cameraUrl } : {}),
       });
     },
   });
@@ -103,33 +103,20 @@ export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
       return { botId: p.botId, format: p.format, text: exportTranscript(p.botId, lines, p.format) };
     },
   });
-  // Follows per connection (its signal aborts when it closes): botId -> the follow's stop.
-  const follows = new WeakMap<AbortSignal, Map<string, AbortController>>();
+  // Follows per connection (ended when it closes), one per bot, at most MAX_FOLLOWS_PER_CONNECTION.
+  const follows = new ConnectionFollows(MAX_FOLLOWS_PER_CONNECTION, "bots");
   registerMethod("meetings.bots.follow", {
     scope: "read",
     params: followParams,
     handler: async (p, ctx) => {
       const { caller } = ctx;
-      let mine = follows.get(caller.signal);
-      if (!mine) {
-        mine = new Map();
-        follows.set(caller.signal, mine);
-      }
-      if (!mine.has(p.botId) && mine.size >= MAX_FOLLOWS_PER_CONNECTION)
-        throw new TalkError(
-          "session_limit",
-          `A connection follows at most ${MAX_FOLLOWS_PER_CONNECTION} bots.`,
-        );
+      follows.check(caller, p.botId);
       const status = await manager.status(p.botId);
       if (!status) throw notFound();
       // A second follow of the same bot replaces the first (a client resuming from another index).
-      mine.get(p.botId)?.abort();
-      const stop = new AbortController();
-      mine.set(p.botId, stop);
-      const signal = AbortSignal.any([stop.signal, caller.signal]);
+      const follow = follows.begin(caller, p.botId);
       const afterIndex = p.afterIndex ?? -1;
       const botIdValue = p.botId;
-      const table = mine;
       ctx.afterResponse(() => {
         void manager
           .follow(
@@ -140,11 +127,11 @@ export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
                 caller.sendEvent("meetings.transcript.line", { botId: botIdValue, index, line }),
               status: (s) => caller.sendEvent("meetings.bot.status", { botId: botIdValue, status: s }),
               end: (s) => {
-                if (table.get(botIdValue) === stop) table.delete(botIdValue);
+                follow.done();
                 caller.sendEvent("meetings.follow.ended", { botId: botIdValue, status: s });
               },
             },
-            signal,
+            follow.signal,
           )
           .catch((err: unknown) => ctx.logger.warn({ err, botId: botIdValue }, "meeting: follow failed"));
       });
@@ -154,13 +141,11 @@ export function registerMeetingsMethods(deps: MeetingsMethodsDeps): () => void {
   registerMethod("meetings.bots.unfollow", {
     scope: "read",
     params: botId,
-    handler: (p, ctx) => {
-      const mine = follows.get(ctx.caller.signal);
-      const stop = mine?.get(p.botId);
-      stop?.abort();
-      mine?.delete(p.botId);
-      return { botId: p.botId, following: false, wasFollowing: stop !== undefined };
-    },
+    handler: (p, ctx) => ({
+      botId: p.botId,
+      following: false,
+      wasFollowing: follows.stop(ctx.caller, p.botId),
+    }),
   });
   return voiceWake.onChange((state) => deps.broadcast("voicewake.changed", state));
 }

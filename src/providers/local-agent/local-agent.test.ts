@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { AgentDelta, AgentMessage } from "../../core/provider-types.js";
+import { parseToolArguments, ToolRegistry } from "../../core/tool-registry.js";
+import { CallControlRegistry } from "../../core/tools/call-control.js";
+import { createEndCallTool, createTransferCallTool } from "../../core/tools/call-tools.js";
 import { createLocalAgent, LOCAL_AGENT_HELP, splitIntoDeltas } from "./local-agent.js";
 
 const NOON_UTC = new Date("2025-03-14T12:05:00Z");
@@ -82,5 +85,77 @@ describe("local agent", () => {
     const text = "You said: a b c d e f g";
     expect(splitIntoDeltas(text).join("")).toBe(text);
     expect(splitIntoDeltas("word")).toEqual(["word"]);
+  });
+});
+
+describe("local agent: call tools by rule", () => {
+  const calls = new CallControlRegistry();
+  const registry = new ToolRegistry()
+    .register(createEndCallTool(calls))
+    .register(
+      createTransferCallTool({ calls, targets: { "front desk": "+15550001", billing: "+15550002" } }),
+    );
+  const tools = registry.toRealtimeTools();
+  const agent = createLocalAgent({ timeZone: "UTC", now: () => NOON_UTC });
+  const user = (content: string): AgentMessage[] => [{ role: "user", content }];
+
+  it("a goodbye says goodbye and calls end_call", async () => {
+    const deltas: AgentDelta[] = [];
+    for await (const d of agent.consult({
+      sessionId: "s",
+      turnId: "t",
+      messages: user("OK, goodbye then."),
+      tools,
+      signal: new AbortController().signal,
+    }))
+      deltas.push(d);
+    expect(textOf(deltas)).toBe("Goodbye!");
+    const call = deltas.find((d) => d.type === "tool_call");
+    expect(call).toMatchObject({ name: "end_call", callId: expect.stringMatching(/^local-/) });
+    expect(deltas.at(-1)).toEqual({ type: "done", finishReason: "tool_calls" });
+    // The arguments fit the tool's own schema.
+    expect(() =>
+      parseToolArguments(registry.get("end_call")!, (call as { argumentsJson: string }).argumentsJson),
+    ).not.toThrow();
+  });
+
+  it("asking for an operator, an agent or a human transfers to the first configured target", () => {
+    for (const said of ["Can I talk to an operator?", "agent please", "I want a human"]) {
+      const plan = agent.plan(user(said), tools);
+      expect(plan.text).toBe("Let me transfer you.");
+      expect(plan.toolCalls).toHaveLength(1);
+      expect(plan.toolCalls[0]!.name).toBe("transfer_call");
+      expect(JSON.parse(plan.toolCalls[0]!.argumentsJson)).toMatchObject({ target: "front desk" });
+    }
+  });
+
+  it("without targets it says it cannot transfer; without tools offered it answers as before", () => {
+    const none = new ToolRegistry()
+      .register(createTransferCallTool({ calls, targets: {} }))
+      .toRealtimeTools();
+    expect(agent.plan(user("operator"), none)).toEqual({
+      text: "Sorry, I cannot transfer calls here.",
+      toolCalls: [],
+    });
+    expect(agent.plan(user("goodbye"), [])).toEqual({ text: "You said: goodbye", toolCalls: [] });
+  });
+
+  it("after a tool's result: nothing more when it worked, an apology when it failed", () => {
+    const asked: AgentMessage = {
+      role: "assistant",
+      content: "Let me transfer you.",
+      toolCalls: [{ callId: "c1", name: "transfer_call", argumentsJson: "{}" }],
+    };
+    const ok = agent.plan(
+      [...user("operator"), asked, { role: "tool", toolCallId: "c1", content: '{"ok":true}' }],
+      tools,
+    );
+    expect(ok).toEqual({ text: "", toolCalls: [] });
+    const failed = agent.plan(
+      [...user("operator"), asked, { role: "tool", toolCallId: "c1", content: '{"error":"provider_error"}' }],
+      tools,
+    );
+    expect(failed.text).toMatch(/could not transfer you/);
+    expect(failed.toolCalls).toEqual([]);
   });
 });

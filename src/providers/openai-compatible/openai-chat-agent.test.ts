@@ -51,6 +51,96 @@ describe("OpenAiChatAgent against a chat completions server", () => {
     await server.close();
   });
 
+  it("offers tools as functions and yields the streamed tool_calls whole, after the text, before done", async () => {
+    server.configure({
+      writePieceBytes: 7,
+      script: [
+        {
+          text: "One moment.",
+          toolCalls: [
+            {
+              id: "call_a",
+              name: "transfer_call",
+              arguments: { target: "front desk", briefing: "Ana, order 42" },
+            },
+            { id: "call_b", name: "end_call", arguments: {} },
+          ],
+        },
+      ],
+    });
+    const tools = [
+      { name: "end_call", description: "Hang up.", parameters: { type: "object", properties: {} } },
+    ];
+    const deltas = await collect(agent().consult({ ...request(), tools }));
+    expect(deltas).toEqual([
+      ...deltas.filter((d) => d.type === "text"),
+      {
+        type: "tool_call",
+        callId: "call_a",
+        name: "transfer_call",
+        argumentsJson: JSON.stringify({ target: "front desk", briefing: "Ana, order 42" }),
+      },
+      { type: "tool_call", callId: "call_b", name: "end_call", argumentsJson: "{}" },
+      { type: "done", finishReason: "tool_calls" },
+    ]);
+    expect(textOf(deltas)).toBe("One moment.");
+    expect((server.requests[0]!.body as { tools: unknown }).tools).toEqual([
+      {
+        type: "function",
+        function: { name: "end_call", description: "Hang up.", parameters: tools[0]!.parameters },
+      },
+    ]);
+  });
+
+  it("sends earlier calls and their results as assistant tool_calls and tool messages", async () => {
+    server.configure({ answer: "Done." });
+    await collect(
+      agent().consult({
+        ...request(),
+        messages: [
+          { role: "user", content: "Transfer me." },
+          {
+            role: "assistant",
+            content: "",
+            toolCalls: [{ callId: "call_1", name: "transfer_call", argumentsJson: '{"target":"x"}' }],
+          },
+          { role: "tool", toolCallId: "call_1", content: '{"error":"provider_error"}' },
+        ],
+      }),
+    );
+    expect((server.requests[0]!.body as { messages: unknown[] }).messages.slice(1)).toEqual([
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "call_1",
+            type: "function",
+            function: { name: "transfer_call", arguments: '{"target":"x"}' },
+          },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_1", content: '{"error":"provider_error"}' },
+    ]);
+    // No tools offered: none sent.
+    expect((server.requests[0]!.body as { tools?: unknown }).tools).toBeUndefined();
+  });
+
+  it("a tool call without a function name or id is a provider_error; a tool message needs its call id", async () => {
+    server.configure({
+      rawStream:
+        'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"arguments":"{}"}}]},"finish_reason":null}]}\n\n' +
+        'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n',
+    });
+    const err = await failure(collect(agent().consult(request())));
+    expect(err.code).toBe("provider_error");
+    expect(err.message).toMatch(/no function name/);
+    const bad = await failure(
+      collect(agent().consult({ ...request(), messages: [{ role: "tool", content: "{}" }] })),
+    );
+    expect(bad.code).toBe("invalid_params");
+  });
+
   it("streams the answer as text deltas in order, then done with the finish reason", async () => {
     const deltas = await collect(agent().consult(request()));
     expect(textOf(deltas)).toBe(server.answer);
@@ -209,7 +299,7 @@ describe("OpenAiChatAgent construction", () => {
   it("declares streaming and its model", () => {
     const a = new OpenAiChatAgent({ baseUrl: "http://127.0.0.1:1/v1", model: "m" });
     expect(a.kind).toBe("agent");
-    expect(a.capabilities).toEqual({ streaming: true, models: ["m"] });
+    expect(a.capabilities).toEqual({ streaming: true, tools: true, models: ["m"] });
     expect(a.id).toBe("openai-compatible-agent");
   });
 

@@ -8,12 +8,15 @@ import type {
 } from "../../core/index.js";
 import { readBounded } from "./read-bounded.js";
 import { SseParser } from "./sse-parser.js";
+import { ToolCallAssembler, toWireMessage, toWireTools } from "./openai-chat-tools.js";
 
 /**
  * The `agent-consult` brain over any OpenAI-compatible chat completions
  * endpoint (`POST {baseUrl}/chat/completions`, `stream: true`, server-sent
  * events with `choices[0].delta.content`, ended by `data: [DONE]`): the
- * assistant's own gateway, hosted models and local servers alike.
+ * assistant's own gateway, hosted models and local servers alike. Tools in
+ * the request are offered as functions; the calls the model streams
+ * (`delta.tool_calls`) are yielded whole, after its text, before `done`.
  *
  * Node's global fetch, no SDK: one request shape is all we need, and owning
  * the stream lets an abort close the HTTP connection at once.
@@ -67,7 +70,7 @@ export class OpenAiChatAgent implements AgentProvider {
     this.#url = `${this.#options.baseUrl}/chat/completions`;
     this.id = merged.id;
     this.label = merged.label;
-    this.capabilities = Object.freeze({ streaming: true, models: [merged.model] });
+    this.capabilities = Object.freeze({ streaming: true, tools: true, models: [merged.model] });
   }
 
   async health(): Promise<ProviderHealth> {
@@ -131,6 +134,7 @@ export class OpenAiChatAgent implements AgentProvider {
       }
 
       const parser = new SseParser();
+      const calls = new ToolCallAssembler();
       let finishReason: string | undefined;
       let done = false;
       try {
@@ -142,6 +146,7 @@ export class OpenAiChatAgent implements AgentProvider {
               break;
             }
             if (delta.finishReason) finishReason = delta.finishReason;
+            if (delta.toolCalls !== undefined) calls.push(delta.toolCalls);
             if (delta.text) yield { type: "text", text: delta.text };
             if (signal.aborted) throw cancelled(signal);
           }
@@ -151,7 +156,10 @@ export class OpenAiChatAgent implements AgentProvider {
           for (const event of parser.end()) {
             const delta = this.#fromEvent(event.data);
             if (delta === "done") done = true;
-            else if (delta.text) yield { type: "text", text: delta.text };
+            else {
+              if (delta.toolCalls !== undefined) calls.push(delta.toolCalls);
+              if (delta.text) yield { type: "text", text: delta.text };
+            }
           }
         }
       } catch (err) {
@@ -162,6 +170,7 @@ export class OpenAiChatAgent implements AgentProvider {
       if (!done && finishReason === undefined) {
         throw new TalkError("provider_error", "The agent stream ended before [DONE].");
       }
+      for (const call of calls.finish()) yield { type: "tool_call", ...call };
       finished = true;
       yield finishReason === undefined ? { type: "done" } : { type: "done", finishReason };
     } finally {
@@ -183,16 +192,17 @@ export class OpenAiChatAgent implements AgentProvider {
   #body(request: AgentConsultRequest): Record<string, unknown> {
     const body: Record<string, unknown> = {
       model: this.#options.model,
-      messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+      messages: request.messages.map(toWireMessage),
       stream: true,
     };
+    if (request.tools && request.tools.length > 0) body.tools = toWireTools(request.tools);
     if (this.#options.maxTokens !== undefined) body.max_tokens = this.#options.maxTokens;
     if (this.#options.temperature !== undefined) body.temperature = this.#options.temperature;
     return body;
   }
 
   /** One SSE `data` payload: a text delta with an optional finish reason, or the end marker. */
-  #fromEvent(data: string): { text?: string; finishReason?: string } | "done" {
+  #fromEvent(data: string): { text?: string; finishReason?: string; toolCalls?: unknown } | "done" {
     if (data.trim() === "[DONE]") return "done";
     let chunk: unknown;
     try {
@@ -215,8 +225,9 @@ export class OpenAiChatAgent implements AgentProvider {
     // Keep-alive or usage-only chunks carry no choice.
     if (!isRecord(choice)) return {};
     const delta = isRecord(choice.delta) ? choice.delta : {};
-    const result: { text?: string; finishReason?: string } = {};
+    const result: { text?: string; finishReason?: string; toolCalls?: unknown } = {};
     if (typeof delta.content === "string" && delta.content.length > 0) result.text = delta.content;
+    if (delta.tool_calls !== undefined && delta.tool_calls !== null) result.toolCalls = delta.tool_calls;
     if (typeof choice.finish_reason === "string") result.finishReason = choice.finish_reason;
     return result;
   }
@@ -233,10 +244,17 @@ export class OpenAiChatAgent implements AgentProvider {
     }
     const choice = isRecord(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
     const message = isRecord(choice) && isRecord(choice.message) ? choice.message : undefined;
-    if (!message || typeof message.content !== "string") {
+    const toolCalls = message?.tool_calls;
+    if (!message || (typeof message.content !== "string" && !Array.isArray(toolCalls))) {
       throw new TalkError("provider_error", "The agent's completion holds no message content.");
     }
-    if (message.content.length > 0) yield { type: "text", text: message.content };
+    if (typeof message.content === "string" && message.content.length > 0)
+      yield { type: "text", text: message.content };
+    if (Array.isArray(toolCalls)) {
+      const calls = new ToolCallAssembler();
+      calls.push(toolCalls);
+      for (const call of calls.finish()) yield { type: "tool_call", ...call };
+    }
     const finishReason =
       isRecord(choice) && typeof choice.finish_reason === "string" ? choice.finish_reason : undefined;
     yield finishReason === undefined ? { type: "done" } : { type: "done", finishReason };
@@ -316,13 +334,16 @@ function validateMessages(messages: unknown): void {
   for (const m of messages) {
     if (
       !isRecord(m) ||
-      !["system", "user", "assistant"].includes(m.role as string) ||
+      !["system", "user", "assistant", "tool"].includes(m.role as string) ||
       typeof m.content !== "string"
     ) {
       throw new TalkError(
         "invalid_params",
-        "Each message needs a role (system, user, assistant) and string content.",
+        "Each message needs a role (system, user, assistant, tool) and string content.",
       );
+    }
+    if (m.role === "tool" && (typeof m.toolCallId !== "string" || m.toolCallId === "")) {
+      throw new TalkError("invalid_params", "A tool message needs the toolCallId it answers.");
     }
   }
 }

@@ -18,6 +18,8 @@ export interface ClientSecretEndpoint {
   timeoutMs: number;
   /** Injectable for tests of unusual transports; defaults to global fetch. */
   fetch?: typeof fetch;
+  /** The vendor's name in errors. Default "OpenAI". */
+  label?: string;
 }
 
 export interface ClientSecretRequest {
@@ -69,11 +71,17 @@ export function buildClientSecretBody(request: Omit<ClientSecretRequest, "signal
   };
 }
 
+/**
+ * Mints a secret. `body` is the request body of a dialect of this endpoint
+ * (a server that takes only `expires_after`); default the OpenAI GA body.
+ */
 export async function mintClientSecret(
   endpoint: ClientSecretEndpoint,
   request: ClientSecretRequest,
+  requestBody: unknown = buildClientSecretBody(request),
 ): Promise<MintedClientSecret> {
   const { signal } = request;
+  const vendor = endpoint.label ?? "OpenAI";
   if (signal.aborted) throw cancelled(signal);
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   const combined = AbortSignal.any([signal, timeout]);
@@ -85,17 +93,17 @@ export async function mintClientSecret(
     response = await doFetch(url, {
       method: "POST",
       headers: { authorization: `Bearer ${endpoint.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify(buildClientSecretBody(request)),
+      body: JSON.stringify(requestBody),
       signal: combined,
     });
   } catch (err) {
     if (signal.aborted) throw cancelled(signal);
     if (timeout.aborted)
-      throw new TalkError("timeout", "OpenAI did not answer the client secret request in time.");
+      throw new TalkError("timeout", `${vendor} did not answer the client secret request in time.`);
     // The cause (an undici error) carries no headers, so no key can leak through it.
     throw new TalkError(
       "provider_unavailable",
-      `OpenAI could not be reached: ${redact((err as Error).message, endpoint.apiKey)}`,
+      `${vendor} could not be reached: ${redact((err as Error).message, endpoint.apiKey)}`,
       {
         cause: err,
       },
@@ -107,7 +115,7 @@ export async function mintClientSecret(
     text = await response.text();
   } catch (err) {
     if (signal.aborted) throw cancelled(signal);
-    throw new TalkError("provider_error", "Reading the OpenAI client secret response failed.", {
+    throw new TalkError("provider_error", `Reading the ${vendor} client secret response failed.`, {
       cause: err,
       details: { status: response.status },
     });
@@ -118,7 +126,7 @@ export async function mintClientSecret(
     const message = upstream.message ? redact(upstream.message, endpoint.apiKey) : response.statusText;
     throw new TalkError(
       "provider_error",
-      `OpenAI refused the client secret request (HTTP ${response.status}): ${message}`,
+      `${vendor} refused the client secret request (HTTP ${response.status}): ${message}`,
       {
         // 429 and 5xx are worth retrying; a bad key or request is not.
         retryable: response.status === 429 || response.status >= 500,
@@ -131,13 +139,13 @@ export async function mintClientSecret(
   try {
     body = JSON.parse(text);
   } catch {
-    throw new TalkError("provider_error", "OpenAI answered the client secret request with invalid JSON.", {
+    throw new TalkError("provider_error", `${vendor} answered the client secret request with invalid JSON.`, {
       details: { status: response.status },
     });
   }
   const parsed = body as { value?: unknown; expires_at?: unknown; session?: unknown };
   if (typeof parsed.value !== "string" || parsed.value === "" || typeof parsed.expires_at !== "number") {
-    throw new TalkError("provider_error", "OpenAI's client secret response lacks value or expires_at.", {
+    throw new TalkError("provider_error", `${vendor}'s client secret response lacks value or expires_at.`, {
       details: { status: response.status },
     });
   }
@@ -169,7 +177,7 @@ function parseUpstreamError(text: string): { message?: string; code?: string } {
  */
 export function redact(text: string, apiKey: string): string {
   let out = apiKey ? text.split(apiKey).join("[redacted]") : text;
-  out = out.replace(/\b(sk|ek|rk)-[A-Za-z0-9_*.-]{4,}/g, "[redacted]");
+  out = out.replace(/\b(sk|ek|rk|xai)-[A-Za-z0-9_*.-]{4,}/g, "[redacted]");
   return out;
 }
 

@@ -11,7 +11,6 @@
  * endpoint, with `apiKeyHeader: "api-key"`), xAI's realtime API, local
  * OpenAI-compatible servers.
  */
-import WebSocket from "ws";
 import { cancelledError } from "../../core/index.js";
 import { TalkError } from "../../core/index.js";
 import { NOOP_LOGGER, type TalkLogger } from "../../core/index.js";
@@ -21,6 +20,7 @@ import type {
   RealtimeVoiceSession,
 } from "../../core/index.js";
 import { mergeOptions } from "../support/options.js";
+import { JsonSocket } from "../support/json-socket.js";
 import { buildSessionUpdate, type OpenAiTurnDetection } from "./openai-realtime-session-config.js";
 import { mapServerEvent } from "./openai-realtime-session-events.js";
 
@@ -46,8 +46,20 @@ export interface OpenAiRealtimeConnectOptions {
   closeTimeoutMs?: number;
   /** Largest server frame accepted, bytes. Default 16 MiB. */
   maxPayloadBytes?: number;
+  /** The provider's name in errors and logs. Default "OpenAI Realtime". */
+  label?: string;
+  /**
+   * `speakText` asks for an out-of-band response (`conversation: "none"`), which
+   * only some servers document; false speaks it as an ordinary response. Default true.
+   */
+  outOfBandResponses?: boolean;
+  /** Where session.update carries settings: the GA shape (`audio.input.*`) or a flat dialect's top level (xAI). Default "ga". */
+  sessionShape?: "ga" | "flat";
   logger?: TalkLogger;
 }
+
+/** Builds the first `session.update` of a dialect of this protocol (OpenAI GA by default). */
+export type SessionUpdateBuilder = (options: RealtimeSessionOptions) => Record<string, unknown>;
 
 const DEFAULTS: Readonly<Required<OpenAiRealtimeConnectOptions>> = Object.freeze({
   apiKey: "",
@@ -60,17 +72,23 @@ const DEFAULTS: Readonly<Required<OpenAiRealtimeConnectOptions>> = Object.freeze
   connectTimeoutMs: 10_000,
   closeTimeoutMs: 2_000,
   maxPayloadBytes: 16 * 1024 * 1024,
+  label: "OpenAI Realtime",
+  outOfBandResponses: true,
+  sessionShape: "ga",
   logger: NOOP_LOGGER,
 });
 
-type State = "connecting" | "ready" | "closing" | "closed";
+/** The fixed instructions of a verbatim line; the line itself is the response's input message. */
+const SPEAK_VERBATIM =
+  "Read the text of the message aloud to the caller, naturally and exactly as written, as your own words. " +
+  "Do not answer it, comment on it or add anything.";
 
 function resolveOptions(
   options: OpenAiRealtimeConnectOptions,
 ): Readonly<Required<OpenAiRealtimeConnectOptions>> {
   const o = mergeOptions(DEFAULTS, options);
   if (typeof o.apiKey !== "string" || o.apiKey.length === 0) {
-    throw new TalkError("config_invalid", "The OpenAI Realtime connection needs an API key.");
+    throw new TalkError("config_invalid", `The ${o.label} connection needs an API key.`);
   }
   let url: URL;
   try {
@@ -110,13 +128,17 @@ export async function connectOpenAiRealtime(
   options: OpenAiRealtimeConnectOptions,
   sessionOptions: RealtimeSessionOptions,
   onEvent: (event: RealtimeProviderEvent) => void,
+  /** The dialect's session.update (a server speaking this protocol with another session shape); default OpenAI GA. */
+  sessionUpdate?: SessionUpdateBuilder,
 ): Promise<RealtimeVoiceSession> {
   const resolved = resolveOptions(options);
-  const update = buildSessionUpdate(sessionOptions, {
-    voice: resolved.voice,
-    inputTranscriptionModel: resolved.inputTranscriptionModel,
-    turnDetection: resolved.turnDetection,
-  });
+  const update = sessionUpdate
+    ? sessionUpdate(sessionOptions)
+    : buildSessionUpdate(sessionOptions, {
+        voice: resolved.voice,
+        inputTranscriptionModel: resolved.inputTranscriptionModel,
+        turnDetection: resolved.turnDetection,
+      });
   if (sessionOptions.signal.aborted) throw cancelledError(sessionOptions.signal);
   const session = new OpenAiRealtimeSession(resolved, sessionOptions, onEvent);
   await session.open(update);
@@ -128,12 +150,9 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   readonly #sessionOptions: RealtimeSessionOptions;
   readonly #onEvent: (event: RealtimeProviderEvent) => void;
   readonly #log: TalkLogger;
-  #ws: WebSocket | undefined;
-  #state: State = "connecting";
-  #closing: Promise<void> | undefined;
+  readonly #socket: JsonSocket;
   #activeResponseId: string | undefined;
   #eventSeq = 0;
-  #onAbort = (): void => void this.#shutdown("aborted");
 
   constructor(
     options: Readonly<Required<OpenAiRealtimeConnectOptions>>,
@@ -144,121 +163,66 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
     this.#sessionOptions = sessionOptions;
     this.#onEvent = onEvent;
     this.#log = options.logger;
-  }
-
-  get state(): State {
-    return this.#state;
-  }
-
-  /** Connects and configures; see connectOpenAiRealtime. */
-  open(update: Record<string, unknown>): Promise<void> {
-    const { signal } = this.#sessionOptions;
-    const model = this.#sessionOptions.model ?? this.#options.model;
-    const headers: Record<string, string> =
-      this.#options.apiKeyHeader === "api-key"
-        ? { "api-key": this.#options.apiKey }
-        : { Authorization: `Bearer ${this.#options.apiKey}` };
-    const ws = new WebSocket(realtimeUrl(this.#options.url, model), {
-      headers,
-      maxPayload: this.#options.maxPayloadBytes,
-      handshakeTimeout: this.#options.connectTimeoutMs,
-      // ws offers permessage-deflate by default: a server that accepts it would make every 20 ms audio frame
-      // (base64, barely compressible) pay zlib both ways and hold a zlib context per call. Never offered.
-      perMessageDeflate: false,
-    });
-    this.#ws = ws;
-    return new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const fail = (err: TalkError): void => {
-        if (settled) return;
-        settled = true;
-        cleanup();
-        ws.removeAllListeners("message");
-        ws.on("error", () => {}); // errors while tearing down are expected
-        ws.terminate();
-        this.#state = "closed";
-        reject(err);
-      };
-      const onAbort = (): void => fail(cancelledError(signal));
-      const timer = setTimeout(
-        () =>
-          fail(
-            new TalkError(
-              "timeout",
-              `OpenAI Realtime did not become ready within ${this.#options.connectTimeoutMs} ms.`,
-            ),
-          ),
-        this.#options.connectTimeoutMs,
-      );
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-
-      ws.on("open", () => ws.send(JSON.stringify({ ...update, event_id: this.#nextEventId() })));
-      ws.on("error", (err: Error) => {
-        const status = /Unexpected server response: (\d+)/.exec(err.message)?.[1];
-        if (!settled) {
-          fail(
-            new TalkError("provider_unavailable", `OpenAI Realtime connection failed: ${err.message}`, {
-              cause: err,
-              ...(status ? { details: { status: Number(status) } } : {}),
-            }),
-          );
-          return;
-        }
-        this.#log.warn({ err: err.message }, "openai realtime: socket error");
-      });
-      ws.on("close", (code: number, reason: Buffer) => {
-        if (!settled) {
-          fail(
-            new TalkError(
-              "provider_unavailable",
-              `OpenAI Realtime closed the connection during setup (${code}).`,
-            ),
-          );
-          return;
-        }
-        this.#onSocketClosed(code, reason.toString("utf8"));
-      });
-      ws.on("message", (data: WebSocket.RawData, isBinary: boolean) => {
-        if (isBinary) return;
-        const event = parseJson(data);
-        if (event === undefined) {
+    const model = sessionOptions.model ?? options.model;
+    this.#socket = new JsonSocket(
+      {
+        url: realtimeUrl(options.url, model),
+        headers:
+          options.apiKeyHeader === "api-key"
+            ? { "api-key": options.apiKey }
+            : { Authorization: `Bearer ${options.apiKey}` },
+        label: options.label,
+        connectTimeoutMs: options.connectTimeoutMs,
+        closeTimeoutMs: options.closeTimeoutMs,
+        maxPayloadBytes: options.maxPayloadBytes,
+        binaryJson: false,
+        signal: sessionOptions.signal,
+        logger: options.logger,
+      },
+      {
+        setup: (event) => this.#setup(event),
+        onReady: () => this.#emit({ type: "ready" }),
+        onMessage: (event) => this.#handleServerEvent(event),
+        onInvalidFrame: () =>
           this.#emit({
             type: "error",
             code: "invalid_provider_event",
             message: "Server sent a frame that is not a JSON object.",
             fatal: false,
-          });
-          return;
-        }
-        if (!settled) {
-          if (event.type === "session.updated") {
-            settled = true;
-            cleanup();
-            this.#state = "ready";
-            signal.addEventListener("abort", this.#onAbort, { once: true });
-            this.#emit({ type: "ready" });
-            resolve();
-          } else if (event.type === "error") {
-            const error = (event.error ?? {}) as Record<string, unknown>;
-            fail(
-              new TalkError(
-                "provider_error",
-                `OpenAI Realtime refused the session: ${String(error.message ?? "error")}`,
-                {
-                  details: { providerCode: error.code ?? error.type ?? null },
-                },
-              ),
-            );
-          }
-          return;
-        }
-        this.#handleServerEvent(event);
-      });
-    });
+          }),
+        onLost: (code, reason) =>
+          this.#emit({
+            type: "error",
+            code: "connection_lost",
+            message: `${options.label} socket closed (${code} ${reason}).`,
+            fatal: true,
+          }),
+        onFinished: (reason) => {
+          this.#activeResponseId = undefined;
+          this.#emit({ type: "closed", reason });
+        },
+      },
+    );
+  }
+
+  get state(): JsonSocket["state"] {
+    return this.#socket.state;
+  }
+
+  /** Connects and configures; see connectOpenAiRealtime. */
+  open(update: Record<string, unknown>): Promise<void> {
+    return this.#socket.open({ ...update, event_id: this.#nextEventId() });
+  }
+
+  #setup(event: Record<string, unknown>): "ready" | TalkError | undefined {
+    if (event.type === "session.updated") return "ready";
+    if (event.type !== "error") return undefined;
+    const error = (event.error ?? {}) as Record<string, unknown>;
+    return new TalkError(
+      "provider_error",
+      `${this.#options.label} refused the session: ${String(error.message ?? "error")}`,
+      { details: { providerCode: error.code ?? error.type ?? null } },
+    );
   }
 
   appendAudio(data: Uint8Array): void {
@@ -274,7 +238,8 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
 
   /** Cancels the response in progress; a no-op when none is (the API answers an error otherwise). */
   cancelResponse(): void {
-    this.#assertReady();
+    if (this.#socket.state !== "ready")
+      throw new TalkError("invalid_state", `The realtime session is ${this.#socket.state}.`);
     if (this.#activeResponseId === undefined) return;
     this.#send({
       type: "response.cancel",
@@ -326,77 +291,53 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   }
 
   /**
-   * Speaks Gateway-written text as an out-of-band response (`conversation:
-   * "none"`): it is heard but not added to the conversation, so progressive
-   * answers do not grow the context chunk by chunk (seed 002, option B).
+   * Speaks text verbatim. The text is content: the one message of the
+   * response's own context (`response.input`), read aloud under fixed
+   * instructions; it never becomes instructions itself. Out of band by
+   * default (`conversation: "none"`: heard but not added to the conversation,
+   * so progressive answers do not grow the context chunk by chunk, seed 002
+   * option B); `remember` adds the spoken line to the conversation (a
+   * greeting the model should know it said).
    */
-  speakText(text: string): void {
+  speakText(text: string, options: { remember?: boolean } = {}): void {
+    const remember = options.remember === true;
+    const message = { type: "message", role: "user", content: [{ type: "input_text", text }] };
+    if (!this.#options.outOfBandResponses) {
+      // A server without out-of-band responses: the line joins the conversation as a message (content,
+      // never instructions), then an ordinary response reads it under the fixed instructions.
+      this.#send({ type: "conversation.item.create", event_id: this.#nextEventId(), item: message });
+      this.createResponse(SPEAK_VERBATIM);
+      return;
+    }
     this.#send({
       type: "response.create",
       event_id: this.#nextEventId(),
       response: {
-        conversation: "none",
+        conversation: remember ? "auto" : "none",
         output_modalities: ["audio"],
-        instructions:
-          "Say the following text to the caller, naturally and exactly as written, as the continuation of your answer. " +
-          "Do not add anything.\n\n" +
-          text,
-        metadata: { talkgate: "progressive" },
+        instructions: SPEAK_VERBATIM,
+        input: [message],
+        metadata: { talkgate: remember ? "line" : "progressive" },
       },
     });
   }
 
+  /** Turns server-side turn detection off (null: we commit and ask for responses) or back to the configured one. */
+  setTurnDetection(enabled: boolean): void {
+    const turnDetection = enabled ? this.#options.turnDetection : null;
+    this.#send({
+      type: "session.update",
+      event_id: this.#nextEventId(),
+      // The GA session nests it under audio.input; a flat dialect (xAI) has it at the top.
+      session:
+        this.#options.sessionShape === "flat"
+          ? { turn_detection: turnDetection }
+          : { type: "realtime", audio: { input: { turn_detection: turnDetection } } },
+    });
+  }
+
   close(): Promise<void> {
-    return this.#shutdown("closed");
-  }
-
-  #shutdown(reason: string): Promise<void> {
-    if (this.#closing !== undefined) return this.#closing;
-    this.#sessionOptions.signal.removeEventListener("abort", this.#onAbort);
-    const ws = this.#ws;
-    if (this.#state === "closed" || ws === undefined) {
-      this.#state = "closed";
-      this.#closing = Promise.resolve();
-      return this.#closing;
-    }
-    this.#state = "closing";
-    this.#closing = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => ws.terminate(), this.#options.closeTimeoutMs);
-      ws.once("close", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      if (ws.readyState === WebSocket.CLOSED) {
-        clearTimeout(timer);
-        resolve();
-      } else {
-        ws.close(1000, reason);
-      }
-    }).then(() => {
-      this.#finish(reason);
-    });
-    return this.#closing;
-  }
-
-  #onSocketClosed(code: number, reason: string): void {
-    if (this.#state === "closing" || this.#state === "closed") return;
-    // The provider or the network ended the session; the owner must end the call or reconnect.
-    this.#sessionOptions.signal.removeEventListener("abort", this.#onAbort);
-    this.#closing = Promise.resolve();
-    this.#emit({
-      type: "error",
-      code: "connection_lost",
-      message: `OpenAI Realtime socket closed (${code} ${reason}).`,
-      fatal: true,
-    });
-    this.#finish(`socket closed (${code})`);
-  }
-
-  #finish(reason: string): void {
-    if (this.#state === "closed") return;
-    this.#state = "closed";
-    this.#activeResponseId = undefined;
-    this.#emit({ type: "closed", reason });
+    return this.#socket.close("closed");
   }
 
   #handleServerEvent(event: Record<string, unknown>): void {
@@ -405,7 +346,10 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
       if (mapped.type === "response_done" && mapped.responseId === this.#activeResponseId)
         this.#activeResponseId = undefined;
       if (mapped.type === "error")
-        this.#log.warn({ code: mapped.code, message: mapped.message }, "openai realtime: error event");
+        this.#log.warn(
+          { code: mapped.code, message: mapped.message, provider: this.#options.label },
+          "realtime: error event",
+        );
       this.#emit(mapped);
     }
   }
@@ -415,35 +359,18 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
       this.#onEvent(event);
     } catch (err) {
       // A listener that throws must not break the socket's event loop.
-      this.#log.error({ err: String(err), event: event.type }, "openai realtime: event listener threw");
+      this.#log.error(
+        { err: String(err), event: event.type, provider: this.#options.label },
+        "realtime: event listener threw",
+      );
     }
   }
 
-  #assertReady(): void {
-    if (this.#state !== "ready")
-      throw new TalkError("invalid_state", `The realtime session is ${this.#state}.`);
-  }
-
   #send(message: Record<string, unknown>): void {
-    this.#assertReady();
-    this.#ws!.send(JSON.stringify(message));
+    this.#socket.send(message);
   }
 
   #nextEventId(): string {
     return `evt_talkgate_${++this.#eventSeq}`;
-  }
-}
-
-function parseJson(data: WebSocket.RawData): Record<string, unknown> | undefined {
-  try {
-    const text = Array.isArray(data)
-      ? Buffer.concat(data).toString("utf8")
-      : Buffer.from(data as ArrayBuffer).toString("utf8");
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
   }
 }

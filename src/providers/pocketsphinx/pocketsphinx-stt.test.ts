@@ -1,5 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TalkError } from "../../core/errors.js";
 import { PCM16_16K, PCM16_24K } from "../../core/talk-types.js";
@@ -240,7 +242,31 @@ describe("pocketsphinx STT, resident decoders", () => {
     expect(await transcribe(full, GO_FORWARD)).toBe("go forward ten meters");
   });
 
+  it("loads a dictionary restricted to the language model's words, cached once under tmpDir", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "sphinx-dict-test-"));
+    try {
+      const stt = make({ tmpDir: tmp });
+      expect(await transcribe(stt, GO_FORWARD)).toBe("go forward ten meters");
+      const dir = join(tmp, `talkgate-sphinx-${process.getuid?.() ?? 0}`);
+      const files = readdirSync(dir);
+      expect(files).toEqual([expect.stringMatching(/^lm-only-[0-9a-f]+\.dict$/)]);
+      const lines = (path: string) => readFileSync(path, "utf8").split("\n").filter(Boolean).length;
+      const kept = lines(join(dir, files[0]!));
+      expect(kept).toBeGreaterThan(10_000);
+      expect(kept).toBeLessThan(lines("/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"));
+      // A second provider reuses the cached copy, and lmOnlyDict: false still decodes with the full one.
+      expect(await transcribe(make({ tmpDir: tmp }), SOMETHING)).toBe("go somewhere and do something");
+      expect(readdirSync(dir)).toEqual(files);
+      expect(await transcribe(make({ lmOnlyDict: false }), GO_FORWARD)).toBe("go forward ten meters");
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
   it("rejects bad options with config_invalid", () => {
+    expect(() => createProvider({ lmOnlyDict: "yes" as unknown as boolean })).toThrowError(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
     expect(() => createProvider({ decoder: "other" as PocketsphinxDecoderMode })).toThrowError(
       expect.objectContaining({ code: "config_invalid" }),
     );

@@ -58,7 +58,7 @@ export interface PocketsphinxSttOptions {
   binary?: string;
   /** Resident mode: a Python 3 that has the pocketsphinx binding. Default "/usr/bin/python3" (Debian's). */
   python?: string;
-  /** Resident mode: idle decoders kept loaded for later streams (each holds ~100 MB). Default 4. */
+  /** Resident mode: idle decoders kept loaded for later streams (each holds ~90 MB). Default 4. */
   maxIdleDecoders?: number;
   /** Resident mode: an idle decoder exits after this long unused, ms. Default 120000. */
   idleTimeoutMs?: number;
@@ -68,7 +68,16 @@ export interface PocketsphinxSttOptions {
   lm?: string;
   /** Pronunciation dictionary (-dict). Default: the binary's own default (cmudict-en-us.dict). */
   dict?: string;
-  /** Per-stream mode: directory in which each stream creates its input FIFO. Default os.tmpdir(). */
+  /**
+   * Resident mode: load the dictionary restricted to the language model's words (the n-gram search never
+   * proposes the others): ~13 MB less per decoder with Debian's en-us model, same results on the test
+   * recordings. The restricted copy is written once under `tmpDir`. Default true.
+   */
+  lmOnlyDict?: boolean;
+  /**
+   * Per-stream mode: directory in which each stream creates its input FIFO; resident mode: where the
+   * `lmOnlyDict` copy is cached. Default os.tmpdir().
+   */
   tmpDir?: string;
   /** Time between SIGTERM and SIGKILL when a decoder is stopped, ms. Default 200. */
   killGraceMs?: number;
@@ -85,6 +94,7 @@ const DEFAULTS: Readonly<Required<PocketsphinxSttOptions>> = Object.freeze({
   hmm: "",
   lm: "",
   dict: "",
+  lmOnlyDict: true,
   tmpDir: "",
   killGraceMs: 200,
 });
@@ -132,12 +142,15 @@ export class PocketsphinxSttProvider implements SttProvider {
       throw new TalkError("config_invalid", "pocketsphinx: maxIdleDecoders must be a non-negative integer");
     if (!Number.isInteger(merged.idleTimeoutMs) || merged.idleTimeoutMs < 0)
       throw new TalkError("config_invalid", "pocketsphinx: idleTimeoutMs must be a non-negative integer");
+    if (typeof merged.lmOnlyDict !== "boolean")
+      throw new TalkError("config_invalid", "pocketsphinx: lmOnlyDict must be a boolean");
     this.#options = Object.freeze(merged);
     if (merged.decoder === "resident") {
       this.#pool = new DecoderPool({
         python: merged.python,
         params: this.#params(true),
         killGraceMs: merged.killGraceMs,
+        ...(merged.lmOnlyDict ? { lmOnlyDictDir: merged.tmpDir || tmpdir() } : {}),
         maxIdle: merged.maxIdleDecoders,
         idleTimeoutMs: merged.idleTimeoutMs,
       });

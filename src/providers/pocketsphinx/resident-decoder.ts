@@ -18,6 +18,11 @@ export interface ResidentDecoderSetup {
   python: string;
   params: readonly SphinxParam[];
   killGraceMs: number;
+  /**
+   * When set, the decoder loads the dictionary restricted to the language model's words (~13 MB less per
+   * decoder with Debian's en-us model, same results), cached in a private subdirectory of this directory.
+   */
+  lmOnlyDictDir?: string;
 }
 
 /** What the decoder reports about the stream it is decoding. */
@@ -42,7 +47,9 @@ export class ResidentDecoder {
   constructor(setup: ResidentDecoderSetup) {
     this.#killGraceMs = setup.killGraceMs;
     const settings = Object.fromEntries(setup.params.map((p) => [p.name, { type: p.type, value: p.value }]));
-    this.#child = spawn(setup.python, [SPHINX_DECODER_SCRIPT, JSON.stringify(settings)], {
+    const helper = setup.lmOnlyDictDir ? { lmOnlyDictDir: setup.lmOnlyDictDir } : {};
+    const args = [SPHINX_DECODER_SCRIPT, JSON.stringify(settings), JSON.stringify(helper)];
+    this.#child = spawn(setup.python, args, {
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.exited = waitForExit(this.#child);

@@ -5,6 +5,11 @@ another from stdin, so a stream costs only its decoding, not a model load.
 
 argv[1]: JSON {"name": {"type": "string"|"int"|"float"|"boolean", "value": ...}}
          decoder settings (names without the leading "-").
+argv[2]: optional JSON {"lmOnlyDictDir": "/tmp"}: load the dictionary restricted
+         to the language model's words (the n-gram search never proposes the
+         others), cached as a file in a private subdirectory of that directory.
+         Saves ~13 MB per decoder with Debian's en-us model (134,723 -> ~79,000
+         entries); falls back to the full dictionary if the cache cannot be written.
 
 stdin, frames: 1 byte kind, 4 bytes little-endian payload length, payload.
   1 start a stream
@@ -20,18 +25,71 @@ stream follows pocketsphinx_continuous: an utterance ends when the decoder's
 VAD goes from speech to silence.
 """
 
+import hashlib
 import json
+import os
+import re
 import struct
 import sys
+import tempfile
 
-from pocketsphinx import Decoder
+from pocketsphinx import Decoder, NGramModel
 
 START, AUDIO, END = 1, 2, 3
 SETTERS = {"string": "set_string", "int": "set_int", "float": "set_float", "boolean": "set_boolean"}
 
 
+ALTERNATE = re.compile(r"\(\d+\)$")
+
+
+def private_dir(parent):
+    path = os.path.join(parent, "talkgate-sphinx-%d" % os.getuid())
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not os.path.isdir(path) or os.path.islink(path) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise OSError("not a private directory: " + path)
+    return path
+
+
+def lm_only_dict(dict_path, lm_path, parent):
+    """The dictionary's entries whose word is in the language model, as a cached file; None when not possible."""
+    try:
+        stats = [(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in (dict_path, lm_path)]
+        key = hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:20]
+        directory = private_dir(parent)
+        path = os.path.join(directory, "lm-only-%s.dict" % key)
+        if os.path.exists(path):
+            return path
+        lm = NGramModel(lm_path)
+        unknown = lm.prob(["<talkgate-not-a-word>"])
+        with open(dict_path, encoding="utf-8", errors="surrogateescape") as source:
+            kept = [
+                line
+                for line in source
+                if line.split(None, 1) and lm.prob([ALTERNATE.sub("", line.split(None, 1)[0])]) != unknown
+            ]
+        del lm
+        if not kept:
+            return None
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as out:
+            out.writelines(kept)
+        os.replace(tmp, path)
+        return path
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
 def main() -> int:
     settings = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    helper = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    if helper.get("lmOnlyDictDir") and "dict" in settings and "lm" in settings:
+        restricted = lm_only_dict(settings["dict"]["value"], settings["lm"]["value"], helper["lmOnlyDictDir"])
+        if restricted:
+            settings["dict"] = {"type": "string", "value": restricted}
     config = Decoder.default_config()
     for name, setting in settings.items():
         value = setting["value"]

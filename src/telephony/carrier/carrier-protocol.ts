@@ -25,6 +25,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { AudioFormat } from "../../core/index.js";
+import type { CarrierMachineDetectionResult, MachineDetectionRequest } from "../amd/amd-types.js";
 
 /** Paths of the carrier's routes on our server; by convention under `/telephony/<id>/`. */
 export interface CarrierRoutePaths {
@@ -36,6 +37,8 @@ export interface CarrierRoutePaths {
   readonly status: string;
   /** The document a transfer's callee hears first (`briefing?text=...`), for carriers with a briefing. */
   readonly briefing?: string;
+  /** The document a transferred call runs (`transfer?to=...`), for carriers that fetch one (Plivo `aleg_url`). */
+  readonly transfer?: string;
 }
 
 /** A webhook request as a carrier's authentication sees it: nothing Fastify-specific. */
@@ -171,6 +174,8 @@ export interface CarrierDialRequest {
   readonly answerUrl?: string;
   /** The URL the carrier posts status callbacks to. */
   readonly statusCallbackUrl: string;
+  /** Answering-machine detection to request with the call (src/telephony/amd). */
+  readonly machineDetection?: MachineDetectionRequest | undefined;
   readonly signal: AbortSignal;
 }
 
@@ -199,10 +204,31 @@ export interface CarrierRestClient {
     callId: string,
     destination: string,
     signal: AbortSignal,
-    options?: { briefingUrl?: string },
+    options?: TransferOptions,
   ): Promise<void>;
-  /** Plays DTMF into a live call with the carrier's own command, where it has one (else tones go in-band). */
-  sendDtmf?(callId: string, digits: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Plays DTMF into a live call with the carrier's own command, where it has
+   * one (else tones go in-band). `capability_unsupported` for digits the
+   * command does not take (a pause): those are played in-band.
+   */
+  sendDtmf?(
+    callId: string,
+    digits: string,
+    signal: AbortSignal,
+    options?: { requestId?: string },
+  ): Promise<void>;
+  /** A repeated sendDtmf with the same `requestId` plays the digits once (Telnyx `command_id`): outages are retried. */
+  readonly dtmfIdempotent?: boolean;
+}
+
+/** How a transfer is asked of the carrier. */
+export interface TransferOptions {
+  /** Where the callee first hears the briefing (a carrier with `briefing`). */
+  briefingUrl?: string;
+  /** The document the call runs (a carrier with `transferDocument`: Plivo's `aleg_url`). */
+  documentUrl?: string;
+  /** The same for every attempt of one transfer, for carriers that drop repeats (Telnyx `command_id`). */
+  requestId?: string;
 }
 
 /**
@@ -252,10 +278,26 @@ export interface CarrierProtocol {
   inboundCall(request: CarrierWebhookRequest): CarrierInboundCall | undefined;
   /** A status callback's call and status; undefined when it carries neither (400). */
   callStatus(request: CarrierWebhookRequest): CarrierCallStatus | undefined;
+  /** A status-route webhook that is an AMD result: decoded or refused (400); undefined when it is not one. */
+  machineDetection?(request: CarrierWebhookRequest): CarrierMachineDetectionResult | undefined;
   /** The answer document connecting a call to `stream`. */
   answer(stream: StreamTarget): AnswerDocument;
   /** The document a transfer's callee hears before being connected (served at `paths.briefing`). */
   briefing?(text: string): AnswerDocument;
+  /**
+   * The briefing is an audio file the carrier plays to the callee (Telnyx
+   * `audio_url`): `paths.briefing` serves the text spoken by the local TTS
+   * as WAV instead of a document.
+   */
+  readonly briefingAudio?: boolean;
+  /** The document a transferred call runs (served at `paths.transfer`): a dial of `destination`, the callee hearing `briefingUrl` first. */
+  transferDocument?(destination: string, briefingUrl: string | undefined): AnswerDocument;
+  /**
+   * Who may fetch the briefing and transfer documents: `webhook` (the
+   * carrier signs those fetches like its webhooks: Twilio) or `url` (it does
+   * not, or not documentedly: the URLs carry our own HMAC). Default `webhook`.
+   */
+  readonly documentAuth?: "webhook" | "url";
   /** A codec for one media-stream socket. */
   openStream(options: CarrierStreamOptions): CarrierStreamCodec;
 }

@@ -6,6 +6,8 @@
  */
 import { z } from "zod";
 import { CALL_MODES } from "../../config/index.js";
+import { MachineDetectionRequestSchema } from "../amd/amd-settings.js";
+import type { MachineDetectionStatus } from "../amd/amd-types.js";
 
 export const CallRequestSchema = z
   .object({
@@ -21,6 +23,8 @@ export const CallRequestSchema = z
       .optional(),
     mode: z.enum(CALL_MODES).optional(),
     greeting: z.string().max(1000).optional(),
+    /** Answering-machine detection: its policy (and voicemail message, greeting timing); default telephony.amd. */
+    machineDetection: MachineDetectionRequestSchema.optional(),
   })
   .strict();
 
@@ -48,6 +52,8 @@ export interface OutboundCallStatus {
   sessionId?: string;
   reason?: string;
   error?: string;
+  /** Answering-machine detection, for a call that requested it. */
+  machineDetection?: MachineDetectionStatus;
 }
 
 /** What placing a call answers: the call (placed here) or its job (queued for a media worker). */

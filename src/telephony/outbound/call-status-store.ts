@@ -8,6 +8,7 @@
  */
 import type { AppJobs } from "../../cluster/index.js";
 import type { JobRecord } from "../../cluster/index.js";
+import type { MachineDetectionStatus } from "../amd/amd-types.js";
 import type { CallSession } from "../call-session.js";
 import { OUTBOUND_CALL_JOB, type CallJobData, type OutboundCallStatus } from "./call-request.js";
 
@@ -27,7 +28,10 @@ export class CallStatusStore {
   readonly #maxEarly: number;
   readonly #jobs: Pick<AppJobs, "inspect"> | undefined;
   /** Live calls placed by this worker. */
-  readonly #placed = new Map<string, { call: CallSession; jobId: string | undefined }>();
+  readonly #placed = new Map<
+    string,
+    { call: CallSession; jobId: string | undefined; amd: { status(): MachineDetectionStatus } | undefined }
+  >();
   readonly #ended = new Map<string, OutboundCallStatus>();
   readonly #early = new Map<string, { status: string; at: number }>();
 
@@ -38,8 +42,13 @@ export class CallStatusStore {
   }
 
   /** A call placed here is live. */
-  placed(callId: string, call: CallSession, jobId: string | undefined): void {
-    this.#placed.set(callId, { call, jobId });
+  placed(
+    callId: string,
+    call: CallSession,
+    jobId: string | undefined,
+    amd?: { status(): MachineDetectionStatus },
+  ): void {
+    this.#placed.set(callId, { call, jobId, amd });
   }
 
   /** A call placed here ended. */
@@ -80,6 +89,7 @@ export class CallStatusStore {
         ...(live.jobId ? { jobId: live.jobId } : {}),
         callSid: id,
         sessionId: live.call.session.id,
+        ...(live.amd ? { machineDetection: live.amd.status() } : {}),
       };
     const done = this.#ended.get(id);
     if (done) return done;

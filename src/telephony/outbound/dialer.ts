@@ -8,8 +8,12 @@
  */
 import { TalkError, toTalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
-import type { CallMode } from "../../config/index.js";
-import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
+import type { AmdConfig, CallMode } from "../../config/index.js";
+import type { MachineDetections } from "../amd/amd-callbacks.js";
+import { resolveAmd } from "../amd/amd-settings.js";
+import type { AmdSettings } from "../amd/amd-types.js";
+import { CallMachineDetection } from "../amd/call-machine-detection.js";
+import type { CarrierCall, CarrierDialRequest, CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
 import type { CallCarrier, CallIdentity, CallSession } from "../call-session.js";
 import { STREAM_PARAMETER, streamParameters } from "../answer-webhook.js";
@@ -28,10 +32,12 @@ export interface DialerOptions {
   statuses: CallStatusStore;
   /** Dials in progress at most (rate_limited beyond). */
   maxPending: number;
+  /** telephony.amd, and the calls whose detection runs (the status route delivers AMD callbacks to them). */
+  amd: { config: AmdConfig; detections: MachineDetections; hangUpTimeoutMs: number };
   createCall(
     carrier: CallCarrier,
     identity: CallIdentity,
-    overrides: { mode?: CallMode; greeting?: string },
+    overrides: { mode?: CallMode; greeting?: string; holdGreeting?: boolean },
     metadata?: Record<string, string>,
   ): CallSession;
   logger: TalkLogger;
@@ -42,6 +48,8 @@ export interface DialledCall {
   call: CallSession;
   status: string;
   closed: Promise<string>;
+  /** The call's answering-machine detection, when it requested one. */
+  machineDetection?: CallMachineDetection | undefined;
 }
 
 interface PendingDial {
@@ -84,7 +92,9 @@ export class OutboundDialer {
         { callId: dialId, ...identity, kind: "outbound", carrier: carrier.id },
         DIAL_TOKEN_TTL_MS,
       );
-      const created = await rest.dial({
+      const amd = resolveAmd(request.machineDetection, from, this.#o.amd.config);
+      const statusCallbackUrl = `${base}${carrier.paths.status}${jobId ? `?job=${encodeURIComponent(jobId)}` : ""}`;
+      const { created, amdRefused } = await this.#dialWithAmd(amd, statusCallbackUrl, {
         to: request.to,
         from,
         stream: {
@@ -92,8 +102,7 @@ export class OutboundDialer {
           parameters: streamParameters(token, { callId: dialId, ...identity }),
         },
         answerUrl: `${base}${carrier.paths.voice}?${STREAM_PARAMETER.token}=${token}`,
-        statusCallbackUrl: `${base}${carrier.paths.status}${jobId ? `?job=${encodeURIComponent(jobId)}` : ""}`,
-        signal: AbortSignal.timeout(DIAL_TIMEOUT_MS),
+        statusCallbackUrl,
       });
       const callId = created.callId;
       const call = this.#o.createCall(
@@ -102,14 +111,16 @@ export class OutboundDialer {
         {
           ...(request.mode ? { mode: request.mode } : {}),
           ...(request.greeting !== undefined ? { greeting: request.greeting } : {}),
+          ...(amd?.greet === "after_detection" ? { holdGreeting: true } : {}),
         },
         jobId ? { jobId } : undefined,
       );
       const closed = closeReasonOf(call);
+      const detection = amd && this.#detect(callId, call, amd, closed, amdRefused);
       pending.callId = callId;
       pending.call = call;
       this.#o.calls.add(call);
-      this.#o.statuses.placed(callId, call, jobId);
+      this.#o.statuses.placed(callId, call, jobId, detection);
       void closed.then((reason) =>
         this.#o.statuses.ended(callId, {
           state: "ended",
@@ -117,6 +128,7 @@ export class OutboundDialer {
           callSid: callId,
           sessionId: call.session.id,
           reason,
+          ...(detection ? { machineDetection: detection.status() } : {}),
         }),
       );
       logger.info({ callId, sessionId: call.session.id, jobId }, "outbound call placed");
@@ -125,13 +137,64 @@ export class OutboundDialer {
         logger.info({ callId, status: early }, "call ended by the carrier before its dial was answered");
         void call.close(early);
       }
-      return { call, status: created.status, closed };
+      return { call, status: created.status, closed, machineDetection: detection };
     } catch (err) {
       this.#dials.delete(dialId);
       const error = toTalkError(err, "provider_error");
       logger.warn({ code: error.code, message: error.message }, "outbound call failed");
       throw error;
     }
+  }
+
+  /**
+   * Dials with detection requested when `amd` is set. A carrier that refuses
+   * the dial (4xx) is asked again without detection (nothing was placed, so
+   * this rings once): the call goes on with the result `unknown`.
+   */
+  async #dialWithAmd(
+    amd: AmdSettings | undefined,
+    callbackUrl: string,
+    dial: Omit<CarrierDialRequest, "signal" | "machineDetection">,
+  ): Promise<{ created: CarrierCall; amdRefused: boolean }> {
+    const rest = this.#o.carrier.rest!;
+    if (!amd)
+      return {
+        created: await rest.dial({ ...dial, signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) }),
+        amdRefused: false,
+      };
+    const mode = amd.policy === "voicemail" ? "detect_message_end" : "detect";
+    try {
+      const created = await rest.dial({
+        ...dial,
+        machineDetection: { mode, callbackUrl },
+        signal: AbortSignal.timeout(DIAL_TIMEOUT_MS),
+      });
+      return { created, amdRefused: false };
+    } catch (err) {
+      const error = toTalkError(err, "provider_error");
+      if (error.code !== "provider_error") throw error;
+      this.#o.logger.warn({ err: error.message }, "outbound call: detection refused; dialling without it");
+      return {
+        created: await rest.dial({ ...dial, signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) }),
+        amdRefused: true,
+      };
+    }
+  }
+
+  #detect(
+    callId: string,
+    call: CallSession,
+    amd: AmdSettings,
+    closed: Promise<string>,
+    refused: boolean,
+  ): CallMachineDetection {
+    const detection = new CallMachineDetection(call, amd, {
+      hangUpTimeoutMs: this.#o.amd.hangUpTimeoutMs,
+      logger: this.#o.logger,
+    });
+    this.#o.amd.detections.add(callId, detection, closed);
+    if (refused) detection.refused();
+    return detection;
   }
 
   /** Whether `dialId` (a stream token's call) is a dial of this worker's still waiting for its stream. */

@@ -42,9 +42,11 @@ export function processOutboundCalls(
       () => logger.info({ jobId: job.id, reason: String(signal.reason) }, "outbound call: job signalled"),
       { once: true },
     );
-    const { call, closed } = await dialer.dial(job.data.request, job.data.from, job.data.baseUrl, job.id);
+    const dialled = await dialer.dial(job.data.request, job.data.from, job.data.baseUrl, job.id);
+    const { call, closed, machineDetection: amd } = dialled;
     const ids = { jobId: job.id, callSid: call.callSid, sessionId: call.session.id };
-    void report({ state: "placed", ...ids });
+    void report({ state: "placed", ...ids, ...(amd ? { machineDetection: amd.status() } : {}) });
+    amd?.onChange((machineDetection) => void report({ state: "placed", ...ids, machineDetection }));
     let cancelled = false;
     const onAbort = (): void => {
       const reason = String(signal.reason ?? "cancelled");
@@ -61,7 +63,12 @@ export function processOutboundCalls(
     else signal.addEventListener("abort", onAbort, { once: true });
     const reason = await closed;
     signal.removeEventListener("abort", onAbort);
-    const final: OutboundCallStatus = { state: "ended", ...ids, reason };
+    const final: OutboundCallStatus = {
+      state: "ended",
+      ...ids,
+      reason,
+      ...(amd ? { machineDetection: amd.status() } : {}),
+    };
     // Recorded before the job ends, so no reader sees a finished job with a live status.
     await report(final);
     // A call the carrier or the line ended completes its job; one cancelled here fails it as cancelled.

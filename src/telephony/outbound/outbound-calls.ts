@@ -12,6 +12,9 @@ import type { AppJobs } from "../../cluster/index.js";
 import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type { RouteCheck } from "../../gateway/index.js";
+import type { AmdConfig } from "../../config/index.js";
+import { MachineDetections } from "../amd/amd-callbacks.js";
+import { resolveAmd } from "../amd/amd-settings.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
 import type { CallCarrier, CallSession } from "../call-session.js";
@@ -44,6 +47,8 @@ export interface OutboundCallsOptions {
   calls: CallRegistry;
   tokens: StreamTokens;
   maxPending: number;
+  /** telephony.amd, and telephony.hangUpTimeoutMs (a voicemail message's playback before the hang-up). */
+  amd?: { config: AmdConfig; hangUpTimeoutMs: number } | undefined;
   authorize: RouteCheck;
   createCall: DialerOptions["createCall"];
   /** The server's own base URL (http://127.0.0.1:PORT) when there is no public URL (local demo mode). */
@@ -76,6 +81,9 @@ export interface OutboundCalls {
   close(): void;
 }
 
+/** telephony.amd's defaults: no detection unless a request asks for it. */
+const NO_AMD: AmdConfig = { greet: "after_detection", timeoutMs: 30_000, numbers: {} };
+
 interface CarrierDialing {
   entry: OutboundCarrier;
   dialer: OutboundDialer;
@@ -85,6 +93,8 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
   const { jobs, logger } = o;
   const statuses = new CallStatusStore({ maxEarly: o.maxPending, jobs });
   const dialing = new Map<string, CarrierDialing>();
+  const detections = new MachineDetections();
+  const amd = o.amd ?? { config: NO_AMD, hangUpTimeoutMs: 30_000 };
   for (const entry of o.carriers) {
     const dialer = new OutboundDialer({
       carrier: entry.carrier,
@@ -93,6 +103,7 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
       calls: o.calls,
       statuses,
       maxPending: o.maxPending,
+      amd: { ...amd, detections },
       createCall: o.createCall,
       logger,
     });
@@ -132,6 +143,7 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
         "invalid_params",
         `from: no caller id given and telephony.${carrier.id}.defaultFrom is unset.`,
       );
+    resolveAmd(request.machineDetection, from, amd.config); // invalid_params before anything is queued
     const base = baseOf(entry, requestBase);
     if (jobs) {
       const jobId = `call-${crypto.randomUUID()}`;
@@ -158,6 +170,7 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
     })),
     calls: o.calls,
     statuses,
+    detections,
     authorize: o.authorize,
     place,
     status,

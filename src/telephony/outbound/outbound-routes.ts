@@ -12,6 +12,7 @@ import type { AppJobs } from "../../cluster/index.js";
 import { TalkError, toTalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import { replyError, type RouteCheck } from "../../gateway/index.js";
+import { machineDetectionCallback, type MachineDetections } from "../amd/amd-callbacks.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "../carrier/webhook-request.js";
 import type { CallRegistry } from "../call-registry.js";
@@ -42,6 +43,8 @@ export interface OutboundRoutesOptions {
   carriers: readonly StatusCallbackCarrier[];
   calls: CallRegistry;
   statuses: CallStatusStore;
+  /** Calls whose answering-machine detection runs here (AMD results come to the status route). */
+  detections: MachineDetections;
   authorize: RouteCheck;
   place(request: CallRequest, baseUrl: string | undefined): Promise<PlacedCall>;
   status(id: string): Promise<OutboundCallStatus | undefined>;
@@ -125,6 +128,12 @@ function statusCallbackRoute(o: OutboundRoutesOptions, c: StatusCallbackCarrier)
           .code(refusal)
           .type("text/plain")
           .send(refusal === 401 ? "Unauthorized" : "Forbidden");
+      }
+      const amd = carrier.machineDetection?.(webhook);
+      if (amd) {
+        const hasEnded = (id: string): boolean => o.statuses.hasEnded(id);
+        const err = machineDetectionCallback(amd, o.detections, hasEnded, logger, carrier.id);
+        return err ? replyError(reply, err) : reply.code(204).send();
       }
       const status = carrier.callStatus(webhook);
       if (!status) {

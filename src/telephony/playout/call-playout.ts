@@ -21,6 +21,7 @@ import type { TerminalReason } from "../../core/index.js";
 import { lineAudio, type LineAudio } from "../line-audio.js";
 import { OutboundFramer } from "./outbound-framer.js";
 import { PlaybackTracker } from "./playback-tracker.js";
+import { LineReference } from "./line-reference.js";
 
 /** Where the playout sends: the current stream socket (replaced when the carrier reconnects), in the carrier's wire format. */
 export interface PlayoutLine {
@@ -90,12 +91,16 @@ export class CallPlayout implements TalkAudioSink {
   /** Audio sent on the line, ms, and the part of it acknowledged played (pacing by maxUnplayedMs). */
   #sentMs = 0;
   #playedMs = 0;
+  /** Marks in flight: name -> the line reference's position when the mark was sent. */
+  readonly #markFrames = new Map<string, number>();
   /** Marks in flight: name -> #sentMs when the mark was sent (pacing). */
   readonly #markAt = new Map<string, number>();
   /** Media went out since the last clear: a clear with nothing sent since has nothing to drop at the carrier. */
   #sentSinceClear = false;
   /** Frames sent (metrics, tests). */
   framesSent = 0;
+  /** What the carrier plays, for the echo canceller: take() it in step with the caller's frames. */
+  readonly reference: LineReference;
 
   constructor(options: CallPlayoutOptions = {}) {
     this.#highWater = options.sendHighWaterBytes ?? 262_144;
@@ -118,6 +123,7 @@ export class CallPlayout implements TalkAudioSink {
       // Two minutes of the line's audio, whatever its byte rate.
       maxQueuedBytes: 120_000 * this.#audio.bytesPerMs,
     });
+    this.reference = new LineReference((bytes) => this.#audio.toPcm(bytes));
     this.#onClearSent = options.onClearSent;
     this.#onItemFirstFrame = options.onItemFirstFrame;
   }
@@ -127,6 +133,8 @@ export class CallPlayout implements TalkAudioSink {
     this.#line = line;
     // A new socket starts with an empty carrier buffer: the old one's marks will never come back.
     this.#resetPacing();
+    this.reference.clear();
+    this.#markFrames.clear();
     if (line) this.#pump();
   }
 
@@ -163,6 +171,7 @@ export class CallPlayout implements TalkAudioSink {
     this.#tracker.clear();
     this.#endMarks.clear();
     this.#resetPacing();
+    this.reference.clear();
     const line = this.#line;
     if (line && this.#sentSinceClear) {
       this.#sentSinceClear = false;
@@ -198,6 +207,11 @@ export class CallPlayout implements TalkAudioSink {
 
   /** The carrier echoed a mark: the audio before it was played. */
   markPlayed(name: string): void {
+    const position = this.#markFrames.get(name);
+    if (position !== undefined) {
+      this.#markFrames.delete(name);
+      this.reference.acknowledged(position);
+    }
     if (!this.#tracker.markPlayed(name)) return;
     const at = this.#markAt.get(name);
     if (at !== undefined) {
@@ -245,6 +259,7 @@ export class CallPlayout implements TalkAudioSink {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#framer.clear();
+    this.reference.clear();
     this.#line = undefined;
     this.#release(() => true);
     this.#notifyIdle();
@@ -267,6 +282,7 @@ export class CallPlayout implements TalkAudioSink {
       for (const out of this.#framer.takeBurst()) {
         if (out.type === "media") {
           line.media(out.payload);
+          this.reference.sent(out.payload);
           this.#tracker.sent(out.itemId, out.ms);
           this.#sentMs += out.ms;
           this.framesSent++;
@@ -277,6 +293,9 @@ export class CallPlayout implements TalkAudioSink {
           }
         } else {
           line.mark(out.name);
+          this.#markFrames.set(out.name, this.reference.position);
+          // A carrier that never echoes some marks must not grow this without bound.
+          if (this.#markFrames.size > 1000) this.#markFrames.delete(this.#markFrames.keys().next().value!);
           this.#tracker.markSent(out.name, out.itemId);
           if (this.#maxUnplayedMs !== undefined) this.#markAt.set(out.name, this.#sentMs);
           if (out.endOfItem) this.#endMarks.set(out.name, out.itemId);

@@ -27,7 +27,9 @@ import type {
   CarrierStreamOptions,
   CarrierWebhookRequest,
 } from "../carrier/carrier-protocol.js";
+import { parsePlivoAmd } from "./plivo-amd.js";
 import { PlivoCallIds, PlivoRestClient } from "./plivo-rest-client.js";
+import { briefingXml, transferXml } from "./plivo-transfer-xml.js";
 import { isValidPlivoSignature, type PlivoParams } from "./plivo-signature.js";
 import {
   buildCheckpoint,
@@ -41,6 +43,8 @@ export const PLIVO_PATHS = Object.freeze({
   voice: "/telephony/plivo/answer",
   stream: "/telephony/plivo/stream",
   status: "/telephony/plivo/status",
+  briefing: "/telephony/plivo/briefing",
+  transfer: "/telephony/plivo/transfer",
 });
 
 /** Plivo's CallStatus values that end a call (hangup_url): the call is over. */
@@ -80,6 +84,13 @@ export function plivoProtocol(options: PlivoProtocolOptions): CarrierProtocol {
     acknowledgements: "marks",
     signed: authToken.length > 0,
     rest,
+    // Transfers: aleg_url -> <Dial confirmSound> -> <Speak> (plivo-transfer-xml.ts), under our URL signature.
+    documentAuth: "url",
+    briefing: (text: string) => ({ body: briefingXml(text), contentType: "text/xml" }),
+    transferDocument: (destination: string, briefingUrl: string | undefined) => ({
+      body: transferXml(destination, briefingUrl),
+      contentType: "text/xml",
+    }),
     defaultFrom: options.defaultFrom,
     missingSettings: "PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN and PUBLIC_URL",
 
@@ -104,6 +115,8 @@ export function plivoProtocol(options: PlivoProtocolOptions): CarrierProtocol {
       if (callId === undefined || status === undefined) return undefined;
       return { callId, status, terminal: TERMINAL_STATUSES.has(status) };
     },
+
+    machineDetection: (request: CarrierWebhookRequest) => parsePlivoAmd(formParams(request)),
 
     answer(stream) {
       return { body: streamXml(stream), contentType: "text/xml" };

@@ -8,9 +8,14 @@
  *   webhook URL carrying the dial's stream token (CarrierDialRequest.answerUrl);
  * - hang up a live call: `DELETE Call/{call_uuid}/` (204); cancel one still
  *   queued or ringing: `DELETE Request/{request_uuid}/` (204);
- * - transfer: Plivo's transfer (`POST Call/{call_uuid}/` with `aleg_url`)
- *   moves the call to the XML another URL serves; talkgate serves no such
- *   document, so transfer is `capability_unsupported` here.
+ * - transfer: `POST Call/{call_uuid}/ {legs: "aleg", aleg_url, aleg_method}`
+ *   (202 "call transferred") moves the call to the XML our transfer document
+ *   route serves (TransferOptions.documentUrl: a `<Dial>` whose callee hears
+ *   the briefing first, plivo-transfer-xml.ts);
+ * - DTMF: `POST Call/{call_uuid}/DTMF/ {digits, leg: "aleg"}` (202 "digits
+ *   sent"). Plivo documents digits only, no pause: digits with `w` are
+ *   `capability_unsupported` here (the call plays them in-band). Not
+ *   repeatable (no request id), so an outage is reported, not retried.
  *
  * A call placed here is known by its request_uuid until it is answered; the
  * stream's start then names its CallUUID. `PlivoCallIds` remembers the pair
@@ -18,7 +23,13 @@
  * request_uuid ends the live call.
  */
 import { TalkError } from "../../core/index.js";
-import type { CarrierCall, CarrierDialRequest, CarrierRestClient } from "../carrier/carrier-protocol.js";
+import type {
+  CarrierCall,
+  CarrierDialRequest,
+  CarrierRestClient,
+  TransferOptions,
+} from "../carrier/carrier-protocol.js";
+import { plivoAmdParams } from "./plivo-amd.js";
 
 export interface PlivoRestClientOptions {
   /** PLIVO_AUTH_ID. Required. */
@@ -88,6 +99,7 @@ export class PlivoRestClient implements CarrierRestClient {
       answer_method: "POST",
       hangup_url: request.statusCallbackUrl,
       hangup_method: "POST",
+      ...plivoAmdParams(request.machineDetection),
     };
     const { status, json } = await this.#request("POST", "Call/", body, request.signal);
     const requestUuid = json["request_uuid"];
@@ -112,11 +124,28 @@ export class PlivoRestClient implements CarrierRestClient {
     }
   }
 
-  async transfer(_callId: string, _destination: string, _signal: AbortSignal): Promise<void> {
-    throw new TalkError(
-      "capability_unsupported",
-      "Plivo transfers a call to the XML a URL serves (aleg_url); talkgate serves no transfer document.",
+  async transfer(
+    callId: string,
+    _destination: string,
+    signal: AbortSignal,
+    options: TransferOptions = {},
+  ): Promise<void> {
+    if (!options.documentUrl)
+      throw new TalkError("capability_unsupported", "A Plivo transfer needs the URL of its XML (aleg_url).");
+    const live = this.#ids.callUuidOf(callId) ?? callId;
+    await this.#request(
+      "POST",
+      `Call/${encodeURIComponent(live)}/`,
+      { legs: "aleg", aleg_url: options.documentUrl, aleg_method: "POST" },
+      signal,
     );
+  }
+
+  async sendDtmf(callId: string, digits: string, signal: AbortSignal): Promise<void> {
+    if (!/^[0-9*#]+$/.test(digits))
+      throw new TalkError("capability_unsupported", "Plivo's DTMF API takes digits, * and # only.");
+    const live = this.#ids.callUuidOf(callId) ?? callId;
+    await this.#request("POST", `Call/${encodeURIComponent(live)}/DTMF/`, { digits, leg: "aleg" }, signal);
   }
 
   async #request(

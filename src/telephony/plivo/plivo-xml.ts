@@ -57,7 +57,8 @@ export function streamXml(stream: StreamTarget): string {
   );
 }
 
-function escapeXml(text: string): string {
+/** Text or an attribute value in Plivo XML, escaped (the five XML entities). */
+export function escapeXml(text: string): string {
   return text
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")

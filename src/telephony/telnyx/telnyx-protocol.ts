@@ -20,6 +20,7 @@ import type {
 } from "../carrier/carrier-protocol.js";
 import { MediaReorder } from "./media-reorder.js";
 import { clearFrame, markFrame, mediaFrame, parseTelnyxFrame } from "./media-stream-frames.js";
+import { parseTelnyxAmd } from "./telnyx-amd.js";
 import { TelnyxRestClient } from "./telnyx-rest-client.js";
 import { checkTelnyxSignature, telnyxPublicKey } from "./telnyx-signature.js";
 import { connectStreamTexml } from "./texml.js";
@@ -28,6 +29,7 @@ export const TELNYX_PATHS = Object.freeze({
   voice: "/telephony/telnyx/voice",
   stream: "/telephony/telnyx/stream",
   status: "/telephony/telnyx/status",
+  briefing: "/telephony/telnyx/briefing",
 });
 
 /** TeXML's terminal call statuses (status callbacks): the call is over. */
@@ -69,6 +71,9 @@ export function telnyxProtocol(options: TelnyxProtocolOptions): CarrierProtocol 
     acknowledgements: "marks",
     signed: publicKey !== undefined,
     rest,
+    // The transfer command's audio_url: a WAV Telnyx plays to the callee, fetched unsigned.
+    briefingAudio: true,
+    documentAuth: "url",
     defaultFrom: options.defaultFrom,
     missingSettings: "TELNYX_PUBLIC_KEY, TELNYX_API_KEY and PUBLIC_URL",
 
@@ -104,6 +109,8 @@ export function telnyxProtocol(options: TelnyxProtocolOptions): CarrierProtocol 
       if (callId === undefined || status === undefined) return undefined;
       return { callId, status, terminal: TERMINAL_STATUSES.has(status) };
     },
+
+    machineDetection: (request: CarrierWebhookRequest) => parseTelnyxAmd(request.params),
 
     answer(stream) {
       return { body: connectStreamTexml(stream), contentType: "text/xml" };

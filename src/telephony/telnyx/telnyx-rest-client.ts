@@ -8,12 +8,23 @@
  * - hang up: Call Control `POST /v2/calls/{call_control_id}/actions/hangup`
  *   (a call already over, error 90018, counts as hung up);
  * - transfer: Call Control `POST /v2/calls/{call_control_id}/actions/transfer`
- *   `{to}`.
+ *   `{to, audio_url?, command_id}` (`audio_url`: a WAV or MP3 file played to
+ *   the destination when it answers, before the call is bridged: the briefing);
+ * - DTMF: Call Control `POST /v2/calls/{call_control_id}/actions/send_dtmf`
+ *   `{digits, command_id}` (0-9, A-D, *, #; `w` pauses 0.5 s).
+ * Telnyx ignores a command whose `command_id` it has already seen for the
+ * call, so both may be repeated after an outage.
  * The base URL is configurable, so tests point it at a local server
  * speaking the same shapes.
  */
 import { TalkError } from "../../core/index.js";
-import type { CarrierCall, CarrierDialRequest, CarrierRestClient } from "../carrier/carrier-protocol.js";
+import type {
+  CarrierCall,
+  CarrierDialRequest,
+  CarrierRestClient,
+  TransferOptions,
+} from "../carrier/carrier-protocol.js";
+import { telnyxAmdParams } from "./telnyx-amd.js";
 import { connectStreamTexml } from "./texml.js";
 
 export interface TelnyxRestClientOptions {
@@ -66,6 +77,7 @@ export class TelnyxRestClient implements CarrierRestClient {
         StatusCallback: request.statusCallbackUrl,
         StatusCallbackMethod: "POST",
         StatusCallbackEvent: "initiated ringing answered completed",
+        ...telnyxAmdParams(request.machineDetection),
       },
       request.signal,
     );
@@ -86,8 +98,36 @@ export class TelnyxRestClient implements CarrierRestClient {
     }
   }
 
-  async transfer(callId: string, destination: string, signal: AbortSignal): Promise<void> {
-    await this.#post(`/v2/calls/${encodeURIComponent(callId)}/actions/transfer`, { to: destination }, signal);
+  readonly dtmfIdempotent = true;
+
+  async transfer(
+    callId: string,
+    destination: string,
+    signal: AbortSignal,
+    options: TransferOptions = {},
+  ): Promise<void> {
+    await this.#post(
+      `/v2/calls/${encodeURIComponent(callId)}/actions/transfer`,
+      {
+        to: destination,
+        ...(options.briefingUrl ? { audio_url: options.briefingUrl } : {}),
+        ...(options.requestId ? { command_id: options.requestId } : {}),
+      },
+      signal,
+    );
+  }
+
+  async sendDtmf(
+    callId: string,
+    digits: string,
+    signal: AbortSignal,
+    options: { requestId?: string } = {},
+  ): Promise<void> {
+    await this.#post(
+      `/v2/calls/${encodeURIComponent(callId)}/actions/send_dtmf`,
+      { digits, ...(options.requestId ? { command_id: options.requestId } : {}) },
+      signal,
+    );
   }
 
   async #post(

@@ -18,6 +18,7 @@ import {
   isMulaw8kMono,
   parseTwilioMessage,
 } from "./media-stream-messages.js";
+import { parseTwilioAmd } from "./twilio-amd.js";
 import { TwilioRestClient } from "./twilio-rest-client.js";
 import { isValidTwilioSignature, type TwilioFormParams } from "./twilio-signature.js";
 import { briefingTwiml, connectStreamTwiml } from "./twiml.js";
@@ -92,6 +93,8 @@ export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol 
       if (callId === undefined || status === undefined) return undefined;
       return { callId, status, terminal: TERMINAL_STATUSES.has(status) };
     },
+
+    machineDetection: (request: CarrierWebhookRequest) => parseTwilioAmd(formParams(request)),
 
     answer(stream) {
       return { body: connectStreamTwiml(stream), contentType: "text/xml" };

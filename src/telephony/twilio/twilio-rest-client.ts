@@ -8,6 +8,7 @@
  */
 import { TalkError } from "../../core/index.js";
 import type { CarrierCall, CarrierDialRequest, CarrierRestClient } from "../carrier/carrier-protocol.js";
+import { twilioAmdParams } from "./twilio-amd.js";
 import { connectStreamTwiml, dialTwiml } from "./twiml.js";
 
 /** Options of the REST client. */
@@ -27,6 +28,8 @@ export interface CreateCallRequest {
   from: string;
   twiml: string;
   statusCallback?: string;
+  /** More form fields (answering-machine detection). */
+  extra?: Record<string, string>;
   signal: AbortSignal;
 }
 
@@ -75,6 +78,7 @@ export class TwilioRestClient implements CarrierRestClient {
       To: request.to,
       From: request.from,
       Twiml: request.twiml,
+      ...request.extra,
     };
     if (request.statusCallback) {
       form["StatusCallback"] = request.statusCallback;
@@ -92,6 +96,7 @@ export class TwilioRestClient implements CarrierRestClient {
       from: request.from,
       twiml: connectStreamTwiml(request.stream),
       statusCallback: request.statusCallbackUrl,
+      extra: twilioAmdParams(request.machineDetection),
       signal: request.signal,
     });
     return { callId: created.sid, status: created.status };

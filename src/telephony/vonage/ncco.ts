@@ -61,10 +61,20 @@ export function vonageNumber(number: string): string {
   return number.startsWith("+") ? number.slice(1) : number;
 }
 
-/** The NCCO a transferred call runs: connect to a number (E.164) or a SIP URI. */
-export function transferNcco(destination: string): NccoAction[] {
+/**
+ * The NCCO a transferred call runs: connect to a number (E.164) or a SIP
+ * URI. With `briefingUrl`, a phone endpoint's `onAnswer` NCCO runs on the
+ * answered call before it joins the caller (the briefing; SIP endpoints
+ * have no `onAnswer`).
+ */
+export function transferNcco(destination: string, briefingUrl?: string): NccoAction[] {
   const endpoint = /^sips?:/i.test(destination)
     ? { type: "sip", uri: destination }
-    : phoneEndpoint(destination);
+    : { ...phoneEndpoint(destination), ...(briefingUrl ? { onAnswer: { url: briefingUrl } } : {}) };
   return [{ action: "connect", endpoint: [endpoint] }];
+}
+
+/** The briefing a transfer's callee hears (`onAnswer`): one `talk` action. */
+export function briefingNcco(text: string): NccoAction[] {
+  return [{ action: "talk", text }];
 }

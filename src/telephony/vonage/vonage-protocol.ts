@@ -9,6 +9,8 @@
 import { PCM16_16K } from "../../core/index.js";
 import type { CarrierProtocol, CarrierWebhookRequest } from "../carrier/carrier-protocol.js";
 import { connectStreamNcco } from "./ncco.js";
+import { briefingNcco } from "./ncco.js";
+import { parseVonageAmd } from "./vonage-amd.js";
 import { VonageRestClient } from "./vonage-rest-client.js";
 import { isValidVonageWebhook } from "./vonage-signature.js";
 import { vonageStreamCodec } from "./vonage-stream-codec.js";
@@ -17,6 +19,7 @@ export const VONAGE_PATHS = Object.freeze({
   voice: "/telephony/vonage/answer",
   stream: "/telephony/vonage/stream",
   status: "/telephony/vonage/events",
+  briefing: "/telephony/vonage/briefing",
 });
 
 /**
@@ -76,6 +79,12 @@ export function vonageProtocol(options: VonageProtocolOptions): CarrierProtocol 
     refusalStatus: 401,
     signed: secret.length > 0,
     rest,
+    // A transfer's phone endpoint `onAnswer` NCCO (fetched by Vonage, unsigned as far as documented).
+    documentAuth: "url",
+    briefing: (text: string) => ({
+      body: JSON.stringify(briefingNcco(text)),
+      contentType: "application/json",
+    }),
     defaultFrom: options.defaultFrom,
     missingSettings: "VONAGE_SIGNATURE_SECRET, VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY and PUBLIC_URL",
 
@@ -112,6 +121,8 @@ export function vonageProtocol(options: VonageProtocolOptions): CarrierProtocol 
         ? { callId, status: terminal, terminal: true }
         : { callId, status, terminal: false };
     },
+
+    machineDetection: (request: CarrierWebhookRequest) => parseVonageAmd(request.params),
 
     answer(stream) {
       return { body: JSON.stringify(connectStreamNcco(stream)), contentType: "application/json" };

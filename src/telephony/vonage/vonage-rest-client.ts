@@ -7,15 +7,25 @@
  *   → 201 `{uuid, status, direction, conversation_uuid}`;
  * - hang up (or cancel while ringing): `PUT /v1/calls/{uuid} {action: "hangup"}` → 204;
  * - transfer: `PUT /v1/calls/{uuid} {action: "transfer", destination: {type:
- *   "ncco", ncco}}` → 204.
+ *   "ncco", ncco}}` → 204; the NCCO connects a phone endpoint whose
+ *   `onAnswer` URL serves the briefing;
+ * - DTMF: `PUT /v1/calls/{uuid}/dtmf {digits}` → 200. Digits, * and # only
+ *   (a pause is `capability_unsupported`: played in-band); no request id, so
+ *   an outage is reported, not retried.
  * Errors are `{type, title, detail}` JSON. The base URL is configurable, so
  * tests point it at a local server speaking the same shapes.
  */
 import type { KeyObject } from "node:crypto";
 import { TalkError } from "../../core/index.js";
-import type { CarrierCall, CarrierDialRequest, CarrierRestClient } from "../carrier/carrier-protocol.js";
+import type {
+  CarrierCall,
+  CarrierDialRequest,
+  CarrierRestClient,
+  TransferOptions,
+} from "../carrier/carrier-protocol.js";
 import { connectStreamNcco, phoneEndpoint, transferNcco } from "./ncco.js";
 import { parsePrivateKey, signRs256 } from "./vonage-jwt.js";
+import { vonageAmdParams } from "./vonage-amd.js";
 
 export interface VonageRestClientOptions {
   /** VONAGE_APPLICATION_ID. Required. */
@@ -62,6 +72,7 @@ export class VonageRestClient implements CarrierRestClient {
         ncco: connectStreamNcco(request.stream),
         event_url: [request.statusCallbackUrl],
         event_method: "POST",
+        ...vonageAmdParams(request.machineDetection),
       },
       request.signal,
     );
@@ -81,13 +92,27 @@ export class VonageRestClient implements CarrierRestClient {
     );
   }
 
-  async transfer(callId: string, destination: string, signal: AbortSignal): Promise<void> {
+  async transfer(
+    callId: string,
+    destination: string,
+    signal: AbortSignal,
+    options: TransferOptions = {},
+  ): Promise<void> {
     await this.#request(
       "PUT",
       `/v1/calls/${encodeURIComponent(callId)}`,
-      { action: "transfer", destination: { type: "ncco", ncco: transferNcco(destination) } },
+      {
+        action: "transfer",
+        destination: { type: "ncco", ncco: transferNcco(destination, options.briefingUrl) },
+      },
       signal,
     );
+  }
+
+  async sendDtmf(callId: string, digits: string, signal: AbortSignal): Promise<void> {
+    if (!/^[0-9*#]+$/.test(digits))
+      throw new TalkError("capability_unsupported", "Vonage's DTMF request takes digits, * and # only.");
+    await this.#request("PUT", `/v1/calls/${encodeURIComponent(callId)}/dtmf`, { digits }, signal);
   }
 
   async #request(

@@ -1,0 +1,74 @@
+/**
+ * What `talk.session.create` may name beside mode and transport, checked
+ * against the registered providers before a session exists (so nothing is
+ * stamped with an id nobody serves): `provider` must be a provider of a kind
+ * the mode uses, `voice` and `model` must reach a provider that declares
+ * them, anything else is `invalid_params` naming the field.
+ */
+import { TalkError } from "../core/errors.js";
+import type { ProviderRegistry } from "../core/provider-registry.js";
+import type { ProviderResolver } from "../core/provider-resolver.js";
+import type { ProviderKind, TalkProvider } from "../core/provider-types.js";
+import type { TalkMode } from "../core/talk-types.js";
+
+export interface SessionRequestFields {
+  mode: TalkMode;
+  provider?: string | undefined;
+  voice?: string | undefined;
+  model?: string | undefined;
+}
+
+/** The provider kinds `provider` may name per mode (talk.provider names the speech provider of stt-tts). */
+const PROVIDER_KINDS: Record<TalkMode, readonly ProviderKind[]> = {
+  realtime: ["realtime"],
+  transcription: ["stt"],
+  "stt-tts": ["stt", "tts"],
+};
+
+function refuse(path: string, message: string): never {
+  throw new TalkError("invalid_params", `Invalid params: ${path}: ${message}`, {
+    details: { issues: [{ path, message }] },
+  });
+}
+
+/** The provider of `kind` a session of this request would use: the named one when it is of that kind, else the default. */
+function chosen(
+  registry: ProviderRegistry,
+  resolver: ProviderResolver,
+  kind: ProviderKind,
+  id: string | undefined,
+): TalkProvider | undefined {
+  const wanted = id !== undefined && registry.has(kind, id) ? id : resolver.defaultId(kind);
+  return wanted === undefined ? undefined : registry.list(kind).find((p) => p.id === wanted);
+}
+
+/** Throws invalid_params (details.issues naming the field) when the request names what no provider serves. */
+export function checkSessionRequest(
+  registry: ProviderRegistry,
+  resolver: ProviderResolver,
+  request: SessionRequestFields,
+): void {
+  const { mode, provider, voice, model } = request;
+  const kinds = PROVIDER_KINDS[mode];
+  if (provider !== undefined && !kinds.some((kind) => registry.has(kind, provider))) {
+    const known = kinds.flatMap((kind) => registry.list(kind).map((p) => p.id));
+    refuse(
+      "provider",
+      `no ${kinds.join(" or ")} provider "${provider}" is configured (known: ${[...new Set(known)].join(", ") || "none"})`,
+    );
+  }
+  // Realtime sessions hand voice and model to the realtime provider, which checks them itself.
+  if (mode === "realtime") return;
+  if (model !== undefined)
+    refuse(
+      "model",
+      `a ${mode} session takes no model (speech-to-text and TTS providers use their configured one)`,
+    );
+  if (voice === undefined) return;
+  if (mode === "transcription") refuse("voice", "a transcription session has no audio output");
+  const tts = chosen(registry, resolver, "tts", provider);
+  const voices = tts?.capabilities.voices ?? [];
+  if (tts === undefined) refuse("voice", "no TTS provider is configured");
+  if (voices.length > 0 && !voices.includes(voice))
+    refuse("voice", `TTS provider "${tts.id}" has no voice "${voice}" (declared: ${voices.join(", ")})`);
+}

@@ -1,0 +1,125 @@
+/**
+ * The echo canceller on real speech (pocketsphinx-testdata) through a phone
+ * echo path: the assistant's audio returned delayed, attenuated (echo return
+ * loss), smeared by a short line response and u-law coded, as a speakerphone
+ * or a leaky line does. Figures are energy ratios, not times.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { isCodecError } from "./codec-error.js";
+import { createEchoCanceller, type EchoCanceller } from "./echo-canceller.js";
+import { decodeMulaw, encodeMulaw } from "./mulaw.js";
+import { loadSpeech } from "./testing/audio-tools.js";
+
+const RATE = 8000;
+const open: EchoCanceller[] = [];
+afterEach(() => {
+  for (const c of open.splice(0)) c.close();
+});
+
+/** far-end audio as it comes back on the caller's channel: delay, loss, a 3-tap line response, u-law. */
+function echoPath(far: Int16Array, delayMs: number, lossDb: number): Int16Array {
+  const delay = (RATE * delayMs) / 1000;
+  const gain = 10 ** (-lossDb / 20);
+  const taps = [1, 0.35, -0.15];
+  const out = new Int16Array(far.length);
+  for (let i = 0; i < far.length; i++) {
+    let v = 0;
+    for (let k = 0; k < taps.length; k++) {
+      const j = i - delay - k;
+      if (j >= 0) v += far[j]! * taps[k]!;
+    }
+    out[i] = Math.max(-32768, Math.min(32767, Math.round(v * gain)));
+  }
+  return decodeMulaw(encodeMulaw(out));
+}
+
+function energy(pcm: Int16Array, from = 0, to = pcm.length): number {
+  let sum = 0;
+  for (let i = from; i < to; i++) sum += pcm[i]! * pcm[i]!;
+  return sum / Math.max(1, to - from);
+}
+
+/** Runs far/mic through a canceller in 20 ms steps, reference first (played, then heard). */
+function cancel(canceller: EchoCanceller, far: Int16Array, mic: Int16Array): Int16Array {
+  const step = canceller.frameSamples;
+  const out = new Int16Array(mic.length);
+  let written = 0;
+  for (let at = 0; at + step <= mic.length; at += step) {
+    canceller.played(far.subarray(at, at + step));
+    const cleaned = canceller.process(mic.subarray(at, at + step));
+    out.set(cleaned, written);
+    written += cleaned.length;
+  }
+  return out;
+}
+
+describe("echo canceller (libspeexdsp)", () => {
+  const far = loadSpeech("librivox/sense_and_sensibility_01_austen_64kb-0870.wav", RATE).subarray(
+    0,
+    RATE * 8,
+  );
+
+  for (const [delayMs, lossDb] of [
+    [20, 6],
+    [120, 12],
+    [250, 6],
+  ] as const) {
+    it(`removes an echo delayed ${delayMs} ms at ${lossDb} dB loss by more than 10 dB once converged`, () => {
+      const canceller = createEchoCanceller({ sampleRate: RATE, tailMs: 300 });
+      open.push(canceller);
+      const mic = echoPath(far, delayMs, lossDb);
+      const out = cancel(canceller, far, mic);
+      // Echo return loss enhancement over the last 4 s (the filter converges within the first seconds).
+      const from = RATE * 4;
+      const erleDb = 10 * Math.log10(energy(mic, from) / Math.max(1, energy(out, from)));
+      expect(erleDb).toBeGreaterThan(10);
+    });
+  }
+
+  it("keeps the caller's own speech while the assistant talks (double talk)", () => {
+    const canceller = createEchoCanceller({ sampleRate: RATE });
+    open.push(canceller);
+    const near = loadSpeech("goforward.raw", RATE);
+    const echo = echoPath(far, 100, 6);
+    // The caller starts speaking 5 s in, over the assistant's echo.
+    const start = RATE * 5;
+    const mic = echo.slice();
+    for (let i = 0; i < near.length && start + i < mic.length; i++)
+      mic[start + i] = Math.max(-32768, Math.min(32767, mic[start + i]! + near[i]!));
+    const out = cancel(canceller, far, mic);
+    const end = Math.min(mic.length, start + near.length);
+    const nearEnergy = energy(near, 0, end - start);
+    const outEnergy = energy(out, start, end);
+    // Within 6 dB of the caller's speech: not cancelled with the echo.
+    expect(10 * Math.log10(outEnergy / nearEnergy)).toBeGreaterThan(-6);
+  });
+
+  it("passes the caller through when nothing was played", () => {
+    const canceller = createEchoCanceller({ sampleRate: RATE });
+    open.push(canceller);
+    const near = loadSpeech("goforward.raw", RATE).subarray(0, RATE * 2);
+    const out = canceller.process(near);
+    expect(out.length).toBe(near.length - (near.length % canceller.frameSamples));
+    expect(10 * Math.log10(energy(out) / energy(near, 0, out.length))).toBeGreaterThan(-3);
+  });
+
+  it("buffers partial frames and refuses bad options and use after close", () => {
+    const canceller = createEchoCanceller({ sampleRate: RATE });
+    expect(canceller.process(new Int16Array(100)).length).toBe(0);
+    expect(canceller.process(new Int16Array(100)).length).toBe(160);
+    canceller.close();
+    canceller.close();
+    expect(() => canceller.process(new Int16Array(160))).toThrow(/closed/);
+    for (const bad of [
+      { sampleRate: 7000 },
+      { sampleRate: 8000, tailMs: 5000 },
+      { sampleRate: 8000, frameMs: 30 },
+    ])
+      try {
+        createEchoCanceller(bad);
+        expect.unreachable();
+      } catch (err) {
+        expect(isCodecError(err) && err.code).toBe("invalid_options");
+      }
+  });
+});

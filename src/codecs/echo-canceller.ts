@@ -1,0 +1,167 @@
+/**
+ * Echo cancellation with our own output as the reference: the caller's audio
+ * minus what the assistant played into the line, before VAD and STT.
+ *
+ * The DSP is libspeexdsp's (Debian's package, through a small N-API binding
+ * in native/speexdsp built by scripts/setup.sh): its MDF adaptive filter
+ * removes the linear echo within `tailMs` of the reference, and its
+ * preprocessor suppresses the residual echo (and, with `denoise`, stationary
+ * noise). Why Speex over webrtc-audio-processing: a C API of five calls (no
+ * C++ ABI to bind), telephony rates natively, and its cost is measured in
+ * bench/codecs.bench.ts.
+ *
+ * Alignment: the leg calls `played(pcm)` with each piece of assistant audio
+ * when it is played into the line, and `process(mic)` with each piece of
+ * caller audio as received. Both run on the line's clock, so the reference
+ * is consumed frame by frame in step with the caller's frames; the line's
+ * round-trip delay (20-250 ms on phones) is absorbed by the filter's tail,
+ * which therefore covers the longest echo delay expected plus the room or
+ * line response. Reference audio the caller's frames never caught up with is
+ * dropped beyond `tailMs` (a stalled inbound stream must not make the
+ * canceller work on stale audio).
+ */
+import { createRequire } from "node:module";
+import { CodecError } from "./codec-error.js";
+
+interface NativeCanceller {
+  process(mic: Int16Array, reference: Int16Array, out: Int16Array): void;
+  close(): void;
+}
+
+interface NativeBinding {
+  EchoCanceller: new (
+    frameSize: number,
+    filterLength: number,
+    sampleRate: number,
+    denoise: boolean,
+  ) => NativeCanceller;
+}
+
+let binding: NativeBinding | undefined;
+let loadError: unknown;
+
+function loadBinding(): NativeBinding {
+  if (binding) return binding;
+  if (loadError === undefined) {
+    try {
+      binding = createRequire(import.meta.url)(
+        "../../native/speexdsp/build/Release/speexdsp.node",
+      ) as NativeBinding;
+      return binding;
+    } catch (err) {
+      loadError = err;
+    }
+  }
+  throw new CodecError(
+    "codec_unavailable",
+    `the echo canceller's native binding is not built (run scripts/setup.sh; it needs Debian's libspeexdsp-dev): ${
+      loadError instanceof Error ? loadError.message : String(loadError)
+    }`,
+    { cause: loadError },
+  );
+}
+
+/** Whether the native echo canceller can be created here. */
+export function echoCancellerAvailable(): boolean {
+  try {
+    loadBinding();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface EchoCancellerOptions {
+  /** 8000 or 16000 (the line rates); any rate 8000-48000 works. */
+  sampleRate: number;
+  /** Frame the filter works on, ms. Default 20 (the line's frame). */
+  frameMs?: number;
+  /** Longest echo path covered (line delay + response), ms. Default 300 (20-250 ms phone delays). */
+  tailMs?: number;
+  /** Also suppress stationary noise. Default false. */
+  denoise?: boolean;
+}
+
+export interface EchoCanceller {
+  readonly sampleRate: number;
+  readonly frameSamples: number;
+  /** Assistant audio as it is played into the line (16-bit PCM at sampleRate). */
+  played(pcm: Int16Array): void;
+  /** Caller audio as received; returns the whole frames completed so far with the echo removed (a partial frame waits for the next call). */
+  process(mic: Int16Array): Int16Array;
+  /** Frees the native state. Idempotent; process/played after close throw invalid_state. */
+  close(): void;
+}
+
+export function createEchoCanceller(options: EchoCancellerOptions): EchoCanceller {
+  const { sampleRate } = options;
+  const frameMs = options.frameMs ?? 20;
+  const tailMs = options.tailMs ?? 300;
+  if (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 48_000 || sampleRate % 100 !== 0)
+    throw new CodecError(
+      "invalid_options",
+      `sampleRate must be a multiple of 100 from 8000 to 48000 (whole 10 ms frames), got ${sampleRate}`,
+    );
+  if (![10, 20].includes(frameMs))
+    throw new CodecError("invalid_options", `frameMs must be 10 or 20, got ${frameMs}`);
+  if (!Number.isFinite(tailMs) || tailMs < frameMs || tailMs > 1000)
+    throw new CodecError("invalid_options", `tailMs must be ${frameMs}-1000, got ${tailMs}`);
+  const frame = (sampleRate * frameMs) / 1000;
+  const native = new (loadBinding().EchoCanceller)(
+    frame,
+    Math.round((sampleRate * tailMs) / 1000),
+    sampleRate,
+    options.denoise ?? false,
+  );
+  const maxReference = Math.round((sampleRate * tailMs) / 1000) + frame;
+  let reference: Int16Array = new Int16Array(0);
+  // Caller samples not yet making a whole frame, carried to the next call.
+  let pending: Int16Array = new Int16Array(0);
+  const mic = new Int16Array(frame);
+  const ref = new Int16Array(frame);
+  const out = new Int16Array(frame);
+  let closed = false;
+
+  const check = (): void => {
+    if (closed) throw new CodecError("invalid_state", "the echo canceller is closed");
+  };
+  const concat = (a: Int16Array, b: Int16Array): Int16Array => {
+    if (a.length === 0) return b.slice();
+    const joined = new Int16Array(a.length + b.length);
+    joined.set(a);
+    joined.set(b, a.length);
+    return joined;
+  };
+
+  return {
+    sampleRate,
+    frameSamples: frame,
+    played(pcm) {
+      check();
+      reference = concat(reference, pcm);
+      if (reference.length > maxReference) reference = reference.slice(reference.length - maxReference);
+    },
+    process(input) {
+      check();
+      const all = concat(pending, input);
+      const whole = all.length - (all.length % frame);
+      const result = new Int16Array(whole);
+      for (let at = 0; at < whole; at += frame) {
+        mic.set(all.subarray(at, at + frame));
+        const take = Math.min(frame, reference.length);
+        ref.fill(0);
+        ref.set(reference.subarray(0, take));
+        reference = reference.subarray(take);
+        native.process(mic, ref, out);
+        result.set(out, at);
+      }
+      pending = all.slice(whole);
+      return result;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      native.close();
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * The echo canceller's reference on a phone line: a mirror of the carrier's
+ * playback buffer. Every media frame the playout sends is appended; each
+ * caller frame that arrives takes the same span from the front (the carrier
+ * plays its buffer at 1x on the line's clock, the caller's frames come on
+ * the same clock), so what is taken is what was played while that caller
+ * audio was captured. A `clear` empties it (the carrier drops its buffer:
+ * unplayed audio never reaches the reference), as does a new socket.
+ *
+ * The carrier's acknowledgements (marks) keep the mirror honest: a caller
+ * frame takes audio at most `SLACK_FRAMES` beyond the last acknowledged
+ * position (a carrier whose playback stalls plays nothing, and its echo is
+ * none), and an acknowledgement beyond the mirror's head drops what the
+ * carrier has evidently played already (the caller's frames came late).
+ *
+ * Frames are kept in the wire format and decoded only when taken.
+ */
+
+/** Two minutes of audio at most (the framer's own bound); older audio is dropped first. */
+const MAX_FRAMES = 6000;
+/** Frames (20 ms) the mirror may run ahead of the last acknowledgement: a mark's interval and its round trip. */
+const SLACK_FRAMES = 25;
+
+export class LineReference {
+  readonly #toPcm: (bytes: Uint8Array) => Int16Array;
+  #frames: Uint8Array[] = [];
+  /** Samples of the head frame already taken. */
+  #headOffset = 0;
+  #head: Int16Array | undefined;
+  /** Frames ever sent, and the position the carrier acknowledged played (both counted from the first frame). */
+  #sentTotal = 0;
+  #acked = 0;
+
+  constructor(toPcm: (bytes: Uint8Array) => Int16Array) {
+    this.#toPcm = toPcm;
+  }
+
+  /** Audio still in the carrier's buffer, frames (tests, metrics). */
+  get queuedFrames(): number {
+    return this.#frames.length;
+  }
+
+  /** One media frame sent to the carrier. */
+  sent(frame: Uint8Array): void {
+    this.#frames.push(frame);
+    this.#sentTotal++;
+    if (this.#frames.length > MAX_FRAMES) this.#shift();
+  }
+
+  /** Frames sent so far: the position a mark sent now stands for. */
+  get position(): number {
+    return this.#sentTotal;
+  }
+
+  /** The carrier played everything up to `position` (a mark came back). */
+  acknowledged(position: number): void {
+    if (position <= this.#acked) return;
+    this.#acked = position;
+    while (this.#frames.length > 0 && this.#headIndex < position) this.#shift();
+  }
+
+  /** The carrier's buffer was dropped (clear, a new socket): nothing sent is left to play. */
+  clear(): void {
+    this.#frames = [];
+    this.#head = undefined;
+    this.#headOffset = 0;
+    this.#acked = this.#sentTotal;
+  }
+
+  /** What was played over the next `samples` of line time: PCM, silence where nothing was buffered. */
+  take(samples: number): Int16Array {
+    const out = new Int16Array(Math.max(0, samples));
+    let filled = 0;
+    while (filled < out.length && this.#frames.length > 0 && this.#headIndex < this.#acked + SLACK_FRAMES) {
+      this.#head ??= this.#toPcm(this.#frames[0]!);
+      const n = Math.min(out.length - filled, this.#head.length - this.#headOffset);
+      out.set(this.#head.subarray(this.#headOffset, this.#headOffset + n), filled);
+      filled += n;
+      this.#headOffset += n;
+      if (this.#headOffset >= this.#head.length) this.#shift();
+    }
+    return out;
+  }
+
+  /** Position of the frame at the head. */
+  get #headIndex(): number {
+    return this.#sentTotal - this.#frames.length;
+  }
+
+  #shift(): void {
+    this.#frames.shift();
+    this.#head = undefined;
+    this.#headOffset = 0;
+  }
+}
