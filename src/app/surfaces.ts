@@ -103,7 +103,8 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
  */
 export async function registerTelephonySurface(i: SurfacesInputs): Promise<void> {
   const { config, ctx } = i;
-  const { configuredCarriers, defaultCarrierId, telephonyPlugin } = await import("../telephony/index.js");
+  const { clusterDetectionWorkers, configuredCarriers, defaultCarrierId, telephonyPlugin } =
+    await import("../telephony/index.js");
   const carriers = configuredCarriers(config.telephony);
   await i.gateway.app.register(
     telephonyPlugin(ctx, {
@@ -112,6 +113,7 @@ export async function registerTelephonySurface(i: SurfacesInputs): Promise<void>
       carriers,
       defaultCarrier: defaultCarrierId(config.telephony, carriers),
       claims: i.cluster.coordinator.claims,
+      detectionWorkers: clusterDetectionWorkers(i.cluster.coordinator),
       silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
       callControls: i.tools.callControls,
       realtimeAvailable: i.providers.realtimeRelayAvailable(),

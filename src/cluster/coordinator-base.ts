@@ -64,7 +64,8 @@ export abstract class CoordinatorBase {
   #state: CoordinatorState = "starting";
   #workerState: WorkerState = "ready";
   #handler: SessionCommandHandler | undefined;
-  #workerHandlers: WorkerCommandHandlers | undefined;
+  /** Each verb's handler, installed by whichever layer answers it (ops, telephony...). */
+  #workerHandlers: Partial<WorkerCommandHandlers> = {};
   #closing: Promise<void> | undefined;
 
   constructor(options: CoordinatorOptions) {
@@ -111,12 +112,18 @@ export abstract class CoordinatorBase {
     };
   }
 
-  onWorkerCommand(handlers: WorkerCommandHandlers): () => void {
-    if (this.#workerHandlers)
-      throw new TalkError("invalid_state", "Worker command handlers are already installed.");
-    this.#workerHandlers = handlers;
+  onWorkerCommand(handlers: Partial<WorkerCommandHandlers>): () => void {
+    const verbs = Object.keys(handlers) as WorkerCommandVerb[];
+    const taken = verbs.filter((verb) => this.#workerHandlers[verb]);
+    if (taken.length > 0)
+      throw new TalkError(
+        "invalid_state",
+        `Worker command handlers are already installed for ${taken.join(", ")}.`,
+      );
+    const installed = this.#workerHandlers as Record<WorkerCommandVerb, unknown>;
+    for (const verb of verbs) installed[verb] = handlers[verb];
     return () => {
-      if (this.#workerHandlers === handlers) this.#workerHandlers = undefined;
+      for (const verb of verbs) if (installed[verb] === handlers[verb]) delete installed[verb];
     };
   }
 
@@ -335,7 +342,7 @@ export abstract class CoordinatorBase {
     for (const unsubscribe of [...this.#subscriptions]) unsubscribe();
     await this.closeBackend(orderly, wasReady, held);
     this.#handler = undefined;
-    this.#workerHandlers = undefined;
+    this.#workerHandlers = {};
     this.events.clear();
     this.settingChanges.clear();
     this.#state = "closed";

@@ -216,8 +216,11 @@ export interface Coordinator {
     command: WorkerCommandOf<V>,
     options?: SendCommandOptions,
   ): Promise<WorkerCommandResult<V>>;
-  /** Installs this worker's handlers for worker commands (one set); returns their removal. */
-  onWorkerCommand(handlers: WorkerCommandHandlers): () => void;
+  /**
+   * Installs this worker's handlers for some worker commands (each layer its
+   * own verbs; a verb already handled is invalid_state); returns their removal.
+   */
+  onWorkerCommand(handlers: Partial<WorkerCommandHandlers>): () => void;
 
   // --- event fan-out -------------------------------------------------------
   /**

@@ -21,6 +21,10 @@ import type { CommandReply } from "./session-command.js";
  *   abnormal closes, failed provider calls), carried as JSON.
  * - `closeSession`: ends a session that worker runs the way its surface ends
  *   it (a phone call is hung up at the carrier, then closed).
+ * - `machineDetection`: a carrier's answering-machine result for an outbound
+ *   call whose detection runs on that worker (the one that dialled it),
+ *   relayed by the worker whose status route the carrier's callback reached
+ *   after that worker authenticated and decoded it.
  */
 
 export interface WorkerCommandSpec<P extends z.ZodType, R> {
@@ -53,6 +57,18 @@ export const WORKER_COMMANDS = {
         .max(64)
         .regex(/^[a-z0-9_.-]+$/, "lowercase letters, digits, _ . -")
         .optional(),
+    }),
+  ),
+  machineDetection: verb<{ outcome: "applied" | "ended" | "not_found" }>()(
+    z.strictObject({
+      carrier: z.string().regex(/^[a-z0-9_-]{1,32}$/, "a carrier id"),
+      detection: z.strictObject({
+        callId: z.string().regex(/^\S{1,256}$/, "1-256 characters without whitespace"),
+        answeredBy: z.enum(["human", "machine", "fax", "unknown"]),
+        greetingEnded: z.boolean(),
+        carrierResult: z.string().max(256),
+        greetingEndReported: z.boolean().optional(),
+      }),
     }),
   ),
 } as const;
@@ -106,7 +122,7 @@ export function parseWorkerCommand(raw: unknown): ParsedWorkerCommand {
 
 /** The worker's side: parse, run the handler, reply. Never throws. */
 export async function applyWorkerCommand(
-  handlers: WorkerCommandHandlers | undefined,
+  handlers: Partial<WorkerCommandHandlers>,
   raw: unknown,
   logger: TalkLogger,
 ): Promise<CommandReply> {
@@ -118,14 +134,17 @@ export async function applyWorkerCommand(
     logger.warn({ err: error.message }, "malformed worker command refused");
     return { ok: false, error: { code: error.code, message: error.message } };
   }
-  if (!handlers) {
+  const handler = handlers[command.verb] as ((params: unknown) => unknown) | undefined;
+  if (!handler) {
     return {
       ok: false,
-      error: { code: "capability_unsupported", message: "This worker answers no worker commands." },
+      error: {
+        code: "capability_unsupported",
+        message: `This worker does not answer the ${command.verb} worker command.`,
+      },
     };
   }
   try {
-    const handler = handlers[command.verb] as (params: unknown) => unknown;
     const value: unknown = await handler(command.params);
     return { ok: true, value: value === undefined ? null : value };
   } catch (err) {

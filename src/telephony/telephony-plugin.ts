@@ -35,6 +35,7 @@ import { outboundCalls, type OutboundCalls } from "./outbound/outbound-calls.js"
 import { DocumentSigner, transferDocuments } from "./document-urls.js";
 import { isLoopbackAddress, parsePublicUrl } from "./public-url.js";
 import { StreamTokens } from "./stream-tokens.js";
+import type { DetectionWorkers } from "./amd/amd-callbacks.js";
 import { callRecordingPolicy } from "./recording/recording-policy.js";
 import { registerTelephonyMethods } from "./telephony-methods.js";
 import { TelephonyStats } from "./telephony-stats.js";
@@ -49,6 +50,8 @@ export interface TelephonyPluginOptions {
   defaultCarrier: string;
   /** Single-use stream tokens and their signing secret, shared by every worker (coordinator.claims). */
   claims: OneTimeClaims;
+  /** This worker in the cluster: an AMD callback reaching another worker is relayed to the one that dialled. */
+  detectionWorkers?: DetectionWorkers | undefined;
   /** talk.input.silenceTimeoutMs: silence that ends a caller's turn (stt-tts). */
   silenceTimeoutMs: number;
   callControls: CallControlRegistry;
@@ -121,6 +124,7 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
     createCall,
     localBaseUrl: () => ctx.loopbackBaseUrl(),
     jobs: ctx.jobs,
+    workers: options.detectionWorkers,
     logger,
   });
   if (served.length > 0) registerTelephonyMethods((name, d) => ctx.registerMethod(name, d), outbound);

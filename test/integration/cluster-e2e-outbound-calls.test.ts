@@ -281,6 +281,65 @@ describe("outbound calls across two workers", () => {
     await jobCompleted(other, call.jobId);
   });
 
+  it("an AMD result that reaches the other worker is relayed to the dialling worker, which hangs up on the machine", async () => {
+    const res = await fetch(`${workers[0].httpUrl}/telephony/calls`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ to: "+15557654321", machineDetection: { policy: "hangup" } }),
+    });
+    expect(res.status).toBe(202);
+    const { jobId } = (await res.json()) as { jobId: string };
+    const dial = await within(
+      WAIT,
+      rest.waitFor((r) => (r.params.get("StatusCallback") ?? "").includes(`job=${jobId}`)),
+      "the job's dial at the REST API",
+    );
+    // The dial names the worker that runs the detection; Twilio posts the result to that URL.
+    const amdUrl = dial.params.get("AsyncAmdStatusCallback")!;
+    const dialledBy = new URL(amdUrl).searchParams.get("worker");
+    const owner = workers.find((w) => w.spec.workerId === dialledBy)!;
+    expect(owner).toBeDefined();
+    const other = workers.find((w) => w !== owner)!;
+    const placed = await statusOnceIn("placed", other, jobId);
+    // The callee picks up: the stream reaches the owner (detection acts on a connected call).
+    const twiml = dial.params.get("Twiml")!;
+    const stream = new TwilioStreamClient({
+      url: `${owner.httpUrl.replace(/^http/, "ws")}/telephony/twilio/stream`,
+      customParameters: Object.fromEntries(
+        [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!]),
+      ),
+      callSid: dial.sid!,
+      accountSid: ACCOUNT_SID,
+    });
+    clients.push(stream);
+    await stream.connect();
+
+    const params = { CallSid: dial.sid!, AccountSid: ACCOUNT_SID, AnsweredBy: "machine_start" };
+    const relayed = await statusCallback(other, amdUrl, params);
+    expect(relayed.status).toBe(204);
+    // The owner applied it: the machine is hung up on at the carrier, and the call ends there.
+    await within(
+      WAIT,
+      rest.waitFor(
+        (r) => r.path.endsWith(`/Calls/${dial.sid}.json`) && r.params.get("Status") === "completed",
+      ),
+      "the owner's hang-up at the carrier",
+    );
+    expect((await sessionClosed(owner, placed.sessionId!)).payload.reason).toBe("hung_up");
+    const final = await statusOnceIn("ended", other, jobId);
+    expect(final).toMatchObject({
+      state: "ended",
+      machineDetection: { answeredBy: "machine", carrierResult: "machine_start", action: "hung_up" },
+    });
+
+    // A result naming a worker that is gone is owner_unreachable (the carrier may retry), not a silent 204.
+    const gone = new URL(amdUrl);
+    gone.searchParams.set("worker", "calls-gone");
+    const unreachable = await statusCallback(other, gone.toString(), params);
+    expect(unreachable.status).toBe(503);
+    expect(((await unreachable.json()) as { error: { code: string } }).error.code).toBe("owner_unreachable");
+  });
+
   it("forged, malformed and unknown callbacks get 403 / 400 / 404 on either worker, and the workers go on", async () => {
     const [a, b] = workers;
     const statusUrl = `${PUBLIC_URL}/telephony/twilio/status`;

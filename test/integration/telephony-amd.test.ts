@@ -218,7 +218,10 @@ describe("amd: outbound-call jobs (Redis)", () => {
       const jobId = placed.json["jobId"] as string;
       const dial = await h.rest.waitFor((r) => r.path.endsWith("/Calls.json"));
       const amd = twilioAmd(h);
-      expect(amd.requested(dial.sid!).callbackPath).toBe(`/telephony/twilio/status?job=${jobId}`);
+      // The job reaches the call from any worker; `worker` names the one running its detection.
+      expect(amd.requested(dial.sid!).callbackPath).toBe(
+        `/telephony/twilio/status?job=${jobId}&worker=${encodeURIComponent(h.app.cluster.coordinator.workerId)}`,
+      );
       const parameters = Object.fromEntries(
         [...dial.params.get("Twiml")!.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [
           m[1]!,

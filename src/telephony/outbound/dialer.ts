@@ -33,7 +33,13 @@ export interface DialerOptions {
   /** Dials in progress at most (rate_limited beyond). */
   maxPending: number;
   /** telephony.amd, and the calls whose detection runs (the status route delivers AMD callbacks to them). */
-  amd: { config: AmdConfig; detections: MachineDetections; hangUpTimeoutMs: number };
+  amd: {
+    config: AmdConfig;
+    detections: MachineDetections;
+    hangUpTimeoutMs: number;
+    /** This worker's cluster id, named in AMD callback URLs so a callback reaching another worker is relayed here. */
+    workerId?: string | undefined;
+  };
   createCall(
     carrier: CallCarrier,
     identity: CallIdentity,
@@ -93,7 +99,12 @@ export class OutboundDialer {
         DIAL_TOKEN_TTL_MS,
       );
       const amd = resolveAmd(request.machineDetection, from, this.#o.amd.config);
-      const statusCallbackUrl = `${base}${carrier.paths.status}${jobId ? `?job=${encodeURIComponent(jobId)}` : ""}`;
+      // The job reaches the call from any worker; an AMD result has to reach this worker, which runs the detection.
+      const query = new URLSearchParams({
+        ...(jobId ? { job: jobId } : {}),
+        ...(amd && this.#o.amd.workerId ? { worker: this.#o.amd.workerId } : {}),
+      }).toString();
+      const statusCallbackUrl = `${base}${carrier.paths.status}${query ? `?${query}` : ""}`;
       const { created, amdRefused } = await this.#dialWithAmd(amd, statusCallbackUrl, {
         to: request.to,
         from,

@@ -13,7 +13,7 @@ import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type { RouteCheck } from "../../gateway/index.js";
 import type { AmdConfig } from "../../config/index.js";
-import { MachineDetections } from "../amd/amd-callbacks.js";
+import { MachineDetections, type DetectionWorkers } from "../amd/amd-callbacks.js";
 import { resolveAmd } from "../amd/amd-settings.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import type { CallRegistry } from "../call-registry.js";
@@ -53,6 +53,8 @@ export interface OutboundCallsOptions {
   createCall: DialerOptions["createCall"];
   /** The server's own base URL (http://127.0.0.1:PORT) when there is no public URL (local demo mode). */
   localBaseUrl(): string | undefined;
+  /** This worker in the cluster: AMD results reaching another worker are relayed to the one that dialled. */
+  workers?: DetectionWorkers | undefined;
   /** `outbound-call` jobs (Redis deployments); absent: calls are placed in-process. */
   jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process" | "inspect"> | undefined;
   logger: TalkLogger;
@@ -103,7 +105,7 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
       calls: o.calls,
       statuses,
       maxPending: o.maxPending,
-      amd: { ...amd, detections },
+      amd: { ...amd, detections, workerId: o.workers?.workerId },
       createCall: o.createCall,
       logger,
     });
@@ -112,6 +114,9 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
   // One handler per kind, registered once: this worker runs outbound-call jobs when it has the media role
   // and can reach a carrier; a worker without carrier credentials would only pull jobs to fail them.
   const canDial = [...dialing.values()].some((d) => d.entry.carrier.rest);
+  const stopAnswering = o.workers?.answer((detection) =>
+    detections.apply(detection, (id) => statuses.hasEnded(id)),
+  );
   if (canDial && jobs) processOutboundCalls(jobs, (id) => dialing.get(id)?.dialer, logger);
 
   const carrierOf = (request: CallRequest): CarrierDialing => {
@@ -171,6 +176,7 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
     calls: o.calls,
     statuses,
     detections,
+    workers: o.workers,
     authorize: o.authorize,
     place,
     status,
@@ -189,6 +195,7 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
     place,
     status,
     close: () => {
+      stopAnswering?.();
       for (const { dialer } of dialing.values()) dialer.clear();
     },
   };

@@ -12,7 +12,11 @@ import type { AppJobs } from "../../cluster/index.js";
 import { TalkError, toTalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import { replyError, type RouteCheck } from "../../gateway/index.js";
-import { machineDetectionCallback, type MachineDetections } from "../amd/amd-callbacks.js";
+import {
+  machineDetectionCallback,
+  type DetectionWorkers,
+  type MachineDetections,
+} from "../amd/amd-callbacks.js";
 import type { CarrierProtocol } from "../carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "../carrier/webhook-request.js";
 import type { CallRegistry } from "../call-registry.js";
@@ -45,6 +49,8 @@ export interface OutboundRoutesOptions {
   statuses: CallStatusStore;
   /** Calls whose answering-machine detection runs here (AMD results come to the status route). */
   detections: MachineDetections;
+  /** This worker in the cluster (relays AMD results to the worker that dialled). */
+  workers?: DetectionWorkers | undefined;
   authorize: RouteCheck;
   place(request: CallRequest, baseUrl: string | undefined): Promise<PlacedCall>;
   status(id: string): Promise<OutboundCallStatus | undefined>;
@@ -129,10 +135,20 @@ function statusCallbackRoute(o: OutboundRoutesOptions, c: StatusCallbackCarrier)
           .type("text/plain")
           .send(refusal === 401 ? "Unauthorized" : "Forbidden");
       }
+      const query = (request.query ?? {}) as Record<string, unknown>;
+      const queried = (key: string): string | undefined =>
+        typeof query[key] === "string" && query[key] ? query[key] : undefined;
       const amd = carrier.machineDetection?.(webhook);
       if (amd) {
-        const hasEnded = (id: string): boolean => o.statuses.hasEnded(id);
-        const err = machineDetectionCallback(amd, o.detections, hasEnded, logger, carrier.id);
+        const dialledBy = queried("worker");
+        const err = await machineDetectionCallback(amd, {
+          detections: o.detections,
+          hasEnded: (id) => o.statuses.hasEnded(id),
+          dialledBy: dialledBy !== o.workers?.workerId ? dialledBy : undefined,
+          relay: o.workers?.relay,
+          logger,
+          carrier: carrier.id,
+        });
         return err ? replyError(reply, err) : reply.code(204).send();
       }
       const status = carrier.callStatus(webhook);
@@ -141,8 +157,7 @@ function statusCallbackRoute(o: OutboundRoutesOptions, c: StatusCallbackCarrier)
         return replyError(reply, err);
       }
       const { callId, terminal } = status;
-      const query = (request.query ?? {}) as Record<string, unknown>;
-      const jobId = typeof query["job"] === "string" && query["job"] ? query["job"] : undefined;
+      const jobId = queried("job");
       if (terminal) dialer.forget(callId);
 
       const call = o.calls.get(callId);
