@@ -13,7 +13,7 @@ import type { TalkRuntime } from "../core/session-types.js";
 import { ToolDispatcher } from "../core/tool-dispatcher.js";
 import { ToolPolicy } from "../core/tool-policy.js";
 import { ToolRegistry, type ToolDefinition } from "../core/tool-registry.js";
-import { createAgentConsultTool } from "../core/tools/agent-consult-tool.js";
+import { AGENT_CONSULT_TOOL, createAgentConsultTool } from "../core/tools/agent-consult-tool.js";
 import { CallControlRegistry } from "../core/tools/call-control.js";
 import {
   createCollectDigitsTool,
@@ -75,9 +75,17 @@ export function buildTools({ config, providers, runtime, brain, extra, logger }:
     .register(createCollectDigitsTool({ calls: callControls, defaults: config.agent.collectDigits }));
   for (const tool of extra) registry.register(tool);
   const policy = new ToolPolicy({ allow: config.agent.tools.allow, deny: config.agent.tools.deny });
+  // What a direct-tools surface may call: its selection inside the general policy, never the agent.
+  const direct = config.agent.tools.direct;
+  const directPolicy = new ToolPolicy({
+    allow: direct.allow,
+    // agent_consult would put an agent back into the turn.
+    deny: [...direct.deny, AGENT_CONSULT_TOOL],
+    within: policy,
+  });
   const dispatcher = new ToolDispatcher({
     registry,
-    policy,
+    policy: (session) => (session.brain === "direct-tools" ? directPolicy : policy),
     logger,
     clientResultTimeoutMs: config.agent.tools.clientResultTimeoutMs,
     maxParallelPerSession: config.agent.tools.maxParallelPerSession,

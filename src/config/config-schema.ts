@@ -23,7 +23,8 @@ const port = z.number().int().min(0).max(65_535);
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().min(0);
 
-export const SCOPES = ["read", "write", "admin"] as const;
+/** Token scopes (docs/api.md, "Scopes"): admin ⊇ direct-tools ⊇ write ⊇ read. */
+export const SCOPES = ["read", "write", "direct-tools", "admin"] as const;
 
 const tokenSchema = z
   .object({
@@ -275,6 +276,18 @@ export const agentSchema = z
         clientResultTimeoutMs: z.number().int().min(100).max(600_000).default(120_000),
         /** Tool calls of one client-owned session (talk.client.toolCall) running at once; one more is rate_limited. */
         maxParallelPerSession: z.number().int().min(1).max(64).default(4),
+        /**
+         * The tools a direct-tools session's surface may call (talk.session.callTool),
+         * a selection inside allow / deny above: default none. agent_consult is
+         * never one (a direct-tools turn involves no agent).
+         */
+        direct: z
+          .object({
+            allow: z.array(z.string().min(1)).default([]),
+            deny: z.array(z.string().min(1)).default([]),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

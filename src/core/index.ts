@@ -28,6 +28,8 @@ export { PrerenderedSpeech, type FaultSpeech } from "./faults/prerendered-speech
 export type { SessionControllerFactory } from "./pipelines/controller-factory.js";
 export type { PipelineProviderResolver } from "./pipelines/pipeline-options.js";
 export type { TalkAudioSink, TalkSessionController } from "./pipelines/controller-types.js";
+export { hasDirectTools } from "./pipelines/direct-tools-turns.js";
+export type { DirectToolCall, DirectToolResult } from "./pipelines/controller-types.js";
 export type { CallControl, CollectDigitsRequest, CollectedDigits } from "./tools/call-control.js";
 export {
   CallRecorder,

@@ -22,6 +22,18 @@ describe("ToolPolicy", () => {
     expect(new ToolPolicy({ allow: ["a.b"] }).isAllowed("axb")).toBe(false);
   });
 
+  it("a policy within another refuses what the outer one refuses, with the outer decision", () => {
+    const general = new ToolPolicy({ allow: ["*"], deny: ["shell"] });
+    const selection = new ToolPolicy({ allow: ["echo", "shell"], within: general });
+    expect(selection.isAllowed("echo")).toBe(true);
+    expect(selection.evaluate("shell")).toEqual({ allowed: false, reason: "denied", pattern: "shell" });
+    expect(selection.evaluate("get_time")).toEqual({ allowed: false, reason: "not_allowed" });
+    expect(general.isAllowed("get_time")).toBe(true);
+    expect(() => new ToolPolicy({ within: {} as never })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+  });
+
   it("rejects malformed lists with config_invalid at construction", () => {
     expect(() => new ToolPolicy({ allow: ["ok", ""] })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),

@@ -8,6 +8,12 @@ export interface ToolPolicyOptions {
   allow?: readonly string[];
   /** Tool names (or `*` patterns) that never run. Deny wins over allow (default: none). */
   deny?: readonly string[];
+  /**
+   * A policy this one narrows: a name it refuses is refused here too, with
+   * its decision (a selection inside the general policy, e.g. the tools a
+   * direct-tools session may call). Default: none.
+   */
+  within?: ToolPolicy;
 }
 
 export type ToolPolicyDecision =
@@ -44,13 +50,19 @@ function compileList(
 export class ToolPolicy {
   readonly #allow: { pattern: string; re: RegExp }[] | undefined;
   readonly #deny: { pattern: string; re: RegExp }[];
+  readonly #within: ToolPolicy | undefined;
 
   constructor(options: ToolPolicyOptions = {}) {
     this.#allow = compileList("allow", options.allow);
     this.#deny = compileList("deny", options.deny) ?? [];
+    if (options.within !== undefined && !(options.within instanceof ToolPolicy))
+      throw new TalkError("config_invalid", "Tool policy within must be a ToolPolicy.");
+    this.#within = options.within;
   }
 
   evaluate(name: string): ToolPolicyDecision {
+    const outer = this.#within?.evaluate(name);
+    if (outer && !outer.allowed) return outer;
     const denied = this.#deny.find((d) => d.re.test(name));
     if (denied) return { allowed: false, reason: "denied", pattern: denied.pattern };
     if (this.#allow && !this.#allow.some((a) => a.re.test(name)))

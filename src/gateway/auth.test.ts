@@ -7,10 +7,12 @@ import type { AuthorizedRequest } from "./request-authorizer.js";
 const READ = "read-token-0000000000000001";
 const WRITE = "write-token-000000000000002";
 const ADMIN = "admin-token-000000000000003";
+const TOOLS = "tools-token-000000000000004";
 const TOKENS = [
   { name: "reader", token: READ, scopes: ["read"] as const },
   { name: "writer", token: WRITE, scopes: ["write"] as const },
   { name: "admin", token: ADMIN, scopes: ["admin"] as const },
+  { name: "surface", token: TOOLS, scopes: ["direct-tools"] as const },
 ];
 
 const request = (headers: IncomingHttpHeaders = {}, ...peer: [string?]): AuthorizedRequest => ({
@@ -38,13 +40,16 @@ describe("TokenAuthorizer: one rule for the Talk API and every surface", () => {
     }
   });
 
-  it("admin implies write implies read", () => {
+  it("admin implies direct-tools implies write implies read", () => {
     const authorizer = new TokenAuthorizer({ tokens: TOKENS });
     const decide = (token: string) =>
-      (["read", "write", "admin"] as const).map((scope) => authorizer.check(bearer(token), scope));
-    expect(decide(READ)).toEqual(["ok", "forbidden", "forbidden"]);
-    expect(decide(WRITE)).toEqual(["ok", "ok", "forbidden"]);
-    expect(decide(ADMIN)).toEqual(["ok", "ok", "ok"]);
+      (["read", "write", "direct-tools", "admin"] as const).map((scope) =>
+        authorizer.check(bearer(token), scope),
+      );
+    expect(decide(READ)).toEqual(["ok", "forbidden", "forbidden", "forbidden"]);
+    expect(decide(WRITE)).toEqual(["ok", "ok", "forbidden", "forbidden"]);
+    expect(decide(TOOLS)).toEqual(["ok", "ok", "ok", "forbidden"]);
+    expect(decide(ADMIN)).toEqual(["ok", "ok", "ok", "ok"]);
     expect(authorizer.authenticate(bearer(WRITE))).toMatchObject({ name: "writer" });
   });
 

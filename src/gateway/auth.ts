@@ -8,7 +8,7 @@
  *   `Authorization: Bearer <token>` (or, on a WebSocket upgrade, the
  *   `bearer.<token>` subprotocol). A missing, malformed or unknown token is
  *   `unauthorized`; a known token without the scope is `forbidden`.
- *   `admin` implies `write`, `write` implies `read`.
+ *   `admin` implies `direct-tools`, which implies `write`, which implies `read`.
  * - No tokens configured: authentication is off, so the server binds
  *   loopback only (resolveGatewayOptions refuses any other host). A peer
  *   that is not on loopback is `unauthorized` all the same (a second fence);
@@ -28,7 +28,7 @@ import type { AccessDecision, AuthorizedRequest, RequestAuthorizer } from "./req
 export interface Principal {
   /** Token name from config, or "anonymous" when auth is disabled. */
   readonly name: string;
-  /** Effective scopes, with implications expanded (admin ⊇ write ⊇ read). */
+  /** Effective scopes, with implications expanded (admin ⊇ direct-tools ⊇ write ⊇ read). */
   readonly scopes: ReadonlySet<GatewayScope>;
 }
 
@@ -39,7 +39,8 @@ const BEARER_SUBPROTOCOL_PREFIX = "bearer.";
 const IMPLIED: Record<GatewayScope, GatewayScope[]> = {
   read: ["read"],
   write: ["write", "read"],
-  admin: ["admin", "write", "read"],
+  "direct-tools": ["direct-tools", "write", "read"],
+  admin: ["admin", "direct-tools", "write", "read"],
 };
 
 export function expandScopes(scopes: readonly GatewayScope[]): ReadonlySet<GatewayScope> {

@@ -1,8 +1,13 @@
 import { isIP } from "node:net";
 import { TalkError } from "../core/index.js";
 
-/** Scope groups a bearer token can hold. `admin` implies `write`, `write` implies `read`. */
-export const GATEWAY_SCOPES = ["read", "write", "admin"] as const;
+/**
+ * Scope groups a bearer token can hold. `admin` implies `direct-tools`,
+ * `direct-tools` implies `write` (it is write plus the privilege of
+ * direct-tools sessions: creating them and calling tools in them), `write`
+ * implies `read`.
+ */
+export const GATEWAY_SCOPES = ["read", "write", "direct-tools", "admin"] as const;
 export type GatewayScope = (typeof GATEWAY_SCOPES)[number];
 
 export interface GatewayToken {

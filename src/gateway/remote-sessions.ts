@@ -305,6 +305,11 @@ class RemoteSessionHandle implements SessionHandle {
   submitToolResult(): Promise<never> {
     return this.#remote.mediaElsewhere(this.sessionId, this.#caller);
   }
+
+  // A direct tool call answers a turn of the media's worker, so it goes there too.
+  callTool(): Promise<never> {
+    return this.#remote.mediaElsewhere(this.sessionId, this.#caller);
+  }
 }
 
 function viewKey(sessionId: string, peer: SessionPeer): string {

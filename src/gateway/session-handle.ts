@@ -1,4 +1,4 @@
-import { TalkError } from "../core/index.js";
+import { hasDirectTools, TalkError } from "../core/index.js";
 import type { TalkSessionController } from "../core/index.js";
 import type { TalkSession } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
@@ -12,7 +12,14 @@ import { joinerReplay, type SessionOwnership, type SessionPeer } from "./session
 
 type Verb<
   M extends
-    "appendAudio" | "startTurn" | "endTurn" | "cancelTurn" | "cancelOutput" | "submitToolResult" | "close",
+    | "appendAudio"
+    | "startTurn"
+    | "endTurn"
+    | "cancelTurn"
+    | "cancelOutput"
+    | "submitToolResult"
+    | "callTool"
+    | "close",
 > = (params: TalkParsedParams<`talk.session.${M}`>) => Promise<TalkResult<`talk.session.${M}`>>;
 
 /** A join accepted: the response, and what to run once it was sent (event delivery, session.ready). */
@@ -37,6 +44,7 @@ export interface SessionHandle {
   cancelTurn: Verb<"cancelTurn">;
   cancelOutput: Verb<"cancelOutput">;
   submitToolResult: Verb<"submitToolResult">;
+  callTool: Verb<"callTool">;
   close: Verb<"close">;
 }
 
@@ -144,6 +152,25 @@ export class LocalSessionHandle implements SessionHandle {
   }): Promise<{ sessionId: string; callId: string }> {
     this.#controller().submitToolResult(params.callId, params.output);
     return { sessionId: this.sessionId, callId: params.callId };
+  }
+
+  async callTool(
+    params: TalkParsedParams<"talk.session.callTool">,
+  ): Promise<TalkResult<"talk.session.callTool">> {
+    const controller = this.#controller();
+    if (controller.session.brain !== "direct-tools" || !hasDirectTools(controller)) {
+      throw new TalkError(
+        "invalid_state",
+        `talk.session.callTool is for direct-tools sessions; this one is ${controller.session.brain}.`,
+        { details: { sessionId: this.sessionId, brain: controller.session.brain } },
+      );
+    }
+    const result = await controller.callTool({
+      name: params.name,
+      argumentsJson: params.argumentsJson,
+      turnId: params.turnId,
+    });
+    return { sessionId: this.sessionId, ...result };
   }
 
   /** Closes Gateway-owned sessions and, for symmetry, client-owned ones the caller created. */

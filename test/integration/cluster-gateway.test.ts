@@ -153,6 +153,14 @@ describe("Gateway sessions across in-process coordinators", () => {
     const err = await rejectionOf(remote.request("talk.session.startTurn", { sessionId }));
     expect(err.code).toBe("invalid_state");
     expect(err.details).toMatchObject({ sessionId, workerId: "gw-a" });
+    // A direct tool call answers a turn of the media's worker: it is sent there too.
+    const direct = await owner.request("talk.session.create", { ...ROOM, brain: "direct-tools" });
+    await remote.request("talk.session.join", { sessionId: direct.sessionId, joinToken: direct.joinToken });
+    const call = await rejectionOf(
+      remote.request("talk.session.callTool", { sessionId: direct.sessionId, name: "echo" }),
+    );
+    expect(call.code).toBe("invalid_state");
+    expect(call.details).toMatchObject({ sessionId: direct.sessionId, workerId: "gw-a" });
   });
 
   it("a closed session is released from the directory; a draining gateway refuses new sessions with shutting_down", async () => {

@@ -26,7 +26,8 @@ function seqs(events: TalkEvent[]): number[] {
 describe("talk.session.create", () => {
   it("creates each Gateway-owned combination of the matrix and returns a join token once", async () => {
     h = await startGateway();
-    const client = await h.connect({ as: "writer" });
+    // direct-tools needs the direct-tools scope (gateway-direct-tools.test.ts); it implies write.
+    const client = await h.connect({ as: "surface" });
     for (const params of [
       { mode: "stt-tts", transport: "managed-room", brain: "agent-consult" },
       { mode: "stt-tts", transport: "managed-room", brain: "direct-tools" },

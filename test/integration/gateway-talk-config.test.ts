@@ -21,7 +21,12 @@ describe("talk.realtime.mode / .transport / .brain are the create defaults", () 
 
   it("talk.realtime.brain applies where the mode takes it, and a request field always wins", async () => {
     h = await startGateway({ realtime: { mode: "stt-tts", brain: "direct-tools" } });
-    const client = await h.connect({ as: "writer" });
+    // A default brain is as privileged as an asked-for one: a write token is refused, naming where it came from.
+    const writer = await h.connect({ as: "writer" });
+    const refused = await rejectionOf(writer.request("talk.session.create", { transport: "managed-room" }));
+    expect(refused.code).toBe("forbidden");
+    expect(refused.details).toMatchObject({ scope: "direct-tools", from: "talk.realtime.brain" });
+    const client = await h.connect({ as: "surface" });
     const room = await client.request("talk.session.create", { transport: "managed-room" });
     expect(room).toMatchObject({ mode: "stt-tts", transport: "managed-room", brain: "direct-tools" });
     const consult = await client.request("talk.session.create", { brain: "agent-consult" });

@@ -25,6 +25,8 @@ export const TOKENS = Object.freeze({
   admin: "admin-token-0123456789abcdef",
   writer: "writer-token-0123456789abcdef",
   reader: "reader-token-0123456789abcdef",
+  /** A trusted first-party surface: the direct-tools scope (write and direct-tools sessions), not admin. */
+  surface: "surface-token-0123456789abcdef",
 });
 
 export const OPENAI_KEY = "sk-test-gateway-harness-secret-0001";
@@ -45,6 +47,8 @@ export interface HarnessSetup {
   clientResultTimeoutMs?: number;
   /** More names agent.tools.allow lets through (client-completed tools). */
   allowTools?: string[];
+  /** agent.tools.direct: the tools a direct-tools session's surface may call. Default none. */
+  directTools?: { allow?: string[]; deny?: string[] };
   /** More `talk.realtime` keys (mode, transport, brain, more providers entries). */
   realtime?: { mode?: string; transport?: string; brain?: string; providers?: Record<string, unknown> };
 }
@@ -84,6 +88,7 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
               { name: "admin", token: TOKENS.admin, scopes: ["admin"] },
               { name: "writer", token: TOKENS.writer, scopes: ["write"] },
               { name: "reader", token: TOKENS.reader, scopes: ["read"] },
+              { name: "surface", token: TOKENS.surface, scopes: ["direct-tools"] },
             ],
     },
     dataDir,
@@ -99,6 +104,7 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
       tools: {
         ...tools.policy,
         allow: [...tools.policy.allow, ...(setup.allowTools ?? [])],
+        ...(setup.directTools !== undefined ? { direct: setup.directTools } : {}),
         ...(setup.clientResultTimeoutMs !== undefined
           ? { clientResultTimeoutMs: setup.clientResultTimeoutMs }
           : {}),

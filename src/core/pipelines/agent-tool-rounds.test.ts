@@ -46,7 +46,7 @@ function start(policy: ToolPolicy) {
   const session = runtime.createSession({
     mode: "stt-tts",
     transport: "managed-room",
-    brain: "direct-tools",
+    brain: "agent-consult",
     owner: "gateway",
   });
   const log = new EventLog(session);

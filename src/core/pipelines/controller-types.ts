@@ -43,6 +43,34 @@ export interface TalkTextInput {
   sendUserText(text: string, meta?: Record<string, string>): void;
 }
 
+/** One tool the session's trusted surface calls directly (talk.session.callTool). */
+export interface DirectToolCall {
+  name: string;
+  argumentsJson: string;
+  /**
+   * The turn the call answers: the session's current turn, its user input
+   * ended (a spoken turn after endTurn). Absent: the call opens a turn of its
+   * own, which supersedes output still playing.
+   */
+  turnId?: string | undefined;
+}
+
+export interface DirectToolResult {
+  turnId: string;
+  callId: string;
+  /** The tool's output, as in `tool.result`. */
+  output: string;
+}
+
+/**
+ * The verb of a `direct-tools` session (talk.session.callTool): its trusted
+ * surface calls a tool by name, under policy, and the result answers the
+ * turn (direct-tools-turns.ts). Rejects with the call's error code.
+ */
+export interface TalkDirectTools {
+  callTool(request: DirectToolCall): Promise<DirectToolResult>;
+}
+
 /**
  * Drives one Gateway-owned session: it owns the provider work behind the
  * session (realtime relay, STT -> agent -> TTS, or transcription) and applies

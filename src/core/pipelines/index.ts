@@ -1,5 +1,13 @@
 // What the pipelines layer offers the Gateway and adapters.
-export type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
+export type {
+  DirectToolCall,
+  DirectToolResult,
+  TalkAudioSink,
+  TalkDirectTools,
+  TalkSessionController,
+  TalkTextInput,
+} from "./controller-types.js";
+export { hasDirectTools } from "./direct-tools-turns.js";
 export { createSessionController, hasTextInput, type SessionController } from "./session-controller.js";
 export {
   DEFAULT_PERSONA,

@@ -5,7 +5,15 @@ import type { TtsProvider } from "../provider-types.js";
 import type { TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason, TranscriptPayload } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
-import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
+import type {
+  DirectToolCall,
+  DirectToolResult,
+  TalkAudioSink,
+  TalkDirectTools,
+  TalkSessionController,
+  TalkTextInput,
+} from "./controller-types.js";
+import { DirectToolTurns } from "./direct-tools-turns.js";
 import type {
   PipelineFaults,
   PipelineProviderResolver,
@@ -61,13 +69,17 @@ export interface SttTtsPipelineDeps {
  *                 tools answers in rounds (agent-tool-rounds.ts), each
  *                 round its own output item, the calls run between them.
  *
+ * With the direct-tools brain no agent answers: a turn ends with its
+ * transcript, and the session's trusted surface answers it with callTool
+ * (direct-tools-turns.ts): a named tool under policy, its result spoken.
+ *
  * Audio with no active (still capturing) turn is rejected with no_active_turn
  * rather than starting one: a turn here is an explicit press, and starting
  * one from raw audio would let silence or echo supersede (cancel) the
  * assistant's answer, which seed 001 forbids. Speech-gated turn starts belong
  * to adapters (VAD) or the realtime pipeline (provider speech_started).
  */
-export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
+export class SttTtsPipeline implements TalkSessionController, TalkTextInput, TalkDirectTools {
   readonly session: TalkSession;
   /** Nothing to connect: ready at once (see SessionController.ready). */
   readonly ready: Promise<void> = Promise.resolve();
@@ -82,6 +94,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   #faultedTurn: string | undefined;
   /** The turn whose agent's tools are running: a line said meanwhile (a transfer's announcement) is part of it. */
   #toolTurn: string | undefined;
+  readonly #direct: DirectToolTurns;
 
   constructor(deps: SttTtsPipelineDeps) {
     this.session = deps.session;
@@ -93,6 +106,24 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
       deps.logger,
       deps.session.id,
     );
+    this.#direct = new DirectToolTurns({
+      session: deps.session,
+      tools: deps.tools,
+      openTurn: () => {
+        const turn = this.#textTurn("client");
+        this.session.endTurn(turn.id);
+        return turn;
+      },
+      speak: (turn, text, parentId) => {
+        const tts = deps.providers.tts(this.session);
+        if (!tts) {
+          this.#failed(turn.id, new TalkError("provider_not_found", "No tts provider is configured."), "tts");
+          return Promise.resolve(undefined);
+        }
+        const line = (itemId: string, queue: TtsQueue) => this.#fixedLine(turn.id, itemId, queue, text);
+        return this.#speakItem(turn, tts, line, parentId);
+      },
+    });
   }
 
   get inputFormat(): AudioFormat {
@@ -183,6 +214,10 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   submitToolResult(callId: string, _output: string): void {
     // Agent-consult answers here never surface provider tool calls to the client.
     throw new TalkError("tool_not_found", `No pending tool call ${callId} in this session.`);
+  }
+
+  callTool(request: DirectToolCall): Promise<DirectToolResult> {
+    return this.#direct.call(request);
   }
 
   setAudioSink(sink: TalkAudioSink | undefined): void {
@@ -294,6 +329,8 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
   /** Agent consult (with its tool rounds) then TTS for what the user said (or typed) in `turn`. */
   async #respond(turn: TalkTurn, text: string): Promise<void> {
     const { session } = this;
+    // No agent answers a direct-tools session: its surface does, with callTool.
+    if (session.brain === "direct-tools") return;
     try {
       const agent = this.#require("agent", this.#deps.providers.agent(session));
       const tts = this.#require("tts", this.#deps.providers.tts(session));
@@ -352,6 +389,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     turn: TalkTurn,
     tts: TtsProvider,
     produce: (itemId: string, queue: TtsQueue) => Promise<AgentAnswer>,
+    parentId?: string,
   ): Promise<AgentAnswer | undefined> {
     const { session } = this;
     const turnId = turn.id;
@@ -366,8 +404,8 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
         sink: this.#sink.current,
         turnId,
         itemId,
-        // The consult writing this answer (its callId, as on its tool.error) is the TTS job's parent.
-        parentId: consultCallId(itemId),
+        // The consult writing this answer (its callId, as on its tool.error), or the direct tool call, is the TTS job's parent.
+        parentId: parentId ?? consultCallId(itemId),
         prefetch: this.#deps.options.brain.ttsPrefetch,
         logger: this.#deps.logger,
       });

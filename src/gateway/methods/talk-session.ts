@@ -44,6 +44,21 @@ export const talkSessionMethods: MethodGroup = {
           },
         );
       }
+      // Seed 000: direct-tools stays privileged, whether asked for or resolved from talk.realtime.brain.
+      if (brain === "direct-tools" && !ctx.caller.principal.scopes.has("direct-tools")) {
+        throw new TalkError(
+          "forbidden",
+          `A direct-tools session needs the "direct-tools" scope (or admin).`,
+          {
+            details: {
+              method: "talk.session.create",
+              scope: "direct-tools",
+              brain,
+              ...(params.brain === undefined ? { from: "talk.realtime.brain" } : {}),
+            },
+          },
+        );
+      }
       if (params.clientTools !== undefined && mode !== "realtime") {
         throw new TalkError(
           "invalid_params",
@@ -149,6 +164,12 @@ export const talkSessionMethods: MethodGroup = {
   "talk.session.submitToolResult": {
     scope: "write",
     handler: (params, ctx) => sessionOf(ctx, params.sessionId).submitToolResult(params),
+  },
+
+  "talk.session.callTool": {
+    // Calling tools directly is the privilege itself: a write token that joined the session cannot.
+    scope: "direct-tools",
+    handler: (params, ctx) => sessionOf(ctx, params.sessionId).callTool(params),
   },
 
   "talk.session.close": {

@@ -26,6 +26,7 @@ export const TALK_METHODS = [
   "talk.session.cancelTurn",
   "talk.session.cancelOutput",
   "talk.session.submitToolResult",
+  "talk.session.callTool",
   "talk.session.close",
 ] as const;
 
@@ -126,6 +127,18 @@ export const TALK_PARAM_SCHEMAS = {
     callId: z.string().min(1).max(256),
     output: z.string(),
   }),
+  /** direct-tools sessions: the surface calls a tool by name (scope direct-tools). */
+  "talk.session.callTool": z.strictObject({
+    sessionId: id,
+    name: z.string().min(1).max(128),
+    /** The tool's arguments as a JSON object; default none (`{}`). */
+    argumentsJson: z
+      .string()
+      .max(64 * 1024)
+      .default("{}"),
+    /** The turn the call answers (ended, current); absent: a turn of its own. */
+    turnId: id.optional(),
+  }),
   "talk.session.close": z.strictObject({ sessionId: id, reason: reason.optional() }),
 } as const satisfies Record<TalkMethod, z.ZodType>;
 
@@ -168,6 +181,15 @@ export interface ClientCreateResult {
   clientConfig?: Record<string, unknown>;
   /** Tool names the Gateway declared to the provider (policy already applied). */
   tools: string[];
+}
+
+/** A direct tool call's result; its spoken answer follows as events. */
+export interface DirectToolCallResult {
+  sessionId: string;
+  /** The turn it answered (the one given, or the one opened for it). */
+  turnId: string;
+  callId: string;
+  output: string;
 }
 
 export interface ToolCallResult {
@@ -214,6 +236,7 @@ export interface TalkResults {
   "talk.session.cancelTurn": { sessionId: string; cancelled: boolean };
   "talk.session.cancelOutput": { sessionId: string; cancelled: boolean };
   "talk.session.submitToolResult": { sessionId: string; callId: string };
+  "talk.session.callTool": DirectToolCallResult;
   "talk.session.close": { sessionId: string; closed: true };
 }
 
