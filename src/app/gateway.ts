@@ -61,6 +61,9 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
     checkSession: (request) => checkSessionRequest(registry, resolver, request),
     speak: (request, signal) => resolver.resolve("tts").synthesize({ ...request, signal }),
     createController: async (session, request) => {
+      const replyPath = request.replyPath ?? config.agent.realtime.replyPath;
+      // bridge / brain hear the caller with the local STT: its turns end after talk.input.silenceTimeoutMs.
+      const localEars = session.mode === "realtime" && replyPath !== "native";
       const controller = createController({
         session,
         ...(request.clientTools !== undefined ? { clientTools: request.clientTools } : {}),
@@ -68,7 +71,10 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
           maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
           // Captions finalize after talk.input.silenceTimeoutMs of silence; stt-tts turns are the client's
           // (push-to-talk: a held button is not the end of speech), realtime turns the provider's.
-          ...(session.mode === "transcription" ? { silenceTimeoutMs: silenceTimeoutOf(config) } : {}),
+          ...(session.mode === "transcription" || localEars
+            ? { silenceTimeoutMs: silenceTimeoutOf(config) }
+            : {}),
+          ...(request.replyPath !== undefined ? { brain: { replyPath: request.replyPath } } : {}),
           // checkSession let a model through for realtime only; a voice is the realtime provider's or the TTS's.
           ...(request.model !== undefined ? { realtimeModel: request.model } : {}),
           ...(request.voice !== undefined

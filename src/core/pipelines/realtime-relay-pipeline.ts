@@ -1,7 +1,13 @@
 import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
 import { TalkError, toTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
-import type { RealtimeProvider, RealtimeProviderEvent, RealtimeVoiceSession } from "../provider-types.js";
+import type {
+  AgentProvider,
+  RealtimeProvider,
+  RealtimeProviderEvent,
+  RealtimeVoiceSession,
+  SttProvider,
+} from "../provider-types.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
@@ -12,7 +18,9 @@ import { PcmConverter } from "./pcm-converter.js";
 import { sameAudioFormat } from "../talk-types.js";
 import type { PipelineFaults, PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { RealtimeRecovery } from "./realtime-recovery.js";
-import { toolOwnershipOf, type ToolOwnership } from "./brain-options.js";
+import { toolOwnershipOf, type ReplyPath, type ToolOwnership } from "./brain-options.js";
+import { DEFAULT_LOCAL_END_OF_SPEECH_MS, LocalSpeechTurns } from "./local-speech-turns.js";
+import { LocalReplies } from "./realtime-local-replies.js";
 import { ProgressiveSpeech } from "./progressive-speech.js";
 import { RealtimeEventMapper } from "./realtime-event-mapper.js";
 import { RealtimeOutput } from "./realtime-output.js";
@@ -33,6 +41,10 @@ export interface RealtimeRelayPipelineDeps {
   interruptible?: ((output: TalkOutput) => boolean) | undefined;
   /** See SessionControllerDeps.faults. */
   faults?: PipelineFaults | undefined;
+  /** Reply paths bridge and brain: the session's STT (the caller's ears). */
+  stt?: SttProvider | undefined;
+  /** Reply path brain: the agent that plans the replies. */
+  agent?: AgentProvider | undefined;
 }
 
 /**
@@ -75,12 +87,19 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   #responding = false;
   /** The turn the client started with startTurn: the client ends it (endTurn), not the provider's VAD. */
   #explicitTurn: string | undefined;
+  /** Latched at creation (seed 003): who plans the replies; see brain-options.ts. */
+  readonly replyPath: ReplyPath;
+  /** bridge / brain: the caller's audio goes to the local STT, not to the provider. */
+  readonly #local: LocalSpeechTurns | undefined;
+  readonly #replies: LocalReplies | undefined;
+  readonly #bargeInPolicy: BargeInPolicy;
 
   constructor(deps: RealtimeRelayPipelineDeps) {
     this.session = deps.session;
     this.#deps = deps;
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
-    this.toolOwnership = toolOwnershipOf(deps.options.brain.replyPath);
+    this.replyPath = deps.options.brain.replyPath;
+    this.toolOwnership = toolOwnershipOf(this.replyPath);
     this.#progressive = new ProgressiveSpeech(() => this.#voice, deps.logger);
     this.#recovery = new RealtimeRecovery({
       session: deps.session,
@@ -104,6 +123,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       format: deps.outputFormat,
       deltaIntervalMs: deps.options.outputDeltaIntervalMs,
     });
+    this.#bargeInPolicy = new BargeInPolicy({
+      interruptOnSpeech: deps.options.interruptOnSpeech,
+      interruptible: deps.interruptible,
+    });
+    ({ local: this.#local, replies: this.#replies } = this.#localPath(deps));
     this.#events = new RealtimeEventMapper({
       session: deps.session,
       output: this.#output,
@@ -116,10 +140,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         voice: () => this.#voice,
         logger: deps.logger,
       }),
-      bargeIn: new BargeInPolicy({
-        interruptOnSpeech: deps.options.interruptOnSpeech,
-        interruptible: deps.interruptible,
-      }),
+      bargeIn: this.#bargeInPolicy,
       interrupt: (output) => this.#bargeIn(output),
       clientEndsTurn: (turnId) => this.#explicitTurn === turnId,
       fault: (fault, fatal) => this.#recovery.failed(fault, fatal),
@@ -146,6 +167,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   #input(data: Uint8Array | Int16Array): void {
+    if (this.#local) {
+      // Outboard ASR: the provider hears nothing; the input format is PCM16 (session-controller.ts).
+      this.#local.write(data instanceof Int16Array ? data : pcm16FromBytes(data));
+      return;
+    }
     if (!this.#voice) {
       this.#hold(data);
       return;
@@ -180,6 +206,10 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#truncate(output.itemId, heard);
     }
     this.#explicitTurn = turn.id;
+    if (this.#local) {
+      this.#local.begin(turn);
+      return turn;
+    }
     this.#voice?.setTurnDetection?.(false);
     session.startCapture(turn.id);
     return turn;
@@ -196,6 +226,12 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     const turn = session.activeTurn;
     if (turn?.id === turnId && turn.state !== "active" && this.#explicitTurn !== turnId) return;
     session.endTurn(turnId);
+    if (this.#local) {
+      // The local STT finalizes the words; the reply follows as events.
+      if (this.#explicitTurn === turnId) this.#explicitTurn = undefined;
+      void this.#local.end(turnId);
+      return;
+    }
     const explicit = this.#explicitTurn === turnId;
     this.#explicitTurn = undefined;
     if (!this.#responding) {
@@ -292,6 +328,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       payload: { ...meta, role: "user", text },
     });
     if (own) session.endTurn(turn.id);
+    if (this.replyPath === "brain") {
+      // The agent answers typed text as it answers speech; the provider only speaks.
+      this.#replies?.heard(turn, text);
+      return;
+    }
     this.#recovery.userText(text);
     voice.sendText(text);
   }
@@ -307,6 +348,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#output.reportAll();
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#held = [];
+    this.#local?.close();
     const voice = this.#voice;
     this.#voice = undefined;
     try {
@@ -353,6 +395,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
         instructions,
         tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger),
+        // brain: speech transport only, the provider never answers by itself.
+        ...(this.replyPath === "brain" ? { autoRespond: false } : {}),
         inputFormat: this.#providerInput,
         outputFormat: this.#providerOutput,
         signal: session.signal,
@@ -470,6 +514,62 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     } catch (err) {
       this.#deps.logger.warn({ err, sessionId: this.session.id, itemId }, "truncate failed");
     }
+  }
+
+  /** bridge / brain: the local listener and what answers it; native: neither. */
+  #localPath(deps: RealtimeRelayPipelineDeps): {
+    local: LocalSpeechTurns | undefined;
+    replies: LocalReplies | undefined;
+  } {
+    const path = this.replyPath;
+    if (path === "native") return { local: undefined, replies: undefined };
+    if (!deps.stt)
+      throw new TalkError("capability_unsupported", `Reply path "${path}" needs an STT provider.`, {
+        details: { field: "replyPath", reason: "no_stt_provider" },
+      });
+    const replies = new LocalReplies({
+      session: deps.session,
+      path,
+      voice: () => this.#voice,
+      speech: this.#progressive,
+      agent: deps.agent,
+      tools: deps.tools,
+      options: deps.options,
+      logger: deps.logger,
+      remember: (text) => this.#recovery.userText(text),
+    });
+    const local = new LocalSpeechTurns({
+      session: deps.session,
+      stt: deps.stt,
+      inputFormat: deps.inputFormat,
+      language: deps.options.language,
+      endOfSpeechMs: deps.options.silenceTimeoutMs || DEFAULT_LOCAL_END_OF_SPEECH_MS,
+      logger: deps.logger,
+      speechStarted: () => this.#localSpeechStarted(),
+      heard: (turn, text) => replies.heard(turn, text),
+    });
+    return { local, replies };
+  }
+
+  /**
+   * The local VAD heard the caller start speaking: what plays is interrupted
+   * when the barge-in policy says so (else the speech is only noted and not
+   * captured), a response under way is cancelled, and the speech gets a turn
+   * of its own, superseding the previous one (its consult stops).
+   */
+  #localSpeechStarted(): TalkTurn | undefined {
+    const { session } = this;
+    const output = session.activeOutput;
+    if (output && !this.#bargeInPolicy.interrupts(output)) {
+      session.emit({ type: "input.audio.speech_started", turnId: output.turnId, payload: {} });
+      return undefined;
+    }
+    if (output) this.#bargeIn(output);
+    else if (this.#responding) this.#voice?.cancelResponse();
+    const current = session.activeTurn;
+    const turn = current?.state === "active" ? current : session.startTurn({ reason: "barge_in" });
+    session.emit({ type: "input.audio.speech_started", turnId: turn.id, payload: {} });
+    return turn;
   }
 
   #requireVoice(): RealtimeVoiceSession {
