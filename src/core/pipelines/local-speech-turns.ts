@@ -103,6 +103,11 @@ export class LocalSpeechTurns {
     if (text !== "") this.#ctx.heard(turn, text);
   }
 
+  /** Text from the user (typed, keypad digits) in `turn`: answered as the words of speech are. */
+  answer(turn: TalkTurn, text: string): void {
+    this.#ctx.heard(turn, text);
+  }
+
   /** Drops the capture in progress (its turn was cancelled or superseded). */
   drop(): void {
     this.#capture?.close();

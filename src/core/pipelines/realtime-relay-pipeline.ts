@@ -1,4 +1,4 @@
-import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
+import { pcm16FromBytes } from "../../codecs/index.js";
 import { TalkError, toTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
 import type {
@@ -11,19 +11,17 @@ import type {
 import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
-import { bytesPerSecond } from "../talk-types.js";
 import { BargeInPolicy } from "./barge-in-policy.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
-import { PcmConverter } from "./pcm-converter.js";
-import { sameAudioFormat } from "../talk-types.js";
 import type { PipelineFaults, PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { RealtimeRecovery } from "./realtime-recovery.js";
 import { toolOwnershipOf, type ReplyPath, type ToolOwnership } from "./brain-options.js";
-import { DEFAULT_LOCAL_END_OF_SPEECH_MS, LocalSpeechTurns } from "./local-speech-turns.js";
-import { LocalReplies } from "./realtime-local-replies.js";
+import type { LocalSpeechTurns } from "./local-speech-turns.js";
+import { createLocalPath } from "./realtime-local-path.js";
 import { ProgressiveSpeech } from "./progressive-speech.js";
 import { RealtimeEventMapper } from "./realtime-event-mapper.js";
 import { RealtimeOutput } from "./realtime-output.js";
+import { providerFormat, RealtimeInput } from "./realtime-input.js";
 import { RealtimeToolCalls } from "./realtime-tool-calls.js";
 import { providerToolsFor } from "./realtime-tool-ownership.js";
 import { checkAppend, checkAppendPcm, closeSessionClearingOutput, SinkSlot } from "./pipeline-support.js";
@@ -49,13 +47,14 @@ export interface RealtimeRelayPipelineDeps {
 
 /**
  * realtime over gateway-relay: the Gateway owns one provider session and
- * relays audio both ways. This class holds the provider connection, the
- * input path (held while connecting, converted to the provider's format or
- * passed through) and the session verbs; its stages do the rest:
- * RealtimeEventMapper (provider events -> the Talk turn model, barge-in by
- * the one BargeInPolicy), RealtimeOutput (audio items, sink, delta
- * coalescing, heard-before-done) and RealtimeToolCalls (core's one dispatch
- * path, progressive speech).
+ * relays audio both ways. This class holds the provider connection and the
+ * session verbs; its stages do the rest: RealtimeInput (the caller's audio
+ * to the provider, held while connecting), RealtimeEventMapper (provider
+ * events -> the Talk turn model, barge-in by the one BargeInPolicy),
+ * RealtimeOutput (audio items, sink, delta coalescing, heard-before-done),
+ * RealtimeToolCalls (core's one dispatch path, progressive speech) and, for
+ * reply paths bridge and brain (latched at creation), the local path
+ * (realtime-local-path.ts: the caller heard by the local STT instead).
  */
 export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInput {
   readonly session: TalkSession;
@@ -63,10 +62,9 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   readonly ready: Promise<void>;
   readonly #deps: RealtimeRelayPipelineDeps;
   readonly #sink: SinkSlot;
-  readonly #providerInput: AudioFormat;
+  /** native: the caller's audio to the provider, held while it connects. */
+  readonly #input: RealtimeInput;
   readonly #providerOutput: AudioFormat;
-  /** Undefined when the input passes through as is (same format, e.g. u-law to a provider that takes u-law). */
-  readonly #inputConverter: PcmConverter | undefined;
   readonly #output: RealtimeOutput;
   readonly #events: RealtimeEventMapper;
   #voice: RealtimeVoiceSession | undefined;
@@ -76,9 +74,6 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   #pendingSay: string | undefined;
   /** The failure path: stall watchdog, the conversation so far, reconnects. */
   readonly #recovery: RealtimeRecovery;
-  /** Input that arrived while the provider connects: bytes (passthrough) or samples. */
-  #held: (Uint8Array | Int16Array)[] = [];
-  #heldBytes = 0;
   #closing: Promise<void> | undefined;
   /** Latched at creation (seed 003): provider_native offers and runs tools, transport_only does neither. */
   readonly toolOwnership: ToolOwnership;
@@ -91,7 +86,6 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   readonly replyPath: ReplyPath;
   /** bridge / brain: the caller's audio goes to the local STT, not to the provider. */
   readonly #local: LocalSpeechTurns | undefined;
-  readonly #replies: LocalReplies | undefined;
   readonly #bargeInPolicy: BargeInPolicy;
 
   constructor(deps: RealtimeRelayPipelineDeps) {
@@ -112,11 +106,9 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       open: (instructions) => this.#open(instructions),
       close: (reason) => void this.close(reason),
     });
-    this.#providerInput = providerFormat(deps.inputFormat, deps.provider.capabilities.inputFormats);
-    this.#providerOutput = providerFormat(deps.outputFormat, deps.provider.capabilities.outputFormats);
-    this.#inputConverter = sameAudioFormat(deps.inputFormat, this.#providerInput)
-      ? undefined
-      : new PcmConverter(deps.inputFormat, this.#providerInput);
+    const { capabilities } = deps.provider;
+    this.#input = new RealtimeInput(deps.inputFormat, capabilities.inputFormats, deps.options.heldAudioMs);
+    this.#providerOutput = providerFormat(deps.outputFormat, capabilities.outputFormats);
     this.#output = new RealtimeOutput({
       session: deps.session,
       sink: this.#sink,
@@ -127,7 +119,20 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       interruptOnSpeech: deps.options.interruptOnSpeech,
       interruptible: deps.interruptible,
     });
-    ({ local: this.#local, replies: this.#replies } = this.#localPath(deps));
+    const path = this.replyPath;
+    this.#local =
+      path === "native"
+        ? undefined
+        : createLocalPath({
+            ...deps,
+            path,
+            bargeIn: this.#bargeInPolicy,
+            speech: this.#progressive,
+            voice: () => this.#voice,
+            interrupt: (output) => this.#bargeIn(output),
+            responding: () => this.#responding,
+            remember: (text) => this.#recovery.userText(text),
+          });
     this.#events = new RealtimeEventMapper({
       session: deps.session,
       output: this.#output,
@@ -158,25 +163,21 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
     // Bytes of a PCM16 session are samples; of an encoded one (u-law passthrough), passed on as they are.
-    this.#input(this.#deps.inputFormat.encoding === "pcm16" ? pcm16FromBytes(data) : data);
+    this.#caller(this.#deps.inputFormat.encoding === "pcm16" ? pcm16FromBytes(data) : data);
   }
 
   appendPcm(pcm: Int16Array): void {
     if (!checkAppendPcm(this.session, pcm, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
-    this.#input(pcm);
+    this.#caller(pcm);
   }
 
-  #input(data: Uint8Array | Int16Array): void {
+  #caller(data: Uint8Array | Int16Array): void {
     if (this.#local) {
       // Outboard ASR: the provider hears nothing; the input format is PCM16 (session-controller.ts).
       this.#local.write(data instanceof Int16Array ? data : pcm16FromBytes(data));
       return;
     }
-    if (!this.#voice) {
-      this.#hold(data);
-      return;
-    }
-    this.#forward(data);
+    this.#input.push(data, this.#voice);
   }
 
   /**
@@ -330,7 +331,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     if (own) session.endTurn(turn.id);
     if (this.replyPath === "brain") {
       // The agent answers typed text as it answers speech; the provider only speaks.
-      this.#replies?.heard(turn, text);
+      this.#local?.answer(turn, text);
       return;
     }
     this.#recovery.userText(text);
@@ -347,7 +348,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#generation++;
     this.#output.reportAll();
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
-    this.#held = [];
+    this.#input.clear();
     this.#local?.close();
     const voice = this.#voice;
     this.#voice = undefined;
@@ -357,7 +358,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#deps.logger.warn({ err, sessionId: this.session.id }, "realtime provider session close failed");
     }
     this.#output.close();
-    this.#inputConverter?.close();
+    this.#input.close();
     await closed;
   }
 
@@ -397,7 +398,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger),
         // brain: speech transport only, the provider never answers by itself.
         ...(this.replyPath === "brain" ? { autoRespond: false } : {}),
-        inputFormat: this.#providerInput,
+        inputFormat: this.#input.providerFormat,
         outputFormat: this.#providerOutput,
         signal: session.signal,
       },
@@ -413,10 +414,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#voice = voice;
     // A session reopened during the client's turn keeps that turn the client's.
     if (this.#explicitTurn !== undefined) voice.setTurnDetection?.(false);
-    const held = this.#held;
-    this.#held = [];
-    this.#heldBytes = 0;
-    for (const data of held) this.#forward(data);
+    this.#input.flush(voice);
     const pending = this.#pendingSay;
     this.#pendingSay = undefined;
     if (pending === undefined) return;
@@ -446,24 +444,6 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     old?.close().catch((err: unknown) => {
       this.#deps.logger.debug({ err, sessionId: this.session.id }, "dropped realtime session close failed");
     });
-  }
-
-  #forward(data: Uint8Array | Int16Array): void {
-    // Copied: the provider may queue it while the caller reuses its buffer.
-    if (data instanceof Uint8Array) {
-      this.#voice?.appendAudio(data.slice());
-      return;
-    }
-    const pcm = this.#inputConverter ? this.#inputConverter.convert(data) : data;
-    if (pcm.length > 0) this.#voice?.appendAudio(bytesFromPcm16(pcm).slice());
-  }
-
-  #hold(data: Uint8Array | Int16Array): void {
-    const limit = (this.#deps.options.heldAudioMs * bytesPerSecond(this.#deps.inputFormat)) / 1000;
-    this.#held.push(data.slice());
-    this.#heldBytes += data.byteLength;
-    while (this.#heldBytes > limit && this.#held.length > 0)
-      this.#heldBytes -= this.#held.shift()!.byteLength;
   }
 
   #onEvent(event: RealtimeProviderEvent): void {
@@ -516,76 +496,10 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     }
   }
 
-  /** bridge / brain: the local listener and what answers it; native: neither. */
-  #localPath(deps: RealtimeRelayPipelineDeps): {
-    local: LocalSpeechTurns | undefined;
-    replies: LocalReplies | undefined;
-  } {
-    const path = this.replyPath;
-    if (path === "native") return { local: undefined, replies: undefined };
-    if (!deps.stt)
-      throw new TalkError("capability_unsupported", `Reply path "${path}" needs an STT provider.`, {
-        details: { field: "replyPath", reason: "no_stt_provider" },
-      });
-    const replies = new LocalReplies({
-      session: deps.session,
-      path,
-      voice: () => this.#voice,
-      speech: this.#progressive,
-      agent: deps.agent,
-      tools: deps.tools,
-      options: deps.options,
-      logger: deps.logger,
-      remember: (text) => this.#recovery.userText(text),
-    });
-    const local = new LocalSpeechTurns({
-      session: deps.session,
-      stt: deps.stt,
-      inputFormat: deps.inputFormat,
-      language: deps.options.language,
-      endOfSpeechMs: deps.options.silenceTimeoutMs || DEFAULT_LOCAL_END_OF_SPEECH_MS,
-      logger: deps.logger,
-      speechStarted: () => this.#localSpeechStarted(),
-      heard: (turn, text) => replies.heard(turn, text),
-    });
-    return { local, replies };
-  }
-
-  /**
-   * The local VAD heard the caller start speaking: what plays is interrupted
-   * when the barge-in policy says so (else the speech is only noted and not
-   * captured), a response under way is cancelled, and the speech gets a turn
-   * of its own, superseding the previous one (its consult stops).
-   */
-  #localSpeechStarted(): TalkTurn | undefined {
-    const { session } = this;
-    const output = session.activeOutput;
-    if (output && !this.#bargeInPolicy.interrupts(output)) {
-      session.emit({ type: "input.audio.speech_started", turnId: output.turnId, payload: {} });
-      return undefined;
-    }
-    if (output) this.#bargeIn(output);
-    else if (this.#responding) this.#voice?.cancelResponse();
-    const current = session.activeTurn;
-    const turn = current?.state === "active" ? current : session.startTurn({ reason: "barge_in" });
-    session.emit({ type: "input.audio.speech_started", turnId: turn.id, payload: {} });
-    return turn;
-  }
-
   #requireVoice(): RealtimeVoiceSession {
     if (this.session.state !== "active") throw new TalkError("session_closed");
     if (!this.#voice)
       throw new TalkError("invalid_state", "The realtime provider session is not connected yet.");
     return this.#voice;
   }
-}
-
-/**
- * The format the provider session is asked for: the session's own when the
- * provider takes it (or declares nothing), else its first PCM16 format, which
- * the pipeline converts to and from.
- */
-function providerFormat(wanted: AudioFormat, accepted: readonly AudioFormat[] | undefined): AudioFormat {
-  if (!accepted || accepted.length === 0 || accepted.some((f) => sameAudioFormat(f, wanted))) return wanted;
-  return accepted.find((f) => f.encoding === "pcm16") ?? accepted[0]!;
 }
