@@ -4,7 +4,11 @@ import type { TalkClient } from "../../src/client/talk-client.js";
 import { BRIDGE_LABEL } from "../../src/core/pipelines/realtime-local-replies.js";
 import { OpenAiChatAgent } from "../../src/providers/openai-compatible/openai-chat-agent.js";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
-import { FakeOpenAiRealtimeServer, type ReceivedEvent } from "../support/fake-openai-realtime-server.js";
+import {
+  FakeOpenAiRealtimeServer,
+  toneAudio,
+  type ReceivedEvent,
+} from "../support/fake-openai-realtime-server.js";
 import {
   OPENAI_KEY,
   recordEvents,
@@ -64,11 +68,11 @@ const userText = (e: ReceivedEvent): string | undefined => {
 
 describe("bridge: local STT text into the provider, which plans and calls tools", () => {
   it("the stand-in receives the local transcript as labelled user text, never the audio, and its tool call runs", async () => {
-    const { realtime, client, rec } = await setup();
+    // The configured path (agent.realtime.replyPath) of a session that names none.
+    const { realtime, client, rec } = await setup({ replyPath: "bridge" });
     const { sessionId } = await client.request("talk.session.create", {
       mode: "realtime",
       transport: "gateway-relay",
-      replyPath: "bridge",
       inputFormat: PCM16_16K,
     });
     const update = await realtime.waitFor((e) => e.type === "session.update");
@@ -128,6 +132,44 @@ describe("brain: the provider is speech transport only", () => {
     const creates = realtime.received.filter((e) => e.type === "response.create");
     expect(creates).toHaveLength(1);
     expect(realtime.received.filter((e) => userText(e) !== undefined)).toEqual([]);
+    await client.request("talk.session.close", { sessionId });
+  });
+});
+
+describe("brain: barge-in", () => {
+  it("caller speech over the spoken answer cancels it at the provider, and the new words get an answer of their own", async () => {
+    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: ANSWER });
+    const agent = new OpenAiChatAgent({ baseUrl: await chat.start(), model: "fake-model", apiKey: "k" });
+    realtime = new FakeOpenAiRealtimeServer({
+      apiKey: OPENAI_KEY,
+      // The first answer keeps playing (held after two deltas) until it is interrupted.
+      replies: [{ audio: toneAudio(2000, "pcm16"), holdAfterDeltas: 2 }],
+    });
+    h = await startGateway({ realtimeUrl: await realtime.start(), agent });
+    const client = await h.connect({ as: "writer" });
+    const rec = recordEvents(client);
+    const { sessionId } = await client.request("talk.session.create", {
+      mode: "realtime",
+      transport: "gateway-relay",
+      replyPath: "brain",
+      inputFormat: PCM16_16K,
+    });
+    await speak(client, sessionId);
+    const started = await rec.next((e) => e.type === "output.audio.started" && e.sessionId === sessionId);
+    await speak(client, sessionId);
+    await realtime.waitFor((e) => e.type === "response.cancel");
+    await rec.next(
+      (e) => e.type === "turn.cancelled" && e.turnId === started.turnId && e.sessionId === sessionId,
+    );
+    // The new words are answered under a turn of their own, spoken whole.
+    await rec.next(
+      (e) => e.type === "output.audio.done" && e.turnId !== started.turnId && e.sessionId === sessionId,
+    );
+    const creates = realtime.received.filter((e) => e.type === "response.create");
+    expect(creates).toHaveLength(2);
+    const spoken = creates[1]!.event["response"] as { input: { content: { text: string }[] }[] };
+    expect(spoken.input[0]!.content[0]!.text).toBe(ANSWER);
+    expect(chat.requests).toHaveLength(2);
     await client.request("talk.session.close", { sessionId });
   });
 });

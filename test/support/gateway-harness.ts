@@ -45,6 +45,8 @@ export interface HarnessSetup {
   clientResultTimeoutMs?: number;
   /** More names agent.tools.allow lets through (client-completed tools). */
   allowTools?: string[];
+  /** agent.realtime.replyPath: the reply path of realtime sessions that name none. */
+  replyPath?: "native" | "bridge" | "brain";
   /** More `talk.realtime` keys (mode, transport, brain, more providers entries). */
   realtime?: { mode?: string; transport?: string; brain?: string; providers?: Record<string, unknown> };
 }
@@ -96,6 +98,7 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     },
     agent: {
       persona: PERSONA,
+      ...(setup.replyPath !== undefined ? { realtime: { replyPath: setup.replyPath } } : {}),
       tools: {
         ...tools.policy,
         allow: [...tools.policy.allow, ...(setup.allowTools ?? [])],
