@@ -8,7 +8,6 @@ import type { AppCluster } from "../app-cluster.js";
 import type { TalkgateConfig } from "../config/config-schema.js";
 import { redactSecrets } from "../config/redact.js";
 import { TalkError } from "../core/errors.js";
-import { toolOwnershipOf } from "../core/pipelines/brain-options.js";
 import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
 import type { TalkRuntime } from "../core/session-types.js";
 import { buildTalkCatalog } from "../core/talk-catalog.js";
@@ -102,11 +101,13 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
           `Provider "${provider.id}" cannot mint client sessions.`,
         );
       }
-      // Same ownership rule and per-provider sanitizing export as Gateway-owned sessions (seed 003).
-      const declared =
-        toolOwnershipOf(config.agent.realtime.replyPath) === "transport_only"
-          ? []
-          : exportToolsForProvider(tools.realtimeDefinitions(), provider.capabilities.toolSchema).tools;
+      // A client-owned session is always the native reply path: the Gateway neither hears its caller
+      // (bridge) nor drives its provider (brain). Its tools go through the per-provider sanitizing
+      // export of Gateway-owned sessions (seed 003).
+      const declared = exportToolsForProvider(
+        tools.realtimeDefinitions(),
+        provider.capabilities.toolSchema,
+      ).tools;
       const grant = await provider.createClientSession({
         instructions: config.agent.persona,
         tools: declared,
