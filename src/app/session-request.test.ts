@@ -19,7 +19,11 @@ function nativeOnly(provider: RealtimeProvider): RealtimeProvider {
 
 function refusal(registry: ProviderRegistry, request: SessionRequestFields): TalkError {
   try {
-    checkSessionRequest(registry, new ProviderResolver({ registry, defaults: { realtime: "openai" } }), request);
+    checkSessionRequest(
+      registry,
+      new ProviderResolver({ registry, defaults: { realtime: "openai" } }),
+      request,
+    );
   } catch (err) {
     if (err instanceof TalkError) return err;
     throw err;

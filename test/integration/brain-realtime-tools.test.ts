@@ -269,7 +269,10 @@ describe("brain: realtime agent_consult, progressive answers and the one tool la
   it("brain reply path: the provider is offered no tools, answers nothing by itself, and its tool calls are ignored", async () => {
     const { realtime, log, call } = await setup({ brain: { replyPath: "brain" } });
     const update = realtime.received.find((e) => e.type === "session.update")!;
-    const configured = update.event.session as { tools?: unknown[]; audio: { input: { turn_detection: unknown } } };
+    const configured = update.event.session as {
+      tools?: unknown[];
+      audio: { input: { turn_detection: unknown } };
+    };
     expect(configured.tools ?? []).toEqual([]);
     expect(configured.audio.input.turn_detection).toBeNull();
     realtime.callTool({ name: "end_call", arguments: {} });

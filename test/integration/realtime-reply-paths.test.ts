@@ -94,8 +94,7 @@ describe("bridge: local STT text into the provider, which plans and calls tools"
     const callId = realtime.callTool({ name: "echo", arguments: { heard: "forward" } });
     const output = await realtime.waitFor(
       (e) =>
-        e.type === "conversation.item.create" &&
-        (e.event["item"] as { call_id?: string }).call_id === callId,
+        e.type === "conversation.item.create" && (e.event["item"] as { call_id?: string }).call_id === callId,
     );
     expect(JSON.parse((output.event["item"] as { output: string }).output)).toEqual({ heard: "forward" });
     await rec.next((e) => e.type === "tool.result" && e.callId === callId);

@@ -76,7 +76,10 @@ export class RealtimeInput {
  * provider takes it (or declares nothing), else its first PCM16 format, which
  * the pipeline converts to and from.
  */
-export function providerFormat(wanted: AudioFormat, accepted: readonly AudioFormat[] | undefined): AudioFormat {
+export function providerFormat(
+  wanted: AudioFormat,
+  accepted: readonly AudioFormat[] | undefined,
+): AudioFormat {
   if (!accepted || accepted.length === 0 || accepted.some((f) => sameAudioFormat(f, wanted))) return wanted;
   return accepted.find((f) => f.encoding === "pcm16") ?? accepted[0]!;
 }

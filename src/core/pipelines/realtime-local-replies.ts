@@ -84,7 +84,8 @@ export class LocalReplies {
   async #brain(turn: TalkTurn, text: string): Promise<void> {
     const { session, agent, tools, options: o, speech, logger } = this.#ctx;
     try {
-      if (!agent) throw new TalkError("provider_not_found", "No agent provider is configured for this session.");
+      if (!agent)
+        throw new TalkError("provider_not_found", "No agent provider is configured for this session.");
       const messages = buildAgentMessages({
         persona: o.persona,
         metadata: session.metadata,
