@@ -174,6 +174,15 @@ describe("brain: barge-in", () => {
 });
 
 describe("reply path at create", () => {
+  it("talk.catalog lists the paths each realtime provider declares", async () => {
+    const { client } = await setup();
+    const catalog = (await client.requestUntyped("talk.catalog", {})) as {
+      providers: { id: string; kind: string; capabilities: { replyPaths?: string[] } }[];
+    };
+    const realtime = catalog.providers.find((p) => p.kind === "realtime" && p.id === "openai");
+    expect(realtime?.capabilities.replyPaths).toEqual(["native", "bridge", "brain"]);
+  });
+
   it("is refused for a mode without a realtime provider, naming the field", async () => {
     const { client } = await setup();
     const err = await rejectionOf(

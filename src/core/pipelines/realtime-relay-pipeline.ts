@@ -312,7 +312,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   sendUserText(text: string, meta: Record<string, string> = {}): void {
     const { session } = this;
     const voice = this.#requireVoice();
-    if (!voice.sendText)
+    // brain: the agent answers the text and the provider only speaks, so it needs no text input.
+    if (!voice.sendText && this.replyPath !== "brain")
       throw new TalkError(
         "capability_unsupported",
         `Provider ${this.#deps.provider.id} takes no text input.`,
@@ -335,7 +336,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       return;
     }
     this.#recovery.userText(text);
-    voice.sendText(text);
+    voice.sendText?.(text);
   }
 
   close(reason: TerminalReason): Promise<void> {
