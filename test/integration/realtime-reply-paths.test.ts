@@ -102,6 +102,31 @@ describe("bridge: local STT text into the provider, which plans and calls tools"
   });
 });
 
+describe("bridge: push-to-talk", () => {
+  it("a turn the client starts is heard until its endTurn, and its words go to the provider once", async () => {
+    const { realtime, client, rec } = await setup();
+    const { sessionId } = await client.request("talk.session.create", {
+      mode: "realtime",
+      transport: "gateway-relay",
+      replyPath: "bridge",
+      inputFormat: PCM16_16K,
+    });
+    await realtime.waitFor((e) => e.type === "session.update");
+    const { turnId } = await client.request("talk.session.startTurn", { sessionId });
+    // The recording then silence: the silence does not end the client's turn, its endTurn does.
+    await speak(client, sessionId);
+    expect(rec.events.some((e) => e.type === "transcript.done")).toBe(false);
+    await client.request("talk.session.endTurn", { sessionId, turnId });
+    const heard = await rec.next((e) => e.type === "transcript.done" && e.turnId === turnId);
+    expect((heard.payload as { text: string }).text).toContain("forward");
+    const sent = await realtime.waitFor((e) => userText(e) !== undefined);
+    expect(userText(sent)).toBe(`${BRIDGE_LABEL} ${(heard.payload as { text: string }).text}`);
+    await rec.next((e) => e.type === "output.audio.done" && e.sessionId === sessionId);
+    expect(realtime.received.filter((e) => userText(e) !== undefined)).toHaveLength(1);
+    await client.request("talk.session.close", { sessionId });
+  });
+});
+
 describe("brain: the provider is speech transport only", () => {
   it("offers no tools, never answers on its own, and speaks exactly the agent's text", async () => {
     chat = new FakeChatCompletionsServer({ apiKey: "k", answer: ANSWER });
