@@ -8,7 +8,6 @@ import type { AppCluster } from "../app-cluster.js";
 import type { TalkgateConfig } from "../config/config-schema.js";
 import { redactSecrets } from "../config/redact.js";
 import { TalkError } from "../core/errors.js";
-import { toolOwnershipOf } from "../core/pipelines/brain-options.js";
 import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
 import type { TalkRuntime } from "../core/session-types.js";
 import { buildTalkCatalog } from "../core/talk-catalog.js";
@@ -61,6 +60,9 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
     checkSession: (request) => checkSessionRequest(registry, resolver, request),
     speak: (request, signal) => resolver.resolve("tts").synthesize({ ...request, signal }),
     createController: async (session, request) => {
+      const replyPath = request.replyPath ?? config.agent.realtime.replyPath;
+      // bridge / brain hear the caller with the local STT: its turns end after talk.input.silenceTimeoutMs.
+      const localEars = session.mode === "realtime" && replyPath !== "native";
       const controller = createController({
         session,
         ...(request.clientTools !== undefined ? { clientTools: request.clientTools } : {}),
@@ -68,7 +70,10 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
           maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
           // Captions finalize after talk.input.silenceTimeoutMs of silence; stt-tts turns are the client's
           // (push-to-talk: a held button is not the end of speech), realtime turns the provider's.
-          ...(session.mode === "transcription" ? { silenceTimeoutMs: silenceTimeoutOf(config) } : {}),
+          ...(session.mode === "transcription" || localEars
+            ? { silenceTimeoutMs: silenceTimeoutOf(config) }
+            : {}),
+          ...(request.replyPath !== undefined ? { brain: { replyPath: request.replyPath } } : {}),
           // checkSession let a model through for realtime only; a voice is the realtime provider's or the TTS's.
           ...(request.model !== undefined ? { realtimeModel: request.model } : {}),
           ...(request.voice !== undefined
@@ -96,11 +101,13 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
           `Provider "${provider.id}" cannot mint client sessions.`,
         );
       }
-      // Same ownership rule and per-provider sanitizing export as Gateway-owned sessions (seed 003).
-      const declared =
-        toolOwnershipOf(config.agent.realtime.replyPath) === "transport_only"
-          ? []
-          : exportToolsForProvider(tools.realtimeDefinitions(), provider.capabilities.toolSchema).tools;
+      // A client-owned session is always the native reply path: the Gateway neither hears its caller
+      // (bridge) nor drives its provider (brain). Its tools go through the per-provider sanitizing
+      // export of Gateway-owned sessions (seed 003).
+      const declared = exportToolsForProvider(
+        tools.realtimeDefinitions(),
+        provider.capabilities.toolSchema,
+      ).tools;
       const grant = await provider.createClientSession({
         instructions: config.agent.persona,
         tools: declared,

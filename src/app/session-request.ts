@@ -8,7 +8,15 @@
 import { TalkError } from "../core/errors.js";
 import type { ProviderRegistry } from "../core/provider-registry.js";
 import type { ProviderResolver } from "../core/provider-resolver.js";
-import type { ProviderKind, TalkProvider } from "../core/provider-types.js";
+import type {
+  AgentProvider,
+  ProviderKind,
+  RealtimeProvider,
+  RealtimeReplyPath,
+  SttProvider,
+  TalkProvider,
+} from "../core/provider-types.js";
+import { replyPathProblem } from "../core/pipelines/reply-path-check.js";
 import type { TalkMode } from "../core/talk-types.js";
 
 export interface SessionRequestFields {
@@ -16,6 +24,8 @@ export interface SessionRequestFields {
   provider?: string | undefined;
   voice?: string | undefined;
   model?: string | undefined;
+  /** Realtime only: the session's reply path (seed 003), checked against the providers that would run it. */
+  replyPath?: RealtimeReplyPath | undefined;
 }
 
 /** The provider kinds `provider` may name per mode (talk.provider names the speech provider of stt-tts). */
@@ -25,9 +35,9 @@ const PROVIDER_KINDS: Record<TalkMode, readonly ProviderKind[]> = {
   "stt-tts": ["stt", "tts"],
 };
 
-function refuse(path: string, message: string): never {
+function refuse(path: string, message: string, reason?: string): never {
   throw new TalkError("invalid_params", `Invalid params: ${path}: ${message}`, {
-    details: { issues: [{ path, message }] },
+    details: { issues: [{ path, message }], ...(reason !== undefined ? { field: path, reason } : {}) },
   });
 }
 
@@ -56,6 +66,17 @@ export function checkSessionRequest(
       "provider",
       `no ${kinds.join(" or ")} provider "${provider}" is configured (known: ${[...new Set(known)].join(", ") || "none"})`,
     );
+  }
+  if (request.replyPath !== undefined) {
+    if (mode !== "realtime")
+      refuse("replyPath", `a ${mode} session has no reply path (only realtime sessions choose one)`, "mode");
+    const realtime = chosen(registry, resolver, "realtime", provider) as RealtimeProvider | undefined;
+    if (realtime === undefined) refuse("replyPath", "no realtime provider is configured");
+    const problem = replyPathProblem(request.replyPath, realtime, {
+      stt: chosen(registry, resolver, "stt", undefined) as SttProvider | undefined,
+      agent: chosen(registry, resolver, "agent", undefined) as AgentProvider | undefined,
+    });
+    if (problem) refuse("replyPath", problem.message, problem.reason);
   }
   // Realtime sessions hand voice and model to the realtime provider, which checks them itself.
   if (mode === "realtime") return;

@@ -334,9 +334,11 @@ export const agentSchema = z
     realtime: z
       .object({
         /**
-         * Who plans replies in realtime sessions: native / bridge (the provider,
-         * with the canonical tools) or brain (the agent; the provider is speech
-         * transport only and gets no tools).
+         * Who hears the caller and plans replies in Gateway-owned realtime sessions
+         * that name none (talk.session.create replyPath): native (the provider),
+         * bridge (the local STT hears, the provider plans with the canonical tools)
+         * or brain (the local STT hears, the agent plans; the provider is speech
+         * transport only: no tools, no responses of its own). docs/brain.md.
          */
         replyPath: z.enum(["native", "bridge", "brain"]).default("native"),
         /** Speak agent_consult's answer chunk by chunk while it runs (seed 002's progressive pattern). */

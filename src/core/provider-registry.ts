@@ -99,6 +99,11 @@ function validateProvider(provider: TalkProvider): void {
   listOf("transports", TALK_TRANSPORTS);
   listOf("models");
   listOf("voices");
+  listOf("replyPaths", ["native", "bridge", "brain"]);
+  // A reply path is a way of driving a Gateway-owned session: it needs connect().
+  if (Array.isArray(c["replyPaths"]) && c["replyPaths"].length > 0 && typeof p["connect"] !== "function") {
+    throw invalid(`Provider "${id}" declares replyPaths without connect().`, { id });
+  }
   // Declarations the provider cannot back are refused: the catalog would advertise them.
   if (c["clientSessions"] === true && typeof p["createClientSession"] !== "function") {
     throw invalid(`Provider "${id}" declares clientSessions without createClientSession().`, { id });

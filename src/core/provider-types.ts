@@ -37,7 +37,17 @@ export interface ProviderCapabilities {
   tools?: boolean;
   /** What tool definitions this provider accepts; the canonical tools are exported through it (default: the common subset). */
   toolSchema?: ToolSchemaProfile;
+  /**
+   * Realtime: the reply paths (seed 003) its Gateway-owned sessions can run.
+   * `bridge` needs `sendText` (local STT text in, the provider plans and
+   * calls tools); `brain` needs `speakText` and `autoRespond: false` (the
+   * provider only speaks text it is given). Absent: `native` only.
+   */
+  replyPaths?: readonly RealtimeReplyPath[];
 }
+
+/** Who plans a realtime session's replies (seed 003); see pipelines/brain-options.ts. */
+export type RealtimeReplyPath = "native" | "bridge" | "brain";
 
 /**
  * Limits of a provider's function declarations. Core's canonical tool schemas
@@ -192,6 +202,13 @@ export interface RealtimeSessionOptions {
   inputFormat: AudioFormat;
   outputFormat: AudioFormat;
   signal: AbortSignal;
+  /**
+   * Default true. False (the `brain` reply path): the provider never answers
+   * by itself, neither at the end of the caller's speech nor otherwise, and
+   * `setTurnDetection(true)` does not bring that back; it speaks only what
+   * `speakText` gives it.
+   */
+  autoRespond?: boolean;
 }
 
 /** Events a realtime provider session reports to its owner. */

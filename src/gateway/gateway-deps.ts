@@ -12,7 +12,7 @@ import type { TalkRuntime, TalkSession } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import type { ToolCallOutcome } from "../core/index.js";
 import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/index.js";
-import type { RealtimeToolDefinition } from "../core/index.js";
+import type { RealtimeReplyPath, RealtimeToolDefinition } from "../core/index.js";
 
 /**
  * What the Gateway needs from the rest of the process. The composition root
@@ -142,6 +142,8 @@ export interface SessionCheckRequest {
   provider?: string;
   voice?: string;
   model?: string;
+  /** Realtime: the reply path asked for (seed 003). */
+  replyPath?: RealtimeReplyPath;
 }
 
 export interface ControllerRequest {
@@ -151,6 +153,8 @@ export interface ControllerRequest {
   voice?: string;
   inputFormat?: AudioFormat;
   outputFormat?: AudioFormat;
+  /** Realtime: the reply path, latched for the session; default agent.realtime.replyPath. */
+  replyPath?: RealtimeReplyPath;
 }
 
 export interface ClientSessionMintRequest {

@@ -20,6 +20,7 @@ import { ConsultProgressChannel } from "../../src/core/tools/consult-progress.js
 import { resolveBrainOptions } from "../../src/core/pipelines/brain-options.js";
 import { OpenAiChatAgent } from "../../src/providers/openai-compatible/openai-chat-agent.js";
 import { createOpenAiRealtimeProvider } from "../../src/providers/openai-realtime/openai-realtime-provider.js";
+import { createPocketsphinxStt } from "../../src/providers/pocketsphinx/pocketsphinx-stt.js";
 import { FakeChatCompletionsServer, longAnswer } from "../support/fake-chat-completions-server.js";
 import { FakeOpenAiRealtimeServer, type ReceivedEvent } from "../support/fake-openai-realtime-server.js";
 
@@ -57,6 +58,7 @@ class RecordingCall implements CallControl {
   }
 }
 
+const stt = createPocketsphinxStt();
 let runtime: TalkRuntime | undefined;
 let realtime: FakeOpenAiRealtimeServer | undefined;
 let chat: FakeChatCompletionsServer | undefined;
@@ -119,7 +121,8 @@ async function setup(o: SetupOptions = {}) {
   const log = new EventLog(session);
   const sink = new RecordingSink();
   const providers: PipelineProviderResolver = {
-    stt: () => undefined,
+    // The brain reply path hears the caller with the local STT.
+    stt: () => stt,
     tts: () => undefined,
     agent: () => agent,
     realtime: () => provider,
@@ -263,10 +266,15 @@ describe("brain: realtime agent_consult, progressive answers and the one tool la
     expect(log.ofType("tool.error")).toHaveLength(1);
   });
 
-  it("brain reply path: the provider is offered no tools and its tool calls are ignored", async () => {
+  it("brain reply path: the provider is offered no tools, answers nothing by itself, and its tool calls are ignored", async () => {
     const { realtime, log, call } = await setup({ brain: { replyPath: "brain" } });
     const update = realtime.received.find((e) => e.type === "session.update")!;
-    expect((update.event.session as { tools?: unknown[] }).tools ?? []).toEqual([]);
+    const configured = update.event.session as {
+      tools?: unknown[];
+      audio: { input: { turn_detection: unknown } };
+    };
+    expect(configured.tools ?? []).toEqual([]);
+    expect(configured.audio.input.turn_detection).toBeNull();
     realtime.callTool({ name: "end_call", arguments: {} });
     // Events arrive in order on one socket: once this later response is heard, the call was seen and ignored.
     realtime.respond();

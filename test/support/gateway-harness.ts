@@ -49,6 +49,8 @@ export interface HarnessSetup {
   allowTools?: string[];
   /** agent.tools.direct: the tools a direct-tools session's surface may call. Default none. */
   directTools?: { allow?: string[]; deny?: string[] };
+  /** agent.realtime.replyPath: the reply path of realtime sessions that name none. */
+  replyPath?: "native" | "bridge" | "brain";
   /** More `talk.realtime` keys (mode, transport, brain, more providers entries). */
   realtime?: { mode?: string; transport?: string; brain?: string; providers?: Record<string, unknown> };
 }
@@ -101,6 +103,7 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     },
     agent: {
       persona: PERSONA,
+      ...(setup.replyPath !== undefined ? { realtime: { replyPath: setup.replyPath } } : {}),
       tools: {
         ...tools.policy,
         allow: [...tools.policy.allow, ...(setup.allowTools ?? [])],

@@ -1,15 +1,21 @@
 import { TalkError } from "../errors.js";
+import type { RealtimeReplyPath } from "../provider-types.js";
 import { SMART_CHUNKER_DEFAULTS } from "../speech/smart-chunker.js";
 
 /**
- * Who plans replies and owns tools in a session (seed 003), latched by the
- * session's controller when the session is created:
+ * Who plans replies and owns tools in a realtime session (seed 003), latched
+ * by the session's controller when the session is created (a reconnect keeps
+ * it; nothing changes it mid-session):
  * - `native`: the realtime provider hears, plans and calls tools natively;
- * - `bridge`: local ASR feeds the provider text, the provider still plans and calls tools;
- * - `brain`: the Gateway's agent consult plans; a realtime provider is speech
- *   transport only (no provider tools registered, provider tool calls ignored).
+ * - `bridge`: the caller's audio goes to the session's local STT instead of
+ *   the provider; each final transcript is sent to the provider as labelled
+ *   user text; the provider still plans and calls tools;
+ * - `brain`: the caller's audio goes to the local STT, the Gateway's agent
+ *   answers (with its tool rounds), and the provider is speech transport
+ *   only: no tools, no responses of its own, it speaks the agent's text.
+ * See realtime-local-replies.ts.
  */
-export type ReplyPath = "native" | "bridge" | "brain";
+export type ReplyPath = RealtimeReplyPath;
 export const REPLY_PATHS: readonly ReplyPath[] = Object.freeze(["native", "bridge", "brain"]);
 
 /** What a reply path means for tools: provider_native sessions offer tools to the provider. */

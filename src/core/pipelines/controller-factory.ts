@@ -123,7 +123,8 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
       providers: wrapProviders ? wrapProviders(base.providers) : base.providers,
       ...(offered ? { tools: offered } : {}),
       logger: base.logger,
-      options: { ...base.options, ...options },
+      // brain is merged key by key: a request's replyPath keeps the configured chunker and the rest.
+      options: { ...base.options, ...options, brain: { ...base.options.brain, ...options?.brain } },
     });
   };
   const faults: FactoryFaults = Object.freeze({

@@ -25,6 +25,8 @@ export class ProgressiveSpeech {
   readonly #queue: Pending[] = [];
   /** idle: nothing in progress; pending: we asked for a response not yet started; active: a response is running. */
   #state: "idle" | "pending" | "active" = "idle";
+  /** Signals of `say` whose abort already drops their queued lines. */
+  readonly #listened = new WeakSet<AbortSignal>();
 
   constructor(voice: () => RealtimeVoiceSession | undefined, logger: TalkLogger) {
     this.#voice = voice;
@@ -107,6 +109,41 @@ export class ProgressiveSpeech {
         if (signal.aborted) this.#drop(owner);
       },
     };
+  }
+
+  /**
+   * Speaks `text` after what is queued, in order, while `signal` is live (the
+   * brain reply path: the agent's chunks); what is still queued when it
+   * aborts is dropped.
+   */
+  say(text: string, signal: AbortSignal): void {
+    if (signal.aborted) return;
+    if (!this.#listened.has(signal)) {
+      this.#listened.add(signal);
+      signal.addEventListener("abort", () => this.#drop(signal), { once: true });
+    }
+    this.#enqueue(signal, () => {
+      const voice = this.#voice();
+      if (signal.aborted || !voice?.speakText) return false;
+      voice.speakText(text);
+      return true;
+    });
+  }
+
+  /** Resolves once what was said under `signal` has been spoken (its last response ended), or it aborted. */
+  idle(signal: AbortSignal): Promise<void> {
+    if (signal.aborted || (this.#state === "idle" && this.#queue.length === 0)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      signal.addEventListener("abort", done, { once: true });
+      this.#enqueue(signal, () => {
+        done();
+        return false;
+      });
+    });
   }
 
   #enqueue(owner: object, action: ResponseAction): void {

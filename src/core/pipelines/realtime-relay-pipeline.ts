@@ -1,21 +1,27 @@
-import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
+import { pcm16FromBytes } from "../../codecs/index.js";
 import { TalkError, toTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
-import type { RealtimeProvider, RealtimeProviderEvent, RealtimeVoiceSession } from "../provider-types.js";
+import type {
+  AgentProvider,
+  RealtimeProvider,
+  RealtimeProviderEvent,
+  RealtimeVoiceSession,
+  SttProvider,
+} from "../provider-types.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../session-types.js";
 import type { TerminalReason } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
-import { bytesPerSecond } from "../talk-types.js";
 import { BargeInPolicy } from "./barge-in-policy.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
-import { PcmConverter } from "./pcm-converter.js";
-import { sameAudioFormat } from "../talk-types.js";
 import type { PipelineFaults, PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { RealtimeRecovery } from "./realtime-recovery.js";
-import { toolOwnershipOf, type ToolOwnership } from "./brain-options.js";
+import { toolOwnershipOf, type ReplyPath, type ToolOwnership } from "./brain-options.js";
+import type { LocalSpeechTurns } from "./local-speech-turns.js";
+import { createLocalPath } from "./realtime-local-path.js";
 import { ProgressiveSpeech } from "./progressive-speech.js";
 import { RealtimeEventMapper } from "./realtime-event-mapper.js";
 import { RealtimeOutput } from "./realtime-output.js";
+import { providerFormat, RealtimeInput } from "./realtime-input.js";
 import { RealtimeToolCalls } from "./realtime-tool-calls.js";
 import { providerToolsFor } from "./realtime-tool-ownership.js";
 import { checkAppend, checkAppendPcm, closeSessionClearingOutput, SinkSlot } from "./pipeline-support.js";
@@ -33,17 +39,22 @@ export interface RealtimeRelayPipelineDeps {
   interruptible?: ((output: TalkOutput) => boolean) | undefined;
   /** See SessionControllerDeps.faults. */
   faults?: PipelineFaults | undefined;
+  /** Reply paths bridge and brain: the session's STT (the caller's ears). */
+  stt?: SttProvider | undefined;
+  /** Reply path brain: the agent that plans the replies. */
+  agent?: AgentProvider | undefined;
 }
 
 /**
  * realtime over gateway-relay: the Gateway owns one provider session and
- * relays audio both ways. This class holds the provider connection, the
- * input path (held while connecting, converted to the provider's format or
- * passed through) and the session verbs; its stages do the rest:
- * RealtimeEventMapper (provider events -> the Talk turn model, barge-in by
- * the one BargeInPolicy), RealtimeOutput (audio items, sink, delta
- * coalescing, heard-before-done) and RealtimeToolCalls (core's one dispatch
- * path, progressive speech).
+ * relays audio both ways. This class holds the provider connection and the
+ * session verbs; its stages do the rest: RealtimeInput (the caller's audio
+ * to the provider, held while connecting), RealtimeEventMapper (provider
+ * events -> the Talk turn model, barge-in by the one BargeInPolicy),
+ * RealtimeOutput (audio items, sink, delta coalescing, heard-before-done),
+ * RealtimeToolCalls (core's one dispatch path, progressive speech) and, for
+ * reply paths bridge and brain (latched at creation), the local path
+ * (realtime-local-path.ts: the caller heard by the local STT instead).
  */
 export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInput {
   readonly session: TalkSession;
@@ -51,10 +62,9 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   readonly ready: Promise<void>;
   readonly #deps: RealtimeRelayPipelineDeps;
   readonly #sink: SinkSlot;
-  readonly #providerInput: AudioFormat;
+  /** native: the caller's audio to the provider, held while it connects. */
+  readonly #input: RealtimeInput;
   readonly #providerOutput: AudioFormat;
-  /** Undefined when the input passes through as is (same format, e.g. u-law to a provider that takes u-law). */
-  readonly #inputConverter: PcmConverter | undefined;
   readonly #output: RealtimeOutput;
   readonly #events: RealtimeEventMapper;
   #voice: RealtimeVoiceSession | undefined;
@@ -64,9 +74,6 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   #pendingSay: string | undefined;
   /** The failure path: stall watchdog, the conversation so far, reconnects. */
   readonly #recovery: RealtimeRecovery;
-  /** Input that arrived while the provider connects: bytes (passthrough) or samples. */
-  #held: (Uint8Array | Int16Array)[] = [];
-  #heldBytes = 0;
   #closing: Promise<void> | undefined;
   /** Latched at creation (seed 003): provider_native offers and runs tools, transport_only does neither. */
   readonly toolOwnership: ToolOwnership;
@@ -75,12 +82,18 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   #responding = false;
   /** The turn the client started with startTurn: the client ends it (endTurn), not the provider's VAD. */
   #explicitTurn: string | undefined;
+  /** Latched at creation (seed 003): who plans the replies; see brain-options.ts. */
+  readonly replyPath: ReplyPath;
+  /** bridge / brain: the caller's audio goes to the local STT, not to the provider. */
+  readonly #local: LocalSpeechTurns | undefined;
+  readonly #bargeInPolicy: BargeInPolicy;
 
   constructor(deps: RealtimeRelayPipelineDeps) {
     this.session = deps.session;
     this.#deps = deps;
     this.#sink = new SinkSlot(deps.sink, deps.logger, deps.session.id);
-    this.toolOwnership = toolOwnershipOf(deps.options.brain.replyPath);
+    this.replyPath = deps.options.brain.replyPath;
+    this.toolOwnership = toolOwnershipOf(this.replyPath);
     this.#progressive = new ProgressiveSpeech(() => this.#voice, deps.logger);
     this.#recovery = new RealtimeRecovery({
       session: deps.session,
@@ -93,17 +106,33 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       open: (instructions) => this.#open(instructions),
       close: (reason) => void this.close(reason),
     });
-    this.#providerInput = providerFormat(deps.inputFormat, deps.provider.capabilities.inputFormats);
-    this.#providerOutput = providerFormat(deps.outputFormat, deps.provider.capabilities.outputFormats);
-    this.#inputConverter = sameAudioFormat(deps.inputFormat, this.#providerInput)
-      ? undefined
-      : new PcmConverter(deps.inputFormat, this.#providerInput);
+    const { capabilities } = deps.provider;
+    this.#input = new RealtimeInput(deps.inputFormat, capabilities.inputFormats, deps.options.heldAudioMs);
+    this.#providerOutput = providerFormat(deps.outputFormat, capabilities.outputFormats);
     this.#output = new RealtimeOutput({
       session: deps.session,
       sink: this.#sink,
       format: deps.outputFormat,
       deltaIntervalMs: deps.options.outputDeltaIntervalMs,
     });
+    this.#bargeInPolicy = new BargeInPolicy({
+      interruptOnSpeech: deps.options.interruptOnSpeech,
+      interruptible: deps.interruptible,
+    });
+    const path = this.replyPath;
+    this.#local =
+      path === "native"
+        ? undefined
+        : createLocalPath({
+            ...deps,
+            path,
+            bargeIn: this.#bargeInPolicy,
+            speech: this.#progressive,
+            voice: () => this.#voice,
+            interrupt: (output) => this.#bargeIn(output),
+            responding: () => this.#responding,
+            remember: (text) => this.#recovery.userText(text),
+          });
     this.#events = new RealtimeEventMapper({
       session: deps.session,
       output: this.#output,
@@ -116,10 +145,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         voice: () => this.#voice,
         logger: deps.logger,
       }),
-      bargeIn: new BargeInPolicy({
-        interruptOnSpeech: deps.options.interruptOnSpeech,
-        interruptible: deps.interruptible,
-      }),
+      bargeIn: this.#bargeInPolicy,
       interrupt: (output) => this.#bargeIn(output),
       clientEndsTurn: (turnId) => this.#explicitTurn === turnId,
       fault: (fault, fatal) => this.#recovery.failed(fault, fatal),
@@ -137,20 +163,21 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
     // Bytes of a PCM16 session are samples; of an encoded one (u-law passthrough), passed on as they are.
-    this.#input(this.#deps.inputFormat.encoding === "pcm16" ? pcm16FromBytes(data) : data);
+    this.#caller(this.#deps.inputFormat.encoding === "pcm16" ? pcm16FromBytes(data) : data);
   }
 
   appendPcm(pcm: Int16Array): void {
     if (!checkAppendPcm(this.session, pcm, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
-    this.#input(pcm);
+    this.#caller(pcm);
   }
 
-  #input(data: Uint8Array | Int16Array): void {
-    if (!this.#voice) {
-      this.#hold(data);
+  #caller(data: Uint8Array | Int16Array): void {
+    if (this.#local) {
+      // Outboard ASR: the provider hears nothing; the input format is PCM16 (session-controller.ts).
+      this.#local.write(data instanceof Int16Array ? data : pcm16FromBytes(data));
       return;
     }
-    this.#forward(data);
+    this.#input.push(data, this.#voice);
   }
 
   /**
@@ -180,6 +207,10 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#truncate(output.itemId, heard);
     }
     this.#explicitTurn = turn.id;
+    if (this.#local) {
+      this.#local.begin(turn);
+      return turn;
+    }
     this.#voice?.setTurnDetection?.(false);
     session.startCapture(turn.id);
     return turn;
@@ -196,6 +227,12 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     const turn = session.activeTurn;
     if (turn?.id === turnId && turn.state !== "active" && this.#explicitTurn !== turnId) return;
     session.endTurn(turnId);
+    if (this.#local) {
+      // The local STT finalizes the words; the reply follows as events.
+      if (this.#explicitTurn === turnId) this.#explicitTurn = undefined;
+      void this.#local.end(turnId);
+      return;
+    }
     const explicit = this.#explicitTurn === turnId;
     this.#explicitTurn = undefined;
     if (!this.#responding) {
@@ -275,7 +312,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   sendUserText(text: string, meta: Record<string, string> = {}): void {
     const { session } = this;
     const voice = this.#requireVoice();
-    if (!voice.sendText)
+    // brain: the agent answers the text and the provider only speaks, so it needs no text input.
+    if (!voice.sendText && this.replyPath !== "brain")
       throw new TalkError(
         "capability_unsupported",
         `Provider ${this.#deps.provider.id} takes no text input.`,
@@ -292,8 +330,13 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       payload: { ...meta, role: "user", text },
     });
     if (own) session.endTurn(turn.id);
+    if (this.replyPath === "brain") {
+      // The agent answers typed text as it answers speech; the provider only speaks.
+      this.#local?.answer(turn, text);
+      return;
+    }
     this.#recovery.userText(text);
-    voice.sendText(text);
+    voice.sendText?.(text);
   }
 
   close(reason: TerminalReason): Promise<void> {
@@ -306,7 +349,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#generation++;
     this.#output.reportAll();
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
-    this.#held = [];
+    this.#input.clear();
+    this.#local?.close();
     const voice = this.#voice;
     this.#voice = undefined;
     try {
@@ -315,7 +359,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#deps.logger.warn({ err, sessionId: this.session.id }, "realtime provider session close failed");
     }
     this.#output.close();
-    this.#inputConverter?.close();
+    this.#input.close();
     await closed;
   }
 
@@ -353,7 +397,9 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
         instructions,
         tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger),
-        inputFormat: this.#providerInput,
+        // brain: speech transport only, the provider never answers by itself.
+        ...(this.replyPath === "brain" ? { autoRespond: false } : {}),
+        inputFormat: this.#input.providerFormat,
         outputFormat: this.#providerOutput,
         signal: session.signal,
       },
@@ -369,10 +415,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#voice = voice;
     // A session reopened during the client's turn keeps that turn the client's.
     if (this.#explicitTurn !== undefined) voice.setTurnDetection?.(false);
-    const held = this.#held;
-    this.#held = [];
-    this.#heldBytes = 0;
-    for (const data of held) this.#forward(data);
+    this.#input.flush(voice);
     const pending = this.#pendingSay;
     this.#pendingSay = undefined;
     if (pending === undefined) return;
@@ -402,24 +445,6 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     old?.close().catch((err: unknown) => {
       this.#deps.logger.debug({ err, sessionId: this.session.id }, "dropped realtime session close failed");
     });
-  }
-
-  #forward(data: Uint8Array | Int16Array): void {
-    // Copied: the provider may queue it while the caller reuses its buffer.
-    if (data instanceof Uint8Array) {
-      this.#voice?.appendAudio(data.slice());
-      return;
-    }
-    const pcm = this.#inputConverter ? this.#inputConverter.convert(data) : data;
-    if (pcm.length > 0) this.#voice?.appendAudio(bytesFromPcm16(pcm).slice());
-  }
-
-  #hold(data: Uint8Array | Int16Array): void {
-    const limit = (this.#deps.options.heldAudioMs * bytesPerSecond(this.#deps.inputFormat)) / 1000;
-    this.#held.push(data.slice());
-    this.#heldBytes += data.byteLength;
-    while (this.#heldBytes > limit && this.#held.length > 0)
-      this.#heldBytes -= this.#held.shift()!.byteLength;
   }
 
   #onEvent(event: RealtimeProviderEvent): void {
@@ -478,14 +503,4 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       throw new TalkError("invalid_state", "The realtime provider session is not connected yet.");
     return this.#voice;
   }
-}
-
-/**
- * The format the provider session is asked for: the session's own when the
- * provider takes it (or declares nothing), else its first PCM16 format, which
- * the pipeline converts to and from.
- */
-function providerFormat(wanted: AudioFormat, accepted: readonly AudioFormat[] | undefined): AudioFormat {
-  if (!accepted || accepted.length === 0 || accepted.some((f) => sameAudioFormat(f, wanted))) return wanted;
-  return accepted.find((f) => f.encoding === "pcm16") ?? accepted[0]!;
 }

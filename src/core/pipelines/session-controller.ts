@@ -13,6 +13,7 @@ import {
 import { RealtimeRelayPipeline } from "./realtime-relay-pipeline.js";
 import { SttTtsPipeline } from "./stt-tts-pipeline.js";
 import { TranscriptionPipeline } from "./transcription-pipeline.js";
+import { replyPathProblem } from "./reply-path-check.js";
 
 /** A controller; `ready` resolves once its provider work can take audio (at once except for realtime). */
 export interface SessionController extends TalkSessionController {
@@ -79,16 +80,33 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
           `Provider ${provider.id} cannot be driven over a gateway relay.`,
         );
       }
+      // Latched here for the session's life (seed 003): who hears the caller and who plans replies.
+      const replyPath = options.brain.replyPath;
+      const native = replyPath === "native";
+      const stt = native ? undefined : providers.stt(session);
+      const agent = replyPath === "brain" ? providers.agent(session) : undefined;
+      const problem = replyPathProblem(replyPath, provider, { stt, agent });
+      if (problem)
+        throw new TalkError("capability_unsupported", problem.message, {
+          details: { field: "replyPath", reason: problem.reason },
+        });
       // Encoded audio passes through only when the provider carries it both ways (one format per call leg).
       const both = (provider.capabilities.inputFormats ?? []).filter((f) =>
         (provider.capabilities.outputFormats ?? []).some((o) => sameAudioFormat(o, f)),
       );
-      // Chosen once per session: the adapter's encoded format when the provider carries it both ways.
-      const passthrough = deps.passthrough;
+      // Chosen once per session: the adapter's encoded format when the provider carries it both ways;
+      // never when the local STT hears the caller (it takes PCM16).
+      const passthrough = native ? deps.passthrough : undefined;
       const carried = passthrough !== undefined && both.some((f) => sameAudioFormat(f, passthrough));
-      const inputFormat = carried ? passthrough : assertRealtimeFormat(input, "inputFormat", both);
+      const inputFormat = carried
+        ? passthrough
+        : native
+          ? assertRealtimeFormat(input, "inputFormat", both)
+          : assertPcmFormat(input, "inputFormat");
       const outputFormat = carried ? passthrough : assertRealtimeFormat(output, "outputFormat", both);
       return new RealtimeRelayPipeline({
+        stt,
+        agent,
         session,
         provider,
         tools: deps.tools,

@@ -75,6 +75,7 @@ export const talkSessionMethods: MethodGroup = {
         ...(params.provider !== undefined ? { provider: params.provider } : {}),
         ...(params.voice !== undefined ? { voice: params.voice } : {}),
         ...(params.model !== undefined ? { model: params.model } : {}),
+        ...(params.replyPath !== undefined ? { replyPath: params.replyPath } : {}),
       });
       const session = ctx.deps.runtime.createSession({
         mode,
@@ -103,6 +104,7 @@ export const talkSessionMethods: MethodGroup = {
           ...(params.voice !== undefined ? { voice: params.voice } : {}),
           ...(params.inputFormat !== undefined ? { inputFormat: params.inputFormat } : {}),
           ...(params.outputFormat !== undefined ? { outputFormat: params.outputFormat } : {}),
+          ...(params.replyPath !== undefined ? { replyPath: params.replyPath } : {}),
         });
         try {
           await claimed;

@@ -98,6 +98,8 @@ export const TALK_PARAM_SCHEMAS = {
      * checked by the handler against tool policy so errors name the field.
      */
     clientTools: z.unknown().optional(),
+    /** Realtime only: who plans replies (seed 003), latched for the session. Omitted: agent.realtime.replyPath. */
+    replyPath: z.enum(["native", "bridge", "brain"]).optional(),
   }),
   "talk.session.join": z.strictObject({
     sessionId: id,

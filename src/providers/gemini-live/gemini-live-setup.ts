@@ -64,7 +64,7 @@ export function geminiTools(tools: readonly RealtimeToolDefinition[]): Record<st
 
 /** The body of `setup` (BidiGenerateContentSetup) for a Gateway-owned or a token-bound session. */
 export function buildGeminiSetup(
-  options: Pick<RealtimeSessionOptions, "instructions" | "tools" | "voice">,
+  options: Pick<RealtimeSessionOptions, "instructions" | "tools" | "voice" | "autoRespond">,
   settings: GeminiSetupSettings,
 ): Record<string, unknown> {
   return {
@@ -76,7 +76,9 @@ export function buildGeminiSetup(
     systemInstruction: { parts: [{ text: options.instructions }] },
     tools: geminiTools(options.tools),
     realtimeInputConfig: {
-      automaticActivityDetection: { disabled: false },
+      // No automatic responses (the brain reply path): without activity detection the model
+      // answers only a turn we complete (the text it is asked to read aloud).
+      automaticActivityDetection: { disabled: options.autoRespond === false },
       activityHandling: settings.activityHandling,
     },
     ...(settings.transcription ? { inputAudioTranscription: {}, outputAudioTranscription: {} } : {}),

@@ -67,7 +67,8 @@ export function buildSessionUpdate(
 ): Record<string, unknown> {
   const input: Record<string, unknown> = {
     format: toOpenAiAudioFormat(options.inputFormat, "input"),
-    turn_detection: settings.turnDetection,
+    // No automatic responses (the brain reply path): no turn detection, so nothing answers by itself.
+    turn_detection: options.autoRespond === false ? null : settings.turnDetection,
   };
   if (settings.inputTranscriptionModel !== null)
     input.transcription = { model: settings.inputTranscriptionModel };

@@ -324,7 +324,9 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
 
   /** Turns server-side turn detection off (null: we commit and ask for responses) or back to the configured one. */
   setTurnDetection(enabled: boolean): void {
-    const turnDetection = enabled ? this.#options.turnDetection : null;
+    // A session that must not answer by itself (autoRespond: false) keeps turn detection off.
+    const turnDetection =
+      enabled && this.#sessionOptions.autoRespond !== false ? this.#options.turnDetection : null;
     this.#send({
       type: "session.update",
       event_id: this.#nextEventId(),

@@ -140,6 +140,9 @@ export function realtimeCapabilities(c: {
     responseCancel: c.cancelAndTruncate,
     truncate: c.cancelAndTruncate,
     tools: true,
+    // Every such session takes user text (sendText: bridge) and speaks given text without answering
+    // on its own (speakText with autoRespond false: brain).
+    replyPaths: ["native", "bridge", "brain"],
   } satisfies ProviderCapabilities);
 }
 

@@ -67,7 +67,8 @@ export function buildXaiSessionUpdate(
     session: {
       instructions: options.instructions,
       voice: options.voice ?? settings.voice,
-      turn_detection: settings.turnDetection,
+      // No automatic responses (the brain reply path): no server VAD, so nothing answers by itself.
+      turn_detection: options.autoRespond === false ? null : settings.turnDetection,
       audio: {
         input: { format: toXaiAudioFormat(options.inputFormat, "input") },
         output: { format: toXaiAudioFormat(options.outputFormat, "output") },

@@ -1,0 +1,85 @@
+import { bytesFromPcm16 } from "../../codecs/index.js";
+import type { RealtimeVoiceSession } from "../provider-types.js";
+import type { AudioFormat } from "../talk-types.js";
+import { bytesPerSecond, sameAudioFormat } from "../talk-types.js";
+import { PcmConverter } from "./pcm-converter.js";
+
+/**
+ * The caller's audio on its way to a realtime provider session: converted to
+ * the provider's format (or passed through as it is, e.g. u-law to a
+ * provider that takes u-law), and held while no provider session is up (it
+ * connects, or reconnects after a fault), the oldest dropped past `heldAudioMs`.
+ */
+export class RealtimeInput {
+  /** The format the provider session is asked to take. */
+  readonly providerFormat: AudioFormat;
+  readonly #format: AudioFormat;
+  readonly #heldAudioMs: number;
+  /** Undefined when the input passes through as is. */
+  readonly #converter: PcmConverter | undefined;
+  #held: (Uint8Array | Int16Array)[] = [];
+  #heldBytes = 0;
+
+  constructor(format: AudioFormat, accepted: readonly AudioFormat[] | undefined, heldAudioMs: number) {
+    this.#format = format;
+    this.#heldAudioMs = heldAudioMs;
+    this.providerFormat = providerFormat(format, accepted);
+    this.#converter = sameAudioFormat(format, this.providerFormat)
+      ? undefined
+      : new PcmConverter(format, this.providerFormat);
+  }
+
+  /** Input bytes (passthrough) or samples: to `voice` when there is one, else held. */
+  push(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession | undefined): void {
+    if (voice) this.#forward(data, voice);
+    else this.#hold(data);
+  }
+
+  /** Forwards what was held to a session that is now up. */
+  flush(voice: RealtimeVoiceSession): void {
+    const held = this.#held;
+    this.clear();
+    for (const data of held) this.#forward(data, voice);
+  }
+
+  clear(): void {
+    this.#held = [];
+    this.#heldBytes = 0;
+  }
+
+  close(): void {
+    this.clear();
+    this.#converter?.close();
+  }
+
+  #forward(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession): void {
+    // Copied: the provider may queue it while the caller reuses its buffer.
+    if (data instanceof Uint8Array) {
+      voice.appendAudio(data.slice());
+      return;
+    }
+    const pcm = this.#converter ? this.#converter.convert(data) : data;
+    if (pcm.length > 0) voice.appendAudio(bytesFromPcm16(pcm).slice());
+  }
+
+  #hold(data: Uint8Array | Int16Array): void {
+    const limit = (this.#heldAudioMs * bytesPerSecond(this.#format)) / 1000;
+    this.#held.push(data.slice());
+    this.#heldBytes += data.byteLength;
+    while (this.#heldBytes > limit && this.#held.length > 0)
+      this.#heldBytes -= this.#held.shift()!.byteLength;
+  }
+}
+
+/**
+ * The format the provider session is asked for: the session's own when the
+ * provider takes it (or declares nothing), else its first PCM16 format, which
+ * the pipeline converts to and from.
+ */
+export function providerFormat(
+  wanted: AudioFormat,
+  accepted: readonly AudioFormat[] | undefined,
+): AudioFormat {
+  if (!accepted || accepted.length === 0 || accepted.some((f) => sameAudioFormat(f, wanted))) return wanted;
+  return accepted.find((f) => f.encoding === "pcm16") ?? accepted[0]!;
+}
