@@ -100,7 +100,7 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
       const declared =
         toolOwnershipOf(config.agent.realtime.replyPath) === "transport_only"
           ? []
-          : exportToolsForProvider(tools.realtimeDefinitions(), provider.capabilities.toolSchema).tools;
+          : exportToolsForProvider(tools.clientDefinitions(), provider.capabilities.toolSchema).tools;
       const grant = await provider.createClientSession({
         instructions: config.agent.persona,
         tools: declared,

@@ -352,7 +352,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         ...(options.realtimeModel !== undefined ? { model: options.realtimeModel } : {}),
         ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
         instructions,
-        tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger),
+        tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger, session),
         inputFormat: this.#providerInput,
         outputFormat: this.#providerOutput,
         signal: session.signal,
