@@ -19,6 +19,7 @@ import { RealtimeOutput } from "./realtime-output.js";
 import { RealtimeToolCalls } from "./realtime-tool-calls.js";
 import { providerToolsFor } from "./realtime-tool-ownership.js";
 import { checkAppend, checkAppendPcm, closeSessionClearingOutput, SinkSlot } from "./pipeline-support.js";
+import { InputAudioEvents } from "./input-audio-events.js";
 
 export interface RealtimeRelayPipelineDeps {
   session: TalkSession;
@@ -57,6 +58,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   readonly #inputConverter: PcmConverter | undefined;
   readonly #output: RealtimeOutput;
   readonly #events: RealtimeEventMapper;
+  /** input.audio.appended for the audio forwarded to the provider. */
+  readonly #appended: InputAudioEvents;
   #voice: RealtimeVoiceSession | undefined;
   /** Bumped whenever a provider session is dropped: events of an older one are ignored. */
   #generation = 0;
@@ -98,6 +101,12 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#inputConverter = sameAudioFormat(deps.inputFormat, this.#providerInput)
       ? undefined
       : new PcmConverter(deps.inputFormat, this.#providerInput);
+    this.#appended = new InputAudioEvents({
+      session: deps.session,
+      format: deps.inputFormat,
+      intervalMs: deps.options.inputAppendedIntervalMs,
+      logger: deps.logger,
+    });
     this.#output = new RealtimeOutput({
       session: deps.session,
       sink: this.#sink,
@@ -305,6 +314,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#recovery.stop();
     this.#generation++;
     this.#output.reportAll();
+    this.#appended.flush();
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#held = [];
     const voice = this.#voice;
@@ -405,6 +415,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   #forward(data: Uint8Array | Int16Array): void {
+    if (this.#voice) this.#appended.appended(data.byteLength);
     // Copied: the provider may queue it while the caller reuses its buffer.
     if (data instanceof Uint8Array) {
       this.#voice?.appendAudio(data.slice());

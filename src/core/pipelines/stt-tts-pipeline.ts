@@ -147,6 +147,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput {
     const capture = this.#capture;
     this.#capture = undefined;
     if (!turn || !capture || capture.turnId !== turnId) return;
+    capture.reportInput();
     const bytes = capture.inputBytes;
     this.session.emit({
       type: "input.audio.committed",
