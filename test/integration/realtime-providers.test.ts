@@ -13,6 +13,8 @@ import type { ClientCreateResult, TalkAudioPayload, TalkEvent } from "../../src/
 import { speechAudio, toneAudio } from "../support/fake-openai-realtime-server.js";
 import { FakeGeminiLiveServer, GEMINI_TEST_KEY, tone24k } from "../support/fake-gemini-live-server.js";
 import { FakeXaiRealtimeServer, XAI_TEST_KEY } from "../support/fake-xai-realtime-server.js";
+import { createGeminiLiveProvider } from "../../src/providers/gemini-live/gemini-live-provider.js";
+import { createXaiRealtimeProvider } from "../../src/providers/xai-realtime/xai-realtime-provider.js";
 import {
   sessionOfCall,
   startTelephony,
@@ -189,6 +191,27 @@ describe("xAI Voice Agent through the whole server", () => {
         inputFormats: [{ encoding: "pcm16", sampleRate: 16000, channels: 1 }],
       });
       expect(catalog.voices.realtime).toEqual(expect.arrayContaining(["marin", "Ara", "Puck"]));
+      // Each entry is the provider's own declaration, as built from the same configuration.
+      const declared = {
+        xai: createXaiRealtimeProvider({ id: "xai", apiKey: XAI_TEST_KEY, baseUrl: "http://127.0.0.1:9/v1" })
+          .capabilities,
+        gemini: createGeminiLiveProvider({ id: "gemini", apiKey: GEMINI_TEST_KEY, baseUrl: gemini.url })
+          .capabilities,
+      };
+      for (const id of ["xai", "gemini"] as const)
+        expect(realtime.find((p) => p.id === id)!.capabilities).toEqual(
+          JSON.parse(JSON.stringify(declared[id])),
+        );
+      // The creation matrix follows the declarations: all three relay; the client-owned provider
+      // WebSocket is offered by each, WebRTC by OpenAI alone.
+      const providersOf = (method: string, transport: string): string[] | undefined =>
+        catalog.creationMatrix
+          .find((c) => c.method === method && c.transport === transport && c.mode === "realtime")
+          ?.providers.realtime?.slice()
+          .sort();
+      expect(providersOf("talk.session.create", "gateway-relay")).toEqual(["gemini", "openai", "xai"]);
+      expect(providersOf("talk.client.create", "provider-websocket")).toEqual(["gemini", "openai", "xai"]);
+      expect(providersOf("talk.client.create", "webrtc")).toEqual(["openai"]);
     } finally {
       await client.close();
     }
