@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TalkClient } from "../../src/client/index.js";
 import type { TalkEvent } from "../../src/client/index.js";
+import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
 import { speechAudio } from "../support/fake-openai-realtime-server.js";
 import { FakeGeminiLiveServer, GEMINI_TEST_KEY, tone24k } from "../support/fake-gemini-live-server.js";
 import { FakeXaiRealtimeServer, XAI_TEST_KEY } from "../support/fake-xai-realtime-server.js";
@@ -29,7 +30,12 @@ async function waitUntil(predicate: () => boolean): Promise<void> {
 }
 
 /** All three realtime providers configured, `vendor` the default; send_dtmf denied by policy. */
-async function start(vendor: "xai" | "gemini", xai: FakeXaiRealtimeServer, gemini: FakeGeminiLiveServer) {
+async function start(
+  vendor: "xai" | "gemini",
+  xai: FakeXaiRealtimeServer,
+  gemini: FakeGeminiLiveServer,
+  agent: Json = {},
+) {
   const xaiUrl = (await xai.start()).replace(/^ws/, "http").replace(/\/realtime$/, "");
   const geminiUrl = await gemini.start();
   return startTelephony({
@@ -44,7 +50,7 @@ async function start(vendor: "xai" | "gemini", xai: FakeXaiRealtimeServer, gemin
         },
       },
     },
-    config: { agent: { tools: { deny: ["send_dtmf"] } } },
+    config: { agent: { tools: { deny: ["send_dtmf"] }, ...agent } },
   });
 }
 
@@ -169,14 +175,18 @@ describe("Gemini Live: tool calls through the Gateway's policy", () => {
   const xai = new FakeXaiRealtimeServer();
   const answer = { audio: new Uint8Array(speechAudio("It is noon.", "pcm16")), transcript: "It is noon." };
   const gemini = new FakeGeminiLiveServer({ replies: [answer, answer, answer, answer] });
+  // The agent behind agent_consult: holds its answer until released (a consult still running).
+  const chat = new FakeChatCompletionsServer({ apiKey: undefined, answer: "Noon.", holdFirstToken: true });
 
   beforeAll(async () => {
-    h = await start("gemini", xai, gemini);
+    const agent = { endpoint: { baseUrl: await chat.start(), model: "fake-model" }, progressCueMs: 0 };
+    h = await start("gemini", xai, gemini, agent);
   });
   afterAll(async () => {
     await h?.close();
     await xai.close();
     await gemini.close();
+    await chat.close();
   });
 
   it("a phone call: get_time runs and returns as toolResponse; a denied send_dtmf is refused the same way", async () => {
@@ -235,6 +245,27 @@ describe("Gemini Live: tool calls through the Gateway's policy", () => {
     const sent = gemini.received.slice(from).filter((m) => m.realtimeInput === undefined);
     expect(sent).toEqual([]);
     expect(gemini.connections).toBe(connections + 1);
+    await client.stop();
+  });
+
+  it("caller speech while a consult runs: the service cancels the call, the Gateway aborts it and sends no response", async () => {
+    const connections = gemini.connections;
+    const client = await h.dial({ waitForProvider: false });
+    await waitUntil(() => gemini.connections > connections && gemini.setup !== undefined);
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    const requested = chat.nextRequest();
+    const id = gemini.callTool("agent_consult", { request: "When is lunch?" });
+    await requested; // the consult is running, its answer held
+    const disconnected = chat.nextDisconnect();
+    gemini.interrupt(); // the caller speaks: the service sends toolCallCancellation for the pending call
+    expect(gemini.cancelledCalls).toEqual([id]);
+    await disconnected; // the consult's request to the agent was aborted
+    await waitUntil(() => h.eventsOf(sessionId, "tool.cancelled").length === 1);
+    expect(h.eventsOf(sessionId, "tool.cancelled")[0]).toMatchObject({ callId: id });
+    chat.release();
+    // A cancelled call is never answered: no toolResponse for it reached the service.
+    expect(gemini.received.some(responseOf(id))).toBe(false);
+    expect(h.eventsOf(sessionId, "tool.result")).toHaveLength(0);
     await client.stop();
   });
 

@@ -24,7 +24,11 @@
  * - `clientContent` with `turnComplete` starts a model turn;
  * - `toolCall.functionCalls[]` on request; `toolResponse.functionResponses[]`
  *   must answer a pending call by id and name with an object `response`
- *   (else close 1007), then the model answers.
+ *   (else close 1007), then the model answers. Caller speech while calls are
+ *   pending interrupts that server turn: `toolCallCancellation.ids` ("should
+ *   have been not executed and should be cancelled ... occurs only in cases
+ *   where the clients interrupt server turns"), and those calls are no
+ *   longer pending (a response to one is refused like any unknown id).
  * - `POST /v1alpha/auth_tokens` with the key: `{uses, expireTime,
  *   newSessionExpireTime, bidiGenerateContentSetup}` -> `{name, …}`.
  *
@@ -73,6 +77,8 @@ export class FakeGeminiLiveServer {
   readonly received: Json[] = this.#log.items;
   readonly tokenRequests: Json[] = [];
   readonly tokens: Token[] = [];
+  /** Function call ids cancelled by toolCallCancellation, in order. */
+  readonly cancelledCalls: string[] = [];
   /** The setup in force (a token's, when the session was opened with one). */
   setup: Json | undefined;
   audioMsReceived = 0;
@@ -280,6 +286,12 @@ export class FakeGeminiLiveServer {
     this.#speaking = true;
     this.#send({ serverContent: { inputTranscription: { text: this.#o.userTranscript } } });
     const config = (this.setup?.realtimeInputConfig ?? {}) as Json;
+    if (this.#pendingCalls.size > 0 && config.activityHandling !== "NO_INTERRUPTION") {
+      const ids = [...this.#pendingCalls.keys()];
+      this.#pendingCalls.clear();
+      this.cancelledCalls.push(...ids);
+      this.#send({ toolCallCancellation: { ids } });
+    }
     if (this.#turn && config.activityHandling !== "NO_INTERRUPTION") {
       this.#turn = undefined;
       this.#send({ serverContent: { interrupted: true } });
