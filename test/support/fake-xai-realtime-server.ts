@@ -7,7 +7,7 @@
  *   the OpenAI stand-in's), with xAI's session object: `voice`,
  *   `instructions`, `turn_detection` at the top of `session`; audio formats
  *   `audio/pcm` with a `rate` of 8000-48000, `audio/pcmu`, `audio/pcma`;
- *   voices Ara, Rex, Sal, Eve, Leo; function tools plus `web_search` /
+ *   voices Ara, Rex, Sal, Eve, Leo (either case); function tools plus `web_search` /
  *   `x_search`; the caller's speech always transcribed. An update outside
  *   that (an OpenAI-shaped `audio.output.voice`, `type: "realtime"`, an
  *   unknown voice or format) gets an `error` event, as an API refusing a
@@ -34,13 +34,16 @@ const VOICES = new Set(["Ara", "Rex", "Sal", "Eve", "Leo"]);
 const SERVER_TOOLS = new Set(["web_search", "x_search", "file_search"]);
 const SUBPROTOCOL_PREFIX = "xai-client-secret.";
 
+const capitalized = (v: string): string => v.charAt(0).toUpperCase() + v.slice(1).toLowerCase();
+
 /** xAI's session.update rules, merged into the stand-in's session (audio.input / audio.output). */
 function xaiSession(current: Json, update: Json): Json | string {
   for (const key of Object.keys(update)) {
     if (!["instructions", "voice", "turn_detection", "audio", "tools", "tool_choice"].includes(key))
       return `Unknown session parameter '${key}'`;
   }
-  if (update.voice !== undefined && !VOICES.has(String(update.voice)))
+  // The docs spell voices "Eve" (session parameters) and "eve" (newer examples): either is taken.
+  if (update.voice !== undefined && !VOICES.has(capitalized(String(update.voice))))
     return `Invalid voice '${String(update.voice)}'`;
   const audio = (update.audio ?? {}) as Json;
   const formats: Json = {};
