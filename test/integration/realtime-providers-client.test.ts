@@ -145,6 +145,12 @@ describe("client-owned sessions on xAI and Gemini Live", () => {
         (err: { code: string }) => err,
       );
       expect(denied?.code).toBe("tool_denied");
+      // A call tool was never offered (no call is behind the session); called anyway, it cannot run.
+      const noCall = await runTool(grant.sessionId, "call_end", "end_call", "{}").then(
+        () => undefined,
+        (err: { code: string }) => err,
+      );
+      expect(noCall?.code).toBe("capability_unsupported");
     } finally {
       socket.close();
     }

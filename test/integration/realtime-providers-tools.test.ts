@@ -162,7 +162,9 @@ describe("xAI Voice Agent: tool calls through the Gateway's policy", () => {
       const denied = xai.callTool({ name: "end_call", arguments: {} });
       const refusal = await xai.waitFor(isOutputOf(denied));
       // end_call is not this session's to run (no call behind it): refused, never run.
-      expect(JSON.parse(String((refusal.event.item as Json).output))).toHaveProperty("error");
+      expect(JSON.parse(String((refusal.event.item as Json).output))).toMatchObject({
+        error: "capability_unsupported",
+      });
       await waitUntil(() => events.some((e) => e.type === "tool.error" && e.callId === denied));
     } finally {
       await client.close();
