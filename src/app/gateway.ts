@@ -103,9 +103,9 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
       }
       // A client-owned session is always the native reply path: the Gateway neither hears its caller
       // (bridge) nor drives its provider (brain). Its tools go through the per-provider sanitizing
-      // export of Gateway-owned sessions (seed 003).
+      // export of Gateway-owned sessions (seed 003), without the call tools (no call behind it).
       const declared = exportToolsForProvider(
-        tools.realtimeDefinitions(),
+        tools.clientDefinitions(),
         provider.capabilities.toolSchema,
       ).tools;
       const grant = await provider.createClientSession({

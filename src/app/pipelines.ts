@@ -51,6 +51,7 @@ export function basePipelineOptions(config: TalkgateConfig, brain: BrainOptions)
     brain,
     interruptOnSpeech: config.talk.input.interruptOnSpeech,
     outputDeltaIntervalMs: config.talk.output.deltaEventIntervalMs,
+    inputAppendedIntervalMs: config.talk.input.appendedEventIntervalMs,
     ...(config.talk.realtime?.model ? { realtimeModel: config.talk.realtime.model } : {}),
     ...(config.talk.realtime?.voice ? { realtimeVoice: config.talk.realtime.voice } : {}),
   };

@@ -36,6 +36,8 @@ export interface AppTools {
   readonly pipeline: PipelineToolDispatcher;
   /** The tools the policy offers to a realtime provider. */
   realtimeDefinitions(): RealtimeToolDefinition[];
+  /** The tools a client-owned session is offered: the policy's, without the call tools (no call is behind it). */
+  clientDefinitions(): RealtimeToolDefinition[];
   /** Where telephony calls register their hang-up / DTMF / transfer controls for the call tools. */
   readonly callControls: CallControlRegistry;
 }
@@ -91,20 +93,18 @@ export function buildTools({ config, providers, runtime, brain, extra, logger }:
     maxParallelPerSession: config.agent.tools.maxParallelPerSession,
   });
   const realtimeDefinitions = () => registry.toRealtimeTools((name) => policy.isAllowed(name));
+  const clientDefinitions = () => realtimeDefinitions().filter((t) => !CALL_TOOLS.has(t.name));
   // A view over the shared dispatcher (never the dispatcher mutated): definitions are read per session.
   const pipeline: PipelineToolDispatcher = {
     get definitions() {
       return realtimeDefinitions();
     },
     // A session without a call behind it (a meeting, a client's session) is not offered the call tools.
-    definitionsFor: (session) => {
-      const all = realtimeDefinitions();
-      return callControls.get(session.id) ? all : all.filter((t) => !CALL_TOOLS.has(t.name));
-    },
+    definitionsFor: (session) => (callControls.get(session.id) ? realtimeDefinitions() : clientDefinitions()),
     progress,
     handleProviderCall: (session, request) => dispatcher.handleProviderCall(session, request),
     dispatch: (session, request) => dispatcher.dispatch(session, request),
     submitToolResult: (sessionId, callId, output) => dispatcher.submitToolResult(sessionId, callId, output),
   };
-  return { dispatcher, pipeline, realtimeDefinitions, callControls };
+  return { dispatcher, pipeline, realtimeDefinitions, clientDefinitions, callControls };
 }

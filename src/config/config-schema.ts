@@ -186,6 +186,11 @@ export const talkSchema = z
         /** Silence that ends a user turn, ms. */
         silenceTimeoutMs: positiveInt.default(800),
         /**
+         * input.audio.appended events (caller audio that reached the realtime provider or the recognizer)
+         * are coalesced to one per this many ms of audio. 0 reports every append (a phone frame: 20 ms).
+         */
+        appendedEventIntervalMs: z.number().int().min(0).max(10_000).default(200),
+        /**
          * Echo cancellation of the caller's audio with the assistant's played audio as the reference, before
          * the local speech gate and STT (phone legs; the realtime passthrough path is the provider's).
          */

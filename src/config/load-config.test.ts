@@ -44,6 +44,7 @@ describe("loadConfig", () => {
     expect(config.talk.input).toEqual({
       interruptOnSpeech: true,
       silenceTimeoutMs: 800,
+      appendedEventIntervalMs: 200,
       echoCancellation: { enabled: true, tailMs: 300, denoise: false },
     });
     expect(config.gateway.rateLimit.requestsPerSecond).toBeGreaterThan(0);

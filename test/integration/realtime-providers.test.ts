@@ -13,6 +13,8 @@ import type { ClientCreateResult, TalkAudioPayload, TalkEvent } from "../../src/
 import { speechAudio, toneAudio } from "../support/fake-openai-realtime-server.js";
 import { FakeGeminiLiveServer, GEMINI_TEST_KEY, tone24k } from "../support/fake-gemini-live-server.js";
 import { FakeXaiRealtimeServer, XAI_TEST_KEY } from "../support/fake-xai-realtime-server.js";
+import { createGeminiLiveProvider } from "../../src/providers/gemini-live/gemini-live-provider.js";
+import { createXaiRealtimeProvider } from "../../src/providers/xai-realtime/xai-realtime-provider.js";
 import {
   sessionOfCall,
   startTelephony,
@@ -123,6 +125,16 @@ describe("xAI Voice Agent through the whole server", () => {
     expect(h.eventsOf(sessionId, "transcript.done").map((e) => (e.payload as { role: string }).role)).toEqual(
       ["user", "assistant"],
     );
+    // The caller's audio that reached xAI, as input.audio.appended: coalesced (not one per 20 ms frame),
+    // adding up to what was sent but for the last < 200 ms not reported yet.
+    const sentMs = (callerSpeech.length + callerSilence.length) / 8;
+    const appended = h
+      .eventsOf(sessionId, "input.audio.appended")
+      .map((e) => e.payload as { durationMs: number });
+    const appendedMs = appended.reduce((n, p) => n + p.durationMs, 0);
+    expect(appendedMs).toBeGreaterThan(sentMs - 200);
+    expect(appendedMs).toBeLessThanOrEqual(sentMs);
+    expect(appended.length).toBeLessThan(sentMs / 100);
     await client.stop();
   });
 
@@ -189,6 +201,27 @@ describe("xAI Voice Agent through the whole server", () => {
         inputFormats: [{ encoding: "pcm16", sampleRate: 16000, channels: 1 }],
       });
       expect(catalog.voices.realtime).toEqual(expect.arrayContaining(["marin", "Ara", "Puck"]));
+      // Each entry is the provider's own declaration, as built from the same configuration.
+      const declared = {
+        xai: createXaiRealtimeProvider({ id: "xai", apiKey: XAI_TEST_KEY, baseUrl: "http://127.0.0.1:9/v1" })
+          .capabilities,
+        gemini: createGeminiLiveProvider({ id: "gemini", apiKey: GEMINI_TEST_KEY, baseUrl: gemini.url })
+          .capabilities,
+      };
+      for (const id of ["xai", "gemini"] as const)
+        expect(realtime.find((p) => p.id === id)!.capabilities).toEqual(
+          JSON.parse(JSON.stringify(declared[id])),
+        );
+      // The creation matrix follows the declarations: all three relay; the client-owned provider
+      // WebSocket is offered by each, WebRTC by OpenAI alone.
+      const providersOf = (method: string, transport: string): string[] | undefined =>
+        catalog.creationMatrix
+          .find((c) => c.method === method && c.transport === transport && c.mode === "realtime")
+          ?.providers.realtime?.slice()
+          .sort();
+      expect(providersOf("talk.session.create", "gateway-relay")).toEqual(["gemini", "openai", "xai"]);
+      expect(providersOf("talk.client.create", "provider-websocket")).toEqual(["gemini", "openai", "xai"]);
+      expect(providersOf("talk.client.create", "webrtc")).toEqual(["openai"]);
     } finally {
       await client.close();
     }
@@ -268,6 +301,13 @@ describe("Gemini Live through the whole server", () => {
       const bytes = audio.reduce((n, a) => n + Buffer.from(a.audioBase64, "base64").length, 0);
       expect(bytes).toBe(reply.length);
       expect(events.filter((e) => e.type === "transcript.done")).toHaveLength(2);
+      // The client's audio that reached Gemini, reported to the client in 200 ms (6 400-byte) events.
+      const appended = events
+        .filter((e) => e.sessionId === sessionId && e.type === "input.audio.appended")
+        .map((e) => (e.payload as { bytes: number }).bytes);
+      const sent = talkSpeech.length + 32000;
+      expect(appended.reduce((n, b) => n + b, 0)).toBeGreaterThan(sent - 6400);
+      expect(appended.filter((b) => b !== 6400).length).toBeLessThanOrEqual(3);
     } finally {
       await client.close();
     }

@@ -24,9 +24,15 @@
  * - `clientContent` with `turnComplete` starts a model turn;
  * - `toolCall.functionCalls[]` on request; `toolResponse.functionResponses[]`
  *   must answer a pending call by id and name with an object `response`
- *   (else close 1007), then the model answers.
+ *   (else close 1007), then the model answers. Caller speech while calls are
+ *   pending interrupts that server turn: `toolCallCancellation.ids` ("should
+ *   have been not executed and should be cancelled ... occurs only in cases
+ *   where the clients interrupt server turns"), and those calls are no
+ *   longer pending (a response to one is refused like any unknown id).
  * - `POST /v1alpha/auth_tokens` with the key: `{uses, expireTime,
- *   newSessionExpireTime, bidiGenerateContentSetup}` -> `{name, …}`.
+ *   newSessionExpireTime, bidiGenerateContentSetup}`, each optional (1 use,
+ *   0 meaning no limit; 30 min; 60 s; both under 20 h ahead; no bound setup:
+ *   the client's is used) -> `{name, …}`.
  *
  * Test-only; not part of the product.
  */
@@ -62,9 +68,12 @@ export interface FakeGeminiOptions {
 interface Token {
   name: string;
   uses: number;
+  /** Created with `uses: 0`: no limit. */
+  unlimited: boolean;
   expireTime: number;
   newSessionExpireTime: number;
-  setup: Json;
+  /** The bound setup; undefined: the client's own is used. */
+  setup: Json | undefined;
 }
 
 export class FakeGeminiLiveServer {
@@ -73,6 +82,8 @@ export class FakeGeminiLiveServer {
   readonly received: Json[] = this.#log.items;
   readonly tokenRequests: Json[] = [];
   readonly tokens: Token[] = [];
+  /** Function call ids cancelled by toolCallCancellation, in order. */
+  readonly cancelledCalls: string[] = [];
   /** The setup in force (a token's, when the session was opened with one). */
   setup: Json | undefined;
   audioMsReceived = 0;
@@ -178,8 +189,11 @@ export class FakeGeminiLiveServer {
       token = this.tokens.find((t) => t.name === url.searchParams.get("access_token"));
       const now = Date.now();
       authorized =
-        token !== undefined && token.uses > 0 && now < token.newSessionExpireTime && now < token.expireTime;
-      if (authorized) token!.uses--;
+        token !== undefined &&
+        (token.uses > 0 || token.unlimited) &&
+        now < token.newSessionExpireTime &&
+        now < token.expireTime;
+      if (authorized && !token!.unlimited) token!.uses--;
     }
     ws.on("message", (data) => {
       let message: Json;
@@ -200,7 +214,7 @@ export class FakeGeminiLiveServer {
           ws.close(1007, "Request contains an invalid argument: setup must come first, with models/{model}.");
           return;
         }
-        this.setup = token ? token.setup : setup;
+        this.setup = token?.setup ?? setup;
         this.#send({ setupComplete: {} });
         return;
       }
@@ -280,6 +294,12 @@ export class FakeGeminiLiveServer {
     this.#speaking = true;
     this.#send({ serverContent: { inputTranscription: { text: this.#o.userTranscript } } });
     const config = (this.setup?.realtimeInputConfig ?? {}) as Json;
+    if (this.#pendingCalls.size > 0 && config.activityHandling !== "NO_INTERRUPTION") {
+      const ids = [...this.#pendingCalls.keys()];
+      this.#pendingCalls.clear();
+      this.cancelledCalls.push(...ids);
+      this.#send({ toolCallCancellation: { ids } });
+    }
     if (this.#turn && config.activityHandling !== "NO_INTERRUPTION") {
       this.#turn = undefined;
       this.#send({ serverContent: { interrupted: true } });
@@ -345,16 +365,30 @@ export class FakeGeminiLiveServer {
       });
     }
     this.tokenRequests.push(body);
-    const expire = Date.parse(String(body.expireTime));
-    const newSession = Date.parse(String(body.newSessionExpireTime));
+    // Each field is optional: expireTime 30 min ahead, newSessionExpireTime 60 s, uses 1 (0: no limit),
+    // both times less than 20 h ahead; without a bound setup the client's own is used.
+    const now = Date.now();
+    const time = (value: unknown, fallbackMs: number): number =>
+      value === undefined ? now + fallbackMs : Date.parse(String(value));
+    const expire = time(body.expireTime, 30 * 60_000);
+    const newSession = time(body.newSessionExpireTime, 60_000);
     const setup = body.bidiGenerateContentSetup as Json | undefined;
-    if (Number.isNaN(expire) || Number.isNaN(newSession) || !setup || typeof setup.model !== "string")
+    const tooFar = now + 20 * 3600_000;
+    if (
+      Number.isNaN(expire) ||
+      Number.isNaN(newSession) ||
+      expire >= tooFar ||
+      newSession >= tooFar ||
+      (body.uses !== undefined && (!Number.isInteger(body.uses) || (body.uses as number) < 0)) ||
+      (setup !== undefined && typeof setup.model !== "string")
+    )
       return json(400, {
         error: { code: 400, message: "Invalid auth token request.", status: "INVALID_ARGUMENT" },
       });
     const token: Token = {
       name: `auth_tokens/fake${++this.#seq}${Math.random().toString(36).slice(2)}`,
       uses: typeof body.uses === "number" ? body.uses : 1,
+      unlimited: body.uses === 0,
       expireTime: expire,
       newSessionExpireTime: newSession,
       setup,
@@ -363,8 +397,8 @@ export class FakeGeminiLiveServer {
     json(200, {
       name: token.name,
       uses: token.uses,
-      expireTime: body.expireTime,
-      newSessionExpireTime: body.newSessionExpireTime,
+      expireTime: new Date(expire).toISOString(),
+      newSessionExpireTime: new Date(newSession).toISOString(),
     });
   }
 

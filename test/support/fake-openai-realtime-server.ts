@@ -72,6 +72,8 @@ export interface FakeOpenAiRealtimeServerOptions {
   sessionDialect?: (current: Json, update: Json) => Json | string;
   /** Plain HTTP requests to this server (e.g. a token endpoint); default 404. */
   onRequest?: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Another credential the handshake may present (e.g. an ephemeral token); default: the key only. */
+  authorize?: (req: IncomingMessage) => boolean;
 }
 
 export interface ReceivedEvent {
@@ -102,7 +104,9 @@ export class FakeOpenAiRealtimeServer {
   readonly #log = new ReceivedLog<ReceivedEvent>();
   /** Client events received, in order. */
   readonly received: ReceivedEvent[] = this.#log.items;
-  readonly #options: Required<Omit<FakeOpenAiRealtimeServerOptions, "sessionDialect" | "onRequest">>;
+  readonly #options: Required<
+    Omit<FakeOpenAiRealtimeServerOptions, "sessionDialect" | "onRequest" | "authorize">
+  >;
   readonly #dialect: ((current: Json, update: Json) => Json | string) | undefined;
   readonly #http: Server = createServer();
   readonly #wss = new WebSocketServer({ noServer: true });
@@ -159,7 +163,10 @@ export class FakeOpenAiRealtimeServer {
         return;
       }
       const key = this.#options.apiKey;
-      const ok = req.headers.authorization === `Bearer ${key}` || req.headers["api-key"] === key;
+      const ok =
+        req.headers.authorization === `Bearer ${key}` ||
+        req.headers["api-key"] === key ||
+        options.authorize?.(req) === true;
       if (!ok) {
         socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         return;

@@ -7,7 +7,7 @@
  *   the OpenAI stand-in's), with xAI's session object: `voice`,
  *   `instructions`, `turn_detection` at the top of `session`; audio formats
  *   `audio/pcm` with a `rate` of 8000-48000, `audio/pcmu`, `audio/pcma`;
- *   voices Ara, Rex, Sal, Eve, Leo; function tools plus `web_search` /
+ *   voices Ara, Rex, Sal, Eve, Leo (either case); function tools plus `web_search` /
  *   `x_search`; the caller's speech always transcribed. An update outside
  *   that (an OpenAI-shaped `audio.output.voice`, `type: "realtime"`, an
  *   unknown voice or format) gets an `error` event, as an API refusing a
@@ -15,7 +15,10 @@
  * - `POST /v1/realtime/client_secrets` with the server key takes
  *   `{expires_after: {seconds}}` only ("Does not support session or
  *   expires_after.anchor fields": both are refused with 400) and answers
- *   `{value, expires_at}`.
+ *   `{value, expires_at}`. An unexpired token opens the WebSocket "in the
+ *   same fashion as an API key" (`Authorization: Bearer`) or, from a
+ *   browser, as the subprotocol `xai-client-secret.<token>`; it is not bound
+ *   to a session configuration.
  *
  * Test-only; not part of the product.
  */
@@ -29,6 +32,9 @@ import {
 export const XAI_TEST_KEY = "xai-test-key-0123456789abcdef";
 const VOICES = new Set(["Ara", "Rex", "Sal", "Eve", "Leo"]);
 const SERVER_TOOLS = new Set(["web_search", "x_search", "file_search"]);
+const SUBPROTOCOL_PREFIX = "xai-client-secret.";
+
+const capitalized = (v: string): string => v.charAt(0).toUpperCase() + v.slice(1).toLowerCase();
 
 /** xAI's session.update rules, merged into the stand-in's session (audio.input / audio.output). */
 function xaiSession(current: Json, update: Json): Json | string {
@@ -36,7 +42,8 @@ function xaiSession(current: Json, update: Json): Json | string {
     if (!["instructions", "voice", "turn_detection", "audio", "tools", "tool_choice"].includes(key))
       return `Unknown session parameter '${key}'`;
   }
-  if (update.voice !== undefined && !VOICES.has(String(update.voice)))
+  // The docs spell voices "Eve" (session parameters) and "eve" (newer examples): either is taken.
+  if (update.voice !== undefined && !VOICES.has(capitalized(String(update.voice))))
     return `Invalid voice '${String(update.voice)}'`;
   const audio = (update.audio ?? {}) as Json;
   const formats: Json = {};
@@ -89,7 +96,9 @@ export class FakeXaiRealtimeServer extends FakeOpenAiRealtimeServer {
   /** Bodies of the token requests, in order. */
   readonly secretRequests: unknown[] = [];
 
-  constructor(options: Omit<FakeOpenAiRealtimeServerOptions, "sessionDialect" | "onRequest"> = {}) {
+  constructor(
+    options: Omit<FakeOpenAiRealtimeServerOptions, "sessionDialect" | "onRequest" | "authorize"> = {},
+  ) {
     const key = options.apiKey ?? XAI_TEST_KEY;
     const self: { server?: FakeXaiRealtimeServer } = {};
     super({
@@ -97,8 +106,22 @@ export class FakeXaiRealtimeServer extends FakeOpenAiRealtimeServer {
       apiKey: key,
       sessionDialect: xaiSession,
       onRequest: (req, res) => void self.server?.handleRequest(key, req, res),
+      authorize: (req) => self.server?.acceptsToken(req) === true,
     });
     self.server = this;
+  }
+
+  /** A handshake presenting an unexpired minted token, as a Bearer header or the browser subprotocol. */
+  acceptsToken(req: IncomingMessage): boolean {
+    const offered = String(req.headers["sec-websocket-protocol"] ?? "")
+      .split(",")
+      .map((p) => p.trim())
+      .filter((p) => p.startsWith(SUBPROTOCOL_PREFIX))
+      .map((p) => p.slice(SUBPROTOCOL_PREFIX.length));
+    const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ""))?.[1];
+    if (bearer !== undefined) offered.push(bearer);
+    const now = Date.now() / 1000;
+    return this.secrets.some((s) => offered.includes(s.value) && s.expiresAt > now);
   }
 
   /** The HTTP side: the token endpoint. */

@@ -24,6 +24,8 @@ export interface LocalSpeechTurnsContext {
   language: string | undefined;
   /** Non-speech after speech that ends a turn the VAD started, ms (a multiple of 10). */
   endOfSpeechMs: number;
+  /** talk.input.appendedEventIntervalMs: input.audio.appended coalescing, ms of audio. */
+  inputAppendedIntervalMs: number;
   logger: TalkLogger;
   /**
    * The VAD heard speech start: the pipeline stops what plays (barge-in) and
@@ -144,7 +146,11 @@ export class LocalSpeechTurns {
       {
         session: ctx.session,
         inputFormat: ctx.inputFormat,
-        options: { language: ctx.language, silenceTimeoutMs: ctx.endOfSpeechMs },
+        options: {
+          language: ctx.language,
+          silenceTimeoutMs: ctx.endOfSpeechMs,
+          inputAppendedIntervalMs: ctx.inputAppendedIntervalMs,
+        },
         logger: ctx.logger,
       },
       ctx.stt,

@@ -66,6 +66,14 @@ export interface PipelineOptions {
    * sockets. 0 reports every chunk. Default 200 (talk.output.deltaEventIntervalMs).
    */
   outputDeltaIntervalMs?: number;
+  /**
+   * `input.audio.appended` events (caller audio that reached the realtime
+   * provider or the recognizer) are coalesced to one per this many ms of
+   * audio (input-audio-events.ts; what is left is reported when the turn
+   * changes or ends). 0 reports every append. Default 200
+   * (talk.input.appendedEventIntervalMs).
+   */
+  inputAppendedIntervalMs?: number;
   /** How answers are chunked and spoken, progress cue, consult timeout, realtime reply path (brain-options.ts). */
   brain?: BrainOptions;
 }
@@ -86,6 +94,7 @@ export const PIPELINE_DEFAULTS: Readonly<
   maxAppendBytes: 65_536,
   heldAudioMs: 2000,
   outputDeltaIntervalMs: 200,
+  inputAppendedIntervalMs: 200,
 });
 
 export type ResolvedPipelineOptions = typeof PIPELINE_DEFAULTS &
@@ -123,6 +132,12 @@ export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedP
     o.outputDeltaIntervalMs > 10_000
   )
     bad("outputDeltaIntervalMs", "must be an integer between 0 and 10000");
+  if (
+    !Number.isInteger(o.inputAppendedIntervalMs) ||
+    o.inputAppendedIntervalMs < 0 ||
+    o.inputAppendedIntervalMs > 10_000
+  )
+    bad("inputAppendedIntervalMs", "must be an integer between 0 and 10000");
   return { ...o, instructions: o.instructions ?? o.persona, brain: resolveBrainOptions(options.brain) };
 }
 

@@ -17,11 +17,19 @@ export class RealtimeInput {
   readonly #heldAudioMs: number;
   /** Undefined when the input passes through as is. */
   readonly #converter: PcmConverter | undefined;
+  /** Told the input bytes of each piece as it reaches the provider (input.audio.appended). */
+  readonly #onForward: ((bytes: number) => void) | undefined;
   #held: (Uint8Array | Int16Array)[] = [];
   #heldBytes = 0;
 
-  constructor(format: AudioFormat, accepted: readonly AudioFormat[] | undefined, heldAudioMs: number) {
+  constructor(
+    format: AudioFormat,
+    accepted: readonly AudioFormat[] | undefined,
+    heldAudioMs: number,
+    onForward?: (bytes: number) => void,
+  ) {
     this.#format = format;
+    this.#onForward = onForward;
     this.#heldAudioMs = heldAudioMs;
     this.providerFormat = providerFormat(format, accepted);
     this.#converter = sameAudioFormat(format, this.providerFormat)
@@ -53,6 +61,7 @@ export class RealtimeInput {
   }
 
   #forward(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession): void {
+    this.#onForward?.(data.byteLength);
     // Copied: the provider may queue it while the caller reuses its buffer.
     if (data instanceof Uint8Array) {
       voice.appendAudio(data.slice());

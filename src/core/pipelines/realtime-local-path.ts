@@ -60,6 +60,7 @@ export function createLocalPath(ctx: RealtimeLocalPathContext): LocalSpeechTurns
     inputFormat: ctx.inputFormat,
     language: options.language,
     endOfSpeechMs: options.silenceTimeoutMs || DEFAULT_LOCAL_END_OF_SPEECH_MS,
+    inputAppendedIntervalMs: options.inputAppendedIntervalMs,
     logger: ctx.logger,
     speechStarted: () => speechStarted(ctx),
     heard: (turn, text) => replies.heard(turn, text),

@@ -25,6 +25,7 @@ import { providerFormat, RealtimeInput } from "./realtime-input.js";
 import { RealtimeToolCalls } from "./realtime-tool-calls.js";
 import { providerToolsFor } from "./realtime-tool-ownership.js";
 import { checkAppend, checkAppendPcm, closeSessionClearingOutput, SinkSlot } from "./pipeline-support.js";
+import { InputAudioEvents } from "./input-audio-events.js";
 
 export interface RealtimeRelayPipelineDeps {
   session: TalkSession;
@@ -67,6 +68,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   readonly #providerOutput: AudioFormat;
   readonly #output: RealtimeOutput;
   readonly #events: RealtimeEventMapper;
+  /** input.audio.appended for the audio forwarded to the provider. */
+  readonly #appended: InputAudioEvents;
   #voice: RealtimeVoiceSession | undefined;
   /** Bumped whenever a provider session is dropped: events of an older one are ignored. */
   #generation = 0;
@@ -107,7 +110,18 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       close: (reason) => void this.close(reason),
     });
     const { capabilities } = deps.provider;
-    this.#input = new RealtimeInput(deps.inputFormat, capabilities.inputFormats, deps.options.heldAudioMs);
+    this.#appended = new InputAudioEvents({
+      session: deps.session,
+      format: deps.inputFormat,
+      intervalMs: deps.options.inputAppendedIntervalMs,
+      logger: deps.logger,
+    });
+    this.#input = new RealtimeInput(
+      deps.inputFormat,
+      capabilities.inputFormats,
+      deps.options.heldAudioMs,
+      (bytes) => this.#appended.appended(bytes),
+    );
     this.#providerOutput = providerFormat(deps.outputFormat, capabilities.outputFormats);
     this.#output = new RealtimeOutput({
       session: deps.session,
@@ -348,6 +362,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#recovery.stop();
     this.#generation++;
     this.#output.reportAll();
+    this.#appended.flush();
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#input.clear();
     this.#local?.close();
@@ -396,7 +411,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         ...(options.realtimeModel !== undefined ? { model: options.realtimeModel } : {}),
         ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
         instructions,
-        tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger),
+        tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger, session),
         // brain: speech transport only, the provider never answers by itself.
         ...(this.replyPath === "brain" ? { autoRespond: false } : {}),
         inputFormat: this.#input.providerFormat,

@@ -65,7 +65,7 @@ export class RealtimeToolCalls {
     tools.handleProviderCall(session, request).then(
       (outcome) => {
         const submit = (): void => {
-          if (outcome.ok) this.#ctx.voice()?.submitToolResult(event.callId, outcome.output);
+          if (outcome.ok) this.#handOff(event.callId, outcome.output);
           // The provider still waits for an output; tell it the tool failed rather than leave it hanging.
           else if (outcome.error.code !== "cancelled")
             this.#submitError(event.callId, outcome.error.code, outcome.error.message);
@@ -85,7 +85,26 @@ export class RealtimeToolCalls {
   }
 
   #submitError(callId: string, code: string, message: string): void {
-    this.#ctx.voice()?.submitToolResult(callId, JSON.stringify({ error: code, message }));
+    this.#handOff(callId, JSON.stringify({ error: code, message }));
+  }
+
+  /**
+   * Gives the provider session a call's output. It runs when the call ends,
+   * outside the provider's event loop: a session that can no longer take it
+   * (its socket went away meanwhile) throws, and that must not become an
+   * unhandled rejection of the process. The failure path reports the lost
+   * session itself.
+   */
+  #handOff(callId: string, output: string): void {
+    try {
+      this.#ctx.voice()?.submitToolResult(callId, output);
+    } catch (err) {
+      const error = toTalkError(err);
+      this.#ctx.logger.warn(
+        { sessionId: this.#ctx.session.id, callId, code: error.code },
+        "realtime tool output not delivered to the provider",
+      );
+    }
   }
 
   /**

@@ -4,6 +4,7 @@ import type { TalkLogger } from "../logger.js";
 import type { SttProvider, SttResult, SttStream } from "../provider-types.js";
 import type { TalkSession } from "../session-types.js";
 import type { AudioFormat } from "../talk-types.js";
+import type { InputAudioEvents } from "./input-audio-events.js";
 import { PcmConverter } from "./pcm-converter.js";
 
 /** Rates the codecs VAD models. */
@@ -25,6 +26,8 @@ export interface SttCaptureContext {
   onEndOfSpeech?(turnId: string): void;
   /** The STT work failed for a reason other than cancellation. */
   onError(turnId: string, error: TalkError): void;
+  /** Where the audio written to the recognizer is reported (input.audio.appended). Default: not reported. */
+  inputEvents?: InputAudioEvents;
 }
 
 /**
@@ -102,14 +105,21 @@ export class SttCapture {
     if (this.#finishing) throw new TalkError("invalid_state", "The turn's capture has ended.");
     if (this.#closed || this.#signal.aborted || !this.#stream) return;
     this.#inputBytes += input.byteLength;
+    this.#ctx.inputEvents?.appended(input.byteLength);
     const pcm = this.#converter.convert(input);
     if (pcm.length > 0) this.#write(pcm);
+  }
+
+  /** Reports the input not reported yet (input.audio.appended), e.g. before the turn's audio is committed. */
+  reportInput(): void {
+    this.#ctx.inputEvents?.flush();
   }
 
   /** Ends the input and resolves with the final transcript (rejects `cancelled` when the turn was cancelled). */
   finish(): Promise<SttResult> {
     if (!this.#finishing) {
       this.#finishing = true;
+      this.reportInput();
       if (!this.#closed && this.#stream && !this.#signal.aborted) {
         const tail = this.#converter.flush();
         if (tail.length > 0) this.#write(tail);
@@ -123,6 +133,7 @@ export class SttCapture {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.reportInput();
     this.#converter.close();
     this.#vad?.close();
   }

@@ -178,6 +178,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     const capture = this.#capture;
     this.#capture = undefined;
     if (!turn || !capture || capture.turnId !== turnId) return;
+    capture.reportInput();
     const bytes = capture.inputBytes;
     this.session.emit({
       type: "input.audio.committed",

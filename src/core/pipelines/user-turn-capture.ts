@@ -3,6 +3,7 @@ import type { SttProvider } from "../provider-types.js";
 import type { TalkSession, TalkTurn } from "../session-types.js";
 import type { AudioFormat } from "../talk-types.js";
 import type { ResolvedPipelineOptions } from "./pipeline-options.js";
+import { InputAudioEvents } from "./input-audio-events.js";
 import { failTurn } from "./pipeline-support.js";
 import { PartialTracker, SttCapture } from "./stt-capture.js";
 
@@ -11,7 +12,7 @@ export interface UserTurnCaptureDeps {
   session: TalkSession;
   /** Format of the bytes the pipeline writes to the capture. */
   inputFormat: AudioFormat;
-  options: Pick<ResolvedPipelineOptions, "language" | "silenceTimeoutMs">;
+  options: Pick<ResolvedPipelineOptions, "language" | "silenceTimeoutMs" | "inputAppendedIntervalMs">;
   logger: TalkLogger;
   /** How a recognizer failure fails the turn. Default failTurn (session.error, turn cancelled). */
   fail?(turnId: string, err: unknown): void;
@@ -20,8 +21,9 @@ export interface UserTurnCaptureDeps {
 /**
  * Starts the session's capture for `turn` and the speech-to-text behind it,
  * as both STT pipelines do: partials become `transcript.delta` events, the
- * end of speech calls `endTurn` while the turn is still the active one, and
- * a recognizer failure fails the turn.
+ * end of speech calls `endTurn` while the turn is still the active one, the
+ * audio written to the recognizer is reported in coalesced
+ * `input.audio.appended` events, and a recognizer failure fails the turn.
  */
 export function startUserTurnCapture(
   deps: UserTurnCaptureDeps,
@@ -40,6 +42,12 @@ export function startUserTurnCapture(
       language: deps.options.language,
       silenceTimeoutMs: deps.options.silenceTimeoutMs,
       logger,
+      inputEvents: new InputAudioEvents({
+        session,
+        format: deps.inputFormat,
+        intervalMs: deps.options.inputAppendedIntervalMs,
+        logger,
+      }),
       onPartial: (turnId, text) => {
         const delta = partials.next(text);
         if (!delta) return;

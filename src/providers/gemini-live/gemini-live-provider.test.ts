@@ -144,6 +144,29 @@ describe("Gemini Live provider", () => {
     expect(() => voice!.submitToolResult("no-such-call", "{}")).toThrow(/no function call/);
   });
 
+  it("a call the server cancels (toolCallCancellation) is never answered: its late result is dropped", async () => {
+    voice = await connect();
+    const id = fake.callTool("lookup_order", { id: "42" });
+    await eventually(events, (e) => e.type === "tool_call");
+    fake.interrupt(); // the caller speaks over the pending call: the service cancels it
+    expect(fake.cancelledCalls).toEqual([id]);
+    // The result reached the session after the cancellation (the tool had just finished).
+    await new Promise((r) => setTimeout(r, 20));
+    voice.submitToolResult(id, "shipped");
+    // Nothing was sent for it (the service would refuse a response to a cancelled call), and the
+    // session goes on: a later call is answered as usual.
+    const next = fake.callTool("lookup_order", { id: "43" });
+    await eventually(events, (e) => e.type === "tool_call" && e.callId === next);
+    voice.submitToolResult(next, "pending");
+    const sent = await fake.waitFor((m) => m.toolResponse !== undefined);
+    expect((sent.toolResponse as { functionResponses: { id: string }[] }).functionResponses[0]!.id).toBe(
+      next,
+    );
+    expect(fake.received.filter((m) => m.toolResponse !== undefined)).toHaveLength(1);
+    fake.sendMessage({ toolCallCancellation: "nope" });
+    await eventually(events, (e) => e.type === "error" && e.message.includes("toolCallCancellation"));
+  });
+
   it("bad frames are non-fatal invalid_provider_event errors; a close with a reason is a fatal connection_lost", async () => {
     voice = await connect();
     fake.sendRaw("{not json");

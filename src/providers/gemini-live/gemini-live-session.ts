@@ -14,6 +14,9 @@
  * - no out-of-band responses: `speakText` is a user turn asking for the line
  *   read aloud (the line is content in that turn, never the session's
  *   instructions), so it joins the conversation as the model's own answer.
+ * Function calls the server cancels (`toolCallCancellation`, when the caller
+ * interrupts a turn with calls pending) are never answered: a result
+ * submitted for one afterwards is dropped.
  * Errors: the server ends the socket with a close code and reason (1007 bad
  * setup or message, 1008 policy, 1011 internal): during setup that rejects
  * the connection as `provider_error` with the reason; later it is a fatal
@@ -41,6 +44,8 @@ export interface GeminiLiveConnectOptions extends GeminiSetupSettings {
 }
 
 const LABEL = "Gemini Live";
+/** Cancelled call ids remembered until their (late) result arrives. */
+const CANCELLED_CALL_MEMORY = 64;
 
 /** Opens a session; resolves after `setupComplete` (having emitted `ready`). */
 export async function connectGeminiLive(
@@ -62,6 +67,8 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
   readonly #socket: JsonSocket;
   readonly #turns: GeminiTurnTracker;
   readonly #mimeType: string;
+  /** Calls the server cancelled (toolCallCancellation) whose results are dropped. */
+  readonly #cancelledCalls = new Set<string>();
 
   constructor(
     options: GeminiLiveConnectOptions,
@@ -169,6 +176,11 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
    * always continues after it; `respond: false` cannot hold it back.
    */
   submitToolResult(callId: string, output: string): void {
+    if (this.#cancelledCalls.delete(callId)) {
+      // The service cancelled the call (the caller spoke over it): it expects no response any more.
+      this.#log.debug({ callId }, "gemini live: result of a call the server cancelled dropped");
+      return;
+    }
     const name = this.#turns.callNames.get(callId);
     if (name === undefined)
       throw new TalkError("tool_not_found", `Gemini Live made no function call ${callId} in this session.`);
@@ -221,16 +233,39 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
         "gemini live: the server announced the end of the connection",
       );
     }
-    if (message.toolCallCancellation !== undefined)
-      this.#log.info(
-        { cancelled: message.toolCallCancellation },
-        "gemini live: function calls cancelled by the server",
-      );
+    if (message.toolCallCancellation !== undefined) this.#callsCancelled(message.toolCallCancellation);
     for (const event of this.#turns.map(message)) {
       if (event.type === "error")
         this.#log.warn({ code: event.code, message: event.message }, "gemini live: bad message");
       this.#emit(event);
     }
+  }
+
+  /**
+   * `toolCallCancellation {ids}`: calls the server no longer wants answered
+   * (it sends this when the caller interrupts a turn with calls pending). A
+   * result the Gateway still submits for one is dropped, not sent: the tool
+   * may have finished before the cancellation arrived. Bounded: ids of calls
+   * never answered are forgotten oldest first.
+   */
+  #callsCancelled(cancellation: unknown): void {
+    const ids = (cancellation as { ids?: unknown } | null)?.ids;
+    if (!Array.isArray(ids)) {
+      this.#emit({
+        type: "error",
+        code: "invalid_provider_event",
+        message: "toolCallCancellation without ids",
+        fatal: false,
+      });
+      return;
+    }
+    for (const id of ids) {
+      if (typeof id !== "string" || !this.#turns.callNames.delete(id)) continue;
+      this.#cancelledCalls.add(id);
+      if (this.#cancelledCalls.size > CANCELLED_CALL_MEMORY)
+        this.#cancelledCalls.delete(this.#cancelledCalls.values().next().value!);
+    }
+    this.#log.info({ ids }, "gemini live: function calls cancelled by the server");
   }
 
   #assertReady(): void {

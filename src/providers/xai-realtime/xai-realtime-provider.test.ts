@@ -171,6 +171,29 @@ describe("xAI Voice Agent provider", () => {
     expect(refused.code).toBe("provider_unavailable");
   });
 
+  it("a voice is matched without case, as xAI's docs spell it both ways, and sent as configured", async () => {
+    const lower = createXaiRealtimeProvider({
+      apiKey: XAI_TEST_KEY,
+      baseUrl: fake.url.replace(/^ws/, "http").replace(/\/realtime$/, ""),
+      voice: "eve",
+    });
+    const grant = await lower.createClientSession({
+      instructions: "x",
+      tools: [],
+      transport: "provider-websocket",
+      signal: new AbortController().signal,
+    });
+    expect(grant.voice).toBe("Eve");
+    const asked = await provider.createClientSession({
+      instructions: "x",
+      tools: [],
+      transport: "provider-websocket",
+      voice: "rex",
+      signal: new AbortController().signal,
+    });
+    expect(asked.clientConfig).toMatchObject({ session: { voice: "Rex" } });
+  });
+
   it("bad options are config_invalid naming the field", () => {
     expect(() => createXaiRealtimeProvider({ voice: "alloy" })).toThrow(/xai-realtime: voice/);
     expect(() => createXaiRealtimeProvider({ clientSecretTtlSeconds: 1 })).toThrow(/clientSecretTtlSeconds/);

@@ -99,6 +99,7 @@ export class XaiRealtimeProvider implements RealtimeProvider {
 
   constructor(options: XaiRealtimeOptions = {}) {
     const merged = mergeOptions(DEFAULTS, options);
+    merged.voice = canonicalVoice(merged.voices, merged.voice) ?? merged.voice;
     checkRealtimeCommonOptions("xai-realtime", merged);
     for (const tool of merged.serverTools) {
       if (tool.type !== "web_search" && tool.type !== "x_search")
@@ -195,8 +196,19 @@ export class XaiRealtimeProvider implements RealtimeProvider {
 
   /** The model and voice of a request, checked against the configured ones; provider_unavailable without a key. */
   #choose(model: string | undefined, voice: string | undefined): { model: string; voice: string } {
-    return checkRealtimeChoice(LABEL, this.#options, model, voice);
+    const v = voice === undefined ? undefined : (canonicalVoice(this.#options.voices, voice) ?? voice);
+    return checkRealtimeChoice(LABEL, this.#options, model, v);
   }
+}
+
+/**
+ * xAI's docs spell the voices both ways ("Eve" in the session parameters,
+ * "eve" in newer examples and the agent builder), so a voice is matched
+ * without case and sent as configured.
+ */
+function canonicalVoice(voices: readonly string[], voice: string): string | undefined {
+  const lower = voice.toLowerCase();
+  return voices.find((v) => v.toLowerCase() === lower);
 }
 
 export function createXaiRealtimeProvider(options: XaiRealtimeOptions = {}): XaiRealtimeProvider {
