@@ -85,6 +85,35 @@ describe("meeting bot against the Google Meet fixtures", () => {
     60_000,
   );
 
+  it("reads Meet's chat into the transcript and answers a summary request in it, through the Meet driver", async () => {
+    const { id, meeting } = await askToJoin();
+    meeting.set("in-call");
+    // The history the panel shows once the bot opened it: chat lines with their senders.
+    const history = await h.waitForTranscript(id, (all) => all.filter((l) => l.role === "chat").length >= 3);
+    expect(history.filter((l) => l.role === "chat").map((l) => [l.speaker, l.text])).toEqual([
+      ["Alice Example", "Hello all"],
+      ["Alice Example", "The agenda is in the doc"],
+      ["Bob Example", "Thanks"],
+    ]);
+    // Addressed to the bot by name: in transcribe mode the summary is the digest, posted in Meet's chat.
+    meeting.say("Bob Example", "Notetaker, summary please");
+    const lines = await h.waitForTranscript(id, (all) => all.some((l) => l.speaker === "Notetaker"));
+    const summary =
+      'Summary so far: Alice Example (2 lines), latest: "The agenda is in the doc"; Bob Example (1 line), latest: "Thanks".';
+    await expect.poll(() => meeting.posts, { timeout: 10_000 }).toEqual([summary]);
+    // Read back as its own message: a chat line, never answered again.
+    expect(lines.filter((l) => l.role === "chat").map((l) => [l.speaker, l.text])).toEqual([
+      ["Alice Example", "Hello all"],
+      ["Alice Example", "The agenda is in the doc"],
+      ["Bob Example", "Thanks"],
+      ["Bob Example", "Notetaker, summary please"],
+      ["Notetaker", summary],
+    ]);
+    meeting.set("ended");
+    await h.waitFor(id, finished);
+    expect(meeting.posts).toEqual([summary]);
+  }, 60_000);
+
   it("asks to join and is denied: ended / admission_denied, never in the call", async () => {
     const { id, meeting } = await askToJoin();
     meeting.set("denied");
