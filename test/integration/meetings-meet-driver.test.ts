@@ -131,6 +131,26 @@ describe("Google Meet driver against saved page fixtures", () => {
       expect(await page.evaluate("window.fixtureLog")).toEqual(["chat-open"]);
     });
 
+    it("never clicks an open panel shut when its list is not found (a layout not known here)", async () => {
+      await load("in-call.html");
+      await read();
+      await page.evaluate(`document.querySelector(".Ge9Kpc").className = "renamed"`);
+      expect(await read()).toEqual([]);
+      expect(await read()).toEqual([]);
+      expect(await panelOpen()).toBe(true);
+    });
+
+    it("reads older builds' run attributes: data-sender-name, data-timestamp (as ISO), data-message-text, own runs as You", async () => {
+      await page.setContent(`<div aria-live="polite" class="Ge9Kpc z38b6">
+  <div data-sender-name="Alice Example" data-timestamp="1763978400000"><div data-message-text="Hi there">Hi there</div></div>
+  <div data-sender-name="You" data-timestamp="1763978460000"><div data-message-text="Hello">Hello</div></div>
+</div>`);
+      expect(await read()).toEqual([
+        { from: "Alice Example", text: "Hi there", at: "2025-11-24T10:00:00.000Z", self: false },
+        { from: "Notetaker", text: "Hello", at: "2025-11-24T10:01:00.000Z", self: true },
+      ]);
+    });
+
     it("gives the bot each message once, its own marked as its own", async () => {
       await load("in-call.html");
       const seen: ChatMessage[] = [];

@@ -19,8 +19,10 @@ function readScript(): string {
   return `((C) => {
   let list = document.querySelector(C.messageList);
   if (!list) {
+    // Only a closed panel is opened: the button toggles, and an open panel without a known list must stay open.
     const open = document.querySelector(C.openButton);
-    if (open) open.click();
+    const box = [...document.querySelectorAll(C.input)].find((el) => el.getClientRects().length > 0);
+    if (open && !box) open.click();
     list = document.querySelector(C.messageList);
     if (!list) return [];
   }
@@ -33,7 +35,7 @@ function readScript(): string {
   const out = [];
   for (const m of list.querySelectorAll(C.message)) {
     const t = m.querySelector(C.messageText);
-    const text = (m.getAttribute("data-message-text") || (t ? t.textContent : m.textContent) || "").replace(/\\s+/g, " ").trim();
+    const text = (m.getAttribute(C.messageTextAttribute) || (t ? t.textContent : m.textContent) || "").replace(/\\s+/g, " ").trim();
     if (!text) continue;
     const run = m.closest(C.run);
     let from = null;

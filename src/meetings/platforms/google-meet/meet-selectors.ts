@@ -92,6 +92,7 @@ export const MEET_CHAT = Object.freeze({
   message: "[data-message-id], [data-message-text]",
   /** The message's text inside it (else its own text, or its `data-message-text`). */
   messageText: '[jscontroller="RrV5Ic"]',
+  messageTextAttribute: "data-message-text",
   /** The run of messages a message belongs to; its sender and time are on the run's first row. */
   run: ".Ss4fHf, [data-sender-name]",
   /** The sender's name in a run; absent on the bot's own runs. Older builds: the run's `data-sender-name`. */
