@@ -2,9 +2,9 @@ import { TalkError } from "../../../core/index.js";
 import type { ChatMessage, DriverPage, JoinContext, MeetingChat } from "../platform-driver.js";
 import { MEET_CHAT } from "./meet-selectors.js";
 
-/** How long a send waits for the panel to open and for Meet to take the text (polls of 100 ms). */
+/** How long a send waits for the panel to open, and for Meet to take the text after Enter and again after Send (polls of 100 ms). */
 const OPEN_POLLS = 30;
-const TAKEN_POLLS = 20;
+const TAKEN_POLLS = 10;
 
 const C = JSON.stringify(MEET_CHAT);
 
@@ -155,10 +155,10 @@ export const meetChat: MeetingChat = Object.freeze({
       });
     // A trusted Enter, as a person sends; Meet empties the box once it took the message.
     await page.type(`[${MEET_CHAT.typingMark}]`, "\n");
-    if (await poll(page, takenScript(false), (v) => v === true, TAKEN_POLLS / 2)) return;
+    if (await poll(page, takenScript(false), (v) => v === true, TAKEN_POLLS)) return;
     // Enter did not send (a build that sends only with the button): the send button, once.
     if (await page.evaluate<boolean>(takenScript(true))) return;
-    if (await poll(page, takenScript(false), (v) => v === true, TAKEN_POLLS / 2)) return;
+    if (await poll(page, takenScript(false), (v) => v === true, TAKEN_POLLS)) return;
     throw new TalkError("invalid_state", "Meet did not take the chat message (the compose box kept it)", {
       details: { reason: "not_taken" },
     });
