@@ -6,6 +6,7 @@ import {
   type MeetFixtureServer,
   type MeetFixtureState,
 } from "../support/meet-fixture-server.js";
+import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
 import { startMeetingsHarness, type MeetingsHarness } from "./meetings-harness.js";
 
 /**
@@ -85,6 +86,35 @@ describe("meeting bot against the Google Meet fixtures", () => {
     60_000,
   );
 
+  it("reads Meet's chat into the transcript and answers a summary request in it, through the Meet driver", async () => {
+    const { id, meeting } = await askToJoin();
+    meeting.set("in-call");
+    // The history the panel shows once the bot opened it: chat lines with their senders.
+    const history = await h.waitForTranscript(id, (all) => all.filter((l) => l.role === "chat").length >= 3);
+    expect(history.filter((l) => l.role === "chat").map((l) => [l.speaker, l.text])).toEqual([
+      ["Alice Example", "Hello all"],
+      ["Alice Example", "The agenda is in the doc"],
+      ["Bob Example", "Thanks"],
+    ]);
+    // Addressed to the bot by name: in transcribe mode the summary is the digest, posted in Meet's chat.
+    meeting.say("Bob Example", "Notetaker, summary please");
+    const lines = await h.waitForTranscript(id, (all) => all.some((l) => l.speaker === "Notetaker"));
+    const summary =
+      'Summary so far: Alice Example (2 lines), latest: "The agenda is in the doc"; Bob Example (1 line), latest: "Thanks".';
+    await expect.poll(() => meeting.posts, { timeout: 10_000 }).toEqual([summary]);
+    // Read back as its own message: a chat line, never answered again.
+    expect(lines.filter((l) => l.role === "chat").map((l) => [l.speaker, l.text])).toEqual([
+      ["Alice Example", "Hello all"],
+      ["Alice Example", "The agenda is in the doc"],
+      ["Bob Example", "Thanks"],
+      ["Bob Example", "Notetaker, summary please"],
+      ["Notetaker", summary],
+    ]);
+    meeting.set("ended");
+    await h.waitFor(id, finished);
+    expect(meeting.posts).toEqual([summary]);
+  }, 60_000);
+
   it("asks to join and is denied: ended / admission_denied, never in the call", async () => {
     const { id, meeting } = await askToJoin();
     meeting.set("denied");
@@ -115,4 +145,67 @@ describe("meeting bot against the Google Meet fixtures", () => {
       expect(res.body.error?.code).toBe("invalid_params");
     }
   });
+});
+
+/**
+ * The chat question path through the Meet driver: a bot in agent mode in a
+ * fixture meeting, a question typed in Meet's chat by another participant,
+ * the agent (an OpenAI-compatible server on loopback) asked, its answer
+ * posted in Meet's chat. Chromium processes: 1 bot.
+ */
+describe("meeting bot in agent mode answering Meet's chat", () => {
+  const ANSWER = "The plan is on the wiki.";
+  let h: MeetingsHarness;
+  let meet: MeetFixtureServer;
+  let agent: FakeChatCompletionsServer;
+
+  beforeAll(async () => {
+    meet = await startMeetFixtureServer();
+    agent = new FakeChatCompletionsServer({ apiKey: "k", answer: ANSWER, tokenDelayMs: 1 });
+    const baseUrl = await agent.start();
+    h = await startMeetingsHarness(
+      // The fixture pages carry no media: answers are posted, not spoken.
+      { googleMeet: { testOrigins: [meet.origin] }, chat: { speakAnswers: false } },
+      { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
+    );
+  }, 30_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await meet?.close();
+    await agent?.close();
+  }, 30_000);
+
+  it("answers a question addressed to it by name in Meet's chat, in the chat, and not its own post", async () => {
+    const meeting = meet.meeting("qrs-tuvw-xyz");
+    const created = await h.post({
+      meetingUrl: `${meet.origin}/${meeting.code}`,
+      botName: "Notetaker",
+      mode: "agent",
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    await h.waitFor(id, (s) => s.state === "in_waiting_room");
+    meeting.set("in-call");
+    await h.waitForTranscript(id, (all) => all.filter((l) => l.role === "chat").length >= 3);
+    expect(agent.requests).toHaveLength(0);
+    meeting.say("Alice Example", "Notetaker, what is the plan?");
+    await expect.poll(() => meeting.posts, { timeout: 30_000 }).toEqual([ANSWER]);
+    const lines = await h.waitForTranscript(id, (all) => all.some((l) => l.speaker === "Notetaker"));
+    expect(
+      lines
+        .filter((l) => l.role === "chat")
+        .slice(-2)
+        .map((l) => [l.speaker, l.text]),
+    ).toEqual([
+      ["Alice Example", "Notetaker, what is the plan?"],
+      ["Notetaker", ANSWER],
+    ]);
+    // One question reached the agent: the bot's own post, read back, asked nothing.
+    expect(agent.requests).toHaveLength(1);
+    expect(JSON.stringify(agent.requests[0]!.body)).toContain("what is the plan");
+    meeting.set("ended");
+    await h.waitFor(id, (s) => s.state === "ended" || s.state === "fatal");
+    expect(meeting.posts).toEqual([ANSWER]);
+  }, 60_000);
 });

@@ -10,8 +10,11 @@
  * - Clicking "Ask to join" posts the typed name and the page's log of the
  *   toggles it saw to `POST /<code>/ask`, and the meeting moves to the
  *   waiting room.
- * - The test moves it on: `in-call` (roster), `alone`, `denied`, `removed`,
- *   `ended`.
+ * - The test moves it on: `in-call` (roster, chat panel), `alone`, `denied`,
+ *   `removed`, `ended`. A fixture's scripts run when it is shown.
+ * - In the call, the page relays the chat: `meeting.say(from, text)` is a
+ *   message from someone else shown in the page's chat panel, and what the
+ *   page's user (the bot) posts lands in `meeting.posts`.
  * - Unknown codes are 404.
  */
 import { readFileSync } from "node:fs";
@@ -47,7 +50,11 @@ export interface MeetFixtureMeeting {
   readonly asks: MeetFixtureAsk[];
   /** Each load of the meeting page: its `hl` query and Accept-Language header. */
   readonly loads: { hl: string | null; acceptLanguage: string | undefined }[];
+  /** What the page's user posted in the meeting's chat, in order. */
+  readonly posts: string[];
   set(state: MeetFixtureState): void;
+  /** A chat message from another participant (`time` as Meet shows it, default the fixture's "10:06 AM"). */
+  say(from: string, text: string, time?: string): void;
 }
 
 export interface MeetFixtureServer {
@@ -58,11 +65,19 @@ export interface MeetFixtureServer {
   close(): Promise<void>;
 }
 
+interface FixtureChat {
+  from: string;
+  text: string;
+  time?: string;
+}
+
 /** Polls the meeting's state and swaps the body when it changes; reports "Ask to join". */
 const SCENARIO_SCRIPT = `<script>
 (() => {
   const base = "/" + location.pathname.split("/")[1];
   let shown = "prejoin";
+  let heard = 0;
+  let reported = 0;
   document.addEventListener("click", (event) => {
     const button = event.target && event.target.closest && event.target.closest("button");
     if (!button || button.textContent.trim() !== "Ask to join") return;
@@ -75,19 +90,33 @@ const SCENARIO_SCRIPT = `<script>
   });
   setInterval(async () => {
     try {
-      const { state } = await (await fetch(base + "/state")).json();
+      const { state, chat } = await (await fetch(base + "/state")).json();
+      const fixture = window.meetFixture;
+      if (fixture && state === shown) {
+        for (const m of chat.slice(heard)) fixture.receive(m.from, m.text, m.time);
+        heard = chat.length;
+        const posts = fixture.posts.slice(reported);
+        reported += posts.length;
+        if (posts.length) fetch(base + "/posted", { method: "POST", body: JSON.stringify(posts) });
+      }
       if (state === shown) return;
       shown = state;
       const html = await (await fetch(base + "/view/" + state)).text();
       const doc = new DOMParser().parseFromString(html, "text/html");
       document.body.replaceWith(document.adoptNode(doc.body));
+      // Parsed scripts never run: a fresh copy of each does (the in-call fixture's chat panel).
+      for (const old of document.body.querySelectorAll("script")) {
+        const script = document.createElement("script");
+        script.textContent = old.textContent;
+        old.replaceWith(script);
+      }
     } catch {}
   }, 150);
 })();
 </script>`;
 
 export async function startMeetFixtureServer(): Promise<MeetFixtureServer> {
-  const meetings = new Map<string, MeetFixtureMeeting & { state: MeetFixtureState }>();
+  const meetings = new Map<string, MeetFixtureMeeting & { state: MeetFixtureState; chat: FixtureChat[] }>();
   const fixture = (state: MeetFixtureState): string =>
     readFileSync(join(FIXTURES, MEET_FIXTURE_STATES[state]), "utf8");
 
@@ -105,9 +134,15 @@ export async function startMeetFixtureServer(): Promise<MeetFixtureServer> {
       return send(200, "text/html; charset=utf-8", page);
     }
     if (req.method === "GET" && action === "state")
-      return send(200, "application/json", JSON.stringify({ state: meeting.state }));
+      return send(200, "application/json", JSON.stringify({ state: meeting.state, chat: meeting.chat }));
     if (req.method === "GET" && action === "view" && arg && Object.hasOwn(MEET_FIXTURE_STATES, arg))
       return send(200, "text/html; charset=utf-8", fixture(arg as MeetFixtureState));
+    if (req.method === "POST" && action === "posted") {
+      let body = "";
+      for await (const chunk of req) body += String(chunk);
+      meeting.posts.push(...(JSON.parse(body) as unknown[]).map(String));
+      return send(204, "text/plain", "");
+    }
     if (req.method === "POST" && action === "ask") {
       let body = "";
       for await (const chunk of req) body += String(chunk);
@@ -135,8 +170,13 @@ export async function startMeetFixtureServer(): Promise<MeetFixtureServer> {
         state: "prejoin" as MeetFixtureState,
         asks: [] as MeetFixtureAsk[],
         loads: [] as { hl: string | null; acceptLanguage: string | undefined }[],
+        posts: [] as string[],
+        chat: [] as FixtureChat[],
         set(state: MeetFixtureState) {
           meeting.state = state;
+        },
+        say(from: string, text: string, time?: string) {
+          meeting.chat.push({ from, text, ...(time === undefined ? {} : { time }) });
         },
       };
       meetings.set(code, meeting);

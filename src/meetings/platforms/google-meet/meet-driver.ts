@@ -6,6 +6,7 @@ import type {
   MeetingPhase,
   PlatformDriver,
 } from "../platform-driver.js";
+import { meetChat } from "./meet-chat.js";
 import { MEET_SELECTORS, MEET_TEXTS } from "./meet-selectors.js";
 
 /** Page-side classifier (a string: no bundler helpers in the page). Returns the phase and the roster. */
@@ -67,12 +68,14 @@ export function isHttpOrigin(value: string): boolean {
 /**
  * Google Meet in a signed-out browser: locale pinned, name entry, microphone
  * and camera off, "Join now" / "Ask to join", then admission read from the
- * page (waiting room veto, call controls, denial and removal texts).
+ * page (waiting room veto, call controls, denial and removal texts); the
+ * in-call chat read and written in its panel (meet-chat.ts).
  * Meet cannot be reached from the test machines; the driver is tested against
  * saved page fixtures (test/fixtures/meet/).
  */
 export class GoogleMeetDriver implements PlatformDriver {
   readonly platform = "google-meet";
+  readonly chat = meetChat;
   readonly #testOrigins: ReadonlySet<string>;
 
   constructor(options: GoogleMeetDriverOptions = {}) {
