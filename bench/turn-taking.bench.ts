@@ -11,14 +11,16 @@
  * commit and premature cut-offs, and the input chain's CPU per 20 ms frame.
  *
  *   node --import tsx bench/turn-taking.bench.ts [--minutes 3] [--quick] [--seed 1] [--concurrency 6]
- *     [--configs baseline,ec,...] [--config-json '{"id":"x","talk":{"input":{...}}}' ...]
+ *     [--configs baseline,ec,...] [--config-json '{"id":"x","talk":{"input":{...}}}' ...] [--details out.json]
  *
  * --minutes is the echo-only exposure per configuration; the other sets scale
  * with it (3: 47 calls, about 9 minutes of calls per configuration, 1.5-2 min
  * of wall time at --concurrency 6). --quick is --minutes 0.5 (a smoke check).
  * A configuration whose keys today's config schema refuses is skipped with a
- * line saying so.
+ * line saying so. --details writes every call's result (turn-call.ts CallResult) per configuration.
  */
+import { cpus, loadavg } from "node:os";
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
 import { espeakCacheDir } from "./lib/corpus-audio.js";
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "6" },
     configs: { type: "string" },
     "config-json": { type: "string", multiple: true },
+    details: { type: "string" },
   },
   strict: true,
 });
@@ -61,13 +64,17 @@ for (const config of configs) {
     );
 }
 if (!echoCancellerAvailable())
-  console.log("echo canceller not built (native/speexdsp): configurations with echo cancellation run without it");
+  console.log(
+    "echo canceller not built (native/speexdsp): configurations with echo cancellation run without it",
+  );
 
 const builtAt = performance.now();
 const corpus = buildCorpus({ seed, minutes });
 console.log(describeCorpus(corpus, performance.now() - builtAt));
 
 const results = new Map<string, { results: CallResult[]; figures: Figure[]; wallS: number }>();
+/** The machine's 5-minute load average after each configuration: real-time figures depend on it. */
+const loads = new Map<string, number>();
 for (const config of runnable) {
   const server = await spawnTurnServer({
     telephony: { greeting: ANSWER, greetingProtectMs: 0, ...config.telephony },
@@ -81,15 +88,19 @@ for (const config of runnable) {
     );
     const serverCpu = cpuSince(cpuBefore, server.cpu());
     process.stderr.write("\n");
-    const echoCancellation = (config.talk?.input as { echoCancellation?: Record<string, unknown> } | undefined)
-      ?.echoCancellation;
+    const echoCancellation = (
+      config.talk?.input as { echoCancellation?: Record<string, unknown> } | undefined
+    )?.echoCancellation;
     const cpu = inputChainCost(echoCancellation);
     const wallS = (performance.now() - started) / 1000;
+    loads.set(config.id, loadavg()[1]!);
     const callSeconds = calls.reduce((n, c) => n + c.callMs, 0) / 1000;
     const figures = turnFigures(calls, cpu);
     figures.push({
       row: "server process CPU per call per 20 ms frame (all its work: relay, gate, STT, TTS, agent)",
-      cell: serverCpu ? `${(((serverCpu.user + serverCpu.system) * 1e6) / (callSeconds * 50)).toFixed(0)} us` : "-",
+      cell: serverCpu
+        ? `${(((serverCpu.user + serverCpu.system) * 1e6) / (callSeconds * 50)).toFixed(0)} us`
+        : "-",
       value: serverCpu ? ((serverCpu.user + serverCpu.system) * 1e6) / (callSeconds * 50) : undefined,
     });
     results.set(config.id, { results: calls, figures, wallS });
@@ -99,6 +110,11 @@ for (const config of runnable) {
 }
 
 printTable();
+if (values.details)
+  writeFileSync(
+    values.details,
+    JSON.stringify(Object.fromEntries([...results].map(([id, r]) => [id, r.results])), null, 1),
+  );
 console.log(
   JSON.stringify({
     bench: "turn-taking",
@@ -126,7 +142,8 @@ function selectConfigs(): TurnConfig[] {
 function describeCorpus(calls: readonly CorpusCall[], buildMs: number): string {
   const byKind = new Map<string, number>();
   for (const c of calls) byKind.set(c.kind, (byKind.get(c.kind) ?? 0) + 1);
-  const callMinutes = calls.reduce((n, c) => n + (c.speech ? c.hangUpMs : Math.min(c.hangUpMs, 22_000)), 0) / 60_000;
+  const callMinutes =
+    calls.reduce((n, c) => n + (c.speech ? c.hangUpMs : Math.min(c.hangUpMs, 22_000)), 0) / 60_000;
   return (
     `turn-taking corpus: seed ${seed}, ${calls.length} calls (${[...byKind].map(([k, n]) => `${n} ${k}`).join(", ")}), ` +
     `about ${callMinutes.toFixed(1)} min of calls per configuration, digest ${corpusDigest(calls).slice(0, 16)}, ` +
@@ -142,6 +159,13 @@ function printTable(): void {
   console.log(`|---|${ids.map(() => "---").join("|")}|`);
   const rows = results.get(ids[0]!)!.figures.map((f) => f.row);
   for (const row of rows)
-    console.log(`| ${row} | ${ids.map((id) => results.get(id)!.figures.find((f) => f.row === row)?.cell ?? "-").join(" | ")} |`);
-  console.log(`| wall time of the configuration's calls, s | ${ids.map((id) => results.get(id)!.wallS.toFixed(0)).join(" | ")} |`);
+    console.log(
+      `| ${row} | ${ids.map((id) => results.get(id)!.figures.find((f) => f.row === row)?.cell ?? "-").join(" | ")} |`,
+    );
+  console.log(
+    `| wall time of the configuration's calls, s | ${ids.map((id) => results.get(id)!.wallS.toFixed(0)).join(" | ")} |`,
+  );
+  console.log(
+    `| machine load average (5 min) after it, on ${cpus().length} cores | ${ids.map((id) => loads.get(id)!.toFixed(1)).join(" | ")} |`,
+  );
 }

@@ -55,7 +55,20 @@ export function recording(path: string): Float64Array {
   if (!pcm) {
     const input = path.endsWith(".raw") ? ["-f", "s16le", "-ar", "16000", "-ac", "1"] : [];
     pcm = toFloat(
-      execFileSync("ffmpeg", ["-v", "error", ...input, "-i", path, "-ac", "1", "-ar", "8000", "-f", "s16le", "pipe:1"]),
+      execFileSync("ffmpeg", [
+        "-v",
+        "error",
+        ...input,
+        "-i",
+        path,
+        "-ac",
+        "1",
+        "-ar",
+        "8000",
+        "-f",
+        "s16le",
+        "pipe:1",
+      ]),
     );
     recordings.set(path, pcm);
   }
@@ -74,12 +87,28 @@ export function espeakCacheDir(): string {
 
 /** espeak-ng speech as 8 kHz PCM, rendered once per text / voice / speed / pitch and kept in espeakCacheDir(). */
 export function espeak(text: string, voice = "en-us", speed = 175, pitch = 50): Float64Array {
-  const file = join(espeakCacheDir(), `${hash(JSON.stringify([text, voice, speed, pitch])).slice(0, 24)}.s16`);
+  const file = join(
+    espeakCacheDir(),
+    `${hash(JSON.stringify([text, voice, speed, pitch])).slice(0, 24)}.s16`,
+  );
   if (existsSync(file)) return toFloat(readFileSync(file));
-  const wav = execFileSync("espeak-ng", ["-v", voice, "-s", String(speed), "-p", String(pitch), "--stdout", text]);
-  const pcm = execFileSync("ffmpeg", ["-v", "error", "-i", "pipe:0", "-ac", "1", "-ar", "8000", "-f", "s16le", "pipe:1"], {
-    input: wav,
-  });
+  const wav = execFileSync("espeak-ng", [
+    "-v",
+    voice,
+    "-s",
+    String(speed),
+    "-p",
+    String(pitch),
+    "--stdout",
+    text,
+  ]);
+  const pcm = execFileSync(
+    "ffmpeg",
+    ["-v", "error", "-i", "pipe:0", "-ac", "1", "-ar", "8000", "-f", "s16le", "pipe:1"],
+    {
+      input: wav,
+    },
+  );
   // Written whole then renamed: a concurrent run never reads half a file.
   writeFileSync(`${file}.${process.pid}`, pcm);
   renameSync(`${file}.${process.pid}`, file);
@@ -161,7 +190,11 @@ export function pinkNoise(r: Rng, n: number, db: number): Float64Array {
 export function babbleNoise(r: Rng, n: number, db: number, talkers = 6): Float64Array {
   const out = new Float64Array(n);
   for (let t = 0; t < talkers; t++) {
-    const voice = atLevel(trim(recording(RECORDINGS[Math.floor(r() * RECORDINGS.length)]!)), -26, activeLevelDb);
+    const voice = atLevel(
+      trim(recording(RECORDINGS[Math.floor(r() * RECORDINGS.length)]!)),
+      -26,
+      activeLevelDb,
+    );
     let at = Math.floor(r() * voice.length);
     for (let i = 0; i < n; i++, at++) out[i] = out[i]! + voice[at % voice.length]!;
   }

@@ -20,9 +20,18 @@ const config = JSON.parse(values["config-json"]) as {
   telephony?: Record<string, unknown>;
 };
 
-const FORWARDED = new Set(["input.audio.committed", "turn.cancelled", "output.audio.done", "output.audio.cancelled"]);
+const FORWARDED = new Set([
+  "input.audio.committed",
+  "turn.cancelled",
+  "output.audio.done",
+  "output.audio.cancelled",
+]);
 
-const h = await startTelephony({ mode: "stt-tts", telephony: config.telephony ?? {}, talk: config.talk ?? {} });
+const h = await startTelephony({
+  mode: "stt-tts",
+  telephony: config.telephony ?? {},
+  talk: config.talk ?? {},
+});
 const callSids = new Map<string, string>();
 h.app.runtime.subscribeAll((e) => {
   if (!FORWARDED.has(e.type)) return;

@@ -25,7 +25,11 @@ export const TURN_CONFIGS: readonly TurnConfig[] = [
     label: "today's gate, echo cancellation off (baseline)",
     talk: { input: ECHO_OFF },
   },
-  { id: "ec", label: "echo cancellation on (default)", talk: { input: { echoCancellation: { enabled: true } } } },
+  {
+    id: "ec",
+    label: "echo cancellation on (default)",
+    talk: { input: { echoCancellation: { enabled: true } } },
+  },
   {
     id: "ec-denoise",
     label: "echo cancellation + speex denoise",
@@ -75,7 +79,12 @@ export function parseConfigJson(text: string): TurnConfig[] {
     for (const key of Object.keys(o))
       if (!["id", "label", "talk", "telephony"].includes(key))
         throw new Error(`--config-json entry "${o.id}": unknown field "${key}" (id, label, talk, telephony)`);
-    return { id: o.id, label: o.label ?? o.id, ...(o.talk ? { talk: o.talk } : {}), ...(o.telephony ? { telephony: o.telephony } : {}) };
+    return {
+      id: o.id,
+      label: o.label ?? o.id,
+      ...(o.talk ? { talk: o.talk } : {}),
+      ...(o.telephony ? { telephony: o.telephony } : {}),
+    };
   });
 }
 

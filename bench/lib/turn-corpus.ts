@@ -175,7 +175,11 @@ function utterance(r: Rng, i: number): { pcm: Float64Array; label: string; pause
   const first = pick();
   const level = SPEECH_LEVEL_DB + 6 * r() - 3;
   const a = atLevel(trim(recording(first)), level, activeLevelDb);
-  const name = (p: string): string => p.split("/").pop()!.replace(/\.(raw|wav)$/, "");
+  const name = (p: string): string =>
+    p
+      .split("/")
+      .pop()!
+      .replace(/\.(raw|wav)$/, "");
   if (i % 2 === 0) return { pcm: a, label: name(first), pausesMs: [] };
   const second = pick();
   const b = atLevel(trim(recording(second)), level, activeLevelDb);

@@ -22,12 +22,14 @@ export function percentile(values: readonly number[], q: number): number {
 
 const ms = (v: number): string => (Number.isNaN(v) ? "-" : `${Math.round(v)}`);
 
-/** False barge-ins per 10 minutes of answer heard, with the exposure. */
+/** False barge-ins per 10 minutes of answer heard, with the calls cut and the exposure. */
 function perTenMinutes(calls: readonly CallResult[]): { cell: string; value: number } {
   const minutes = calls.reduce((n, c) => n + c.heardMs, 0) / 60_000;
   const count = calls.reduce((n, c) => n + c.falseBargeIns, 0);
+  const cut = calls.filter((c) => c.falseBargeIns > 0).length;
   const value = minutes > 0 ? (count * 10) / minutes : NaN;
-  return { value, cell: `${Number.isNaN(value) ? "-" : value.toFixed(1)} (${count} in ${minutes.toFixed(1)} min)` };
+  const rate = Number.isNaN(value) ? "-" : value.toFixed(1);
+  return { value, cell: `${rate} (${cut} of ${calls.length} calls cut; ${minutes.toFixed(1)} min heard)` };
 }
 
 function ratio(k: number, n: number): string {
@@ -46,7 +48,10 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
   for (const kind of NOISE_KINDS) {
     const calls = noisyEcho.filter((r) => r.noise?.kind === kind);
     const snrs = [...new Set(calls.map((r) => r.noise!.snrDb))].join("/");
-    out.push({ row: `false barge-ins / 10 min of echo in ${kind} noise (SNR ${snrs} dB)`, ...perTenMinutes(calls) });
+    out.push({
+      row: `false barge-ins / 10 min of echo in ${kind} noise (SNR ${snrs} dB)`,
+      ...perTenMinutes(calls),
+    });
   }
   for (const [name, kind] of [
     ["interruptions", "interruption"],
@@ -56,7 +61,11 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
     const live = all.filter((r) => !r.preempted);
     const missed = live.filter((r) => !r.interrupted).length;
     const latency = live.flatMap((r) => (r.onsetToClearMs !== undefined ? [r.onsetToClearMs] : []));
-    out.push({ row: `${name} missed (no clear within 2 s of the onset)`, cell: ratio(missed, live.length), value: missed });
+    out.push({
+      row: `${name} missed (no clear within 2 s of the onset)`,
+      cell: ratio(missed, live.length),
+      value: missed,
+    });
     out.push({
       row: `${name} pre-empted (the answer already cut by a false barge-in)`,
       cell: ratio(all.length - live.length, all.length),
@@ -74,7 +83,9 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
     cell: `${ratio(bcInterrupting, bcLive.length)}${bcLive.length < backchannels.length ? ` (${backchannels.length - bcLive.length} pre-empted)` : ""}`,
     value: bcInterrupting,
   });
-  const spoken = results.filter((r) => (r.kind === "interruption" || r.kind === "noisy-interruption") && !r.preempted);
+  const spoken = results.filter(
+    (r) => (r.kind === "interruption" || r.kind === "noisy-interruption") && !r.preempted,
+  );
   const eot = spoken.flatMap((r) => (!r.premature && r.endToCommitMs !== undefined ? [r.endToCommitMs] : []));
   const eotP50 = percentile(eot, 0.5);
   out.push({
@@ -93,7 +104,9 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
   });
   out.push({
     row: "input chain CPU per call per 20 ms frame (canceller, suppressor, VAD)",
-    cell: cpu ? `${cpu.usPerFrame.toFixed(1)} us (${((cpu.usPerFrame / 20_000) * 100).toFixed(2)}% of a core)` : "-",
+    cell: cpu
+      ? `${cpu.usPerFrame.toFixed(1)} us (${((cpu.usPerFrame / 20_000) * 100).toFixed(2)}% of a core)`
+      : "-",
     value: cpu?.usPerFrame,
   });
   out.push({

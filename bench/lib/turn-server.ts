@@ -64,7 +64,11 @@ export async function spawnTurnServer(config: {
         method: "POST",
         headers: {
           "content-type": "application/x-www-form-urlencoded",
-          "x-twilio-signature": computeTwilioSignature(AUTH_TOKEN, `${publicUrl}/telephony/twilio/voice`, params),
+          "x-twilio-signature": computeTwilioSignature(
+            AUTH_TOKEN,
+            `${publicUrl}/telephony/twilio/voice`,
+            params,
+          ),
         },
         body: new URLSearchParams(params),
       });
