@@ -10,12 +10,16 @@
  * onset -> `clear` latency, backchannels that interrupt, speech end -> turn
  * commit and premature cut-offs, and the input chain's CPU per 20 ms frame.
  *
- *   node --import tsx bench/turn-taking.bench.ts [--minutes 3] [--quick] [--seed 1] [--concurrency 6]
+ *   node --import tsx bench/turn-taking.bench.ts [--minutes 3] [--quick] [--seed 1] [--concurrency 3]
  *     [--configs baseline,ec,...] [--config-json '{"id":"x","talk":{"input":{...}}}' ...] [--details out.json]
  *
  * --minutes is the echo-only exposure per configuration; the other sets scale
- * with it (3: 47 calls, about 9 minutes of calls per configuration, 1.5-2 min
- * of wall time at --concurrency 6). --quick is --minutes 0.5 (a smoke check).
+ * with it (3: 47 calls, about 10 minutes of calls per configuration; with
+ * --concurrency 3 the three runnable configurations take about 10 minutes of
+ * wall time). --quick is --minutes 0.5 (15 calls, a smoke check). More calls
+ * at once finish sooner but on a loaded 2-core machine starve the server and
+ * the caller's 20 ms pacing, which shows up as false barge-ins and latency
+ * (docs/performance.md, turn-taking).
  * A configuration whose keys today's config schema refuses is skipped with a
  * line saying so. --details writes every call's result (turn-call.ts CallResult) per configuration.
  */
@@ -37,7 +41,7 @@ const { values } = parseArgs({
     minutes: { type: "string", default: "3" },
     quick: { type: "boolean", default: false },
     seed: { type: "string", default: "1" },
-    concurrency: { type: "string", default: "6" },
+    concurrency: { type: "string", default: "3" },
     configs: { type: "string" },
     "config-json": { type: "string", multiple: true },
     details: { type: "string" },
