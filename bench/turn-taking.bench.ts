@@ -15,7 +15,7 @@
  *
  * --minutes is the echo-only exposure per configuration; the other sets scale
  * with it (3: 47 calls, about 10 minutes of calls per configuration; with
- * --concurrency 3 the three runnable configurations take about 10 minutes of
+ * --concurrency 3 the three runnable configurations took 11 minutes of
  * wall time). --quick is --minutes 0.5 (15 calls, a smoke check). More calls
  * at once finish sooner but on a loaded 2-core machine starve the server and
  * the caller's 20 ms pacing, which shows up as false barge-ins and latency
