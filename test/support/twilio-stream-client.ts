@@ -56,6 +56,8 @@ export class TwilioStreamClient {
   /** The audio played so far, in order (what the caller heard), and where each clear fell in it (bytes). */
   readonly played: Uint8Array[] = [];
   readonly clearedAtBytes: number[] = [];
+  /** performance.now() when each `clear` arrived (turn-taking latencies). */
+  readonly clearedAt: number[] = [];
   /** Close code when the server closed the socket. */
   closeCode: number | undefined;
   closeReason = "";
@@ -202,6 +204,7 @@ export class TwilioStreamClient {
       this.#playback.mark(name);
     } else if (msg.event === "clear") {
       this.clears++;
+      this.clearedAt.push(performance.now());
       if (this.#options.playback === "realtime") this.#catchUp();
       this.clearedAtBytes.push(this.played.reduce((n, a) => n + a.byteLength, 0));
       this.#playback.clear(); // Twilio drops the buffered audio and echoes every pending mark

@@ -1,0 +1,133 @@
+/**
+ * One corpus call through the real leg: the Twilio stand-in dials the
+ * server (signed voice webhook, then the media stream), plays what the server
+ * sends at 1x (marks echoed as Twilio does), and sends the caller's channel
+ * every 20 ms in real time: the answer's echo through the call's echo path
+ * plus the call's near-end track. What the caller hears cut (`clear`) and what
+ * the server decided (`input.audio.committed`, `turn.cancelled`) are stamped
+ * as they arrive, on this process's clock, which is also the clock the frames
+ * were sent on.
+ *
+ * Real time because the server's playout is paced by the stand-in's marks and
+ * the echo reference is the audio it played: faster than 1x would change when
+ * the answer plays against the caller's audio, the thing measured.
+ */
+import { EchoPath, lineResponse, roomResponse, speakerphone } from "../../test/support/echo-path.js";
+import type { CorpusCall } from "./turn-corpus.js";
+import type { NoiseKind } from "./corpus-audio.js";
+import type { TurnServer } from "./turn-server.js";
+
+/** A clear this long after the onset still counts as the interruption's; later, it was missed. */
+export const INTERRUPT_WINDOW_MS = 2000;
+
+export interface CallResult {
+  id: string;
+  kind: CorpusCall["kind"];
+  lossDb: number;
+  noise?: { kind: NoiseKind; snrDb: number } | undefined;
+  /** Answer audio the caller heard, ms (the echo-only figure's exposure). */
+  heardMs: number;
+  /** Clears before the caller said anything (every clear of an echo-only call). */
+  falseBargeIns: number;
+  /** The answer was already cut by a false barge-in when the caller began. */
+  preempted: boolean;
+  /** A clear came within INTERRUPT_WINDOW_MS of the caller's onset. */
+  interrupted: boolean;
+  /** Onset (the frame carrying the first speech sample sent) -> `clear` received, ms. */
+  onsetToClearMs?: number | undefined;
+  /** A turn was committed between the onset and the end of the caller's speech (cut off mid-utterance). */
+  premature: boolean;
+  /** End of speech (its last frame sent) -> the first commit after it, ms. */
+  endToCommitMs?: number | undefined;
+  /** The caller's utterance has a pause inside. */
+  paused: boolean;
+  turnCancelled: number;
+  /** How long the call lasted, ms. */
+  callMs: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function runCall(server: TurnServer, call: CorpusCall): Promise<CallResult> {
+  const client = await server.dial();
+  const events = (type: string): number[] => server.events(client.callSid, type);
+  const response = call.echo.response === "line" ? lineResponse() : roomResponse(call.echo.responseSeed);
+  const path = new EchoPath({ delayMs: call.echo.delayMs, lossDb: call.echo.lossDb, response });
+  const line = speakerphone(client, path, { track: call.track });
+  const started = performance.now();
+  const answerEnded = (): boolean =>
+    events("output.audio.done").length + events("output.audio.cancelled").length > 0;
+  let endedAt: number | undefined;
+  for (;;) {
+    const now = performance.now();
+    if (now - started >= call.hangUpMs || client.closeCode !== undefined) break;
+    // Echo-only: the call is over once the answer ended (played or cut) and its last audio reached the line.
+    if (call.speech === undefined && answerEnded()) {
+      endedAt ??= now;
+      if (now - endedAt > 1000) break;
+    }
+    await sleep(50);
+  }
+  await line.stop();
+  await client.stop();
+  const callMs = performance.now() - started;
+  const heardMs = client.played.reduce((n, a) => n + a.byteLength, 0) / 8;
+  const at = (ms: number): number => line.sentAt[Math.min(line.sentAt.length - 1, Math.floor(ms / 20))]!;
+  const clears = client.clearedAt;
+  const commits = events("input.audio.committed");
+  const base = {
+    id: call.id,
+    kind: call.kind,
+    lossDb: call.echo.lossDb,
+    noise: call.noise,
+    heardMs,
+    turnCancelled: events("turn.cancelled").length,
+    paused: (call.speech?.pausesMs.length ?? 0) > 0,
+    callMs,
+  };
+  if (!call.speech)
+    return { ...base, falseBargeIns: clears.length, preempted: false, interrupted: false, premature: false };
+  const onset = at(call.speech.onsetMs);
+  const end = at(call.speech.endMs);
+  const before = clears.filter((t) => t < onset).length;
+  const clear = clears.find((t) => t >= onset && t - onset <= INTERRUPT_WINDOW_MS);
+  const commitsAfterOnset = commits.filter((t) => t >= onset);
+  const commit = commitsAfterOnset.find((t) => t >= end);
+  return {
+    ...base,
+    falseBargeIns: before,
+    preempted: before > 0,
+    interrupted: clear !== undefined,
+    onsetToClearMs: clear !== undefined ? clear - onset : undefined,
+    premature: commitsAfterOnset.some((t) => t < end),
+    endToCommitMs: commit !== undefined ? commit - end : undefined,
+  };
+}
+
+/**
+ * Calls are dialled at least this far apart at the start: as calls arrive on a line, not all at the same
+ * instant (six answers synthesized at once on this 2-core box delayed every greeting and gave the
+ * canceller's cold start false barge-ins at any echo return loss, a load pattern no carrier produces).
+ */
+export const STAGGER_MS = 1500;
+
+/** Runs `calls` through `server`, `concurrency` at a time; results in corpus order. */
+export async function runCalls(
+  server: TurnServer,
+  calls: readonly CorpusCall[],
+  concurrency: number,
+  progress?: (done: number) => void,
+): Promise<CallResult[]> {
+  const results: CallResult[] = new Array<CallResult>(calls.length);
+  let next = 0;
+  let done = 0;
+  const worker = async (w: number): Promise<void> => {
+    await sleep(w * STAGGER_MS);
+    for (let i = next++; i < calls.length; i = next++) {
+      results[i] = await runCall(server, calls[i]!);
+      progress?.(++done);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, (_, w) => worker(w)));
+  return results;
+}

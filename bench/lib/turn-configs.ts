@@ -1,0 +1,104 @@
+/**
+ * The configurations the turn-taking bench compares in one run. The baseline
+ * is today's gate alone (echo cancellation off); the rest layer config keys
+ * over the defaults. Keys that the config schema does not know yet (work in
+ * progress elsewhere) are refused by it (strict zod), and such a
+ * configuration is skipped with a line saying so, so this table can name them
+ * before they land. More come from --config-json.
+ */
+import { validateConfig } from "../../src/config/load-config.js";
+
+export interface TurnConfig {
+  id: string;
+  label: string;
+  /** Merged into the server's `talk` config. */
+  talk?: Record<string, unknown>;
+  /** Merged into the server's `telephony` config (e.g. `vad`). */
+  telephony?: Record<string, unknown>;
+}
+
+const ECHO_OFF = { echoCancellation: { enabled: false } };
+
+export const TURN_CONFIGS: readonly TurnConfig[] = [
+  {
+    id: "baseline",
+    label: "today's gate, echo cancellation off (baseline)",
+    talk: { input: ECHO_OFF },
+  },
+  {
+    id: "ec",
+    label: "echo cancellation on (default)",
+    talk: { input: { echoCancellation: { enabled: true } } },
+  },
+  {
+    id: "ec-denoise",
+    label: "echo cancellation + speex denoise",
+    talk: { input: { echoCancellation: { enabled: true, denoise: true } } },
+  },
+  { id: "silero", label: "Silero VAD", talk: { input: { vad: "silero" } } },
+  {
+    id: "noise-suppression",
+    label: "noise suppression",
+    talk: { input: { noiseSuppression: { enabled: true } } },
+  },
+  {
+    id: "backchannels",
+    label: "backchannel filter",
+    talk: { input: { bargeIn: { backchannels: ["mm-hmm", "yeah", "okay", "right"] } } },
+  },
+  {
+    id: "confirm-words",
+    label: "barge-in confirmed by words",
+    talk: { input: { bargeIn: { confirmWithWords: true } } },
+  },
+  {
+    id: "resume",
+    label: "resume after a false interruption",
+    talk: { input: { bargeIn: { resumeAfterMs: 1500 } } },
+  },
+  {
+    id: "adaptive-eot",
+    label: "adaptive end of turn",
+    talk: { input: { endOfTurn: { mode: "adaptive" } } },
+  },
+];
+
+/** --config-json: one configuration object or an array of them ({ id, label?, talk?, telephony? }). */
+export function parseConfigJson(text: string): TurnConfig[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`--config-json is not JSON: ${(err as Error).message}`);
+  }
+  const list = Array.isArray(parsed) ? parsed : [parsed];
+  return list.map((c, i) => {
+    const o = c as Partial<TurnConfig> | null;
+    if (typeof o !== "object" || o === null || typeof o.id !== "string" || o.id === "")
+      throw new Error(`--config-json entry ${i} needs a non-empty "id"`);
+    for (const key of Object.keys(o))
+      if (!["id", "label", "talk", "telephony"].includes(key))
+        throw new Error(`--config-json entry "${o.id}": unknown field "${key}" (id, label, talk, telephony)`);
+    return {
+      id: o.id,
+      label: o.label ?? o.id,
+      ...(o.talk ? { talk: o.talk } : {}),
+      ...(o.telephony ? { telephony: o.telephony } : {}),
+    };
+  });
+}
+
+/** Why today's schema refuses `config`, or undefined when it accepts it. */
+export function refusal(config: TurnConfig): string | undefined {
+  try {
+    validateConfig({
+      talk: config.talk ?? {},
+      telephony: { defaultMode: "stt-tts", ...(config.telephony ?? {}) },
+    });
+    return undefined;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const code = (err as { code?: string }).code;
+    return code ? `${code}: ${message}` : message;
+  }
+}

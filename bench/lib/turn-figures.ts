@@ -1,0 +1,118 @@
+/**
+ * The turn-taking figures of one configuration's corpus run (issue 15), from
+ * the per-call results of turn-call.ts: each a row label and a printable
+ * cell, plus the numbers for the JSON line.
+ */
+import type { CallResult } from "./turn-call.js";
+import { ECHO_RETURN_LOSSES_DB, NOISE_KINDS } from "./turn-corpus.js";
+import type { InputChainCost } from "./input-chain-cpu.js";
+
+export interface Figure {
+  row: string;
+  cell: string;
+  value?: number | undefined;
+}
+
+/** Nearest-rank percentile of `values` (NaN when empty). */
+export function percentile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+const ms = (v: number): string => (Number.isNaN(v) ? "-" : `${Math.round(v)}`);
+
+/** False barge-ins per 10 minutes of answer heard, with the calls cut and the exposure. */
+function perTenMinutes(calls: readonly CallResult[]): { cell: string; value: number } {
+  const minutes = calls.reduce((n, c) => n + c.heardMs, 0) / 60_000;
+  const count = calls.reduce((n, c) => n + c.falseBargeIns, 0);
+  const cut = calls.filter((c) => c.falseBargeIns > 0).length;
+  const value = minutes > 0 ? (count * 10) / minutes : NaN;
+  const rate = Number.isNaN(value) ? "-" : value.toFixed(1);
+  return { value, cell: `${rate} (${cut} of ${calls.length} calls cut; ${minutes.toFixed(1)} min heard)` };
+}
+
+function ratio(k: number, n: number): string {
+  return n === 0 ? "-" : `${k} / ${n}`;
+}
+
+export function turnFigures(results: readonly CallResult[], cpu: InputChainCost | undefined): Figure[] {
+  const out: Figure[] = [];
+  const echo = results.filter((r) => r.kind === "echo-only");
+  for (const loss of ECHO_RETURN_LOSSES_DB) {
+    const f = perTenMinutes(echo.filter((r) => r.lossDb === loss));
+    out.push({ row: `false barge-ins / 10 min of echo-only answer, ERL ${loss} dB`, ...f });
+  }
+  out.push({ row: "false barge-ins / 10 min of echo-only answer, all ERL", ...perTenMinutes(echo) });
+  const noisyEcho = results.filter((r) => r.kind === "noisy-echo");
+  for (const kind of NOISE_KINDS) {
+    const calls = noisyEcho.filter((r) => r.noise?.kind === kind);
+    const snrs = [...new Set(calls.map((r) => r.noise!.snrDb))].join("/");
+    out.push({
+      row: `false barge-ins / 10 min of echo in ${kind} noise (SNR ${snrs} dB)`,
+      ...perTenMinutes(calls),
+    });
+  }
+  for (const [name, kind] of [
+    ["interruptions", "interruption"],
+    ["interruptions in noise", "noisy-interruption"],
+  ] as const) {
+    const all = results.filter((r) => r.kind === kind);
+    const live = all.filter((r) => !r.preempted);
+    const missed = live.filter((r) => !r.interrupted).length;
+    const latency = live.flatMap((r) => (r.onsetToClearMs !== undefined ? [r.onsetToClearMs] : []));
+    out.push({
+      row: `${name} missed (no clear within 2 s of the onset)`,
+      cell: ratio(missed, live.length),
+      value: missed,
+    });
+    out.push({
+      row: `${name} pre-empted (the answer already cut by a false barge-in)`,
+      cell: ratio(all.length - live.length, all.length),
+      value: all.length - live.length,
+    });
+    const p50 = percentile(latency, 0.5);
+    const p95 = percentile(latency, 0.95);
+    out.push({ row: `${name}: onset -> clear p50 / p95, ms`, cell: `${ms(p50)} / ${ms(p95)}`, value: p50 });
+  }
+  const backchannels = results.filter((r) => r.kind === "backchannel");
+  const bcLive = backchannels.filter((r) => !r.preempted);
+  const bcInterrupting = bcLive.filter((r) => r.interrupted).length;
+  out.push({
+    row: "backchannels that interrupt",
+    cell: `${ratio(bcInterrupting, bcLive.length)}${bcLive.length < backchannels.length ? ` (${backchannels.length - bcLive.length} pre-empted)` : ""}`,
+    value: bcInterrupting,
+  });
+  const spoken = results.filter(
+    (r) => (r.kind === "interruption" || r.kind === "noisy-interruption") && !r.preempted,
+  );
+  const eot = spoken.flatMap((r) => (!r.premature && r.endToCommitMs !== undefined ? [r.endToCommitMs] : []));
+  const eotP50 = percentile(eot, 0.5);
+  out.push({
+    row: "end of turn: speech end -> commit p50 / p95, ms",
+    cell: `${ms(eotP50)} / ${ms(percentile(eot, 0.95))} (${eot.length} turns)`,
+    value: eotP50,
+  });
+  const premature = spoken.filter((r) => r.premature);
+  out.push({
+    row: "premature cut-offs (a commit before the caller finished)",
+    cell: `${ratio(premature.length, spoken.length)}; with a pause inside: ${ratio(
+      premature.filter((r) => r.paused).length,
+      spoken.filter((r) => r.paused).length,
+    )}`,
+    value: premature.length,
+  });
+  out.push({
+    row: "input chain CPU per call per 20 ms frame (canceller, suppressor, VAD)",
+    cell: cpu
+      ? `${cpu.usPerFrame.toFixed(1)} us (${((cpu.usPerFrame / 20_000) * 100).toFixed(2)}% of a core)`
+      : "-",
+    value: cpu?.usPerFrame,
+  });
+  out.push({
+    row: "calls per core for the input chain alone",
+    cell: cpu ? `${Math.floor(20_000 / cpu.usPerFrame)}` : "-",
+    value: cpu ? Math.floor(20_000 / cpu.usPerFrame) : undefined,
+  });
+  return out;
+}

@@ -1,0 +1,175 @@
+/**
+ * Turn-taking on phone audio (issue 15): a seeded corpus of speakerphone
+ * calls (bench/lib/turn-corpus.ts: pocketsphinx-testdata speech and espeak-ng
+ * backchannels over the assistant's echo, in pink / babble / street noise)
+ * run through the real leg (the whole server in stt-tts mode, the Twilio
+ * stand-in playing the answer at 1x and sending the caller's channel in real
+ * time), once per configuration, all in the same run: today's gate with echo
+ * cancellation off is the baseline. Prints false barge-ins per 10 minutes of
+ * echo-only audio by echo return loss and in noise, missed interruptions and
+ * onset -> `clear` latency, backchannels that interrupt, speech end -> turn
+ * commit and premature cut-offs, and the input chain's CPU per 20 ms frame.
+ *
+ *   node --import tsx bench/turn-taking.bench.ts [--minutes 3] [--quick] [--seed 1] [--concurrency 3]
+ *     [--configs baseline,ec,...] [--config-json '{"id":"x","talk":{"input":{...}}}' ...] [--details out.json]
+ *
+ * --minutes is the echo-only exposure per configuration; the other sets scale
+ * with it (3: 47 calls, about 10 minutes of calls per configuration; with
+ * --concurrency 3 the three runnable configurations took 11 minutes of
+ * wall time). --quick is --minutes 0.5 (15 calls, a smoke check). More calls
+ * at once finish sooner but on a loaded 2-core machine starve the server and
+ * the caller's 20 ms pacing, which shows up as false barge-ins and latency
+ * (docs/performance.md, turn-taking).
+ * A configuration whose keys today's config schema refuses is skipped with a
+ * line saying so. --details writes every call's result (turn-call.ts CallResult) per configuration.
+ */
+import { cpus, loadavg } from "node:os";
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
+import { espeakCacheDir } from "./lib/corpus-audio.js";
+import { inputChainCost } from "./lib/input-chain-cpu.js";
+import { cpuSince } from "./lib/process-cpu.js";
+import { spawnTurnServer } from "./lib/turn-server.js";
+import { runCalls, type CallResult } from "./lib/turn-call.js";
+import { parseConfigJson, refusal, TURN_CONFIGS, type TurnConfig } from "./lib/turn-configs.js";
+import { ANSWER, buildCorpus, corpusDigest, type CorpusCall } from "./lib/turn-corpus.js";
+import { turnFigures, type Figure } from "./lib/turn-figures.js";
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: "string", default: "3" },
+    quick: { type: "boolean", default: false },
+    seed: { type: "string", default: "1" },
+    concurrency: { type: "string", default: "3" },
+    configs: { type: "string" },
+    "config-json": { type: "string", multiple: true },
+    details: { type: "string" },
+  },
+  strict: true,
+});
+const positive = (v: string | undefined, name: string): number => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
+  return n;
+};
+const minutes = values.quick ? 0.5 : positive(values.minutes, "minutes");
+const seed = Math.trunc(positive(values.seed, "seed"));
+const concurrency = Math.trunc(positive(values.concurrency, "concurrency"));
+
+const configs = selectConfigs();
+const runnable: TurnConfig[] = [];
+for (const config of configs) {
+  const why = refusal(config);
+  if (why === undefined) runnable.push(config);
+  else
+    console.log(
+      `configuration "${config.id}" (${config.label}) skipped: today's config schema refuses it, the key does not exist yet (${why.replace(/\s+/g, " ")})`,
+    );
+}
+if (!echoCancellerAvailable())
+  console.log(
+    "echo canceller not built (native/speexdsp): configurations with echo cancellation run without it",
+  );
+
+const builtAt = performance.now();
+const corpus = buildCorpus({ seed, minutes });
+console.log(describeCorpus(corpus, performance.now() - builtAt));
+
+const results = new Map<string, { results: CallResult[]; figures: Figure[]; wallS: number }>();
+/** The machine's 5-minute load average after each configuration: real-time figures depend on it. */
+const loads = new Map<string, number>();
+for (const config of runnable) {
+  const server = await spawnTurnServer({
+    telephony: { greeting: ANSWER, greetingProtectMs: 0, ...config.telephony },
+    talk: config.talk ?? {},
+  });
+  const started = performance.now();
+  try {
+    const cpuBefore = server.cpu();
+    const calls = await runCalls(server, corpus, concurrency, (done) =>
+      process.stderr.write(`\r${config.id}: ${done}/${corpus.length} calls`),
+    );
+    const serverCpu = cpuSince(cpuBefore, server.cpu());
+    process.stderr.write("\n");
+    const echoCancellation = (
+      config.talk?.input as { echoCancellation?: Record<string, unknown> } | undefined
+    )?.echoCancellation;
+    const cpu = inputChainCost(echoCancellation);
+    const wallS = (performance.now() - started) / 1000;
+    loads.set(config.id, loadavg()[1]!);
+    const callSeconds = calls.reduce((n, c) => n + c.callMs, 0) / 1000;
+    const figures = turnFigures(calls, cpu);
+    figures.push({
+      row: "server process CPU per call per 20 ms frame (all its work: relay, gate, STT, TTS, agent)",
+      cell: serverCpu
+        ? `${(((serverCpu.user + serverCpu.system) * 1e6) / (callSeconds * 50)).toFixed(0)} us`
+        : "-",
+      value: serverCpu ? ((serverCpu.user + serverCpu.system) * 1e6) / (callSeconds * 50) : undefined,
+    });
+    results.set(config.id, { results: calls, figures, wallS });
+  } finally {
+    await server.close();
+  }
+}
+
+printTable();
+if (values.details)
+  writeFileSync(
+    values.details,
+    JSON.stringify(Object.fromEntries([...results].map(([id, r]) => [id, r.results])), null, 1),
+  );
+console.log(
+  JSON.stringify({
+    bench: "turn-taking",
+    seed,
+    minutes,
+    digest: corpusDigest(corpus).slice(0, 16),
+    configs: Object.fromEntries(
+      [...results].map(([id, r]) => [id, Object.fromEntries(r.figures.map((f) => [f.row, f.value ?? null]))]),
+    ),
+  }),
+);
+process.exit(0);
+
+function selectConfigs(): TurnConfig[] {
+  const extra = (values["config-json"] ?? []).flatMap(parseConfigJson);
+  const all = [...TURN_CONFIGS.filter((c) => !extra.some((e) => e.id === c.id)), ...extra];
+  if (!values.configs) return all;
+  return values.configs.split(",").map((id) => {
+    const found = all.find((c) => c.id === id.trim());
+    if (!found) throw new Error(`--configs: no configuration "${id}" (${all.map((c) => c.id).join(", ")})`);
+    return found;
+  });
+}
+
+function describeCorpus(calls: readonly CorpusCall[], buildMs: number): string {
+  const byKind = new Map<string, number>();
+  for (const c of calls) byKind.set(c.kind, (byKind.get(c.kind) ?? 0) + 1);
+  const callMinutes =
+    calls.reduce((n, c) => n + (c.speech ? c.hangUpMs : Math.min(c.hangUpMs, 22_000)), 0) / 60_000;
+  return (
+    `turn-taking corpus: seed ${seed}, ${calls.length} calls (${[...byKind].map(([k, n]) => `${n} ${k}`).join(", ")}), ` +
+    `about ${callMinutes.toFixed(1)} min of calls per configuration, digest ${corpusDigest(calls).slice(0, 16)}, ` +
+    `built in ${(buildMs / 1000).toFixed(1)} s (espeak-ng cache ${espeakCacheDir()}); ` +
+    `calls in real time (1x), ${concurrency} at a time`
+  );
+}
+
+function printTable(): void {
+  const ids = [...results.keys()];
+  if (ids.length === 0) return;
+  console.log(`| figure | ${ids.map((id) => runnable.find((c) => c.id === id)!.label).join(" | ")} |`);
+  console.log(`|---|${ids.map(() => "---").join("|")}|`);
+  const rows = results.get(ids[0]!)!.figures.map((f) => f.row);
+  for (const row of rows)
+    console.log(
+      `| ${row} | ${ids.map((id) => results.get(id)!.figures.find((f) => f.row === row)?.cell ?? "-").join(" | ")} |`,
+    );
+  console.log(
+    `| wall time of the configuration's calls, s | ${ids.map((id) => results.get(id)!.wallS.toFixed(0)).join(" | ")} |`,
+  );
+  console.log(
+    `| machine load average (5 min) after it, on ${cpus().length} cores | ${ids.map((id) => loads.get(id)!.toFixed(1)).join(" | ")} |`,
+  );
+}
