@@ -165,6 +165,8 @@ export interface SpeechStartedPayload {
 export interface SpeechStoppedPayload {
   /** Where speech stopped in the input stream, ms, when the detector says. */
   audioEndMs?: number;
+  /** The silence after the speech that ended the turn, ms, when a local end-of-turn rule decided it. */
+  endpointMs?: number;
 }
 
 /**

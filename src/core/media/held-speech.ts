@@ -38,7 +38,7 @@ export class HeldSpeech {
 
   /** Ends the recognizer and hands over the audio kept (the turn it becomes). */
   release(): Int16Array[] {
-    this.#probe?.close();
+    void this.#probe?.finish();
     this.#probe = undefined;
     return this.#frames.splice(0);
   }

@@ -27,7 +27,12 @@ export interface LocalTurnsContext {
   /** The leg's barge-in: cancels the active output when the policy says so, or clears a tail. */
   bargeIn(source: BargeInSource): boolean;
   /** The leg's input.audio.speech_started / speech_stopped. */
-  speech(type: "input.audio.speech_started" | "input.audio.speech_stopped", turnId: string, atMs: number): void;
+  speech(
+    type: "input.audio.speech_started" | "input.audio.speech_stopped",
+    turnId: string,
+    atMs: number,
+    endpointMs?: number,
+  ): void;
   bargeInDetected?(): void;
   bargeInHandled?(): void;
   speechEnded?(): void;
@@ -130,36 +135,62 @@ export class LocalTurns {
   #endTurn(turnId: string): void {
     const { controller, endpoint } = this.#ctx;
     this.#capturingTurn = undefined;
-    this.#ctx.speech("input.audio.speech_stopped", turnId, Math.max(0, this.#ctx.inputMs() - endpoint.silenceMs));
+    const silence = endpoint.silenceMs;
+    this.#ctx.speech(
+      "input.audio.speech_stopped",
+      turnId,
+      Math.max(0, this.#ctx.inputMs() - silence),
+      silence,
+    );
     this.#ctx.speechEnded?.();
     controller.endTurn(turnId).catch((err: unknown) => {
       this.#ctx.logger.debug({ err, sessionId: this.#ctx.session.id }, "media leg: turn end lost a race");
     });
   }
 
-  /** Speech over the held answer: kept and recognized; the window or the end of speech resumes the answer. */
+  /**
+   * Speech over the held answer: kept and recognized. The window without an interrupting word resumes the
+   * answer (late words may still cut it); at the end of the speech the recognizer's final text decides.
+   */
   #heldAudio(pcm: Int16Array, ended: boolean): void {
     const h = this.#held!;
     h.add(pcm);
-    const { controller, policy } = this.#ctx;
-    const reason = policy.judge(h.text) === "backchannel" ? "backchannel" : "no_words";
     if (ended) {
-      this.#held = undefined;
-      h.release();
-      if (!h.resumed && canHoldOutput(controller)) controller.resumeOutput(reason);
+      this.#decide(h);
       return;
     }
+    const { controller, policy } = this.#ctx;
     if (!h.resumed && this.#ctx.inputMs() - h.onsetMs >= policy.bargeIn.resumeAfterMs) {
       h.resumed = true;
-      if (canHoldOutput(controller)) controller.resumeOutput(reason);
+      if (canHoldOutput(controller)) controller.resumeOutput(this.#resumeReason(h.text));
     }
+  }
+
+  /**
+   * The held speech ended (the gate's silence) without an interrupting word: the answer resumes (if the
+   * window has not already). Only the running text counts, never a final forced out of the recognizer at
+   * this point: a recognizer made to conclude on a cough or on echo residue guesses words.
+   */
+  #decide(h: HeldSpeech): void {
+    this.#held = undefined;
+    h.release();
+    const { controller } = this.#ctx;
+    if (!h.resumed && canHoldOutput(controller)) controller.resumeOutput(this.#resumeReason(h.text));
+  }
+
+  #resumeReason(text: string): "backchannel" | "no_words" {
+    return this.#ctx.policy.judge(text) === "backchannel" ? "backchannel" : "no_words";
   }
 
   /** The recognizer's running text over the held answer: a word that is not a backchannel takes the turn. */
   #words(h: HeldSpeech, text: string): void {
     if (this.#held !== h) return;
     h.text = text;
-    if (this.#ctx.policy.judge(text) !== "interrupt") return;
+    if (this.#ctx.policy.judge(text) === "interrupt") this.#interrupt(h);
+  }
+
+  /** Words that are not a backchannel: the caller takes the turn, with all the audio kept since the onset. */
+  #interrupt(h: HeldSpeech): void {
     this.#held = undefined;
     const audio = h.release();
     try {
@@ -167,7 +198,10 @@ export class LocalTurns {
       this.#ctx.bargeIn("local_vad");
       this.#startTurn(h.onsetMs, audio);
     } catch (err) {
-      this.#ctx.logger.debug({ err, sessionId: this.#ctx.session.id }, "media leg: confirmed barge-in lost a race");
+      this.#ctx.logger.debug(
+        { err, sessionId: this.#ctx.session.id },
+        "media leg: confirmed barge-in lost a race",
+      );
     }
   }
 }

@@ -240,7 +240,7 @@ export class MediaLeg {
         minSpeechMs: o.turnTaking.minSpeechMs,
         inputMs: () => this.#inputMs,
         bargeIn: (source) => this.bargeIn(source),
-        speech: (type, turnId, atMs) => this.#speech(type, turnId, "local_vad", atMs),
+        speech: (type, turnId, atMs, endpointMs) => this.#speech(type, turnId, "local_vad", atMs, endpointMs),
         bargeInDetected: () => observer?.bargeInDetected?.("local_vad"),
         bargeInHandled: () => observer?.bargeInHandled?.(),
         speechEnded: () => observer?.speechEnded?.("local_vad"),
@@ -433,6 +433,7 @@ export class MediaLeg {
     turnId: string,
     source: "local_vad" | "adapter",
     atMs: number,
+    endpointMs?: number,
   ): void {
     const { session } = this;
     const turn = session.activeTurn;
@@ -442,7 +443,13 @@ export class MediaLeg {
     try {
       if (type === "input.audio.speech_started")
         session.emit({ type, turnId, source, payload: { audioStartMs: ms } });
-      else session.emit({ type, turnId, source, payload: { audioEndMs: ms } });
+      else
+        session.emit({
+          type,
+          turnId,
+          source,
+          payload: { audioEndMs: ms, ...(endpointMs !== undefined ? { endpointMs } : {}) },
+        });
     } catch (err) {
       this.#options.logger.debug({ err, sessionId: session.id, type }, "media leg: speech event not emitted");
     }

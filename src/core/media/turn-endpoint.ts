@@ -61,6 +61,8 @@ export class TurnEndpoint {
 
   /** The silence heard is the rule's endpoint for what was said. */
   due(): boolean {
-    return this.#silenceMs !== undefined && this.#silenceMs >= endOfTurnSilence(this.#transcript, this.#rule).ms;
+    return (
+      this.#silenceMs !== undefined && this.#silenceMs >= endOfTurnSilence(this.#transcript, this.#rule).ms
+    );
   }
 }

@@ -126,13 +126,16 @@ export class BargeInPolicy {
     return this.bargeIn.confirmWithWords;
   }
 
-  /** What the recognizer's running text over a held answer says. */
+  /** What the recognizer's running text over a held answer says (fillers, "uh" "ah", are not words here). */
   judge(text: string): WordsVerdict {
-    const heard = words(text);
+    const heard = words(text).filter((w) => !FILLERS.has(w));
     if (heard.length === 0) return "none";
     return heard.every((w) => this.#backchannels.has(w)) ? "backchannel" : "interrupt";
   }
 }
+
+/** Sounds a recognizer writes for a hesitation, a cough or a breath: no claim on the turn. */
+const FILLERS = new Set(["ah", "ahh", "uh", "uhh", "um", "umm", "er", "erm", "eh", "oh", "hm", "hmm"]);
 
 /** Lower-case words; hyphens and punctuation split ("Mm-hmm." -> mm, hmm), apostrophes stay. */
 function words(text: string): string[] {

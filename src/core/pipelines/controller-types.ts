@@ -32,8 +32,8 @@ export interface TalkAudioSink {
 export interface WordProbe {
   /** Caller audio in the controller's input format. */
   write(pcm: Int16Array): void;
-  /** Ends the stream; no more words are reported. Idempotent. */
-  close(): void;
+  /** Ends the stream and resolves with its final text ("" when it failed); no more running text. Idempotent. */
+  finish(): Promise<string>;
 }
 
 /**

@@ -209,6 +209,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     const stt = this.#deps.providers.stt(this.session);
     if (!output || output.signal.aborted || !stt) return undefined;
     let closed = false;
+    let final: Promise<string> | undefined;
     const capture = new SttCapture(
       {
         session: this.session,
@@ -229,11 +230,14 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
       write: (pcm) => {
         if (!closed) capture.write(pcm);
       },
-      close: () => {
-        if (closed) return;
+      finish: () => {
         closed = true;
-        // finish() ends the recognizer's stream (its work settles); the final text is of no more use.
-        capture.finish().catch(() => undefined);
+        // A recognizer that reports words only when it ends an utterance (the local one) gives them here.
+        final ??= capture.finish().then(
+          (r) => r.text,
+          () => "",
+        );
+        return final;
       },
     };
   }

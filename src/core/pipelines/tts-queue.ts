@@ -262,7 +262,8 @@ export class TtsQueue {
     this.#generation++;
     const { outputFormat, turnId, itemId } = this.#ctx;
     const rest = concatFrom(this.#written, this.#resumeAt);
-    if (rest.byteLength > 0) this.#ctx.sink()?.write({ data: rest, format: outputFormat }, { turnId, itemId });
+    if (rest.byteLength > 0)
+      this.#ctx.sink()?.write({ data: rest, format: outputFormat }, { turnId, itemId });
     this.#ctx.session.emit({
       type: "output.audio.resumed",
       turnId,

@@ -11,12 +11,18 @@ describe("endOfTurnSilence", () => {
   });
 
   it("a finished sentence ends the turn after the shortest silence", () => {
-    expect(endOfTurnSilence("I want to fly to Boston.", adaptive)).toEqual({ ms: 300, reason: "sentence_end" });
+    expect(endOfTurnSilence("I want to fly to Boston.", adaptive)).toEqual({
+      ms: 300,
+      reason: "sentence_end",
+    });
     expect(endOfTurnSilence("Is it open today?", adaptive).ms).toBe(300);
   });
 
   it("a trailing conjunction or filler waits the longest", () => {
-    expect(endOfTurnSilence("I want to fly to Boston and", adaptive)).toEqual({ ms: 1500, reason: "incomplete" });
+    expect(endOfTurnSilence("I want to fly to Boston and", adaptive)).toEqual({
+      ms: 1500,
+      reason: "incomplete",
+    });
     expect(endOfTurnSilence("go forward ten meters because", adaptive).ms).toBe(1500);
     expect(endOfTurnSilence("the number is um", adaptive).ms).toBe(1500);
     expect(endOfTurnSilence("I need, uh,", adaptive).ms).toBe(1500);
@@ -51,7 +57,10 @@ describe("resolveEndOfTurn", () => {
     [{ minMs: 900, maxMs: 800 }, "maxMs"],
   ])("refuses %j naming the key", (options, key) => {
     expect(() => resolveEndOfTurn(options as never, 800)).toThrow(
-      expect.objectContaining({ code: "config_invalid", message: expect.stringContaining(`endOfTurn.${key}`) }),
+      expect.objectContaining({
+        code: "config_invalid",
+        message: expect.stringContaining(`endOfTurn.${key}`),
+      }),
     );
   });
 });

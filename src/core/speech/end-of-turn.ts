@@ -69,7 +69,10 @@ export function resolveEndOfTurn(
     throw new TalkError("config_invalid", `${key}.mode must be "fixed" or "adaptive", got ${String(mode)}.`);
   const tens = (v: unknown): boolean => typeof v === "number" && Number.isInteger(v) && v % 10 === 0;
   if (!tens(minMs) || minMs < 100 || minMs > 5000)
-    throw new TalkError("config_invalid", `${key}.minMs must be a multiple of 10 from 100 to 5000, got ${minMs}.`);
+    throw new TalkError(
+      "config_invalid",
+      `${key}.minMs must be a multiple of 10 from 100 to 5000, got ${minMs}.`,
+    );
   if (!tens(maxMs) || maxMs < minMs || maxMs > 10_000)
     throw new TalkError(
       "config_invalid",
