@@ -203,7 +203,13 @@ export const talkSchema = z
           .object({
             /** Words that only acknowledge: an utterance of nothing else does not interrupt (with confirmWithWords). */
             backchannels: z
-              .array(z.string().min(1).max(40).regex(/[a-z0-9]/i, "needs at least one word"))
+              .array(
+                z
+                  .string()
+                  .min(1)
+                  .max(40)
+                  .regex(/[a-z0-9]/i, "needs at least one word"),
+              )
               .max(100)
               .optional(),
             /** Hold the answer at the speech onset and let the recognizer's words decide (stt-tts). */

@@ -45,6 +45,8 @@ describe("loadConfig", () => {
       interruptOnSpeech: true,
       silenceTimeoutMs: 800,
       echoCancellation: { enabled: true, tailMs: 300, denoise: false },
+      bargeIn: { confirmWithWords: false, resumeAfterMs: 1200 },
+      endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500 },
     });
     expect(config.gateway.rateLimit.requestsPerSecond).toBeGreaterThan(0);
   });
