@@ -83,6 +83,7 @@ export function buildPipelines(
     logger,
     faults: { options: faultOptions(config), speech: faultSpeech },
     echo: echoCancellation(config, logger),
+    turns: { bargeIn: config.talk.input.bargeIn, endOfTurn: config.talk.input.endOfTurn },
   });
   return { brain, base, createController: sessionControllerFactory(base) };
 }

@@ -204,6 +204,40 @@ export const talkSchema = z
           })
           .strict()
           .prefault({}),
+        /** Which caller speech over an answer interrupts it (core/pipelines/barge-in-policy.ts). */
+        bargeIn: z
+          .object({
+            /** Words that only acknowledge: an utterance of nothing else does not interrupt (with confirmWithWords). */
+            backchannels: z
+              .array(
+                z
+                  .string()
+                  .min(1)
+                  .max(40)
+                  .regex(/[a-z0-9]/i, "needs at least one word"),
+              )
+              .max(100)
+              .optional(),
+            /** Hold the answer at the speech onset and let the recognizer's words decide (stt-tts). */
+            confirmWithWords: z.boolean().default(false),
+            /** A held answer resumes when no interrupting word came within this long of the onset, ms. */
+            resumeAfterMs: z.number().int().min(100).max(5000).default(1200),
+          })
+          .strict()
+          .prefault({}),
+        /** How much silence ends a caller's turn (core/speech/end-of-turn.ts). */
+        endOfTurn: z
+          .object({
+            /** "fixed": silenceTimeoutMs; "adaptive": shorter after a finished sentence, longer after "and" / "um". */
+            mode: z.enum(["fixed", "adaptive"]).default("fixed"),
+            /** Silence after a finished sentence, ms. */
+            minMs: z.number().int().min(100).max(5000).multipleOf(10).default(300),
+            /** Silence after a filler or a trailing conjunction, ms. */
+            maxMs: z.number().int().min(100).max(10_000).multipleOf(10).default(1500),
+          })
+          .strict()
+          .refine((e) => e.maxMs >= e.minMs, { message: "maxMs must not be below minMs", path: ["maxMs"] })
+          .prefault({}),
       })
       .strict()
       .prefault({}),

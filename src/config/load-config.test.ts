@@ -46,6 +46,8 @@ describe("loadConfig", () => {
       silenceTimeoutMs: 800,
       appendedEventIntervalMs: 200,
       echoCancellation: { enabled: true, tailMs: 300, denoise: false },
+      bargeIn: { confirmWithWords: false, resumeAfterMs: 1200 },
+      endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500 },
     });
     expect(config.gateway.rateLimit.requestsPerSecond).toBeGreaterThan(0);
   });

@@ -32,6 +32,8 @@ export const TALK_EVENT_TYPES = [
   "output.audio.delta",
   "output.audio.done",
   "output.audio.cancelled",
+  "output.audio.paused",
+  "output.audio.resumed",
   // tool.*
   "tool.call",
   "tool.progress",
@@ -163,6 +165,8 @@ export interface SpeechStartedPayload {
 export interface SpeechStoppedPayload {
   /** Where speech stopped in the input stream, ms, when the detector says. */
   audioEndMs?: number;
+  /** The silence after the speech that ended the turn, ms, when a local end-of-turn rule decided it. */
+  endpointMs?: number;
 }
 
 /**
@@ -213,6 +217,22 @@ export interface OutputAudioDeltaPayload extends OutputAudioPayload {
 
 export interface OutputAudioCancelledPayload {
   reason: TerminalReason;
+}
+
+/**
+ * `output.audio.paused`: caller speech over the answer, held until its words decide (talk.input.bargeIn
+ * .confirmWithWords): the line was cleared at `heardMs` of the item, the rest is kept.
+ */
+export interface OutputAudioPausedPayload {
+  reason: "barge_in";
+  /** Audio of the item heard when it was paused, ms: where it resumes. */
+  heardMs: number;
+}
+
+/** `output.audio.resumed`: the held answer plays on from `fromMs`: the speech was a backchannel or had no words. */
+export interface OutputAudioResumedPayload {
+  reason: "backchannel" | "no_words";
+  fromMs: number;
 }
 
 export interface ToolCallPayload {
@@ -290,6 +310,8 @@ export interface TalkEventPayloads {
   "output.audio.delta": OutputAudioDeltaPayload;
   "output.audio.done": OutputAudioPayload;
   "output.audio.cancelled": OutputAudioCancelledPayload;
+  "output.audio.paused": OutputAudioPausedPayload;
+  "output.audio.resumed": OutputAudioResumedPayload;
   "tool.call": ToolCallPayload;
   "tool.progress": ToolProgressPayload;
   "tool.result": ToolResultPayload;

@@ -24,7 +24,7 @@
  */
 import { TalkError, toTalkError } from "../errors.js";
 import type { TalkLogger } from "../logger.js";
-import { BargeInPolicy, type BargeInSource } from "../pipelines/barge-in-policy.js";
+import { BargeInPolicy, type BargeInOptions, type BargeInSource } from "../pipelines/barge-in-policy.js";
 import type { SessionControllerFactory } from "../pipelines/controller-factory.js";
 import type { TalkAudioSink, TalkTextInput } from "../pipelines/controller-types.js";
 import type { PipelineOptions, PipelineProviderResolver } from "../pipelines/pipeline-options.js";
@@ -36,6 +36,9 @@ import type { AudioFormat } from "../talk-types.js";
 import { SpeechGate } from "./speech-gate.js";
 import { LegFaults } from "./leg-faults.js";
 import { EchoGuard } from "./echo-guard.js";
+import { LocalTurns } from "./local-turns.js";
+import { TurnEndpoint } from "./turn-endpoint.js";
+import { resolveEndOfTurn, type EndOfTurnOptions } from "../speech/end-of-turn.js";
 
 export type MediaLegState = "created" | "starting" | "live" | "closing" | "closed";
 
@@ -60,7 +63,16 @@ export type TurnTaking =
   /** The realtime provider detects speech (speech_started / speech_stopped). */
   | { kind: "provider" }
   /** A local VAD on the caller's PCM starts and ends turns and triggers barge-in. */
-  | { kind: "local-vad"; threshold: number; minSpeechMs: number; silenceMs: number; preRollMs?: number }
+  | {
+      kind: "local-vad";
+      threshold: number;
+      minSpeechMs: number;
+      /** The fixed endpoint (talk.input.silenceTimeoutMs), and the adaptive one's fallback. */
+      silenceMs: number;
+      preRollMs?: number;
+      /** talk.input.endOfTurn for this leg. Default: the controller factory's (fixed). */
+      endOfTurn?: EndOfTurnOptions;
+    }
   /** The adapter drives turns itself (text input, an external segmenter). */
   | { kind: "adapter" };
 
@@ -82,6 +94,8 @@ export interface MediaLegOptions {
   turnTaking: TurnTaking;
   /** Overrides talk.input.interruptOnSpeech for this leg. Default: the controller factory's option (true when unset). */
   interruptOnSpeech?: boolean;
+  /** Overrides talk.input.bargeIn for this leg. Default: the controller factory's. */
+  bargeIn?: BargeInOptions;
   /** Offer the server's tools to this leg's session. Default true. */
   tools?: boolean;
   /** Overrides of the trusted pipeline options for this leg. */
@@ -118,8 +132,8 @@ export class MediaLeg {
   #controller: SessionController | undefined;
   #starting: Promise<void> | undefined;
   #gate: SpeechGate | undefined;
+  #turns: LocalTurns | undefined;
   #echo: EchoGuard | undefined;
-  #capturingTurn: string | undefined;
   #closing: Promise<void> | undefined;
   #resolveClosed!: (reason: TerminalReason) => void;
   #appendFailures = 0;
@@ -136,6 +150,7 @@ export class MediaLeg {
       interruptOnSpeech:
         options.interruptOnSpeech ?? options.createController.options.interruptOnSpeech ?? true,
       interruptible: options.adapter.interruptible?.bind(options.adapter),
+      ...(options.bargeIn ?? options.createController.turns.bargeIn),
     });
     const { faults } = options.createController;
     this.#faults = new LegFaults({
@@ -185,12 +200,15 @@ export class MediaLeg {
   async #start(): Promise<void> {
     this.#state = "starting";
     const o = this.#options;
+    let endpoint: TurnEndpoint | undefined;
     if (o.turnTaking.kind === "local-vad") {
       const { threshold, minSpeechMs, silenceMs, preRollMs } = o.turnTaking;
+      const rule = o.turnTaking.endOfTurn ?? o.createController.turns.endOfTurn;
+      endpoint = new TurnEndpoint(resolveEndOfTurn(rule, silenceMs));
       this.#gate = new SpeechGate({
         threshold,
         minSpeechMs,
-        silenceMs,
+        silenceMs: endpoint.gateSilenceMs,
         sampleRate: o.format.sampleRate,
         ...(preRollMs !== undefined ? { preRollMs } : {}),
       });
@@ -211,6 +229,24 @@ export class MediaLeg {
       faults: { handler: this.#faults, options: o.createController.faults.options },
     });
     this.#controller = controller;
+    if (this.#gate && endpoint && o.turnTaking.kind === "local-vad") {
+      const { observer } = o;
+      this.#turns = new LocalTurns({
+        session: this.session,
+        controller,
+        gate: this.#gate,
+        endpoint,
+        policy: this.#policy,
+        minSpeechMs: o.turnTaking.minSpeechMs,
+        inputMs: () => this.#inputMs,
+        bargeIn: (source) => this.bargeIn(source),
+        speech: (type, turnId, atMs, endpointMs) => this.#speech(type, turnId, "local_vad", atMs, endpointMs),
+        bargeInDetected: () => observer?.bargeInDetected?.("local_vad"),
+        bargeInHandled: () => observer?.bargeInHandled?.(),
+        speechEnded: () => observer?.speechEnded?.("local_vad"),
+        logger: o.logger,
+      });
+    }
     await controller.ready;
     if (this.#state !== "starting") throw new TalkError("session_closed");
     this.#state = "live";
@@ -233,7 +269,7 @@ export class MediaLeg {
       this.#inputMs += (pcm.length / format.channels / format.sampleRate) * 1000;
       const heard = this.#echo ? this.#echo.process(pcm, reference) : pcm;
       if (heard.length === 0) return;
-      if (this.#gate) this.#gateAudio(controller, this.#gate, heard);
+      if (this.#turns) this.#turns.audio(heard);
       else controller.appendPcm(heard);
     } catch (err) {
       this.#appendFailed(err);
@@ -338,6 +374,7 @@ export class MediaLeg {
 
   async #close(reason: TerminalReason): Promise<void> {
     this.#state = "closing";
+    this.#turns?.close();
     this.#gate?.close();
     this.#echo?.close();
     try {
@@ -385,46 +422,6 @@ export class MediaLeg {
     return controller;
   }
 
-  /** Local turn-taking: speech onset barges in and starts a turn (with its pre-roll); the end ends it. */
-  #gateAudio(controller: SessionController, gate: SpeechGate, pcm: Int16Array): void {
-    const event = gate.process(pcm);
-    const vad = this.#options.turnTaking as Extract<TurnTaking, { kind: "local-vad" }>;
-    if (event === "speech-start") {
-      this.bargeIn("local_vad");
-      // The onset was confirmed after minSpeechMs of speech: that is where it began.
-      const startMs = Math.max(0, this.#inputMs - vad.minSpeechMs);
-      // Speech over an answer the policy keeps playing (a protected greeting) starts no turn: a turn would
-      // supersede, and so cancel, that answer. The speech is heard (and noted), not captured.
-      const output = this.session.activeOutput;
-      if (output && !output.signal.aborted && !this.#policy.interrupts(output)) {
-        this.#speech("input.audio.speech_started", output.turnId, "local_vad", startMs);
-        return;
-      }
-      const turn = controller.startTurn();
-      this.#capturingTurn = turn.id;
-      this.#speech("input.audio.speech_started", turn.id, "local_vad", startMs);
-      for (const frame of gate.takePreRoll()) controller.appendPcm(frame);
-      return;
-    }
-    const turnId = this.#capturingTurn;
-    if (turnId === undefined) return;
-    controller.appendPcm(pcm);
-    if (event === "speech-end") {
-      this.#capturingTurn = undefined;
-      // The end was confirmed after silenceMs of non-speech.
-      this.#speech(
-        "input.audio.speech_stopped",
-        turnId,
-        "local_vad",
-        Math.max(0, this.#inputMs - vad.silenceMs),
-      );
-      this.#options.observer?.speechEnded?.("local_vad");
-      controller.endTurn(turnId).catch((err: unknown) => {
-        this.#options.logger.debug({ err, sessionId: this.session.id }, "media leg: turn end lost a race");
-      });
-    }
-  }
-
   /**
    * `input.audio.speech_started` / `speech_stopped` from a local detector (the
    * leg's VAD, an adapter's segmenter), as the relay reports the provider's:
@@ -436,6 +433,7 @@ export class MediaLeg {
     turnId: string,
     source: "local_vad" | "adapter",
     atMs: number,
+    endpointMs?: number,
   ): void {
     const { session } = this;
     const turn = session.activeTurn;
@@ -445,7 +443,13 @@ export class MediaLeg {
     try {
       if (type === "input.audio.speech_started")
         session.emit({ type, turnId, source, payload: { audioStartMs: ms } });
-      else session.emit({ type, turnId, source, payload: { audioEndMs: ms } });
+      else
+        session.emit({
+          type,
+          turnId,
+          source,
+          payload: { audioEndMs: ms, ...(endpointMs !== undefined ? { endpointMs } : {}) },
+        });
     } catch (err) {
       this.#options.logger.debug({ err, sessionId: session.id, type }, "media leg: speech event not emitted");
     }

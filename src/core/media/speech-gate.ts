@@ -25,6 +25,7 @@ export interface SpeechGateOptions {
 export type SpeechGateEvent = "speech-start" | "speech-end" | undefined;
 
 export class SpeechGate {
+  readonly sampleRate: number;
   readonly #vad: Vad;
   readonly #preRollFrames: number;
   /** Samples in 10 ms, the VAD's step. */
@@ -33,6 +34,7 @@ export class SpeechGate {
 
   constructor(options: SpeechGateOptions) {
     const sampleRate = options.sampleRate ?? 8000;
+    this.sampleRate = sampleRate;
     this.#step = sampleRate / 100;
     this.#vad = createVad({
       sampleRate,

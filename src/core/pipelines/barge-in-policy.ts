@@ -1,9 +1,76 @@
+import { TalkError } from "../errors.js";
 import type { TalkOutput } from "../session-types.js";
 
 /** Where the speech that may interrupt came from: the realtime provider's detector or a local VAD. */
 export type BargeInSource = "provider" | "local_vad";
 
-export interface BargeInPolicyOptions {
+/** talk.input.bargeIn. */
+export interface BargeInOptions {
+  /**
+   * Words that only acknowledge ("mm-hmm", "okay"): an utterance whose recognized words are all in this
+   * list does not interrupt (needs `confirmWithWords`). Default DEFAULT_BACKCHANNELS.
+   */
+  backchannels?: readonly string[];
+  /**
+   * Decide the interruption on the streaming recognizer's words instead of the VAD onset: at the onset the
+   * answer is held (the line cleared, what is left kept), the first word that is not a backchannel
+   * interrupts it, and a backchannel or no words within `resumeAfterMs` resumes it where it was cut.
+   * Only where the output can be held (stt-tts); elsewhere the onset interrupts. Default false.
+   */
+  confirmWithWords?: boolean;
+  /** A held answer resumes when no interrupting word came within this long of the onset, ms (100-5000). Default 1200. */
+  resumeAfterMs?: number;
+}
+
+export type ResolvedBargeIn = Readonly<{
+  backchannels: readonly string[];
+  confirmWithWords: boolean;
+  resumeAfterMs: number;
+}>;
+
+export const DEFAULT_BACKCHANNELS: readonly string[] = Object.freeze([
+  "mm-hmm",
+  "mhm",
+  "mm",
+  "uh-huh",
+  "yeah",
+  "yep",
+  "okay",
+  "ok",
+  "right",
+  "yes",
+  "sure",
+  "alright",
+]);
+
+/** Validates talk.input.bargeIn (config_invalid naming the key); defaults filled in. */
+export function resolveBargeIn(options: BargeInOptions = {}, key = "talk.input.bargeIn"): ResolvedBargeIn {
+  const { backchannels = DEFAULT_BACKCHANNELS, confirmWithWords = false, resumeAfterMs = 1200 } = options;
+  if (typeof confirmWithWords !== "boolean")
+    throw new TalkError("config_invalid", `${key}.confirmWithWords must be true or false.`);
+  if (
+    typeof resumeAfterMs !== "number" ||
+    !Number.isInteger(resumeAfterMs) ||
+    resumeAfterMs < 100 ||
+    resumeAfterMs > 5000
+  )
+    throw new TalkError(
+      "config_invalid",
+      `${key}.resumeAfterMs must be an integer from 100 to 5000, got ${resumeAfterMs}.`,
+    );
+  if (
+    !Array.isArray(backchannels) ||
+    backchannels.length > 100 ||
+    backchannels.some((b) => typeof b !== "string" || words(b).length === 0 || b.length > 40)
+  )
+    throw new TalkError(
+      "config_invalid",
+      `${key}.backchannels must be a list of at most 100 short phrases with at least one word each.`,
+    );
+  return Object.freeze({ backchannels: Object.freeze([...backchannels]), confirmWithWords, resumeAfterMs });
+}
+
+export interface BargeInPolicyOptions extends BargeInOptions {
   /** talk.input.interruptOnSpeech: speech while the assistant talks cancels the answer. Default true. */
   interruptOnSpeech: boolean;
   /**
@@ -14,6 +81,15 @@ export interface BargeInPolicyOptions {
   interruptible?: ((output: TalkOutput) => boolean) | undefined;
 }
 
+/** What the words heard so far over a held answer say. */
+export type WordsVerdict =
+  /** A word that is not a backchannel: the caller is taking the turn. */
+  | "interrupt"
+  /** Only backchannels so far: the caller is listening. */
+  | "backchannel"
+  /** No words (yet): noise, a cough, the recognizer still behind. */
+  | "none";
+
 /**
  * The one rule that decides whether caller speech interrupts the answer that
  * is playing. Every trigger asks it: the realtime relay on the provider's
@@ -21,18 +97,47 @@ export interface BargeInPolicyOptions {
  * echo gate on an utterance long enough to be real. What counts as speech
  * is the trigger's business (on a phone leg with echo cancellation: speech
  * that survived the canceller and its residual test, media/echo-guard.ts,
- * for the gate's `minSpeechMs`); whether it interrupts is decided here only.
+ * for the gate's `minSpeechMs`); whether it interrupts is decided here only:
+ * at the onset (`interrupts`), or, with `confirmWithWords`, on the words
+ * (`judge`): a backchannel never interrupts, and a held answer that got no
+ * interrupting word within `resumeAfterMs` resumes.
  */
 export class BargeInPolicy {
   readonly #options: BargeInPolicyOptions;
+  readonly #backchannels: Set<string>;
+  /** The settings (validated). */
+  readonly bargeIn: ResolvedBargeIn;
 
   constructor(options: BargeInPolicyOptions) {
     this.#options = options;
+    this.bargeIn = resolveBargeIn(options);
+    // Multi-word entries ("uh huh") are split: every word of theirs is a backchannel word.
+    this.#backchannels = new Set(this.bargeIn.backchannels.flatMap((b) => words(b)));
   }
 
-  /** Whether speech now interrupts `output`. */
+  /** Whether speech now interrupts `output` (at the onset: the output is cut or, with confirmWithWords, held). */
   interrupts(output: TalkOutput): boolean {
     if (!this.#options.interruptOnSpeech) return false;
     return this.#options.interruptible?.(output) !== false;
   }
+
+  /** Whether the decision waits for words (the output is held at the onset, not cancelled). */
+  get confirmWithWords(): boolean {
+    return this.bargeIn.confirmWithWords;
+  }
+
+  /** What the recognizer's running text over a held answer says (fillers, "uh" "ah", are not words here). */
+  judge(text: string): WordsVerdict {
+    const heard = words(text).filter((w) => !FILLERS.has(w));
+    if (heard.length === 0) return "none";
+    return heard.every((w) => this.#backchannels.has(w)) ? "backchannel" : "interrupt";
+  }
+}
+
+/** Sounds a recognizer writes for a hesitation, a cough or a breath: no claim on the turn. */
+const FILLERS = new Set(["ah", "ahh", "uh", "uhh", "um", "umm", "er", "erm", "eh", "oh", "hm", "hmm"]);
+
+/** Lower-case words; hyphens and punctuation split ("Mm-hmm." -> mm, hmm), apostrophes stay. */
+function words(text: string): string[] {
+  return text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
 }

@@ -21,6 +21,8 @@ import {
   type EchoCancellerFactory,
   type ResolvedEchoCancellation,
 } from "../media/echo-guard.js";
+import { resolveBargeIn, type BargeInOptions, type ResolvedBargeIn } from "./barge-in-policy.js";
+import { resolveEndOfTurn, type EndOfTurnOptions } from "../speech/end-of-turn.js";
 
 /**
  * What one controller request may choose: the session, its formats, sink and
@@ -59,6 +61,14 @@ export interface SessionControllerFactory {
   readonly faults: FactoryFaults;
   /** talk.input.echoCancellation and the canceller a media leg whose adapter supplies the played reference uses. */
   readonly echo: FactoryEcho;
+  /** talk.input.bargeIn and talk.input.endOfTurn: what a media leg's local turn-taking follows. */
+  readonly turns: FactoryTurns;
+}
+
+/** The media legs' barge-in and end-of-turn settings (validated at start). */
+export interface FactoryTurns {
+  readonly bargeIn: ResolvedBargeIn;
+  readonly endOfTurn: Readonly<EndOfTurnOptions>;
 }
 
 /** Echo cancellation of the media legs (talk.input.echoCancellation); no `create`: none (no canceller here). */
@@ -84,6 +94,8 @@ export interface ControllerFactoryBase {
   faults?: { options?: FaultOptions; speech?: FaultSpeech | undefined };
   /** talk.input.echoCancellation (validated here) and the canceller (the codecs'). Default: enabled, no canceller. */
   echo?: { options?: EchoCancellationOptions; create?: EchoCancellerFactory | undefined };
+  /** talk.input.bargeIn and talk.input.endOfTurn (validated here). Default: onset barge-in, fixed endpoint. */
+  turns?: { bargeIn?: BargeInOptions; endOfTurn?: EndOfTurnOptions };
 }
 
 /** The base tool view, or one that also offers a session's client-completed tools (never the base mutated). */
@@ -135,5 +147,8 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
     options: resolveEchoCancellation(base.echo?.options),
     create: base.echo?.create,
   });
-  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults, echo });
+  const endOfTurn = Object.freeze({ ...base.turns?.endOfTurn });
+  resolveEndOfTurn(endOfTurn, 800);
+  const turns: FactoryTurns = Object.freeze({ bargeIn: resolveBargeIn(base.turns?.bargeIn), endOfTurn });
+  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults, echo, turns });
 }

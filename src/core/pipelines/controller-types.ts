@@ -28,6 +28,27 @@ export interface TalkAudioSink {
   heardMs?(itemId: string): number;
 }
 
+/** A speech-to-text stream outside any turn: the words of speech over a held answer. */
+export interface WordProbe {
+  /** Caller audio in the controller's input format. */
+  write(pcm: Int16Array): void;
+  /** Ends the stream and resolves with its final text ("" when it failed); no more running text. Idempotent. */
+  finish(): Promise<string>;
+}
+
+/**
+ * Optional verbs of a controller whose answer can be held and resumed (stt-tts: the TTS queue keeps what
+ * it wrote): how a media leg confirms a barge-in with words (talk.input.bargeIn.confirmWithWords).
+ */
+export interface TalkOutputHold {
+  /** Holds the active output (the sink cleared at the heard position, the rest kept). False: it cannot be held. */
+  holdOutput(): boolean;
+  /** Plays the held output on from where it was heard. False when nothing is held. */
+  resumeOutput(reason: "backchannel" | "no_words"): boolean;
+  /** Starts a recognizer on speech over the active output; `onText` gets its running text. Undefined: none. */
+  probeWords(onText: (text: string) => void): WordProbe | undefined;
+}
+
 /**
  * Optional verbs of a controller beyond the talk.session.* API, used by
  * surface adapters: a greeting or farewell spoken as is, and text input from

@@ -102,7 +102,20 @@ export class SinkSlot {
       },
       clear: (meta) => this.clear(meta),
       drained: (itemId, signal) => this.drained(itemId, signal),
+      // What the listener heard (a held answer resumes there); absent when the sink cannot say.
+      ...(typeof sink.heardMs === "function"
+        ? { heardMs: (itemId: string) => this.#heardMs(sink, itemId) }
+        : {}),
     };
+  }
+
+  #heardMs(sink: TalkAudioSink, itemId: string): number {
+    try {
+      return sink.heardMs?.(itemId) ?? 0;
+    } catch (err) {
+      this.#logger.warn({ err, sessionId: this.#sessionId }, "audio sink heardMs threw");
+      return 0;
+    }
   }
 
   /** True when the sink confirms playback (drained); otherwise written counts as heard. */

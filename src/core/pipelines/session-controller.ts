@@ -1,7 +1,7 @@
 import { TalkError } from "../errors.js";
 import { sameAudioFormat, type AudioFormat } from "../talk-types.js";
 import { NOOP_LOGGER } from "../logger.js";
-import type { TalkSessionController, TalkTextInput } from "./controller-types.js";
+import type { TalkOutputHold, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import {
   assertPcmFormat,
   assertRealtimeFormat,
@@ -28,6 +28,14 @@ export function hasTextInput(
 ): controller is TalkSessionController & TalkTextInput {
   const c = controller as Partial<TalkTextInput>;
   return typeof c.say === "function" && typeof c.sendUserText === "function";
+}
+
+/** True for controllers whose answer can be held and resumed (stt-tts). */
+export function canHoldOutput(
+  controller: TalkSessionController,
+): controller is TalkSessionController & TalkOutputHold {
+  const c = controller as Partial<TalkOutputHold>;
+  return typeof c.holdOutput === "function" && typeof c.resumeOutput === "function";
 }
 
 /**

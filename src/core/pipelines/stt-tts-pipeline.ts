@@ -10,8 +10,10 @@ import type {
   DirectToolResult,
   TalkAudioSink,
   TalkDirectTools,
+  TalkOutputHold,
   TalkSessionController,
   TalkTextInput,
+  WordProbe,
 } from "./controller-types.js";
 import { DirectToolTurns } from "./direct-tools-turns.js";
 import type {
@@ -32,7 +34,7 @@ import {
   isCancellation,
   SinkSlot,
 } from "./pipeline-support.js";
-import type { SttCapture } from "./stt-capture.js";
+import { SttCapture } from "./stt-capture.js";
 import { startUserTurnCapture } from "./user-turn-capture.js";
 import type { AgentAnswer } from "./agent-answer.js";
 import { agentToolsFor, runAgentToolRounds } from "./agent-tool-rounds.js";
@@ -79,7 +81,7 @@ export interface SttTtsPipelineDeps {
  * assistant's answer, which seed 001 forbids. Speech-gated turn starts belong
  * to adapters (VAD) or the realtime pipeline (provider speech_started).
  */
-export class SttTtsPipeline implements TalkSessionController, TalkTextInput, TalkDirectTools {
+export class SttTtsPipeline implements TalkSessionController, TalkTextInput, TalkDirectTools, TalkOutputHold {
   readonly session: TalkSession;
   /** Nothing to connect: ready at once (see SessionController.ready). */
   readonly ready: Promise<void> = Promise.resolve();
@@ -95,6 +97,8 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
   /** The turn whose agent's tools are running: a line said meanwhile (a transfer's announcement) is part of it. */
   #toolTurn: string | undefined;
   readonly #direct: DirectToolTurns;
+  /** The TTS queue of each output item still playing: what holdOutput / resumeOutput act on. */
+  readonly #queues = new Map<string, TtsQueue>();
 
   constructor(deps: SttTtsPipelineDeps) {
     this.session = deps.session;
@@ -212,6 +216,67 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     return cancelled;
   }
 
+  holdOutput(): boolean {
+    const output = this.session.activeOutput;
+    if (!output || output.signal.aborted) return false;
+    return this.#queues.get(output.itemId)?.hold() ?? false;
+  }
+
+  resumeOutput(reason: "backchannel" | "no_words"): boolean {
+    const output = this.session.activeOutput;
+    if (!output || output.signal.aborted) return false;
+    return this.#queues.get(output.itemId)?.resume(reason) ?? false;
+  }
+
+  /**
+   * The session's recognizer on speech over the active output (no turn: a turn would supersede the
+   * answer). Its work runs in the answer's turn, and the output's end ends it.
+   */
+  probeWords(onText: (text: string) => void): WordProbe | undefined {
+    const output = this.session.activeOutput;
+    const stt = this.#deps.providers.stt(this.session);
+    if (!output || output.signal.aborted || !stt) return undefined;
+    let closed = false;
+    let final: Promise<string> | undefined;
+    const capture = new SttCapture(
+      {
+        session: this.session,
+        stt,
+        inputFormat: this.#deps.inputFormat,
+        language: this.#deps.options.language,
+        silenceTimeoutMs: 0,
+        logger: this.#deps.logger,
+        onPartial: (_turnId, text) => {
+          if (!closed) onText(text);
+        },
+        onError: (turnId, err) =>
+          this.#deps.logger.debug({ err, turnId, sessionId: this.session.id }, "barge-in word probe failed"),
+      },
+      { id: output.turnId, signal: output.signal },
+    );
+    return {
+      write: (pcm) => {
+        if (!closed) capture.write(pcm);
+      },
+      finish: () => {
+        closed = true;
+        // A recognizer that reports words only when it ends an utterance (the local one) gives them here.
+        final ??= capture.finish().then(
+          (r) => r.text,
+          () => "",
+        );
+        return final;
+      },
+    };
+  }
+
+  /** Keeps `queue` where holdOutput finds it while it plays. */
+  #track(itemId: string, queue: TtsQueue, playing: Promise<unknown>): void {
+    this.#queues.set(itemId, queue);
+    const forget = (): void => void this.#queues.delete(itemId);
+    playing.then(forget, forget);
+  }
+
   submitToolResult(callId: string, _output: string): void {
     // Agent-consult answers here never surface provider tool calls to the client.
     throw new TalkError("tool_not_found", `No pending tool call ${callId} in this session.`);
@@ -251,6 +316,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
       logger: this.#deps.logger,
     });
     const playing = queue.play();
+    this.#track(itemId, queue, playing);
     queue.push(text, this.#voice.settings());
     queue.end();
     playing.then(
@@ -411,6 +477,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
         logger: this.#deps.logger,
       });
       const playing = queue.play();
+      this.#track(itemId, queue, playing);
       // A TTS failure fails the turn at once (the consult with it), not when the consult is over.
       playing.catch((err: unknown) => {
         if (!isCancellation(err, turn.signal)) this.#failed(turnId, err, "tts");

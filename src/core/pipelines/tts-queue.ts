@@ -72,6 +72,13 @@ export class TtsQueue {
   #started = false;
   #bytes = 0;
   #signal: AbortSignal | undefined;
+  /** Everything written for the item, in order: a held answer resumes from it. */
+  readonly #written: Uint8Array[] = [];
+  /** Held (hold()): audio is kept, not sent; `#resumeAt` is the byte position heard when it was held. */
+  #held = false;
+  #resumeAt = 0;
+  /** Bumped by hold() and resume(): a drain that resolved across one does not end the answer. */
+  #generation = 0;
 
   constructor(ctx: TtsQueueContext) {
     if (!Number.isInteger(ctx.prefetch) || ctx.prefetch < 0)
@@ -149,8 +156,14 @@ export class TtsQueue {
       const { outputFormat, turnId, itemId } = this.#ctx;
       const parent = this.#parent();
       // Done means heard: a phone line plays for seconds after synthesis, and the answer stays interruptible.
-      await this.#ctx.sink()?.drained?.(itemId, signal);
-      if (signal.aborted) throw cancelledError(signal);
+      // A hold clears the line (the drain resolves): the answer ends only once it played out unheld.
+      for (;;) {
+        const generation = this.#generation;
+        if (!this.#held) await this.#ctx.sink()?.drained?.(itemId, signal);
+        if (signal.aborted) throw cancelledError(signal);
+        if (this.#held) await this.#changed();
+        else if (generation === this.#generation) break;
+      }
       const done: OutputAudioPayload = {
         format: { ...outputFormat },
         bytes: this.#bytes,
@@ -191,7 +204,8 @@ export class TtsQueue {
     const first = !segment.audible;
     segment.audible = true;
     this.#bytes += data.byteLength;
-    this.#ctx.sink()?.write({ data, format: outputFormat }, { turnId, itemId });
+    this.#written.push(data);
+    if (!this.#held) this.#ctx.sink()?.write({ data, format: outputFormat }, { turnId, itemId });
     const payload: SegmentAudioPayload = {
       format: { ...outputFormat },
       bytes: data.byteLength,
@@ -200,6 +214,65 @@ export class TtsQueue {
       ...(first ? { segmentText: segment.text } : {}),
     };
     s.emit({ type: "output.audio.delta", turnId, itemId, ...this.#parent(), payload });
+  }
+
+  /** True while held (hold() until resume() or the output ends). */
+  get held(): boolean {
+    return this.#held;
+  }
+
+  /**
+   * Caller speech over the answer, not yet known to interrupt it: the line is
+   * cleared where the listener is (the sink's heardMs), the rest is kept and
+   * audio still being synthesized is kept too; `output.audio.paused`. False
+   * when already held, over, or the sink cannot say what was heard (nothing
+   * to resume from: the caller interrupts as before).
+   */
+  hold(): boolean {
+    const sink = this.#ctx.sink();
+    const signal = this.#signal;
+    if (this.#held || !signal || signal.aborted || (this.#started && !sink?.heardMs)) return false;
+    const { outputFormat, turnId, itemId } = this.#ctx;
+    const heardMs = this.#started ? sink!.heardMs!(itemId) : 0;
+    const frame = 2 * outputFormat.channels;
+    const at = Math.round((heardMs * outputFormat.sampleRate * frame) / 1000);
+    this.#resumeAt = Math.min(this.#bytes, at - (at % frame));
+    this.#held = true;
+    this.#generation++;
+    if (this.#started) sink?.clear({ turnId, itemId, reason: "barge_in" });
+    this.#ctx.session.emit({
+      type: "output.audio.paused",
+      turnId,
+      itemId,
+      ...this.#parent(),
+      payload: { reason: "barge_in", heardMs: durationMs(outputFormat, this.#resumeAt) },
+    });
+    this.#notify();
+    return true;
+  }
+
+  /**
+   * The held answer plays on from where it was heard (`output.audio.resumed`):
+   * the speech was a backchannel or had no words. False when not held.
+   */
+  resume(reason: "backchannel" | "no_words"): boolean {
+    const signal = this.#signal;
+    if (!this.#held || !signal || signal.aborted) return false;
+    this.#held = false;
+    this.#generation++;
+    const { outputFormat, turnId, itemId } = this.#ctx;
+    const rest = concatFrom(this.#written, this.#resumeAt);
+    if (rest.byteLength > 0)
+      this.#ctx.sink()?.write({ data: rest, format: outputFormat }, { turnId, itemId });
+    this.#ctx.session.emit({
+      type: "output.audio.resumed",
+      turnId,
+      itemId,
+      ...this.#parent(),
+      payload: { reason, fromMs: durationMs(outputFormat, this.#resumeAt) },
+    });
+    this.#notify();
+    return true;
   }
 
   #parent(): { parentId?: string } {
@@ -296,4 +369,18 @@ export class TtsQueue {
     this.#wake = undefined;
     wake?.();
   }
+}
+
+/** The bytes of `chunks` (in order) from byte `from` on, as one array. */
+function concatFrom(chunks: readonly Uint8Array[], from: number): Uint8Array {
+  let total = 0;
+  for (const c of chunks) total += c.byteLength;
+  const out = new Uint8Array(Math.max(0, total - from));
+  let at = 0;
+  for (const c of chunks) {
+    const skip = Math.max(0, Math.min(c.byteLength, from - at));
+    if (skip < c.byteLength) out.set(c.subarray(skip), Math.max(0, at - from));
+    at += c.byteLength;
+  }
+  return out;
 }

@@ -1,0 +1,45 @@
+/**
+ * Caller speech over an answer that is held, not yet cut
+ * (talk.input.bargeIn.confirmWithWords): its audio is kept (from the gate's
+ * pre-roll on) so the turn it may become hears all of it, and a recognizer
+ * runs on it so its words decide. Audio time decides when the wait is over.
+ */
+import type { WordProbe } from "../pipelines/controller-types.js";
+
+const MAX_FRAMES = 1500;
+
+export class HeldSpeech {
+  /** Caller audio position of the onset, ms (the leg's input clock). */
+  readonly onsetMs: number;
+  readonly #frames: Int16Array[] = [];
+  #probe: WordProbe | undefined;
+  /** The recognizer's running text. */
+  text = "";
+  /** The answer was resumed (the window passed); late words may still interrupt until the speech ends. */
+  resumed = false;
+
+  constructor(onsetMs: number, preRoll: Int16Array[]) {
+    this.onsetMs = onsetMs;
+    for (const frame of preRoll) this.#frames.push(frame);
+  }
+
+  /** Attaches the recognizer and feeds it what was kept so far. */
+  listen(probe: WordProbe | undefined): void {
+    this.#probe = probe;
+    for (const frame of this.#frames) probe?.write(frame);
+  }
+
+  add(pcm: Int16Array): void {
+    this.#frames.push(pcm);
+    // A noise that never ends must not grow this without bound: the turn it may become keeps the last 30 s.
+    if (this.#frames.length > MAX_FRAMES) this.#frames.shift();
+    this.#probe?.write(pcm);
+  }
+
+  /** Ends the recognizer and hands over the audio kept (the turn it becomes). */
+  release(): Int16Array[] {
+    void this.#probe?.finish();
+    this.#probe = undefined;
+    return this.#frames.splice(0);
+  }
+}

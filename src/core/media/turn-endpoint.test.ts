@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { resolveEndOfTurn } from "../speech/end-of-turn.js";
+import { TurnEndpoint } from "./turn-endpoint.js";
+
+const adaptive = resolveEndOfTurn({ mode: "adaptive", minMs: 300, maxMs: 1500 }, 800);
+
+/** Silence (20 ms frames) until the endpoint says the turn is over, after `text` was recognized. */
+function silenceUntilEnd(text: string): number {
+  const e = new TurnEndpoint(adaptive);
+  e.begin("t1");
+  e.transcriptDelta("t1", text, false);
+  if (e.speechEnded()) return e.silenceMs;
+  while (!e.silence(20)) if (e.silenceMs > 5000) throw new Error("never ended");
+  return e.silenceMs;
+}
+
+describe("TurnEndpoint", () => {
+  it("the gate ends speech after the shortest endpoint in adaptive mode, the fixed one otherwise", () => {
+    expect(new TurnEndpoint(adaptive).gateSilenceMs).toBe(300);
+    expect(new TurnEndpoint(resolveEndOfTurn({}, 800)).gateSilenceMs).toBe(800);
+  });
+
+  it("commits earlier after a complete sentence than after a trailing 'and'", () => {
+    expect(silenceUntilEnd("go forward ten meters.")).toBe(300);
+    expect(silenceUntilEnd("go forward ten meters")).toBeLessThan(800);
+    expect(silenceUntilEnd("go forward ten meters and")).toBe(1500);
+  });
+
+  it("words that arrive during the silence move the endpoint", () => {
+    const e = new TurnEndpoint(adaptive);
+    e.begin("t1");
+    expect(e.speechEnded()).toBe(false);
+    e.transcriptDelta("t1", "I need a taxi and", false);
+    expect(e.silence(600)).toBe(false);
+    e.transcriptDelta("t1", "I need a taxi.", true);
+    expect(e.silence(20)).toBe(true);
+  });
+
+  it("speech before the endpoint continues the turn; another turn's words are ignored", () => {
+    const e = new TurnEndpoint(adaptive);
+    e.begin("t1");
+    e.transcriptDelta("t0", "stale words.", false);
+    e.speechEnded();
+    e.speechResumed();
+    expect(e.silence(2000)).toBe(false);
+    expect(e.speechEnded()).toBe(false);
+    expect(e.silence(500)).toBe(true);
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * The end of a locally detected user turn, by the end-of-turn rule
+ * (speech/end-of-turn.ts): the gate reports the end of speech after the
+ * shortest silence the rule can ask for, and this counts the silence that
+ * follows (audio time) until the rule, applied to the turn's running
+ * transcript, says the turn is over. Speech before then continues the turn.
+ */
+import { endOfTurnSilence, type ResolvedEndOfTurn } from "../speech/end-of-turn.js";
+
+export class TurnEndpoint {
+  readonly #rule: ResolvedEndOfTurn;
+  #turnId: string | undefined;
+  #transcript = "";
+  /** Non-speech since the end of speech, ms; undefined while the caller speaks. */
+  #silenceMs: number | undefined;
+
+  constructor(rule: ResolvedEndOfTurn) {
+    this.#rule = rule;
+  }
+
+  /** The silence after which the gate reports the end of speech: the shortest endpoint, ms. */
+  get gateSilenceMs(): number {
+    return this.#rule.mode === "fixed" ? this.#rule.silenceMs : this.#rule.minMs;
+  }
+
+  /** Silence since the end of speech, ms (0 while the caller speaks). */
+  get silenceMs(): number {
+    return this.#silenceMs ?? 0;
+  }
+
+  /** A new turn: its transcript starts empty. */
+  begin(turnId: string): void {
+    this.#turnId = turnId;
+    this.#transcript = "";
+    this.#silenceMs = undefined;
+  }
+
+  /** A transcript.delta of the recognizer (user role). */
+  transcriptDelta(turnId: string | undefined, text: string, replace: boolean): void {
+    if (turnId === undefined || turnId !== this.#turnId) return;
+    this.#transcript = replace ? text : this.#transcript + text;
+  }
+
+  /** The gate heard the end of speech (after gateSilenceMs of non-speech). True: the turn ends now. */
+  speechEnded(): boolean {
+    this.#silenceMs = this.gateSilenceMs;
+    return this.due();
+  }
+
+  /** Speech again before the endpoint: the same turn goes on. */
+  speechResumed(): void {
+    this.#silenceMs = undefined;
+  }
+
+  /** `ms` more of non-speech after the end of speech. True: the turn ends now. */
+  silence(ms: number): boolean {
+    if (this.#silenceMs === undefined) return false;
+    this.#silenceMs += ms;
+    return this.due();
+  }
+
+  /** The silence heard is the rule's endpoint for what was said. */
+  due(): boolean {
+    return (
+      this.#silenceMs !== undefined && this.#silenceMs >= endOfTurnSilence(this.#transcript, this.#rule).ms
+    );
+  }
+}
