@@ -198,6 +198,20 @@ export const talkSchema = z
           })
           .strict()
           .prefault({}),
+        /**
+         * The local speech gate's detector: "webrtc" (the WebRTC VAD gated by a tracked noise floor) or
+         * "silero" (the Silero VAD in onnxruntime-node, model from an npm package; docs/codecs.md).
+         */
+        vad: z.enum(["webrtc", "silero"]).default("webrtc"),
+        /** Noise suppression (libspeexdsp's preprocessor) of every media leg's caller audio before VAD and STT. */
+        noiseSuppression: z
+          .object({
+            enabled: z.boolean().default(false),
+            /** Most attenuation applied to noise, dB. */
+            suppressDb: z.number().int().min(-90).max(-1).default(-30),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

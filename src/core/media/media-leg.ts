@@ -36,6 +36,7 @@ import type { AudioFormat } from "../talk-types.js";
 import { SpeechGate } from "./speech-gate.js";
 import { LegFaults } from "./leg-faults.js";
 import { EchoGuard } from "./echo-guard.js";
+import { NoiseGuard } from "./input-processing.js";
 
 export type MediaLegState = "created" | "starting" | "live" | "closing" | "closed";
 
@@ -119,6 +120,7 @@ export class MediaLeg {
   #starting: Promise<void> | undefined;
   #gate: SpeechGate | undefined;
   #echo: EchoGuard | undefined;
+  #noise: NoiseGuard | undefined;
   #capturingTurn: string | undefined;
   #closing: Promise<void> | undefined;
   #resolveClosed!: (reason: TerminalReason) => void;
@@ -187,15 +189,18 @@ export class MediaLeg {
     const o = this.#options;
     if (o.turnTaking.kind === "local-vad") {
       const { threshold, minSpeechMs, silenceMs, preRollMs } = o.turnTaking;
+      const { vad } = o.createController.input;
       this.#gate = new SpeechGate({
         threshold,
         minSpeechMs,
         silenceMs,
         sampleRate: o.format.sampleRate,
         ...(preRollMs !== undefined ? { preRollMs } : {}),
+        ...(vad ? { detector: vad } : {}),
       });
     }
     this.#echo = this.#createEchoGuard();
+    this.#noise = this.#createNoiseGuard();
     const controller = o.createController({
       session: this.session,
       inputFormat: o.format,
@@ -231,7 +236,8 @@ export class MediaLeg {
         );
       }
       this.#inputMs += (pcm.length / format.channels / format.sampleRate) * 1000;
-      const heard = this.#echo ? this.#echo.process(pcm, reference) : pcm;
+      const cancelled = this.#echo ? this.#echo.process(pcm, reference) : pcm;
+      const heard = this.#noise && cancelled.length > 0 ? this.#noise.process(cancelled) : cancelled;
       if (heard.length === 0) return;
       if (this.#gate) this.#gateAudio(controller, this.#gate, heard);
       else controller.appendPcm(heard);
@@ -340,6 +346,7 @@ export class MediaLeg {
     this.#state = "closing";
     this.#gate?.close();
     this.#echo?.close();
+    this.#noise?.close();
     try {
       if (this.#controller) await this.#controller.close(reason);
       else await this.session.close(reason);
@@ -360,6 +367,13 @@ export class MediaLeg {
     const { echo } = this.#options.createController;
     if (this.#options.echoReference !== true || !echo.options.enabled || !echo.create) return undefined;
     return new EchoGuard(echo.create, echo.options, this.#options.format.sampleRate);
+  }
+
+  /** The leg's noise suppressor, when talk.input.noiseSuppression is on and the process has one. */
+  #createNoiseGuard(): NoiseGuard | undefined {
+    const { noiseSuppression, createSuppressor } = this.#options.createController.input;
+    if (!noiseSuppression.enabled || !createSuppressor) return undefined;
+    return new NoiseGuard(createSuppressor, noiseSuppression, this.#options.format.sampleRate);
   }
 
   #live(): SessionController | undefined {

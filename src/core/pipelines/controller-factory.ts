@@ -21,6 +21,13 @@ import {
   type EchoCancellerFactory,
   type ResolvedEchoCancellation,
 } from "../media/echo-guard.js";
+import {
+  resolveNoiseSuppression,
+  type FactoryInput,
+  type NoiseSuppressionOptions,
+  type NoiseSuppressorFactory,
+  type SpeechDetectorFactory,
+} from "../media/input-processing.js";
 
 /**
  * What one controller request may choose: the session, its formats, sink and
@@ -59,6 +66,8 @@ export interface SessionControllerFactory {
   readonly faults: FactoryFaults;
   /** talk.input.echoCancellation and the canceller a media leg whose adapter supplies the played reference uses. */
   readonly echo: FactoryEcho;
+  /** talk.input.vad and talk.input.noiseSuppression: the detector and suppressor of every media leg. */
+  readonly input: FactoryInput;
 }
 
 /** Echo cancellation of the media legs (talk.input.echoCancellation); no `create`: none (no canceller here). */
@@ -84,6 +93,12 @@ export interface ControllerFactoryBase {
   faults?: { options?: FaultOptions; speech?: FaultSpeech | undefined };
   /** talk.input.echoCancellation (validated here) and the canceller (the codecs'). Default: enabled, no canceller. */
   echo?: { options?: EchoCancellationOptions; create?: EchoCancellerFactory | undefined };
+  /** The legs' speech detector (talk.input.vad) and noise suppression (validated here). Default: the WebRTC VAD, none. */
+  input?: {
+    vad?: SpeechDetectorFactory | undefined;
+    noiseSuppression?: NoiseSuppressionOptions;
+    createSuppressor?: NoiseSuppressorFactory | undefined;
+  };
 }
 
 /** The base tool view, or one that also offers a session's client-completed tools (never the base mutated). */
@@ -134,5 +149,10 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
     options: resolveEchoCancellation(base.echo?.options),
     create: base.echo?.create,
   });
-  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults, echo });
+  const input: FactoryInput = Object.freeze({
+    vad: base.input?.vad,
+    noiseSuppression: resolveNoiseSuppression(base.input?.noiseSuppression),
+    createSuppressor: base.input?.createSuppressor,
+  });
+  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults, echo, input });
 }
