@@ -45,6 +45,8 @@ describe("loadConfig", () => {
       interruptOnSpeech: true,
       silenceTimeoutMs: 800,
       echoCancellation: { enabled: true, tailMs: 300, denoise: false },
+      vad: "webrtc",
+      noiseSuppression: { enabled: false, suppressDb: -30 },
     });
     expect(config.gateway.rateLimit.requestsPerSecond).toBeGreaterThan(0);
   });
