@@ -151,7 +151,6 @@ static napi_value suppressor_construct(napi_env env, napi_callback_info info) {
   speex_preprocess_ctl(s->pre, SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, &db);
   speex_preprocess_ctl(s->pre, SPEEX_PREPROCESS_SET_AGC, &off);
   speex_preprocess_ctl(s->pre, SPEEX_PREPROCESS_SET_DEREVERB, &off);
-  speex_preprocess_ctl(s->pre, SPEEX_PREPROCESS_SET_VAD, &off);
   napi_wrap(env, self, s, suppressor_finalize, NULL, NULL);
   return self;
 }
