@@ -45,7 +45,7 @@ describe("talk.input.vad and talk.input.noiseSuppression", () => {
       validateConfig({ talk: { input: { noiseSuppression: { enabled: true, suppressDb: -25 } } } }).config,
       NOOP_LOGGER,
     );
-    const s = input.createSuppressor!({ sampleRate: 8000, suppressDb: input.noiseSuppression.suppressDb });
+    const s = input.createSuppressor!({ sampleRate: 8000, suppressDb: -25 });
     expect(s.process(new Int16Array(320))).toHaveLength(320);
     s.close();
   });

@@ -15,12 +15,12 @@ import { TalkError } from "../errors.js";
 /** What a speech gate asks of its detector (vad.ts / silero-vad.ts options). */
 export interface SpeechDetectorOptions {
   sampleRate: number;
-  /** Speech needed before speech-start, ms. */
-  onsetMs: number;
+  /** Speech needed before speech-start, ms. Default: the detector's. */
+  onsetMs?: number;
   /** Non-speech that ends speech, ms. */
   hangoverMs: number;
-  /** Quieter than this is never speech, dBFS. */
-  minLevelDbfs: number;
+  /** Quieter than this is never speech, dBFS. Default: the detector's. */
+  minLevelDbfs?: number;
 }
 
 /** Creates one stream's detector (per leg). */
