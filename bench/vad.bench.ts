@@ -36,7 +36,10 @@ import { createSileroVad } from "../src/codecs/silero-vad.js";
 import { loadSpeech, SPEECH_FILES } from "../src/codecs/testing/audio-tools.js";
 import { concatPcm, noiseCorpus } from "../src/codecs/testing/vad-corpus.js";
 import { PCM16_16K } from "../src/core/talk-types.js";
-import { createPocketsphinxStt, type PocketsphinxSttProvider } from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
+import {
+  createPocketsphinxStt,
+  type PocketsphinxSttProvider,
+} from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
 import { levelDbfs, mixAtSnr, noiseOf, type NoiseKind } from "./lib/noise-synth.js";
 import { createRnnoise } from "./lib/rnnoise-peer.js";
 
@@ -136,7 +139,8 @@ function speakingPerFrame(vad: Vad, pcm: Int16Array, rate: number): { speaking: 
 function vadFigures(): void {
   const rate = 8000;
   const recordings = SPEECH_FILES.map((name) => loadSpeech(name, rate));
-  const speechLevel = 10 * Math.log10(recordings.reduce((s, r) => s + 10 ** (levelDbfs(r) / 10), 0) / recordings.length);
+  const speechLevel =
+    10 * Math.log10(recordings.reduce((s, r) => s + 10 ** (levelDbfs(r) / 10), 0) / recordings.length);
   const lead = 2 * rate;
   const noises = new Map(KINDS.map((k) => [k, noiseOf(k, rate, Math.max(noiseSeconds, 30), -30)]));
 
@@ -145,7 +149,10 @@ function vadFigures(): void {
     let total = 0;
     for (const clean of recordings) {
       const padded = concatPcm([new Int16Array(lead), clean]);
-      const noisy = kind === "clean" ? padded : mixAtSnr(padded, noises.get(kind)!, snr + levelDbfs(padded) - levelDbfs(clean));
+      const noisy =
+        kind === "clean"
+          ? padded
+          : mixAtSnr(padded, noises.get(kind)!, snr + levelDbfs(padded) - levelDbfs(clean));
       const input = suppressed(noisy, rate, denoise);
       const truth = speechFrames(padded, rate);
       for (const name of Object.keys(DETECTORS) as Detector[]) {
@@ -224,7 +231,11 @@ function vadFigures(): void {
       ]),
     );
     console.log(
-      JSON.stringify({ figure: "false starts over the 10-minute noise, hum and silence corpus", denoise, ...starts }),
+      JSON.stringify({
+        figure: "false starts over the 10-minute noise, hum and silence corpus",
+        denoise,
+        ...starts,
+      }),
     );
   }
 }
@@ -242,7 +253,10 @@ const REFERENCES: [string, string][] = [
     "and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them",
   ],
   ["librivox/sense_and_sensibility_01_austen_64kb-0880.wav", "he was not an ill disposed young man"],
-  [`${AUSTEN.slice(DATA.length + 1)}0890.wav`, "unless to be rather cold hearted and rather selfish is to be ill disposed"],
+  [
+    `${AUSTEN.slice(DATA.length + 1)}0890.wav`,
+    "unless to be rather cold hearted and rather selfish is to be ill disposed",
+  ],
   [
     `${AUSTEN.slice(DATA.length + 1)}0920.wav`,
     "had he married a more a amiable woman he might have been made still more respectable than he was",
@@ -281,7 +295,9 @@ async function werFigures(): Promise<void> {
       for (const r of recordings) {
         const padded = concatPcm([new Int16Array(rate), r.pcm]);
         const noisy =
-          kind === "clean" ? padded : mixAtSnr(padded, noises.get(kind)!, snr + levelDbfs(padded) - levelDbfs(r.pcm));
+          kind === "clean"
+            ? padded
+            : mixAtSnr(padded, noises.get(kind)!, snr + levelDbfs(padded) - levelDbfs(r.pcm));
         for (const denoise of SUPPRESSORS) {
           const text = await transcribe(stt, suppressed(noisy, rate, denoise));
           errors[denoise] += wordErrors(r.ref, text.split(" ").filter(Boolean));

@@ -103,7 +103,16 @@ function espeak(voice: string, speed: number, text: string, rate: number): Int16
   });
   const raw = execFileSync(
     "sox",
-    ["-R", "-V1", "-t", "wav", "-", ...["-t", "raw", "-e", "signed", "-b", "16", "-c", "1", "-"], "rate", String(rate)],
+    [
+      "-R",
+      "-V1",
+      "-t",
+      "wav",
+      "-",
+      ...["-t", "raw", "-e", "signed", "-b", "16", "-c", "1", "-"],
+      "rate",
+      String(rate),
+    ],
     { input: wav, maxBuffer: 1 << 28 },
   );
   return toInt16(raw);

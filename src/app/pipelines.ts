@@ -113,7 +113,10 @@ export function echoCancellation(
  * is loaded now, so a process configured for it and missing its packages is refused at start; a missing
  * libspeexdsp binding only warns (legs run without suppression), as echo cancellation does.
  */
-export function inputProcessing(config: TalkgateConfig, logger: TalkLogger): NonNullable<ControllerFactoryBase["input"]> {
+export function inputProcessing(
+  config: TalkgateConfig,
+  logger: TalkLogger,
+): NonNullable<ControllerFactoryBase["input"]> {
   const { vad, noiseSuppression } = config.talk.input;
   let detector: NonNullable<ControllerFactoryBase["input"]>["vad"];
   if (vad === "silero") {

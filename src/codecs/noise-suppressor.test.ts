@@ -4,13 +4,16 @@ import { createNoiseSuppressor, noiseSuppressorAvailable } from "./noise-suppres
 
 function pink(rate: number, seconds: number, dbfs: number): Int16Array {
   const raw = toInt16(
-    run("sox", ["-R", "-n", "-t", "raw", "-r", String(rate), "-e", "signed", "-b", "16", "-c", "1", "-"].concat([
-      "synth",
-      String(seconds),
-      "pinknoise",
-      "vol",
-      String(10 ** (dbfs / 20) * 3),
-    ])),
+    run(
+      "sox",
+      ["-R", "-n", "-t", "raw", "-r", String(rate), "-e", "signed", "-b", "16", "-c", "1", "-"].concat([
+        "synth",
+        String(seconds),
+        "pinknoise",
+        "vol",
+        String(10 ** (dbfs / 20) * 3),
+      ]),
+    ),
   );
   return raw;
 }
@@ -36,12 +39,15 @@ function through(rate: number, pcm: Int16Array, suppressDb = -30): Int16Array {
 }
 
 describe.skipIf(!noiseSuppressorAvailable())("createNoiseSuppressor (libspeexdsp's preprocessor)", () => {
-  it.each([8000, 16000])("takes steady pink noise at %i Hz down by more than 10 dB once it has learnt it", (rate) => {
-    const noise = pink(rate, 4, -40);
-    const out = through(rate, noise);
-    const tail = (x: Int16Array) => x.subarray(x.length - rate * 2);
-    expect(levelDb(tail(noise)) - levelDb(tail(out))).toBeGreaterThan(10);
-  });
+  it.each([8000, 16000])(
+    "takes steady pink noise at %i Hz down by more than 10 dB once it has learnt it",
+    (rate) => {
+      const noise = pink(rate, 4, -40);
+      const out = through(rate, noise);
+      const tail = (x: Int16Array) => x.subarray(x.length - rate * 2);
+      expect(levelDb(tail(noise)) - levelDb(tail(out))).toBeGreaterThan(10);
+    },
+  );
 
   it("keeps speech within 6 dB of its level in a quiet recording", () => {
     const speech = loadSpeech("goforward.raw", 8000);
@@ -52,7 +58,9 @@ describe.skipIf(!noiseSuppressorAvailable())("createNoiseSuppressor (libspeexdsp
   it("attenuates more with a deeper suppressDb", () => {
     const noise = pink(8000, 4, -40);
     const tail = (x: Int16Array) => x.subarray(x.length - 8000 * 2);
-    expect(levelDb(tail(through(8000, noise, -40)))).toBeLessThan(levelDb(tail(through(8000, noise, -10))) - 3);
+    expect(levelDb(tail(through(8000, noise, -40)))).toBeLessThan(
+      levelDb(tail(through(8000, noise, -10))) - 3,
+    );
   });
 
   it("carries a partial frame to the next call; close() is idempotent and process() afterwards is invalid_state", () => {
@@ -73,6 +81,8 @@ describe.skipIf(!noiseSuppressorAvailable())("createNoiseSuppressor (libspeexdsp
     [{ sampleRate: 8000, suppressDb: -91 }],
     [{ sampleRate: 8000, suppressDb: -2.5 }],
   ])("refuses %j with invalid_options", (options) => {
-    expect(() => createNoiseSuppressor(options)).toThrow(expect.objectContaining({ code: "invalid_options" }));
+    expect(() => createNoiseSuppressor(options)).toThrow(
+      expect.objectContaining({ code: "invalid_options" }),
+    );
   });
 });

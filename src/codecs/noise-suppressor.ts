@@ -49,7 +49,10 @@ export function createNoiseSuppressor(options: NoiseSuppressorOptions): NoiseSup
   if (![10, 20].includes(frameMs))
     throw new CodecError("invalid_options", `frameMs must be 10 or 20, got ${frameMs}`);
   if (!Number.isInteger(suppressDb) || suppressDb < -90 || suppressDb > -1)
-    throw new CodecError("invalid_options", `suppressDb must be an integer from -90 to -1, got ${suppressDb}`);
+    throw new CodecError(
+      "invalid_options",
+      `suppressDb must be an integer from -90 to -1, got ${suppressDb}`,
+    );
   const frame = (sampleRate * frameMs) / 1000;
   const native = new (speexdspBinding().NoiseSuppressor)(frame, sampleRate, suppressDb);
   const work = new Int16Array(frame);
@@ -60,7 +63,8 @@ export function createNoiseSuppressor(options: NoiseSuppressorOptions): NoiseSup
     frameSamples: frame,
     process(input) {
       if (closed) throw new CodecError("invalid_state", "the noise suppressor is closed");
-      if (!(input instanceof Int16Array)) throw new CodecError("invalid_audio", "process() takes an Int16Array");
+      if (!(input instanceof Int16Array))
+        throw new CodecError("invalid_audio", "process() takes an Int16Array");
       let all = input;
       if (pending.length > 0) {
         all = new Int16Array(pending.length + input.length);

@@ -13,7 +13,8 @@ function events(options: SileroVadOptions, pcm: Int16Array): Array<[string, numb
   try {
     for (let o = 0; o + frame <= pcm.length; o += frame) {
       const e = vad.process(pcm.subarray(o, o + frame));
-      if (e === "speech-start" || e === "speech-end") out.push([e, ((o + frame) * 1000) / options.sampleRate]);
+      if (e === "speech-start" || e === "speech-end")
+        out.push([e, ((o + frame) * 1000) / options.sampleRate]);
     }
   } finally {
     vad.close();
@@ -52,8 +53,10 @@ describe.each(RATES)("createSileroVad at %i Hz on ten minutes of noise, hum and 
 
   it("would catch a threshold so low that noise passes", () => {
     expect(
-      starts({ sampleRate: rate, threshold: 0.01, negativeThreshold: 0, onsetMs: 0, minLevelDbfs: -120 }, corpus[2]!.pcm)
-        .length,
+      starts(
+        { sampleRate: rate, threshold: 0.01, negativeThreshold: 0, onsetMs: 0, minLevelDbfs: -120 },
+        corpus[2]!.pcm,
+      ).length,
     ).toBeGreaterThan(0);
   });
 });
@@ -120,12 +123,16 @@ describe("createSileroVad: streams, rates and state", () => {
     expect(vad.probability).toBe(0);
     vad.close();
     vad.close();
-    expect(() => vad.process(new Int16Array(320))).toThrow(expect.objectContaining({ code: "invalid_state" }));
+    expect(() => vad.process(new Int16Array(320))).toThrow(
+      expect.objectContaining({ code: "invalid_state" }),
+    );
   });
 
   it("rejects a frame that is not a multiple of 10 ms and stays usable", () => {
     const vad = createSileroVad({ sampleRate: 8000 });
-    expect(() => vad.process(new Int16Array(100))).toThrow(expect.objectContaining({ code: "invalid_audio" }));
+    expect(() => vad.process(new Int16Array(100))).toThrow(
+      expect.objectContaining({ code: "invalid_audio" }),
+    );
     expect(vad.process(new Int16Array(160))).toBe("silence");
     vad.close();
   });

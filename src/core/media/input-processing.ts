@@ -34,7 +34,10 @@ export interface NoiseSuppressorPort {
   close(): void;
 }
 
-export type NoiseSuppressorFactory = (options: { sampleRate: number; suppressDb: number }) => NoiseSuppressorPort;
+export type NoiseSuppressorFactory = (options: {
+  sampleRate: number;
+  suppressDb: number;
+}) => NoiseSuppressorPort;
 
 /** talk.input.noiseSuppression. */
 export interface NoiseSuppressionOptions {

@@ -39,7 +39,12 @@ function legWith(input: {
   const leg = new MediaLeg({
     session,
     createController: sessionControllerFactory({
-      providers: { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => provider },
+      providers: {
+        stt: () => undefined,
+        tts: () => undefined,
+        agent: () => undefined,
+        realtime: () => provider,
+      },
       options: {},
       logger: NOOP_LOGGER,
       input: {
@@ -96,7 +101,9 @@ describe("media leg: talk.input.vad", () => {
     expect(events.ofType("input.audio.speech_started")).toMatchObject([{ source: "local_vad" }]);
     await leg.close("closed");
     // The gate closed its detector with the leg.
-    expect(() => made[0]!.process(new Int16Array(160))).toThrow(expect.objectContaining({ code: "invalid_state" }));
+    expect(() => made[0]!.process(new Int16Array(160))).toThrow(
+      expect.objectContaining({ code: "invalid_state" }),
+    );
   });
 });
 
@@ -132,7 +139,10 @@ describe.skipIf(!noiseSuppressorAvailable())("media leg: talk.input.noiseSuppres
     const level = (chunks: Int16Array[]) => {
       let e = 0;
       let n = 0;
-      for (const c of chunks) for (const v of c) (e += v * v), n++;
+      for (const c of chunks) {
+        for (const v of c) e += v * v;
+        n += c.length;
+      }
       return 10 * Math.log10(e / n / 32768 ** 2);
     };
     const heard = provider.audio
@@ -159,7 +169,12 @@ describe.skipIf(!noiseSuppressorAvailable())("media leg: talk.input.noiseSuppres
   it("refuses a bad talk.input.noiseSuppression at start, naming the key", () => {
     expect(() =>
       sessionControllerFactory({
-        providers: { stt: () => undefined, tts: () => undefined, agent: () => undefined, realtime: () => undefined },
+        providers: {
+          stt: () => undefined,
+          tts: () => undefined,
+          agent: () => undefined,
+          realtime: () => undefined,
+        },
         options: {},
         logger: NOOP_LOGGER,
         input: { noiseSuppression: { enabled: true, suppressDb: 5 } },

@@ -37,12 +37,15 @@ describe("UtteranceSegmenter with the detector talk.input.vad chooses", () => {
   it.each([
     ["the Silero VAD", createSileroVad as SpeechDetectorFactory],
     ["the default WebRTC VAD", undefined],
-  ] as const)("%s cuts a real recording into one utterance and hears none in pink noise", (_name, detector) => {
-    const [u, ...rest] = segment(detector, withSilence);
-    expect(rest).toHaveLength(0);
-    expect(u!.ended).toBe(true);
-    expect(segment(detector, pink)).toHaveLength(0);
-  });
+  ] as const)(
+    "%s cuts a real recording into one utterance and hears none in pink noise",
+    (_name, detector) => {
+      const [u, ...rest] = segment(detector, withSilence);
+      expect(rest).toHaveLength(0);
+      expect(u!.ended).toBe(true);
+      expect(segment(detector, pink)).toHaveLength(0);
+    },
+  );
 
   it("uses the detector it is given", () => {
     let made = 0;
