@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { validateConfig } from "../config/load-config.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import { noiseSuppressorAvailable } from "../codecs/noise-suppressor.js";
-import { inputProcessing } from "./pipelines.js";
+import { inputProcessing, prepareInputProcessing } from "./pipelines.js";
 
 describe("talk.input.vad and talk.input.noiseSuppression", () => {
   it.each([
@@ -13,6 +13,7 @@ describe("talk.input.vad and talk.input.noiseSuppression", () => {
     [{ noiseSuppression: { suppressDb: -91 } }, "noiseSuppression.suppressDb"],
     [{ noiseSuppression: { suppressDb: -20.5 } }, "noiseSuppression.suppressDb"],
     [{ noiseSuppression: { level: 3 } }, "noiseSuppression"],
+    [{ noiseSuppression: { engine: "webrtc" } }, "noiseSuppression.engine"],
   ])("refuses %j at start, naming the key", (input, key) => {
     let error: unknown;
     try {
@@ -47,6 +48,21 @@ describe("talk.input.vad and talk.input.noiseSuppression", () => {
     );
     const s = input.createSuppressor!({ sampleRate: 8000, suppressDb: -25 });
     expect(s.process(new Int16Array(320))).toHaveLength(320);
+    s.close();
+  });
+
+  it('engine "rnnoise" is loaded before the pipelines are built and gives the legs RNNoise', async () => {
+    const { config } = validateConfig({
+      talk: { input: { noiseSuppression: { enabled: true, engine: "rnnoise" } } },
+    });
+    await prepareInputProcessing(config);
+    const input = inputProcessing(config, NOOP_LOGGER);
+    const s = input.createSuppressor!({ sampleRate: 8000, suppressDb: -30 });
+    // RNNoise's 48 kHz frames and resamplers: whole output arrives after a short delay, never more than fed.
+    let out = 0;
+    for (let i = 0; i < 10; i++) out += s.process(new Int16Array(160)).length;
+    expect(out).toBeGreaterThan(1200);
+    expect(out).toBeLessThanOrEqual(1600);
     s.close();
   });
 });

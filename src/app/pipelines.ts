@@ -17,6 +17,7 @@ import { faultOptions, resilientResolver } from "./faults.js";
 import { createEchoCanceller, echoCancellerAvailable } from "../codecs/echo-canceller.js";
 import type { EchoCancellationOptions, EchoCancellerFactory } from "../core/media/echo-guard.js";
 import { createNoiseSuppressor, noiseSuppressorAvailable } from "../codecs/noise-suppressor.js";
+import { createRnnoiseSuppressor, loadRnnoise } from "../codecs/rnnoise-suppressor.js";
 import { createSileroVad } from "../codecs/silero-vad.js";
 import { sileroModel } from "../codecs/silero-model.js";
 import { TalkError } from "../core/errors.js";
@@ -132,7 +133,9 @@ export function inputProcessing(
     detector = (o) => createSileroVad(o);
   }
   let createSuppressor: NonNullable<ControllerFactoryBase["input"]>["createSuppressor"];
-  if (noiseSuppression.enabled) {
+  if (noiseSuppression.enabled && noiseSuppression.engine === "rnnoise")
+    createSuppressor = (o) => createRnnoiseSuppressor({ sampleRate: o.sampleRate });
+  else if (noiseSuppression.enabled) {
     if (noiseSuppressorAvailable()) createSuppressor = (o) => createNoiseSuppressor({ ...o, frameMs: 20 });
     else
       logger.warn(
@@ -140,5 +143,24 @@ export function inputProcessing(
         "talk.input.noiseSuppression: the libspeexdsp binding is not built (scripts/setup.sh); legs run without noise suppression",
       );
   }
-  return { vad: detector, noiseSuppression, createSuppressor };
+  return {
+    vad: detector,
+    noiseSuppression: { enabled: noiseSuppression.enabled, suppressDb: noiseSuppression.suppressDb },
+    createSuppressor,
+  };
+}
+
+/** Loads what inputProcessing needs asynchronously (RNNoise's WebAssembly), before it runs; refused naming the key. */
+export async function prepareInputProcessing(config: TalkgateConfig): Promise<void> {
+  const { noiseSuppression } = config.talk.input;
+  if (!noiseSuppression.enabled || noiseSuppression.engine !== "rnnoise") return;
+  try {
+    await loadRnnoise();
+  } catch (err) {
+    throw new TalkError(
+      "config_invalid",
+      `talk.input.noiseSuppression.engine is "rnnoise" but it cannot be loaded: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
 }

@@ -45,6 +45,7 @@ export {
   type NoiseSuppressor,
   type NoiseSuppressorOptions,
 } from "./noise-suppressor.js";
+export { createRnnoiseSuppressor, loadRnnoise } from "./rnnoise-suppressor.js";
 export { createFrameAssembler, type FrameAssembler, type FrameAssemblerOptions } from "./frame-assembler.js";
 export { readWav, writeWav, wavHeader, WAV_HEADER_BYTES, type WavAudio } from "./wav.js";
 export {

@@ -5,11 +5,12 @@
  * preprocessor on its output; this is for legs without a played reference
  * (or with echo cancellation off). Per-stream state, one idempotent close.
  *
- * Why speexdsp over RNNoise (WebAssembly builds exist on npm): RNNoise works
- * on 48 kHz 10 ms frames only, so a phone leg would pay two resamplings per
- * frame, and the binding is already built for the canceller; its effect on
- * the VAD's false starts and on the recognizer's word errors is in
- * bench/vad.bench.ts (docs/performance.md).
+ * RNNoise (rnnoise-suppressor.ts) is the other engine behind the same
+ * interface (talk.input.noiseSuppression.engine). This one is the default by
+ * cost: about 20 µs per 20 ms frame against RNNoise's 1 ms (it works at
+ * 48 kHz only, so a phone leg pays two resamplings); RNNoise leaves the
+ * local recognizer fewer word errors. Both measured in bench/vad.bench.ts
+ * (docs/performance.md).
  */
 import { CodecError } from "./codec-error.js";
 import { speexdspAvailable, speexdspBinding } from "./speexdsp-binding.js";

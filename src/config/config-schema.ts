@@ -207,7 +207,9 @@ export const talkSchema = z
         noiseSuppression: z
           .object({
             enabled: z.boolean().default(false),
-            /** Most attenuation applied to noise, dB. */
+            /** "speexdsp" (the preprocessor, cheap) or "rnnoise" (fewer word errors, ~50x the CPU). */
+            engine: z.enum(["speexdsp", "rnnoise"]).default("speexdsp"),
+            /** Most attenuation applied to noise, dB (speexdsp). */
             suppressDb: z.number().int().min(-90).max(-1).default(-30),
           })
           .strict()

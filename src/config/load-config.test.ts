@@ -46,7 +46,7 @@ describe("loadConfig", () => {
       silenceTimeoutMs: 800,
       echoCancellation: { enabled: true, tailMs: 300, denoise: false },
       vad: "webrtc",
-      noiseSuppression: { enabled: false, suppressDb: -30 },
+      noiseSuppression: { enabled: false, engine: "speexdsp", suppressDb: -30 },
     });
     expect(config.gateway.rateLimit.requestsPerSecond).toBeGreaterThan(0);
   });
