@@ -46,6 +46,18 @@ describe("createRnnoiseSuppressor (RNNoise, WebAssembly)", () => {
     expect(Math.abs(levelDb(out) - levelDb(speech))).toBeLessThan(6);
   });
 
+  it("returns whole 20 ms frames at the line's rate", () => {
+    const ns = createRnnoiseSuppressor({ sampleRate: 8000 });
+    let total = 0;
+    for (let i = 0; i < 50; i++) {
+      const out = ns.process(new Int16Array(160).fill(100));
+      expect(out.length % 160).toBe(0);
+      total += out.length;
+    }
+    expect(total).toBeGreaterThanOrEqual(160 * 48);
+    ns.close();
+  });
+
   it("close() is idempotent and process() afterwards is invalid_state; bad rates are refused", () => {
     const ns = createRnnoiseSuppressor({ sampleRate: 16000 });
     ns.close();
