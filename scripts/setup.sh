@@ -34,10 +34,12 @@ fi
 # --- npm dependencies ----------------------------------------------------------
 # npm ci when node_modules is missing or older than the lockfile. @discordjs/opus
 # builds libopus from source with node-gyp; package.json's allowScripts approves
-# its install script for npm 11.
+# its install script for npm 11. onnxruntime-node's (the Silero VAD's runtime) is
+# refused there and skipped here too: it would fetch CUDA libraries from outside
+# the npm registry, and the CPU build we use is inside its npm tarball.
 if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm dependencies (npm ci; builds the native Opus binding, takes a minute)"
-  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+  PUPPETEER_SKIP_DOWNLOAD=1 ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
   say "npm dependencies installed"
 fi
 

@@ -18,7 +18,7 @@ import { renderFaultSpeech } from "./app/faults.js";
 import { buildGateway } from "./app/gateway.js";
 import { createAppLogger } from "./app/logger.js";
 import { registerOps } from "./app/ops.js";
-import { brainOptions, buildPipelines } from "./app/pipelines.js";
+import { brainOptions, buildPipelines, prepareInputProcessing } from "./app/pipelines.js";
 import { registerPages } from "./app/pages.js";
 import { buildProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
@@ -85,6 +85,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   // Every provider call of every pipeline is observed (metrics, traces, usage): the observers join in registerOps.
   const probes = new ProviderProbes(logger);
   const observed = { ...providers, pipeline: observedProviders(providers.pipeline, probes) };
+  await prepareInputProcessing(config);
   const pipelines = buildPipelines(config, observed, tools, brain, logger, faultSpeech);
   const cluster = await createAppCluster({ config, runtime, logger });
   const gateway = await buildGateway({

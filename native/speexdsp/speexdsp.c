@@ -6,6 +6,10 @@
  * PCM, `close()` frees the native state (idempotent; the finalizer frees it
  * too if a leg forgets). Everything else (alignment, framing, config) is in
  * src/codecs/echo-canceller.ts.
+ *
+ * `new NoiseSuppressor(frameSize, sampleRate, suppressDb)` is the
+ * preprocessor alone (no echo state): `process(pcm)` denoises one frame in
+ * place; src/codecs/noise-suppressor.ts.
  */
 #include <node_api.h>
 #include <speex/speex_echo.h>
@@ -112,6 +116,68 @@ static napi_value close_state(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* The preprocessor alone: noise suppression independent of echo cancellation. */
+typedef struct {
+  SpeexPreprocessState *pre;
+  int frame;
+} Suppressor;
+
+static void suppressor_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  Suppressor *s = (Suppressor *)data;
+  if (s->pre) speex_preprocess_state_destroy(s->pre);
+  free(s);
+}
+
+static napi_value suppressor_construct(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3], self;
+  napi_get_cb_info(env, info, &argc, argv, &self, NULL);
+  if (argc < 3) return throw_type(env, "NoiseSuppressor(frameSize, sampleRate, suppressDb)");
+  int32_t frame = int_arg(env, argv[0], 0), rate = int_arg(env, argv[1], 0), db = int_arg(env, argv[2], 1);
+  if (frame < 16 || frame > 4096 || rate < 8000 || rate > 48000 || db > -1 || db < -90)
+    return throw_type(env, "NoiseSuppressor: frameSize 16-4096, sampleRate 8000-48000, suppressDb -90..-1");
+  Suppressor *s = calloc(1, sizeof(Suppressor));
+  if (!s) return throw_type(env, "NoiseSuppressor: out of memory");
+  s->frame = frame;
+  s->pre = speex_preprocess_state_init(frame, rate);
+  if (!s->pre) {
+    free(s);
+    return throw_type(env, "NoiseSuppressor: libspeexdsp refused the state");
+  }
+  int on = 1, off = 0;
+  speex_preprocess_ctl(s->pre, SPEEX_PREPROCESS_SET_DENOISE, &on);
+  speex_preprocess_ctl(s->pre, SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, &db);
+  speex_preprocess_ctl(s->pre, SPEEX_PREPROCESS_SET_AGC, &off);
+  speex_preprocess_ctl(s->pre, SPEEX_PREPROCESS_SET_DEREVERB, &off);
+  napi_wrap(env, self, s, suppressor_finalize, NULL, NULL);
+  return self;
+}
+
+static napi_value suppressor_process(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], self;
+  napi_get_cb_info(env, info, &argc, argv, &self, NULL);
+  Suppressor *s;
+  if (napi_unwrap(env, self, (void **)&s) != napi_ok || !s->pre) return throw_type(env, "NoiseSuppressor: closed");
+  int16_t *pcm = argc < 1 ? NULL : int16_view(env, argv[0], s->frame);
+  if (!pcm) return throw_type(env, "process(pcm): an Int16Array of frameSize");
+  speex_preprocess_run(s->pre, pcm);
+  return NULL;
+}
+
+static napi_value suppressor_close(napi_env env, napi_callback_info info) {
+  napi_value self;
+  napi_get_cb_info(env, info, NULL, NULL, &self, NULL);
+  Suppressor *s;
+  if (napi_unwrap(env, self, (void **)&s) == napi_ok && s->pre) {
+    speex_preprocess_state_destroy(s->pre);
+    s->pre = NULL;
+  }
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor methods[] = {
       {"process", NULL, process, NULL, NULL, NULL, napi_default, NULL},
@@ -120,6 +186,14 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_value cls;
   napi_define_class(env, "EchoCanceller", NAPI_AUTO_LENGTH, construct, NULL, 2, methods, &cls);
   napi_set_named_property(env, exports, "EchoCanceller", cls);
+  napi_property_descriptor suppressor_methods[] = {
+      {"process", NULL, suppressor_process, NULL, NULL, NULL, napi_default, NULL},
+      {"close", NULL, suppressor_close, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_value suppressor;
+  napi_define_class(env, "NoiseSuppressor", NAPI_AUTO_LENGTH, suppressor_construct, NULL, 2, suppressor_methods,
+                    &suppressor);
+  napi_set_named_property(env, exports, "NoiseSuppressor", suppressor);
   return exports;
 }
 

@@ -16,6 +16,11 @@ import type { FaultSpeech } from "../core/faults/prerendered-speech.js";
 import { faultOptions, resilientResolver } from "./faults.js";
 import { createEchoCanceller, echoCancellerAvailable } from "../codecs/echo-canceller.js";
 import type { EchoCancellationOptions, EchoCancellerFactory } from "../core/media/echo-guard.js";
+import { createNoiseSuppressor, noiseSuppressorAvailable } from "../codecs/noise-suppressor.js";
+import { createRnnoiseSuppressor, loadRnnoise } from "../codecs/rnnoise-suppressor.js";
+import { createSileroVad } from "../codecs/silero-vad.js";
+import { sileroModel } from "../codecs/silero-model.js";
+import { TalkError } from "../core/errors.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
 
@@ -84,6 +89,7 @@ export function buildPipelines(
     faults: { options: faultOptions(config), speech: faultSpeech },
     echo: echoCancellation(config, logger),
     turns: { bargeIn: config.talk.input.bargeIn, endOfTurn: config.talk.input.endOfTurn },
+    input: inputProcessing(config, logger),
   });
   return { brain, base, createController: sessionControllerFactory(base) };
 }
@@ -103,4 +109,60 @@ export function echoCancellation(
     return { options };
   }
   return { options, create: (o) => createEchoCanceller({ ...o, frameMs: 20 }) };
+}
+
+/**
+ * talk.input.vad and talk.input.noiseSuppression with the codecs' detector and suppressor. The Silero model
+ * is loaded now, so a process configured for it and missing its packages is refused at start; a missing
+ * libspeexdsp binding only warns (legs run without suppression), as echo cancellation does.
+ */
+export function inputProcessing(
+  config: TalkgateConfig,
+  logger: TalkLogger,
+): NonNullable<ControllerFactoryBase["input"]> {
+  const { vad, noiseSuppression } = config.talk.input;
+  let detector: NonNullable<ControllerFactoryBase["input"]>["vad"];
+  if (vad === "silero") {
+    try {
+      sileroModel();
+    } catch (err) {
+      throw new TalkError(
+        "config_invalid",
+        `talk.input.vad is "silero" but the model cannot be loaded: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    detector = (o) => createSileroVad(o);
+  }
+  let createSuppressor: NonNullable<ControllerFactoryBase["input"]>["createSuppressor"];
+  if (noiseSuppression.enabled && noiseSuppression.engine === "rnnoise")
+    createSuppressor = (o) => createRnnoiseSuppressor({ sampleRate: o.sampleRate });
+  else if (noiseSuppression.enabled) {
+    if (noiseSuppressorAvailable()) createSuppressor = (o) => createNoiseSuppressor({ ...o, frameMs: 20 });
+    else
+      logger.warn(
+        {},
+        "talk.input.noiseSuppression: the libspeexdsp binding is not built (scripts/setup.sh); legs run without noise suppression",
+      );
+  }
+  return {
+    vad: detector,
+    noiseSuppression: { enabled: noiseSuppression.enabled, suppressDb: noiseSuppression.suppressDb },
+    createSuppressor,
+  };
+}
+
+/** Loads what inputProcessing needs asynchronously (RNNoise's WebAssembly), before it runs; refused naming the key. */
+export async function prepareInputProcessing(config: TalkgateConfig): Promise<void> {
+  const { noiseSuppression } = config.talk.input;
+  if (!noiseSuppression.enabled || noiseSuppression.engine !== "rnnoise") return;
+  try {
+    await loadRnnoise();
+  } catch (err) {
+    throw new TalkError(
+      "config_invalid",
+      `talk.input.noiseSuppression.engine is "rnnoise" but it cannot be loaded: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
 }

@@ -20,55 +20,12 @@
  * dropped beyond `tailMs` (a stalled inbound stream must not make the
  * canceller work on stale audio).
  */
-import { createRequire } from "node:module";
 import { CodecError } from "./codec-error.js";
-
-interface NativeCanceller {
-  process(mic: Int16Array, reference: Int16Array, out: Int16Array): void;
-  close(): void;
-}
-
-interface NativeBinding {
-  EchoCanceller: new (
-    frameSize: number,
-    filterLength: number,
-    sampleRate: number,
-    denoise: boolean,
-  ) => NativeCanceller;
-}
-
-let binding: NativeBinding | undefined;
-let loadError: unknown;
-
-function loadBinding(): NativeBinding {
-  if (binding) return binding;
-  if (loadError === undefined) {
-    try {
-      binding = createRequire(import.meta.url)(
-        "../../native/speexdsp/build/Release/speexdsp.node",
-      ) as NativeBinding;
-      return binding;
-    } catch (err) {
-      loadError = err;
-    }
-  }
-  throw new CodecError(
-    "codec_unavailable",
-    `the echo canceller's native binding is not built (run scripts/setup.sh; it needs Debian's libspeexdsp-dev): ${
-      loadError instanceof Error ? loadError.message : String(loadError)
-    }`,
-    { cause: loadError },
-  );
-}
+import { speexdspAvailable, speexdspBinding } from "./speexdsp-binding.js";
 
 /** Whether the native echo canceller can be created here. */
 export function echoCancellerAvailable(): boolean {
-  try {
-    loadBinding();
-    return true;
-  } catch {
-    return false;
-  }
+  return speexdspAvailable();
 }
 
 export interface EchoCancellerOptions {
@@ -107,7 +64,7 @@ export function createEchoCanceller(options: EchoCancellerOptions): EchoCancelle
   if (!Number.isFinite(tailMs) || tailMs < frameMs || tailMs > 1000)
     throw new CodecError("invalid_options", `tailMs must be ${frameMs}-1000, got ${tailMs}`);
   const frame = (sampleRate * frameMs) / 1000;
-  const native = new (loadBinding().EchoCanceller)(
+  const native = new (speexdspBinding().EchoCanceller)(
     frame,
     Math.round((sampleRate * tailMs) / 1000),
     sampleRate,

@@ -37,6 +37,15 @@ export {
 export { createOpusDecoder, type OpusDecoder, type OpusDecoderOptions } from "./opus-decoder.js";
 export { parseOpusPacket, opusPacketHasFec, type OpusPacketInfo, type OpusMode } from "./opus-packet.js";
 export { createVad, type Vad, type VadEvent, type VadOptions } from "./vad.js";
+export { createSileroVad, type SileroVadOptions } from "./silero-vad.js";
+export { sileroVadAvailable } from "./silero-model.js";
+export {
+  createNoiseSuppressor,
+  noiseSuppressorAvailable,
+  type NoiseSuppressor,
+  type NoiseSuppressorOptions,
+} from "./noise-suppressor.js";
+export { createRnnoiseSuppressor, loadRnnoise } from "./rnnoise-suppressor.js";
 export { createFrameAssembler, type FrameAssembler, type FrameAssemblerOptions } from "./frame-assembler.js";
 export { readWav, writeWav, wavHeader, WAV_HEADER_BYTES, type WavAudio } from "./wav.js";
 export {

@@ -238,6 +238,22 @@ export const talkSchema = z
           .strict()
           .refine((e) => e.maxMs >= e.minMs, { message: "maxMs must not be below minMs", path: ["maxMs"] })
           .prefault({}),
+        /**
+         * The local speech gate's detector: "webrtc" (the WebRTC VAD gated by a tracked noise floor) or
+         * "silero" (the Silero VAD in onnxruntime-node, model from an npm package; docs/codecs.md).
+         */
+        vad: z.enum(["webrtc", "silero"]).default("webrtc"),
+        /** Noise suppression (libspeexdsp's preprocessor) of every media leg's caller audio before VAD and STT. */
+        noiseSuppression: z
+          .object({
+            enabled: z.boolean().default(false),
+            /** "speexdsp" (the preprocessor, cheap) or "rnnoise" (fewer word errors, ~50x the CPU). */
+            engine: z.enum(["speexdsp", "rnnoise"]).default("speexdsp"),
+            /** Most attenuation applied to noise, dB (speexdsp). */
+            suppressDb: z.number().int().min(-90).max(-1).default(-30),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

@@ -48,6 +48,8 @@ describe("loadConfig", () => {
       echoCancellation: { enabled: true, tailMs: 300, denoise: false },
       bargeIn: { confirmWithWords: false, resumeAfterMs: 1200 },
       endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500 },
+      vad: "webrtc",
+      noiseSuppression: { enabled: false, engine: "speexdsp", suppressDb: -30 },
     });
     expect(config.gateway.rateLimit.requestsPerSecond).toBeGreaterThan(0);
   });

@@ -23,6 +23,12 @@ export * from "./tool-dispatcher.js";
 export { MediaLeg } from "./media/media-leg.js";
 export { CallControlRegistry } from "./tools/call-control.js";
 export type { MediaLegAdapter } from "./media/media-leg.js";
+export type {
+  NoiseSuppressorFactory,
+  NoiseSuppressorPort,
+  SpeechDetectorFactory,
+  SpeechDetectorOptions,
+} from "./media/input-processing.js";
 export { FAULT_DEFAULTS, FAULT_LIMITS, type FaultOptions, type FaultPolicy } from "./faults/fault-options.js";
 export { PrerenderedSpeech, type FaultSpeech } from "./faults/prerendered-speech.js";
 export type { SessionControllerFactory } from "./pipelines/controller-factory.js";

@@ -46,8 +46,10 @@ export function loadSpeech(name: string, rate = 16000): Int16Array {
   const input = name.endsWith(".raw")
     ? ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", path]
     : [path];
+  // -R: sox's dither is seeded, so the same recording converts to the same samples every run.
   return toInt16(
     run("sox", [
+      "-R",
       "-V1",
       ...input,
       "-t",

@@ -39,6 +39,7 @@ import { EchoGuard } from "./echo-guard.js";
 import { LocalTurns } from "./local-turns.js";
 import { TurnEndpoint } from "./turn-endpoint.js";
 import { resolveEndOfTurn, type EndOfTurnOptions } from "../speech/end-of-turn.js";
+import { NoiseGuard } from "./input-processing.js";
 
 export type MediaLegState = "created" | "starting" | "live" | "closing" | "closed";
 
@@ -134,6 +135,7 @@ export class MediaLeg {
   #gate: SpeechGate | undefined;
   #turns: LocalTurns | undefined;
   #echo: EchoGuard | undefined;
+  #noise: NoiseGuard | undefined;
   #closing: Promise<void> | undefined;
   #resolveClosed!: (reason: TerminalReason) => void;
   #appendFailures = 0;
@@ -205,15 +207,18 @@ export class MediaLeg {
       const { threshold, minSpeechMs, silenceMs, preRollMs } = o.turnTaking;
       const rule = o.turnTaking.endOfTurn ?? o.createController.turns.endOfTurn;
       endpoint = new TurnEndpoint(resolveEndOfTurn(rule, silenceMs));
+      const { vad } = o.createController.input;
       this.#gate = new SpeechGate({
         threshold,
         minSpeechMs,
         silenceMs: endpoint.gateSilenceMs,
         sampleRate: o.format.sampleRate,
         ...(preRollMs !== undefined ? { preRollMs } : {}),
+        ...(vad ? { detector: vad } : {}),
       });
     }
     this.#echo = this.#createEchoGuard();
+    this.#noise = this.#createNoiseGuard();
     const controller = o.createController({
       session: this.session,
       inputFormat: o.format,
@@ -267,7 +272,8 @@ export class MediaLeg {
         );
       }
       this.#inputMs += (pcm.length / format.channels / format.sampleRate) * 1000;
-      const heard = this.#echo ? this.#echo.process(pcm, reference) : pcm;
+      const cancelled = this.#echo ? this.#echo.process(pcm, reference) : pcm;
+      const heard = this.#noise && cancelled.length > 0 ? this.#noise.process(cancelled) : cancelled;
       if (heard.length === 0) return;
       if (this.#turns) this.#turns.audio(heard);
       else controller.appendPcm(heard);
@@ -377,6 +383,7 @@ export class MediaLeg {
     this.#turns?.close();
     this.#gate?.close();
     this.#echo?.close();
+    this.#noise?.close();
     try {
       if (this.#controller) await this.#controller.close(reason);
       else await this.session.close(reason);
@@ -397,6 +404,13 @@ export class MediaLeg {
     const { echo } = this.#options.createController;
     if (this.#options.echoReference !== true || !echo.options.enabled || !echo.create) return undefined;
     return new EchoGuard(echo.create, echo.options, this.#options.format.sampleRate);
+  }
+
+  /** The leg's noise suppressor, when talk.input.noiseSuppression is on and the process has one. */
+  #createNoiseGuard(): NoiseGuard | undefined {
+    const { noiseSuppression, createSuppressor } = this.#options.createController.input;
+    if (!noiseSuppression.enabled || !createSuppressor) return undefined;
+    return new NoiseGuard(createSuppressor, noiseSuppression, this.#options.format.sampleRate);
   }
 
   #live(): SessionController | undefined {

@@ -5,9 +5,11 @@
  * Speech must clear `threshold` (dBFS) for `minSpeechMs` before it counts,
  * so silence, line noise or a click never starts a turn or interrupts the
  * assistant; `silenceMs` of non-speech ends it. A short pre-roll is kept so
- * the turn's audio starts before the onset was confirmed.
+ * the turn's audio starts before the onset was confirmed. The detector is
+ * injectable (talk.input.vad: the Silero VAD instead of the default).
  */
 import { createVad, type Vad } from "../../codecs/index.js";
+import type { SpeechDetectorFactory } from "./input-processing.js";
 
 export interface SpeechGateOptions {
   /** dBFS a 10 ms frame must exceed to count as speech. */
@@ -20,6 +22,8 @@ export interface SpeechGateOptions {
   preRollMs?: number;
   /** Sample rate of the audio, Hz. Default 8000 (a phone line). */
   sampleRate?: number;
+  /** The detector. Default: the codecs' gated WebRTC VAD. */
+  detector?: SpeechDetectorFactory;
 }
 
 export type SpeechGateEvent = "speech-start" | "speech-end" | undefined;
@@ -36,7 +40,7 @@ export class SpeechGate {
     const sampleRate = options.sampleRate ?? 8000;
     this.sampleRate = sampleRate;
     this.#step = sampleRate / 100;
-    this.#vad = createVad({
+    this.#vad = (options.detector ?? createVad)({
       sampleRate,
       onsetMs: options.minSpeechMs,
       hangoverMs: options.silenceMs,

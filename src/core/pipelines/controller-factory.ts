@@ -23,6 +23,13 @@ import {
 } from "../media/echo-guard.js";
 import { resolveBargeIn, type BargeInOptions, type ResolvedBargeIn } from "./barge-in-policy.js";
 import { resolveEndOfTurn, type EndOfTurnOptions } from "../speech/end-of-turn.js";
+import {
+  resolveNoiseSuppression,
+  type FactoryInput,
+  type NoiseSuppressionOptions,
+  type NoiseSuppressorFactory,
+  type SpeechDetectorFactory,
+} from "../media/input-processing.js";
 
 /**
  * What one controller request may choose: the session, its formats, sink and
@@ -63,6 +70,8 @@ export interface SessionControllerFactory {
   readonly echo: FactoryEcho;
   /** talk.input.bargeIn and talk.input.endOfTurn: what a media leg's local turn-taking follows. */
   readonly turns: FactoryTurns;
+  /** talk.input.vad and talk.input.noiseSuppression: the detector and suppressor of every media leg. */
+  readonly input: FactoryInput;
 }
 
 /** The media legs' barge-in and end-of-turn settings (validated at start). */
@@ -96,6 +105,12 @@ export interface ControllerFactoryBase {
   echo?: { options?: EchoCancellationOptions; create?: EchoCancellerFactory | undefined };
   /** talk.input.bargeIn and talk.input.endOfTurn (validated here). Default: onset barge-in, fixed endpoint. */
   turns?: { bargeIn?: BargeInOptions; endOfTurn?: EndOfTurnOptions };
+  /** The legs' speech detector (talk.input.vad) and noise suppression (validated here). Default: the WebRTC VAD, none. */
+  input?: {
+    vad?: SpeechDetectorFactory | undefined;
+    noiseSuppression?: NoiseSuppressionOptions;
+    createSuppressor?: NoiseSuppressorFactory | undefined;
+  };
 }
 
 /** The base tool view, or one that also offers a session's client-completed tools (never the base mutated). */
@@ -150,5 +165,10 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
   const endOfTurn = Object.freeze({ ...base.turns?.endOfTurn });
   resolveEndOfTurn(endOfTurn, 800);
   const turns: FactoryTurns = Object.freeze({ bargeIn: resolveBargeIn(base.turns?.bargeIn), endOfTurn });
-  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults, echo, turns });
+  const input: FactoryInput = Object.freeze({
+    vad: base.input?.vad,
+    noiseSuppression: resolveNoiseSuppression(base.input?.noiseSuppression),
+    createSuppressor: base.input?.createSuppressor,
+  });
+  return Object.assign(create, { options: Object.freeze({ ...base.options }), faults, echo, turns, input });
 }

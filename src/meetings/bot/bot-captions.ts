@@ -123,6 +123,7 @@ export class BotCaptions {
     const attribution = this.#attribution;
     return new CaptureReceiver({
       input: this.#leg,
+      detector: this.#ctx.createController.input.vad,
       maxAppendBytes: 65_536,
       utteranceSilenceMs: options.utteranceSilenceMs,
       maxUtteranceMs: options.maxUtteranceMs,

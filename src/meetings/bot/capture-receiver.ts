@@ -6,6 +6,7 @@ import type { TrackSourceReport } from "./speaker-attribution.js";
 import { SpeakerFloor, type CaptionInput } from "./speaker-floor.js";
 import { TrackDecoder } from "./track-decoder.js";
 import { UtteranceSegmenter, type Utterance } from "./utterance-segmenter.js";
+import type { SpeechDetectorFactory } from "../../core/index.js";
 
 export interface CaptureReceiverContext {
   /** The bot's transcription leg: one turn per utterance, as the speaker floor decides. */
@@ -30,6 +31,8 @@ export interface CaptureReceiverContext {
    * agent mode's echo gate and barge-in. Default: every utterance passes.
    */
   admit?(utterance: Utterance): boolean | Promise<boolean>;
+  /** The segmenters' detector (talk.input.vad). Default: the codecs' gated WebRTC VAD. */
+  detector?: SpeechDetectorFactory | undefined;
 }
 
 interface TrackState {
@@ -149,6 +152,7 @@ export class CaptureReceiver {
         silenceMs: this.#ctx.utteranceSilenceMs,
         maxUtteranceMs: this.#ctx.maxUtteranceMs,
         preRollMs: 300,
+        detector: this.#ctx.detector,
         onUtterance: (utterance: Utterance) => {
           this.#ctx.onSpeech(utterance);
           const admitted = this.#ctx.admit?.(utterance) ?? true;

@@ -1,4 +1,5 @@
 import { createVad, type Vad } from "../../codecs/index.js";
+import type { SpeechDetectorFactory } from "../../core/index.js";
 import { CAPTURE_RATE } from "./capture-rate.js";
 
 /** 20 ms at 16 kHz: the VAD takes multiples of 10 ms. */
@@ -91,6 +92,8 @@ export interface SegmenterOptions {
   preRollMs: number;
   /** A new utterance began. */
   onUtterance(utterance: Utterance): void;
+  /** The detector (talk.input.vad). Default: the codecs' gated WebRTC VAD. */
+  detector?: SpeechDetectorFactory | undefined;
 }
 
 /**
@@ -107,7 +110,7 @@ export class UtteranceSegmenter {
 
   constructor(options: SegmenterOptions) {
     this.#options = options;
-    this.#vad = createVad({ sampleRate: CAPTURE_RATE, hangoverMs: options.silenceMs });
+    this.#vad = (options.detector ?? createVad)({ sampleRate: CAPTURE_RATE, hangoverMs: options.silenceMs });
   }
 
   write(pcm: Int16Array): void {
