@@ -123,7 +123,8 @@ export class CallPlayout implements TalkAudioSink {
       // Two minutes of the line's audio, whatever its byte rate.
       maxQueuedBytes: 120_000 * this.#audio.bytesPerMs,
     });
-    this.reference = new LineReference((bytes) => this.#audio.toPcm(bytes));
+    const bytesPerSample = this.#audio.bytesPerMs / (this.#audio.pcmFormat.sampleRate / 1000);
+    this.reference = new LineReference((bytes) => this.#audio.toPcm(bytes), bytesPerSample);
     this.#onClearSent = options.onClearSent;
     this.#onItemFirstFrame = options.onItemFirstFrame;
   }
