@@ -196,6 +196,16 @@ describe("outbound messages", () => {
     expect(Buffer.from(msg.media.payload, "base64")).toEqual(Buffer.from([3, 4]));
   });
 
+  it("builds media from its template as JSON.stringify would, even for a sid that needs escaping", () => {
+    const audio = new Uint8Array(160).map((_, i) => i * 7);
+    for (const sid of [SID, 'MZ"quoted\\back\u0001', "MZ\u2028"]) {
+      const payload = Buffer.from(audio).toString("base64");
+      expect(buildMediaMessage(sid, audio)).toBe(
+        JSON.stringify({ event: "media", streamSid: sid, media: { payload } }),
+      );
+    }
+  });
+
   it("builds mark and clear", () => {
     expect(JSON.parse(buildMarkMessage(SID, "m1"))).toEqual({
       event: "mark",

@@ -14,8 +14,8 @@ import type {
 import {
   buildClearMessage,
   buildMarkMessage,
-  buildMediaMessage,
   isMulaw8kMono,
+  mediaMessageBuilder,
   parseTwilioMessage,
 } from "./media-stream-messages.js";
 import { parseTwilioAmd } from "./twilio-amd.js";
@@ -111,6 +111,7 @@ export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol 
 /** One Media Stream's wire: parses what Twilio sends (holding the stream's sid from `start`), builds what we send. */
 export function twilioStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes">): CarrierStreamCodec {
   let streamSid: string | undefined;
+  let media = mediaMessageBuilder("");
   return {
     decode(data, isBinary) {
       if (isBinary)
@@ -139,6 +140,7 @@ export function twilioStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes"
           return { ok: true, event: undefined };
         case "start": {
           streamSid = msg.start.streamSid;
+          media = mediaMessageBuilder(streamSid);
           const f = msg.start.mediaFormat;
           return {
             ok: true,
@@ -162,7 +164,7 @@ export function twilioStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes"
           return { ok: true, event: { type: "stop" } };
       }
     },
-    media: (audio) => buildMediaMessage(streamSid ?? "", audio),
+    media: (audio) => media(audio),
     mark: (name) => buildMarkMessage(streamSid ?? "", name),
     clear: () => buildClearMessage(streamSid ?? ""),
   };
