@@ -198,7 +198,7 @@ describe("outbound messages", () => {
 
   it("builds media from its template as JSON.stringify would, even for a sid that needs escaping", () => {
     const audio = new Uint8Array(160).map((_, i) => i * 7);
-    for (const sid of [SID, 'MZ"quoted\\back\u0001', "MZ\u2028"]) {
+    for (const sid of [SID, 'MZ"quoted\\back\u0001', "MZ\u2028", undefined]) {
       const payload = Buffer.from(audio).toString("base64");
       expect(buildMediaMessage(sid, audio)).toBe(
         JSON.stringify({ event: "media", streamSid: sid, media: { payload } }),

@@ -260,7 +260,7 @@ export interface TwilioOutboundClear {
 export type TwilioOutboundMessage = TwilioOutboundMedia | TwilioOutboundMark | TwilioOutboundClear;
 
 /** A `media` frame: u-law 8 kHz audio, base64 (Twilio accepts any length). */
-export function buildMediaMessage(streamSid: string, audio: Uint8Array): string {
+export function buildMediaMessage(streamSid: string | undefined, audio: Uint8Array): string {
   return mediaMessageBuilder(streamSid)(audio);
 }
 
@@ -269,8 +269,10 @@ export function buildMediaMessage(streamSid: string, audio: Uint8Array): string 
  * and base64 needs no escaping, so each frame is one concatenation instead of
  * a JSON.stringify of a fresh object (the same text, byte for byte).
  */
-export function mediaMessageBuilder(streamSid: string): (audio: Uint8Array) => string {
-  const head = `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"`;
+export function mediaMessageBuilder(streamSid: string | undefined): (audio: Uint8Array) => string {
+  // No sid yet: the key is left out, as JSON.stringify leaves out an undefined value.
+  const sid = streamSid === undefined ? "" : `"streamSid":${JSON.stringify(streamSid)},`;
+  const head = `{"event":"media",${sid}"media":{"payload":"`;
   return (audio) => `${head}${base64Of(audio)}"}}`;
 }
 
