@@ -44,6 +44,9 @@ const args = benchArgs({
   shape: "both",
   // The realistic shape's provider delta, ms (a multiple of 20).
   "delta-ms": "200",
+  // yes: every level is measured for CPU whatever its latency or the generator's shortfall, until a frame is lost
+  // or a call drops (a shared machine's load otherwise ends the ramp at the first stall).
+  "cpu-ramp": "no",
   // Another checkout of talkgate to ramp in the same run (its bench server), e.g. a worktree of the previous commit.
   baseline: "",
 });
@@ -132,14 +135,25 @@ class Ramp {
     const p99 = Math.max(i.percentile(99), o.percentile(99));
     const ok = intact && !generatorShort && p99 < limitMs;
     const share = cpu ? (cpu.user + cpu.system) / wall : undefined;
-    if (share !== undefined && !generatorShort) this.cpuPerCall.push({ calls: level, share: share / level });
+    // Per applied call: the calls the generator's caller frames amount to (all of them unless it fell short).
+    const applied = Math.min(level, i.sent / (50 * wall));
+    const cpuRamp = args["cpu-ramp"] === "yes";
+    if (share !== undefined && (cpuRamp || !generatorShort))
+      this.cpuPerCall.push({ calls: level, share: share / applied });
     const cpuCell = cpu
       ? `${(share! * 100).toFixed(0)}% (${((cpu.user / wall) * 100).toFixed(0)}+${((cpu.system / wall) * 100).toFixed(0)})`
       : "-";
-    const perCallCell = share !== undefined ? `${((share / level) * 1000).toFixed(2)} ms/s` : "-";
+    const perCallCell = share !== undefined ? `${((share / applied) * 1000).toFixed(2)} ms/s` : "-";
     console.log(
       `| ${this.name} | ${level} | ${fmt(i.percentile(50))} | ${fmt(i.percentile(99))} | ${fmt(o.percentile(50))} | ${fmt(o.percentile(99))} | ${i.sent}/${i.arrived} | ${o.sent}/${o.arrived} | ${cpuCell} | ${perCallCell} | ${(busy * 100).toFixed(0)}% | ${ok ? "yes" : generatorShort ? "no (generator saturated: load not applied)" : "no"} |`,
     );
+    if (cpuRamp) {
+      if (ok && this.best === this.lossless) this.best = level;
+      if (!intact) return void (this.done = true);
+      const previous = levels.indexOf(level) > 0 ? levels[levels.indexOf(level) - 1] : 0;
+      if (p99 < giveUpMs && !generatorShort && this.lossless === previous) this.lossless = level;
+      return;
+    }
     if (generatorShort) return void (this.done = true);
     if (ok && this.best === this.lossless) this.best = level;
     if (!intact || p99 >= giveUpMs) return void (this.done = true);
