@@ -134,10 +134,13 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     return this.#deps.inputFormat;
   }
 
-  appendAudio(data: Uint8Array): void {
+  appendAudio(data: Uint8Array, base64?: string): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
     // Bytes of a PCM16 session are samples; of an encoded one (u-law passthrough), passed on as they are.
-    this.#input(this.#deps.inputFormat.encoding === "pcm16" ? pcm16FromBytes(data) : data);
+    if (this.#deps.inputFormat.encoding === "pcm16") return this.#input(pcm16FromBytes(data));
+    // Passed on unchanged, so the caller's base64 of them still holds (no decode-encode round trip per frame).
+    if (base64 !== undefined && this.#voice) return this.#voice.appendAudio(data.slice(), base64);
+    this.#input(data);
   }
 
   appendPcm(pcm: Int16Array): void {

@@ -96,7 +96,8 @@ export type CarrierStreamEvent =
       readonly formatName: string;
       readonly parameters: Readonly<Record<string, string>>;
     }
-  | { readonly type: "media"; readonly audio: Uint8Array }
+  /** `base64`: the frame's payload as it came, when the wire carries base64 (checked strictly): passed on as is. */
+  | { readonly type: "media"; readonly audio: Uint8Array; readonly base64?: string }
   /** The carrier played the audio sent before the acknowledgement `name` (a mark or checkpoint echo). */
   | { readonly type: "played"; readonly name: string }
   | { readonly type: "dtmf"; readonly digit: string }

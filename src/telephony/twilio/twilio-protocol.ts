@@ -155,7 +155,7 @@ export function twilioStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes"
           };
         }
         case "media":
-          return { ok: true, event: { type: "media", audio: msg.audio } };
+          return { ok: true, event: { type: "media", audio: msg.audio, base64: msg.media.payload } };
         case "mark":
           return { ok: true, event: { type: "played", name: msg.mark.name } };
         case "dtmf":
