@@ -60,6 +60,8 @@ export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol 
     paths: TWILIO_PATHS,
     lineFormat: ULAW_8K,
     acknowledgements: "marks",
+    // Twilio plays a media message of any length: a provider delta goes out as one message per mark interval.
+    maxFramesPerMessage: 10,
     signed: authToken.length > 0,
     rest,
     defaultFrom: options.defaultFrom,
