@@ -4,6 +4,7 @@ import {
   buildMarkMessage,
   buildMediaMessage,
   isMulaw8kMono,
+  TwilioMarkSchema,
   TwilioMediaSchema,
   parseTwilioMessage,
   type ParseTwilioMessageResult,
@@ -245,5 +246,31 @@ describe("parseTwilioMessage media fast path", () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.details).toMatchObject({ reason: "invalid_message", path: "media.chunk" });
+  });
+});
+
+describe("parseTwilioMessage mark fast path", () => {
+  const mark = (m: unknown, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ event: "mark", sequenceNumber: "9", streamSid: "MZ1", mark: m, ...extra });
+
+  it("gives what the schema gives for a valid mark, unknown fields dropped", () => {
+    const r = parseTwilioMessage(mark({ name: "talkgate-3", extra: 1 }, { future: true }));
+    expect(r.ok && r.message).toEqual(TwilioMarkSchema.parse(JSON.parse(mark({ name: "talkgate-3" }))));
+  });
+
+  it("leaves a malformed mark to the schema, which names the field", () => {
+    for (const [m, path] of [
+      [{ name: 7 }, "mark.name"],
+      [null, "mark"],
+      [["x"], "mark"],
+    ] as const) {
+      const r = parseTwilioMessage(mark(m));
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error.details).toMatchObject({ reason: "invalid_message", path });
+    }
+    const sid = parseTwilioMessage(
+      JSON.stringify({ event: "mark", sequenceNumber: "x", streamSid: "MZ1", mark: { name: "a" } }),
+    );
+    expect(!sid.ok && sid.error.details).toMatchObject({ path: "sequenceNumber" });
   });
 });

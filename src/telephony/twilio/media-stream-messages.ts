@@ -175,7 +175,13 @@ export function parseTwilioMessage(
   }
   // `media` is 50 frames/s per call: checked by hand (the same rules as TwilioMediaSchema); anything the
   // fast check does not accept goes through the schema, which names the failing field.
-  const fast = event === "media" ? mediaFast(value as Record<string, unknown>) : undefined;
+  // `mark` echoes come every ~100 ms of answer: the same by-hand check.
+  const fast =
+    event === "media"
+      ? mediaFast(value as Record<string, unknown>)
+      : event === "mark"
+        ? markFast(value as Record<string, unknown>)
+        : undefined;
   const parsed = fast
     ? { success: true as const, data: fast }
     : SCHEMAS[event as TwilioStreamEvent].safeParse(value);
@@ -230,6 +236,16 @@ function mediaFast(v: Record<string, unknown>): z.infer<typeof TwilioMediaSchema
   const { sequenceNumber, streamSid } = v;
   if (!isDigits(sequenceNumber) || !isSid(streamSid)) return undefined;
   return { event: "media", sequenceNumber, streamSid, media: { track, chunk, timestamp, payload } };
+}
+
+/** A well-formed mark message as TwilioMarkSchema would return it, or undefined (then the schema decides). */
+function markFast(v: Record<string, unknown>): z.infer<typeof TwilioMarkSchema> | undefined {
+  const mark = v["mark"];
+  if (typeof mark !== "object" || mark === null || Array.isArray(mark)) return undefined;
+  const { name } = mark as Record<string, unknown>;
+  const { sequenceNumber, streamSid } = v;
+  if (typeof name !== "string" || !isDigits(sequenceNumber) || !isSid(streamSid)) return undefined;
+  return { event: "mark", sequenceNumber, streamSid, mark: { name } };
 }
 
 function rawToString(raw: Buffer | ArrayBuffer | Buffer[], maxBytes: number): string | undefined {
