@@ -106,7 +106,7 @@ class Ramp {
     const { load } = this.target;
     const pid = this.target.server?.child.pid ?? (Number(args["target-pid"]) || undefined);
     await load.addCalls(level - load.calls.length);
-    load.flow(true, true);
+    load.resume();
     // Settle: the first level also warms the server up (lazy module loads and JIT of the relay path stall it once).
     await sleep(this.#warm.done ? 1000 : 4000);
     this.#warm.done = true;
@@ -123,7 +123,7 @@ class Ramp {
     load.outbound.close();
     const busy = performance.eventLoopUtilization(elu0).utilization;
     await sleep(1500); // frames of the window still in flight arrive; later ones do not count
-    load.flow(false, false);
+    load.pause();
     const i = load.inbound;
     const o = load.outbound;
     const intact = i.sent === i.arrived && o.sent === o.arrived && load.closedCalls === 0;

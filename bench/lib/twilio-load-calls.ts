@@ -99,12 +99,38 @@ export class TelephonyLoad {
     while (this.calls.some((c) => !this.provider.byCall.has(c.idx)))
       await new Promise((r) => setTimeout(r, 20));
     this.#sending.twilio = sending;
-    for (const c of this.calls) this.provider.startResponse(this.provider.byCall.get(c.idx)!);
+    // Answers start now in the worst shape; the realistic one starts them on its conversation clock.
+    if ((this.#o.shape ?? { kind: "worst" }).kind === "worst")
+      for (const c of this.calls) this.provider.startResponse(this.provider.byCall.get(c.idx)!);
   }
 
   /** Audio both ways at 50 frames/s per call. */
   flow(twilio: boolean, provider: boolean): void {
     this.#sending = { twilio, provider };
+  }
+
+  /**
+   * Holds the calls idle (another relay is measured meanwhile): audio stops and every answer in progress ends
+   * as a provider ends one, so the relay sees quiet calls, not a provider that stalled mid-answer (which its
+   * fault handling would answer with an apology and a reconnect).
+   */
+  pause(): void {
+    this.flow(false, false);
+    for (const c of this.provider.connections) this.provider.endResponse(c);
+  }
+
+  /** Audio both ways again; answers restart where the shape has the assistant speaking. */
+  resume(): void {
+    const shape = this.#o.shape ?? { kind: "worst" };
+    for (const call of this.calls) {
+      const p = this.provider.byCall.get(call.idx);
+      if (p && (shape.kind === "worst" || this.#phase(call) < ANSWER_TICKS)) this.provider.startResponse(p);
+    }
+    this.flow(true, true);
+  }
+
+  #phase(c: LoadCall): number {
+    return (c.ticks + c.idx * 37) % CYCLE_TICKS;
   }
 
   async close(): Promise<void> {
@@ -138,7 +164,8 @@ export class TelephonyLoad {
       return;
     }
     // Calls are spread over the cycle, so the answers of all calls do not start in the same tick.
-    const phase = (c.ticks++ + c.idx * 37) % CYCLE_TICKS;
+    const phase = this.#phase(c);
+    c.ticks++;
     if (phase === 0) {
       this.provider.speechStopped(p);
       this.provider.startResponse(p);
