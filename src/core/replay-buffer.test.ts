@@ -68,4 +68,3 @@ describe("ReplayBuffer bounded in bytes", () => {
     expect(buffer.size).toBe(100);
   });
 });
-
