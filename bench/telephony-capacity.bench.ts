@@ -18,10 +18,16 @@
  *   ... --webhook http://HOST:PORT/telephony/twilio/voice --provider-port 9000 [--target-pid N]   (another relay)
  *   ... --workers 1,2                                   (calls per machine: `talkgate serve --workers N` over
  *                                                        Redis, each N ramped in turn, CPU summed over the pool)
+ *   ... --shape worst|realistic|both                    (default both: 20 ms deltas both ways all the time, and a
+ *                                                        conversation with --delta-ms provider deltas, see LoadShape)
+ *   ... --baseline DIR                                  (also ramp talkgate from another checkout, e.g. the commit
+ *                                                        before a change, in the same run: ratios against it too)
+ *   ... --cpu-prof DIR                                  (V8 CPU profiles of the spawned relays, written when they exit)
  */
 import { performance } from "node:perf_hooks";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";
 import { benchTarget, poolTarget, type BenchTarget, type SpawnedRelay } from "./lib/bench-target.js";
+import type { LoadShape } from "./lib/twilio-load-calls.js";
 import { cpuSince, readProcessCpu } from "./lib/process-cpu.js";
 
 const args = benchArgs({
@@ -35,7 +41,23 @@ const args = benchArgs({
   peer: "yes",
   // Worker counts of `talkgate serve --workers N` to ramp instead (e.g. "1,2"); empty: the single pinned process.
   workers: "",
+  shape: "both",
+  // The realistic shape's provider delta, ms (a multiple of 20).
+  "delta-ms": "200",
+  // yes: every level is measured for CPU whatever its latency or the generator's shortfall, until a frame is lost
+  // or a call drops (a shared machine's load otherwise ends the ramp at the first stall).
+  "cpu-ramp": "no",
+  // Another checkout of talkgate to ramp in the same run (its bench server), e.g. a worktree of the previous commit.
+  baseline: "",
 });
+const deltaMs = num(args["delta-ms"], "delta-ms");
+if (deltaMs % 20 !== 0) throw new Error("--delta-ms must be a multiple of 20");
+const SHAPES: Record<string, LoadShape> = {
+  worst: { kind: "worst" },
+  realistic: { kind: "realistic", deltaFrames: deltaMs / 20 },
+};
+const shapeNames = args.shape === "both" ? ["worst", "realistic"] : [args.shape];
+for (const name of shapeNames) if (!SHAPES[name]) throw new Error("--shape must be worst, realistic or both");
 const maxCalls = num(args.calls, "calls");
 const seconds = num(args.seconds, "seconds");
 const limitMs = num(args["p99-ms"], "p99-ms");
@@ -62,28 +84,36 @@ interface RampResult {
   cpuByLevel: Map<number, number>;
 }
 
-async function ramp(target: BenchTarget, name: string): Promise<RampResult> {
-  const { load } = target;
-  const pid = target.server?.child.pid ?? (Number(args["target-pid"]) || undefined);
-  console.log(
-    `\n${name}: ${target.describe}; ${seconds} s window per level, 50 frames/s each way per call, criteria p99 < ${limitMs} ms both ways and no frame lost`,
-  );
-  console.log(
-    "| calls | in p50 | in p99 | out p50 | out p99 | frames in (sent/arrived) | frames out (sent/arrived) | relay CPU (user+sys) | relay CPU per call | generator busy | ok |",
-  );
-  console.log("|---|---|---|---|---|---|---|---|---|---|---|");
-  let best = 0;
-  let lossless = 0;
-  const cpuPerCall: Array<{ calls: number; share: number }> = [];
-  for (const level of levels) {
+const HEADER =
+  "| relay | calls | in p50 | in p99 | out p50 | out p99 | frames in (sent/arrived) | frames out (sent/arrived) | relay CPU (user+sys) | relay CPU per call | generator busy | ok |";
+
+/** One relay's ramp, a level at a time (so several relays' ramps can be interleaved level by level). */
+class Ramp {
+  best = 0;
+  lossless = 0;
+  done = false;
+  readonly cpuPerCall: Array<{ calls: number; share: number }> = [];
+  readonly #warm = { done: false };
+
+  constructor(
+    readonly target: BenchTarget,
+    readonly name: string,
+    readonly shape: string,
+  ) {}
+
+  /** Ramps to `level` calls, measures one window, prints its row; sets `done` when the ramp ends there. */
+  async step(level: number): Promise<void> {
+    const { load } = this.target;
+    const pid = this.target.server?.child.pid ?? (Number(args["target-pid"]) || undefined);
     await load.addCalls(level - load.calls.length);
-    load.flow(true, true);
+    load.resume();
     // Settle: the first level also warms the server up (lazy module loads and JIT of the relay path stall it once).
-    await sleep(level === levels[0] ? 4000 : 1000);
+    await sleep(this.#warm.done ? 1000 : 4000);
+    this.#warm.done = true;
     load.inbound.open();
     load.outbound.open();
     const elu0 = performance.eventLoopUtilization();
-    const readCpu = target.readCpu ?? (() => (pid ? readProcessCpu(pid) : undefined));
+    const readCpu = this.target.readCpu ?? (() => (pid ? readProcessCpu(pid) : undefined));
     const cpu0 = readCpu();
     const t0 = performance.now();
     await sleep(seconds * 1000);
@@ -93,56 +123,101 @@ async function ramp(target: BenchTarget, name: string): Promise<RampResult> {
     load.outbound.close();
     const busy = performance.eventLoopUtilization(elu0).utilization;
     await sleep(1500); // frames of the window still in flight arrive; later ones do not count
+    load.pause();
     const i = load.inbound;
     const o = load.outbound;
     const intact = i.sent === i.arrived && o.sent === o.arrived && load.closedCalls === 0;
     // The generator has one core too: when it cannot send 50 frames/s per call, the level was not applied and
-    // says nothing about the relay.
+    // says nothing about the relay. The realistic shape's assistant speaks half the time: half the frames out.
     const expected = level * 50 * wall;
-    const generatorShort = Math.min(i.sent, o.sent) < 0.95 * expected;
+    const outShare = this.shape === "worst" ? 1 : 0.5;
+    const generatorShort = i.sent < 0.95 * expected || o.sent < 0.9 * expected * outShare;
     const p99 = Math.max(i.percentile(99), o.percentile(99));
     const ok = intact && !generatorShort && p99 < limitMs;
     const share = cpu ? (cpu.user + cpu.system) / wall : undefined;
-    if (share !== undefined && !generatorShort) cpuPerCall.push({ calls: level, share: share / level });
+    // Per applied call: the calls the generator's caller frames amount to (all of them unless it fell short).
+    const applied = Math.min(level, i.sent / (50 * wall));
+    const cpuRamp = args["cpu-ramp"] === "yes";
+    if (share !== undefined && (cpuRamp || !generatorShort))
+      this.cpuPerCall.push({ calls: level, share: share / applied });
     const cpuCell = cpu
       ? `${(share! * 100).toFixed(0)}% (${((cpu.user / wall) * 100).toFixed(0)}+${((cpu.system / wall) * 100).toFixed(0)})`
       : "-";
-    const perCallCell = share !== undefined ? `${((share / level) * 1000).toFixed(2)} ms/s` : "-";
+    const perCallCell = share !== undefined ? `${((share / applied) * 1000).toFixed(2)} ms/s` : "-";
     console.log(
-      `| ${level} | ${fmt(i.percentile(50))} | ${fmt(i.percentile(99))} | ${fmt(o.percentile(50))} | ${fmt(o.percentile(99))} | ${i.sent}/${i.arrived} | ${o.sent}/${o.arrived} | ${cpuCell} | ${perCallCell} | ${(busy * 100).toFixed(0)}% | ${ok ? "yes" : generatorShort ? "no (generator saturated: load not applied)" : "no"} |`,
+      `| ${this.name} | ${level} | ${fmt(i.percentile(50))} | ${fmt(i.percentile(99))} | ${fmt(o.percentile(50))} | ${fmt(o.percentile(99))} | ${i.sent}/${i.arrived} | ${o.sent}/${o.arrived} | ${cpuCell} | ${perCallCell} | ${(busy * 100).toFixed(0)}% | ${ok ? "yes" : generatorShort ? "no (generator saturated: load not applied)" : "no"} |`,
     );
-    if (generatorShort) break;
-    if (ok && best === lossless) best = level;
-    if (!intact || p99 >= giveUpMs) break;
-    lossless = level;
+    if (cpuRamp) {
+      if (ok && this.best === this.lossless) this.best = level;
+      if (!intact) return void (this.done = true);
+      const previous = levels.indexOf(level) > 0 ? levels[levels.indexOf(level) - 1] : 0;
+      if (p99 < giveUpMs && !generatorShort && this.lossless === previous) this.lossless = level;
+      return;
+    }
+    if (generatorShort) return void (this.done = true);
+    if (ok && this.best === this.lossless) this.best = level;
+    if (!intact || p99 >= giveUpMs) return void (this.done = true);
+    this.lossless = level;
   }
-  load.flow(false, false);
-  // The CPU figure from the largest level that was not saturated (below 90% of a core).
-  const unsaturated = cpuPerCall.filter((c) => c.share * c.calls < 0.9).at(-1);
-  console.log(
-    `${name}: largest call count meeting the criteria (every level up to it passed): ${best}${best === maxCalls ? ` (the most tried; --calls ${Math.min(maxCalls * 2, 2000)} tries more)` : ""}`,
-  );
-  console.log(`${name}: largest call count with no frame lost and p99 < ${giveUpMs} ms: ${lossless}`);
-  if (unsaturated)
+
+  result(): RampResult {
+    const { name, best, lossless } = this;
+    // The CPU figure from the largest level that was not saturated (below 90% of a core).
+    const unsaturated = this.cpuPerCall.filter((c) => c.share * c.calls < 0.9).at(-1);
     console.log(
-      `${name}: CPU per call at ${unsaturated.calls} calls: ${(unsaturated.share * 1000).toFixed(2)} ms of CPU per second of call, so one core's CPU holds about ${Math.floor(1 / unsaturated.share)} calls (latency aside)`,
+      `${name} [${this.shape}]: largest call count meeting the criteria (every level up to it passed): ${best}${best === maxCalls ? ` (the most tried; --calls ${Math.min(maxCalls * 2, 2000)} tries more)` : ""}`,
     );
-  return {
-    relay: name,
-    best,
-    lossless,
-    cpuPerCall: unsaturated,
-    cpuByLevel: new Map(cpuPerCall.map((c) => [c.calls, c.share])),
-  };
+    console.log(
+      `${name} [${this.shape}]: largest call count with no frame lost and p99 < ${giveUpMs} ms: ${lossless}`,
+    );
+    if (unsaturated)
+      console.log(
+        `${name} [${this.shape}]: CPU per call at ${unsaturated.calls} calls: ${(unsaturated.share * 1000).toFixed(2)} ms of CPU per second of call, so one core's CPU holds about ${Math.floor(1 / unsaturated.share)} calls (latency aside)`,
+      );
+    return {
+      relay: name,
+      best,
+      lossless,
+      cpuPerCall: unsaturated,
+      cpuByLevel: new Map(this.cpuPerCall.map((c) => [c.calls, c.share])),
+    };
+  }
 }
 
-async function measure(relay: SpawnedRelay | undefined, name: string): Promise<RampResult> {
-  const target = await benchTarget(args, relay);
-  try {
-    return await ramp(target, name);
-  } finally {
-    await target.close();
+function describeShape(shape: string): string {
+  return shape === "worst"
+    ? "50 frames/s each way per call"
+    : `realistic: caller frames 50/s, assistant answering half of each 4 s in ${deltaMs} ms deltas`;
+}
+
+/**
+ * Ramps several relays level by level, interleaved (A, B at 25 calls; B, A at 50; ...): a shared
+ * machine's load then falls on all of them alike instead of on whichever ran while it was busy. A relay whose
+ * load is not flowing holds its calls idle.
+ */
+async function rampInterleaved(
+  targets: Array<{ target: BenchTarget; name: string }>,
+  shape: string,
+): Promise<RampResult[]> {
+  console.log(
+    `\n[${shape}] ${seconds} s window per level, ${describeShape(shape)}, criteria p99 < ${limitMs} ms both ways and no frame lost`,
+  );
+  for (const { target, name } of targets) console.log(`${name}: ${target.describe}`);
+  console.log(HEADER);
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+  const ramps = targets.map(({ target, name }) => new Ramp(target, name, shape));
+  for (const [i, level] of levels.entries()) {
+    // The first relay measured after a level's calls are placed fares differently (an A/A run showed it):
+    // the order rotates level by level, so no relay always goes first.
+    const order = [...ramps.slice(i % ramps.length), ...ramps.slice(0, i % ramps.length)];
+    for (const r of order) if (!r.done) await r.step(level);
+    if (ramps.every((r) => r.done)) break;
   }
+  return ramps.map((r) => r.result());
+}
+
+async function ramp(target: BenchTarget, name: string, shape = "worst"): Promise<RampResult> {
+  return (await rampInterleaved([{ target, name }], shape))[0]!;
 }
 
 if (args.workers !== "") {
@@ -173,43 +248,53 @@ if (args.workers !== "") {
 }
 
 const external = args.webhook !== undefined;
-const ours = await measure(undefined, external ? "target" : "talkgate");
-const results = [ours];
-if (!external && args.peer !== "no") {
-  const peer = await measure("peer", "peer (Twilio Node sample)");
-  results.push(peer);
-  const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : "-");
+const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : "-");
+const summary: Record<string, unknown> = {};
+for (const shape of shapeNames) {
+  const relays: Array<{ relay: SpawnedRelay | undefined; name: string }> = [
+    { relay: undefined, name: external ? "target" : "talkgate" },
+  ];
+  if (!external && args.baseline !== "")
+    relays.push({ relay: { checkout: args.baseline }, name: "baseline" });
+  if (!external && args.peer !== "no") relays.push({ relay: "peer", name: "peer" });
+  const targets: Array<{ target: BenchTarget; name: string }> = [];
+  let results: RampResult[];
+  try {
+    for (const { relay, name } of relays)
+      targets.push({ target: await benchTarget(args, relay, SHAPES[shape]), name });
+    results = await rampInterleaved(targets, shape);
+  } finally {
+    for (const { target } of targets) await target.close();
+  }
+  const ours = results[0]!;
+  summary[shape] = {
+    calls: ours.best,
+    lossless: ours.lossless,
+    callsPerCore: ours.cpuPerCall ? Math.floor(1 / ours.cpuPerCall.share) : undefined,
+    others: results.slice(1).map((r) => ({ relay: r.relay, calls: r.best, lossless: r.lossless })),
+  };
+  if (results.length === 1) continue;
   console.log(
-    "\n| relay | calls meeting the criteria | lossless to | CPU per call | calls per core by CPU |",
+    `\n[${shape}] | relay | calls meeting the criteria | lossless to | CPU per call | calls per core by CPU |`,
   );
   console.log("|---|---|---|---|---|");
   for (const r of results)
     console.log(
       `| ${r.relay} | ${r.best} | ${r.lossless} | ${r.cpuPerCall ? `${(r.cpuPerCall.share * 1000).toFixed(2)} ms/s at ${r.cpuPerCall.calls}` : "-"} | ${r.cpuPerCall ? Math.floor(1 / r.cpuPerCall.share) : "-"} |`,
     );
-  console.log(`talkgate / peer: calls meeting the criteria ${ratio(ours.best, peer.best)}`);
-  // CPU per call falls as calls rise (more messages per wake-up), so the two are compared level by level.
-  for (const [level, share] of ours.cpuByLevel) {
-    const peerShare = peer.cpuByLevel.get(level);
-    if (peerShare !== undefined)
-      console.log(
-        `CPU per call at ${level} calls: talkgate ${(share * 1000).toFixed(2)} ms/s, peer ${(peerShare * 1000).toFixed(2)} ms/s, talkgate / peer ${ratio(share, peerShare)}`,
-      );
+  // CPU per call falls as calls rise (more messages per wake-up), so relays are compared level by level.
+  for (const other of results.slice(1)) {
+    console.log(
+      `[${shape}] talkgate / ${other.relay}: calls meeting the criteria ${ratio(ours.best, other.best)}`,
+    );
+    for (const [level, share] of ours.cpuByLevel) {
+      const otherShare = other.cpuByLevel.get(level);
+      if (otherShare !== undefined)
+        console.log(
+          `[${shape}] CPU per call at ${level} calls: talkgate ${(share * 1000).toFixed(2)} ms/s, ${other.relay} ${(otherShare * 1000).toFixed(2)} ms/s, talkgate / ${other.relay} ${ratio(share, otherShare)}`,
+        );
+    }
   }
 }
-console.log(
-  JSON.stringify({
-    bench: "telephony-capacity",
-    calls: ours.best,
-    lossless: ours.lossless,
-    callsPerCore: ours.cpuPerCall ? Math.floor(1 / ours.cpuPerCall.share) : undefined,
-    peer: results[1]
-      ? {
-          calls: results[1].best,
-          lossless: results[1].lossless,
-          callsPerCore: results[1].cpuPerCall ? Math.floor(1 / results[1].cpuPerCall.share) : undefined,
-        }
-      : undefined,
-  }),
-);
+console.log(JSON.stringify({ bench: "telephony-capacity", shapes: summary }));
 process.exit(0);

@@ -8,9 +8,10 @@ export function benchArgs<T extends Record<string, string>>(
   "provider-port"?: string;
   pin?: string;
   "data-dir"?: string;
+  "cpu-prof"?: string;
 } {
   const options = Object.fromEntries(
-    [...Object.keys(defaults), "webhook", "provider-port", "pin", "data-dir"].map((k) => [
+    [...Object.keys(defaults), "webhook", "provider-port", "pin", "data-dir", "cpu-prof"].map((k) => [
       k,
       { type: "string" as const, ...(k in defaults ? { default: defaults[k] } : {}) },
     ]),

@@ -5,10 +5,11 @@
  * configured to reach its realtime provider on that port, where the load
  * generator listens), for a side-by-side comparison.
  */
+import { join } from "node:path";
 import type { CpuReading } from "./process-cpu.js";
 import { readProcessTreeCpu } from "./process-cpu.js";
 import { spawnServePool } from "./spawn-serve-pool.js";
-import { TelephonyLoad } from "./twilio-load-calls.js";
+import { TelephonyLoad, type LoadShape } from "./twilio-load-calls.js";
 import {
   freePort,
   PEER_RELAY,
@@ -17,8 +18,11 @@ import {
   type BenchServer,
 } from "./spawn-telephony-server.js";
 
-/** The relays a bench can spawn itself: ours, or the peer (Twilio's Node sample, see peer-relay-twilio-sample.ts). */
-export type SpawnedRelay = "talkgate" | "peer";
+/**
+ * The relays a bench can spawn itself: ours, the peer (Twilio's Node sample, see peer-relay-twilio-sample.ts), or
+ * ours from another checkout (`{ checkout }`: its own bench server, e.g. the commit before a change, in the same run).
+ */
+export type SpawnedRelay = "talkgate" | "peer" | { checkout: string };
 
 export interface BenchTarget {
   load: TelephonyLoad;
@@ -35,8 +39,10 @@ export async function benchTarget(
     "provider-port"?: string | undefined;
     pin?: string | undefined;
     "data-dir"?: string | undefined;
+    "cpu-prof"?: string | undefined;
   },
   relay: SpawnedRelay = "talkgate",
+  shape?: LoadShape,
 ): Promise<BenchTarget> {
   // --pin server (default): the server on CPU 0 only; --pin both: the generator on CPU 1 too (on a shared machine
   // that exposes the generator to whatever else runs there); --pin no: neither.
@@ -48,19 +54,23 @@ export async function benchTarget(
   if (webhookUrl === undefined) {
     providerPort ??= await freePort();
     if (relay === "peer") {
-      server = await spawnTelephonyServer(providerPort, pin, undefined, PEER_RELAY);
+      server = await spawnTelephonyServer(providerPort, pin, undefined, PEER_RELAY, args["cpu-prof"]);
       webhookUrl = `http://127.0.0.1:${server.port}/incoming-call`;
     } else {
-      server = await spawnTelephonyServer(providerPort, pin, args["data-dir"]);
+      const script =
+        typeof relay === "object"
+          ? join(relay.checkout, "bench", "lib", "telephony-bench-server.ts")
+          : undefined;
+      server = await spawnTelephonyServer(providerPort, pin, args["data-dir"], script, args["cpu-prof"]);
       webhookUrl = `http://127.0.0.1:${server.port}/telephony/twilio/voice?mode=realtime`;
     }
   } else if (providerPort === undefined) {
     throw new Error("--webhook needs --provider-port (where the target reaches its realtime provider)");
   }
-  const load = new TelephonyLoad({ webhookUrl, providerPort });
+  const load = new TelephonyLoad({ webhookUrl, providerPort, ...(shape ? { shape } : {}) });
   await load.start();
   const describe = server
-    ? `${relay === "peer" ? "peer relay (Twilio's Node sample)" : "talkgate server"} pid ${server.child.pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}, load generator${pinnedSelf ? " pinned to CPU 1" : ""}`
+    ? `${relay === "peer" ? "peer relay (Twilio's Node sample)" : typeof relay === "object" ? `talkgate server from ${relay.checkout}` : "talkgate server"} pid ${server.child.pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}, load generator${pinnedSelf ? " pinned to CPU 1" : ""}`
     : `external target ${webhookUrl}, provider port ${providerPort}`;
   return {
     load,

@@ -18,6 +18,46 @@ export function stampedFrameBase64(callIdx: number, seq: number, sentAt = perfor
   return template.toString("base64");
 }
 
+/** `frames` stamped 20 ms frames in one payload (a provider delta of frames x 20 ms), sequence numbers from `seq`. */
+export function stampedFramesBase64(
+  callIdx: number,
+  seq: number,
+  frames: number,
+  sentAt = performance.now(),
+): string {
+  if (frames === 1) return stampedFrameBase64(callIdx, seq, sentAt);
+  const out = Buffer.alloc(FRAME * frames, 0xff);
+  for (let i = 0; i < frames; i++) {
+    const at = i * FRAME;
+    out[at] = MARK;
+    out.writeUInt16BE(callIdx & 0xffff, at + 1);
+    out.writeUInt32BE((seq + i) >>> 0, at + 3);
+    out.writeDoubleBE(sentAt, at + 7);
+  }
+  return out.toString("base64");
+}
+
+/** Base64 characters of one 20 ms frame (160 bytes), padded. */
+export const FRAME_BASE64_CHARS = Math.ceil(FRAME / 3) * 4;
+
+/**
+ * Every stamp of a payload that may hold several frames (a relay that forwards a provider delta unsplit):
+ * decoded once, a stamp read at each 160-byte frame.
+ */
+export function readStamps(text: string, at: number, end: number): Stamp[] {
+  const bytes = Buffer.from(text.slice(at, end), "base64");
+  const out: Stamp[] = [];
+  for (let i = 0; i + 15 <= bytes.length; i += FRAME) {
+    if (bytes[i] !== MARK) continue;
+    out.push({
+      callIdx: bytes.readUInt16BE(i + 1),
+      seq: bytes.readUInt32BE(i + 3),
+      sentAt: bytes.readDoubleBE(i + 7),
+    });
+  }
+  return out;
+}
+
 export interface Stamp {
   callIdx: number;
   seq: number;

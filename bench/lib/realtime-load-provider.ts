@@ -13,7 +13,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
-import { readStamp, stampedFrameBase64, type LatencyLog } from "./frame-stamp.js";
+import { readStamp, stampedFramesBase64, type LatencyLog } from "./frame-stamp.js";
 
 export interface ProviderConnection {
   readonly ws: WebSocket;
@@ -78,17 +78,32 @@ export class RealtimeLoadProvider {
     );
   }
 
-  /** One 20 ms u-law delta of the active answer, stamped now. */
-  sendDelta(c: ProviderConnection): boolean {
+  /** One u-law delta of `frames` x 20 ms of the active answer, every frame stamped now. */
+  sendDelta(c: ProviderConnection, frames = 1): boolean {
     if (!c.responseId || c.ws.readyState !== WebSocket.OPEN) return false;
     const now = performance.now();
-    this.outbound.countSent(now);
-    const delta = stampedFrameBase64(c.callIdx, ++c.seq, now);
+    for (let i = 0; i < frames; i++) this.outbound.countSent(now);
+    const delta = stampedFramesBase64(c.callIdx, c.seq + 1, frames, now);
+    c.seq += frames;
     send(
       c.ws,
       `{"type":"response.output_audio.delta","response_id":"${c.responseId}","item_id":"${c.itemId}","output_index":0,"content_index":0,"delta":"${delta}"}`,
     );
     return true;
+  }
+
+  /** The answer is complete: its audio item and the response end (the relay then waits for playback to finish). */
+  endResponse(c: ProviderConnection): void {
+    if (!c.responseId) return;
+    send(
+      c.ws,
+      `{"type":"response.output_audio.done","response_id":"${c.responseId}","item_id":"${c.itemId}","output_index":0,"content_index":0}`,
+    );
+    send(
+      c.ws,
+      `{"type":"response.done","response":{"id":"${c.responseId}","status":"completed","output":[]}}`,
+    );
+    c.responseId = undefined;
   }
 
   /** The caller started speaking over the answer (server VAD): the relay should clear and cancel. */

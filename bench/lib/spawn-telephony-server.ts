@@ -4,7 +4,7 @@
  * figure is defined), with an IPC channel for memory readings.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export interface BenchServer {
   readonly child: ChildProcess;
@@ -36,10 +36,13 @@ export async function spawnTelephonyServer(
   pin = true,
   dataDir?: string,
   script = SERVER,
+  cpuProfDir?: string,
 ): Promise<BenchServer> {
   const node = [
     process.execPath,
     "--expose-gc",
+    // V8's sampling profile of the whole server, written to the directory when it exits (SIGTERM from close()).
+    ...(cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfDir] : []),
     "--import",
     "tsx",
     script,
@@ -51,7 +54,8 @@ export async function spawnTelephonyServer(
   const [cmd, ...args] = pinned ? ["taskset", "-c", "0", ...node] : node;
   const child = spawn(cmd!, args, {
     stdio: ["ignore", "pipe", "inherit", "ipc"],
-    cwd: join(import.meta.dirname, "..", ".."),
+    // The checkout the script belongs to (its tsconfig and node_modules).
+    cwd: join(dirname(script), "..", ".."),
   });
   const ready = await new Promise<{ port: number; dataDir?: string }>((resolve, reject) => {
     let buffer = "";

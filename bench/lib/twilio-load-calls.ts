@@ -9,8 +9,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
-import { LatencyLog, readStamp, stampedFrameBase64 } from "./frame-stamp.js";
-import { RealtimeLoadProvider } from "./realtime-load-provider.js";
+import { FRAME_BASE64_CHARS, LatencyLog, readStamp, readStamps, stampedFrameBase64 } from "./frame-stamp.js";
+import { RealtimeLoadProvider, type ProviderConnection } from "./realtime-load-provider.js";
 
 const SLOTS = 10; // 2 ms each
 
@@ -20,13 +20,32 @@ export interface LoadCall {
   readonly streamSid: string;
   seq: number;
   clears: number;
+  /** 20 ms ticks of this call since it was placed (the realistic shape's conversation clock). */
+  ticks: number;
 }
+
+/**
+ * How the provider side talks. `worst`: a 20 ms delta every 20 ms, all the time (one message per frame both
+ * ways). `realistic`: a conversation, the assistant answering half of each 4 s cycle in deltas of `deltaFrames`
+ * x 20 ms (sent as they fall due, so at 1x on average), the caller talking the other half (server VAD's
+ * speech_started / speech_stopped, each answer a response of its own that ends). Twilio sends the caller's
+ * 20 ms frames all the time in both (silence is audio on a phone line).
+ */
+export type LoadShape = { kind: "worst" } | { kind: "realistic"; deltaFrames: number };
+
+/** The realistic shape's cycle, 20 ms ticks: the assistant answers in the first half, the caller talks in the second. */
+const CYCLE_TICKS = 200;
+const ANSWER_TICKS = 100;
+/** The caller starts talking this long after the answer ended (the relay's playback confirmation comes first). */
+const TURN_GAP_TICKS = 10;
 
 export interface TelephonyLoadOptions {
   /** The target's voice webhook, e.g. http://127.0.0.1:8787/telephony/twilio/voice?mode=realtime. */
   webhookUrl: string;
   /** Port the stand-in realtime provider listens on (the target is configured to reach it there). */
   providerPort: number;
+  /** Default worst. */
+  shape?: LoadShape;
 }
 
 export class TelephonyLoad {
@@ -80,12 +99,38 @@ export class TelephonyLoad {
     while (this.calls.some((c) => !this.provider.byCall.has(c.idx)))
       await new Promise((r) => setTimeout(r, 20));
     this.#sending.twilio = sending;
-    for (const c of this.calls) this.provider.startResponse(this.provider.byCall.get(c.idx)!);
+    // Answers start now in the worst shape; the realistic one starts them on its conversation clock.
+    if ((this.#o.shape ?? { kind: "worst" }).kind === "worst")
+      for (const c of this.calls) this.provider.startResponse(this.provider.byCall.get(c.idx)!);
   }
 
   /** Audio both ways at 50 frames/s per call. */
   flow(twilio: boolean, provider: boolean): void {
     this.#sending = { twilio, provider };
+  }
+
+  /**
+   * Holds the calls idle (another relay is measured meanwhile): audio stops and every answer in progress ends
+   * as a provider ends one, so the relay sees quiet calls, not a provider that stalled mid-answer (which its
+   * fault handling would answer with an apology and a reconnect).
+   */
+  pause(): void {
+    this.flow(false, false);
+    for (const c of this.provider.connections) this.provider.endResponse(c);
+  }
+
+  /** Audio both ways again; answers restart where the shape has the assistant speaking. */
+  resume(): void {
+    const shape = this.#o.shape ?? { kind: "worst" };
+    for (const call of this.calls) {
+      const p = this.provider.byCall.get(call.idx);
+      if (p && (shape.kind === "worst" || this.#phase(call) < ANSWER_TICKS)) this.provider.startResponse(p);
+    }
+    this.flow(true, true);
+  }
+
+  #phase(c: LoadCall): number {
+    return (c.ticks + c.idx * 37) % CYCLE_TICKS;
   }
 
   async close(): Promise<void> {
@@ -107,9 +152,31 @@ export class TelephonyLoad {
       }
       if (provider) {
         const p = this.provider.byCall.get(c.idx);
-        if (p) this.provider.sendDelta(p);
+        if (p) this.#speak(c, p);
       }
     }
+  }
+
+  #speak(c: LoadCall, p: ProviderConnection): void {
+    const shape = this.#o.shape ?? { kind: "worst" };
+    if (shape.kind === "worst") {
+      this.provider.sendDelta(p);
+      return;
+    }
+    // Calls are spread over the cycle, so the answers of all calls do not start in the same tick.
+    const phase = this.#phase(c);
+    c.ticks++;
+    if (phase === 0) {
+      this.provider.speechStopped(p);
+      this.provider.startResponse(p);
+    } else if (phase === ANSWER_TICKS) {
+      this.provider.endResponse(p);
+    } else if (phase === ANSWER_TICKS + TURN_GAP_TICKS) {
+      this.provider.speechStarted(p);
+    }
+    // A delta once its audio is due: deltaFrames x 20 ms of answer every deltaFrames ticks.
+    if (phase < ANSWER_TICKS && phase % shape.deltaFrames === shape.deltaFrames - 1)
+      this.provider.sendDelta(p, shape.deltaFrames);
   }
 
   async #dial(idx: number): Promise<void> {
@@ -135,7 +202,7 @@ export class TelephonyLoad {
     );
     const ws = new WebSocket(url, { perMessageDeflate: false });
     const streamSid = `MZ${randomBytes(16).toString("hex")}`;
-    const call: LoadCall = { idx, ws, streamSid, seq: 0, clears: 0 };
+    const call: LoadCall = { idx, ws, streamSid, seq: 0, clears: 0, ticks: 0 };
     await new Promise<void>((resolve, reject) => {
       ws.once("open", resolve);
       ws.once("error", reject);
@@ -166,8 +233,16 @@ export class TelephonyLoad {
   #onMessage(call: LoadCall, text: string): void {
     if (text.startsWith('{"event":"media"')) {
       const at = text.indexOf('"payload":"');
-      const stamp = at >= 0 ? readStamp(text, at + 11) : undefined;
-      if (stamp) this.outbound.record(stamp.sentAt);
+      if (at < 0) return;
+      const end = text.indexOf('"', at + 11);
+      if (end - (at + 11) <= FRAME_BASE64_CHARS) {
+        const stamp = readStamp(text, at + 11);
+        if (stamp) this.outbound.record(stamp.sentAt);
+        return;
+      }
+      // Several frames in one message (a relay that forwards a provider delta unsplit): each is timed.
+      const now = performance.now();
+      for (const stamp of readStamps(text, at + 11, end)) this.outbound.record(stamp.sentAt, now);
       return;
     }
     if (text.startsWith('{"event":"mark"')) {

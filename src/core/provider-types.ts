@@ -245,7 +245,13 @@ export type RealtimeProviderEvent =
   | { type: "closed"; reason: string };
 
 export interface RealtimeVoiceSession {
-  appendAudio(data: Uint8Array): void;
+  /**
+   * Input audio in the session's input format. `base64`, when given, is the
+   * same bytes already base64-encoded (a carrier frame's payload, checked
+   * strictly at the edge): a provider whose wire is base64 sends it as is
+   * instead of encoding `data` again.
+   */
+  appendAudio(data: Uint8Array, base64?: string): void;
   commitAudio?(): void;
   cancelResponse(): void;
   /** Truncates the assistant item at the audio the user actually heard. */

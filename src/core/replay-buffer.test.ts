@@ -52,4 +52,19 @@ describe("ReplayBuffer bounded in bytes", () => {
     }
     expect(peak).toBeLessThanOrEqual(4096);
   });
+
+  it("keeps every event in order as its ring grows, also after evictions by bytes moved its start", () => {
+    const buffer = new ReplayBuffer<{ seq: number }>(100, 50 * 10);
+    // 10 bytes each: the byte bound (50 events) evicts from seq 51 on, while the ring is still growing.
+    for (let seq = 1; seq <= 75; seq++) buffer.push({ seq }, 10);
+    expect(buffer.replay(0).events.map((e) => e.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 26 + i));
+    // Small events from now on: the ring grows past the point where its start had moved, up to capacity.
+    for (let seq = 76; seq <= 400; seq++) buffer.push({ seq }, 1);
+    const kept = buffer.replay(0);
+    expect(kept.events.map((e) => e.seq)).toEqual(Array.from({ length: 100 }, (_, i) => 301 + i));
+    expect(kept.complete).toBe(false);
+    expect(buffer.replay(299).complete).toBe(false);
+    expect(buffer.replay(300).complete).toBe(true);
+    expect(buffer.size).toBe(100);
+  });
 });

@@ -14,11 +14,15 @@ export interface ReplayResult<T> {
  * first; the newest event is always kept. Events must be pushed in
  * increasing `seq` order (the sequencer's).
  */
+/** Slots a ring starts with (a relayed call's session emits a few dozen events a minute). */
+const INITIAL_SLOTS = 16;
+
 export class ReplayBuffer<T extends { readonly seq: number }> {
   readonly #capacity: number;
   readonly #maxBytes: number;
-  readonly #ring: (T | undefined)[];
-  readonly #sizes: number[];
+  /** Grown by doubling up to `capacity`: most sessions never hold a full ring, and each one holds two of them. */
+  #ring: (T | undefined)[];
+  #sizes: number[];
   #start = 0;
   #size = 0;
   #bytes = 0;
@@ -40,8 +44,8 @@ export class ReplayBuffer<T extends { readonly seq: number }> {
     }
     this.#capacity = capacity;
     this.#maxBytes = maxBytes;
-    this.#ring = new Array<T | undefined>(capacity);
-    this.#sizes = new Array<number>(capacity).fill(0);
+    this.#ring = new Array<T | undefined>(Math.min(capacity, INITIAL_SLOTS));
+    this.#sizes = new Array<number>(this.#ring.length).fill(0);
   }
 
   get size(): number {
@@ -60,7 +64,8 @@ export class ReplayBuffer<T extends { readonly seq: number }> {
   /** Adds `event` of `bytes` (default 0: only the event bound applies), evicting the oldest as needed. */
   push(event: T, bytes = 0): void {
     if (this.#size === this.#capacity) this.#evictOldest();
-    const at = (this.#start + this.#size) % this.#capacity;
+    if (this.#size === this.#ring.length) this.#grow();
+    const at = (this.#start + this.#size) % this.#ring.length;
     this.#ring[at] = event;
     this.#sizes[at] = bytes;
     this.#size += 1;
@@ -71,7 +76,7 @@ export class ReplayBuffer<T extends { readonly seq: number }> {
   replay(afterSeq: number): ReplayResult<T> {
     const events: T[] = [];
     for (let i = 0; i < this.#size; i++) {
-      const event = this.#ring[(this.#start + i) % this.#capacity];
+      const event = this.#ring[(this.#start + i) % this.#ring.length];
       if (event && event.seq > afterSeq) events.push(event);
     }
     return { events, complete: afterSeq >= this.#evictedThrough };
@@ -91,7 +96,22 @@ export class ReplayBuffer<T extends { readonly seq: number }> {
     this.#bytes -= this.#sizes[this.#start] ?? 0;
     this.#ring[this.#start] = undefined;
     this.#sizes[this.#start] = 0;
-    this.#start = (this.#start + 1) % this.#capacity;
+    this.#start = (this.#start + 1) % this.#ring.length;
     this.#size -= 1;
+  }
+
+  /** Twice the slots (at most `capacity`), the events kept in order from slot 0. */
+  #grow(): void {
+    const slots = Math.min(this.#capacity, this.#ring.length * 2);
+    const ring = new Array<T | undefined>(slots);
+    const sizes = new Array<number>(slots).fill(0);
+    for (let i = 0; i < this.#size; i++) {
+      const from = (this.#start + i) % this.#ring.length;
+      ring[i] = this.#ring[from];
+      sizes[i] = this.#sizes[from]!;
+    }
+    this.#ring = ring;
+    this.#sizes = sizes;
+    this.#start = 0;
   }
 }

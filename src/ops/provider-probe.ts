@@ -254,9 +254,9 @@ function countedInput(
 ): RealtimeVoiceSession {
   let bytes = 0;
   let reported = false;
-  const appendAudio = (data: Uint8Array): void => {
+  const appendAudio = (data: Uint8Array, base64?: string): void => {
     bytes += data.byteLength;
-    voice.appendAudio(data);
+    voice.appendAudio(data, base64);
   };
   const close = async (): Promise<void> => {
     const rate = bytesPerSecond(format);

@@ -34,6 +34,9 @@ export function createCallMedia(
     line: carrier.line,
     sendHighWaterBytes: settings.sendHighWaterBytes,
     ...(carrier.playbackBufferMs !== undefined ? { maxUnplayedMs: carrier.playbackBufferMs } : {}),
+    ...(carrier.maxFramesPerMessage !== undefined
+      ? { maxFramesPerMessage: carrier.maxFramesPerMessage }
+      : {}),
     onClearSent: () => latency.clearSent(),
     onItemFirstFrame: () => latency.itemFirstFrame(),
   });

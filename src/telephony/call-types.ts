@@ -48,6 +48,8 @@ export interface CallCarrier {
   transferDocuments?(): TransferDocuments | undefined;
   /** Audio the carrier buffers at most, ms (CarrierProtocol.playbackBufferMs); undefined: unbounded. */
   readonly playbackBufferMs?: number | undefined;
+  /** 20 ms frames one outbound media message may carry (CarrierProtocol.maxFramesPerMessage). Default 1. */
+  readonly maxFramesPerMessage?: number | undefined;
 }
 
 export interface CallIdentity {

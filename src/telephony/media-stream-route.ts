@@ -166,7 +166,7 @@ class CarrierStreamSocket {
         void this.#start(event);
         return;
       case "media":
-        if (call) return call.onMedia(event.audio);
+        if (call) return call.onMedia(event.audio, event.base64);
         if (this.#early && this.#early.length < MAX_EARLY_FRAMES) return void this.#early.push(event.audio);
         if (!this.#early) this.#reject("before_start", "media before start");
         return;

@@ -170,6 +170,7 @@ function servedCarrier(
       return base === undefined ? undefined : transferDocuments(carrier, base, signer);
     },
     playbackBufferMs: carrier.playbackBufferMs,
+    maxFramesPerMessage: carrier.maxFramesPerMessage,
   };
   return { carrier, callCarrier, publicUrl, mode };
 }

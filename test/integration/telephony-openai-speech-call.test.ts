@@ -129,7 +129,7 @@ describe("telephony: stt-tts call on OpenAI-compatible STT and TTS", () => {
       responseFormat: "pcm",
     });
     expect(client.media.length).toBeGreaterThan(0);
-    expect(client.media.every((m) => m.length === 160)).toBe(true);
+    expect(client.media.every((m) => m.length > 0 && m.length % 160 === 0 && m.length <= 1600)).toBe(true);
     const heard = decodeMulaw(Uint8Array.from(client.media.flatMap((m) => Array.from(m))));
     const voiced = heard.subarray(0, Math.min(heard.length, 8000));
     expect(Math.abs(peakHz(voiced, 8000) - openai.audio.speechToneHz)).toBeLessThan(10);

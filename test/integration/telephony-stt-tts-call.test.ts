@@ -31,7 +31,7 @@ describe("telephony: stt-tts calls", () => {
       .find((e) => (e.payload as { role: string }).role === "user")!;
     expect((heard.payload as { text: string }).text.length).toBeGreaterThan(0);
     expect(client.receivedAudioMs).toBeGreaterThan(300);
-    expect(client.media.every((m) => m.length === 160)).toBe(true);
+    expect(client.media.every((m) => m.length > 0 && m.length % 160 === 0 && m.length <= 1600)).toBe(true);
     expect(client.marksEchoed.length).toBeGreaterThan(0);
     expect(h.eventsOf(sessionId, "turn.started").length).toBe(1); // the silence before and after started nothing
     // The line's local VAD reports the caller's speech on the turn, like a realtime provider's VAD.

@@ -38,7 +38,7 @@ describe("telnyx: realtime calls", () => {
     expect(audio.output.format).toEqual({ type: "audio/pcmu" });
     // Every frame reached the provider once, none lost to the reordering.
     await waitUntil(() => h!.realtime!.audioMsReceived === (speech.length + 8000) / 8);
-    expect(client.media.every((m) => m.length === 160)).toBe(true);
+    expect(client.media.every((m) => m.length > 0 && m.length % 160 === 0 && m.length <= 1600)).toBe(true);
     expect(client.marksReceived.length).toBeGreaterThanOrEqual(Math.ceil(client.media.length / 10));
     expect(client.marksEchoed).toEqual(client.marksReceived);
     expect(client.refused).toEqual([]); // every frame we sent is one Telnyx takes
@@ -158,7 +158,7 @@ describe("telnyx: stt-tts calls", () => {
       .find((e) => (e.payload as { role: string }).role === "user")!;
     expect((heard.payload as { text: string }).text.length).toBeGreaterThan(0);
     expect(client.receivedAudioMs).toBeGreaterThan(300);
-    expect(client.media.every((m) => m.length === 160)).toBe(true);
+    expect(client.media.every((m) => m.length > 0 && m.length % 160 === 0 && m.length <= 1600)).toBe(true);
     expect(client.marksEchoed.length).toBeGreaterThan(0);
     expect(h.eventsOf(sessionId, "turn.started")).toHaveLength(1);
     await client.stop();

@@ -283,13 +283,13 @@ export class MediaLeg {
   }
 
   /** Caller audio in the passthrough format, untouched (only when `passthrough` was chosen). */
-  appendEncoded(data: Uint8Array): void {
+  appendEncoded(data: Uint8Array, base64?: string): void {
     const controller = this.#live();
     if (!controller) return;
     try {
       if (!this.passthrough)
         throw new TalkError("invalid_audio", "This leg does not pass encoded audio through.");
-      controller.appendAudio(data);
+      controller.appendAudio(data, base64);
     } catch (err) {
       this.#appendFailed(err);
     }

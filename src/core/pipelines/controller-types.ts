@@ -103,9 +103,10 @@ export interface TalkSessionController {
   /**
    * Input audio as bytes in the session's input format (the wire path, and
    * encoded passthrough such as u-law to a u-law realtime provider). Throws
-   * invalid_audio / payload_too_large / session_closed.
+   * invalid_audio / payload_too_large / session_closed. `base64`: the same
+   * bytes base64-encoded, when the caller has them so (RealtimeVoiceSession.appendAudio).
    */
-  appendAudio(data: Uint8Array): void;
+  appendAudio(data: Uint8Array, base64?: string): void;
   /**
    * Input audio as samples, when the session's input format is PCM16: the
    * path of adapters that decode at the edge (no PCM -> bytes -> PCM round

@@ -37,9 +37,13 @@ export class RealtimeInput {
       : new PcmConverter(format, this.providerFormat);
   }
 
-  /** Input bytes (passthrough) or samples: to `voice` when there is one, else held. */
-  push(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession | undefined): void {
-    if (voice) this.#forward(data, voice);
+  /**
+   * Input bytes (passthrough) or samples: to `voice` when there is one, else
+   * held. `base64` is the passthrough bytes' encoding as the caller received
+   * it, sent on as it is.
+   */
+  push(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession | undefined, base64?: string): void {
+    if (voice) this.#forward(data, voice, base64);
     else this.#hold(data);
   }
 
@@ -60,11 +64,11 @@ export class RealtimeInput {
     this.#converter?.close();
   }
 
-  #forward(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession): void {
+  #forward(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession, base64?: string): void {
     this.#onForward?.(data.byteLength);
     // Copied: the provider may queue it while the caller reuses its buffer.
     if (data instanceof Uint8Array) {
-      voice.appendAudio(data.slice());
+      voice.appendAudio(data.slice(), base64);
       return;
     }
     const pcm = this.#converter ? this.#converter.convert(data) : data;

@@ -174,10 +174,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     return this.#deps.inputFormat;
   }
 
-  appendAudio(data: Uint8Array): void {
+  appendAudio(data: Uint8Array, base64?: string): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
     // Bytes of a PCM16 session are samples; of an encoded one (u-law passthrough), passed on as they are.
-    this.#caller(this.#deps.inputFormat.encoding === "pcm16" ? pcm16FromBytes(data) : data);
+    // An encoded passthrough goes on unchanged, so the carrier's base64 of it still holds (no decode-encode per frame).
+    this.#caller(this.#deps.inputFormat.encoding === "pcm16" ? pcm16FromBytes(data) : data, base64);
   }
 
   appendPcm(pcm: Int16Array): void {
@@ -185,13 +186,13 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     this.#caller(pcm);
   }
 
-  #caller(data: Uint8Array | Int16Array): void {
+  #caller(data: Uint8Array | Int16Array, base64?: string): void {
     if (this.#local) {
       // Outboard ASR: the provider hears nothing; the input format is PCM16 (session-controller.ts).
       this.#local.write(data instanceof Int16Array ? data : pcm16FromBytes(data));
       return;
     }
-    this.#input.push(data, this.#voice);
+    this.#input.push(data, this.#voice, base64);
   }
 
   /**

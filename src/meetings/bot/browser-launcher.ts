@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { TalkError } from "../../core/index.js";
 
 /** A launched browser as the bot uses it: one page, a crash signal, one close. */
@@ -78,6 +78,9 @@ export class ChromiumLauncher implements BrowserLauncher {
     const profile = await mkdtemp(join(tmpdir(), `talkgate-bot-${label}${label ? "-" : ""}`));
     let browser: Browser | undefined;
     try {
+      // Loaded on the first bot, not at start: puppeteer-core is ~470 modules and ~24 MB of a process that may
+      // never join a meeting (a relay-only worker; measured in docs/performance.md).
+      const { default: puppeteer } = await import("puppeteer-core");
       browser = await puppeteer.launch({
         executablePath: this.#executablePath,
         headless: true,

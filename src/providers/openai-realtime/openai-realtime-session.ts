@@ -225,11 +225,10 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
     );
   }
 
-  appendAudio(data: Uint8Array): void {
-    this.#send({
-      type: "input_audio_buffer.append",
-      audio: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64"),
-    });
+  appendAudio(data: Uint8Array, base64?: string): void {
+    const audio = base64 ?? Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
+    // 50 a second per call: one concatenation (base64 needs no JSON escaping) instead of JSON.stringify.
+    this.#socket.sendText(`{"type":"input_audio_buffer.append","audio":"${audio}"}`);
   }
 
   commitAudio(): void {

@@ -166,6 +166,13 @@ export class JsonSocket {
     this.#ws!.send(JSON.stringify(message));
   }
 
+  /** Sends a message the owner already serialized as JSON text; invalid_state unless ready. */
+  sendText(json: string): void {
+    if (this.#state !== "ready")
+      throw new TalkError("invalid_state", `The realtime session is ${this.#state}.`);
+    this.#ws!.send(json);
+  }
+
   close(reason: string): Promise<void> {
     if (this.#closing !== undefined) return this.#closing;
     this.#o.signal.removeEventListener("abort", this.#onAbort);

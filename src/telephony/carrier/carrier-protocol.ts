@@ -96,7 +96,8 @@ export type CarrierStreamEvent =
       readonly formatName: string;
       readonly parameters: Readonly<Record<string, string>>;
     }
-  | { readonly type: "media"; readonly audio: Uint8Array }
+  /** `base64`: the frame's payload as it came, when the wire carries base64 (checked strictly): passed on as is. */
+  | { readonly type: "media"; readonly audio: Uint8Array; readonly base64?: string }
   /** The carrier played the audio sent before the acknowledgement `name` (a mark or checkpoint echo). */
   | { readonly type: "played"; readonly name: string }
   | { readonly type: "dtmf"; readonly digit: string }
@@ -260,6 +261,13 @@ export interface CarrierProtocol {
    * Undefined: the carrier buffers whatever it is sent.
    */
   readonly playbackBufferMs?: number | undefined;
+  /**
+   * 20 ms frames one outbound media message may carry: a carrier that plays
+   * media of any length (Twilio; Telnyx takes 20 ms to 30 s) gets a large
+   * provider delta in one message per mark interval instead of one per 20 ms.
+   * Default 1.
+   */
+  readonly maxFramesPerMessage?: number | undefined;
   /** HTTP methods the carrier's voice (answer) webhook uses. Default ["POST"]. */
   readonly voiceMethods?: ReadonlyArray<"GET" | "POST"> | undefined;
   /** Status a refused webhook gets: 403 (Twilio, Telnyx, Plivo) or 401 (Vonage's signed JWT). Default 403. */

@@ -52,6 +52,8 @@ export interface CallPlayoutOptions {
   drainPollMs?: number;
   /** Frames (20 ms) a burst needs before it gets its own mark, unless it ends the item. Default 5 (100 ms). */
   minFramesPerMark?: number;
+  /** Frames one media message may carry (a carrier that plays media of any length). Default 1. */
+  maxFramesPerMessage?: number;
   /**
    * Audio sent and not yet acknowledged played at most, ms: sending pauses
    * there until marks come back. Default unbounded (the carrier buffers all).
@@ -117,13 +119,15 @@ export class CallPlayout implements TalkAudioSink {
     this.#maxUnplayedMs = maxUnplayedMs;
     this.#framer = new OutboundFramer({
       minFramesPerMark: options.minFramesPerMark ?? 5,
+      maxFramesPerMessage: options.maxFramesPerMessage ?? 1,
       frameBytes: this.#audio.frameBytes,
       bytesPerMs: this.#audio.bytesPerMs,
       silenceByte: this.#audio.silenceByte,
       // Two minutes of the line's audio, whatever its byte rate.
       maxQueuedBytes: 120_000 * this.#audio.bytesPerMs,
     });
-    this.reference = new LineReference((bytes) => this.#audio.toPcm(bytes));
+    const bytesPerSample = this.#audio.bytesPerMs / (this.#audio.pcmFormat.sampleRate / 1000);
+    this.reference = new LineReference((bytes) => this.#audio.toPcm(bytes), bytesPerSample);
     this.#onClearSent = options.onClearSent;
     this.#onItemFirstFrame = options.onItemFirstFrame;
   }
@@ -282,10 +286,10 @@ export class CallPlayout implements TalkAudioSink {
       for (const out of this.#framer.takeBurst()) {
         if (out.type === "media") {
           line.media(out.payload);
-          this.reference.sent(out.payload);
+          this.#mirror(out.payload, out.frames);
           this.#tracker.sent(out.itemId, out.ms);
           this.#sentMs += out.ms;
-          this.framesSent++;
+          this.framesSent += out.frames;
           this.#sentSinceClear = true;
           if (out.itemId !== this.#lastItemSent) {
             this.#lastItemSent = out.itemId;
@@ -302,6 +306,13 @@ export class CallPlayout implements TalkAudioSink {
         }
       }
     }
+  }
+
+  /** The echo reference counts frames: a message of several is mirrored frame by frame (views, no copy). */
+  #mirror(payload: Uint8Array, frames: number): void {
+    if (frames === 1) return this.reference.sent(payload);
+    const size = payload.byteLength / frames;
+    for (let i = 0; i < frames; i++) this.reference.sent(payload.subarray(i * size, (i + 1) * size));
   }
 
   #resetPacing(): void {

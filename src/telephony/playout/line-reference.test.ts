@@ -50,4 +50,29 @@ describe("LineReference", () => {
     ref.sent(frame(2000));
     expect(Math.abs(ref.take(160)[0]! - 2000)).toBeLessThan(80);
   });
+
+  it("skip moves the mirror exactly as take does, without decoding (a passthrough call's frames)", () => {
+    let decoded = 0;
+    const counting = (b: Uint8Array): Int16Array => {
+      decoded++;
+      return decodeMulaw(b);
+    };
+    const skipped = new LineReference(counting, 1);
+    const taken = new LineReference((b) => decodeMulaw(b), 1);
+    for (const ref of [skipped, taken])
+      for (let i = 0; i < 30; i++) ref.sent(frame(i % 2 === 0 ? 1000 : -1000));
+    // Caller payloads of uneven sizes, past the 25-frame slack (nothing acknowledged).
+    for (const n of [160, 80, 240, 160, 4000]) {
+      skipped.skip(n);
+      taken.take(n);
+      expect(skipped.queuedFrames).toBe(taken.queuedFrames);
+    }
+    expect(decoded).toBe(0);
+    skipped.acknowledged(27);
+    taken.acknowledged(27);
+    skipped.skip(100);
+    taken.take(100);
+    expect(skipped.queuedFrames).toBe(taken.queuedFrames);
+    expect(skipped.take(60)).toEqual(taken.take(60));
+  });
 });

@@ -23,6 +23,8 @@ const SLACK_FRAMES = 25;
 
 export class LineReference {
   readonly #toPcm: (bytes: Uint8Array) => Int16Array;
+  /** Bytes per sample of the wire format (G.711: 1, PCM16: 2), when known: skip() then decodes nothing. */
+  readonly #bytesPerSample: number | undefined;
   #frames: Uint8Array[] = [];
   /** Samples of the head frame already taken. */
   #headOffset = 0;
@@ -31,8 +33,9 @@ export class LineReference {
   #sentTotal = 0;
   #acked = 0;
 
-  constructor(toPcm: (bytes: Uint8Array) => Int16Array) {
+  constructor(toPcm: (bytes: Uint8Array) => Int16Array, bytesPerSample?: number) {
     this.#toPcm = toPcm;
+    this.#bytesPerSample = bytesPerSample;
   }
 
   /** Audio still in the carrier's buffer, frames (tests, metrics). */
@@ -80,6 +83,29 @@ export class LineReference {
       if (this.#headOffset >= this.#head.length) this.#shift();
     }
     return out;
+  }
+
+  /**
+   * The line's clock moved by `samples` and nobody needs what was played (a
+   * passthrough call has no echo canceller): the same frames leave the mirror
+   * as take() would drop, without decoding them or allocating the PCM.
+   */
+  skip(samples: number): void {
+    let left = samples;
+    while (left > 0 && this.#frames.length > 0 && this.#headIndex < this.#acked + SLACK_FRAMES) {
+      const length = this.#head?.length ?? this.#samplesOf(this.#frames[0]!);
+      const n = Math.min(left, length - this.#headOffset);
+      left -= n;
+      this.#headOffset += n;
+      if (this.#headOffset >= length) this.#shift();
+    }
+  }
+
+  /** Samples in a frame of the wire format, without decoding it when the byte width is known. */
+  #samplesOf(frame: Uint8Array): number {
+    return this.#bytesPerSample !== undefined
+      ? Math.floor(frame.byteLength / this.#bytesPerSample)
+      : this.#toPcm(frame).length;
   }
 
   /** Position of the frame at the head. */

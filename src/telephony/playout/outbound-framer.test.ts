@@ -164,4 +164,30 @@ describe("OutboundFramer marks with minFramesPerMark", () => {
     );
     expect(shapes).toEqual(["M", "M", "Mk", "M", "M", "Mk", "M", "E"]);
   });
+
+  it("puts whole frames of a large delta in one message per burst when the carrier plays any length, marks unchanged", () => {
+    const input = ramp(160 * 23 + 37);
+    const one = new OutboundFramer({ minFramesPerMark: 5 });
+    const many = new OutboundFramer({ minFramesPerMark: 5, maxFramesPerMessage: 10 });
+    for (const f of [one, many]) {
+      f.push("item-1", input.subarray(0, 1600)); // a 200 ms delta
+      f.push("item-1", input.subarray(1600));
+      f.end("item-1");
+    }
+    const a = drain(one);
+    const b = drain(many);
+    // The same audio, byte for byte, the last partial frame padded alone.
+    expect(Buffer.concat(media(b))).toEqual(Buffer.concat(media(a)));
+    expect(media(b).map((p) => p.byteLength)).toEqual([1600, 1600, 480, 160]);
+    expect(b.flatMap((o) => (o.type === "media" ? [o.frames] : []))).toEqual([10, 10, 3, 1]);
+    expect(b.reduce((ms, o) => ms + (o.type === "media" ? o.ms : 0), 0)).toBe(480);
+    // Marks where the 20 ms framer puts them: after the same frames, with the same names.
+    const marks = (out: FramerOutput[]) => {
+      let frames = 0;
+      return out.flatMap((o) =>
+        o.type === "media" ? ((frames += o.frames), []) : [[o.name, frames, o.endOfItem]],
+      );
+    };
+    expect(marks(b)).toEqual(marks(a.map((o) => (o.type === "media" ? { ...o, frames: 1 } : o))));
+  });
 });

@@ -23,6 +23,13 @@ export interface OutboundFramerOptions {
   /** Media frames per burst; a mark follows each burst. Default 10 (200 ms). */
   maxFramesPerBurst?: number;
   /**
+   * Frames one media message may carry (whole frames, so the line's frame
+   * alignment holds). A carrier that plays media of any length (Twilio,
+   * Telnyx) gets a large provider delta as one message per burst instead of
+   * one per 20 ms; marks keep the burst cadence. Default 1.
+   */
+  maxFramesPerMessage?: number;
+  /**
    * A burst smaller than this gets no mark of its own unless it ends the
    * item: the mark comes after a later burst once this many frames went
    * unmarked. Fewer marks (and echoes) when the provider streams audio in
@@ -39,7 +46,14 @@ export interface OutboundFramerOptions {
 }
 
 export type FramerOutput =
-  | { readonly type: "media"; readonly itemId: string; readonly payload: Uint8Array; readonly ms: number }
+  | {
+      readonly type: "media";
+      readonly itemId: string;
+      readonly payload: Uint8Array;
+      readonly ms: number;
+      /** Frames in the payload (the last of an item may be padded). */
+      readonly frames: number;
+    }
   | { readonly type: "mark"; readonly itemId: string; readonly name: string; readonly endOfItem: boolean };
 
 interface QueuedItem {
@@ -57,6 +71,7 @@ const DEFAULTS = Object.freeze({
   frameBytes: 160,
   bytesPerMs: 8,
   maxFramesPerBurst: 10,
+  maxFramesPerMessage: 1,
   minFramesPerMark: 1,
   silenceByte: 0xff,
   markPrefix: "talkgate-",
@@ -79,6 +94,7 @@ export class OutboundFramer {
       "frameBytes",
       "bytesPerMs",
       "maxFramesPerBurst",
+      "maxFramesPerMessage",
       "minFramesPerMark",
       "maxQueuedBytes",
     ] as const) {
@@ -146,10 +162,16 @@ export class OutboundFramer {
     const head = this.#queue[0];
     if (head === undefined) return [];
     const out: FramerOutput[] = [];
-    const { frameBytes, maxFramesPerBurst } = this.#o;
-    while (out.length < maxFramesPerBurst && (head.bytes >= frameBytes || (head.ended && head.bytes > 0))) {
-      out.push({ type: "media", itemId: head.itemId, payload: this.#takeFrame(head), ms: this.#frameMs });
-      head.unmarked++;
+    const { frameBytes, maxFramesPerBurst, maxFramesPerMessage } = this.#o;
+    let frames = 0;
+    while (frames < maxFramesPerBurst && (head.bytes >= frameBytes || (head.ended && head.bytes > 0))) {
+      // Whole frames only; an item's last partial frame goes alone, padded.
+      const whole = Math.floor(head.bytes / frameBytes);
+      const n = Math.max(1, Math.min(maxFramesPerMessage, maxFramesPerBurst - frames, whole));
+      const payload = this.#takeFrames(head, n);
+      out.push({ type: "media", itemId: head.itemId, payload, ms: n * this.#frameMs, frames: n });
+      head.unmarked += n;
+      frames += n;
     }
     const finished = head.ended && head.bytes === 0;
     if (finished) this.#queue.shift();
@@ -173,8 +195,8 @@ export class OutboundFramer {
     return dropped;
   }
 
-  #takeFrame(item: QueuedItem): Uint8Array {
-    const { frameBytes } = this.#o;
+  #takeFrames(item: QueuedItem, count: number): Uint8Array {
+    const frameBytes = this.#o.frameBytes * count;
     const frame = new Uint8Array(frameBytes);
     let filled = 0;
     while (filled < frameBytes && item.chunks.length > 0) {

@@ -69,6 +69,8 @@ export function telnyxProtocol(options: TelnyxProtocolOptions): CarrierProtocol 
     paths: TELNYX_PATHS,
     lineFormat: ULAW_8K,
     acknowledgements: "marks",
+    // Telnyx plays RTP media messages of 20 ms to 30 s: a provider delta goes out as one message per mark interval.
+    maxFramesPerMessage: 10,
     signed: publicKey !== undefined,
     rest,
     // The transfer command's audio_url: a WAV Telnyx plays to the callee, fetched unsigned.

@@ -4,6 +4,7 @@ import {
   buildMarkMessage,
   buildMediaMessage,
   isMulaw8kMono,
+  TwilioMarkSchema,
   TwilioMediaSchema,
   parseTwilioMessage,
   type ParseTwilioMessageResult,
@@ -196,6 +197,16 @@ describe("outbound messages", () => {
     expect(Buffer.from(msg.media.payload, "base64")).toEqual(Buffer.from([3, 4]));
   });
 
+  it("builds media from its template as JSON.stringify would, even for a sid that needs escaping", () => {
+    const audio = new Uint8Array(160).map((_, i) => i * 7);
+    for (const sid of [SID, 'MZ"quoted\\back\u0001', "MZ\u2028", undefined]) {
+      const payload = Buffer.from(audio).toString("base64");
+      expect(buildMediaMessage(sid, audio)).toBe(
+        JSON.stringify({ event: "media", streamSid: sid, media: { payload } }),
+      );
+    }
+  });
+
   it("builds mark and clear", () => {
     expect(JSON.parse(buildMarkMessage(SID, "m1"))).toEqual({
       event: "mark",
@@ -235,5 +246,31 @@ describe("parseTwilioMessage media fast path", () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.details).toMatchObject({ reason: "invalid_message", path: "media.chunk" });
+  });
+});
+
+describe("parseTwilioMessage mark fast path", () => {
+  const mark = (m: unknown, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ event: "mark", sequenceNumber: "9", streamSid: "MZ1", mark: m, ...extra });
+
+  it("gives what the schema gives for a valid mark, unknown fields dropped", () => {
+    const r = parseTwilioMessage(mark({ name: "talkgate-3", extra: 1 }, { future: true }));
+    expect(r.ok && r.message).toEqual(TwilioMarkSchema.parse(JSON.parse(mark({ name: "talkgate-3" }))));
+  });
+
+  it("leaves a malformed mark to the schema, which names the field", () => {
+    for (const [m, path] of [
+      [{ name: 7 }, "mark.name"],
+      [null, "mark"],
+      [["x"], "mark"],
+    ] as const) {
+      const r = parseTwilioMessage(mark(m));
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error.details).toMatchObject({ reason: "invalid_message", path });
+    }
+    const sid = parseTwilioMessage(
+      JSON.stringify({ event: "mark", sequenceNumber: "x", streamSid: "MZ1", mark: { name: "a" } }),
+    );
+    expect(!sid.ok && sid.error.details).toMatchObject({ path: "sequenceNumber" });
   });
 });

@@ -175,7 +175,13 @@ export function parseTwilioMessage(
   }
   // `media` is 50 frames/s per call: checked by hand (the same rules as TwilioMediaSchema); anything the
   // fast check does not accept goes through the schema, which names the failing field.
-  const fast = event === "media" ? mediaFast(value as Record<string, unknown>) : undefined;
+  // `mark` echoes come every ~100 ms of answer: the same by-hand check.
+  const fast =
+    event === "media"
+      ? mediaFast(value as Record<string, unknown>)
+      : event === "mark"
+        ? markFast(value as Record<string, unknown>)
+        : undefined;
   const parsed = fast
     ? { success: true as const, data: fast }
     : SCHEMAS[event as TwilioStreamEvent].safeParse(value);
@@ -232,6 +238,16 @@ function mediaFast(v: Record<string, unknown>): z.infer<typeof TwilioMediaSchema
   return { event: "media", sequenceNumber, streamSid, media: { track, chunk, timestamp, payload } };
 }
 
+/** A well-formed mark message as TwilioMarkSchema would return it, or undefined (then the schema decides). */
+function markFast(v: Record<string, unknown>): z.infer<typeof TwilioMarkSchema> | undefined {
+  const mark = v["mark"];
+  if (typeof mark !== "object" || mark === null || Array.isArray(mark)) return undefined;
+  const { name } = mark as Record<string, unknown>;
+  const { sequenceNumber, streamSid } = v;
+  if (typeof name !== "string" || !isDigits(sequenceNumber) || !isSid(streamSid)) return undefined;
+  return { event: "mark", sequenceNumber, streamSid, mark: { name } };
+}
+
 function rawToString(raw: Buffer | ArrayBuffer | Buffer[], maxBytes: number): string | undefined {
   const size = Array.isArray(raw) ? raw.reduce((n, b) => n + b.byteLength, 0) : raw.byteLength;
   if (size > maxBytes) return undefined;
@@ -259,10 +275,21 @@ export interface TwilioOutboundClear {
 }
 export type TwilioOutboundMessage = TwilioOutboundMedia | TwilioOutboundMark | TwilioOutboundClear;
 
-/** A `media` frame: u-law 8 kHz audio, base64 (Twilio accepts any length; we send 20 ms frames). */
-export function buildMediaMessage(streamSid: string, audio: Uint8Array): string {
-  const payload = base64Of(audio);
-  return JSON.stringify({ event: "media", streamSid, media: { payload } } satisfies TwilioOutboundMedia);
+/** A `media` frame: u-law 8 kHz audio, base64 (Twilio accepts any length). */
+export function buildMediaMessage(streamSid: string | undefined, audio: Uint8Array): string {
+  return mediaMessageBuilder(streamSid)(audio);
+}
+
+/**
+ * `media` frames of one stream from a template: the sid is JSON-escaped once
+ * and base64 needs no escaping, so each frame is one concatenation instead of
+ * a JSON.stringify of a fresh object (the same text, byte for byte).
+ */
+export function mediaMessageBuilder(streamSid: string | undefined): (audio: Uint8Array) => string {
+  // No sid yet: the key is left out, as JSON.stringify leaves out an undefined value.
+  const sid = streamSid === undefined ? "" : `"streamSid":${JSON.stringify(streamSid)},`;
+  const head = `{"event":"media",${sid}"media":{"payload":"`;
+  return (audio) => `${head}${base64Of(audio)}"}}`;
 }
 
 /** A `mark`: Twilio echoes it with the same name once the audio sent before it has played (or was cleared). */

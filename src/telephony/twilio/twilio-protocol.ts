@@ -14,8 +14,8 @@ import type {
 import {
   buildClearMessage,
   buildMarkMessage,
-  buildMediaMessage,
   isMulaw8kMono,
+  mediaMessageBuilder,
   parseTwilioMessage,
 } from "./media-stream-messages.js";
 import { parseTwilioAmd } from "./twilio-amd.js";
@@ -60,6 +60,8 @@ export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol 
     paths: TWILIO_PATHS,
     lineFormat: ULAW_8K,
     acknowledgements: "marks",
+    // Twilio plays a media message of any length: a provider delta goes out as one message per mark interval.
+    maxFramesPerMessage: 10,
     signed: authToken.length > 0,
     rest,
     defaultFrom: options.defaultFrom,
@@ -111,6 +113,7 @@ export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol 
 /** One Media Stream's wire: parses what Twilio sends (holding the stream's sid from `start`), builds what we send. */
 export function twilioStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes">): CarrierStreamCodec {
   let streamSid: string | undefined;
+  let media = mediaMessageBuilder("");
   return {
     decode(data, isBinary) {
       if (isBinary)
@@ -139,6 +142,7 @@ export function twilioStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes"
           return { ok: true, event: undefined };
         case "start": {
           streamSid = msg.start.streamSid;
+          media = mediaMessageBuilder(streamSid);
           const f = msg.start.mediaFormat;
           return {
             ok: true,
@@ -153,7 +157,7 @@ export function twilioStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes"
           };
         }
         case "media":
-          return { ok: true, event: { type: "media", audio: msg.audio } };
+          return { ok: true, event: { type: "media", audio: msg.audio, base64: msg.media.payload } };
         case "mark":
           return { ok: true, event: { type: "played", name: msg.mark.name } };
         case "dtmf":
@@ -162,7 +166,7 @@ export function twilioStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes"
           return { ok: true, event: { type: "stop" } };
       }
     },
-    media: (audio) => buildMediaMessage(streamSid ?? "", audio),
+    media: (audio) => media(audio),
     mark: (name) => buildMarkMessage(streamSid ?? "", name),
     clear: () => buildClearMessage(streamSid ?? ""),
   };
