@@ -35,31 +35,29 @@ export const TURN_CONFIGS: readonly TurnConfig[] = [
     label: "echo cancellation + speex denoise",
     talk: { input: { echoCancellation: { enabled: true, denoise: true } } },
   },
-  { id: "silero", label: "Silero VAD", talk: { input: { vad: "silero" } } },
+  { id: "silero", label: "echo cancellation + Silero VAD", talk: { input: { vad: "silero" } } },
   {
     id: "noise-suppression",
-    label: "noise suppression",
+    label: "echo cancellation + noise suppression (speexdsp)",
     talk: { input: { noiseSuppression: { enabled: true } } },
   },
   {
-    id: "backchannels",
-    label: "backchannel filter",
-    talk: { input: { bargeIn: { backchannels: ["mm-hmm", "yeah", "okay", "right"] } } },
-  },
-  {
+    // The backchannel filter and the false-interruption resume act only when words decide (confirmWithWords).
     id: "confirm-words",
-    label: "barge-in confirmed by words",
+    label: "echo cancellation + barge-in confirmed by words (backchannels and no words resume)",
     talk: { input: { bargeIn: { confirmWithWords: true } } },
   },
   {
-    id: "resume",
-    label: "resume after a false interruption",
-    talk: { input: { bargeIn: { resumeAfterMs: 1500 } } },
+    id: "adaptive-eot",
+    label: "echo cancellation + adaptive end of turn",
+    talk: { input: { endOfTurn: { mode: "adaptive" } } },
   },
   {
-    id: "adaptive-eot",
-    label: "adaptive end of turn",
-    talk: { input: { endOfTurn: { mode: "adaptive" } } },
+    id: "all",
+    label: "echo cancellation + words confirm + adaptive end of turn + Silero VAD",
+    talk: {
+      input: { vad: "silero", bargeIn: { confirmWithWords: true }, endOfTurn: { mode: "adaptive" } },
+    },
   },
 ];
 
