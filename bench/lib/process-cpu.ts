@@ -53,6 +53,17 @@ export function cpuSince(
  * readings takes its CPU with it: read the tree while it is steady.
  */
 export function readProcessTreeCpu(pid: number): CpuReading | undefined {
+  let total: CpuReading | undefined;
+  for (const member of processTree(pid)) {
+    const cpu = readProcessCpu(member);
+    if (!cpu) continue;
+    total = { user: (total?.user ?? 0) + cpu.user, system: (total?.system ?? 0) + cpu.system };
+  }
+  return total;
+}
+
+/** `pid` and every live process below it, read from /proc. */
+export function processTree(pid: number): Set<number> {
   const parents = new Map<number, number>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -72,11 +83,5 @@ export function readProcessTreeCpu(pid: number): CpuReading | undefined {
         grew = true;
       }
   }
-  let total: CpuReading | undefined;
-  for (const member of tree) {
-    const cpu = readProcessCpu(member);
-    if (!cpu) continue;
-    total = { user: (total?.user ?? 0) + cpu.user, system: (total?.system ?? 0) + cpu.system };
-  }
-  return total;
+  return tree;
 }
