@@ -49,6 +49,8 @@ const args = benchArgs({
   "tail-factor": "1.5",
   "tail-slack-ms": "2",
   "heap-snapshots": "no",
+  // Events each session keeps for replay (runtime.replayLimit); empty: the config's default (1,000).
+  "replay-limit": "",
 });
 const minutes = num(args.minutes, "minutes");
 const sampleMs = num(args["sample-seconds"], "sample-seconds") * 1000;
@@ -58,6 +60,10 @@ const warmMinutes = Math.min(2, minutes / 2);
 const tailFactor = num(args["tail-factor"], "tail-factor");
 const tailSlackMs = num(args["tail-slack-ms"], "tail-slack-ms");
 const snapshots = args["heap-snapshots"] === "yes";
+const replayNote = args["replay-limit"] ? `; runtime.replayLimit ${args["replay-limit"]} events` : "";
+const serverArgs = args["replay-limit"]
+  ? ["--replay-limit", String(num(args["replay-limit"], "replay-limit"))]
+  : [];
 if (!["relay", "stt-tts", "both"].includes(args.phase))
   throw new Error("--phase must be relay, stt-tts or both");
 if (args.webhook !== undefined)
@@ -230,7 +236,13 @@ class BargeIns {
 async function relayPhase(): Promise<Verdict[]> {
   const calls = num(args.calls, "calls");
   const providerPort = await freePort();
-  const server = await spawnTelephonyServer(providerPort, args.pin !== "no", args["data-dir"]);
+  const server = await spawnTelephonyServer(
+    providerPort,
+    args.pin !== "no",
+    args["data-dir"],
+    undefined,
+    serverArgs,
+  );
   const inbound = new WindowedLatencyLog();
   const outbound = new WindowedLatencyLog();
   const load = new TelephonyLoad({
@@ -253,7 +265,7 @@ async function relayPhase(): Promise<Verdict[]> {
     await load.addCalls(calls);
     load.flow(true, true);
     console.log(
-      `\nrelay soak: talkgate server pid ${pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}; ${calls} realtime calls up in ${((performance.now() - t0) / 1000).toFixed(1)} s, 50 frames/s each way, marks echoed, a barge-in per call every ${args["barge-in-seconds"]} s; ${windows} windows of ${sampleMs / 1000} s; memory after a full GC at each window's end`,
+      `\nrelay soak: talkgate server pid ${pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}; ${calls} realtime calls up in ${((performance.now() - t0) / 1000).toFixed(1)} s, 50 frames/s each way, marks echoed, a barge-in per call every ${args["barge-in-seconds"]} s; ${windows} windows of ${sampleMs / 1000} s; memory after a full GC at each window's end${replayNote}`,
     );
     console.log(
       "| minute | RSS MB | heap MB | external MB | GC pause ms | server CPU | frames in sent/arrived | frames out sent/arrived | lost | in p50 / p99 / p99.9 ms | out p50 / p99 / p99.9 ms | barge-ins (clear p50 / p99 ms) |",
@@ -385,7 +397,7 @@ async function sttTtsPhase(): Promise<Verdict[]> {
   const calls = num(args["stt-calls"], "stt-calls");
   const speechEveryMs = num(args["speech-seconds"], "speech-seconds") * 1000;
   // Nothing listens there: stt-tts calls never reach a realtime provider.
-  const server = await spawnTelephonyServer(await freePort(), false, args["data-dir"]);
+  const server = await spawnTelephonyServer(await freePort(), false, args["data-dir"], undefined, serverArgs);
   const pid = server.child.pid!;
   const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
   const load = new SpeechLoad({
@@ -401,7 +413,7 @@ async function sttTtsPhase(): Promise<Verdict[]> {
     const t0 = performance.now();
     await load.addCalls(calls);
     console.log(
-      `\nstt-tts soak: talkgate server pid ${pid} (not pinned: pocketsphinx decoders run beside it); ${calls} stt-tts calls up in ${((performance.now() - t0) / 1000).toFixed(1)} s, each caller says "go forward ten meters" (${(speech.byteLength / 8000).toFixed(1)} s, pocketsphinx-testdata) once every ${speechEveryMs / 1000} s and plays the answers at 1x; ${windows} windows of ${sampleMs / 1000} s; memory after a full GC at each window's end`,
+      `\nstt-tts soak: talkgate server pid ${pid} (not pinned: pocketsphinx decoders run beside it); ${calls} stt-tts calls up in ${((performance.now() - t0) / 1000).toFixed(1)} s, each caller says "go forward ten meters" (${(speech.byteLength / 8000).toFixed(1)} s, pocketsphinx-testdata) once every ${speechEveryMs / 1000} s and plays the answers at 1x; ${windows} windows of ${sampleMs / 1000} s; memory after a full GC at each window's end${replayNote}`,
     );
     console.log(
       "| minute | server RSS MB | heap MB | external MB | RSS with decoders MB | processes | GC pause ms | CPU (tree) | utterances | answers (speech end -> first audio p50 / p99 s) | unanswered | clears | answer audio s |",

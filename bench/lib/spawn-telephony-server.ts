@@ -36,6 +36,7 @@ export async function spawnTelephonyServer(
   pin = true,
   dataDir?: string,
   script = SERVER,
+  extraArgs: readonly string[] = [],
 ): Promise<BenchServer> {
   const node = [
     process.execPath,
@@ -46,6 +47,7 @@ export async function spawnTelephonyServer(
     "--provider-port",
     String(providerPort),
     ...(dataDir ? ["--data-dir", dataDir] : []),
+    ...extraArgs,
   ];
   const pinned = pin && hasTaskset();
   const [cmd, ...args] = pinned ? ["taskset", "-c", "0", ...node] : node;

@@ -23,6 +23,8 @@ const { values } = parseArgs({
     "provider-port": { type: "string" },
     port: { type: "string", default: "0" },
     "data-dir": { type: "string", default: tmpdir() },
+    // Events kept per session for replay (runtime.replayLimit; default the config's, 1,000).
+    "replay-limit": { type: "string" },
   },
 });
 const providerPort = Number(values["provider-port"]);
@@ -34,7 +36,10 @@ const loaded = validateConfig({
   // Every session event is one synchronous append to the session's JSONL log here (core's session log).
   dataDir,
   log: { level: "warn" },
-  runtime: { maxSessions: 20_000 },
+  runtime: {
+    maxSessions: 20_000,
+    ...(values["replay-limit"] !== undefined ? { replayLimit: Number(values["replay-limit"]) } : {}),
+  },
   talk: {
     realtime: {
       provider: "openai",
