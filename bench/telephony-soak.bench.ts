@@ -78,6 +78,7 @@ interface MemoryReading {
   minute: number;
   rss: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
   /** RSS of the server and every process below it (pocketsphinx decoders, espeak-ng). */
   treeRss: number;
@@ -98,6 +99,7 @@ async function readMemory(server: BenchServer, minute: number): Promise<MemoryRe
     minute,
     rss: m.rss,
     heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
     external: m.external,
     treeRss: treeRss(server.child.pid!),
     gcMs: performance.now() - t0,
@@ -268,7 +270,7 @@ async function relayPhase(): Promise<Verdict[]> {
       `\nrelay soak: talkgate server pid ${pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}; ${calls} realtime calls up in ${((performance.now() - t0) / 1000).toFixed(1)} s, 50 frames/s each way, marks echoed, a barge-in per call every ${args["barge-in-seconds"]} s; ${windows} windows of ${sampleMs / 1000} s; memory after a full GC at each window's end${replayNote}`,
     );
     console.log(
-      "| minute | RSS MB | heap MB | external MB | GC pause ms | server CPU | frames in sent/arrived | frames out sent/arrived | lost | in p50 / p99 / p99.9 ms | out p50 / p99 / p99.9 ms | barge-ins (clear p50 / p99 ms) |",
+      "| minute | RSS MB | heap used / total MB | external MB | GC pause ms | server CPU | frames in sent/arrived | frames out sent/arrived | lost | in p50 / p99 / p99.9 ms | out p50 / p99 / p99.9 ms | barge-ins (clear p50 / p99 ms) |",
     );
     console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
     const start = performance.now();
@@ -303,7 +305,7 @@ async function relayPhase(): Promise<Verdict[]> {
       const bp = (q: number): string => fmt(pick(barge, q));
       const share = cpu ? ((cpu.user + cpu.system) / wall) * 100 : NaN;
       console.log(
-        `| ${minute.toFixed(1)} | ${MB(mem.rss)} | ${MB(mem.heapUsed)} | ${MB(mem.external)} | ${mem.gcMs.toFixed(0)} | ${share.toFixed(0)}% | ${fi.sent}/${fi.arrived} | ${fo.sent}/${fo.arrived} | ${Math.max(0, fi.sent - fi.arrived) + Math.max(0, fo.sent - fo.arrived)} | ${fmt(fi.p50)} / ${fmt(fi.p99)} / ${fmt(fi.p999)} | ${fmt(fo.p50)} / ${fmt(fo.p99)} / ${fmt(fo.p999)} | ${barge.length} (${bp(0.5)} / ${bp(0.99)}) |`,
+        `| ${minute.toFixed(1)} | ${MB(mem.rss)} | ${MB(mem.heapUsed)} / ${MB(mem.heapTotal)} | ${MB(mem.external)} | ${mem.gcMs.toFixed(0)} | ${share.toFixed(0)}% | ${fi.sent}/${fi.arrived} | ${fo.sent}/${fo.arrived} | ${Math.max(0, fi.sent - fi.arrived) + Math.max(0, fo.sent - fo.arrived)} | ${fmt(fi.p50)} / ${fmt(fi.p99)} / ${fmt(fi.p999)} | ${fmt(fo.p50)} / ${fmt(fo.p99)} / ${fmt(fo.p999)} | ${barge.length} (${bp(0.5)} / ${bp(0.99)}) |`,
       );
       if (w === 0 || w === windows - 1) await snapshot(server, w === 0 ? "first window" : "last window");
     }
@@ -416,7 +418,7 @@ async function sttTtsPhase(): Promise<Verdict[]> {
       `\nstt-tts soak: talkgate server pid ${pid} (not pinned: pocketsphinx decoders run beside it); ${calls} stt-tts calls up in ${((performance.now() - t0) / 1000).toFixed(1)} s, each caller says "go forward ten meters" (${(speech.byteLength / 8000).toFixed(1)} s, pocketsphinx-testdata) once every ${speechEveryMs / 1000} s and plays the answers at 1x; ${windows} windows of ${sampleMs / 1000} s; memory after a full GC at each window's end${replayNote}`,
     );
     console.log(
-      "| minute | server RSS MB | heap MB | external MB | RSS with decoders MB | processes | GC pause ms | CPU (tree) | utterances | answers (speech end -> first audio p50 / p99 s) | unanswered | clears | answer audio s |",
+      "| minute | server RSS MB | heap used / total MB | external MB | RSS with decoders MB | processes | GC pause ms | CPU (tree) | utterances | answers (speech end -> first audio p50 / p99 s) | unanswered | clears | answer audio s |",
     );
     console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     const start = performance.now();
@@ -442,7 +444,7 @@ async function sttTtsPhase(): Promise<Verdict[]> {
       const q = (p: number): string => (lat.length ? (pick(lat, p) / 1000).toFixed(2) : "-");
       const share = cpu ? ((cpu.user + cpu.system) / wall) * 100 : NaN;
       console.log(
-        `| ${minute.toFixed(1)} | ${MB(mem.rss)} | ${MB(mem.heapUsed)} | ${MB(mem.external)} | ${MB(mem.treeRss)} | ${processTree(pid).size} | ${mem.gcMs.toFixed(0)} | ${share.toFixed(0)}% | ${load.utterances - before.utterances} | ${lat.length} (${q(0.5)} / ${q(0.99)}) | ${load.unanswered - before.unanswered} | ${load.clears - before.clears} | ${(((load.framesReceived - before.received) * 20) / 1000).toFixed(0)} |`,
+        `| ${minute.toFixed(1)} | ${MB(mem.rss)} | ${MB(mem.heapUsed)} / ${MB(mem.heapTotal)} | ${MB(mem.external)} | ${MB(mem.treeRss)} | ${processTree(pid).size} | ${mem.gcMs.toFixed(0)} | ${share.toFixed(0)}% | ${load.utterances - before.utterances} | ${lat.length} (${q(0.5)} / ${q(0.99)}) | ${load.unanswered - before.unanswered} | ${load.clears - before.clears} | ${(((load.framesReceived - before.received) * 20) / 1000).toFixed(0)} |`,
       );
       if (w === 0 || w === windows - 1) await snapshot(server, w === 0 ? "first window" : "last window");
     }

@@ -16,6 +16,8 @@ export interface BenchServer {
   memory(): Promise<{
     rss: number;
     heapUsed: number;
+    /** V8's heap as reserved from the system (used + free space in its pages). */
+    heapTotal: number;
     external: number;
     arrayBuffers: number;
     sessions: number;
@@ -77,6 +79,7 @@ export async function spawnTelephonyServer(
           resolve({
             rss: mem.rss,
             heapUsed: mem.heapUsed,
+            heapTotal: mem.heapTotal,
             external: mem.external,
             arrayBuffers: mem.arrayBuffers,
             sessions,
