@@ -7,10 +7,9 @@
  *
  *   node --import tsx bench/telephony-barge-in.bench.ts [--calls 50] [--rounds 300]
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";
 import { benchTarget } from "./lib/bench-target.js";
+import { sessionLogLatencies } from "./lib/session-log-latency.js";
 
 const args = benchArgs({ calls: "50", rounds: "300" });
 const calls = num(args.calls, "calls");
@@ -48,7 +47,7 @@ try {
   // The relay's own share, as it measured it (latency.metrics barge_in_to_clear: provider event in -> clear
   // written), read from the spawned server's session logs; the rest of the end-to-end figure is the sockets
   // and the two processes' wake-ups.
-  const inRelay = relayBargeInMs(target.server?.dataDir);
+  const inRelay = sessionLogLatencies(target.server?.dataDir, "barge_in_to_clear");
   console.log(`telephony barge-in: ${target.describe}; ${calls} calls streaming 50 frames/s each way`);
   console.log("| figure | result |");
   console.log("|---|---|");
@@ -76,18 +75,3 @@ try {
   await target.close();
 }
 process.exit(0);
-
-/** barge_in_to_clear values (ms, sorted) from the session logs under `dataDir`. */
-function relayBargeInMs(dataDir: string | undefined): number[] {
-  if (!dataDir) return [];
-  const dir = join(dataDir, "sessions");
-  const out: number[] = [];
-  for (const file of readdirSync(dir)) {
-    for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
-      if (!line.includes("barge_in_to_clear")) continue;
-      const ms = (JSON.parse(line) as { payload?: { ms?: unknown } }).payload?.ms;
-      if (typeof ms === "number") out.push(ms);
-    }
-  }
-  return out.sort((a, b) => a - b);
-}

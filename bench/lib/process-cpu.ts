@@ -38,6 +38,25 @@ export function readProcessCpu(pid: number): CpuReading | undefined {
   }
 }
 
+/**
+ * CPU seconds used so far by `pid`, its live descendants, and its children that
+ * have exited and been reaped (their time is added to the parent's cutime and
+ * cstime then): what a server that starts short-lived helpers (decoders,
+ * espeak-ng) has used in all, steady across their exits.
+ */
+export function readProcessWithChildrenCpu(pid: number): CpuReading | undefined {
+  const live = readProcessTreeCpu(pid);
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const hz = clockTicks();
+    if (!live) return undefined;
+    return { user: live.user + Number(fields[13]) / hz, system: live.system + Number(fields[14]) / hz };
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU used between two readings, seconds. */
 export function cpuSince(
   before: CpuReading | undefined,
@@ -53,6 +72,17 @@ export function cpuSince(
  * readings takes its CPU with it: read the tree while it is steady.
  */
 export function readProcessTreeCpu(pid: number): CpuReading | undefined {
+  let total: CpuReading | undefined;
+  for (const member of processTree(pid)) {
+    const cpu = readProcessCpu(member);
+    if (!cpu) continue;
+    total = { user: (total?.user ?? 0) + cpu.user, system: (total?.system ?? 0) + cpu.system };
+  }
+  return total;
+}
+
+/** `pid` and every live process below it, read from /proc. */
+export function processTree(pid: number): Set<number> {
   const parents = new Map<number, number>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -72,11 +102,5 @@ export function readProcessTreeCpu(pid: number): CpuReading | undefined {
         grew = true;
       }
   }
-  let total: CpuReading | undefined;
-  for (const member of tree) {
-    const cpu = readProcessCpu(member);
-    if (!cpu) continue;
-    total = { user: (total?.user ?? 0) + cpu.user, system: (total?.system ?? 0) + cpu.system };
-  }
-  return total;
+  return tree;
 }

@@ -23,6 +23,8 @@ export interface ProviderConnection {
   itemId: string | undefined;
   seq: number;
   ready: boolean;
+  /** speech_started was sent and the relay's response.cancel has not arrived yet. */
+  interrupted: boolean;
 }
 
 export class RealtimeLoadProvider {
@@ -37,6 +39,12 @@ export class RealtimeLoadProvider {
   /** Stamped appends received, by call (loss accounting). */
   received = 0;
   cancels = 0;
+  /**
+   * Deltas sent after speech_started and before the relay's response.cancel arrived: audio of an answer the
+   * relay has already interrupted, which it must drop, so they are not counted as sent (a relay that passed
+   * them on would show more frames arriving than sent).
+   */
+  discarded = 0;
   readonly #http: Server = createServer();
   readonly #wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   #responses = 0;
@@ -69,6 +77,7 @@ export class RealtimeLoadProvider {
   /** Starts an assistant answer on the socket (response.created), if none is active. */
   startResponse(c: ProviderConnection): void {
     if (c.responseId) return;
+    c.interrupted = false;
     c.responseId = `resp_${++this.#responses}`;
     c.itemId = `item_${this.#responses}`;
     send(c.ws, `{"type":"response.created","response":{"id":"${c.responseId}","status":"in_progress"}}`);
@@ -82,7 +91,8 @@ export class RealtimeLoadProvider {
   sendDelta(c: ProviderConnection, frames = 1): boolean {
     if (!c.responseId || c.ws.readyState !== WebSocket.OPEN) return false;
     const now = performance.now();
-    for (let i = 0; i < frames; i++) this.outbound.countSent(now);
+    if (c.interrupted) this.discarded += frames;
+    else for (let i = 0; i < frames; i++) this.outbound.countSent(now);
     const delta = stampedFramesBase64(c.callIdx, c.seq + 1, frames, now);
     c.seq += frames;
     send(
@@ -109,6 +119,7 @@ export class RealtimeLoadProvider {
   /** The caller started speaking over the answer (server VAD): the relay should clear and cancel. */
   speechStarted(c: ProviderConnection): void {
     this.speechAt.set(c.callIdx, performance.now());
+    if (c.responseId) c.interrupted = true;
     send(c.ws, `{"type":"input_audio_buffer.speech_started","audio_start_ms":0,"item_id":"user_${c.seq}"}`);
   }
 
@@ -130,6 +141,7 @@ export class RealtimeLoadProvider {
       itemId: undefined,
       seq: 0,
       ready: false,
+      interrupted: false,
     };
     this.connections.push(c);
     send(ws, `{"type":"session.created","session":{"type":"realtime"}}`);
@@ -165,6 +177,7 @@ export class RealtimeLoadProvider {
         if (c.responseId)
           send(ws, `{"type":"response.done","response":{"id":"${c.responseId}","status":"cancelled"}}`);
         c.responseId = undefined;
+        c.interrupted = false;
       }
       // conversation.item.truncate and the rest need no answer for the relay to go on.
     });

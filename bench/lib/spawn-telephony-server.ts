@@ -16,6 +16,8 @@ export interface BenchServer {
   memory(): Promise<{
     rss: number;
     heapUsed: number;
+    /** V8's heap as reserved from the system (used + free space in its pages). */
+    heapTotal: number;
     external: number;
     arrayBuffers: number;
     sessions: number;
@@ -37,6 +39,7 @@ export async function spawnTelephonyServer(
   dataDir?: string,
   script = SERVER,
   cpuProfDir?: string,
+  extraArgs: readonly string[] = [],
 ): Promise<BenchServer> {
   const node = [
     process.execPath,
@@ -49,6 +52,7 @@ export async function spawnTelephonyServer(
     "--provider-port",
     String(providerPort),
     ...(dataDir ? ["--data-dir", dataDir] : []),
+    ...extraArgs,
   ];
   const pinned = pin && hasTaskset();
   const [cmd, ...args] = pinned ? ["taskset", "-c", "0", ...node] : node;
@@ -79,6 +83,7 @@ export async function spawnTelephonyServer(
           resolve({
             rss: mem.rss,
             heapUsed: mem.heapUsed,
+            heapTotal: mem.heapTotal,
             external: mem.external,
             arrayBuffers: mem.arrayBuffers,
             sessions,

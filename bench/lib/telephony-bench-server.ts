@@ -5,7 +5,8 @@
  * --provider-port, limits raised for thousands of calls, logs at warn.
  * Prints one JSON line `{"ready":true,"port":N,"dataDir":D}` when listening (session logs in D/sessions). Over IPC it
  * answers "mem" with process.memoryUsage() after a full GC (run it with
- * --expose-gc).
+ * --expose-gc), and "snapshot" with `{snapshot: PATH}` after writing a V8 heap
+ * snapshot into the data directory (for finding what a soak's growth is made of).
  *
  *   node --expose-gc --import tsx bench/lib/telephony-bench-server.ts --provider-port 9000 [--data-dir /dev/shm]
  */
@@ -13,6 +14,7 @@ import { parseArgs } from "node:util";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { writeHeapSnapshot } from "node:v8";
 import { createApp } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 
@@ -21,6 +23,8 @@ const { values } = parseArgs({
     "provider-port": { type: "string" },
     port: { type: "string", default: "0" },
     "data-dir": { type: "string", default: tmpdir() },
+    // Events kept per session for replay (runtime.replayLimit; default the config's, 1,000).
+    "replay-limit": { type: "string" },
   },
 });
 const providerPort = Number(values["provider-port"]);
@@ -32,7 +36,10 @@ const loaded = validateConfig({
   // Every session event is one synchronous append to the session's JSONL log here (core's session log).
   dataDir,
   log: { level: "warn" },
-  runtime: { maxSessions: 20_000 },
+  runtime: {
+    maxSessions: 20_000,
+    ...(values["replay-limit"] !== undefined ? { replayLimit: Number(values["replay-limit"]) } : {}),
+  },
   talk: {
     realtime: {
       provider: "openai",
@@ -54,6 +61,11 @@ const { port } = await app.listen();
 process.stdout.write(`${JSON.stringify({ ready: true, port, pid: process.pid, dataDir })}\n`);
 
 process.on("message", (message) => {
+  if (message === "snapshot") {
+    (globalThis as { gc?: () => void }).gc?.();
+    process.send?.({ snapshot: writeHeapSnapshot(join(dataDir, `heap-${Date.now()}.heapsnapshot`)) });
+    return;
+  }
   if (message !== "mem") return;
   (globalThis as { gc?: () => void }).gc?.();
   (globalThis as { gc?: () => void }).gc?.();

@@ -46,14 +46,17 @@ export interface TelephonyLoadOptions {
   providerPort: number;
   /** Default worst. */
   shape?: LoadShape;
+  /** Logs to time the frames in (default: one LatencyLog each; the soak passes windowed ones). */
+  inbound?: LatencyLog;
+  outbound?: LatencyLog;
 }
 
 export class TelephonyLoad {
-  readonly inbound = new LatencyLog();
-  readonly outbound = new LatencyLog();
+  readonly inbound: LatencyLog;
+  readonly outbound: LatencyLog;
   /** provider speech_started -> clear at the Twilio side, ms. */
   readonly bargeIn: number[] = [];
-  readonly provider = new RealtimeLoadProvider(this.inbound, this.outbound);
+  readonly provider: RealtimeLoadProvider;
   readonly calls: LoadCall[] = [];
   readonly #o: TelephonyLoadOptions;
   #slots: LoadCall[][] = Array.from({ length: SLOTS }, () => []);
@@ -63,6 +66,9 @@ export class TelephonyLoad {
 
   constructor(options: TelephonyLoadOptions) {
     this.#o = options;
+    this.inbound = options.inbound ?? new LatencyLog();
+    this.outbound = options.outbound ?? new LatencyLog();
+    this.provider = new RealtimeLoadProvider(this.inbound, this.outbound);
   }
 
   get closedCalls(): number {

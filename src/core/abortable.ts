@@ -12,6 +12,27 @@ export function cancelReason(reason: string, message?: string): TalkError {
   return new TalkError("cancelled", message ?? `Cancelled: ${reason}.`, { details: { reason } });
 }
 
+/**
+ * Aborts `child` when `parent` aborts, through one listener on `parent` that is
+ * removed as soon as the child aborts or the returned `unlink` is called.
+ * For a child that ends long before its parent (a turn of a session): on
+ * Node 20, AbortSignal.any([parent, ...]) leaves a WeakRef in the parent's
+ * dependants set for as long as the parent lives, even after the combined
+ * signal is gone (nodejs/node#55351), so a long call's session signal grew
+ * by one entry per turn.
+ */
+export function abortWith(parent: AbortSignal, child: AbortController): () => void {
+  if (parent.aborted) {
+    child.abort(parent.reason);
+    return () => {};
+  }
+  const follow = (): void => child.abort(parent.reason);
+  const unlink = (): void => parent.removeEventListener("abort", follow);
+  parent.addEventListener("abort", follow, { once: true });
+  child.signal.addEventListener("abort", unlink, { once: true });
+  return unlink;
+}
+
 export interface AbortableRun<T> {
   /**
    * Settles with the work's value, or rejects with `cancelled` as soon as the

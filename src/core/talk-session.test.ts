@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { inspect } from "node:util";
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
@@ -25,6 +26,12 @@ function open(): { session: TalkSession; events: TalkEvent[] } {
 }
 
 const types = (events: TalkEvent[]) => events.map((e) => e.type);
+
+/** Entries in the set where Node's AbortSignal.any() records a signal's dependants (0 when there is none). */
+function dependantSignals(signal: AbortSignal): number {
+  const key = Object.getOwnPropertySymbols(signal).find((s) => s.description === "kDependantSignals");
+  return key ? ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[key]?.size ?? 0) : 0;
+}
 
 const AUDIO: OutputAudioPayload = {
   format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 },
@@ -241,6 +248,26 @@ describe("TalkSession cancellation", () => {
     expect(log.sawAbort).toBe(true);
     const cancelled = events.find((e) => e.type === "turn.cancelled");
     expect(cancelled).toMatchObject({ turnId: first.id, payload: { reason: "barge_in" } });
+  });
+
+  it("keeps no trace of its past turns on the session's signal, however many a long call has", async () => {
+    const { session } = open();
+    const listeners = getEventListeners(session.signal, "abort").length;
+    for (let i = 0; i < 300; i++) {
+      const turn = session.startTurn();
+      if (i % 3 === 0) session.cancelTurn(turn.id, "barge_in");
+      else session.endTurn(turn.id);
+    }
+    const live = session.startTurn();
+    // At most the live turn's link; Node's AbortSignal.any would have left one entry per turn in the set below.
+    expect(getEventListeners(session.signal, "abort").length).toBeLessThanOrEqual(listeners + 1);
+    expect(dependantSignals(session.signal)).toBe(0);
+    const log = { sawAbort: false, finished: false };
+    const work = session.runWork("agent-consult", slowWork(log), { turnId: live.id });
+    await session.close("closed");
+    await expect(work).rejects.toMatchObject({ code: "cancelled" });
+    expect(live.signal.aborted).toBe(true);
+    expect(log.sawAbort).toBe(true);
   });
 
   it("cancelTurn with an unknown turn id throws stale_turn", () => {

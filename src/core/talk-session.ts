@@ -164,7 +164,11 @@ export class LiveTalkSession implements TalkSession {
     if (previous?.state === "active") {
       throw new TalkError("turn_already_active", undefined, { details: { turnId: previous.id } });
     }
-    if (previous) this.#retireTurn(previous, options.reason ?? "superseded");
+    if (previous) {
+      this.#retireTurn(previous, options.reason ?? "superseded");
+      // Ended quietly (nothing of it running) or cancelled: either way the session no longer holds a link to it.
+      previous.unlink();
+    }
     const turn = new TurnRecord(randomUUID(), this.id, this.#controller.signal, Date.now());
     this.#turn = turn;
     this.#publish({

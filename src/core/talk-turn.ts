@@ -1,3 +1,4 @@
+import { abortWith } from "./abortable.js";
 import type { TalkOutput, TalkTurn } from "./session-types.js";
 
 /**
@@ -11,16 +12,25 @@ export class TurnRecord implements TalkTurn {
   readonly sessionId: string;
   readonly startedAt: number;
   readonly controller = new AbortController();
+  /** Aborts when the turn is cancelled or, while the turn is linked, when the session closes. */
   readonly signal: AbortSignal;
   state: TalkTurn["state"] = "active";
   /** The turn's most recent output was cancelled: output-scoped work must not start. */
   lastOutputCancelled = false;
+  readonly #unlink: () => void;
 
   constructor(id: string, sessionId: string, sessionSignal: AbortSignal, startedAt: number) {
     this.id = id;
     this.sessionId = sessionId;
     this.startedAt = startedAt;
-    this.signal = AbortSignal.any([sessionSignal, this.controller.signal]);
+    // Not AbortSignal.any: see abortWith (the session's signal must not keep a trace of every turn).
+    this.signal = this.controller.signal;
+    this.#unlink = abortWith(sessionSignal, this.controller);
+  }
+
+  /** The turn was left behind with nothing of it running: it stops following the session's abort. */
+  unlink(): void {
+    this.#unlink();
   }
 
   toJSON(): Omit<TalkTurn, "signal"> {
