@@ -1,4 +1,4 @@
-import { TalkError } from "../core/index.js";
+import { abortWith, TalkError } from "../core/index.js";
 
 /** What a follow needs of the connection that asked for it: its signal, aborted when it closes. */
 export interface FollowingConnection {
@@ -55,7 +55,16 @@ export class ConnectionFollows {
       if (table.get(key) === stop) table.delete(key);
     };
     stop.signal.addEventListener("abort", forget, { once: true });
-    return { signal: AbortSignal.any([stop.signal, connection.signal]), done: forget };
+    // One removable listener on the connection's signal, not AbortSignal.any (Node 20 keeps a trace of
+    // every such signal on the connection's for as long as it lives).
+    const unlink = abortWith(connection.signal, stop);
+    return {
+      signal: stop.signal,
+      done: () => {
+        forget();
+        unlink();
+      },
+    };
   }
 
   /** Ends the connection's follow of `key`; says whether there was one. */

@@ -1,4 +1,4 @@
-import { TalkError, toTalkError } from "../../core/index.js";
+import { abortWith, TalkError, toTalkError } from "../../core/index.js";
 import { durationMs } from "../../core/index.js";
 import { sameAudioFormat, type AudioFormat } from "../../core/index.js";
 import type { MethodGroup } from "../method-registry.js";
@@ -30,9 +30,11 @@ export const talkMethods: MethodGroup = {
         });
       }
       // Our own controller stops synthesis when we give up early (too large, bad stream),
-      // the caller's signal when the connection or the server goes away.
+      // the caller's signal when the connection or the server goes away. Followed through one removable
+      // listener, not AbortSignal.any: Node 20 keeps a trace of every such signal on the connection's.
       const stop = new AbortController();
-      const signal = AbortSignal.any([ctx.caller.signal, stop.signal]);
+      abortWith(ctx.caller.signal, stop);
+      const signal = stop.signal;
       const parts: Uint8Array[] = [];
       let format: AudioFormat | undefined;
       let bytes = 0;
