@@ -25,6 +25,7 @@ const FORWARDED = new Set([
   "turn.cancelled",
   "output.audio.done",
   "output.audio.cancelled",
+  "output.audio.resumed",
 ]);
 
 const h = await startTelephony({

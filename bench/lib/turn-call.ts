@@ -33,6 +33,15 @@ export interface CallResult {
   preempted: boolean;
   /** A clear came within INTERRUPT_WINDOW_MS of the caller's onset. */
   interrupted: boolean;
+  /**
+   * The answer was cancelled after the onset (a clear that the policy follows with a resume, words
+   * confirming a barge-in, is a pause of the answer, not a cut).
+   */
+  cut: boolean;
+  /** The answer resumed after the onset (held at the onset, then a backchannel or no words). */
+  resumed: boolean;
+  /** Answers cancelled on an echo-only call (a clear followed by a resume is not one). */
+  answersCut: number;
   /** Onset (the frame carrying the first speech sample sent) -> `clear` received, ms. */
   onsetToClearMs?: number | undefined;
   /** A turn was committed between the onset and the end of the caller's speech (cut off mid-utterance). */
@@ -75,6 +84,8 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
   const at = (ms: number): number => line.sentAt[Math.min(line.sentAt.length - 1, Math.floor(ms / 20))]!;
   const clears = client.clearedAt;
   const commits = events("input.audio.committed");
+  const cancels = events("output.audio.cancelled");
+  const resumes = events("output.audio.resumed");
   const base = {
     id: call.id,
     kind: call.kind,
@@ -86,7 +97,16 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
     callMs,
   };
   if (!call.speech)
-    return { ...base, falseBargeIns: clears.length, preempted: false, interrupted: false, premature: false };
+    return {
+      ...base,
+      falseBargeIns: clears.length,
+      answersCut: cancels.length,
+      preempted: false,
+      interrupted: false,
+      cut: false,
+      resumed: false,
+      premature: false,
+    };
   const onset = at(call.speech.onsetMs);
   const end = at(call.speech.endMs);
   const before = clears.filter((t) => t < onset).length;
@@ -98,6 +118,9 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
     falseBargeIns: before,
     preempted: before > 0,
     interrupted: clear !== undefined,
+    cut: cancels.some((t) => t >= onset),
+    resumed: resumes.some((t) => t >= onset),
+    answersCut: cancels.filter((t) => t < onset).length,
     onsetToClearMs: clear !== undefined ? clear - onset : undefined,
     premature: commitsAfterOnset.some((t) => t < end),
     endToCommitMs: commit !== undefined ? commit - end : undefined,

@@ -44,6 +44,13 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
     out.push({ row: `false barge-ins / 10 min of echo-only answer, ERL ${loss} dB`, ...f });
   }
   out.push({ row: "false barge-ins / 10 min of echo-only answer, all ERL", ...perTenMinutes(echo) });
+  // With words confirming a barge-in, a false onset is a pause that resumes: the answer is not lost.
+  const echoCut = echo.filter((r) => r.answersCut > 0).length;
+  out.push({
+    row: "echo-only answers cancelled (a pause that resumed is not counted)",
+    cell: ratio(echoCut, echo.length),
+    value: echoCut,
+  });
   const noisyEcho = results.filter((r) => r.kind === "noisy-echo");
   for (const kind of NOISE_KINDS) {
     const calls = noisyEcho.filter((r) => r.noise?.kind === kind);
@@ -77,9 +84,15 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
   }
   const backchannels = results.filter((r) => r.kind === "backchannel");
   const bcLive = backchannels.filter((r) => !r.preempted);
-  const bcInterrupting = bcLive.filter((r) => r.interrupted).length;
+  const bcInterrupting = bcLive.filter((r) => r.cut).length;
+  const bcPaused = bcLive.filter((r) => r.interrupted && !r.cut).length;
   out.push({
-    row: "backchannels that interrupt",
+    row: "backchannels that paused the answer, which resumed",
+    cell: ratio(bcPaused, bcLive.length),
+    value: bcPaused,
+  });
+  out.push({
+    row: "backchannels that interrupt (the answer cancelled)",
     cell: `${ratio(bcInterrupting, bcLive.length)}${bcLive.length < backchannels.length ? ` (${backchannels.length - bcLive.length} pre-empted)` : ""}`,
     value: bcInterrupting,
   });
