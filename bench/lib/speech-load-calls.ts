@@ -17,6 +17,7 @@
  * The dial is the same exchange as TelephonyLoad's (twilio-load-calls.ts),
  * kept apart so that file's per-frame path stays as the capacity bench has it.
  */
+import { startTwilioStream } from "./twilio-stream-start.js";
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import { CarrierPlayback } from "../../src/telephony/twilio/carrier-playback.js";
@@ -178,28 +179,10 @@ export class SpeechLoad {
         },
       }),
     };
-    await new Promise<void>((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    ws.on("error", () => {});
-    ws.on("close", () => this.#closedCalls++);
-    ws.on("message", (data) => this.#onMessage(call, String(data)));
-    ws.send(JSON.stringify({ event: "connected", protocol: "Call", version: "1.0.0" }));
-    ws.send(
-      JSON.stringify({
-        event: "start",
-        sequenceNumber: "1",
-        start: {
-          accountSid,
-          streamSid,
-          callSid,
-          tracks: ["inbound"],
-          mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
-          customParameters: parameters,
-        },
-        streamSid,
-      }),
+    await startTwilioStream(
+      ws,
+      { accountSid, streamSid, callSid, customParameters: parameters },
+      { message: (text) => this.#onMessage(call, text), close: () => this.#closedCalls++ },
     );
     this.calls.push(call);
     this.#slots[idx % SLOTS]!.push(call);

@@ -7,6 +7,7 @@
  * 20 ms frame period, as independent phone calls are, so the load is steady
  * rather than 1,000 frames in one instant.
  */
+import { startTwilioStream } from "./twilio-stream-start.js";
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import { FRAME_BASE64_CHARS, LatencyLog, readStamp, readStamps, stampedFrameBase64 } from "./frame-stamp.js";
@@ -209,28 +210,10 @@ export class TelephonyLoad {
     const ws = new WebSocket(url, { perMessageDeflate: false });
     const streamSid = `MZ${randomBytes(16).toString("hex")}`;
     const call: LoadCall = { idx, ws, streamSid, seq: 0, clears: 0, ticks: 0 };
-    await new Promise<void>((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    ws.on("error", () => {});
-    ws.on("close", () => this.#closedCalls++);
-    ws.on("message", (data) => this.#onMessage(call, String(data)));
-    ws.send(JSON.stringify({ event: "connected", protocol: "Call", version: "1.0.0" }));
-    ws.send(
-      JSON.stringify({
-        event: "start",
-        sequenceNumber: "1",
-        start: {
-          accountSid,
-          streamSid,
-          callSid,
-          tracks: ["inbound"],
-          mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
-          customParameters: parameters,
-        },
-        streamSid,
-      }),
+    await startTwilioStream(
+      ws,
+      { accountSid, streamSid, callSid, customParameters: parameters },
+      { message: (text) => this.#onMessage(call, text), close: () => this.#closedCalls++ },
     );
     this.calls.push(call);
     this.#slots[idx % SLOTS]!.push(call);
