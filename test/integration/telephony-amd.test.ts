@@ -284,7 +284,7 @@ describe("amd: Telnyx", () => {
     await until(() => h.app.runtime.getSession(sessionId)?.state === "active");
     expect(h.eventsOf(sessionId, "output.audio.started")).toHaveLength(0);
     expect((await amd.answer(callSid, "human")).status).toBe(204);
-    await stream.waitFor(() => stream.media.length > 20);
+    await stream.waitFor(() => stream.receivedAudioMs > 400);
     expect(spoken(h.eventsOf(sessionId))).toContain("assistant calling");
     expect(amdUpdates(h.eventsOf(sessionId)).at(-1)).toMatchObject({
       answeredBy: "human",
@@ -375,7 +375,7 @@ describe("amd: Plivo", () => {
     const requestUuid = placed.json["callSid"] as string;
     const sessionId = placed.json["sessionId"] as string;
     const stream = await h.answerDialled(requestUuid);
-    await stream.waitFor(() => stream.media.length > 20);
+    await stream.waitFor(() => stream.receivedAudioMs > 400);
     expect(spoken(h.eventsOf(sessionId))).toContain("assistant calling");
     expect(amdUpdates(h.eventsOf(sessionId)).at(-1)).toMatchObject({
       answeredBy: "unknown",

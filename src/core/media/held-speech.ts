@@ -15,8 +15,13 @@ export class HeldSpeech {
   #probe: WordProbe | undefined;
   /** The recognizer's running text. */
   text = "";
-  /** The answer was resumed (the window passed); late words may still interrupt until the speech ends. */
+  /** The answer was resumed (the window passed, or the speech ended); late words may still interrupt. */
   resumed = false;
+  /**
+   * Input position where the speech ended, ms: the recognizer goes on hearing the line (its own
+   * endpointing reports the words of an utterance only after it) for a grace, and words still cut.
+   */
+  endedAtMs: number | undefined;
 
   constructor(onsetMs: number, preRoll: Int16Array[]) {
     this.onsetMs = onsetMs;

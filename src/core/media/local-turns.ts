@@ -88,6 +88,11 @@ export class LocalTurns {
 
   #onset(): void {
     const { session, policy, controller } = this.#ctx;
+    // New speech while an ended one still waits for its words: that wait is over.
+    if (this.#held) {
+      this.#held.release();
+      this.#held = undefined;
+    }
     const output = session.activeOutput;
     if (
       output &&
@@ -155,11 +160,19 @@ export class LocalTurns {
   #heldAudio(pcm: Int16Array, ended: boolean): void {
     const h = this.#held!;
     h.add(pcm);
+    const { controller, policy } = this.#ctx;
+    if (h.endedAtMs !== undefined) {
+      // After the speech: the recognizer hears the silence that lets it conclude, within the grace.
+      if (this.#ctx.inputMs() - h.endedAtMs >= policy.bargeIn.resumeAfterMs) {
+        this.#held = undefined;
+        h.release();
+      }
+      return;
+    }
     if (ended) {
       this.#decide(h);
       return;
     }
-    const { controller, policy } = this.#ctx;
     if (!h.resumed && this.#ctx.inputMs() - h.onsetMs >= policy.bargeIn.resumeAfterMs) {
       h.resumed = true;
       if (canHoldOutput(controller)) controller.resumeOutput(this.#resumeReason(h.text));
@@ -168,14 +181,17 @@ export class LocalTurns {
 
   /**
    * The held speech ended (the gate's silence) without an interrupting word: the answer resumes (if the
-   * window has not already). Only the running text counts, never a final forced out of the recognizer at
-   * this point: a recognizer made to conclude on a cough or on echo residue guesses words.
+   * window has not already). A recognizer that reports words only once its own endpointing ends the
+   * utterance (the local one) gives them after this, later still on a loaded machine: so the held speech
+   * keeps listening for `resumeAfterMs` of line audio, and an interrupting word then still cuts the answer
+   * and takes the turn. Only the running text counts, never a final forced out of the recognizer: one
+   * made to conclude on a cough or on echo residue guesses words.
    */
   #decide(h: HeldSpeech): void {
-    this.#held = undefined;
-    h.release();
     const { controller } = this.#ctx;
     if (!h.resumed && canHoldOutput(controller)) controller.resumeOutput(this.#resumeReason(h.text));
+    h.resumed = true;
+    h.endedAtMs = this.#ctx.inputMs();
   }
 
   #resumeReason(text: string): "backchannel" | "no_words" {
