@@ -17,7 +17,7 @@
  * The dial is the same exchange as TelephonyLoad's (twilio-load-calls.ts),
  * kept apart so that file's per-frame path stays as the capacity bench has it.
  */
-import { startTwilioStream } from "./twilio-stream-start.js";
+import { answerInboundCall, startTwilioStream } from "./twilio-stream-start.js";
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import { CarrierPlayback } from "../../src/telephony/twilio/carrier-playback.js";
@@ -139,26 +139,7 @@ export class SpeechLoad {
   }
 
   async #dial(idx: number): Promise<void> {
-    const callSid = `CA${randomBytes(16).toString("hex")}`;
-    const accountSid = `AC${"0".repeat(32)}`;
-    const res = await fetch(this.#o.webhookUrl, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        CallSid: callSid,
-        AccountSid: accountSid,
-        From: "+15550100001",
-        To: "+15550100002",
-        Direction: "inbound",
-      }),
-    });
-    const twiml = await res.text();
-    if (res.status !== 200) throw new Error(`webhook answered ${res.status}: ${twiml.slice(0, 200)}`);
-    const url = /<Stream[^>]*\surl="([^"]+)"/.exec(twiml)?.[1]?.replace(/&amp;/g, "&");
-    if (!url) throw new Error("no <Stream url> in the TwiML");
-    const parameters = Object.fromEntries(
-      [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)].map((m) => [m[1]!, m[2]!]),
-    );
+    const { callSid, accountSid, url, parameters } = await answerInboundCall(this.#o.webhookUrl);
     const ws = new WebSocket(url, { perMessageDeflate: false });
     const streamSid = `MZ${randomBytes(16).toString("hex")}`;
     const call: SpeechCall = {

@@ -7,7 +7,7 @@
  * 20 ms frame period, as independent phone calls are, so the load is steady
  * rather than 1,000 frames in one instant.
  */
-import { startTwilioStream } from "./twilio-stream-start.js";
+import { answerInboundCall, startTwilioStream } from "./twilio-stream-start.js";
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import { FRAME_BASE64_CHARS, LatencyLog, readStamp, readStamps, stampedFrameBase64 } from "./frame-stamp.js";
@@ -187,26 +187,7 @@ export class TelephonyLoad {
   }
 
   async #dial(idx: number): Promise<void> {
-    const callSid = `CA${randomBytes(16).toString("hex")}`;
-    const accountSid = `AC${"0".repeat(32)}`;
-    const res = await fetch(this.#o.webhookUrl, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        CallSid: callSid,
-        AccountSid: accountSid,
-        From: "+15550100001",
-        To: "+15550100002",
-        Direction: "inbound",
-      }),
-    });
-    const twiml = await res.text();
-    if (res.status !== 200) throw new Error(`webhook answered ${res.status}: ${twiml.slice(0, 200)}`);
-    const url = /<Stream[^>]*\surl="([^"]+)"/.exec(twiml)?.[1]?.replace(/&amp;/g, "&");
-    if (!url) throw new Error("no <Stream url> in the TwiML");
-    const parameters = Object.fromEntries(
-      [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)].map((m) => [m[1]!, m[2]!]),
-    );
+    const { callSid, accountSid, url, parameters } = await answerInboundCall(this.#o.webhookUrl);
     const ws = new WebSocket(url, { perMessageDeflate: false });
     const streamSid = `MZ${randomBytes(16).toString("hex")}`;
     const call: LoadCall = { idx, ws, streamSid, seq: 0, clears: 0, ticks: 0 };

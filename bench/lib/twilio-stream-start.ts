@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { WebSocket } from "ws";
 
 /** What a Twilio `start` message names (Media Streams: connected, then start, then media). */
@@ -42,4 +43,39 @@ export async function startTwilioStream(
       streamSid: start.streamSid,
     }),
   );
+}
+
+/** An inbound call as the load generators place it: the voice webhook's TwiML, read for its stream. */
+export interface AnsweredCall {
+  callSid: string;
+  accountSid: string;
+  /** The `<Stream url>` (entities decoded). */
+  url: string;
+  /** The `<Parameter>`s, sent back as the start's customParameters. */
+  parameters: Record<string, string>;
+}
+
+/** Posts an inbound call to `webhookUrl` as Twilio does (unsigned: the bench servers run in loopback mode). */
+export async function answerInboundCall(webhookUrl: string): Promise<AnsweredCall> {
+  const callSid = `CA${randomBytes(16).toString("hex")}`;
+  const accountSid = `AC${"0".repeat(32)}`;
+  const res = await fetch(webhookUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      CallSid: callSid,
+      AccountSid: accountSid,
+      From: "+15550100001",
+      To: "+15550100002",
+      Direction: "inbound",
+    }),
+  });
+  const twiml = await res.text();
+  if (res.status !== 200) throw new Error(`webhook answered ${res.status}: ${twiml.slice(0, 200)}`);
+  const url = /<Stream[^>]*\surl="([^"]+)"/.exec(twiml)?.[1]?.replace(/&amp;/g, "&");
+  if (!url) throw new Error("no <Stream url> in the TwiML");
+  const parameters = Object.fromEntries(
+    [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)].map((m) => [m[1]!, m[2]!]),
+  );
+  return { callSid, accountSid, url, parameters };
 }
