@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./spawn-telephony-server.js";
+import { benchRelayConfig } from "./bench-relay-config.js";
 
 export interface ServePool {
   readonly child: ChildProcess;
@@ -36,21 +37,7 @@ export async function spawnServePool(
       // Error only: the teardown (the generator's provider stand-in goes first) would log every call's reconnect.
       log: { level: "error" },
       runtime: { maxSessions: 20_000 },
-      talk: {
-        realtime: {
-          provider: "openai",
-          providers: { openai: { apiKey: "sk-bench", baseUrl: `http://127.0.0.1:${providerPort}/v1` } },
-        },
-      },
-      telephony: {
-        defaultMode: "realtime",
-        limits: {
-          maxConnections: 20_000,
-          maxPendingConnections: 5_000,
-          maxConnectionsPerIp: 20_000,
-          maxPendingOutboundCalls: 100,
-        },
-      },
+      ...benchRelayConfig(providerPort),
     }),
   );
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--config", config], {

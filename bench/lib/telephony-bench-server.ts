@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { writeHeapSnapshot } from "node:v8";
 import { createApp } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
+import { benchRelayConfig } from "./bench-relay-config.js";
 
 const { values } = parseArgs({
   options: {
@@ -40,21 +41,7 @@ const loaded = validateConfig({
     maxSessions: 20_000,
     ...(values["replay-limit"] !== undefined ? { replayLimit: Number(values["replay-limit"]) } : {}),
   },
-  talk: {
-    realtime: {
-      provider: "openai",
-      providers: { openai: { apiKey: "sk-bench", baseUrl: `http://127.0.0.1:${providerPort}/v1` } },
-    },
-  },
-  telephony: {
-    defaultMode: "realtime",
-    limits: {
-      maxConnections: 20_000,
-      maxPendingConnections: 5_000,
-      maxConnectionsPerIp: 20_000,
-      maxPendingOutboundCalls: 100,
-    },
-  },
+  ...benchRelayConfig(providerPort),
 });
 const app = await createApp(loaded);
 const { port } = await app.listen();
