@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { TalkError } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
@@ -104,17 +104,9 @@ const cancelBody = z.strictObject({ turnId: turnId.optional(), reason: reason.op
  * scope, the one authorizer's rule): GET lists, POST acts.
  */
 export function adminRoutes(ctx: SurfaceContext, admin: AdminService): FastifyPluginAsync {
-  const allowed = routeCheck(ctx.authorizer, "admin");
   return async (app) => {
     // Every /admin route: the token first, before the body or the id is read.
-    app.addHook("onRequest", async (request, reply) => {
-      const decision = allowed(request);
-      if (decision !== "ok") {
-        if (decision === "unauthorized") reply.header("www-authenticate", 'Bearer realm="talkgate"');
-        return ctx.replyError(reply, new TalkError(decision));
-      }
-      return undefined;
-    });
+    app.addHook("onRequest", adminOnly(ctx));
     const run = async (reply: FastifyReply, work: () => Promise<unknown>): Promise<FastifyReply> => {
       try {
         return reply.send(await work());
@@ -172,5 +164,20 @@ export function adminRoutes(ctx: SurfaceContext, admin: AdminService): FastifyPl
         admin.cancelJob(parse(jobId, req.params.id, "job id"), parse(reasonBody, req.body, "body").reason),
       ),
     );
+  };
+}
+
+/** An onRequest hook that answers anything but an admin token 401 / 403 (the one authorizer's rule). */
+export function adminOnly(
+  ctx: SurfaceContext,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
+  const allowed = routeCheck(ctx.authorizer, "admin");
+  return async (request, reply) => {
+    const decision = allowed(request);
+    if (decision !== "ok") {
+      if (decision === "unauthorized") reply.header("www-authenticate", 'Bearer realm="talkgate"');
+      return ctx.replyError(reply, new TalkError(decision));
+    }
+    return undefined;
   };
 }

@@ -10,7 +10,8 @@ import { createReadStream } from "node:fs";
 import type { FastifyPluginAsync } from "fastify";
 import { z } from "zod";
 import { listRecordings, openRecording, RECORDING_NAME, TalkError } from "../core/index.js";
-import { routeCheck, type SurfaceContext } from "../gateway/index.js";
+import { type SurfaceContext } from "../gateway/index.js";
+import { adminOnly } from "./admin-api.js";
 
 /** Largest page admin.recording.read returns, bytes. */
 export const MAX_RECORDING_PAGE = 1_048_576;
@@ -46,16 +47,8 @@ export function registerRecordingMethods(ctx: SurfaceContext, dir: string): void
 }
 
 export function recordingRoutes(ctx: SurfaceContext, dir: string): FastifyPluginAsync {
-  const allowed = routeCheck(ctx.authorizer, "admin");
   return async (app) => {
-    app.addHook("onRequest", async (request, reply) => {
-      const decision = allowed(request);
-      if (decision !== "ok") {
-        if (decision === "unauthorized") reply.header("www-authenticate", 'Bearer realm="talkgate"');
-        return ctx.replyError(reply, new TalkError(decision));
-      }
-      return undefined;
-    });
+    app.addHook("onRequest", adminOnly(ctx));
     app.get("/admin/recordings", async (_req, reply) => {
       try {
         return reply.send({ recordings: await listRecordings(dir) });
