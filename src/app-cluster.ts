@@ -81,6 +81,7 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
     maxSessions: config.runtime.maxSessions,
     eventRetention: config.runtime.replayLimit,
     eventRetentionBytes: config.runtime.replayMaxBytes,
+    eventRetentionAgeMs: config.runtime.replayMaxAgeMs,
     closedRetentionMs: Math.max(1, config.runtime.closedRetentionMs),
     logger,
   });

@@ -72,6 +72,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   const runtime = createTalkRuntime({
     replayLimit: config.runtime.replayLimit,
     replayMaxBytes: config.runtime.replayMaxBytes,
+    replayMaxAgeMs: config.runtime.replayMaxAgeMs,
     closedRetentionMs: config.runtime.closedRetentionMs,
     maxSessions: config.runtime.maxSessions,
     dataDir: config.dataDir,

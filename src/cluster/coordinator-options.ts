@@ -25,6 +25,8 @@ export interface CoordinatorOptions {
   eventRetention?: number;
   /** Serialized bytes of events kept per session for replay besides eventRetention (default 1 MiB; in-process hub). */
   eventRetentionBytes?: number;
+  /** Events older than this leave the in-process hub's ring beyond its newest 100, ms; 0: no age bound (default 0). */
+  eventRetentionAgeMs?: number;
   /** How long a released or lost session's events stay readable, ms (default 60 000). */
   closedRetentionMs?: number;
   logger?: TalkLogger;
@@ -40,10 +42,21 @@ const DEFAULTS = Object.freeze({
   commandTimeoutMs: 2000,
   eventRetention: 1000,
   eventRetentionBytes: 1024 * 1024,
+  eventRetentionAgeMs: 0,
   closedRetentionMs: 60_000,
 });
 
 const WORKER_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function nonNegativeInt(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0) {
+    throw new TalkError(
+      "config_invalid",
+      `cluster: ${name} must be a non-negative integer, got ${String(value)}.`,
+    );
+  }
+  return value;
+}
 
 function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1) {
@@ -89,6 +102,10 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     eventRetentionBytes: positiveInt(
       "eventRetentionBytes",
       options.eventRetentionBytes ?? DEFAULTS.eventRetentionBytes,
+    ),
+    eventRetentionAgeMs: nonNegativeInt(
+      "eventRetentionAgeMs",
+      options.eventRetentionAgeMs ?? DEFAULTS.eventRetentionAgeMs,
     ),
     closedRetentionMs: positiveInt(
       "closedRetentionMs",

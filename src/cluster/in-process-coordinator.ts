@@ -132,7 +132,11 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
 
   publishEvent(event: TalkEvent): void {
     if (this.state !== "ready") return;
-    this.#hub.publish(event, this.opts.eventRetention, this.opts.eventRetentionBytes);
+    this.#hub.publish(event, {
+      events: this.opts.eventRetention,
+      bytes: this.opts.eventRetentionBytes,
+      ageMs: this.opts.eventRetentionAgeMs,
+    });
   }
 
   protected subscribeBackend(sessionId: string, afterSeq: number, ordered: OrderedListener): () => void {

@@ -40,6 +40,16 @@ const TOMBSTONE_MS = 600_000;
  * attach several coordinators to one hub to exercise cross-worker semantics
  * without Redis.
  */
+/** How much of a session's event stream the hub keeps for late subscribers. */
+export interface StreamRetention {
+  /** Events kept at most. */
+  events: number;
+  /** Serialized bytes kept at most (default: no byte bound). */
+  bytes?: number;
+  /** Events older than this go (beyond the newest 100), ms; 0 or absent: no age bound. */
+  ageMs?: number;
+}
+
 export class InProcessHub {
   /** Shared settings of the attached workers (coordinator.settings). */
   readonly settings: InProcessSettingsStore;
@@ -114,7 +124,7 @@ export class InProcessHub {
     return this.#live(sessionId)?.workerId;
   }
 
-  publish(event: TalkEvent, retention: number, retentionBytes?: number): void {
+  publish(event: TalkEvent, retention: StreamRetention): void {
     let stream = this.#streams.get(event.sessionId);
     if (!stream) {
       stream = { events: undefined, lastSeq: 0, listeners: new Set(), expiresAt: undefined };
@@ -122,7 +132,11 @@ export class InProcessHub {
     }
     if (event.seq <= stream.lastSeq) return; // a re-publish: the stream already has it
     stream.lastSeq = event.seq;
-    stream.events ??= new ReplayBuffer<TalkEvent>(retention, retentionBytes);
+    stream.events ??= new ReplayBuffer<TalkEvent>(
+      retention.events,
+      retention.bytes,
+      retention.ageMs !== undefined && retention.ageMs > 0 ? { maxAgeMs: retention.ageMs } : undefined,
+    );
     stream.events.push(event, JSON.stringify(event).length);
     for (const listener of stream.listeners) listener(event);
   }

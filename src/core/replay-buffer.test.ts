@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ReplayBuffer } from "./replay-buffer.js";
+import { AGE_FLOOR_EVENTS, ReplayBuffer } from "./replay-buffer.js";
 
 const ev = (seq: number) => ({ seq });
 
@@ -66,5 +66,60 @@ describe("ReplayBuffer bounded in bytes", () => {
     expect(buffer.replay(299).complete).toBe(false);
     expect(buffer.replay(300).complete).toBe(true);
     expect(buffer.size).toBe(100);
+  });
+});
+
+describe("ReplayBuffer bounded in age", () => {
+  it("drops events older than maxAgeMs beyond its newest AGE_FLOOR_EVENTS and says a missed one is gone", () => {
+    let now = 0;
+    const buf = new ReplayBuffer<{ seq: number }>(1000, Number.POSITIVE_INFINITY, {
+      maxAgeMs: 10_000,
+      now: () => now,
+    });
+    // 150 old events, then 200 new ones 20 s later: the old ones are past the age bound.
+    for (let i = 1; i <= 150; i++) buf.push(ev(i));
+    now = 20_000;
+    for (let i = 151; i <= 350; i++) buf.push(ev(i));
+    const all = buf.replay(0);
+    expect(all.events.map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => 151 + i));
+    expect(all.complete).toBe(false);
+    expect(buf.replay(150).complete).toBe(true);
+  });
+
+  it("keeps its newest AGE_FLOOR_EVENTS however old, so a quiet session still replays its last turns", () => {
+    let now = 0;
+    const buf = new ReplayBuffer<{ seq: number }>(1000, Number.POSITIVE_INFINITY, {
+      maxAgeMs: 1000,
+      now: () => now,
+    });
+    for (let i = 1; i <= AGE_FLOOR_EVENTS + 20; i++) {
+      buf.push(ev(i));
+      now += 60_000; // a minute between events: every one is soon past the bound
+    }
+    expect(buf.size).toBe(AGE_FLOOR_EVENTS);
+    expect(buf.replay(0).events[0]!.seq).toBe(21);
+  });
+
+  it("keeps the age order across the ring's growth and wrap-around", () => {
+    let now = 0;
+    const buf = new ReplayBuffer<{ seq: number }>(200, Number.POSITIVE_INFINITY, {
+      maxAgeMs: 500,
+      now: () => now,
+    });
+    for (let i = 1; i <= 1000; i++) {
+      buf.push(ev(i));
+      now += 2; // 500 ms hold 250 events, more than the capacity: the capacity bounds
+    }
+    expect(buf.size).toBe(200);
+    now += 10_000;
+    buf.push(ev(1001)); // everything else is now old: down to the floor
+    expect(buf.size).toBe(AGE_FLOOR_EVENTS);
+    expect(buf.replay(0).events.at(-1)!.seq).toBe(1001);
+  });
+
+  it("rejects a non-positive maxAgeMs with config_invalid", () => {
+    expect(() => new ReplayBuffer(10, 100, { maxAgeMs: 0 })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
   });
 });

@@ -24,6 +24,8 @@ export interface SessionEventChannelOptions {
   replayLimit: number;
   /** Serialized bytes kept for replay besides replayLimit events (default: no byte bound). */
   replayMaxBytes?: number;
+  /** Events older than this leave the ring beyond its newest 100, ms (default: no age bound). */
+  replayMaxAgeMs?: number;
   logger: TalkLogger;
   hooks?: SessionEventSinks;
 }
@@ -45,7 +47,11 @@ export class SessionEventChannel {
     this.#sessionId = options.id;
     this.#sinks = options.hooks ?? {};
     this.#logger = options.logger;
-    this.#replay = new ReplayBuffer<TalkEvent>(options.replayLimit, options.replayMaxBytes);
+    this.#replay = new ReplayBuffer<TalkEvent>(
+      options.replayLimit,
+      options.replayMaxBytes,
+      options.replayMaxAgeMs !== undefined ? { maxAgeMs: options.replayMaxAgeMs } : undefined,
+    );
     this.#sequencer = new EventSequencer({
       sessionId: options.id,
       mode: options.mode,

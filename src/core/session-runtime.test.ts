@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createTalkRuntime } from "./session-runtime.js";
 import type { TalkRuntime } from "./session-types.js";
 import type { TalkEvent } from "./talk-events.js";
@@ -36,6 +36,26 @@ describe("createTalkRuntime", () => {
     expect(() => createTalkRuntime({ closedRetentionMs: -1 })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
     );
+    expect(() => createTalkRuntime({ replayMaxAgeMs: Number.NaN })).toThrow(
+      expect.objectContaining({ code: "config_invalid" }),
+    );
+  });
+
+  it("bounds each session's replay ring in age (runtime.replayMaxAgeMs), keeping its newest 100 events", () => {
+    vi.useFakeTimers({ toFake: ["performance"] });
+    cleanups.push(() => {
+      vi.useRealTimers();
+    });
+    const r = runtime({ replayMaxAgeMs: 60_000 });
+    const s = r.createSession(relay);
+    for (let i = 0; i < 300; i++) s.emit({ type: "health.changed", payload: {} });
+    expect(s.replay(0).complete).toBe(true);
+    vi.advanceTimersByTime(61_000);
+    s.emit({ type: "health.changed", payload: {} });
+    const kept = s.replay(0);
+    expect(kept.complete).toBe(false);
+    expect(kept.events).toHaveLength(100);
+    expect(kept.events.at(-1)!.seq).toBe(s.replay(0).events.at(-1)!.seq);
   });
 
   it("rejects a data dir that cannot be used with config_invalid", () => {

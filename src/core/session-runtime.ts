@@ -17,6 +17,7 @@ import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS, findCombination } from "./tal
 const DEFAULTS = Object.freeze({
   replayLimit: 1000,
   replayMaxBytes: 1024 * 1024,
+  replayMaxAgeMs: 120_000,
   closedRetentionMs: 60_000,
   maxSessions: 10_000,
   closeGraceMs: 2000,
@@ -25,6 +26,7 @@ const DEFAULTS = Object.freeze({
 interface ResolvedOptions {
   replayLimit: number;
   replayMaxBytes: number;
+  replayMaxAgeMs: number;
   closedRetentionMs: number;
   maxSessions: number;
   closeGraceMs: number;
@@ -36,6 +38,7 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
   const merged: ResolvedOptions = {
     replayLimit: options.replayLimit ?? DEFAULTS.replayLimit,
     replayMaxBytes: options.replayMaxBytes ?? DEFAULTS.replayMaxBytes,
+    replayMaxAgeMs: options.replayMaxAgeMs ?? DEFAULTS.replayMaxAgeMs,
     closedRetentionMs: options.closedRetentionMs ?? DEFAULTS.closedRetentionMs,
     maxSessions: options.maxSessions ?? DEFAULTS.maxSessions,
     closeGraceMs: options.closeGraceMs ?? DEFAULTS.closeGraceMs,
@@ -48,7 +51,7 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a positive integer.`);
     }
   }
-  for (const key of ["closedRetentionMs", "closeGraceMs"] as const) {
+  for (const key of ["replayMaxAgeMs", "closedRetentionMs", "closeGraceMs"] as const) {
     if (!Number.isFinite(merged[key]) || merged[key] < 0) {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a non-negative number.`);
     }
@@ -122,6 +125,7 @@ class InProcessTalkRuntime implements TalkRuntime {
       id,
       replayLimit: o.replayLimit,
       replayMaxBytes: o.replayMaxBytes,
+      ...(o.replayMaxAgeMs > 0 ? { replayMaxAgeMs: o.replayMaxAgeMs } : {}),
       closeGraceMs: o.closeGraceMs,
       logger: o.logger,
       hooks: {

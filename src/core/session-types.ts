@@ -170,6 +170,8 @@ export interface TalkRuntimeOptions {
   replayLimit?: number;
   /** Serialized bytes of events kept per session for replay, besides replayLimit (default 1 MiB). */
   replayMaxBytes?: number;
+  /** Events older than this leave the replay ring (its newest 100 always stay), ms; 0: no age bound (default 120 000). */
+  replayMaxAgeMs?: number;
   /** How long a closed session stays readable for replay/debug, ms (default 60 000). */
   closedRetentionMs?: number;
   /** Maximum concurrent sessions (default 10 000). */

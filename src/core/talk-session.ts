@@ -40,6 +40,8 @@ export interface LiveTalkSessionOptions extends CreateSessionOptions {
   replayLimit: number;
   /** Serialized bytes of events kept for replay (default: no byte bound). */
   replayMaxBytes?: number;
+  /** Events older than this leave the replay ring beyond its newest 100, ms (default: no age bound). */
+  replayMaxAgeMs?: number;
   closeGraceMs: number;
   logger: TalkLogger;
   hooks?: TalkSessionHooks;
