@@ -43,12 +43,19 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
   ): Promise<string[]> {
     const attribution = new SpeakerAttribution({ historyMs: 60_000 });
     const out: string[] = [];
+    let lastRead = 0;
     for (const names of turns) {
       await page.evaluate(speak(names));
+      // A turn opens after the previous turn's reads on the clock: a read in the same millisecond as the
+      // start counts for the new utterance (marks at its start are its own), so a fast run would lend it
+      // the previous speaker's marks.
+      while (Date.now() <= lastRead) await new Promise((r) => setTimeout(r, 1));
       const utterance = new Utterance("mixed-audio");
       attribution.follow(utterance);
-      for (let i = 0; i < 3; i++)
+      for (let i = 0; i < 3; i++) {
         attribution.noteActiveSpeakers((await observe(driver)).activeSpeakers ?? []);
+        lastRead = Date.now();
+      }
       utterance.end();
       await utterance.whenEnded();
       out.push(attribution.speakerOf(utterance).speaker);

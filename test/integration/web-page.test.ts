@@ -180,10 +180,16 @@ describe("the talk page in Chromium", () => {
   }
 
   /** Like waitFor, without failing on page errors (the test expects one). */
-  async function waitForPage(page: Page, done: (s: Snapshot) => boolean): Promise<Snapshot> {
+  /** Polls the page's snapshot until `done`; after `ms` fails with the last snapshot (where it stuck). */
+  async function waitForPage(page: Page, done: (s: Snapshot) => boolean, ms = 45_000): Promise<Snapshot> {
+    const until = Date.now() + ms;
     for (;;) {
       const s = await snapshot(page);
       if (done(s)) return s;
+      if (Date.now() > until)
+        throw new Error(
+          `the page did not reach the state in ${ms} ms; last: ${JSON.stringify(s).slice(0, 2000)}`,
+        );
       await sleep(100);
     }
   }
