@@ -14,14 +14,19 @@
  *     [--configs baseline,ec,...] [--config-json '{"id":"x","talk":{"input":{...}}}' ...] [--details out.json]
  *
  * --minutes is the echo-only exposure per configuration; the other sets scale
- * with it (3: 47 calls, about 10 minutes of calls per configuration; with
- * --concurrency 3 the three runnable configurations took 11 minutes of
- * wall time). --quick is --minutes 0.5 (15 calls, a smoke check). More calls
+ * with it, the backchannels at least 12 (3: 63 calls, 24 of them short
+ * backchannel calls, about 11 minutes of calls per configuration; 2: 48
+ * calls, about 3.5 minutes of wall time per configuration with
+ * --concurrency 3). --quick is --minutes 0.5 (23 calls, a smoke check). More calls
  * at once finish sooner but on a loaded 2-core machine starve the server and
  * the caller's 20 ms pacing, which shows up as false barge-ins and latency
  * (docs/performance.md, turn-taking).
+ * Realtime calls (--configs rt-passthrough,rt-ec,rt-talkgate; not run unless named): the answer is the
+ * OpenAI Realtime stand-in's, whose energy VAD stands in for server VAD, one call at a time.
  * A configuration whose keys today's config schema refuses is skipped with a
- * line saying so. --details writes every call's result (turn-call.ts CallResult) per configuration.
+ * line saying so. --details writes every call's result (turn-call.ts CallResult, with the server's
+ * events: user transcripts, speech start / stop) per configuration; bench/turn-endpoint-replay.ts replays
+ * end-of-turn rules offline on them.
  */
 import { cpus, loadavg } from "node:os";
 import { writeFileSync } from "node:fs";
@@ -32,7 +37,13 @@ import { inputChainCost } from "./lib/input-chain-cpu.js";
 import { cpuSince } from "./lib/process-cpu.js";
 import { spawnTurnServer } from "./lib/turn-server.js";
 import { runCalls, type CallResult } from "./lib/turn-call.js";
-import { parseConfigJson, refusal, TURN_CONFIGS, type TurnConfig } from "./lib/turn-configs.js";
+import {
+  parseConfigJson,
+  REALTIME_TURN_CONFIGS,
+  refusal,
+  TURN_CONFIGS,
+  type TurnConfig,
+} from "./lib/turn-configs.js";
 import { ANSWER, buildCorpus, corpusDigest, type CorpusCall } from "./lib/turn-corpus.js";
 import { turnFigures, type Figure } from "./lib/turn-figures.js";
 
@@ -80,14 +91,17 @@ const results = new Map<string, { results: CallResult[]; figures: Figure[]; wall
 /** The machine's 5-minute load average after each configuration: real-time figures depend on it. */
 const loads = new Map<string, number>();
 for (const config of runnable) {
+  const realtime = config.mode === "realtime";
   const server = await spawnTurnServer({
+    ...(realtime ? { mode: "realtime" as const } : {}),
     telephony: { greeting: ANSWER, greetingProtectMs: 0, ...config.telephony },
     talk: config.talk ?? {},
   });
   const started = performance.now();
   try {
     const cpuBefore = server.cpu();
-    const calls = await runCalls(server, corpus, concurrency, (done) =>
+    // The realtime stand-in serves one socket: its calls go one at a time.
+    const calls = await runCalls(server, corpus, realtime ? 1 : concurrency, (done) =>
       process.stderr.write(`\r${config.id}: ${done}/${corpus.length} calls`),
     );
     const serverCpu = cpuSince(cpuBefore, server.cpu());
@@ -95,7 +109,9 @@ for (const config of runnable) {
     const echoCancellation = (
       config.talk?.input as { echoCancellation?: Record<string, unknown> } | undefined
     )?.echoCancellation;
-    const cpu = inputChainCost(echoCancellation);
+    // A realtime call without echoCancellation.realtime passes u-law through: no input chain at all.
+    const passthrough = realtime && echoCancellation?.["realtime"] !== true;
+    const cpu = inputChainCost(passthrough ? { enabled: false } : echoCancellation);
     const wallS = (performance.now() - started) / 1000;
     loads.set(config.id, loadavg()[1]!);
     const callSeconds = calls.reduce((n, c) => n + c.callMs, 0) / 1000;
@@ -134,8 +150,10 @@ process.exit(0);
 
 function selectConfigs(): TurnConfig[] {
   const extra = (values["config-json"] ?? []).flatMap(parseConfigJson);
-  const all = [...TURN_CONFIGS.filter((c) => !extra.some((e) => e.id === c.id)), ...extra];
-  if (!values.configs) return all;
+  const named = [...TURN_CONFIGS, ...REALTIME_TURN_CONFIGS];
+  const all = [...named.filter((c) => !extra.some((e) => e.id === c.id)), ...extra];
+  // Realtime configurations run one call at a time: only when named.
+  if (!values.configs) return all.filter((c) => !REALTIME_TURN_CONFIGS.includes(c));
   return values.configs.split(",").map((id) => {
     const found = all.find((c) => c.id === id.trim());
     if (!found) throw new Error(`--configs: no configuration "${id}" (${all.map((c) => c.id).join(", ")})`);

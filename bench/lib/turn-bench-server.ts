@@ -4,7 +4,10 @@
  * not wait on each other): the whole app in stt-tts mode with Twilio
  * configured as in the telephony tests (test/support/telephony-harness.ts),
  * the corpus answer as the greeting, and --config-json's `talk` / `telephony`
- * merged in. Prints `{"ready":true,"port":N,"publicUrl":U}` when listening;
+ * merged in; with `"mode":"realtime"` the answer is the OpenAI Realtime
+ * stand-in's instead (the greeting's text synthesized by espeak-ng, in the
+ * format the leg asks for: u-law passed through, or PCM 24 kHz when the leg
+ * decodes). Prints `{"ready":true,"port":N,"publicUrl":U}` when listening;
  * sends over IPC, as they happen, the events the figures need, stamped on the
  * shared clock (performance.timeOrigin + performance.now(), ms since the epoch)
  * with the call's CallSid.
@@ -12,13 +15,16 @@
  *   node --import tsx bench/lib/turn-bench-server.ts --config-json '{"talk":{...},"telephony":{...}}'
  */
 import { parseArgs } from "node:util";
+import { execFileSync } from "node:child_process";
 import { startTelephony } from "../../test/support/telephony-harness.js";
 
 const { values } = parseArgs({ options: { "config-json": { type: "string", default: "{}" } } });
 const config = JSON.parse(values["config-json"]) as {
+  mode?: "stt-tts" | "realtime";
   talk?: Record<string, unknown>;
   telephony?: Record<string, unknown>;
 };
+const mode = config.mode ?? "stt-tts";
 
 const FORWARDED = new Set([
   "input.audio.committed",
@@ -26,13 +32,39 @@ const FORWARDED = new Set([
   "output.audio.done",
   "output.audio.cancelled",
   "output.audio.resumed",
+  // For --details (what the recognizer heard and when the gate saw speech start and stop).
+  "input.audio.speech_started",
+  "input.audio.speech_stopped",
+  "transcript.delta",
+  "transcript.done",
 ]);
 
 const h = await startTelephony({
-  mode: "stt-tts",
+  mode,
   telephony: config.telephony ?? {},
   talk: config.talk ?? {},
+  ...(mode === "realtime" ? { realtime: { replies: realtimeReplies() } } : {}),
 });
+
+/** Every response of the stand-in is the corpus answer (the greeting, and the answers after a turn). */
+function realtimeReplies(): { audio: Uint8Array; transcript: string }[] {
+  const input = (config.talk?.["input"] ?? {}) as {
+    echoCancellation?: { realtime?: boolean };
+    turnEnd?: string;
+  };
+  const pcm = input.echoCancellation?.realtime === true || input.turnEnd === "talkgate";
+  const text = String(config.telephony?.["greeting"] ?? "Hello.");
+  const wav = execFileSync("espeak-ng", ["--stdout", text], { maxBuffer: 64 << 20 });
+  const out = pcm ? ["-ar", "24000", "-f", "s16le"] : ["-ar", "8000", "-f", "mulaw"];
+  // The corpus answer is long: more than execFileSync's default 1 MiB of PCM at 24 kHz.
+  const audio = new Uint8Array(
+    execFileSync("ffmpeg", ["-v", "error", "-i", "pipe:0", "-ac", "1", ...out, "pipe:1"], {
+      input: wav,
+      maxBuffer: 64 << 20,
+    }),
+  );
+  return Array.from({ length: 2000 }, () => ({ audio, transcript: text }));
+}
 const callSids = new Map<string, string>();
 h.app.runtime.subscribeAll((e) => {
   if (!FORWARDED.has(e.type)) return;
@@ -42,7 +74,19 @@ h.app.runtime.subscribeAll((e) => {
     if (typeof found !== "string") return;
     callSids.set(e.sessionId, (callSid = found));
   }
-  process.send?.({ callSid, type: e.type, at: performance.timeOrigin + performance.now() });
+  const payload = e.payload as
+    { role?: string; text?: unknown; endpointMs?: unknown; reason?: unknown } | undefined;
+  if (e.type.startsWith("transcript.") && payload?.role !== "user") return;
+  process.send?.({
+    callSid,
+    type: e.type,
+    at: performance.timeOrigin + performance.now(),
+    ...(typeof payload?.text === "string" ? { text: payload.text } : {}),
+    ...(typeof payload?.endpointMs === "number" ? { endpointMs: payload.endpointMs } : {}),
+    ...(e.type === "output.audio.resumed" && typeof payload?.reason === "string"
+      ? { reason: payload.reason }
+      : {}),
+  });
 });
 process.stdout.write(`${JSON.stringify({ ready: true, port: h.port, publicUrl: h.publicUrl })}\n`);
 

@@ -13,9 +13,9 @@
  * the answer plays against the caller's audio, the thing measured.
  */
 import { EchoPath, lineResponse, roomResponse, speakerphone } from "../../test/support/echo-path.js";
-import type { CorpusCall } from "./turn-corpus.js";
+import { activeOnsetMs, type CorpusCall } from "./turn-corpus.js";
 import type { NoiseKind } from "./corpus-audio.js";
-import type { TurnServer } from "./turn-server.js";
+import type { ServerEvent, TurnServer } from "./turn-server.js";
 
 /** A clear this long after the onset still counts as the interruption's; later, it was missed. */
 export const INTERRUPT_WINDOW_MS = 2000;
@@ -44,6 +44,8 @@ export interface CallResult {
   answersCut: number;
   /** Onset (the frame carrying the first speech sample sent) -> `clear` received, ms. */
   onsetToClearMs?: number | undefined;
+  /** From the first P.56-active 10 ms of the caller's speech (activeOnsetMs) to the clear, ms. */
+  activeOnsetToClearMs?: number | undefined;
   /** A turn was committed between the onset and the end of the caller's speech (cut off mid-utterance). */
   premature: boolean;
   /** End of speech (its last frame sent) -> the first commit after it, ms. */
@@ -53,6 +55,13 @@ export interface CallResult {
   turnCancelled: number;
   /** How long the call lasted, ms. */
   callMs: number;
+  /** What the caller said (the corpus label) and where, stream ms. */
+  speech?: { label: string; onsetMs: number; endMs: number; pausesMs: number[] } | undefined;
+  /**
+   * The server's events of the call (--details): `at` in ms from the caller's onset (from the call's start
+   * when the caller never speaks); a user transcript's `text`, a speech stop's `endpointMs`, a resume's `reason`.
+   */
+  log: ServerEvent[];
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -86,8 +95,15 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
   const commits = events("input.audio.committed");
   const cancels = events("output.audio.cancelled");
   const resumes = events("output.audio.resumed");
+  const zero = call.speech ? at(call.speech.onsetMs) : started;
+  const log = server
+    .log(client.callSid)
+    .filter((e) => e.type !== "output.audio.done" || call.speech === undefined)
+    .map((e) => ({ ...e, at: Math.round(e.at - zero) }));
   const base = {
     id: call.id,
+    speech: call.speech,
+    log,
     kind: call.kind,
     lossDb: call.echo.lossDb,
     noise: call.noise,
@@ -122,6 +138,8 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
     resumed: resumes.some((t) => t >= onset),
     answersCut: cancels.filter((t) => t < onset).length,
     onsetToClearMs: clear !== undefined ? clear - onset : undefined,
+    activeOnsetToClearMs:
+      clear !== undefined ? clear - at(activeOnsetMs(call) ?? call.speech.onsetMs) : undefined,
     premature: commitsAfterOnset.some((t) => t < end),
     endToCommitMs: commit !== undefined ? commit - end : undefined,
   };

@@ -15,6 +15,12 @@ export interface TurnConfig {
   talk?: Record<string, unknown>;
   /** Merged into the server's `telephony` config (e.g. `vad`). */
   telephony?: Record<string, unknown>;
+  /**
+   * The calls' mode. Default "stt-tts". "realtime": the answer is the OpenAI Realtime stand-in's
+   * (test/support/fake-openai-realtime-server.ts, its energy VAD standing in for server VAD), one call
+   * at a time (the stand-in serves one socket).
+   */
+  mode?: "stt-tts" | "realtime";
 }
 
 const ECHO_OFF = { echoCancellation: { enabled: false } };
@@ -61,6 +67,26 @@ export const TURN_CONFIGS: readonly TurnConfig[] = [
   },
 ];
 
+/**
+ * Realtime calls (issue 15's realtime path): run only when named in --configs. Passthrough is today's
+ * default (the provider's VAD decides barge-in on the raw line); rt-ec cancels the echo and decides locally.
+ */
+export const REALTIME_TURN_CONFIGS: readonly TurnConfig[] = [
+  { id: "rt-passthrough", label: "realtime, u-law passthrough (default)", mode: "realtime" },
+  {
+    id: "rt-ec",
+    label: "realtime, echoCancellation.realtime",
+    mode: "realtime",
+    talk: { input: { echoCancellation: { realtime: true } } },
+  },
+  {
+    id: "rt-talkgate",
+    label: "realtime, echoCancellation.realtime + turnEnd talkgate",
+    mode: "realtime",
+    talk: { input: { echoCancellation: { realtime: true }, turnEnd: "talkgate" } },
+  },
+];
+
 /** --config-json: one configuration object or an array of them ({ id, label?, talk?, telephony? }). */
 export function parseConfigJson(text: string): TurnConfig[] {
   let parsed: unknown;
@@ -75,11 +101,16 @@ export function parseConfigJson(text: string): TurnConfig[] {
     if (typeof o !== "object" || o === null || typeof o.id !== "string" || o.id === "")
       throw new Error(`--config-json entry ${i} needs a non-empty "id"`);
     for (const key of Object.keys(o))
-      if (!["id", "label", "talk", "telephony"].includes(key))
-        throw new Error(`--config-json entry "${o.id}": unknown field "${key}" (id, label, talk, telephony)`);
+      if (!["id", "label", "talk", "telephony", "mode"].includes(key))
+        throw new Error(
+          `--config-json entry "${o.id}": unknown field "${key}" (id, label, talk, telephony, mode)`,
+        );
+    if (o.mode !== undefined && o.mode !== "stt-tts" && o.mode !== "realtime")
+      throw new Error(`--config-json entry "${o.id}": mode must be "stt-tts" or "realtime"`);
     return {
       id: o.id,
       label: o.label ?? o.id,
+      ...(o.mode ? { mode: o.mode } : {}),
       ...(o.talk ? { talk: o.talk } : {}),
       ...(o.telephony ? { telephony: o.telephony } : {}),
     };

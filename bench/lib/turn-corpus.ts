@@ -13,7 +13,7 @@
  *
  *   echo-only          the caller never speaks: the whole answer plays back as echo
  *   interruption       real speech at a known onset while the answer plays (some with a pause inside)
- *   backchannel        "mm-hmm", "yeah", "okay", "right" (espeak-ng) while the answer plays
+ *   backchannel        "mm-hmm", "yeah", "okay", "right" (espeak-ng, six voices) while the answer plays
  *   noisy-echo         echo-only in pink, babble or street noise at 20, 10, 5 dB SNR
  *   noisy-interruption an interruption in the same noise
  */
@@ -43,6 +43,12 @@ export const ANSWER =
 export const ECHO_RETURN_LOSSES_DB = [6, 10, 15, 20, 25] as const;
 export const NOISE_KINDS: readonly NoiseKind[] = ["pink", "babble", "street"];
 export const BACKCHANNELS = ["Mm-hmm.", "Yeah.", "Okay.", "Right."] as const;
+/**
+ * What espeak-ng is given for a backchannel whose spelling it does not hum: it reads "Mm-hmm." as
+ * "em em-hum" (`espeak-ng -x`), which no caller says; its phoneme input `[[m'hm]]` is the hummed
+ * "mm-hm".
+ */
+const SPOKEN: Readonly<Record<string, string>> = { "Mm-hmm.": "[[m'hm]]" };
 
 /** The caller's speech active level (about the assistant's own), dBFS; each call within +-3 dB of it. */
 export const SPEECH_LEVEL_DB = -20;
@@ -99,7 +105,8 @@ export function buildCorpus(options: CorpusOptions): CorpusCall[] {
   for (let i = 0; i < echoCalls; i++) calls.push(echoOnly(seed, i, "echo-only"));
   const interruptions = Math.max(3, Math.round(minutes * 4));
   for (let i = 0; i < interruptions; i++) calls.push(interruption(seed, i, "interruption"));
-  const backchannels = Math.max(BACKCHANNELS.length, Math.round((minutes * 8) / 3));
+  // At least three of each backchannel (in different voices), so "0 of N" says something.
+  const backchannels = Math.max(3 * BACKCHANNELS.length, Math.round(minutes * 8));
   for (let i = 0; i < backchannels; i++) calls.push(backchannel(seed, i));
   const snrs = minutes >= 2 ? [20, 10, 5] : [10];
   let n = 0;
@@ -217,14 +224,14 @@ function interruption(
   };
 }
 
-const BACKCHANNEL_VOICES = ["en-us", "en-gb", "en-us+f3", "en-gb-x-rp+m3"] as const;
+const BACKCHANNEL_VOICES = ["en-us", "en-gb", "en-us+f3", "en-gb-x-rp+m3", "en-us+m2", "en-gb+f4"] as const;
 
 function backchannel(seed: number, i: number): CorpusCall {
   const r = rng(seed, "backchannel", i);
   const echo = echoPath(r, i + 2);
   const text = BACKCHANNELS[i % BACKCHANNELS.length]!;
   const voice = BACKCHANNEL_VOICES[Math.floor(r() * BACKCHANNEL_VOICES.length)]!;
-  const spoken = espeak(text, voice, Math.round(150 + 40 * r()), Math.round(35 + 30 * r()));
+  const spoken = espeak(SPOKEN[text] ?? text, voice, Math.round(150 + 40 * r()), Math.round(35 + 30 * r()));
   const pcm = atLevel(trim(spoken), SPEECH_LEVEL_DB + 6 * r() - 3, activeLevelDb);
   const onsetMs = Math.round(2500 + 3500 * r());
   const endMs = onsetMs + Math.round((pcm.length / RATE) * 1000);
@@ -240,3 +247,28 @@ function backchannel(seed: number, i: number): CorpusCall {
     hangUpMs,
   };
 }
+
+/**
+ * Where the caller's speech becomes active by ITU-T P.56's rule (a 10 ms frame of the call's near-end track
+ * at most 15.9 dB under the utterance's active level), stream ms. The corpus onset (`speech.onsetMs`) is the
+ * recording trimmed at 35 dB under its peak, which keeps 100-270 ms of breath and room sound at -35 to
+ * -50 dBFS before the first syllable; latency figures are printed from both.
+ */
+export function activeOnsetMs(call: CorpusCall): number | undefined {
+  if (!call.speech) return undefined;
+  const from = Math.floor((call.speech.onsetMs / 1000) * RATE);
+  const to = Math.min(call.track.length, Math.ceil((call.speech.endMs / 1000) * RATE));
+  const span = call.track.subarray(from, to);
+  const threshold = activeLevelDb(span) - P56_MARGIN_DB;
+  const step = RATE / 100;
+  for (let at = 0; at + step <= span.length; at += step) {
+    let sum = 0;
+    for (let i = at; i < at + step; i++) sum += span[i]! * span[i]!;
+    if (10 * Math.log10(sum / step / 32768 ** 2 + 1e-12) >= threshold)
+      return call.speech.onsetMs + Math.round((at / RATE) * 1000);
+  }
+  return call.speech.onsetMs;
+}
+
+/** P.56's activity threshold under the active speech level, dB. */
+const P56_MARGIN_DB = 15.9;

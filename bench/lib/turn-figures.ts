@@ -73,6 +73,14 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
       cell: ratio(missed, live.length),
       value: missed,
     });
+    // With words confirming a barge-in, a clear is a pause: an interruption the words did not confirm
+    // resumed the answer over the caller (a false resume).
+    const resumed = live.filter((r) => r.interrupted && !r.cut).length;
+    out.push({
+      row: `${name} not cancelled (paused, then resumed over the caller)`,
+      cell: ratio(resumed, live.length),
+      value: resumed,
+    });
     out.push({
       row: `${name} pre-empted (the answer already cut by a false barge-in)`,
       cell: ratio(all.length - live.length, all.length),
@@ -81,6 +89,14 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
     const p50 = percentile(latency, 0.5);
     const p95 = percentile(latency, 0.95);
     out.push({ row: `${name}: onset -> clear p50 / p95, ms`, cell: `${ms(p50)} / ${ms(p95)}`, value: p50 });
+    const active = live.flatMap((r) =>
+      r.activeOnsetToClearMs !== undefined ? [r.activeOnsetToClearMs] : [],
+    );
+    out.push({
+      row: `${name}: P.56-active onset -> clear p50 / p95, ms`,
+      cell: `${ms(percentile(active, 0.5))} / ${ms(percentile(active, 0.95))}`,
+      value: percentile(active, 0.5),
+    });
   }
   const backchannels = results.filter((r) => r.kind === "backchannel");
   const bcLive = backchannels.filter((r) => !r.preempted);

@@ -11,6 +11,18 @@ import { ACCOUNT_SID, AUTH_TOKEN } from "../../test/support/telephony-harness.js
 import { TwilioStreamClient } from "../../test/support/twilio-stream-client.js";
 import { readProcessCpu, type CpuReading } from "./process-cpu.js";
 
+/**
+ * One event of a call as the server forwarded it; `text` of a user transcript, `endpointMs` of a speech
+ * stop, `reason` of a resume ("backchannel" or "no_words").
+ */
+export interface ServerEvent {
+  type: string;
+  at: number;
+  text?: string;
+  endpointMs?: number;
+  reason?: string;
+}
+
 const SERVER = join(import.meta.dirname, "turn-bench-server.ts");
 
 export interface TurnServer {
@@ -18,12 +30,15 @@ export interface TurnServer {
   dial(): Promise<TwilioStreamClient>;
   /** When events of `type` reached the call's session, performance.now() ms of this process. */
   events(callSid: string, type: string): number[];
+  /** Every forwarded event of the call, in order (--details: transcripts, speech start / stop). */
+  log(callSid: string): ServerEvent[];
   /** CPU the server process has used so far. */
   cpu(): CpuReading | undefined;
   close(): Promise<void>;
 }
 
 export async function spawnTurnServer(config: {
+  mode?: "stt-tts" | "realtime";
   talk?: Record<string, unknown>;
   telephony?: Record<string, unknown>;
 }): Promise<TurnServer> {
@@ -32,12 +47,12 @@ export async function spawnTurnServer(config: {
     ["--import", "tsx", SERVER, "--config-json", JSON.stringify(config)],
     { stdio: ["ignore", "pipe", "inherit", "ipc"], cwd: join(import.meta.dirname, "..", "..") },
   );
-  const events = new Map<string, { type: string; at: number }[]>();
+  const events = new Map<string, ServerEvent[]>();
   child.on("message", (m) => {
-    const { callSid, type, at } = m as { callSid: string; type: string; at: number };
+    const { callSid, at, ...rest } = m as ServerEvent & { callSid: string };
     let list = events.get(callSid);
     if (!list) events.set(callSid, (list = []));
-    list.push({ type, at: at - performance.timeOrigin });
+    list.push({ ...rest, at: at - performance.timeOrigin });
   });
   const { port, publicUrl } = await new Promise<{ port: number; publicUrl: string }>((resolve, reject) => {
     let buffer = "";
@@ -91,6 +106,7 @@ export async function spawnTurnServer(config: {
     events(callSid, type) {
       return (events.get(callSid) ?? []).filter((e) => e.type === type).map((e) => e.at);
     },
+    log: (callSid) => [...(events.get(callSid) ?? [])],
     cpu: () => (child.pid !== undefined ? readProcessCpu(child.pid) : undefined),
     async close() {
       await Promise.allSettled(clients.map((c) => c.close()));

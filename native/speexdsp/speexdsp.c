@@ -3,7 +3,8 @@
  * (MDF) and the preprocessor (noise suppression, residual echo suppression).
  * One object per call leg: `new EchoCanceller(frameSize, filterLength,
  * sampleRate, denoise)`, `process(mic, reference, out)` per frame of 16-bit
- * PCM, `close()` frees the native state (idempotent; the finalizer frees it
+ * PCM (the preprocessor runs only with `denoise`, and then delays `out` by one
+ * frame), `close()` frees the native state (idempotent; the finalizer frees it
  * too if a leg forgets). Everything else (alignment, framing, config) is in
  * src/codecs/echo-canceller.ts.
  *
@@ -21,6 +22,10 @@ typedef struct {
   SpeexEchoState *echo;
   SpeexPreprocessState *pre;
   int frame;
+  /* Run the preprocessor: only with denoise. Without it the preprocessor applies no gain (libspeexdsp sets every
+   * band's gain to 1 when denoise is off, residual echo suppression included) and only delays the audio by one frame
+   * (its overlap-add); bench/onset-latency.bench.ts measured that frame as 20 ms on every onset. */
+  int preprocess;
 } Canceller;
 
 static void release(Canceller *c) {
@@ -62,6 +67,7 @@ static napi_value construct(napi_env env, napi_callback_info info) {
   Canceller *c = calloc(1, sizeof(Canceller));
   if (!c) return throw_type(env, "EchoCanceller: out of memory");
   c->frame = frame;
+  c->preprocess = denoise;
   c->echo = speex_echo_state_init(frame, filter);
   c->pre = speex_preprocess_state_init(frame, rate);
   if (!c->echo || !c->pre) {
@@ -104,7 +110,7 @@ static napi_value process(napi_env env, napi_callback_info info) {
           *out = int16_view(env, argv[2], c->frame);
   if (!mic || !ref || !out) return throw_type(env, "process(mic, reference, out): three Int16Arrays of frameSize");
   speex_echo_cancellation(c->echo, mic, ref, out);
-  speex_preprocess_run(c->pre, out);
+  if (c->preprocess) speex_preprocess_run(c->pre, out);
   return NULL;
 }
 

@@ -23,6 +23,8 @@ import { sileroModel } from "../codecs/silero-model.js";
 import { TalkError } from "../core/errors.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
+import type { BargeInOptions } from "../core/pipelines/barge-in-policy.js";
+import { loadPronunciations } from "./pronunciations.js";
 
 /** agent.* as the brain sees it. */
 export function brainOptions(config: TalkgateConfig): BrainOptions {
@@ -88,27 +90,40 @@ export function buildPipelines(
     logger,
     faults: { options: faultOptions(config), speech: faultSpeech },
     echo: echoCancellation(config, logger),
-    turns: { bargeIn: config.talk.input.bargeIn, endOfTurn: config.talk.input.endOfTurn },
+    turns: {
+      bargeIn: bargeIn(config, logger),
+      endOfTurn: config.talk.input.endOfTurn,
+      turnEnd: config.talk.input.turnEnd,
+    },
     input: inputProcessing(config, logger),
   });
   return { brain, base, createController: sessionControllerFactory(base) };
+}
+
+/** talk.input.bargeIn with the pronunciation dictionary its matchBySound reads. */
+function bargeIn(config: TalkgateConfig, logger: TalkLogger): BargeInOptions {
+  const { pronunciations, ...rest } = config.talk.input.bargeIn;
+  // Only a leg that holds its answer for words judges them: no dictionary read otherwise.
+  if (!rest.confirmWithWords) return rest;
+  const pronounce = loadPronunciations({ matchBySound: rest.matchBySound, pronunciations }, logger);
+  return { ...rest, ...(pronounce ? { pronounce } : {}) };
 }
 
 /** talk.input.echoCancellation with the codecs' canceller (libspeexdsp); none, and a warning, when its binding is not built. */
 export function echoCancellation(
   config: TalkgateConfig,
   logger: TalkLogger,
-): { options: EchoCancellationOptions; create?: EchoCancellerFactory } {
-  const options = config.talk.input.echoCancellation;
-  if (!options.enabled) return { options };
+): { options: EchoCancellationOptions; create?: EchoCancellerFactory; realtime: boolean } {
+  const { realtime, ...options } = config.talk.input.echoCancellation;
+  if (!options.enabled) return { options, realtime };
   if (!echoCancellerAvailable()) {
     logger.warn(
       {},
       "talk.input.echoCancellation: the libspeexdsp binding is not built (scripts/setup.sh); phone legs run without echo cancellation",
     );
-    return { options };
+    return { options, realtime };
   }
-  return { options, create: (o) => createEchoCanceller({ ...o, frameMs: 20 }) };
+  return { options, realtime, create: (o) => createEchoCanceller({ ...o, frameMs: 20 }) };
 }
 
 /**

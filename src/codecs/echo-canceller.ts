@@ -4,9 +4,13 @@
  *
  * The DSP is libspeexdsp's (Debian's package, through a small N-API binding
  * in native/speexdsp built by scripts/setup.sh): its MDF adaptive filter
- * removes the linear echo within `tailMs` of the reference, and its
- * preprocessor suppresses the residual echo (and, with `denoise`, stationary
- * noise). Why Speex over webrtc-audio-processing: a C API of five calls (no
+ * removes the linear echo within `tailMs` of the reference; with `denoise`,
+ * its preprocessor also suppresses stationary noise and the residual echo
+ * (and delays the output by one frame, its overlap-add). Without `denoise`
+ * the preprocessor is not run: it would apply no gain at all (libspeexdsp
+ * sets every band's gain to 1 when denoise is off, residual echo
+ * suppression included), only that frame of delay; the echo guard
+ * (core/media/echo-guard.ts) bars the residual echo instead. Why Speex over webrtc-audio-processing: a C API of five calls (no
  * C++ ABI to bind), telephony rates natively, and its cost is measured in
  * bench/codecs.bench.ts.
  *
@@ -42,6 +46,8 @@ export interface EchoCancellerOptions {
 export interface EchoCanceller {
   readonly sampleRate: number;
   readonly frameSamples: number;
+  /** How far the output lags the caller audio it comes from, ms: a frame with `denoise`, else 0. */
+  readonly outputLagMs: number;
   /** Assistant audio as it is played into the line (16-bit PCM at sampleRate). */
   played(pcm: Int16Array): void;
   /** Caller audio as received; returns the whole frames completed so far with the echo removed (a partial frame waits for the next call). */
@@ -93,6 +99,7 @@ export function createEchoCanceller(options: EchoCancellerOptions): EchoCancelle
   return {
     sampleRate,
     frameSamples: frame,
+    outputLagMs: options.denoise === true ? frameMs : 0,
     played(pcm) {
       check();
       reference = concat(reference, pcm);

@@ -82,6 +82,11 @@ export const runtimeSchema = z
   .object({
     /** Events kept per session for replay and join. */
     replayLimit: positiveInt.default(1000),
+    /**
+     * Events older than this are dropped from a session's replay ring (beyond its newest 100), ms; 0: no
+     * age bound. A reconnect asks for seconds; a long relayed call otherwise holds ~350 KB of old events.
+     */
+    replayMaxAgeMs: nonNegativeInt.default(120_000),
     /** How long a closed session stays readable for replay and debugging. */
     closedRetentionMs: nonNegativeInt.default(60_000),
     /** Sessions one process holds at most. */
@@ -192,7 +197,7 @@ export const talkSchema = z
         appendedEventIntervalMs: z.number().int().min(0).max(10_000).default(200),
         /**
          * Echo cancellation of the caller's audio with the assistant's played audio as the reference, before
-         * the local speech gate and STT (phone legs; the realtime passthrough path is the provider's).
+         * the local speech gate and STT (stt-tts phone legs; realtime ones with `realtime`).
          */
         echoCancellation: z
           .object({
@@ -201,6 +206,11 @@ export const talkSchema = z
             tailMs: z.number().int().min(20).max(1000).default(300),
             /** Also suppress stationary noise. */
             denoise: z.boolean().default(false),
+            /**
+             * Also on realtime phone calls: the caller's audio is decoded, cleaned and sent to the provider as
+             * PCM (no u-law passthrough), and talkgate's gate, not the provider's speech_started, decides barge-in.
+             */
+            realtime: z.boolean().default(false),
           })
           .strict()
           .prefault({}),
@@ -222,9 +232,18 @@ export const talkSchema = z
             confirmWithWords: z.boolean().default(false),
             /** A held answer resumes when no interrupting word came within this long of the onset, ms. */
             resumeAfterMs: z.number().int().min(100).max(5000).default(1200),
+            /** Also count as a backchannel a one- or two-word utterance that sounds like one (by pronunciations). */
+            matchBySound: z.boolean().default(true),
+            /** CMU-format pronunciation dictionary for matchBySound. Default: Debian's (pocketsphinx-en-us) if installed. */
+            pronunciations: z.string().min(1).optional(),
           })
           .strict()
           .prefault({}),
+        /**
+         * Who ends the caller's turn on a realtime phone call: "provider" (its server VAD ends it and answers)
+         * or "talkgate" (provider turn detection off; talkgate's endpoint commits the audio and asks for the answer).
+         */
+        turnEnd: z.enum(["provider", "talkgate"]).default("provider"),
         /** How much silence ends a caller's turn (core/speech/end-of-turn.ts). */
         endOfTurn: z
           .object({

@@ -45,9 +45,10 @@ describe("loadConfig", () => {
       interruptOnSpeech: true,
       silenceTimeoutMs: 800,
       appendedEventIntervalMs: 200,
-      echoCancellation: { enabled: true, tailMs: 300, denoise: false },
-      bargeIn: { confirmWithWords: false, resumeAfterMs: 1200 },
+      echoCancellation: { enabled: true, tailMs: 300, denoise: false, realtime: false },
+      bargeIn: { confirmWithWords: false, resumeAfterMs: 1200, matchBySound: true },
       endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500 },
+      turnEnd: "provider",
       vad: "webrtc",
       noiseSuppression: { enabled: false, engine: "speexdsp", suppressDb: -30 },
     });
@@ -100,6 +101,8 @@ describe("loadConfig", () => {
     expect(err.message).toContain("server.port");
     const err2 = configError(() => validateConfig({ talk: { realtime: { mode: "duplex" } } }, { env: {} }));
     expect(err2.message).toContain("talk.realtime.mode");
+    const err3 = configError(() => validateConfig({ runtime: { replayMaxAgeMs: -5 } }, { env: {} }));
+    expect(err3.message).toContain("runtime.replayMaxAgeMs");
   });
 
   it("talk.faults: defaults, and out-of-range values refused at start naming the key", () => {

@@ -32,6 +32,8 @@ export type {
 export { FAULT_DEFAULTS, FAULT_LIMITS, type FaultOptions, type FaultPolicy } from "./faults/fault-options.js";
 export { PrerenderedSpeech, type FaultSpeech } from "./faults/prerendered-speech.js";
 export type { SessionControllerFactory } from "./pipelines/controller-factory.js";
+export type { BargeInOptions } from "./pipelines/barge-in-policy.js";
+export type { Pronounce } from "./speech/sounds-like.js";
 export type { PipelineProviderResolver } from "./pipelines/pipeline-options.js";
 export type { TalkAudioSink, TalkSessionController } from "./pipelines/controller-types.js";
 export { hasDirectTools } from "./pipelines/direct-tools-turns.js";

@@ -33,6 +33,13 @@ export interface ProviderCapabilities {
   responseCancel?: boolean;
   /** Supports truncating assistant audio at the heard position (realtime). */
   truncate?: boolean;
+  /**
+   * Realtime: a Gateway-owned session runs with the provider's turn detection off from the start
+   * (`autoRespond: false`), the owner committing the caller's audio and asking for each answer
+   * (commitAudio, createResponse): talk.input.turnEnd "talkgate". False: such a session is refused
+   * (capability_unsupported); absent: not known, allowed (the owner's explicit turns, push-to-talk).
+   */
+  ownerTurns?: boolean;
   /** Calls tools natively (realtime function calling; an agent's function calls). */
   tools?: boolean;
   /** What tool definitions this provider accepts; the canonical tools are exported through it (default: the common subset). */

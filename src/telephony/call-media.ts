@@ -4,6 +4,12 @@
  * speaks it, PCM at the line's rate otherwise; the provider's or the local
  * VAD's turn-taking), both timed by the call's latency figures
  * (latency.metrics events, also counted in the telephony stats).
+ *
+ * A realtime call hears its caller as talk.input configures it: passthrough
+ * and the provider's turns (the default); with echoCancellation.realtime,
+ * PCM cleaned against the playout's reference and a local gate deciding
+ * barge-in; with turnEnd "talkgate", the local VAD and endpoint ending turns
+ * (the provider's turn detection off). See docs/telephony.md.
  */
 import { MediaLeg, type MediaLegAdapter, type TalkSession } from "../core/index.js";
 import { CallLatency } from "./call-latency.js";
@@ -23,12 +29,21 @@ export function createCallMedia(
   call: Pick<MediaLegAdapter, "interruptible" | "legClosed">,
 ): CallMedia {
   const realtime = settings.mode === "realtime";
+  const { echo, turns } = ctx.createController;
+  // Realtime calls cancel echo only when configured and the process has a canceller (else: passthrough as before).
+  const realtimeEcho = realtime && echo.realtime && echo.options.enabled && echo.create !== undefined;
+  const localTurns = !realtime || turns.turnEnd === "talkgate";
+  const vad = {
+    threshold: settings.vad.threshold,
+    minSpeechMs: settings.vad.minSpeechMs,
+    silenceMs: settings.silenceTimeoutMs,
+  };
   const latency = new CallLatency({
     emit: (payload) => {
       ctx.stats?.recordLatency(payload.name, payload.ms);
       if (session.state === "active") session.emit({ type: "latency.metrics", payload, source: "telephony" });
     },
-    ...(realtime ? {} : { endpointingMs: settings.silenceTimeoutMs }),
+    ...(localTurns ? { endpointingMs: settings.silenceTimeoutMs } : {}),
   });
   const playout = new CallPlayout({
     line: carrier.line,
@@ -52,16 +67,14 @@ export function createCallMedia(
     createController: ctx.createController,
     adapter,
     format: carrier.line.pcmFormat,
-    // No transcoding when the realtime provider speaks the line's format (u-law); PCM at the line's rate otherwise.
-    ...(realtime ? { passthrough: carrier.line.format } : {}),
-    turnTaking: realtime
-      ? { kind: "provider" }
-      : {
-          kind: "local-vad",
-          threshold: settings.vad.threshold,
-          minSpeechMs: settings.vad.minSpeechMs,
-          silenceMs: settings.silenceTimeoutMs,
-        },
+    // No transcoding when the realtime provider speaks the line's format (u-law) and the audio needs no
+    // cleaning or local turns; PCM at the line's rate otherwise.
+    ...(realtime && !realtimeEcho && !localTurns ? { passthrough: carrier.line.format } : {}),
+    turnTaking: localTurns
+      ? { kind: "local-vad", ...vad }
+      : realtimeEcho
+        ? { kind: "provider", localBargeIn: vad }
+        : { kind: "provider" },
     // The realtime provider's speech events are timed as they reach the call (latency.metrics).
     wrapProviders: (base) => ({
       stt: (s) => base.stt(s),
@@ -78,7 +91,7 @@ export function createCallMedia(
       speechEnded: (source) => latency.speechEnded(source),
     },
     // The playout mirrors what the carrier plays: the reference of the leg's echo canceller.
-    echoReference: !realtime,
+    echoReference: !realtime || realtimeEcho,
     logger: ctx.logger,
   });
   return { playout, leg };

@@ -12,46 +12,24 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { echoCancellerAvailable } from "../../src/codecs/echo-canceller.js";
 import { validateConfig } from "../../src/config/load-config.js";
-import { EchoPath, speakerphone } from "../support/echo-path.js";
-import {
-  loadSpeechUlaw,
-  SPEECH_RECORDINGS,
-  type TwilioStreamClient,
-} from "../support/twilio-stream-client.js";
-import { sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+import { speakerphoneCall } from "../support/speakerphone-call.js";
+import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
+import { startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
 
 const GREETING = "Thank you for calling the test line, this answer is long enough to be heard. ".repeat(2);
 const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
 
-async function waitUntil(check: () => boolean, ms = 30_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** One speakerphone call: the answer (the greeting) plays, echoed back; resolves when it ended, played or cut. */
+/** One speakerphone call (120 ms, 6 dB): the answer (the greeting) plays, echoed back, with `caller` speaking at `atMs`. */
 async function call(h: TelephonyHarness, caller?: { atMs: number }) {
-  const client: TwilioStreamClient = await h.dial({ playback: "realtime" });
-  const sessionId = sessionOfCall(h, client.callSid)!;
-  const line = speakerphone(
-    client,
-    new EchoPath({ delayMs: 120, lossDb: 6 }),
-    caller ? { ulaw: speech, atMs: caller.atMs, gainDb: 10 } : undefined,
-  );
-  const ended = () =>
-    h.eventsOf(sessionId, "output.audio.done").length +
-      h.eventsOf(sessionId, "output.audio.cancelled").length >
-    0;
-  await waitUntil(ended);
-  await line.stop();
-  await client.stop();
+  const r = await speakerphoneCall(h, {
+    caller: caller ? { ulaw: speech, atMs: caller.atMs, gainDb: 10 } : undefined,
+    timeoutMs: 30_000,
+  });
   return {
-    client,
-    done: h.eventsOf(sessionId, "output.audio.done"),
-    cancelled: h.eventsOf(sessionId, "output.audio.cancelled"),
-    turnCancelled: h.eventsOf(sessionId, "turn.cancelled"),
+    client: r.client,
+    done: r.of("output.audio.done"),
+    cancelled: r.of("output.audio.cancelled"),
+    turnCancelled: r.of("turn.cancelled"),
   };
 }
 

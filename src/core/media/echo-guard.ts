@@ -5,7 +5,7 @@
  * and the answer interrupts itself.
  *
  * Core names no DSP: the composition root injects an `EchoCancellerFactory`
- * (the codecs' libspeexdsp canceller), the adapter hands the leg, with each
+ * (the codecs' canceller), the adapter hands the leg, with each
  * piece of caller audio, the assistant audio that was played into the line
  * over the same span (a phone playout mirrors the carrier's buffer: what it
  * sent, consumed in step with the caller's frames, dropped on clear). One
@@ -15,22 +15,33 @@
  * of echo removed in the first two, 25 dB after four, on espeak-ng answers)
  * and a live line's delay jitters, so a residual stays that the gate's
  * -45 dBFS floor hears. A 20 ms frame of the canceller's output quieter than
- * the echo the line returns of the loudest reference frame within the tail
- * cannot be the caller: it is attenuated by 30 dB before the gate and STT.
- * The line's echo return is measured (the lowest caller-to-reference power
- * ratio of the last five 1 s windows with audio played: an echo-only window
- * gives the echo return, a window with the caller talking only a higher
- * ratio, plus 3 dB for a line response's peaks and the windows' misalignment)
- * and assumed 6 dB (a Geigel double-talk test) until measured, so a
- * caller on a handset (little echo) is held to the assistant's level only for
- * the first second of the first answer. Caller speech above it passes whole,
- * and must then last `minSpeechMs` at the gate to interrupt (BargeInPolicy
- * decides whether it does).
+ * the echo the line returns now cannot be the caller: it is attenuated by
+ * 30 dB before the gate and STT. "The echo now" is the loudest reference
+ * frame around the echo's delay (estimated by cross-correlating the
+ * reference's and the caller channel's 20 ms level envelopes over the last
+ * 2 s; until they agree, the loudest frame of the whole tail, and never more
+ * than 10 dB under that) times the line's echo return. That return is
+ * measured (the lowest caller-to-reference power ratio of the last five 1 s
+ * windows with audio played: an echo-only window gives the echo return, a
+ * window with the caller talking only a higher ratio, plus 3 dB for a line
+ * response's peaks and the windows' misalignment) and assumed 6 dB (a Geigel
+ * double-talk test) until measured, so a caller on a handset (little echo)
+ * is held to the assistant's level only for the first second of the first
+ * answer. The loudest frame of the whole tail held a caller at the answer's
+ * own level to its louder syllables: measured on the turn-taking corpus
+ * (bench/onset-latency.bench.ts), the first 100-500 ms of speech over the
+ * answer were cut as residual. A frame must also stand 10 dB above the line's
+ * noise (the quietest output frame of the last second): noise let through
+ * between suppressed frames looks like onsets to the gate's noise floor.
+ * Caller speech above the bar passes whole, and must then last `minSpeechMs`
+ * at the gate to interrupt (BargeInPolicy decides whether it does).
  */
 import { TalkError } from "../errors.js";
 
 /** One canceller's state (per leg). */
 export interface EchoCancellerPort {
+  /** How far its output lags the caller audio it comes from, ms (a frame of overlap-add, say). Default 0. */
+  readonly outputLagMs?: number;
   /** Assistant audio as it is played into the line (16-bit PCM at the leg's rate). */
   played(pcm: Int16Array): void;
   /** Caller audio; returns the whole frames completed so far with the echo removed. */
@@ -83,20 +94,55 @@ const WINDOWS = 5;
 const MIN_WINDOW_REFERENCE = 32768 ** 2 * 1e-5;
 /** Attenuation of a frame that can only be residual echo. */
 const RESIDUAL_GAIN = 10 ** (-30 / 20);
+/** Frames (20 ms) of level envelopes the delay is estimated over, and how often, frames. */
+const DELAY_FRAMES = 100;
+const DELAY_EVERY = 5;
+/** The envelopes' correlation at the best lag must reach this for the delay to be trusted. */
+const MIN_CORRELATION = 0.5;
+/**
+ * Reference frames around the one the output frame's echo comes from (the estimated delay plus the
+ * canceller's output lag): two newer (the delay is rounded to a frame, and a live mirror slips by a frame)
+ * and two older (a room's or line's response). Measured with a canceller whose output lagged a frame
+ * unaccounted for, the window was one newer and three older of the delay: the same frames.
+ */
+const NEWER_FRAMES = 2;
+const OLDER_FRAMES = 2;
+/**
+ * ...but never more than 10 dB under the loudest of the whole tail: a live mirror's alignment slips by a
+ * frame or two under load and the filter re-converges after each slip (bench/onset-latency.bench.ts
+ * --jitter-frames 2: with no bound, echo-only calls then had onsets; bounded, none. So had a canceller output a frame
+ * earlier with this window not moved with it, one frame older than the echo's source).
+ */
+const MAX_DROP = 0.1;
+/** A frame must be this far above the line's noise (power ratio, 10 dB) to pass. */
+const NOISE_MARGIN = 10;
+/** The noise is the quietest frame of this many blocks of this many frames (1 s). */
+const NOISE_BLOCKS = 5;
+const NOISE_BLOCK_FRAMES = 10;
 
 /** The leg's canceller: caller audio in, caller audio minus the played reference out. */
 export class EchoGuard {
   readonly #canceller: EchoCancellerPort;
   /** Samples per 20 ms, the unit levels are taken over. */
   readonly #frame: number;
-  /** Levels (mean square) of the reference frames of the last `tailMs`, newest last. */
-  readonly #tail: number[] = [];
   readonly #tailFrames: number;
+  /** The canceller's output lag, whole 20 ms frames. */
+  readonly #lagFrames: number;
+  /** Levels (mean square) of the last reference and caller frames, newest last (the tail and the delay's span). */
+  readonly #references: number[] = [];
+  readonly #callers: number[] = [];
+  #sinceEstimate = 0;
   #closed = false;
   /** The current measurement window: reference and caller power summed, frames. */
   #window = { reference: 0, caller: 0, frames: 0 };
   /** Caller-to-reference power ratios of the last windows with audio played. */
   readonly #returns: number[] = [];
+  /** Minimum statistics of the output's frame levels: the line's noise. */
+  readonly #noiseBlocks: number[] = [];
+  #blockMin = Number.POSITIVE_INFINITY;
+  #blockFill = 0;
+  /** The echo's delay in frames, once the envelopes agree on one (tests, metrics). */
+  delayFrames: number | undefined;
   /** Frames attenuated as residual echo (tests, metrics). */
   suppressedFrames = 0;
 
@@ -104,6 +150,7 @@ export class EchoGuard {
     this.#canceller = create({ sampleRate, tailMs: options.tailMs, denoise: options.denoise });
     this.#frame = sampleRate / 50;
     this.#tailFrames = Math.max(1, Math.ceil(options.tailMs / 20));
+    this.#lagFrames = Math.round((this.#canceller.outputLagMs ?? 0) / 20);
   }
 
   /**
@@ -117,18 +164,21 @@ export class EchoGuard {
     if (played.length > 0) this.#canceller.played(played);
     for (let at = 0; at < mic.length; at += this.#frame) {
       const end = Math.min(mic.length, at + this.#frame);
-      const level = meanSquare(played, at, end);
-      this.#measure(level, meanSquare(mic, at, end));
-      this.#tail.push(level);
-      if (this.#tail.length > this.#tailFrames) this.#tail.shift();
+      this.#frameIn(meanSquare(played, at, end), meanSquare(mic, at, end));
     }
     const out = this.#canceller.process(mic);
-    const loudest = Math.max(0, ...this.#tail);
-    if (loudest === 0) return out;
-    const floor = loudest * this.echoReturn;
+    // Nothing played within the tail: no echo to bar (the loudest of the tail, found without a copy per call).
+    if (this.#loudestReference(0, this.#tailFrames - 1) === 0) {
+      for (let at = 0; at < out.length; at += this.#frame)
+        this.#trackNoise(meanSquare(out, at, at + this.#frame));
+      return out;
+    }
+    const echo = this.#expectedReference() * this.echoReturn;
     for (let at = 0; at < out.length; at += this.#frame) {
       const end = Math.min(out.length, at + this.#frame);
-      if (meanSquare(out, at, end) >= floor) continue;
+      const level = meanSquare(out, at, end);
+      this.#trackNoise(level);
+      if (level >= Math.max(echo, this.noise * NOISE_MARGIN)) continue;
       this.suppressedFrames++;
       for (let i = at; i < end; i++) out[i] = Math.round(out[i]! * RESIDUAL_GAIN);
     }
@@ -139,6 +189,70 @@ export class EchoGuard {
   get echoReturn(): number {
     if (this.#returns.length === 0) return 10 ** (-ECHO_RETURN_LOSS_DB / 10);
     return Math.min(1, Math.min(...this.#returns) * 10 ** (HEADROOM_DB / 10));
+  }
+
+  /** The line's noise after the canceller (mean square): the quietest output frame of the last second. */
+  get noise(): number {
+    return Math.min(this.#blockMin, ...this.#noiseBlocks);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#canceller.close();
+  }
+
+  /** One frame's reference and caller levels: the echo return's windows, the tail, the delay's envelopes. */
+  #frameIn(reference: number, caller: number): void {
+    this.#measure(reference, caller);
+    this.#references.push(reference);
+    this.#callers.push(caller);
+    if (this.#references.length > DELAY_FRAMES + this.#tailFrames) {
+      this.#references.shift();
+      this.#callers.shift();
+    }
+    if (++this.#sinceEstimate >= DELAY_EVERY) {
+      this.#sinceEstimate = 0;
+      this.#estimateDelay();
+    }
+  }
+
+  /** The loudest reference frame the echo now comes from: around the delay when known, else in the whole tail. */
+  #expectedReference(): number {
+    const tail = this.#loudestReference(0, this.#tailFrames - 1);
+    const d = this.delayFrames;
+    if (d === undefined) return tail;
+    const source = d + this.#lagFrames;
+    return Math.max(this.#loudestReference(source - NEWER_FRAMES, source + OLDER_FRAMES), tail * MAX_DROP);
+  }
+
+  /** The loudest reference frame `from` to `to` frames before the newest (0 when none are kept). */
+  #loudestReference(from: number, to: number): number {
+    const refs = this.#references;
+    const newest = refs.length - 1;
+    let max = 0;
+    for (let lag = Math.max(0, from); lag <= to && newest - lag >= 0; lag++)
+      max = Math.max(max, refs[newest - lag]!);
+    return max;
+  }
+
+  /**
+   * The lag (frames) at which the reference's level envelope best matches the caller channel's over the
+   * last DELAY_FRAMES: the echo's delay. Kept when no lag correlates well (silence, the caller talking).
+   */
+  #estimateDelay(): void {
+    const n = this.#callers.length;
+    if (n < DELAY_FRAMES + this.#tailFrames) return;
+    const mic = envelope(this.#callers, n - DELAY_FRAMES, n);
+    const reference = Float64Array.from(this.#references, Math.sqrt);
+    let best = MIN_CORRELATION;
+    for (let lag = 0; lag < this.#tailFrames; lag++) {
+      const c = correlation(reference, n - DELAY_FRAMES - lag, mic);
+      if (c >= best) {
+        best = c;
+        this.delayFrames = lag;
+      }
+    }
   }
 
   #measure(reference: number, caller: number): void {
@@ -153,10 +267,13 @@ export class EchoGuard {
     this.#window = { reference: 0, caller: 0, frames: 0 };
   }
 
-  close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#canceller.close();
+  #trackNoise(level: number): void {
+    if (level < this.#blockMin) this.#blockMin = level;
+    if (++this.#blockFill < NOISE_BLOCK_FRAMES) return;
+    this.#noiseBlocks.push(this.#blockMin);
+    if (this.#noiseBlocks.length > NOISE_BLOCKS) this.#noiseBlocks.shift();
+    this.#blockMin = Number.POSITIVE_INFINITY;
+    this.#blockFill = 0;
   }
 }
 
@@ -167,4 +284,32 @@ function meanSquare(pcm: Int16Array, from: number, to: number): number {
   let sum = 0;
   for (let i = from; i < end; i++) sum += pcm[i]! * pcm[i]!;
   return sum / (end - from);
+}
+
+/** Amplitude envelope (root of the levels) of levels[from, to), mean removed. */
+function envelope(levels: readonly number[], from: number, to: number): Float64Array {
+  const out = new Float64Array(to - from);
+  let mean = 0;
+  for (let i = 0; i < out.length; i++) mean += out[i] = Math.sqrt(levels[from + i]!);
+  mean /= out.length;
+  for (let i = 0; i < out.length; i++) out[i] = out[i]! - mean;
+  return out;
+}
+
+/** Normalized correlation of envelope[from, from + mic.length) with `mic` (mean removed); 0 when either is flat. */
+function correlation(envelope: Float64Array, from: number, mic: Float64Array): number {
+  const n = mic.length;
+  let sum = 0;
+  let squares = 0;
+  let ab = 0;
+  let bb = 0;
+  for (let i = 0; i < n; i++) {
+    const a = envelope[from + i]!;
+    sum += a;
+    squares += a * a;
+    ab += a * mic[i]!; // mic sums to 0: the reference's mean drops out of the cross term
+    bb += mic[i]! * mic[i]!;
+  }
+  const aa = squares - (sum * sum) / n;
+  return aa > 0 && bb > 0 ? ab / Math.sqrt(aa * bb) : 0;
 }

@@ -76,7 +76,11 @@ export class LocalTurns {
     if (turnId === undefined) return;
     controller.appendPcm(pcm);
     const ms = (pcm.length / gate.sampleRate) * 1000;
-    const due = event === "speech-end" ? endpoint.speechEnded() : !gate.speaking && endpoint.silence(ms);
+    let due = false;
+    if (event === "speech-end") due = endpoint.speechEnded();
+    else if (gate.speaking) due = false;
+    else if (gate.voiced) endpoint.voiceHeard();
+    else due = endpoint.silence(ms);
     if (due) this.#endTurn(turnId);
   }
 

@@ -40,6 +40,8 @@ import { LocalTurns } from "./local-turns.js";
 import { TurnEndpoint } from "./turn-endpoint.js";
 import { resolveEndOfTurn, type EndOfTurnOptions } from "../speech/end-of-turn.js";
 import { NoiseGuard } from "./input-processing.js";
+import { bargeInGate, LocalBargeIn } from "./local-barge-in.js";
+import { legPipelineOptions } from "./realtime-turn-options.js";
 
 export type MediaLegState = "created" | "starting" | "live" | "closing" | "closed";
 
@@ -62,7 +64,11 @@ export interface MediaLegAdapter {
 /** How the leg's turns start and end. */
 export type TurnTaking =
   /** The realtime provider detects speech (speech_started / speech_stopped). */
-  | { kind: "provider" }
+  | {
+      kind: "provider";
+      /** Barge-in by a local gate on the caller's PCM (echo removed), not the provider's speech_started. */
+      localBargeIn?: { threshold: number; minSpeechMs: number; silenceMs: number };
+    }
   /** A local VAD on the caller's PCM starts and ends turns and triggers barge-in. */
   | {
       kind: "local-vad";
@@ -134,6 +140,7 @@ export class MediaLeg {
   #starting: Promise<void> | undefined;
   #gate: SpeechGate | undefined;
   #turns: LocalTurns | undefined;
+  #localBargeIn: LocalBargeIn | undefined;
   #echo: EchoGuard | undefined;
   #noise: NoiseGuard | undefined;
   #closing: Promise<void> | undefined;
@@ -216,6 +223,8 @@ export class MediaLeg {
         ...(preRollMs !== undefined ? { preRollMs } : {}),
         ...(vad ? { detector: vad } : {}),
       });
+    } else if (o.turnTaking.kind === "provider" && o.turnTaking.localBargeIn) {
+      this.#gate = bargeInGate(o.turnTaking.localBargeIn, o.format.sampleRate, o.createController.input.vad);
     }
     this.#echo = this.#createEchoGuard();
     this.#noise = this.#createNoiseGuard();
@@ -227,13 +236,21 @@ export class MediaLeg {
       ...(o.adapter.sink ? { sink: o.adapter.sink } : {}),
       // The relay pipeline applies its own BargeInPolicy (talk.input.interruptOnSpeech) with the same hook.
       ...(o.adapter.interruptible ? { interruptible: o.adapter.interruptible.bind(o.adapter) } : {}),
-      // Turns are the leg's (or the adapter's) when they are not the provider's: no second silence timer.
-      options: { ...o.options, ...(o.turnTaking.kind !== "provider" ? { silenceTimeoutMs: 0 } : {}) },
+      // Turns and barge-in the leg (or the adapter) decides are not the pipeline's or the provider's.
+      options: { ...o.options, ...legPipelineOptions(o.turnTaking) },
       ...(o.wrapProviders ? { wrapProviders: o.wrapProviders } : {}),
       ...(o.tools === false ? { tools: false } : {}),
       faults: { handler: this.#faults, options: o.createController.faults.options },
     });
     this.#controller = controller;
+    if (this.#gate && o.turnTaking.kind === "provider")
+      this.#localBargeIn = new LocalBargeIn({
+        controller,
+        gate: this.#gate,
+        bargeIn: (source) => this.bargeIn(source),
+        playing: () => this.session.activeOutput !== undefined || o.adapter.playing?.() === true,
+        echoTailMs: o.createController.echo.options.tailMs,
+      });
     if (this.#gate && endpoint && o.turnTaking.kind === "local-vad") {
       const { observer } = o;
       this.#turns = new LocalTurns({
@@ -276,6 +293,7 @@ export class MediaLeg {
       const heard = this.#noise && cancelled.length > 0 ? this.#noise.process(cancelled) : cancelled;
       if (heard.length === 0) return;
       if (this.#turns) this.#turns.audio(heard);
+      else if (this.#localBargeIn) this.#localBargeIn.audio(heard);
       else controller.appendPcm(heard);
     } catch (err) {
       this.#appendFailed(err);

@@ -26,6 +26,8 @@ export interface SpeechGateOptions {
   detector?: SpeechDetectorFactory;
 }
 
+const VOICED_PROBABILITY = 0.5;
+
 export type SpeechGateEvent = "speech-start" | "speech-end" | undefined;
 
 export class SpeechGate {
@@ -51,6 +53,14 @@ export class SpeechGate {
 
   get speaking(): boolean {
     return this.#vad.speaking;
+  }
+
+  /**
+   * The detector hears voice now, confirmed as speech or not (its speech probability at least one half:
+   * the WebRTC VAD's smoothed share after about 40 ms of voiced sub-frames, Silero's own output).
+   */
+  get voiced(): boolean {
+    return this.#vad.probability >= VOICED_PROBABILITY;
   }
 
   /** Feeds 20 ms or any multiple of 10 ms; returns a transition, if any. */

@@ -46,4 +46,23 @@ describe("TurnEndpoint", () => {
     expect(e.speechEnded()).toBe(false);
     expect(e.silence(500)).toBe(true);
   });
+
+  it("voice the gate has not confirmed as speech restarts the silence, as within the fixed gate's hangover", () => {
+    const e = new TurnEndpoint(adaptive);
+    e.begin("t1");
+    e.transcriptDelta("t1", "go forward ten meters", false);
+    expect(e.speechEnded()).toBe(false); // 300 ms of silence, the rule asks 550
+    expect(e.silence(200)).toBe(false);
+    e.voiceHeard(); // the next words begin: no onset yet
+    expect(e.silence(300)).toBe(false); // 300 ms since that voice, not 800 since the speech
+    expect(e.silence(240)).toBe(false);
+    expect(e.silence(20)).toBe(true);
+  });
+
+  it("voice before any end of speech changes nothing", () => {
+    const e = new TurnEndpoint(adaptive);
+    e.begin("t1");
+    e.voiceHeard();
+    expect(e.silence(5000)).toBe(false);
+  });
 });

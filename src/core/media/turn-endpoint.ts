@@ -52,6 +52,16 @@ export class TurnEndpoint {
     this.#silenceMs = undefined;
   }
 
+  /**
+   * Voice after the end of speech that is not (yet) speech to the gate: the caller may be going on (the
+   * gate confirms an onset only after minSpeechMs), so the silence starts again. As the gate itself does
+   * within its hangover: with the fixed endpoint a voiced frame inside the silence restarts it, and the
+   * adaptive one, whose gate ends speech sooner, must not count the caller's next words as silence.
+   */
+  voiceHeard(): void {
+    if (this.#silenceMs !== undefined) this.#silenceMs = 0;
+  }
+
   /** `ms` more of non-speech after the end of speech. True: the turn ends now. */
   silence(ms: number): boolean {
     if (this.#silenceMs === undefined) return false;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Pronounce } from "../speech/sounds-like.js";
 import { BargeInPolicy, resolveBargeIn } from "./barge-in-policy.js";
 
 const policy = new BargeInPolicy({ interruptOnSpeech: true, confirmWithWords: true });
@@ -31,11 +32,68 @@ describe("BargeInPolicy.judge", () => {
   });
 });
 
+describe("BargeInPolicy.judge by sound (matchBySound, a pronunciation dictionary)", () => {
+  /** CMU dictionary entries of the words below. */
+  const DICT: Record<string, string[][]> = {
+    yep: [["Y", "EH", "P"]],
+    yet: [["Y", "EH", "T"]],
+    yeah: [["Y", "AE"]],
+    okay: [["OW", "K", "EY"]],
+    ok: [["OW", "K", "EY"]],
+    right: [["R", "AY", "T"]],
+    write: [["R", "AY", "T"]],
+    wait: [["W", "EY", "T"]],
+    stop: [["S", "T", "AA", "P"]],
+    now: [["N", "AW"]],
+    i: [["AY"]],
+    o: [["OW"]],
+    k: [["K", "EY"]],
+    kay: [["K", "EY"]],
+    a: [["EY"], ["AH"]],
+    mhm: [["AH", "M", "HH", "AH", "M"]],
+    mm: [["M"]],
+    hmm: [["HH", "M"]],
+  };
+  const pronounce: Pronounce = (w) => DICT[w];
+  const bySound = new BargeInPolicy({ interruptOnSpeech: true, confirmWithWords: true, pronounce });
+
+  it("a word that sounds like a backchannel is one", () => {
+    expect(bySound.judge("yet")).toBe("backchannel");
+    expect(bySound.judge("write")).toBe("backchannel");
+  });
+
+  it("an interruption that sounds like no backchannel still interrupts", () => {
+    expect(bySound.judge("wait")).toBe("interrupt");
+    expect(bySound.judge("stop")).toBe("interrupt");
+    expect(bySound.judge("yet stop")).toBe("interrupt");
+    expect(bySound.judge("unknownword")).toBe("interrupt");
+  });
+
+  it("three words are never a backchannel by sound", () => {
+    expect(bySound.judge("o kay")).toBe("backchannel");
+    expect(bySound.judge("o k a")).toBe("interrupt");
+  });
+
+  it("is off with matchBySound false, or without a dictionary", () => {
+    const off = new BargeInPolicy({
+      interruptOnSpeech: true,
+      confirmWithWords: true,
+      matchBySound: false,
+      pronounce,
+    });
+    expect(off.judge("yet")).toBe("interrupt");
+    expect(policy.judge("yet")).toBe("interrupt");
+    expect(off.judge("yeah")).toBe("backchannel");
+  });
+});
+
 describe("resolveBargeIn", () => {
   it("fills the defaults", () => {
     const r = resolveBargeIn();
     expect(r.confirmWithWords).toBe(false);
     expect(r.resumeAfterMs).toBe(1200);
+    expect(r.matchBySound).toBe(true);
+    expect(r.pronounce).toBeUndefined();
     expect(r.backchannels).toContain("okay");
   });
 
@@ -43,6 +101,7 @@ describe("resolveBargeIn", () => {
     [{ resumeAfterMs: 50 }, "resumeAfterMs"],
     [{ resumeAfterMs: 1200.5 }, "resumeAfterMs"],
     [{ confirmWithWords: "yes" }, "confirmWithWords"],
+    [{ matchBySound: 1 }, "matchBySound"],
     [{ backchannels: ["okay", "..."] }, "backchannels"],
     [{ backchannels: "okay" }, "backchannels"],
   ])("refuses %j naming the key", (options, key) => {

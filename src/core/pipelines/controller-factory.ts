@@ -30,6 +30,7 @@ import {
   type NoiseSuppressorFactory,
   type SpeechDetectorFactory,
 } from "../media/input-processing.js";
+import { resolveRealtimeEcho, resolveTurnEnd, type TurnEnd } from "../media/realtime-turn-options.js";
 
 /**
  * What one controller request may choose: the session, its formats, sink and
@@ -78,12 +79,16 @@ export interface SessionControllerFactory {
 export interface FactoryTurns {
   readonly bargeIn: ResolvedBargeIn;
   readonly endOfTurn: Readonly<EndOfTurnOptions>;
+  /** talk.input.turnEnd: who ends a realtime phone leg's turns (realtime-turn-options.ts). */
+  readonly turnEnd: TurnEnd;
 }
 
 /** Echo cancellation of the media legs (talk.input.echoCancellation); no `create`: none (no canceller here). */
 export interface FactoryEcho {
   readonly options: ResolvedEchoCancellation;
   readonly create?: EchoCancellerFactory | undefined;
+  /** talk.input.echoCancellation.realtime: realtime phone legs cancel too (no passthrough). */
+  readonly realtime: boolean;
 }
 
 /** The failure path every media leg of the process follows (talk.faults.*). */
@@ -102,9 +107,9 @@ export interface ControllerFactoryBase {
   /** talk.faults (validated here) and the pre-rendered lines. Default: the defaults, no lines. */
   faults?: { options?: FaultOptions; speech?: FaultSpeech | undefined };
   /** talk.input.echoCancellation (validated here) and the canceller (the codecs'). Default: enabled, no canceller. */
-  echo?: { options?: EchoCancellationOptions; create?: EchoCancellerFactory | undefined };
-  /** talk.input.bargeIn and talk.input.endOfTurn (validated here). Default: onset barge-in, fixed endpoint. */
-  turns?: { bargeIn?: BargeInOptions; endOfTurn?: EndOfTurnOptions };
+  echo?: { options?: EchoCancellationOptions; create?: EchoCancellerFactory | undefined; realtime?: boolean };
+  /** talk.input.bargeIn, endOfTurn and turnEnd (validated here). Default: onset barge-in, fixed endpoint, the provider's turns. */
+  turns?: { bargeIn?: BargeInOptions; endOfTurn?: EndOfTurnOptions; turnEnd?: TurnEnd };
   /** The legs' speech detector (talk.input.vad) and noise suppression (validated here). Default: the WebRTC VAD, none. */
   input?: {
     vad?: SpeechDetectorFactory | undefined;
@@ -161,10 +166,15 @@ export function sessionControllerFactory(base: ControllerFactoryBase): SessionCo
   const echo: FactoryEcho = Object.freeze({
     options: resolveEchoCancellation(base.echo?.options),
     create: base.echo?.create,
+    realtime: resolveRealtimeEcho(base.echo?.realtime),
   });
   const endOfTurn = Object.freeze({ ...base.turns?.endOfTurn });
   resolveEndOfTurn(endOfTurn, 800);
-  const turns: FactoryTurns = Object.freeze({ bargeIn: resolveBargeIn(base.turns?.bargeIn), endOfTurn });
+  const turns: FactoryTurns = Object.freeze({
+    bargeIn: resolveBargeIn(base.turns?.bargeIn),
+    endOfTurn,
+    turnEnd: resolveTurnEnd(base.turns?.turnEnd),
+  });
   const input: FactoryInput = Object.freeze({
     vad: base.input?.vad,
     noiseSuppression: resolveNoiseSuppression(base.input?.noiseSuppression),

@@ -50,6 +50,19 @@ export interface PipelineOptions {
    * output (barge-in, talk.input.interruptOnSpeech). Default true.
    */
   interruptOnSpeech?: boolean;
+  /**
+   * Realtime: the provider's speech_started may interrupt the answer that plays (as the barge-in policy
+   * says). False: a local detector decides (a media leg's gate on echo-cancelled audio calls cancelOutput);
+   * the provider's speech over the answer is only noted, and starts the caller's turn once the answer is cut.
+   * Default true.
+   */
+  providerBargeIn?: boolean;
+  /**
+   * Realtime: the provider's turn detection ends the caller's turns and answers (native reply path).
+   * False: it is off for the whole session (`autoRespond: false`); the owner's startTurn / endTurn
+   * commit the caller's audio and ask for each answer (talk.input.turnEnd "talkgate"). Default true.
+   */
+  providerTurnDetection?: boolean;
   /** Largest appendAudio frame accepted, bytes. Default 65 536 (about 2 s of 16 kHz PCM16). */
   maxAppendBytes?: number;
   /**
@@ -91,6 +104,8 @@ export const PIPELINE_DEFAULTS: Readonly<
   speed: 1,
   silenceTimeoutMs: 0,
   interruptOnSpeech: true,
+  providerBargeIn: true,
+  providerTurnDetection: true,
   maxAppendBytes: 65_536,
   heldAudioMs: 2000,
   outputDeltaIntervalMs: 200,
@@ -122,6 +137,8 @@ export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedP
   ) {
     bad("silenceTimeoutMs", "must be 0 or a multiple of 10 between 100 and 10000");
   }
+  for (const flag of ["providerBargeIn", "providerTurnDetection"] as const)
+    if (typeof o[flag] !== "boolean") bad(flag, "must be true or false");
   if (!Number.isInteger(o.maxAppendBytes) || o.maxAppendBytes < 2)
     bad("maxAppendBytes", "must be an integer >= 2");
   if (!Number.isInteger(o.heldAudioMs) || o.heldAudioMs < 0)

@@ -18,6 +18,11 @@ export interface RealtimeEventMapperContext {
   bargeIn: BargeInPolicy;
   /** Interrupts the answer that plays (the line is cleared first). */
   interrupt(output: TalkOutput): void;
+  /**
+   * False: the provider's speech_started never interrupts the answer that plays (a local detector on
+   * echo-cancelled audio decides, PipelineOptions.providerBargeIn); it is only noted. Default true.
+   */
+  providerBargeIn?: boolean;
   /** True for the turn the client started and ends itself (push-to-talk): the provider's speech_stopped does not end it. */
   clientEndsTurn?(turnId: string): boolean;
   /**
@@ -52,6 +57,8 @@ export class RealtimeEventMapper {
   readonly #itemResponses = new Map<string, string>();
   /** Text deltas of items whose output.text.done has not been emitted yet. */
   readonly #texts = new Map<string, string>();
+  /** The provider's speech noted over an answer (providerBargeIn false), until its speech_stopped. */
+  #notedSpeech: EventOf<"speech_started"> | undefined;
 
   constructor(ctx: RealtimeEventMapperContext) {
     this.#ctx = ctx;
@@ -112,6 +119,7 @@ export class RealtimeEventMapper {
   }
 
   #speechStopped(event: EventOf<"speech_stopped">): void {
+    this.#notedSpeech = undefined;
     const { session } = this.#ctx;
     const turn = session.activeTurn;
     if (!turn || turn.state !== "active") return;
@@ -250,12 +258,32 @@ export class RealtimeEventMapper {
     const item = event.itemId ? { itemId: event.itemId } : {};
     const payload = event.audioStartMs !== undefined ? { audioStartMs: event.audioStartMs } : {};
     const output = session.activeOutput;
-    if (output && !this.#ctx.bargeIn.interrupts(output)) {
-      // Speech over the answer is only noted; the answer keeps playing.
+    const decidedHere = this.#ctx.providerBargeIn !== false;
+    if (output && (!decidedHere || !this.#ctx.bargeIn.interrupts(output))) {
+      // Speech over the answer is only noted; the answer keeps playing (or the local detector cuts it).
+      if (!decidedHere) this.#notedSpeech = event;
       session.emit({ type: "input.audio.speech_started", turnId: output.turnId, ...item, payload });
       return;
     }
     if (output) this.#ctx.interrupt(output);
+    this.#startCallerTurn(event);
+  }
+
+  /**
+   * The local detector cut the answer (providerBargeIn false) while the provider hears the caller speak:
+   * that speech is the caller's turn now, as if the provider's speech_started had cut the answer itself,
+   * so the provider's speech_stopped ends it and its answer flows under it.
+   */
+  outputCut(): void {
+    const noted = this.#notedSpeech;
+    this.#notedSpeech = undefined;
+    if (noted && this.#ctx.session.state === "active") this.#startCallerTurn(noted);
+  }
+
+  #startCallerTurn(event: EventOf<"speech_started">): void {
+    const { session } = this.#ctx;
+    const item = event.itemId ? { itemId: event.itemId } : {};
+    const payload = event.audioStartMs !== undefined ? { audioStartMs: event.audioStartMs } : {};
     const turn = session.ensureTurn({ reason: "barge_in" });
     session.startCapture(turn.id);
     session.emit({ type: "input.audio.speech_started", turnId: turn.id, ...item, payload });

@@ -172,6 +172,48 @@ describe("realtime relay pipeline", () => {
     expect(sink.bytes).toBe(9600);
   });
 
+  it("providerBargeIn off: the provider's speech over the answer is only noted; a local cut makes it the caller's turn", async () => {
+    const { session, provider, sink, log, controller } = await setup({ options: { providerBargeIn: false } });
+    provider.play({ type: "response_started", responseId: "r1" });
+    provider.play(toneDelta());
+    const answering = session.activeTurn!;
+    provider.play({ type: "speech_started", audioStartMs: 400, itemId: "in_2" });
+    provider.play(toneDelta());
+    expect(log.ofType("output.audio.cancelled")).toHaveLength(0);
+    expect(provider.calls).not.toContain("cancelResponse");
+    expect(sink.bytes).toBe(9600);
+    expect(log.ofType("input.audio.speech_started")[0]?.turnId).toBe(answering.id);
+    // The local detector (a media leg's gate on echo-cancelled audio) cuts the answer.
+    expect(controller.cancelOutput(answering.id, "barge_in")).toBe(true);
+    expect(provider.calls).toContain("cancelResponse");
+    expect(sink.entries.at(-1)).toMatchObject({ kind: "clear", itemId: "out_1", reason: "barge_in" });
+    const caller = session.activeTurn!;
+    expect(caller.id).not.toBe(answering.id);
+    expect(log.ofType("input.audio.speech_started").at(-1)).toMatchObject({
+      turnId: caller.id,
+      payload: { audioStartMs: 400 },
+    });
+    // The provider's end of speech ends the caller's turn, as on any provider turn.
+    provider.play({ type: "speech_stopped", audioEndMs: 1400, itemId: "in_2" });
+    expect(log.ofType("turn.ended").at(-1)?.turnId).toBe(caller.id);
+  });
+
+  it("providerBargeIn off: echo the provider heard and the gate did not is no turn when the answer ends", async () => {
+    const { session, provider, log } = await setup({ options: { providerBargeIn: false } });
+    provider.play({ type: "response_started", responseId: "r1" });
+    provider.play(toneDelta());
+    provider.play({ type: "speech_started", itemId: "in_2" });
+    provider.play({ type: "speech_stopped", itemId: "in_2" });
+    provider.play({ type: "response_done", responseId: "r1", status: "completed" });
+    expect(log.ofType("turn.started")).toHaveLength(1);
+    expect(session.activeOutput).toBeUndefined();
+  });
+
+  it("providerTurnDetection off: the provider session never answers by itself", async () => {
+    const { provider } = await setup({ options: { providerTurnDetection: false } });
+    expect(provider.options).toMatchObject({ autoRespond: false });
+  });
+
   it("a tool the server does not run is completed by submitToolResult through the one dispatch path", async () => {
     const { session, provider, log, controller } = await setup();
     provider.play({ type: "speech_started" });

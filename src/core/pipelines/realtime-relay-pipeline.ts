@@ -160,6 +160,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         logger: deps.logger,
       }),
       bargeIn: this.#bargeInPolicy,
+      providerBargeIn: deps.options.providerBargeIn,
       interrupt: (output) => this.#bargeIn(output),
       clientEndsTurn: (turnId) => this.#explicitTurn === turnId,
       fault: (fault, fatal) => this.#recovery.failed(fault, fatal),
@@ -226,7 +227,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#local.begin(turn);
       return turn;
     }
-    this.#voice?.setTurnDetection?.(false);
+    this.#turnDetection(false);
     session.startCapture(turn.id);
     return turn;
   }
@@ -254,7 +255,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#voice?.commitAudio?.();
       this.#voice?.createResponse();
     }
-    if (explicit) this.#voice?.setTurnDetection?.(true);
+    if (explicit) this.#turnDetection(true);
   }
 
   cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean {
@@ -267,7 +268,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     if (output) this.#dropOutput(output, reason);
     if (explicit !== undefined && this.session.activeTurn?.id !== explicit) {
       this.#explicitTurn = undefined;
-      this.#voice?.setTurnDetection?.(true);
+      this.#turnDetection(true);
     }
     return true;
   }
@@ -280,6 +281,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     if (!cancelled || !output) return cancelled;
     this.#voice?.cancelResponse();
     this.#dropOutput(output, reason);
+    // A local barge-in (providerBargeIn false): speech the provider hears is the caller's turn now.
+    if (reason === "barge_in") this.#events.outputCut();
     return true;
   }
 
@@ -413,8 +416,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
         instructions,
         tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger, session),
-        // brain: speech transport only, the provider never answers by itself.
-        ...(this.replyPath === "brain" ? { autoRespond: false } : {}),
+        // brain: speech transport only; talkgate's turns (providerTurnDetection false): we commit and ask.
+        ...(this.replyPath === "brain" || !options.providerTurnDetection ? { autoRespond: false } : {}),
         inputFormat: this.#input.providerFormat,
         outputFormat: this.#providerOutput,
         signal: session.signal,
@@ -430,7 +433,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     }
     this.#voice = voice;
     // A session reopened during the client's turn keeps that turn the client's.
-    if (this.#explicitTurn !== undefined) voice.setTurnDetection?.(false);
+    if (this.#explicitTurn !== undefined && this.#deps.options.providerTurnDetection)
+      voice.setTurnDetection?.(false);
     this.#input.flush(voice);
     const pending = this.#pendingSay;
     this.#pendingSay = undefined;
@@ -511,6 +515,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     } catch (err) {
       this.#deps.logger.warn({ err, sessionId: this.session.id, itemId }, "truncate failed");
     }
+  }
+
+  /** The client's turn starts or ends: the provider's turn detection off / back on (off all along without it). */
+  #turnDetection(enabled: boolean): void {
+    if (this.#deps.options.providerTurnDetection) this.#voice?.setTurnDetection?.(enabled);
   }
 
   #requireVoice(): RealtimeVoiceSession {

@@ -98,6 +98,13 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
         throw new TalkError("capability_unsupported", problem.message, {
           details: { field: "replyPath", reason: problem.reason },
         });
+      // talk.input.turnEnd "talkgate": refused on a provider that says it cannot take turns it does not detect.
+      if (native && !options.providerTurnDetection && provider.capabilities.ownerTurns === false)
+        throw new TalkError(
+          "capability_unsupported",
+          `Provider ${provider.id} cannot leave the end of the caller's turn to talkgate.`,
+          { details: { field: "turnEnd", reason: "provider_turns_only" } },
+        );
       // Encoded audio passes through only when the provider carries it both ways (one format per call leg).
       const both = (provider.capabilities.inputFormats ?? []).filter((f) =>
         (provider.capabilities.outputFormats ?? []).some((o) => sameAudioFormat(o, f)),

@@ -116,6 +116,8 @@ export class GeminiLiveProvider implements RealtimeProvider {
       inputFormats: [GEMINI_INPUT_FORMAT],
       outputFormats: [GEMINI_OUTPUT_FORMAT],
       cancelAndTruncate: false,
+      // Manual activity detection needs activityStart / activityEnd around each turn: not sent yet.
+      ownerTurns: false,
     });
   }
 

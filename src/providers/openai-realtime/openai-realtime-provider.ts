@@ -106,6 +106,8 @@ export class OpenAiRealtimeProvider implements RealtimeProvider {
       inputFormats: REALTIME_FORMATS,
       outputFormats: REALTIME_FORMATS,
       cancelAndTruncate: true,
+      // turn_detection: null, then input_audio_buffer.commit + response.create (documented).
+      ownerTurns: true,
     });
   }
 

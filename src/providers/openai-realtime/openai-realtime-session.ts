@@ -152,6 +152,8 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   readonly #log: TalkLogger;
   readonly #socket: JsonSocket;
   #activeResponseId: string | undefined;
+  /** The response a response.cancel was sent for: cancelled once (a barge-in and the turn it starts both ask). */
+  #cancelSentFor: string | undefined;
   #eventSeq = 0;
 
   constructor(
@@ -239,7 +241,8 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   cancelResponse(): void {
     if (this.#socket.state !== "ready")
       throw new TalkError("invalid_state", `The realtime session is ${this.#socket.state}.`);
-    if (this.#activeResponseId === undefined) return;
+    if (this.#activeResponseId === undefined || this.#cancelSentFor === this.#activeResponseId) return;
+    this.#cancelSentFor = this.#activeResponseId;
     this.#send({
       type: "response.cancel",
       event_id: this.#nextEventId(),

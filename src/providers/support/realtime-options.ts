@@ -126,6 +126,8 @@ export function realtimeCapabilities(c: {
   outputFormats: readonly AudioFormat[];
   /** The API cancels a response and truncates an item at the heard position. */
   cancelAndTruncate: boolean;
+  /** The session runs with turn detection off, the owner committing audio and asking for answers. */
+  ownerTurns: boolean;
 }): ProviderCapabilities {
   return Object.freeze({
     modes: ["realtime"],
@@ -139,6 +141,7 @@ export function realtimeCapabilities(c: {
     streaming: true,
     responseCancel: c.cancelAndTruncate,
     truncate: c.cancelAndTruncate,
+    ownerTurns: c.ownerTurns,
     tools: true,
     // Every such session takes user text (sendText: bridge) and speaks given text without answering
     // on its own (speakText with autoRespond false: brain).

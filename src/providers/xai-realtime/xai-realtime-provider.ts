@@ -118,6 +118,8 @@ export class XaiRealtimeProvider implements RealtimeProvider {
       inputFormats: XAI_FORMATS,
       outputFormats: XAI_FORMATS,
       cancelAndTruncate: true,
+      // turn_detection: null, then input_audio_buffer.commit + response.create, as OpenAI's.
+      ownerTurns: true,
     });
   }
 
