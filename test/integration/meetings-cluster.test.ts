@@ -100,10 +100,14 @@ describe("meeting bots across worker processes", () => {
     const res = await fetch(`${worker.httpUrl}${path}`);
     return { status: res.status, body: (await res.json()) as T };
   };
+  /** Polls `read` until `done`; after 45 s fails with the last value read (a test timeout would hide it). */
   const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
+    const deadline = Date.now() + 45_000;
     for (;;) {
       const value = await read();
       if (done(value)) return value;
+      if (Date.now() > deadline)
+        throw new Error(`still waiting after 45 s; last read: ${JSON.stringify(value)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   };
@@ -122,7 +126,9 @@ describe("meeting bots across worker processes", () => {
     // A Talk API client on B follows the bot, read-only, from its start; an SSE client on B too.
     follower = await talk(b.talkUrl);
     const followed = await follower.call("meetings.bots.follow", { botId });
-    expect(followed.ok).toBe(true);
+    // On failure: the answer and B's last warnings and errors (pino levels 40+).
+    const warnings = () => b.lines.filter((l) => Number(l.level) >= 40).slice(-5);
+    expect(followed.ok, JSON.stringify({ followed, warnings: warnings() })).toBe(true);
     expect(followed.payload).toMatchObject({ botId, afterIndex: -1, status: { id: botId } });
     live = sse(`${b.httpUrl}/meetings/bots/${botId}/transcript/live`);
 
