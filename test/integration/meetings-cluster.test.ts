@@ -235,4 +235,38 @@ describe("meeting bots across worker processes", () => {
     ).toBeGreaterThan(0);
     expect((await get<unknown>(b, "/meetings/bots/no-such-bot")).status).toBe(404);
   }, 60_000);
+
+  it("a bot whose job has not started (joinAt later) reads as scheduled from both workers and can be followed", async () => {
+    // Until the bot's worker reports, the job's progress is the queue's default (BullMQ: 0), not a status.
+    const joinAt = new Date(Date.now() + 10 * 60_000).toISOString();
+    const res = await fetch(`${b.httpUrl}/meetings/bots`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        meetingUrl: `${a.httpUrl}/meetings/test-room/later`,
+        botName: "Later",
+        mode: "transcribe",
+        joinAt,
+      }),
+    });
+    expect(res.status).toBe(201);
+    const laterId = ((await res.json()) as BotStatus).id;
+    for (const [name, worker] of [
+      ["a", a],
+      ["b", b],
+    ] as const) {
+      const seen = await get<BotStatus>(worker, `/meetings/bots/${laterId}`);
+      expect(seen.status, name).toBe(200);
+      expect(seen.body).toMatchObject({ id: laterId, state: "scheduled", botName: "Later" });
+    }
+    const client = await talk(a.talkUrl);
+    try {
+      const followed = await client.call("meetings.bots.follow", { botId: laterId });
+      expect(followed.ok, JSON.stringify(followed)).toBe(true);
+      expect(followed.payload.status).toMatchObject({ id: laterId, state: "scheduled" });
+    } finally {
+      client.ws.close();
+    }
+    expect((await fetch(`${b.httpUrl}/meetings/bots/${laterId}`, { method: "DELETE" })).status).toBe(202);
+  }, 60_000);
 });

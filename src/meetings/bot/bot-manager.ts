@@ -297,7 +297,7 @@ export class BotManager {
     if (local && (!this.#deps.jobs || this.#runHere.has(id))) return local.status;
     const record = await this.#record(id, false);
     return (
-      (record?.progress as BotStatus | undefined) ??
+      botStatusOf(record?.progress) ??
       local?.status ??
       (record ? this.#scheduledStatus(record.data) : undefined)
     );
@@ -346,7 +346,7 @@ export class BotManager {
       const record = await jobs.inspect<BotJobData>(botId, { logs: true, logsFrom });
       if (record?.kind !== "meeting-bot") return undefined;
       return {
-        status: (record.progress as BotStatus | undefined) ?? this.#scheduledStatus(record.data),
+        status: botStatusOf(record.progress) ?? this.#scheduledStatus(record.data),
         logs: record.logs,
       };
     };
@@ -454,4 +454,15 @@ export class BotManager {
     url.searchParams.set("token", token);
     return url.toString();
   }
+}
+
+/**
+ * A bot job's progress as a status: what the bot's worker reported, if it has. A job's progress is the
+ * queue's default (BullMQ: 0) until then, so a worker reading a bot its job has not started yet answers
+ * the scheduled status, not that 0.
+ */
+function botStatusOf(progress: unknown): BotStatus | undefined {
+  if (typeof progress !== "object" || progress === null) return undefined;
+  const p = progress as Partial<BotStatus>;
+  return typeof p.id === "string" && typeof p.state === "string" ? (progress as BotStatus) : undefined;
 }
