@@ -267,6 +267,9 @@ describe("meeting bots across worker processes", () => {
     } finally {
       client.ws.close();
     }
-    expect((await fetch(`${b.httpUrl}/meetings/bots/${laterId}`, { method: "DELETE" })).status).toBe(202);
+    // DELETE from the worker that did not take the request (no local bot: the job's record answers).
+    const left = await fetch(`${a.httpUrl}/meetings/bots/${laterId}`, { method: "DELETE" });
+    expect(left.status).toBe(202);
+    expect(await left.json()).toMatchObject({ id: laterId });
   }, 60_000);
 });

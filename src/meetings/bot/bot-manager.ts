@@ -369,9 +369,7 @@ export class BotManager {
     const local = this.stop(id);
     if (local || !this.#deps.jobs) return local;
     const record = await this.#record(id, false);
-    return record
-      ? ((record.progress as BotStatus | undefined) ?? this.#scheduledStatus(record.data))
-      : undefined;
+    return record ? (botStatusOf(record.progress) ?? this.#scheduledStatus(record.data)) : undefined;
   }
 
   async #record(id: string, logs: boolean): Promise<Awaited<ReturnType<AppJobs["inspect"]>>> {
