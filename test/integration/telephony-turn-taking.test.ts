@@ -9,13 +9,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { echoCancellerAvailable } from "../../src/codecs/echo-canceller.js";
 import { encodeMulaw } from "../../src/codecs/mulaw.js";
-import { validateConfig } from "../../src/config/load-config.js";
 import { endOfTurnSilence, resolveEndOfTurn } from "../../src/core/speech/end-of-turn.js";
 import { EchoPath, speakerphone } from "../support/echo-path.js";
 import { speakerphoneCall, waitUntil } from "../support/speakerphone-call.js";
 import { speechAudio } from "../support/fake-openai-realtime-server.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
 import { sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+import { expectTalkInputRefused } from "../support/config-refusal.js";
 
 const GREETING = "Thank you for calling the test line, this answer is long enough to be heard. ".repeat(3);
 const realSpeech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
@@ -198,14 +198,5 @@ describe("talk.input.bargeIn and talk.input.endOfTurn", () => {
     [{ endOfTurn: { minMs: 20 } }, "endOfTurn.minMs"],
     [{ endOfTurn: { maxMs: 20_000 } }, "endOfTurn.maxMs"],
     [{ endOfTurn: { minMs: 900, maxMs: 500 } }, "endOfTurn.maxMs"],
-  ])("refuses %j at start, naming the key", (input, key) => {
-    let error: unknown;
-    try {
-      validateConfig({ talk: { input } });
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toMatchObject({ code: "config_invalid" });
-    expect(String((error as Error).message)).toContain(key);
-  });
+  ])("refuses %j at start, naming the key", (input, key) => expectTalkInputRefused(input, key));
 });
