@@ -120,11 +120,6 @@ const NOISE_MARGIN = 10;
 const NOISE_BLOCKS = 5;
 const NOISE_BLOCK_FRAMES = 10;
 
-/** EXPERIMENT knobs. */
-const ERLE_HEADROOM_DB = Number(process.env.ERLE_HEADROOM_DB ?? 6);
-const MAX_ERLE_CREDIT_DB = Number(process.env.MAX_ERLE_CREDIT_DB ?? 0);
-const ERLE_WINDOWS = Number(process.env.ERLE_WINDOWS ?? 3);
-
 /** The leg's canceller: caller audio in, caller audio minus the played reference out. */
 export class EchoGuard {
   readonly #canceller: EchoCancellerPort;
@@ -142,10 +137,6 @@ export class EchoGuard {
   #window = { reference: 0, caller: 0, frames: 0 };
   /** Caller-to-reference power ratios of the last windows with audio played. */
   readonly #returns: number[] = [];
-  /** The current window of the canceller's attenuation: caller in and canceller out power summed, frames. */
-  #erleWindow = { reference: 0, caller: 0, out: 0, frames: 0 };
-  /** Output-to-caller power ratios of the last windows with audio played (the canceller's residual). */
-  readonly #residuals: number[] = [];
   /** Minimum statistics of the output's frame levels: the line's noise. */
   readonly #noiseBlocks: number[] = [];
   #blockMin = Number.POSITIVE_INFINITY;
@@ -173,28 +164,20 @@ export class EchoGuard {
     if (played.length > 0) this.#canceller.played(played);
     for (let at = 0; at < mic.length; at += this.#frame) {
       const end = Math.min(mic.length, at + this.#frame);
-      const ref = meanSquare(played, at, end);
-      const caller = meanSquare(mic, at, end);
-      this.#frameIn(ref, caller);
-      this.#erleWindow.reference += ref;
-      this.#erleWindow.caller += caller;
+      this.#frameIn(meanSquare(played, at, end), meanSquare(mic, at, end));
     }
     const out = this.#canceller.process(mic);
     // Nothing played within the tail: no echo to bar (the loudest of the tail, found without a copy per call).
     if (this.#loudestReference(0, this.#tailFrames - 1) === 0) {
-      for (let at = 0; at < out.length; at += this.#frame) {
-        const level = meanSquare(out, at, at + this.#frame);
-        this.#trackNoise(level);
-        this.#measureResidual(level);
-      }
+      for (let at = 0; at < out.length; at += this.#frame)
+        this.#trackNoise(meanSquare(out, at, at + this.#frame));
       return out;
     }
-    const echo = this.#expectedReference() * this.echoReturn * this.residualReturn;
+    const echo = this.#expectedReference() * this.echoReturn;
     for (let at = 0; at < out.length; at += this.#frame) {
       const end = Math.min(out.length, at + this.#frame);
       const level = meanSquare(out, at, end);
       this.#trackNoise(level);
-      this.#measureResidual(level);
       if (level >= Math.max(echo, this.noise * NOISE_MARGIN)) continue;
       this.suppressedFrames++;
       for (let i = at; i < end; i++) out[i] = Math.round(out[i]! * RESIDUAL_GAIN);
@@ -206,24 +189,6 @@ export class EchoGuard {
   get echoReturn(): number {
     if (this.#returns.length === 0) return 10 ** (-ECHO_RETURN_LOSS_DB / 10);
     return Math.min(1, Math.min(...this.#returns) * 10 ** (HEADROOM_DB / 10));
-  }
-
-  /** What the canceller leaves of the echo, as a power ratio (output / caller): measured, with headroom; 1 until measured. */
-  get residualReturn(): number {
-    if (this.#residuals.length === 0 || MAX_ERLE_CREDIT_DB <= 0) return 1;
-    const credit = Math.min(1, Math.min(...this.#residuals) * 10 ** (ERLE_HEADROOM_DB / 10));
-    return Math.max(credit, 10 ** (-MAX_ERLE_CREDIT_DB / 10));
-  }
-
-  #measureResidual(out: number): void {
-    const w = this.#erleWindow;
-    w.out += out;
-    if (++w.frames < WINDOW_FRAMES) return;
-    if (w.reference / w.frames >= MIN_WINDOW_REFERENCE && w.caller > 0) {
-      this.#residuals.push(w.out / w.caller);
-      if (this.#residuals.length > ERLE_WINDOWS) this.#residuals.shift();
-    }
-    this.#erleWindow = { reference: 0, caller: 0, out: 0, frames: 0 };
   }
 
   /** The line's noise after the canceller (mean square): the quietest output frame of the last second. */
