@@ -3,7 +3,8 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import { TalkError } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
-import { directoryUnavailable, type RedisKeys } from "./redis-connection.js";
+import { directoryUnavailable } from "./directory-errors.js";
+import type { RedisKeys } from "./redis-connection.js";
 import {
   type CommandReply,
   commandCancelled,

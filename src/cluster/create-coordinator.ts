@@ -2,7 +2,6 @@ import type { Coordinator } from "./coordinator.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import { InProcessCoordinator } from "./in-process-coordinator.js";
 import type { InProcessHub } from "./in-process-hub.js";
-import { RedisCoordinator } from "./redis-coordinator.js";
 
 export interface CreateCoordinatorOptions extends CoordinatorOptions {
   /** redis:// URL; unset means the embedded in-process coordinator (config `redis.url`, env REDIS_URL). */
@@ -30,7 +29,8 @@ export async function createCoordinator(options: CreateCoordinatorOptions = {}):
           ...(hub ? { hub } : {}),
           ...(settingsDir !== undefined ? { settingsDir } : {}),
         })
-      : new RedisCoordinator({ ...common, redisUrl, keyPrefix });
+      : // ioredis is loaded only for a Redis URL (see job-scheduler.ts).
+        new (await import("./redis-coordinator.js")).RedisCoordinator({ ...common, redisUrl, keyPrefix });
   await coordinator.start(signal);
   return coordinator;
 }

@@ -13,16 +13,17 @@ export {
   type SharedSettings,
 } from "./shared-settings.js";
 export { SharedSetting, type SharedSettingSpec } from "./shared-setting.js";
-export { RedisCoordinator, type RedisCoordinatorOptions } from "./redis-coordinator.js";
-export {
+// Types only: the Redis backends are loaded on demand (create-coordinator.ts, job-scheduler.ts).
+export type { RedisCoordinator, RedisCoordinatorOptions } from "./redis-coordinator.js";
+export type {
   JobQueue,
-  type JobQueueOptions,
-  type JobHandler,
-  type JobInfo,
-  type JobEvent,
-  type JobBackoff,
-  type EnqueueOptions,
-  type CancelOutcome,
+  JobQueueOptions,
+  JobHandler,
+  JobInfo,
+  JobEvent,
+  JobBackoff,
+  EnqueueOptions,
+  CancelOutcome,
 } from "./job-queue.js";
 export type { JobOutcome, JobOutcomeType } from "./job-outcome.js";
 export { JobMetrics } from "./job-metrics.js";

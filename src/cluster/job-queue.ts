@@ -15,7 +15,7 @@ import type { TalkLogger } from "../core/index.js";
 import { NOOP_LOGGER } from "../core/index.js";
 import { type JobEvent, JobEvents } from "./job-events.js";
 import { checkJobInt, checkJobKinds } from "./job-options.js";
-import { watchWorkerOutcomes } from "./job-outcome.js";
+import { watchWorkerOutcomes } from "./bullmq-outcomes.js";
 import { parseRedisUrl, reconnectDelay, RedisKeys } from "./redis-connection.js";
 
 /** Options of the BullMQ job queue (work placed on any capable worker). */

@@ -2,15 +2,14 @@ import { TalkError } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
 import type { WorkerRole } from "./coordinator.js";
 import { InProcessJobQueue } from "./in-process-job-queue.js";
-import {
-  type CancelOutcome,
-  type EnqueueOptions,
-  type JobBackoff,
-  type JobEvent,
-  type JobHandler,
-  JobQueue,
-  type JobRecord,
-  type JobSummary,
+import type {
+  CancelOutcome,
+  EnqueueOptions,
+  JobBackoff,
+  JobEvent,
+  JobHandler,
+  JobRecord,
+  JobSummary,
 } from "./job-queue.js";
 import type { JobScheduler } from "./job-scheduler-contract.js";
 
@@ -88,11 +87,12 @@ export async function createJobScheduler(options: CreateJobSchedulerOptions): Pr
     ...(options.isFull ? { isFull: options.isFull } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   };
-  // Stalled jobs need a second worker to find them: one process has none.
+  // Stalled jobs need a second worker to find them: one process has none. BullMQ (and ioredis) are loaded
+  // only for a Redis URL: a worker without one does not carry them (tens of MB of RSS).
   const scheduler: JobScheduler =
     options.redisUrl === undefined || options.redisUrl === ""
       ? new InProcessJobQueue(common)
-      : new JobQueue({
+      : new (await import("./job-queue.js")).JobQueue({
           ...common,
           ...stalledRules,
           redisUrl: options.redisUrl,

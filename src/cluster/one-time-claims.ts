@@ -14,7 +14,7 @@
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import { TalkError } from "../core/index.js";
-import { directoryUnavailable } from "./redis-connection.js";
+import { directoryUnavailable } from "./directory-errors.js";
 
 export interface OneTimeClaims {
   /**

@@ -65,14 +65,6 @@ export function createRedisConnection(base: RedisOptions, role: ConnectionRole, 
   }
 }
 
-/** The error for a cross-worker operation attempted while Redis is unreachable. */
-export function directoryUnavailable(what: string, cause?: unknown): TalkError {
-  return new TalkError("owner_unreachable", `Cannot ${what}: the cluster directory (Redis) is unreachable.`, {
-    cause,
-    details: { backend: "redis", redis: "unreachable" },
-  });
-}
-
 /** All keys and channels of one deployment, under its prefix (see docs/cluster.md). */
 export class RedisKeys {
   readonly prefix: string;

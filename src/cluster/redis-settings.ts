@@ -1,7 +1,8 @@
 import type { Redis } from "ioredis";
 import { TalkError } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
-import { directoryUnavailable, type RedisKeys } from "./redis-connection.js";
+import { directoryUnavailable } from "./directory-errors.js";
+import type { RedisKeys } from "./redis-connection.js";
 import {
   checkSettingName,
   decodeSettingValue,
