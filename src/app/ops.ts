@@ -5,7 +5,13 @@
 import type { AppCluster } from "../app-cluster.js";
 import type { TalkgateConfig } from "../config/config-schema.js";
 import type { GatewayServer, SurfaceContext } from "../gateway/index.js";
-import { opsPlugin, type OpsCluster, type OpsSurface, type ProviderProbes } from "../ops/index.js";
+import {
+  createTraceProvider,
+  opsPlugin,
+  type OpsCluster,
+  type OpsSurface,
+  type ProviderProbes,
+} from "../ops/index.js";
 import type { AppTools } from "./tools.js";
 
 export interface OpsInputs {
@@ -33,8 +39,10 @@ export async function registerOps(i: OpsInputs): Promise<OpsSurface> {
     jobs: i.cluster.jobs,
     startDrain: () => i.cluster.startDrain(),
   };
+  const traces = await createTraceProvider(process.env, coordinator.workerId, i.ctx.logger);
   const { plugin, surface } = opsPlugin(i.ctx, {
     cluster,
+    traces,
     callControls: i.tools.callControls,
     registry: i.gateway.metrics.registry,
     probes: i.probes,

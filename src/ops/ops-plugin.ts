@@ -11,12 +11,12 @@ import type { OpsCluster } from "./ops-cluster.js";
 import { OpsMetrics } from "./ops-metrics.js";
 import type { ProviderProbes } from "./provider-probes.js";
 import { SessionTracer } from "./session-tracer.js";
-import { createTraceProvider } from "./trace-provider.js";
 import { RetentionSweeper } from "./retention.js";
 import { RecentActivity } from "./recent-activity.js";
 import { SessionFollows } from "./session-follow.js";
 import { UsageLedger } from "./usage-ledger.js";
 import type { PriceTable } from "./usage-record.js";
+import type { TracerProvider } from "@opentelemetry/sdk-trace";
 
 export interface OpsPluginOptions {
   cluster: OpsCluster;
@@ -26,8 +26,8 @@ export interface OpsPluginOptions {
   registry: Registry;
   /** Where the pipelines' providers report their calls (made before the pipelines, filled here). */
   probes: ProviderProbes;
-  /** Where the OTEL_* variables are read (default process.env). */
-  env?: NodeJS.ProcessEnv;
+  /** The process's tracer provider (createTraceProvider, from the OTEL_* variables); none: no tracing. Shut down with the surface. */
+  traces?: TracerProvider | undefined;
   /** The data directory: usage/ (the ledger) and the files retention sweeps. */
   dataDir: string;
   /** Prices for the ledger's cost estimate (config `ops.usage`). */
@@ -111,7 +111,7 @@ export function opsPlugin(
   });
   const offMetrics = options.probes.add(metrics);
   const workerId = options.cluster.workerId;
-  const traces = createTraceProvider(options.env ?? process.env, workerId, ctx.logger);
+  const traces = options.traces;
   const tracer = traces && new SessionTracer(traces.getTracer("talkgate"), ctx.runtime, workerId);
   const offTracer = tracer ? options.probes.add(tracer) : () => {};
   let closing: Promise<void> | undefined;

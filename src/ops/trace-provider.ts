@@ -1,17 +1,9 @@
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ConsoleSpanExporter,
-  ParentBasedSampler,
-  type Sampler,
-  type SpanExporter,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from "@opentelemetry/sdk-trace";
+import type * as TraceSdkModule from "@opentelemetry/sdk-trace";
+import type { Sampler, SpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { TalkLogger } from "../core/index.js";
+
+/** The tracing SDK's classes, imported only when an exporter is asked for (about 10 MB of RSS otherwise carried). */
+type TraceSdk = typeof TraceSdkModule;
 
 /**
  * The OpenTelemetry tracer provider of the process, configured by the
@@ -32,15 +24,27 @@ import type { TalkLogger } from "../core/index.js";
  *   `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, `OTEL_BSP_EXPORT_TIMEOUT`.
  * - resource: `OTEL_SERVICE_NAME` (default `talkgate`) and
  *   `OTEL_RESOURCE_ATTRIBUTES`; `service.instance.id` is the worker id.
+ *
+ * The SDK, the exporter and the resource detectors are imported only when
+ * tracing is on: a server without it does not load them.
  */
-export function createTraceProvider(
+export async function createTraceProvider(
   env: NodeJS.ProcessEnv,
   workerId: string,
   logger: TalkLogger,
-): TracerProvider | undefined {
+): Promise<TracerProvider | undefined> {
   if ((env["OTEL_SDK_DISABLED"] ?? "").trim().toLowerCase() === "true") return undefined;
-  const exporters = exportersFrom(env, logger);
-  if (exporters.length === 0) return undefined;
+  const names = exporterNames(env, logger);
+  if (names.length === 0) return undefined;
+  const [sdk, { OTLPTraceExporter }, { detectResources, envDetector, resourceFromAttributes }] =
+    await Promise.all([
+      import("@opentelemetry/sdk-trace"),
+      import("@opentelemetry/exporter-trace-otlp-http"),
+      import("@opentelemetry/resources"),
+    ]);
+  const exporters: SpanExporter[] = names.map((name) =>
+    name === "otlp" ? new OTLPTraceExporter() : new sdk.ConsoleSpanExporter(),
+  );
   const protocol = env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] ?? env["OTEL_EXPORTER_OTLP_PROTOCOL"];
   if (protocol !== undefined && protocol !== "http/json") {
     logger.warn({ protocol }, "tracing: only OTLP http/json is built in; exporting with http/json");
@@ -56,10 +60,10 @@ export function createTraceProvider(
     maxExportBatchSize: positiveInt(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, logger),
     exportTimeoutMillis: positiveInt(env, "OTEL_BSP_EXPORT_TIMEOUT", 30_000, logger),
   };
-  const provider = new TracerProvider({
+  const provider = new sdk.TracerProvider({
     resource,
-    sampler: samplerFrom(env, logger),
-    spanProcessors: exporters.map((exporter) => new BatchSpanProcessor({ exporter, ...batch })),
+    sampler: samplerFrom(sdk, env, logger),
+    spanProcessors: exporters.map((exporter) => new sdk.BatchSpanProcessor({ exporter, ...batch })),
   });
   logger.info(
     {
@@ -71,7 +75,8 @@ export function createTraceProvider(
   return provider;
 }
 
-function exportersFrom(env: NodeJS.ProcessEnv, logger: TalkLogger): SpanExporter[] {
+/** The exporters asked for, known names only ("otlp", "console"; unknown ones are logged and ignored). */
+function exporterNames(env: NodeJS.ProcessEnv, logger: TalkLogger): ("otlp" | "console")[] {
   const named = env["OTEL_TRACES_EXPORTER"];
   const endpoint = env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] ?? env["OTEL_EXPORTER_OTLP_ENDPOINT"];
   const names =
@@ -84,16 +89,16 @@ function exportersFrom(env: NodeJS.ProcessEnv, logger: TalkLogger): SpanExporter
           .map((n) => n.trim().toLowerCase())
           .filter(Boolean);
   if (names.includes("none")) return [];
-  const out: SpanExporter[] = [];
+  const out: ("otlp" | "console")[] = [];
   for (const name of new Set(names)) {
-    if (name === "otlp") out.push(new OTLPTraceExporter());
-    else if (name === "console") out.push(new ConsoleSpanExporter());
+    if (name === "otlp" || name === "console") out.push(name);
     else logger.warn({ exporter: name }, "tracing: unknown OTEL_TRACES_EXPORTER entry ignored");
   }
   return out;
 }
 
-function samplerFrom(env: NodeJS.ProcessEnv, logger: TalkLogger): Sampler {
+function samplerFrom(sdk: TraceSdk, env: NodeJS.ProcessEnv, logger: TalkLogger): Sampler {
+  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = sdk;
   const name = (env["OTEL_TRACES_SAMPLER"] ?? "parentbased_always_on").trim().toLowerCase();
   const ratio = (): number => {
     const raw = env["OTEL_TRACES_SAMPLER_ARG"];
