@@ -1,5 +1,5 @@
 import type { TalkEvent } from "../core/index.js";
-import { ReplayBuffer } from "../core/index.js";
+import { ReplayBuffer, replayAgeBound } from "../core/index.js";
 import type { CommandReply, SessionLostEvent, WorkerInfo } from "./coordinator.js";
 import { InProcessSettingsStore } from "./in-process-settings.js";
 import { InProcessOneTimeClaims } from "./one-time-claims.js";
@@ -34,12 +34,6 @@ const SWEEP_MS = 250;
 /** How long a lapsed lease is remembered, so a late renewal learns it lapsed (mirrors the Redis tombstone). */
 const TOMBSTONE_MS = 600_000;
 
-/**
- * The shared state of in-process coordinators: what Redis is to the Redis
- * coordinator. One process normally has one coordinator and one hub; tests
- * attach several coordinators to one hub to exercise cross-worker semantics
- * without Redis.
- */
 /** How much of a session's event stream the hub keeps for late subscribers. */
 export interface StreamRetention {
   /** Events kept at most. */
@@ -50,6 +44,12 @@ export interface StreamRetention {
   ageMs?: number;
 }
 
+/**
+ * The shared state of in-process coordinators: what Redis is to the Redis
+ * coordinator. One process normally has one coordinator and one hub; tests
+ * attach several coordinators to one hub to exercise cross-worker semantics
+ * without Redis.
+ */
 export class InProcessHub {
   /** Shared settings of the attached workers (coordinator.settings). */
   readonly settings: InProcessSettingsStore;
@@ -135,7 +135,7 @@ export class InProcessHub {
     stream.events ??= new ReplayBuffer<TalkEvent>(
       retention.events,
       retention.bytes,
-      retention.ageMs !== undefined && retention.ageMs > 0 ? { maxAgeMs: retention.ageMs } : undefined,
+      replayAgeBound(retention.ageMs),
     );
     stream.events.push(event, JSON.stringify(event).length);
     for (const listener of stream.listeners) listener(event);

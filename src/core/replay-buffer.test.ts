@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AGE_FLOOR_EVENTS, ReplayBuffer } from "./replay-buffer.js";
+import { AGE_FLOOR_EVENTS, ReplayBuffer, replayAgeBound } from "./replay-buffer.js";
 
 const ev = (seq: number) => ({ seq });
 
@@ -121,5 +121,11 @@ describe("ReplayBuffer bounded in age", () => {
     expect(() => new ReplayBuffer(10, 100, { maxAgeMs: 0 })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
     );
+  });
+
+  it("takes a setting of 0 or none as no age bound (replayAgeBound)", () => {
+    expect(replayAgeBound(undefined)).toBeUndefined();
+    expect(replayAgeBound(0)).toBeUndefined();
+    expect(replayAgeBound(500)).toEqual({ maxAgeMs: 500 });
   });
 });

@@ -27,6 +27,11 @@ const INITIAL_SLOTS = 16;
 /** Events the age bound always leaves (the newest): a quiet session's last few turns. */
 export const AGE_FLOOR_EVENTS = 100;
 
+/** A ring's age bound from a setting where 0 or absent means none (runtime.replayMaxAgeMs). */
+export function replayAgeBound(maxAgeMs: number | undefined): ReplayAgeBound | undefined {
+  return maxAgeMs !== undefined && maxAgeMs > 0 ? { maxAgeMs } : undefined;
+}
+
 export interface ReplayAgeBound {
   /** Events older than this are evicted (beyond the newest AGE_FLOOR_EVENTS), ms. */
   maxAgeMs: number;

@@ -1,7 +1,7 @@
 import { EventSequencer } from "./event-sequencer.js";
 import type { CorrelationState } from "./event-sequencer.js";
 import type { TalkLogger } from "./logger.js";
-import { ReplayBuffer } from "./replay-buffer.js";
+import { ReplayBuffer, replayAgeBound } from "./replay-buffer.js";
 import type { TalkEventListener } from "./session-types.js";
 import type { TalkEvent, TalkEventInitOf, TalkEventOf, TalkEventType } from "./talk-events.js";
 import type { TalkBrain, TalkMode, TalkTransport } from "./talk-types.js";
@@ -24,7 +24,7 @@ export interface SessionEventChannelOptions {
   replayLimit: number;
   /** Serialized bytes kept for replay besides replayLimit events (default: no byte bound). */
   replayMaxBytes?: number;
-  /** Events older than this leave the ring beyond its newest 100, ms (default: no age bound). */
+  /** Events older than this leave the ring beyond its newest 100, ms (0 or absent: no age bound). */
   replayMaxAgeMs?: number;
   logger: TalkLogger;
   hooks?: SessionEventSinks;
@@ -50,7 +50,7 @@ export class SessionEventChannel {
     this.#replay = new ReplayBuffer<TalkEvent>(
       options.replayLimit,
       options.replayMaxBytes,
-      options.replayMaxAgeMs !== undefined ? { maxAgeMs: options.replayMaxAgeMs } : undefined,
+      replayAgeBound(options.replayMaxAgeMs),
     );
     this.#sequencer = new EventSequencer({
       sessionId: options.id,

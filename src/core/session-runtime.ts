@@ -125,7 +125,7 @@ class InProcessTalkRuntime implements TalkRuntime {
       id,
       replayLimit: o.replayLimit,
       replayMaxBytes: o.replayMaxBytes,
-      ...(o.replayMaxAgeMs > 0 ? { replayMaxAgeMs: o.replayMaxAgeMs } : {}),
+      replayMaxAgeMs: o.replayMaxAgeMs,
       closeGraceMs: o.closeGraceMs,
       logger: o.logger,
       hooks: {

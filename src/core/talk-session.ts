@@ -40,7 +40,7 @@ export interface LiveTalkSessionOptions extends CreateSessionOptions {
   replayLimit: number;
   /** Serialized bytes of events kept for replay (default: no byte bound). */
   replayMaxBytes?: number;
-  /** Events older than this leave the replay ring beyond its newest 100, ms (default: no age bound). */
+  /** Events older than this leave the replay ring beyond its newest 100, ms (0 or absent: no age bound). */
   replayMaxAgeMs?: number;
   closeGraceMs: number;
   logger: TalkLogger;

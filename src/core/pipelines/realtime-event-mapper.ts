@@ -255,14 +255,12 @@ export class RealtimeEventMapper {
 
   #speechStarted(event: EventOf<"speech_started">): void {
     const { session } = this.#ctx;
-    const item = event.itemId ? { itemId: event.itemId } : {};
-    const payload = event.audioStartMs !== undefined ? { audioStartMs: event.audioStartMs } : {};
     const output = session.activeOutput;
     const decidedHere = this.#ctx.providerBargeIn !== false;
     if (output && (!decidedHere || !this.#ctx.bargeIn.interrupts(output))) {
       // Speech over the answer is only noted; the answer keeps playing (or the local detector cuts it).
       if (!decidedHere) this.#notedSpeech = event;
-      session.emit({ type: "input.audio.speech_started", turnId: output.turnId, ...item, payload });
+      session.emit(speechStartedEvent(event, output.turnId));
       return;
     }
     if (output) this.#ctx.interrupt(output);
@@ -282,10 +280,18 @@ export class RealtimeEventMapper {
 
   #startCallerTurn(event: EventOf<"speech_started">): void {
     const { session } = this.#ctx;
-    const item = event.itemId ? { itemId: event.itemId } : {};
-    const payload = event.audioStartMs !== undefined ? { audioStartMs: event.audioStartMs } : {};
     const turn = session.ensureTurn({ reason: "barge_in" });
     session.startCapture(turn.id);
-    session.emit({ type: "input.audio.speech_started", turnId: turn.id, ...item, payload });
+    session.emit(speechStartedEvent(event, turn.id));
   }
+}
+
+/** The session's input.audio.speech_started for the provider's speech_started, on `turnId`. */
+function speechStartedEvent(event: EventOf<"speech_started">, turnId: string) {
+  return {
+    type: "input.audio.speech_started" as const,
+    turnId,
+    ...(event.itemId ? { itemId: event.itemId } : {}),
+    payload: event.audioStartMs !== undefined ? { audioStartMs: event.audioStartMs } : {},
+  };
 }

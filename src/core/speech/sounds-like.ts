@@ -46,7 +46,7 @@ export function pronounceAll(
 function hyphenated(word: string, pronounce: Pronounce): (readonly string[])[] | undefined {
   const parts = word.split("-").filter(Boolean);
   if (parts.length < 2) return undefined;
-  return pronounceAll(parts, (w) => pronounce(w));
+  return pronounceAll(parts, pronounce);
 }
 
 /**
