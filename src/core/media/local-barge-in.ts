@@ -42,6 +42,11 @@ export class LocalBargeIn {
   #sincePlayedMs: number;
   /** The gate's speech is the caller's (it cut the answer, or none played): it reaches the provider to its end. */
   #heard = false;
+  /**
+   * What the provider gets in place of a guarded frame, reused frame after frame: the controller copies or
+   * converts the PCM it is given (realtime-input.ts) and never writes into it.
+   */
+  #silence = new Int16Array(0);
 
   constructor(ctx: LocalBargeInContext) {
     this.#ctx = ctx;
@@ -71,7 +76,12 @@ export class LocalBargeIn {
       this.#heard = false;
     }
     this.#advance(pcm.length);
-    controller.appendPcm(guarded && !this.#heard ? new Int16Array(pcm.length) : pcm);
+    controller.appendPcm(guarded && !this.#heard ? this.#silenceOf(pcm.length) : pcm);
+  }
+
+  #silenceOf(samples: number): Int16Array {
+    if (this.#silence.length !== samples) this.#silence = new Int16Array(samples);
+    return this.#silence;
   }
 
   /** Whether what the caller's channel carries now may be the answer's echo. */
