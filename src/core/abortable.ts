@@ -95,17 +95,64 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Waits `ms`, or less when `signal` aborts; never rejects (the caller looks at
- * why it woke). Node's timers/promises setTimeout rejects on abort instead.
+ * Waits `ms`, or less when `signal` (any of them) aborts; never rejects (the
+ * caller looks at why it woke). Node's timers/promises setTimeout rejects on
+ * abort instead. Several signals are listened to directly rather than through
+ * AbortSignal.any, which would leave a trace on each of them per sleep (a
+ * meeting bot sleeps between polls for its whole life: see abortWith).
  */
-export function interruptibleSleep(ms: number, signal: AbortSignal): Promise<void> {
+export function interruptibleSleep(ms: number, signal: AbortSignal | readonly AbortSignal[]): Promise<void> {
+  const signals = signalList(signal);
   return new Promise((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
-      signal.removeEventListener("abort", done);
+      for (const s of signals) s.removeEventListener("abort", done);
       resolve();
     };
     const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
+    if (signals.some((s) => s.aborted)) return done();
+    for (const s of signals) s.addEventListener("abort", done, { once: true });
   });
+}
+
+function signalList(signal: AbortSignal | readonly AbortSignal[]): readonly AbortSignal[] {
+  return signal instanceof AbortSignal ? [signal] : signal;
+}
+
+/** A signal for one operation under long-lived ones; `unlink()` when the operation ends. */
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  /** Removes its listeners from the parents and its timer. Idempotent. */
+  unlink(): void;
+}
+
+/**
+ * A signal that aborts with the reason of the first of `parents` to abort, or
+ * with a `TimeoutError` after `timeoutMs`: AbortSignal.any([...parents,
+ * AbortSignal.timeout(ms)]) for one operation (a request, a delivery, a
+ * follow) under signals that outlive it (the process's shutdown). Unlike
+ * AbortSignal.any it leaves nothing on the parents once unlinked (Node 20
+ * keeps a trace of every combined signal on each source for as long as the
+ * source lives: see abortWith), and its timer goes with it.
+ */
+export function linkedSignal(parents: readonly AbortSignal[], timeoutMs?: number): LinkedSignal {
+  const controller = new AbortController();
+  const unlinks: Array<() => void> = [];
+  // An aborted parent aborts it at once; the parents after it are not listened to.
+  for (const parent of parents) if (!controller.signal.aborted) unlinks.push(abortWith(parent, controller));
+  let timer: NodeJS.Timeout | undefined;
+  if (timeoutMs !== undefined && !controller.signal.aborted) {
+    timer = setTimeout(
+      () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+      timeoutMs,
+    );
+    // As AbortSignal.timeout's: a pending request's timer does not keep the process alive.
+    timer.unref();
+  }
+  const unlink = (): void => {
+    clearTimeout(timer);
+    for (const u of unlinks) u();
+  };
+  controller.signal.addEventListener("abort", unlink, { once: true });
+  return { signal: controller.signal, unlink };
 }

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTalkRuntime } from "./session-runtime.js";
 import type { TalkRuntime, TalkSession } from "./session-types.js";
 import type { OutputAudioPayload, TalkEvent } from "./talk-events.js";
+import { dependantSignals } from "../../test/support/abort-traces.js";
 
 const runtimes: TalkRuntime[] = [];
 afterEach(async () => {
@@ -26,12 +27,6 @@ function open(): { session: TalkSession; events: TalkEvent[] } {
 }
 
 const types = (events: TalkEvent[]) => events.map((e) => e.type);
-
-/** Entries in the set where Node's AbortSignal.any() records a signal's dependants (0 when there is none). */
-function dependantSignals(signal: AbortSignal): number {
-  const key = Object.getOwnPropertySymbols(signal).find((s) => s.description === "kDependantSignals");
-  return key ? ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[key]?.size ?? 0) : 0;
-}
 
 const AUDIO: OutputAudioPayload = {
   format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 },

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { WebSocket } from "ws";
-import { TalkError } from "../../core/index.js";
+import { TalkError, linkedSignal } from "../../core/index.js";
 import { NOOP_LOGGER, type TalkLogger } from "../../core/index.js";
 import type { SessionControllerFactory } from "../../core/index.js";
 import type { AppJobs, JobInfo } from "../../cluster/index.js";
@@ -350,17 +350,12 @@ export class BotManager {
         logs: record.logs,
       };
     };
-    void followRemote(
-      inspect,
-      first,
-      afterIndex,
-      listener,
-      AbortSignal.any([signal, this.#shutdown.signal]),
-      {
-        pollMs: this.options.followPollMs,
-        logger: this.#logger,
-      },
-    );
+    // Not AbortSignal.any: the shutdown signal lives as long as the process and would keep a trace of every follow.
+    const follow = linkedSignal([signal, this.#shutdown.signal]);
+    void followRemote(inspect, first, afterIndex, listener, follow.signal, {
+      pollMs: this.options.followPollMs,
+      logger: this.#logger,
+    }).finally(follow.unlink);
     return first;
   }
 

@@ -442,7 +442,6 @@ export class MeetingBot {
 
   /** Sleeps, waking early when asked to leave or when the browser dies. */
   #sleep(ms: number): Promise<void> {
-    const signals = [this.#leave.signal, ...(this.#browser ? [this.#browser.crashed] : [])];
-    return interruptibleSleep(ms, AbortSignal.any(signals));
+    return interruptibleSleep(ms, [this.#leave.signal, ...(this.#browser ? [this.#browser.crashed] : [])]);
   }
 }

@@ -1,8 +1,10 @@
+import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { NOOP_LOGGER } from "../../core/logger.js";
 import type { MeetingsWebhookOptions } from "../meetings-options.js";
+import { dependantSignals } from "../../../test/support/abort-traces.js";
 import { verifyStandardWebhook } from "../../../test/support/standard-webhooks-receiver.js";
 import { signWebhook, standardSignature, WebhookNotifier, webhookKey } from "./webhook-notifier.js";
 
@@ -144,6 +146,36 @@ describe("meeting webhooks", () => {
     await notifier.notify({ n: 3 }, "msg_3");
     await notifier.notify({ n: 4 }, "msg_4");
     expect(r.received.map((x) => x.headers["webhook-id"])).toEqual(["msg_1", "msg_2", "msg_2", "msg_3"]);
+  });
+
+  it("times out a receiver that never answers and retries; its deliveries leave nothing on the shutdown signal", async () => {
+    // The first request is held unanswered (a hung endpoint); later ones are answered 200.
+    const requests: string[] = [];
+    const held: Array<() => void> = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        requests.push(String(req.headers["webhook-id"]));
+        if (requests.length === 1) held.push(() => res.destroy());
+        else res.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    close = () => {
+      for (const h of held) h();
+      return new Promise<void>((r) => server.close(() => r()));
+    };
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const shutdown = new AbortController();
+    const notifier = new WebhookNotifier(options(url, { timeoutMs: 200 }), NOOP_LOGGER, shutdown.signal);
+    await notifier.notify({ n: 0 }, "msg_hung");
+    expect(requests).toEqual(["msg_hung", "msg_hung"]);
+    for (let i = 1; i <= 30; i++) await notifier.notify({ n: i }, `msg_${i}`);
+    expect(requests).toHaveLength(32);
+    // AbortSignal.any([shutdown, timeout]) per delivery left one entry per delivery on the process's signal.
+    expect(dependantSignals(shutdown.signal)).toBe(0);
+    expect(getEventListeners(shutdown.signal, "abort")).toHaveLength(0);
   });
 
   it("sends only the configured event types", () => {

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { TalkLogger } from "../../core/index.js";
 import type { MeetingsWebhookOptions } from "../meetings-options.js";
-import { interruptibleSleep } from "../../core/index.js";
+import { interruptibleSleep, linkedSignal } from "../../core/index.js";
 import { standardSignature, webhookKey } from "./webhook-signing.js";
 
 export { standardSignature, webhookKey } from "./webhook-signing.js";
@@ -82,6 +82,8 @@ export class WebhookNotifier {
       let retry = true;
       let why = "";
       let retryAfterMs = 0;
+      // Not AbortSignal.any: the notifier's signal is the process's shutdown, which would keep a trace of every delivery.
+      const request = linkedSignal([this.#signal], timeoutMs);
       try {
         const response = await fetch(url, {
           method: "POST",
@@ -96,7 +98,7 @@ export class WebhookNotifier {
             "x-talkgate-attempt": String(attempt),
           },
           body,
-          signal: AbortSignal.any([this.#signal, AbortSignal.timeout(timeoutMs)]),
+          signal: request.signal,
         });
         await response.body?.cancel();
         if (response.ok) return;
@@ -114,6 +116,8 @@ export class WebhookNotifier {
         if (Number.isFinite(after) && after > 0) retryAfterMs = Math.min(after * 1000, MAX_RETRY_AFTER_MS);
       } catch (err) {
         why = (err as Error).message;
+      } finally {
+        request.unlink();
       }
       if (!retry || attempt === maxAttempts) {
         this.#logger.warn({ url: new URL(url).origin, id, attempt, why }, "meeting webhook not delivered");
