@@ -10,6 +10,7 @@
 import { z } from "zod";
 import { TalkError } from "../../core/index.js";
 import { STRICT_BASE64, base64Of } from "../carrier/base64.js";
+import { scanTwilioMediaFrame } from "./media-frame-scan.js";
 
 const digits = z.string().regex(/^\d{1,15}$/, "a decimal string");
 const sid = z.string().min(1).max(64);
@@ -156,6 +157,12 @@ export function parseTwilioMessage(
   options: ParseTwilioMessageOptions = {},
 ): ParseTwilioMessageResult {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const maxAudioBytes = options.maxAudioBytes ?? DEFAULT_MAX_AUDIO_BYTES;
+  // A stream's media frames as Twilio sends them are read in place; any other frame takes the general path.
+  if (Buffer.isBuffer(raw) && options.expectedStreamSid !== undefined && raw.byteLength <= maxBytes) {
+    const media = scanTwilioMediaFrame(raw, options.expectedStreamSid, maxPayloadChars(maxAudioBytes));
+    if (media) return { ok: true, message: media };
+  }
   const text = typeof raw === "string" ? raw : rawToString(raw, maxBytes);
   if (text === undefined || text.length > maxBytes) {
     return reject("oversized", `Frame exceeds ${maxBytes} bytes.`, { maxBytes });
@@ -208,8 +215,7 @@ export function parseTwilioMessage(
   }
   if (message.event === "media") {
     const payload = message.media.payload;
-    const maxAudioBytes = options.maxAudioBytes ?? DEFAULT_MAX_AUDIO_BYTES;
-    if (payload.length > Math.ceil(maxAudioBytes / 3) * 4) {
+    if (payload.length > maxPayloadChars(maxAudioBytes)) {
       return reject("oversized", `Media payload exceeds ${maxAudioBytes} bytes.`, { maxAudioBytes });
     }
     if (payload.length === 0 || !STRICT_BASE64.test(payload)) {
@@ -221,6 +227,9 @@ export function parseTwilioMessage(
   }
   return { ok: true, message };
 }
+
+/** Base64 characters of `maxAudioBytes` of audio. */
+const maxPayloadChars = (maxAudioBytes: number): number => Math.ceil(maxAudioBytes / 3) * 4;
 
 const DIGITS = /^\d{1,15}$/;
 const isDigits = (v: unknown): v is string => typeof v === "string" && DIGITS.test(v);
