@@ -1,7 +1,10 @@
 /**
  * Twilio's `media` frame read in place from its bytes, for the 50 frames a
- * second of every call: the frame as Twilio's Media Streams reference shows it
- * and sends it, compact and in its documented field order,
+ * second of every call: the fields in the order of the Media Streams
+ * reference's example, compact (as a JSON serializer writes it; the reference
+ * prints its examples indented and says nothing of the wire's whitespace:
+ * were Twilio's frames laid out otherwise, each would take the general path,
+ * correct and only without this saving),
  *
  *   {"event":"media","sequenceNumber":"N","media":{"track":"inbound","chunk":"N","timestamp":"N","payload":"B64"},"streamSid":"SID"}
  *
