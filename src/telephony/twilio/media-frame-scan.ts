@@ -24,6 +24,7 @@
  * reason it names. So this path only ever accepts what that one would, with
  * the same result (media-frame-scan.test.ts compares them frame by frame).
  */
+import { strictBase64End } from "../carrier/base64.js";
 
 /** A media message as parseTwilioMessage gives it (TwilioMediaMessage; declared here, which that module imports). */
 export interface ScannedMediaFrame {
@@ -46,14 +47,8 @@ const SID = bytes('"},"streamSid":"');
 const TAIL = bytes('"}');
 
 const QUOTE = 0x22;
-const EQUALS = 0x3d;
 /** The most digits the general path's check (/^\d{1,15}$/) accepts. */
 const MAX_DIGITS = 15;
-
-/** True for the standard base64 alphabet (no padding). */
-const BASE64 = new Uint8Array(256);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-  BASE64[c.charCodeAt(0)] = 1;
 
 /**
  * The media message of a frame of the stream `streamSid` in Twilio's compact
@@ -80,7 +75,7 @@ export function scanTwilioMediaFrame(
   const timestamp = digits(frame, cursor);
   if (timestamp === undefined || !literal(frame, cursor, PAYLOAD)) return undefined;
   const start = cursor.at;
-  const end = base64End(frame, start, maxPayloadChars);
+  const end = strictBase64End(frame, start, maxPayloadChars);
   if (end === undefined) return undefined;
   cursor.at = end;
   if (!literal(frame, cursor, SID) || !sameAscii(frame, cursor, streamSid)) return undefined;
@@ -113,24 +108,6 @@ function digits(frame: Buffer, cursor: { at: number }): string | undefined {
   if (count === 0 || count > MAX_DIGITS || frame[at] !== QUOTE) return undefined;
   cursor.at = at;
   return frame.toString("latin1", start, at);
-}
-
-/**
- * Where strict, padded, non-empty base64 of at most `max` characters starting
- * at `start` ends (its closing quote), or undefined. The same rule as
- * STRICT_BASE64: whole quads, `=` only as the last one or two characters.
- */
-function base64End(frame: Buffer, start: number, max: number): number | undefined {
-  let at = start;
-  while (at < frame.length && BASE64[frame[at]!] === 1) at++;
-  let padding = 0;
-  while (padding < 2 && frame[at] === EQUALS) {
-    at++;
-    padding++;
-  }
-  const length = at - start;
-  if (length === 0 || length % 4 !== 0 || length > max || frame[at] !== QUOTE) return undefined;
-  return at;
 }
 
 /** The frame holds exactly `text` (ASCII) at the cursor; a sid with other characters is left to the general path. */
