@@ -25,6 +25,7 @@ const QUICK: Record<string, string[]> = {
   "turn-taking.bench.ts": ["--quick", "--configs", "baseline,ec"],
   "web-page-input.bench.ts": ["--seconds", "3"],
   "twilio-frame-parse.bench.ts": ["--frames", "50000", "--rounds", "3"],
+  "replay-ring-gc.bench.ts": ["--calls", "50"],
 };
 /** Upper bound per bench, ms: an overrun is killed and reported. */
 const LIMIT_MS = 120_000;

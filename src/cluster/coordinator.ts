@@ -226,9 +226,10 @@ export interface Coordinator {
   /**
    * Publishes an event of a session owned here. Never blocks and never throws
    * for backend trouble: events are batched and, while Redis is down, held
-   * (bounded) and sent when it returns.
+   * (bounded) and sent when it returns. `line`: the event's JSON when the
+   * caller has it (the session serialized it once; it is not serialized again).
    */
-  publishEvent(event: TalkEvent): void;
+  publishEvent(event: TalkEvent, line?: string): void;
   /**
    * Delivers the session's events with seq > afterSeq, in order, to the
    * listener, from any worker; after a reconnect it resumes after the last

@@ -38,11 +38,19 @@ const BATCH = 256;
  * saw. One dedicated connection blocks on every stream this worker reads,
  * plus the lifecycle stream that carries session-lost notices.
  */
+/** An event queued for Redis: what the XADD needs. */
+interface QueuedEvent {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly line: string;
+}
+
 export class EventStream {
   readonly #ctx: EventStreamContext;
   readonly #subscribers = new Map<string, Set<StreamSubscriber>>();
   readonly #keyToSession = new Map<string, string>();
-  readonly #queue: TalkEvent[] = [];
+  /** Events waiting for Redis, as their JSON (the session's own line when it came with one). */
+  readonly #queue: QueuedEvent[] = [];
   #lifecycleCursor = "0-0";
   #readerClientId: string | undefined;
   #blocked = false;
@@ -73,13 +81,13 @@ export class EventStream {
     this.#loop = this.#readLoop();
   }
 
-  publish(event: TalkEvent): void {
+  publish(event: TalkEvent, line: string = JSON.stringify(event)): void {
     if (this.#closed) return;
     if (this.#queue.length >= this.#ctx.maxPending) {
       this.#queue.shift();
       this.#dropped++;
     }
-    this.#queue.push(event);
+    this.#queue.push({ sessionId: event.sessionId, seq: event.seq, line });
     this.#scheduleFlush();
   }
 
@@ -142,7 +150,7 @@ export class EventStream {
             String(retention),
             `${event.seq}-0`,
             "e",
-            JSON.stringify(event),
+            event.line,
           );
         }
         let results: [Error | null, unknown][];
@@ -152,9 +160,9 @@ export class EventStream {
           this.#queue.unshift(...batch);
           break;
         }
-        const retry: TalkEvent[] = [];
+        const retry: QueuedEvent[] = [];
         results.forEach(([err], i) => {
-          const event = batch[i] as TalkEvent;
+          const event = batch[i] as QueuedEvent;
           if (!err || /equal or smaller/i.test(err.message)) return; // sent, or sent before a reconnect
           if (commands.status !== "ready") retry.push(event);
           else logger.warn({ err, sessionId: event.sessionId, seq: event.seq }, "event not published");

@@ -130,13 +130,17 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
     return withDeadline(target.deliverWorker(command), timeoutMs, workerId, signal, unreachable);
   }
 
-  publishEvent(event: TalkEvent): void {
+  publishEvent(event: TalkEvent, line?: string): void {
     if (this.state !== "ready") return;
-    this.#hub.publish(event, {
-      events: this.opts.eventRetention,
-      bytes: this.opts.eventRetentionBytes,
-      ageMs: this.opts.eventRetentionAgeMs,
-    });
+    this.#hub.publish(
+      event,
+      {
+        events: this.opts.eventRetention,
+        bytes: this.opts.eventRetentionBytes,
+        ageMs: this.opts.eventRetentionAgeMs,
+      },
+      line,
+    );
   }
 
   protected subscribeBackend(sessionId: string, afterSeq: number, ordered: OrderedListener): () => void {

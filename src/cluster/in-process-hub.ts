@@ -124,7 +124,8 @@ export class InProcessHub {
     return this.#live(sessionId)?.workerId;
   }
 
-  publish(event: TalkEvent, retention: StreamRetention): void {
+  /** `line`: the event's JSON when the publisher has it (its length bounds the stream in bytes: not serialized again). */
+  publish(event: TalkEvent, retention: StreamRetention, line?: string): void {
     let stream = this.#streams.get(event.sessionId);
     if (!stream) {
       stream = { events: undefined, lastSeq: 0, listeners: new Set(), expiresAt: undefined };
@@ -137,7 +138,7 @@ export class InProcessHub {
       retention.bytes,
       replayAgeBound(retention.ageMs),
     );
-    stream.events.push(event, JSON.stringify(event).length);
+    stream.events.push(event, (line ?? JSON.stringify(event)).length);
     for (const listener of stream.listeners) listener(event);
   }
 

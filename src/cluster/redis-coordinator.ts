@@ -233,9 +233,9 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     return this.#bus.sendWorker(workerId, command, timeoutMs, signal);
   }
 
-  publishEvent(event: TalkEvent): void {
+  publishEvent(event: TalkEvent, line?: string): void {
     if (this.state !== "ready") return;
-    this.#stream.publish(event);
+    this.#stream.publish(event, line);
   }
 
   protected subscribeBackend(sessionId: string, _afterSeq: number, ordered: OrderedListener): () => void {

@@ -51,7 +51,7 @@ export class SessionBinder {
       logger: inputs.logger ?? NOOP_LOGGER,
     };
     const { runtime, coordinator } = this.#in;
-    this.#off.push(runtime.subscribeAll((event) => this.#onEvent(event)));
+    this.#off.push(runtime.subscribeAll((event, line) => this.#onEvent(event, line)));
     this.#off.push(coordinator.on("lease-lost", (e) => this.#lost(e.sessionId, `lease ${e.reason}`)));
     this.#off.push(
       coordinator.on("session-lost", (e) => this.#lost(e.sessionId, `owner ${e.workerId} lost`)),
@@ -75,7 +75,7 @@ export class SessionBinder {
     this.#claims.clear();
   }
 
-  #onEvent(event: TalkEvent): void {
+  #onEvent(event: TalkEvent, line: string | undefined): void {
     const { coordinator, logger } = this.#in;
     if (event.type === "session.created") {
       const claim = coordinator.claim(event.sessionId).then(
@@ -89,7 +89,7 @@ export class SessionBinder {
       claim.catch(() => undefined);
       this.#claims.set(event.sessionId, claim);
     }
-    coordinator.publishEvent(event);
+    coordinator.publishEvent(event, line);
     if (event.type === "session.closed") {
       const sessionId = event.sessionId;
       const claim = this.#claims.get(sessionId) ?? Promise.resolve();

@@ -11,7 +11,7 @@ export interface SessionEventSinks {
   /** Durable sink, written before any listener sees the event. */
   log?: { append(event: TalkEvent, line?: string): void; close(): void };
   /** Runtime-wide fan-out (subscribeAll). */
-  onEvent?: (event: TalkEvent) => void;
+  onEvent?: (event: TalkEvent, line: string) => void;
 }
 
 export interface SessionEventChannelOptions {
@@ -77,13 +77,14 @@ export class SessionEventChannel {
     if (!typed) return undefined;
     // TalkEventOf<T> is one member of the TalkEvent union; TypeScript cannot see that for a generic T.
     const event = typed as TalkEvent;
-    // Serialized once: its length bounds the replay buffer in bytes, the durable log writes it.
+    // Serialized once: its length bounds the replay ring in bytes, the durable log writes it, and the
+    // listeners get it (the cluster's event stream sends or measures it instead of serializing again).
     const line = JSON.stringify(event);
     this.#replay.push(event, line.length);
     this.#sinks.log?.append(event, line);
     for (const listener of this.#listeners) {
       try {
-        listener(event);
+        listener(event, line);
       } catch (err) {
         this.#logger.error(
           { err, sessionId: this.#sessionId, type: event.type },
@@ -92,7 +93,7 @@ export class SessionEventChannel {
       }
     }
     try {
-      this.#sinks.onEvent?.(event);
+      this.#sinks.onEvent?.(event, line);
     } catch (err) {
       this.#logger.error({ err, sessionId: this.#sessionId, type: event.type }, "runtime event hook threw");
     }

@@ -110,6 +110,16 @@ describe("createTalkRuntime", () => {
     expect(all.filter((e) => e.sessionId === b.id).map((e) => e.seq)).toEqual([1, 2]);
   });
 
+  it("hands subscribeAll listeners each event's JSON line, the one the session serialized", () => {
+    const r = runtime();
+    const seen: { event: TalkEvent; line: string | undefined }[] = [];
+    r.subscribeAll((event, line) => seen.push({ event, line }));
+    const a = r.createSession(relay);
+    a.emit({ type: "health.changed", payload: { detail: 'quoted "x", ünïcode' } });
+    expect(seen.length).toBeGreaterThan(1);
+    for (const { event, line } of seen) expect(line).toBe(JSON.stringify(event));
+  });
+
   it("keeps a closed session readable for replay during retention, and requireSession says it is closed", async () => {
     const r = runtime({ closedRetentionMs: 60_000 });
     const s = r.createSession(relay);

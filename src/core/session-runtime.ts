@@ -130,7 +130,7 @@ class InProcessTalkRuntime implements TalkRuntime {
       logger: o.logger,
       hooks: {
         ...(log ? { log } : {}),
-        onEvent: (event) => this.#fanOut(event),
+        onEvent: (event, line) => this.#fanOut(event, line),
         onClosed: () => this.#retire(session),
       },
     });
@@ -180,10 +180,10 @@ class InProcessTalkRuntime implements TalkRuntime {
     this.#listeners.clear();
   }
 
-  #fanOut(event: Parameters<TalkEventListener>[0]): void {
+  #fanOut(event: Parameters<TalkEventListener>[0], line: string): void {
     for (const listener of this.#listeners) {
       try {
-        listener(event);
+        listener(event, line);
       } catch (err) {
         this.#options.logger.error(
           { err, sessionId: event.sessionId, type: event.type },

@@ -63,8 +63,12 @@ export interface TalkOutput {
   readonly signal: AbortSignal;
 }
 
-/** Receives every event; narrow by `event.type` to read its payload. A listener that throws is logged, never breaks the emitter. */
-export type TalkEventListener = (event: TalkEvent) => void;
+/**
+ * Receives every event; narrow by `event.type` to read its payload. A listener that throws is logged, never
+ * breaks the emitter. `line` is the event's JSON as the session serialized it (for a listener that stores or
+ * forwards it: no second JSON.stringify); absent where an emitter has none.
+ */
+export type TalkEventListener = (event: TalkEvent, line?: string) => void;
 
 export interface StartTurnOptions {
   source?: string;
