@@ -11,6 +11,7 @@
  *
  *   node --import tsx bench/onset-latency.bench.ts [--seeds 1,2,3] [--minutes 3] [--min-speech-ms 120]
  *     [--tail-ms 300] [--no-ec] [--lag-ms 0] [--jitter-frames 0] [--answer-start-ms 400] [--calls]
+ *     [--trace interruption-9]   (that call's frames around its onset, per seed: levels, the guard, the gate)
  */
 import { parseArgs } from "node:util";
 import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     "jitter-frames": { type: "string", default: "0" },
     "answer-start-ms": { type: "string", default: String(DEFAULT_CHAIN.answerStartMs) },
     calls: { type: "boolean", default: false },
+    trace: { type: "string" },
   },
   strict: true,
 });
@@ -49,6 +51,7 @@ const chain = {
   answerStartMs: number(values["answer-start-ms"], "answer-start-ms"),
   referenceLagMs: number(values["lag-ms"], "lag-ms"),
   jitterFrames: Math.trunc(number(values["jitter-frames"], "jitter-frames")),
+  traceCallId: values.trace,
 };
 const seeds = values.seeds.split(",").map((s) => Math.trunc(number(s, "seeds")));
 const minutes = number(values.minutes, "minutes");

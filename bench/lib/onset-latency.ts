@@ -37,6 +37,8 @@ export interface OnsetChain {
    * within +-this many frames of `referenceLagMs` (0: none).
    */
   jitterFrames: number;
+  /** Print this call's frames from just before its onset to a second after (levels, the guard's verdict, the gate). */
+  traceCallId?: string | undefined;
 }
 
 export const DEFAULT_CHAIN: OnsetChain = {
@@ -83,6 +85,13 @@ function answer(): Int16Array {
 function callFrames(call: CorpusCall): number {
   const ms = call.speech ? Math.min(call.hangUpMs, call.speech.onsetMs + 2000) : call.hangUpMs;
   return Math.floor(ms / 20);
+}
+
+/** A frame's level, dBFS (-120 for silence), padded for a column. */
+function dbfs(pcm: ArrayLike<number>): string {
+  let sum = 0;
+  for (let i = 0; i < pcm.length; i++) sum += pcm[i]! * pcm[i]!;
+  return (10 * Math.log10(sum / Math.max(1, pcm.length) / 32768 ** 2 + 1e-12)).toFixed(0).padStart(4);
 }
 
 export function runOnsetCall(call: CorpusCall, chain: OnsetChain): OnsetResult {
@@ -132,8 +141,20 @@ export function runOnsetCall(call: CorpusCall, chain: OnsetChain): OnsetResult {
       mic[i] = Math.max(-32768, Math.min(32767, Math.round(echo[i]! + v)));
     }
     const line = decodeMulaw(encodeMulaw(mic));
+    const suppressedBefore = guard?.suppressedFrames ?? 0;
     const heard = guard ? guard.process(line, slice(k - lagFrames)) : line;
     const endMs = (k + 1) * 20;
+    if (
+      chain.traceCallId === call.id &&
+      onsetMs !== undefined &&
+      endMs > onsetMs - 60 &&
+      endMs < onsetMs + 1000
+    )
+      console.log(
+        `  ${call.id} t${endMs - onsetMs >= 0 ? "+" : ""}${endMs - onsetMs} ms: caller ${dbfs(near)} echo ${dbfs(echo)} ` +
+          `reference ${dbfs(slice(k - lagFrames))} heard ${dbfs(heard)} dBFS` +
+          `${guard && guard.suppressedFrames > suppressedBefore ? " (attenuated as residual)" : ""} gate ${gate.speaking ? "speech" : gate.voiced ? "voiced" : "-"}`,
+      );
     if (heard.length > 0 && gate.process(heard) === "speech-start") {
       if (onsetMs === undefined || endMs <= onsetMs) {
         falseOnsets++;
