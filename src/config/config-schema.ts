@@ -84,9 +84,11 @@ export const runtimeSchema = z
     replayLimit: positiveInt.default(1000),
     /**
      * Events older than this are dropped from a session's replay ring (beyond its newest 100), ms; 0: no
-     * age bound. A reconnect asks for seconds; a long relayed call otherwise holds ~350 KB of old events.
+     * age bound. A reconnect asks for seconds. Every relayed call's ring lives in the old generation: at
+     * 120 s (the earlier default) 200 calls' rings were 60 MB of a 114 MB heap and the relay's p99 55-76 ms,
+     * with rings of 100 events 50 MB and 12-23 ms (docs/performance.md, "Replay rings and the tail").
      */
-    replayMaxAgeMs: nonNegativeInt.default(120_000),
+    replayMaxAgeMs: nonNegativeInt.default(30_000),
     /** How long a closed session stays readable for replay and debugging. */
     closedRetentionMs: nonNegativeInt.default(60_000),
     /** Sessions one process holds at most. */

@@ -58,6 +58,24 @@ describe("createTalkRuntime", () => {
     expect(kept.events.at(-1)!.seq).toBe(s.replay(0).events.at(-1)!.seq);
   });
 
+  it("keeps 30 s of events beyond the newest 100 by default (every relayed call's ring is old-generation heap)", () => {
+    vi.useFakeTimers({ toFake: ["performance"] });
+    cleanups.push(() => {
+      vi.useRealTimers();
+    });
+    const r = runtime();
+    const s = r.createSession(relay);
+    for (let i = 0; i < 300; i++) s.emit({ type: "health.changed", payload: {} });
+    vi.advanceTimersByTime(29_000);
+    s.emit({ type: "health.changed", payload: {} });
+    expect(s.replay(0).complete).toBe(true);
+    vi.advanceTimersByTime(2_000);
+    s.emit({ type: "health.changed", payload: {} });
+    const kept = s.replay(0);
+    expect(kept.complete).toBe(false);
+    expect(kept.events).toHaveLength(100);
+  });
+
   it("rejects a data dir that cannot be used with config_invalid", () => {
     const dir = mkdtempSync(join(tmpdir(), "talkgate-rt-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));

@@ -17,7 +17,8 @@ import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS, findCombination } from "./tal
 const DEFAULTS = Object.freeze({
   replayLimit: 1000,
   replayMaxBytes: 1024 * 1024,
-  replayMaxAgeMs: 120_000,
+  // The config's default (runtime.replayMaxAgeMs): why 30 s is in config-schema.ts.
+  replayMaxAgeMs: 30_000,
   closedRetentionMs: 60_000,
   maxSessions: 10_000,
   closeGraceMs: 2000,
