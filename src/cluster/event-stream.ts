@@ -30,6 +30,13 @@ type XReadReply = [key: string, entries: [id: string, fields: string[]][]][];
 
 const BATCH = 256;
 
+/** An event queued for Redis: what the XADD needs. */
+interface QueuedEvent {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly line: string;
+}
+
 /**
  * Session events over Redis Streams, one stream per session whose entry ids
  * are the events' seq (`<seq>-0`). That makes replay-from-afterSeq a plain
@@ -38,13 +45,6 @@ const BATCH = 256;
  * saw. One dedicated connection blocks on every stream this worker reads,
  * plus the lifecycle stream that carries session-lost notices.
  */
-/** An event queued for Redis: what the XADD needs. */
-interface QueuedEvent {
-  readonly sessionId: string;
-  readonly seq: number;
-  readonly line: string;
-}
-
 export class EventStream {
   readonly #ctx: EventStreamContext;
   readonly #subscribers = new Map<string, Set<StreamSubscriber>>();
