@@ -14,11 +14,10 @@
  *   node --import tsx bench/replay-ring-gc.bench.ts [--calls 250] [--events 600] [--rounds 7]
  */
 import { parseArgs } from "node:util";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import type { CorrelationState } from "../src/core/event-sequencer.js";
 import { NOOP_LOGGER } from "../src/core/logger.js";
 import { SessionEventChannel } from "../src/core/session-event-channel.js";
+import { fullGc } from "./lib/full-gc.js";
 
 const { values } = parseArgs({
   options: {
@@ -31,9 +30,6 @@ const { values } = parseArgs({
 const calls = Number(values.calls);
 const perCall = Number(values.events);
 const rounds = Number(values.rounds);
-// A full collection on demand, without asking for --expose-gc on the command line.
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
 
 const correlation: CorrelationState = {
   activeCaptureId: undefined,
@@ -82,17 +78,17 @@ function measure(
   label: string,
   build: () => unknown,
 ): { label: string; perCallKB: number; fullGcMs: number } {
-  gc();
-  gc();
+  fullGc();
+  fullGc();
   const before = process.memoryUsage().heapUsed;
   const held = build();
-  gc();
-  gc();
+  fullGc();
+  fullGc();
   const heap = process.memoryUsage().heapUsed - before;
   const times: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const t0 = performance.now();
-    gc();
+    fullGc();
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);

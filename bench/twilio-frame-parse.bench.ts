@@ -11,19 +11,16 @@
  *
  *   node --import tsx bench/twilio-frame-parse.bench.ts [--frames 200000] [--rounds 5]
  */
-import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { getHeapSpaceStatistics } from "node:v8";
 import { parseArgs } from "node:util";
 import { parseTwilioMessage } from "../src/telephony/twilio/media-stream-messages.js";
+import { fullGc } from "./lib/full-gc.js";
 
 const { values } = parseArgs({
   options: { frames: { type: "string", default: "200000" }, rounds: { type: "string", default: "5" } },
 });
 const FRAMES = Number(values.frames);
 const ROUNDS = Number(values.rounds);
-// A full collection between the ways, without asking for --expose-gc on the command line.
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
 
 const SID = "MZ18ad3ab5a668481ce02b83e7395059f0";
 const PAYLOAD = Buffer.alloc(160, 0x7f).toString("base64");
@@ -65,8 +62,8 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const name of order) {
     const way = ways[name]!;
     for (let i = 0; i < 20_000; i++) way(frames[(i * 7) % frames.length]!, i); // warm
-    gc();
-    gc();
+    fullGc();
+    fullGc();
     const before = oldSpace();
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < FRAMES; i++) way(frames[i]!, i);

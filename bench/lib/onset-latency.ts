@@ -13,10 +13,11 @@
  */
 import { createEchoCanceller } from "../../src/codecs/echo-canceller.js";
 import { decodeMulaw, encodeMulaw } from "../../src/codecs/mulaw.js";
+import { dbfs } from "../../src/codecs/pcm.js";
 import { EchoGuard, type ResolvedEchoCancellation } from "../../src/core/media/echo-guard.js";
 import { SpeechGate } from "../../src/core/media/speech-gate.js";
 import { EchoPath, lineResponse, roomResponse } from "../../test/support/echo-path.js";
-import { espeak, rng } from "./corpus-audio.js";
+import { espeak, levelDb, rng } from "./corpus-audio.js";
 import { ANSWER, type CorpusCall } from "./turn-corpus.js";
 
 const FRAME = 160;
@@ -87,12 +88,8 @@ function callFrames(call: CorpusCall): number {
   return Math.floor(ms / 20);
 }
 
-/** A frame's level, dBFS (-120 for silence), padded for a column. */
-function dbfs(pcm: ArrayLike<number>): string {
-  let sum = 0;
-  for (let i = 0; i < pcm.length; i++) sum += pcm[i]! * pcm[i]!;
-  return (10 * Math.log10(sum / Math.max(1, pcm.length) / 32768 ** 2 + 1e-12)).toFixed(0).padStart(4);
-}
+/** A level (dBFS) as a trace column. */
+const column = (db: number): string => (Number.isFinite(db) ? db.toFixed(0) : "-inf").padStart(4);
 
 export function runOnsetCall(call: CorpusCall, chain: OnsetChain): OnsetResult {
   const far = answer();
@@ -142,7 +139,8 @@ export function runOnsetCall(call: CorpusCall, chain: OnsetChain): OnsetResult {
     }
     const line = decodeMulaw(encodeMulaw(mic));
     const suppressedBefore = guard?.suppressedFrames ?? 0;
-    const heard = guard ? guard.process(line, slice(k - lagFrames)) : line;
+    const reference = slice(k - lagFrames);
+    const heard = guard ? guard.process(line, reference) : line;
     const endMs = (k + 1) * 20;
     if (
       chain.traceCallId === call.id &&
@@ -151,8 +149,8 @@ export function runOnsetCall(call: CorpusCall, chain: OnsetChain): OnsetResult {
       endMs < onsetMs + 1000
     )
       console.log(
-        `  ${call.id} t${endMs - onsetMs >= 0 ? "+" : ""}${endMs - onsetMs} ms: caller ${dbfs(near)} echo ${dbfs(echo)} ` +
-          `reference ${dbfs(slice(k - lagFrames))} heard ${dbfs(heard)} dBFS` +
+        `  ${call.id} t${endMs - onsetMs >= 0 ? "+" : ""}${endMs - onsetMs} ms: caller ${column(dbfs(near))} echo ${column(levelDb(echo))} ` +
+          `reference ${column(dbfs(reference))} heard ${column(dbfs(heard))} dBFS` +
           `${guard && guard.suppressedFrames > suppressedBefore ? " (attenuated as residual)" : ""} gate ${gate.speaking ? "speech" : gate.voiced ? "voiced" : "-"}`,
       );
     if (heard.length > 0 && gate.process(heard) === "speech-start") {

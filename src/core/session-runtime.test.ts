@@ -18,6 +18,14 @@ function runtime(options: Parameters<typeof createTalkRuntime>[0] = {}): TalkRun
   return r;
 }
 
+/** performance.now() under the test's control (the replay rings' age clock), real again after the test. */
+function fakePerformanceClock(): void {
+  vi.useFakeTimers({ toFake: ["performance"] });
+  cleanups.push(() => {
+    vi.useRealTimers();
+  });
+}
+
 const relay = {
   mode: "realtime",
   transport: "gateway-relay",
@@ -42,10 +50,7 @@ describe("createTalkRuntime", () => {
   });
 
   it("bounds each session's replay ring in age (runtime.replayMaxAgeMs), keeping its newest 100 events", () => {
-    vi.useFakeTimers({ toFake: ["performance"] });
-    cleanups.push(() => {
-      vi.useRealTimers();
-    });
+    fakePerformanceClock();
     const r = runtime({ replayMaxAgeMs: 60_000 });
     const s = r.createSession(relay);
     for (let i = 0; i < 300; i++) s.emit({ type: "health.changed", payload: {} });
@@ -59,10 +64,7 @@ describe("createTalkRuntime", () => {
   });
 
   it("keeps 30 s of events beyond the newest 100 by default (every relayed call's ring is old-generation heap)", () => {
-    vi.useFakeTimers({ toFake: ["performance"] });
-    cleanups.push(() => {
-      vi.useRealTimers();
-    });
+    fakePerformanceClock();
     const r = runtime();
     const s = r.createSession(relay);
     for (let i = 0; i < 300; i++) s.emit({ type: "health.changed", payload: {} });
