@@ -52,6 +52,15 @@ function line(
   return decodeMulaw(encodeMulaw(mic));
 }
 
+/** Uniform noise at about -35 dBFS, steady, reproducible from `seed`. */
+function steadyNoise(length: number, seed: number): Int16Array {
+  let state = seed;
+  return new Int16Array(length).map(() => {
+    state = (state * 1_103_515_245 + 12_345) >>> 0;
+    return Math.round(((state / 2 ** 32) * 2 - 1) * 1000);
+  });
+}
+
 function level(pcm: Int16Array, from: number, to: number): number {
   let sum = 0;
   for (let i = from; i < to; i++) sum += (pcm[i] ?? 0) ** 2;
@@ -169,13 +178,29 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
   });
 
   it("noise on the line under the echo starts no speech at the gate (the bar stays above the line's noise)", () => {
-    let seed = 7;
-    const noise = new Int16Array(far.length).map(() => {
-      seed = (seed * 1_103_515_245 + 12_345) >>> 0;
-      return Math.round(((seed / 2 ** 32) * 2 - 1) * 1000); // about -35 dBFS, steady
-    });
-    const mic = line(far, 120, 10, { pcm: noise, at: 0, gain: 1 });
+    const mic = line(far, 120, 10, { pcm: steadyNoise(far.length, 7), at: 0, gain: 1 });
     expect(onsets(mic, far, true)).toEqual([]);
+  });
+
+  it("takes the line's noise from the caller channel as received, not from the canceller's output", () => {
+    const mic = line(far, 120, 10, { pcm: steadyNoise(far.length, 11), at: 0, gain: 1 });
+    // With denoise the canceller's output carries the noise about 16 dB under the line's: a floor taken there
+    // lets noise 10 dB over it pass as speech while the answer plays (and babble the filter partly cancels).
+    const guard = new EchoGuard(
+      (o) => createEchoCanceller(o),
+      resolveEchoCancellation({ denoise: true }),
+      RATE,
+    );
+    open.push(guard);
+    let quietest = Number.POSITIVE_INFINITY;
+    const lastSecond = mic.length - RATE;
+    for (let at = 0; at + FRAME <= mic.length; at += FRAME) {
+      const frame = mic.subarray(at, at + FRAME);
+      guard.process(frame, far.subarray(at, at + FRAME));
+      if (at >= lastSecond) quietest = Math.min(quietest, level(frame, 0, FRAME));
+    }
+    const db = (ratio: number) => 10 * Math.log10(ratio);
+    expect(Math.abs(db(guard.noise / quietest))).toBeLessThan(1.5);
   });
 
   it("closes once; audio after close is dropped", () => {

@@ -31,8 +31,14 @@
  * own level to its louder syllables: measured on the turn-taking corpus
  * (bench/onset-latency.bench.ts), the first 100-500 ms of speech over the
  * answer were cut as residual. A frame must also stand 10 dB above the line's
- * noise (the quietest output frame of the last second): noise let through
- * between suppressed frames looks like onsets to the gate's noise floor.
+ * noise (the quietest frame of the last second of the caller channel as
+ * received, before the canceller): noise let through between suppressed
+ * frames looks like onsets to the gate's noise floor. Taken from the
+ * canceller's output instead, the floor sank under the line's noise wherever
+ * the filter, adapting on echo and babble at once, took part of the noise
+ * with the echo (5 dB and more in the corpus's babble calls), and babble
+ * then passed as onsets: measured, calls with a false onset in noise 13 ->
+ * 6 of 72 (docs/performance.md).
  * Caller speech above the bar passes whole, and must then last `minSpeechMs`
  * at the gate to interrupt (BargeInPolicy decides whether it does).
  */
@@ -137,7 +143,7 @@ export class EchoGuard {
   #window = { reference: 0, caller: 0, frames: 0 };
   /** Caller-to-reference power ratios of the last windows with audio played. */
   readonly #returns: number[] = [];
-  /** Minimum statistics of the output's frame levels: the line's noise. */
+  /** Minimum statistics of the caller channel's frame levels: the line's noise. */
   readonly #noiseBlocks: number[] = [];
   #blockMin = Number.POSITIVE_INFINITY;
   #blockFill = 0;
@@ -168,16 +174,11 @@ export class EchoGuard {
     }
     const out = this.#canceller.process(mic);
     // Nothing played within the tail: no echo to bar (the loudest of the tail, found without a copy per call).
-    if (this.#loudestReference(0, this.#tailFrames - 1) === 0) {
-      for (let at = 0; at < out.length; at += this.#frame)
-        this.#trackNoise(meanSquare(out, at, at + this.#frame));
-      return out;
-    }
+    if (this.#loudestReference(0, this.#tailFrames - 1) === 0) return out;
     const echo = this.#expectedReference() * this.echoReturn;
     for (let at = 0; at < out.length; at += this.#frame) {
       const end = Math.min(out.length, at + this.#frame);
       const level = meanSquare(out, at, end);
-      this.#trackNoise(level);
       if (level >= Math.max(echo, this.noise * NOISE_MARGIN)) continue;
       this.suppressedFrames++;
       for (let i = at; i < end; i++) out[i] = Math.round(out[i]! * RESIDUAL_GAIN);
@@ -191,7 +192,7 @@ export class EchoGuard {
     return Math.min(1, Math.min(...this.#returns) * 10 ** (HEADROOM_DB / 10));
   }
 
-  /** The line's noise after the canceller (mean square): the quietest output frame of the last second. */
+  /** The line's noise (mean square): the quietest frame of the caller channel, as received, over the last second. */
   get noise(): number {
     return Math.min(this.#blockMin, ...this.#noiseBlocks);
   }
@@ -202,8 +203,9 @@ export class EchoGuard {
     this.#canceller.close();
   }
 
-  /** One frame's reference and caller levels: the echo return's windows, the tail, the delay's envelopes. */
+  /** One frame's reference and caller levels: the line's noise, the echo return's windows, the tail, the delay's envelopes. */
   #frameIn(reference: number, caller: number): void {
+    this.#trackNoise(caller);
     this.#measure(reference, caller);
     this.#references.push(reference);
     this.#callers.push(caller);
