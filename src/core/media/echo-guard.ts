@@ -36,7 +36,7 @@
  * frames looks like onsets to the gate's noise floor. Taken from the
  * canceller's output instead, the floor sank under the line's noise wherever
  * the filter, adapting on echo and babble at once, took part of the noise
- * with the echo (5 dB and more in the corpus's babble calls), and babble
+ * with the echo (4-5 dB in a babble call of the corpus), and babble
  * then passed as onsets: measured, calls with a false onset in noise 13 ->
  * 6 of 72 (docs/performance.md).
  * Caller speech above the bar passes whole, and must then last `minSpeechMs`
