@@ -32,12 +32,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- npm dependencies ----------------------------------------------------------
-# npm ci when node_modules is missing or older than the lockfile. @discordjs/opus
+# npm ci when node_modules is missing or older than the lockfile, or when the
+# Opus binding does not load (an install run with --ignore-scripts or cut short
+# leaves node_modules looking current, and the meeting bot tests then time
+# out; found so, 2026-11-24). @discordjs/opus
 # builds libopus from source with node-gyp; package.json's allowScripts approves
 # its install script for npm 11. onnxruntime-node's (the Silero VAD's runtime) is
 # refused there and skipped here too: it would fetch CUDA libraries from outside
 # the npm registry, and the CPU build we use is inside its npm tarball.
-if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
+  ! node -e 'require("@discordjs/opus")' >/dev/null 2>&1; then
   say "installing npm dependencies (npm ci; builds the native Opus binding, takes a minute)"
   PUPPETEER_SKIP_DOWNLOAD=1 ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
   say "npm dependencies installed"

@@ -81,13 +81,46 @@ export interface MeetingsHarness {
   ): Promise<{ status: number; body: BotStatus & { error?: { code: string } } }>;
   status(id: string): Promise<BotStatus>;
   transcript(id: string): Promise<TranscriptLine[]>;
-  /** Polls GET /meetings/bots/:id until `done` holds (the test's own timeout bounds it). */
-  waitFor(id: string, done: (s: BotStatus) => boolean): Promise<BotStatus>;
-  waitForTranscript(id: string, done: (lines: TranscriptLine[]) => boolean): Promise<TranscriptLine[]>;
+  /**
+   * Polls GET /meetings/bots/:id until `done` holds. Bounded by the test's own timeout, or by `within`
+   * (ms): then it fails naming `what` and the last status, where a test timeout says only that it hung.
+   */
+  waitFor(id: string, done: (s: BotStatus) => boolean, bound?: WaitBound): Promise<BotStatus>;
+  waitForTranscript(
+    id: string,
+    done: (lines: TranscriptLine[]) => boolean,
+    bound?: WaitBound,
+  ): Promise<TranscriptLine[]>;
   close(): Promise<void>;
 }
 
+/** A wait's own deadline and what it waits for, for the failure's message. */
+export interface WaitBound {
+  within: number;
+  what: string;
+}
+
 const POLL_MS = 200;
+
+/** Polls `read` until `done` holds; past `bound.within`, fails with `bound.what` and the last reading. */
+async function poll<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  assertOpen: () => void,
+  bound: WaitBound | undefined,
+): Promise<T> {
+  const deadline = bound ? Date.now() + bound.within : Number.POSITIVE_INFINITY;
+  for (;;) {
+    assertOpen();
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(
+        `waited ${bound!.within} ms for ${bound!.what}; last reading: ${JSON.stringify(value)}`,
+      );
+    await sleep(POLL_MS);
+  }
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A Chromium participant in the test room at `roomUrl`, speaking `wav` in a loop (or silent-ish without one). */
@@ -181,22 +214,8 @@ export async function startMeetingsHarness(
         }
       ).lines;
     },
-    async waitFor(id, done) {
-      for (;;) {
-        assertOpen();
-        const s = await harness.status(id);
-        if (done(s)) return s;
-        await sleep(POLL_MS);
-      }
-    },
-    async waitForTranscript(id, done) {
-      for (;;) {
-        assertOpen();
-        const lines = await harness.transcript(id);
-        if (done(lines)) return lines;
-        await sleep(POLL_MS);
-      }
-    },
+    waitFor: (id, done, bound) => poll(() => harness.status(id), done, assertOpen, bound),
+    waitForTranscript: (id, done, bound) => poll(() => harness.transcript(id), done, assertOpen, bound),
     async close() {
       closed = true;
       await Promise.allSettled([...participants].map((p) => p.close()));

@@ -185,13 +185,20 @@ describe("meeting bot in agent mode answering Meet's chat", () => {
     });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    await h.waitFor(id, (s) => s.state === "in_waiting_room");
+    // Each wait bounded under the test's 60 s: a hang (seen once in a full run, 2026-11-24) then says where.
+    await h.waitFor(id, (s) => s.state === "in_waiting_room", { within: 15_000, what: "the waiting room" });
     meeting.set("in-call");
-    await h.waitForTranscript(id, (all) => all.filter((l) => l.role === "chat").length >= 3);
+    await h.waitForTranscript(id, (all) => all.filter((l) => l.role === "chat").length >= 3, {
+      within: 15_000,
+      what: "the chat's first three lines in the transcript",
+    });
     expect(agent.requests).toHaveLength(0);
     meeting.say("Alice Example", "Notetaker, what is the plan?");
-    await expect.poll(() => meeting.posts, { timeout: 30_000 }).toEqual([ANSWER]);
-    const lines = await h.waitForTranscript(id, (all) => all.some((l) => l.speaker === "Notetaker"));
+    await expect.poll(() => meeting.posts, { timeout: 15_000 }).toEqual([ANSWER]);
+    const lines = await h.waitForTranscript(id, (all) => all.some((l) => l.speaker === "Notetaker"), {
+      within: 10_000,
+      what: "the bot's own post in the transcript",
+    });
     expect(
       lines
         .filter((l) => l.role === "chat")
@@ -205,7 +212,10 @@ describe("meeting bot in agent mode answering Meet's chat", () => {
     expect(agent.requests).toHaveLength(1);
     expect(JSON.stringify(agent.requests[0]!.body)).toContain("what is the plan");
     meeting.set("ended");
-    await h.waitFor(id, (s) => s.state === "ended" || s.state === "fatal");
+    await h.waitFor(id, (s) => s.state === "ended" || s.state === "fatal", {
+      within: 10_000,
+      what: "the bot to leave the ended call",
+    });
     expect(meeting.posts).toEqual([ANSWER]);
   }, 60_000);
 });
