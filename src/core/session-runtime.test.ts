@@ -33,6 +33,14 @@ const relay = {
   owner: "gateway",
 } as const;
 
+/** A relay session with 300 events, on a fake performance clock (the replay ring's age is measured on it). */
+function sessionOf300Events(options: Parameters<typeof createTalkRuntime>[0] = {}) {
+  fakePerformanceClock();
+  const s = runtime(options).createSession(relay);
+  for (let i = 0; i < 300; i++) s.emit({ type: "health.changed", payload: {} });
+  return s;
+}
+
 describe("createTalkRuntime", () => {
   it("rejects invalid options with config_invalid at construction", () => {
     expect(() => createTalkRuntime({ replayLimit: 0 })).toThrow(
@@ -50,10 +58,7 @@ describe("createTalkRuntime", () => {
   });
 
   it("bounds each session's replay ring in age (runtime.replayMaxAgeMs), keeping its newest 100 events", () => {
-    fakePerformanceClock();
-    const r = runtime({ replayMaxAgeMs: 60_000 });
-    const s = r.createSession(relay);
-    for (let i = 0; i < 300; i++) s.emit({ type: "health.changed", payload: {} });
+    const s = sessionOf300Events({ replayMaxAgeMs: 60_000 });
     expect(s.replay(0).complete).toBe(true);
     vi.advanceTimersByTime(61_000);
     s.emit({ type: "health.changed", payload: {} });
@@ -64,10 +69,7 @@ describe("createTalkRuntime", () => {
   });
 
   it("keeps 30 s of events beyond the newest 100 by default (every relayed call's ring is old-generation heap)", () => {
-    fakePerformanceClock();
-    const r = runtime();
-    const s = r.createSession(relay);
-    for (let i = 0; i < 300; i++) s.emit({ type: "health.changed", payload: {} });
+    const s = sessionOf300Events();
     vi.advanceTimersByTime(29_000);
     s.emit({ type: "health.changed", payload: {} });
     expect(s.replay(0).complete).toBe(true);

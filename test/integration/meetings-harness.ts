@@ -114,10 +114,8 @@ async function poll<T>(
     assertOpen();
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(
-        `waited ${bound!.within} ms for ${bound!.what}; last reading: ${JSON.stringify(value)}`,
-      );
+    if (bound && Date.now() > deadline)
+      throw new Error(`waited ${bound.within} ms for ${bound.what}; last reading: ${JSON.stringify(value)}`);
     await sleep(POLL_MS);
   }
 }
