@@ -16,7 +16,15 @@ import { NOOP_LOGGER } from "../core/index.js";
 import { type JobEvent, JobEvents } from "./job-events.js";
 import { checkJobInt, checkJobKinds } from "./job-options.js";
 import { watchWorkerOutcomes } from "./bullmq-outcomes.js";
+import type { JobOutcome } from "./job-outcome.js";
 import { parseRedisUrl, reconnectDelay, RedisKeys } from "./redis-connection.js";
+
+/** What the worker whose run failed publishes on `jobs.<kind>.retried`. */
+interface RetriedMessage {
+  jobId: string;
+  attempt?: number;
+  reason?: string;
+}
 
 /** Options of the BullMQ job queue (work placed on any capable worker). */
 export interface JobQueueOptions {
@@ -141,7 +149,7 @@ export class JobQueue {
   readonly #workers = new Map<string, Worker>();
   readonly #events: JobEvents;
   /**
-   * `job`: cluster-wide lifecycle of every job (from BullMQ's QueueEvents).
+   * `job`: cluster-wide lifecycle of every job (from BullMQ's QueueEvents; `retried` from the failing worker, over the Relay).
    * `outcome`: transitions that happened on this worker (for logs and metrics: each counted once cluster-wide).
    */
   readonly on: JobEvents["on"];
@@ -207,10 +215,18 @@ export class JobQueue {
     if (this.#state !== "starting") throw new TalkError("invalid_state", `The job queue is ${this.#state}.`);
     await Promise.all(this.#kinds.map((kind) => this.#openKind(kind)));
     await this.#relay.waitUntilReady();
-    this.#relaySubscription = await this.#relay.subscribe(`jobs.*.cancel`, (message) => {
-      const kind = decodeURIComponent(message.topic.split(".")[1] ?? "");
-      const { jobId, reason } = message.data as { jobId: string; reason: string };
-      this.#workers.get(kind)?.cancelJob(jobId, reason);
+    // `jobs.<kind>.cancel` reaches the worker running a job; `jobs.<kind>.retried`
+    // tells every worker which attempt failed and why (see #reportOutcome).
+    this.#relaySubscription = await this.#relay.subscribe(`jobs.*.*`, (message) => {
+      const [, encodedKind = "", action] = message.topic.split(".");
+      const kind = decodeURIComponent(encodedKind);
+      if (action === "cancel") {
+        const { jobId, reason } = message.data as { jobId: string; reason: string };
+        this.#workers.get(kind)?.cancelJob(jobId, reason);
+      } else if (action === "retried") {
+        const { jobId, reason, attempt } = message.data as RetriedMessage;
+        this.#events.job("retried", kind, jobId, { reason, attempt });
+      }
     });
     if (this.#opts.isFull) {
       this.#fullTimer = setInterval(() => void this.#checkLoad(), this.#opts.fullCheckMs);
@@ -252,16 +268,6 @@ export class JobQueue {
     events.on("completed", ({ jobId }) => emit("completed", jobId));
     events.on("failed", ({ jobId, failedReason }) => emit("failed", jobId, failedReason));
     events.on("stalled", ({ jobId }) => emit("stalled", jobId));
-    // A retry is a move to delayed (backoff >= 1 ms) of a job that already ran;
-    // a job enqueued with delayMs has not (attemptsMade 0).
-    events.on("delayed", ({ jobId }) => {
-      void this.#queue(kind)
-        .getJob(jobId)
-        .then((job) => {
-          if (job && job.attemptsMade > 0) emit("retried", jobId, job.failedReason, job.attemptsMade);
-        })
-        .catch((err: unknown) => this.#opts.logger.debug({ err, kind, jobId }, "job lookup failed"));
-    });
     this.#queueEvents.push(events);
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
   }
@@ -339,8 +345,30 @@ export class JobQueue {
     worker.on("error", (err: Error) =>
       this.#opts.logger.debug({ err: err.message, kind }, "job worker error"),
     );
-    watchWorkerOutcomes(worker, kind, (outcome) => this.#events.outcome(outcome));
+    watchWorkerOutcomes(worker, kind, (outcome) => this.#reportOutcome(outcome));
     this.#workers.set(kind, worker);
+  }
+
+  /**
+   * Counts an outcome of a run on this worker and, for a retry, tells every
+   * worker. Only the failing worker knows the attempt and reason for sure:
+   * BullMQ's cluster-wide `delayed` event carries the job id alone, and by the
+   * time another worker reads the job a short backoff may have let it run
+   * again (it then read the next attempt and its reason).
+   */
+  #reportOutcome(outcome: JobOutcome): void {
+    this.#events.outcome(outcome);
+    if (outcome.outcome !== "retried") return;
+    const message: RetriedMessage = {
+      jobId: outcome.jobId,
+      attempt: outcome.attempt,
+      reason: outcome.reason,
+    };
+    void this.#relay
+      .publish(`jobs.${outcome.kind}.retried`, message)
+      .catch((err: unknown) =>
+        this.#opts.logger.debug({ err, kind: outcome.kind, jobId: outcome.jobId }, "job retry not published"),
+      );
   }
 
   /** Reads a job of any kind from any worker (its data, state, progress and, with `logs`, its log lines). */

@@ -109,6 +109,7 @@ describe("JobQueue (BullMQ on the shared Redis)", () => {
       "the other to fail",
     );
     await eventually(() => outcomesA.length === 4, 10_000, "four outcomes on A");
+    await eventually(() => seen.filter((e) => e.type === "retried").length === 2, 10_000, "two retries on B");
     expect(seen.filter((e) => e.type === "retried").map((e) => [e.jobId, e.attempt, e.reason])).toEqual([
       [once.id, 1, "line busy 1"],
       [always.id, 1, "line busy 1"],
