@@ -85,7 +85,7 @@ interface RampResult {
 }
 
 const HEADER =
-  "| relay | calls | in p50 | in p99 | out p50 | out p99 | frames in (sent/arrived) | frames out (sent/arrived) | relay CPU (user+sys) | relay CPU per call | generator busy | ok |";
+  "| relay | calls | in p50 | in p99 | in held p50 / max | out p50 | out p99 | frames in (sent/arrived) | frames out (sent/arrived) | relay CPU (user+sys) | relay CPU per call | generator busy | ok |";
 
 /** One relay's ramp, a level at a time (so several relays' ramps can be interleaved level by level). */
 class Ramp {
@@ -111,6 +111,7 @@ class Ramp {
     await sleep(this.#warm.done ? 1000 : 4000);
     this.#warm.done = true;
     load.inbound.open();
+    load.provider.inputHold.open();
     load.outbound.open();
     const elu0 = performance.eventLoopUtilization();
     const readCpu = this.target.readCpu ?? (() => (pid ? readProcessCpu(pid) : undefined));
@@ -120,12 +121,14 @@ class Ramp {
     const cpu = cpuSince(cpu0, readCpu());
     const wall = (performance.now() - t0) / 1000;
     load.inbound.close();
+    load.provider.inputHold.close();
     load.outbound.close();
     const busy = performance.eventLoopUtilization(elu0).utilization;
     await sleep(1500); // frames of the window still in flight arrive; later ones do not count
     load.pause();
     const i = load.inbound;
     const o = load.outbound;
+    const held = load.provider.inputHold;
     const intact = i.sent === i.arrived && o.sent === o.arrived && load.closedCalls === 0;
     // The generator has one core too: when it cannot send 50 frames/s per call, the level was not applied and
     // says nothing about the relay. The realistic shape's assistant speaks half the time: half the frames out.
@@ -145,7 +148,7 @@ class Ramp {
       : "-";
     const perCallCell = share !== undefined ? `${((share / applied) * 1000).toFixed(2)} ms/s` : "-";
     console.log(
-      `| ${this.name} | ${level} | ${fmt(i.percentile(50))} | ${fmt(i.percentile(99))} | ${fmt(o.percentile(50))} | ${fmt(o.percentile(99))} | ${i.sent}/${i.arrived} | ${o.sent}/${o.arrived} | ${cpuCell} | ${perCallCell} | ${(busy * 100).toFixed(0)}% | ${ok ? "yes" : generatorShort ? "no (generator saturated: load not applied)" : "no"} |`,
+      `| ${this.name} | ${level} | ${fmt(i.percentile(50))} | ${fmt(i.percentile(99))} | ${fmt(held.percentile(50))} / ${fmt(held.percentile(100))} | ${fmt(o.percentile(50))} | ${fmt(o.percentile(99))} | ${i.sent}/${i.arrived} | ${o.sent}/${o.arrived} | ${cpuCell} | ${perCallCell} | ${(busy * 100).toFixed(0)}% | ${ok ? "yes" : generatorShort ? "no (generator saturated: load not applied)" : "no"} |`,
     );
     if (cpuRamp) {
       if (ok && this.best === this.lossless) this.best = level;

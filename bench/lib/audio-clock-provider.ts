@@ -34,13 +34,20 @@ export class AudioClock {
     this.#sent.push(at);
   }
 
-  /** `ms` of audio arrived now: every frame whose end it reaches is recorded in `log`. */
+  /**
+   * `ms` of audio arrived now: every frame whose end it reaches is recorded in `log`. A piece of several
+   * frames (a relay that gathers the caller's frames, talk.input.providerAppendMs) is timed from its newest
+   * frame: how long the older ones waited for it is the relay's chosen batching, not its latency.
+   */
   received(ms: number, log: LatencyLog, now = performance.now()): void {
     this.#receivedMs += ms;
+    const first = this.#head;
     while (this.#head < this.#sent.length && (this.#done + 1) * FRAME_MS <= this.#receivedMs + TOLERANCE_MS) {
-      log.record(this.#sent[this.#head++]!, now);
+      this.#head++;
       this.#done++;
     }
+    const newest = this.#sent[this.#head - 1] ?? 0;
+    for (let i = first; i < this.#head; i++) log.record(this.#sent[i]!, now - (newest - this.#sent[i]!));
     if (this.#head > 4096) {
       this.#sent = this.#sent.slice(this.#head);
       this.#head = 0;

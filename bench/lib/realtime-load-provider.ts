@@ -13,7 +13,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
-import { readStamp, stampedFramesBase64, type LatencyLog } from "./frame-stamp.js";
+import { FRAME_BASE64_CHARS, LatencyLog, readStamp, readStamps, stampedFramesBase64 } from "./frame-stamp.js";
 
 export interface ProviderConnection {
   readonly ws: WebSocket;
@@ -36,6 +36,11 @@ export class RealtimeLoadProvider {
   readonly outbound: LatencyLog;
   /** When speech_started was sent, by call (barge-in -> clear). */
   readonly speechAt = new Map<number, number>();
+  /**
+   * How long each frame waited in the relay for the rest of its append (0 for a relay that sends every
+   * frame on its own), ms; windowed with `inbound`.
+   */
+  readonly inputHold = new LatencyLog();
   /** Stamped appends received, by call (loss accounting). */
   received = 0;
   cancels = 0;
@@ -154,14 +159,27 @@ export class RealtimeLoadProvider {
       ) {
         const at = text.indexOf('"audio":"');
         if (at < 0) return;
-        const stamp = readStamp(text, at + 9);
-        if (!stamp) return;
+        const end = text.indexOf('"', at + 9);
+        // A relay may send several 20 ms frames in one append (talk.input.providerAppendMs).
+        const stamps =
+          end - (at + 9) <= FRAME_BASE64_CHARS
+            ? [readStamp(text, at + 9)].filter((x) => x !== undefined)
+            : readStamps(text, at + 9, end);
+        const newest = stamps.at(-1);
+        if (!newest) return;
         if (c.callIdx < 0) {
-          c.callIdx = stamp.callIdx;
-          this.byCall.set(stamp.callIdx, c);
+          c.callIdx = newest.callIdx;
+          this.byCall.set(newest.callIdx, c);
         }
-        this.received++;
-        this.inbound.record(stamp.sentAt);
+        const now = performance.now();
+        for (const stamp of stamps) {
+          this.received++;
+          // The relay's latency is the piece's: from its newest frame. How long the older frames were held
+          // for the piece is the relay's chosen batching, recorded apart.
+          const held = newest.sentAt - stamp.sentAt;
+          this.inbound.record(stamp.sentAt, now - held);
+          this.inputHold.record(stamp.sentAt, stamp.sentAt + held);
+        }
         return;
       }
       if (text.includes('"session.update"')) {

@@ -59,6 +59,7 @@ export function basePipelineOptions(config: TalkgateConfig, brain: BrainOptions)
     interruptOnSpeech: config.talk.input.interruptOnSpeech,
     outputDeltaIntervalMs: config.talk.output.deltaEventIntervalMs,
     inputAppendedIntervalMs: config.talk.input.appendedEventIntervalMs,
+    providerAppendMs: config.talk.input.providerAppendMs,
     ...(config.talk.realtime?.model ? { realtimeModel: config.talk.realtime.model } : {}),
     ...(config.talk.realtime?.voice ? { realtimeVoice: config.talk.realtime.voice } : {}),
   };

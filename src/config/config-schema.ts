@@ -198,6 +198,13 @@ export const talkSchema = z
          */
         appendedEventIntervalMs: z.number().int().min(0).max(10_000).default(200),
         /**
+         * The caller's audio goes to a realtime provider in pieces of up to this many ms: one append per
+         * piece instead of one per 20 ms phone frame (the largest per-frame cost of a relayed call after
+         * reading the frame). The provider hears a piece's oldest frame up to this minus 20 ms later;
+         * talkgate's own speech gate reads every frame as it comes. 0 sends every frame on its own.
+         */
+        providerAppendMs: z.number().int().min(0).max(500).default(60),
+        /**
          * Echo cancellation of the caller's audio with the assistant's played audio as the reference, before
          * the local speech gate and STT (stt-tts phone legs; realtime ones with `realtime`).
          */

@@ -45,6 +45,7 @@ describe("loadConfig", () => {
       interruptOnSpeech: true,
       silenceTimeoutMs: 800,
       appendedEventIntervalMs: 200,
+      providerAppendMs: 60,
       echoCancellation: { enabled: true, tailMs: 300, denoise: false, realtime: false },
       bargeIn: { confirmWithWords: false, resumeAfterMs: 1200, matchBySound: true },
       endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500 },
@@ -103,6 +104,12 @@ describe("loadConfig", () => {
     expect(err2.message).toContain("talk.realtime.mode");
     const err3 = configError(() => validateConfig({ runtime: { replayMaxAgeMs: -5 } }, { env: {} }));
     expect(err3.message).toContain("runtime.replayMaxAgeMs");
+    for (const bad of [-1, 501, 20.5, "60"]) {
+      const err4 = configError(() =>
+        validateConfig({ talk: { input: { providerAppendMs: bad } } }, { env: {} }),
+      );
+      expect(err4.message).toContain("talk.input.providerAppendMs");
+    }
   });
 
   it("talk.faults: defaults, and out-of-range values refused at start naming the key", () => {

@@ -216,6 +216,13 @@ export interface RealtimeSessionOptions {
    * `speakText` gives it.
    */
   autoRespond?: boolean;
+  /**
+   * The session may gather the caller's audio into pieces of up to this many
+   * ms before sending it (one provider message per piece instead of one per
+   * 20 ms frame); anything else it sends goes after what it holds. 0 or
+   * absent: every piece as it comes.
+   */
+  inputAppendMs?: number;
 }
 
 /** Events a realtime provider session reports to its owner. */

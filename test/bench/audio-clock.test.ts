@@ -39,6 +39,15 @@ describe("AudioClock", () => {
     expect(log.arrived).toBe(1);
   });
 
+  it("times a piece of several frames (a relay gathering the caller's frames) from its newest frame", () => {
+    const log = openLog();
+    const clock = new AudioClock();
+    for (const at of [0, 20, 40]) clock.sent(at);
+    clock.received(60, log, 45); // one 60 ms append, 5 ms after its last frame was sent
+    expect(log.samples).toEqual([5, 5, 5]);
+    expect(log.arrived).toBe(3);
+  });
+
   it("does not count audio that has not arrived, or frames sent outside the window", () => {
     const log = openLog();
     log.windowStart = 10;

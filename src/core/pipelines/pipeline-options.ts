@@ -87,6 +87,13 @@ export interface PipelineOptions {
    * (talk.input.appendedEventIntervalMs).
    */
   inputAppendedIntervalMs?: number;
+  /**
+   * The caller's audio goes to a realtime provider in pieces of up to this
+   * many ms (one append per piece, not per 20 ms phone frame; the provider
+   * hears the oldest frame of a piece up to this much minus 20 ms later). 0
+   * sends every frame as it comes. Default 60 (talk.input.providerAppendMs).
+   */
+  providerAppendMs?: number;
   /** How answers are chunked and spoken, progress cue, consult timeout, realtime reply path (brain-options.ts). */
   brain?: BrainOptions;
 }
@@ -110,6 +117,7 @@ export const PIPELINE_DEFAULTS: Readonly<
   heldAudioMs: 2000,
   outputDeltaIntervalMs: 200,
   inputAppendedIntervalMs: 200,
+  providerAppendMs: 60,
 });
 
 export type ResolvedPipelineOptions = typeof PIPELINE_DEFAULTS &
@@ -155,6 +163,8 @@ export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedP
     o.inputAppendedIntervalMs > 10_000
   )
     bad("inputAppendedIntervalMs", "must be an integer between 0 and 10000");
+  if (!Number.isInteger(o.providerAppendMs) || o.providerAppendMs < 0 || o.providerAppendMs > 500)
+    bad("providerAppendMs", "must be an integer between 0 and 500");
   return { ...o, instructions: o.instructions ?? o.persona, brain: resolveBrainOptions(options.brain) };
 }
 

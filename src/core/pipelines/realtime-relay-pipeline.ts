@@ -419,6 +419,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         // brain: speech transport only; talkgate's turns (providerTurnDetection false): we commit and ask.
         ...(this.replyPath === "brain" || !options.providerTurnDetection ? { autoRespond: false } : {}),
         inputFormat: this.#input.providerFormat,
+        inputAppendMs: options.providerAppendMs,
         outputFormat: this.#providerOutput,
         signal: session.signal,
       },

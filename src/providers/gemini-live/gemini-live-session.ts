@@ -22,7 +22,8 @@
  * the connection as `provider_error` with the reason; later it is a fatal
  * `connection_lost` carrying the reason.
  */
-import { cancelledError, NOOP_LOGGER, TalkError } from "../../core/index.js";
+import { bytesPerSecond, cancelledError, NOOP_LOGGER, TalkError } from "../../core/index.js";
+import { AudioAppendBatcher } from "../support/audio-append-batcher.js";
 import type {
   RealtimeProviderEvent,
   RealtimeSessionOptions,
@@ -67,6 +68,7 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
   readonly #socket: JsonSocket;
   readonly #turns: GeminiTurnTracker;
   readonly #mimeType: string;
+  readonly #input: AudioAppendBatcher;
   /** Calls the server cancelled (toolCallCancellation) whose results are dropped. */
   readonly #cancelledCalls = new Set<string>();
 
@@ -79,6 +81,11 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
     this.#log = options.logger ?? NOOP_LOGGER;
     this.#turns = new GeminiTurnTracker(sessionOptions.outputFormat);
     this.#mimeType = `audio/pcm;rate=${sessionOptions.inputFormat.sampleRate}`;
+    this.#input = new AudioAppendBatcher(
+      sessionOptions.inputAppendMs ?? 0,
+      bytesPerSecond(sessionOptions.inputFormat),
+      (audio) => this.#socket.send({ realtimeInput: { audio: { data: audio, mimeType: this.#mimeType } } }),
+    );
     this.#socket = new JsonSocket(
       {
         url: options.url,
@@ -110,7 +117,10 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
             message: `Gemini Live closed the socket (${code}${reason ? `: ${reason.slice(0, 300)}` : ""}).`,
             fatal: true,
           }),
-        onFinished: (reason) => this.#emit({ type: "closed", reason }),
+        onFinished: (reason) => {
+          this.#input.close();
+          this.#emit({ type: "closed", reason });
+        },
       },
     );
   }
@@ -141,13 +151,13 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
   }
 
   appendAudio(data: Uint8Array): void {
-    const audio = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
-    this.#socket.send({ realtimeInput: { audio: { data: audio, mimeType: this.#mimeType } } });
+    this.#assertReady(); // refused at once, not when the piece would go out
+    this.#input.push(data);
   }
 
   /** The caller's audio stream paused (push-to-talk released): the server flushes what it holds. */
   commitAudio(): void {
-    this.#socket.send({ realtimeInput: { audioStreamEnd: true } });
+    this.#send({ realtimeInput: { audioStreamEnd: true } });
   }
 
   /** Drops the rest of the model turn in progress (the API has no cancel; see the file comment). */
@@ -185,14 +195,14 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
     if (name === undefined)
       throw new TalkError("tool_not_found", `Gemini Live made no function call ${callId} in this session.`);
     this.#turns.callNames.delete(callId);
-    this.#socket.send({
+    this.#send({
       toolResponse: { functionResponses: [{ id: callId, name, response: responseObject(output) }] },
     });
   }
 
   /** A turn of text (Gateway-built instructions, or nothing: the end of the current turn). */
   createResponse(instructions?: string): void {
-    this.#socket.send({
+    this.#send({
       clientContent: {
         ...(instructions === undefined ? {} : { turns: [{ role: "user", parts: [{ text: instructions }] }] }),
         turnComplete: true,
@@ -202,7 +212,7 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
 
   /** Speaks a verbatim line (a greeting, a farewell): content of a user turn asking for it read aloud. */
   speakText(text: string): void {
-    this.#socket.send({
+    this.#send({
       clientContent: {
         turns: [
           {
@@ -216,13 +226,20 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
   }
 
   sendText(text: string): void {
-    this.#socket.send({
+    this.#send({
       clientContent: { turns: [{ role: "user", parts: [{ text }] }], turnComplete: true },
     });
   }
 
   close(): Promise<void> {
+    this.#input.close();
     return this.#socket.close("closed");
+  }
+
+  /** Every message but the audio itself: held caller audio goes first (an audioStreamEnd must follow it). */
+  #send(message: Json): void {
+    this.#input.flush();
+    this.#socket.send(message);
   }
 
   #message(message: Json): void {

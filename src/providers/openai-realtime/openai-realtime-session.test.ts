@@ -292,6 +292,25 @@ describe("OpenAI Realtime session over the fake server", () => {
     expect(events.of("audio_delta")).toHaveLength(2);
   });
 
+  it("with inputAppendMs sends the caller's 20 ms frames in pieces, and held audio before a commit", async () => {
+    const { session } = await open(new FakeOpenAiRealtimeServer(), { inputAppendMs: 60 });
+    const silence = (): Uint8Array => new Uint8Array(160).fill(0xff);
+    for (let i = 0; i < 5; i++) session.appendAudio(silence());
+    session.commitAudio!();
+    await server.waitFor((e) => e.type === "input_audio_buffer.commit");
+    // Three frames make a 60 ms piece; the two left go out as one append just before the commit.
+    expect(
+      server.received
+        .filter((e) => e.type.startsWith("input_audio_buffer."))
+        .map((e) => [e.type, e.event.audio]),
+    ).toEqual([
+      ["input_audio_buffer.append", 480],
+      ["input_audio_buffer.append", 320],
+      ["input_audio_buffer.commit", undefined],
+    ]);
+    expect(server.audioMsReceived).toBe(100);
+  });
+
   it("sends no response.cancel when no response is active", async () => {
     const { session } = await open(new FakeOpenAiRealtimeServer());
     session.cancelResponse();

@@ -14,6 +14,7 @@
 import { cancelledError } from "../../core/index.js";
 import { TalkError } from "../../core/index.js";
 import { NOOP_LOGGER, type TalkLogger } from "../../core/index.js";
+import { bytesPerSecond } from "../../core/index.js";
 import type {
   RealtimeProviderEvent,
   RealtimeSessionOptions,
@@ -21,6 +22,7 @@ import type {
 } from "../../core/index.js";
 import { mergeOptions } from "../support/options.js";
 import { JsonSocket } from "../support/json-socket.js";
+import { AudioAppendBatcher } from "../support/audio-append-batcher.js";
 import { buildSessionUpdate, type OpenAiTurnDetection } from "./openai-realtime-session-config.js";
 import { mapServerEvent } from "./openai-realtime-session-events.js";
 
@@ -155,6 +157,7 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   /** The response a response.cancel was sent for: cancelled once (a barge-in and the turn it starts both ask). */
   #cancelSentFor: string | undefined;
   #eventSeq = 0;
+  readonly #input: AudioAppendBatcher;
 
   constructor(
     options: Readonly<Required<OpenAiRealtimeConnectOptions>>,
@@ -165,6 +168,11 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
     this.#sessionOptions = sessionOptions;
     this.#onEvent = onEvent;
     this.#log = options.logger;
+    this.#input = new AudioAppendBatcher(
+      sessionOptions.inputAppendMs ?? 0,
+      bytesPerSecond(sessionOptions.inputFormat),
+      (audio) => this.#appendPiece(audio),
+    );
     const model = sessionOptions.model ?? options.model;
     this.#socket = new JsonSocket(
       {
@@ -200,6 +208,7 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
             fatal: true,
           }),
         onFinished: (reason) => {
+          this.#input.close();
           this.#activeResponseId = undefined;
           this.#emit({ type: "closed", reason });
         },
@@ -228,8 +237,14 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   }
 
   appendAudio(data: Uint8Array, base64?: string): void {
-    const audio = base64 ?? Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
-    // 50 a second per call: one concatenation (base64 needs no JSON escaping) instead of JSON.stringify.
+    // Refused at once, not when the piece would go out.
+    if (this.#socket.state !== "ready")
+      throw new TalkError("invalid_state", `The realtime session is ${this.#socket.state}.`);
+    this.#input.push(data, base64);
+  }
+
+  /** One append: a concatenation (base64 needs no JSON escaping) instead of JSON.stringify. */
+  #appendPiece(audio: string): void {
     this.#socket.sendText(`{"type":"input_audio_buffer.append","audio":"${audio}"}`);
   }
 
@@ -341,6 +356,7 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   }
 
   close(): Promise<void> {
+    this.#input.close();
     return this.#socket.close("closed");
   }
 
@@ -371,6 +387,8 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   }
 
   #send(message: Record<string, unknown>): void {
+    // Held caller audio goes first: a commit or a response must follow all of it.
+    this.#input.flush();
     this.#socket.send(message);
   }
 

@@ -1,0 +1,134 @@
+/**
+ * The caller's audio on its way into a realtime provider's socket, sent in
+ * pieces of `appendMs` instead of one message per carrier frame.
+ *
+ * A phone line delivers a 20 ms frame 50 times a second, in silence too; each
+ * frame sent on as its own `input_audio_buffer.append` costs a JSON message,
+ * a WebSocket frame and a socket write, the largest per-frame costs of a
+ * relayed call (docs/performance.md). LiveKit Agents' realtime plugins send
+ * 100 ms pieces for the same reason. The price is latency on the provider's
+ * side only: the oldest frame of a piece reaches it up to `appendMs - 20` ms
+ * later. talkgate's own barge-in decision reads every frame as it arrives.
+ *
+ * Order: the owner calls `flush()` before it sends anything else on the
+ * socket (a commit, a clear, a response), so held audio always goes first.
+ * Held audio never waits longer than `appendMs` of wall time: when frames stop
+ * (a paused stream, a client that sends only while its user speaks) one
+ * shared sweep, running only while some batcher holds audio, sends it.
+ */
+export class AudioAppendBatcher {
+  readonly #targetBytes: number;
+  readonly #maxHoldMs: number;
+  readonly #send: (base64: string) => void;
+  #buffer: Buffer | undefined;
+  #bytes = 0;
+  #heldSince = 0;
+  #closed = false;
+
+  /**
+   * @param appendMs the piece to send; 0 (or a piece no larger than one frame) sends every frame as it comes
+   * @param bytesPerSecond of the audio pushed (8 000 for G.711 at 8 kHz, 48 000 for PCM16 at 24 kHz)
+   * @param send sends one piece, base64
+   */
+  constructor(appendMs: number, bytesPerSecond: number, send: (base64: string) => void) {
+    const ms = Number.isFinite(appendMs) && appendMs > 0 ? appendMs : 0;
+    this.#targetBytes = ms > 0 ? Math.max(1, Math.round((ms * bytesPerSecond) / 1000)) : 0;
+    this.#maxHoldMs = ms;
+    this.#send = send;
+  }
+
+  /** Audio bytes held now (not yet sent). */
+  get heldBytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * One piece of input. `base64` is the same bytes already encoded (a
+   * carrier's payload), sent as it is when the piece goes out alone.
+   */
+  push(data: Uint8Array, base64?: string): void {
+    if (this.#closed) return;
+    if (this.#bytes === 0 && data.byteLength >= this.#targetBytes) {
+      this.#send(base64 ?? encode(data));
+      return;
+    }
+    if (this.#bytes + data.byteLength > this.#targetBytes * 2) this.flush();
+    if (data.byteLength > this.#targetBytes) {
+      this.#send(base64 ?? encode(data));
+      return;
+    }
+    this.#buffer ??= Buffer.allocUnsafe(this.#targetBytes * 2);
+    if (this.#bytes === 0) {
+      this.#heldSince = performance.now();
+      SWEEP.hold(this);
+    }
+    this.#buffer.set(data, this.#bytes);
+    this.#bytes += data.byteLength;
+    if (this.#bytes >= this.#targetBytes) this.flush();
+  }
+
+  /** Sends what is held now (before any other message of the session). */
+  flush(): void {
+    if (this.#bytes === 0) return;
+    const piece = this.#buffer!.toString("base64", 0, this.#bytes);
+    this.#bytes = 0;
+    SWEEP.release(this);
+    this.#send(piece);
+  }
+
+  /**
+   * Sends what has waited `appendMs` (the sweep's call). A send that fails here
+   * (the socket closed under the session) drops the piece: there is no caller
+   * to tell, and the session's own close or loss event reports the socket.
+   */
+  flushIfDue(now: number): void {
+    if (this.#bytes === 0 || now - this.#heldSince < this.#maxHoldMs) return;
+    try {
+      this.flush();
+    } catch {
+      // Dropped with the socket (see above).
+    }
+  }
+
+  /** Drops what is held and sends nothing more. Idempotent. */
+  close(): void {
+    this.#closed = true;
+    this.#bytes = 0;
+    SWEEP.release(this);
+  }
+}
+
+function encode(data: Uint8Array): string {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
+}
+
+/**
+ * One timer for every batcher of the process, running only while one holds
+ * audio: per-call timers would cost a timer per piece per call.
+ */
+class AppendSweep {
+  static readonly INTERVAL_MS = 20;
+  readonly #holding = new Set<AudioAppendBatcher>();
+  #timer: NodeJS.Timeout | undefined;
+
+  hold(batcher: AudioAppendBatcher): void {
+    this.#holding.add(batcher);
+    if (this.#timer) return;
+    this.#timer = setInterval(() => this.#sweep(), AppendSweep.INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  release(batcher: AudioAppendBatcher): void {
+    this.#holding.delete(batcher);
+    if (this.#holding.size > 0 || !this.#timer) return;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #sweep(): void {
+    const now = performance.now();
+    for (const batcher of this.#holding) batcher.flushIfDue(now);
+  }
+}
+
+const SWEEP = new AppendSweep();
