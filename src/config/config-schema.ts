@@ -198,7 +198,7 @@ export const talkSchema = z
          */
         appendedEventIntervalMs: z.number().int().min(0).max(10_000).default(200),
         /**
-         * The caller's audio goes to a realtime provider in pieces of up to this many ms: one append per
+         * The caller's audio goes to a realtime provider in pieces of this many ms: one append per
          * piece instead of one per 20 ms phone frame (the largest per-frame cost of a relayed call after
          * reading the frame). The provider hears a piece's oldest frame up to this minus 20 ms later;
          * talkgate's own speech gate reads every frame as it comes. 0 sends every frame on its own.

@@ -217,7 +217,7 @@ export interface RealtimeSessionOptions {
    */
   autoRespond?: boolean;
   /**
-   * The session may gather the caller's audio into pieces of up to this many
+   * The session may gather the caller's audio into pieces of this many
    * ms before sending it (one provider message per piece instead of one per
    * 20 ms frame); anything else it sends goes after what it holds. 0 or
    * absent: every piece as it comes.

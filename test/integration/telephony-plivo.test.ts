@@ -35,6 +35,14 @@ describe("telephony: Plivo realtime calls", () => {
     await client.sendAudio(silence(1000), { pace: "fast" });
     await client.waitFor(() => client.receivedAudioMs >= reply.length / 8);
     await waitUntil(() => h!.realtime!.audioMsReceived === (speech.length + 8000) / 8);
+    // The caller's 20 ms frames reach the provider gathered into pieces of 60 ms (talk.input.providerAppendMs).
+    const pieces = h
+      .realtime!.received.filter((e) => e.type === "input_audio_buffer.append")
+      .map((e) => e.event.audio as number);
+    // A piece goes once it holds 60 ms (480 bytes), so a short frame (the recording's last) makes one longer;
+    // the last piece may be what the sweep sent when the frames stopped.
+    expect(pieces.slice(0, -1).every((n) => n >= 480 && n < 480 + 160)).toBe(true);
+    expect(pieces.length).toBeLessThan((speech.length + 8000) / 160 / 2);
     const audio = h.realtime!.session.audio as { input: { format: unknown } };
     expect(audio.input.format).toEqual({ type: "audio/pcmu" });
     const plays = client.received.filter((m) => m.event === "playAudio");

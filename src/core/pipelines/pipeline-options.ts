@@ -88,7 +88,7 @@ export interface PipelineOptions {
    */
   inputAppendedIntervalMs?: number;
   /**
-   * The caller's audio goes to a realtime provider in pieces of up to this
+   * The caller's audio goes to a realtime provider in pieces of this
    * many ms (one append per piece, not per 20 ms phone frame; the provider
    * hears the oldest frame of a piece up to this much minus 20 ms later). 0
    * sends every frame as it comes. Default 60 (talk.input.providerAppendMs).
