@@ -17,6 +17,7 @@ import { createGeminiLiveProvider, type GeminiLiveProvider } from "./gemini-live
 import { GEMINI_INPUT_FORMAT, GEMINI_OUTPUT_FORMAT } from "./gemini-live-setup.js";
 
 const TOOL = LOOKUP_ORDER_TOOL;
+type Json = Record<string, unknown>;
 
 describe("Gemini Live provider", () => {
   let fake: FakeGeminiLiveServer;
@@ -96,6 +97,31 @@ describe("Gemini Live provider", () => {
       realtimeInput: { audio: { mimeType: string } };
     };
     expect(audioIn.realtimeInput.audio.mimeType).toBe("audio/pcm;rate=16000");
+  });
+
+  it("with inputAppendMs sends the caller's 20 ms frames in pieces, and held audio before audioStreamEnd", async () => {
+    voice = await provider.connect(
+      {
+        instructions: "Be brief.",
+        tools: [],
+        inputFormat: GEMINI_INPUT_FORMAT,
+        outputFormat: GEMINI_OUTPUT_FORMAT,
+        signal: new AbortController().signal,
+        inputAppendMs: 60,
+      },
+      (e) => events.push(e),
+    );
+    const frame = new Uint8Array(640); // 20 ms of 16 kHz PCM16 silence
+    for (let i = 0; i < 4; i++) voice.appendAudio(frame);
+    voice.commitAudio!();
+    await fake.waitFor((m) => (m.realtimeInput as Json | undefined)?.audioStreamEnd === true);
+    const inputs = fake.received
+      .map((m) => m.realtimeInput as Json | undefined)
+      .filter((input) => input !== undefined)
+      .map((input) => (input.audioStreamEnd === true ? "end" : ((input.audio as Json).data as number)));
+    // Three frames make a 60 ms piece; the fourth goes out alone just before the end of the stream.
+    expect(inputs).toEqual([1920, 640, "end"]);
+    expect(fake.audioMsReceived).toBe(80);
   });
 
   it("barge-in: the server's interrupted ends the model turn cancelled and the caller's turn starts", async () => {
