@@ -11,15 +11,18 @@
  * is measured the same way in the same run, read from /proc (it takes no
  * IPC, so no forced GC: its heap figures are not comparable, its RSS is).
  *
- *   node --import tsx bench/telephony-memory.bench.ts [--calls 1000] [--flow-seconds 3] [--peer no]
+ *   node --import tsx bench/telephony-memory.bench.ts [--calls 1000] [--flow-seconds 3] [--settle-seconds 2] [--peer no]
  */
 import { readFileSync } from "node:fs";
 import { benchArgs, num, sleep } from "./lib/bench-args.js";
 import { benchTarget, type SpawnedRelay } from "./lib/bench-target.js";
 
-const args = benchArgs({ calls: "1000", "flow-seconds": "3", peer: "yes" });
+const args = benchArgs({ calls: "1000", "flow-seconds": "3", "settle-seconds": "2", peer: "yes" });
 const calls = num(args.calls, "calls");
 const flowMs = num(args["flow-seconds"], "flow-seconds") * 1000;
+// After the flow: how long the calls sit quiet before the reading (V8 gives back heap pages it reserved
+// during the flow, when 1,000 calls' frames outran the pinned core, only after some idle seconds).
+const settleMs = num(args["settle-seconds"], "settle-seconds") * 1000;
 const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
 const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
 
@@ -28,6 +31,7 @@ interface Reading {
   anon: number;
   file: number;
   heapUsed?: number;
+  heapTotal?: number;
   external?: number;
   sessions?: number;
 }
@@ -52,7 +56,13 @@ async function measure(
   const read = async (): Promise<Reading> => {
     if (relay === "peer") return procRss(pid);
     const m = await server.memory();
-    return { ...procRss(pid), heapUsed: m.heapUsed, external: m.external, sessions: m.sessions };
+    return {
+      ...procRss(pid),
+      heapUsed: m.heapUsed,
+      heapTotal: m.heapTotal,
+      external: m.external,
+      sessions: m.sessions,
+    };
   };
   try {
     await sleep(1000);
@@ -68,10 +78,10 @@ async function measure(
     load.flow(true, true);
     await sleep(flowMs);
     load.flow(false, false);
-    await sleep(2000);
+    await sleep(settleMs);
     const held = await read();
     console.log(
-      `\n${name}: ${target.describe}; ${calls} calls held, audio streamed both ways for ${flowMs / 1000} s then paused`,
+      `\n${name}: ${target.describe}; ${calls} calls held, audio streamed both ways for ${flowMs / 1000} s then paused ${settleMs / 1000} s`,
     );
     console.log(`| figure | idle | 1 call | ${calls} calls | per added call |`);
     console.log("|---|---|---|---|---|");
@@ -85,6 +95,7 @@ async function measure(
     row("RSS, anonymous (the process's own)", "anon");
     row("RSS, file-backed (node binary, libraries: shared)", "file");
     row("V8 heap used (after a full GC)", "heapUsed");
+    row("V8 heap reserved (used + free space in its pages)", "heapTotal");
     row("external (Buffers, wasm)", "external");
     if (held.sessions !== undefined)
       console.log(`| sessions on the server | ${idle.sessions} | ${base.sessions} | ${held.sessions} | |`);
