@@ -263,7 +263,9 @@ export interface RealtimeVoiceSession {
    * Input audio in the session's input format. `base64`, when given, is the
    * same bytes already base64-encoded (a carrier frame's payload, checked
    * strictly at the edge): a provider whose wire is base64 sends it as is
-   * instead of encoding `data` again.
+   * instead of encoding `data` again. `data` is the caller's: a session that
+   * keeps audio past the call (holding it for a piece) copies it, so the
+   * relay hands over each frame without a copy of its own.
    */
   appendAudio(data: Uint8Array, base64?: string): void;
   commitAudio?(): void;

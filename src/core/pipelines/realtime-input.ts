@@ -66,13 +66,13 @@ export class RealtimeInput {
 
   #forward(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession, base64?: string): void {
     this.#onForward?.(data.byteLength);
-    // Copied: the provider may queue it while the caller reuses its buffer.
+    // Not copied: a session that keeps audio past appendAudio copies it (provider-types.ts).
     if (data instanceof Uint8Array) {
-      voice.appendAudio(data.slice(), base64);
+      voice.appendAudio(data, base64);
       return;
     }
     const pcm = this.#converter ? this.#converter.convert(data) : data;
-    if (pcm.length > 0) voice.appendAudio(bytesFromPcm16(pcm).slice());
+    if (pcm.length > 0) voice.appendAudio(bytesFromPcm16(pcm));
   }
 
   #hold(data: Uint8Array | Int16Array): void {

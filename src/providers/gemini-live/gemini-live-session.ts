@@ -151,7 +151,7 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
   }
 
   appendAudio(data: Uint8Array): void {
-    this.#assertReady(); // refused at once, not when the piece would go out
+    this.#socket.assertReady(); // refused at once, not when the piece would go out
     this.#input.push(data);
   }
 
@@ -162,7 +162,7 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
 
   /** Drops the rest of the model turn in progress (the API has no cancel; see the file comment). */
   cancelResponse(): void {
-    this.#assertReady();
+    this.#socket.assertReady();
     this.#turns.cancel();
   }
 
@@ -173,7 +173,7 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
         "invalid_params",
         `audioEndMs must be a finite non-negative number, got ${audioEndMs}.`,
       );
-    this.#assertReady();
+    this.#socket.assertReady();
     this.#log.debug(
       { itemId, audioEndMs },
       "gemini live: no truncate in the API; history keeps the whole turn",
@@ -283,11 +283,6 @@ export class GeminiLiveSession implements RealtimeVoiceSession {
         this.#cancelledCalls.delete(this.#cancelledCalls.values().next().value!);
     }
     this.#log.info({ ids }, "gemini live: function calls cancelled by the server");
-  }
-
-  #assertReady(): void {
-    if (this.#socket.state !== "ready")
-      throw new TalkError("invalid_state", `The realtime session is ${this.#socket.state}.`);
   }
 
   #emit(event: RealtimeProviderEvent): void {

@@ -237,9 +237,7 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
   }
 
   appendAudio(data: Uint8Array, base64?: string): void {
-    // Refused at once, not when the piece would go out.
-    if (this.#socket.state !== "ready")
-      throw new TalkError("invalid_state", `The realtime session is ${this.#socket.state}.`);
+    this.#socket.assertReady(); // refused at once, not when the piece would go out
     this.#input.push(data, base64);
   }
 
@@ -254,8 +252,7 @@ export class OpenAiRealtimeSession implements RealtimeVoiceSession {
 
   /** Cancels the response in progress; a no-op when none is (the API answers an error otherwise). */
   cancelResponse(): void {
-    if (this.#socket.state !== "ready")
-      throw new TalkError("invalid_state", `The realtime session is ${this.#socket.state}.`);
+    this.#socket.assertReady();
     if (this.#activeResponseId === undefined || this.#cancelSentFor === this.#activeResponseId) return;
     this.#cancelSentFor = this.#activeResponseId;
     this.#send({

@@ -159,17 +159,21 @@ export class JsonSocket {
     });
   }
 
-  /** Sends one object; invalid_state unless ready. */
-  send(message: Json): void {
+  /** invalid_state unless the socket is ready (an owner refusing a call at once, before anything is sent). */
+  assertReady(): void {
     if (this.#state !== "ready")
       throw new TalkError("invalid_state", `The realtime session is ${this.#state}.`);
+  }
+
+  /** Sends one object; invalid_state unless ready. */
+  send(message: Json): void {
+    this.assertReady();
     this.#ws!.send(JSON.stringify(message));
   }
 
   /** Sends a message the owner already serialized as JSON text; invalid_state unless ready. */
   sendText(json: string): void {
-    if (this.#state !== "ready")
-      throw new TalkError("invalid_state", `The realtime session is ${this.#state}.`);
+    this.assertReady();
     this.#ws!.send(json);
   }
 

@@ -47,7 +47,8 @@ export class ScriptedRealtimeProvider implements RealtimeProvider {
     this.#emit = onEvent;
     const calls = this.calls;
     return {
-      appendAudio: (data) => void this.audio.push(data),
+      // Copied: the contract lets the caller reuse `data` once appendAudio returns.
+      appendAudio: (data) => void this.audio.push(data.slice()),
       commitAudio: () => void calls.push("commit"),
       cancelResponse: () => void calls.push("cancelResponse"),
       truncate: (itemId, ms) => void calls.push(`truncate:${itemId}:${ms}`),
