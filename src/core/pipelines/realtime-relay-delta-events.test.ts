@@ -6,6 +6,7 @@ import type { OutputAudioPayload } from "../talk-events.js";
 import { createSessionController } from "./session-controller.js";
 import { EventLog, RecordingSink } from "./testing/pipeline-harness.js";
 import { ScriptedRealtimeProvider } from "./testing/scripted-realtime-provider.js";
+import type { PipelineOptions } from "./pipeline-options.js";
 
 let runtime: TalkRuntime | undefined;
 afterEach(async () => {
@@ -25,7 +26,8 @@ function newSession() {
   });
 }
 
-async function relay(intervalMs?: number) {
+/** A u-law realtime relay over the scripted provider, ready. */
+async function openRelay(options: PipelineOptions = {}) {
   const session = newSession();
   const provider = new ScriptedRealtimeProvider([ULAW_8K]);
   const sink = new RecordingSink();
@@ -42,9 +44,16 @@ async function relay(intervalMs?: number) {
     tools: undefined,
     inputFormat: ULAW_8K,
     outputFormat: ULAW_8K,
-    options: intervalMs === undefined ? {} : { outputDeltaIntervalMs: intervalMs },
+    options,
   });
   await controller.ready;
+  return { session, provider, sink, log, controller };
+}
+
+async function relay(intervalMs?: number) {
+  const { session, provider, sink, log, controller } = await openRelay(
+    intervalMs === undefined ? {} : { outputDeltaIntervalMs: intervalMs },
+  );
   provider.play({ type: "response_started", responseId: "r1" });
   /** `n` 20 ms chunks of the answer, as a provider streams them. */
   const stream = (n: number): void => {
@@ -129,5 +138,17 @@ describe("output.audio.delta coalescing (realtime relay)", () => {
         options: { outputDeltaIntervalMs: -1 },
       }),
     ).toThrow(expect.objectContaining({ code: "config_invalid" }));
+  });
+});
+
+describe("realtime relay: the caller's audio in pieces (providerAppendMs)", () => {
+  it("asks the provider session for 60 ms pieces by default, and for what the options say", async () => {
+    expect((await openRelay()).provider.options?.inputAppendMs).toBe(60);
+    expect((await openRelay({ providerAppendMs: 0 })).provider.options?.inputAppendMs).toBe(0);
+  });
+
+  it("refuses a bad piece length with config_invalid naming it", async () => {
+    for (const providerAppendMs of [-1, 501, 2.5])
+      await expect(openRelay({ providerAppendMs })).rejects.toThrow(/PipelineOptions\.providerAppendMs/);
   });
 });
