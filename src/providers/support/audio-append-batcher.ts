@@ -12,7 +12,7 @@
  *
  * Order: the owner calls `flush()` before it sends anything else on the
  * socket (a commit, a clear, a response), so held audio always goes first.
- * Held audio never waits longer than `appendMs` of wall time: when frames stop
+ * Held audio waits at most `appendMs` of wall time plus one 20 ms sweep: when frames stop
  * (a paused stream, a client that sends only while its user speaks) one
  * shared sweep, running only while some batcher holds audio, sends it.
  */
