@@ -47,20 +47,29 @@ if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ packag
   say "npm dependencies installed"
 fi
 
-# --- the echo canceller's native binding (native/speexdsp, Debian's libspeexdsp) --
-# Built with the node-gyp that ships inside npm, against the machine's Node headers.
-ADDON=native/speexdsp/build/Release/speexdsp.node
-if [ ! -f "$ADDON" ] || [ native/speexdsp/speexdsp.c -nt "$ADDON" ] || [ native/speexdsp/binding.gyp -nt "$ADDON" ]; then
-  say "building the echo canceller binding (native/speexdsp)"
+# --- the project's own native bindings (node-gyp, against the machine's Node headers) --
+# native/speexdsp: the echo canceller (Debian's libspeexdsp). native/malloc-trim: glibc's malloc_trim, which
+# gives the memory freed after a burst of calls back to the kernel (src/ops/native-memory.ts).
+# Built with the node-gyp that ships inside npm; rebuilt when a source is newer than the addon.
+build_addon() { # dir, name of the .node, what it is
+  local dir="$1" addon="$1/build/Release/$2.node" what="$3"
+  local stale=0 source
+  [ -f "$addon" ] || stale=1
+  for source in "$dir"/*.c "$dir/binding.gyp"; do [ "$source" -nt "$addon" ] && stale=1; done
+  [ "$stale" = 1 ] || return 0
+  say "building $what ($dir)"
+  local NODE_GYP
   NODE_GYP="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
   if [ ! -f "$NODE_GYP" ]; then say "node-gyp not found at $NODE_GYP (it ships inside npm)" >&2; exit 1; fi
-  NODEDIR_ARG=()
-  for dir in /usr /usr/local; do
-    if [ -f "$dir/include/node/node_api.h" ]; then NODEDIR_ARG=(--nodedir="$dir"); break; fi
+  local NODEDIR_ARG=()
+  for prefix in /usr /usr/local; do
+    if [ -f "$prefix/include/node/node_api.h" ]; then NODEDIR_ARG=(--nodedir="$prefix"); break; fi
   done
-  (cd native/speexdsp && node "$NODE_GYP" rebuild "${NODEDIR_ARG[@]}" --loglevel=error >/dev/null)
-  say "echo canceller binding built"
-fi
+  (cd "$dir" && node "$NODE_GYP" rebuild "${NODEDIR_ARG[@]}" --loglevel=error >/dev/null)
+  say "$what built"
+}
+build_addon native/speexdsp speexdsp "the echo canceller binding"
+build_addon native/malloc-trim malloc_trim "the malloc_trim binding"
 
 # --- Redis (for the cluster tests; the server itself runs without it) ----------
 if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then

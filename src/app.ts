@@ -23,7 +23,15 @@ import { registerPages } from "./app/pages.js";
 import { buildProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
 import { buildTools } from "./app/tools.js";
-import { observedProviders, ProviderProbes, traceLogMixin } from "./ops/index.js";
+import {
+  MemoryTrimmer,
+  nativeMemoryBinding,
+  nativeMemoryUnavailable,
+  observedProviders,
+  ProviderProbes,
+  registerNativeMemoryMetrics,
+  traceLogMixin,
+} from "./ops/index.js";
 
 export { configuredProviders } from "./app/providers.js";
 
@@ -36,6 +44,8 @@ export interface App {
   readonly cluster: AppCluster;
   /** The meeting bots' wake triggers (voicewake.get/set), shared by every worker through the coordinator. */
   readonly voiceWake: VoiceWakeStore;
+  /** The native-memory trimmer (runtime.mallocTrimIntervalMs); undefined when off or not built here. */
+  readonly memoryTrimmer: MemoryTrimmer | undefined;
   listen(overrides?: { port?: number }): Promise<{ urls: string[]; port: number }>;
   /** Closes the gateway (sockets get 1001), jobs, sessions, the coordinator, then providers. Idempotent. */
   close(): Promise<void>;
@@ -116,6 +126,8 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   await registerTelephonySurface(surfaces);
   await registerPages(gateway);
   await registerOps({ config, ctx, gateway, cluster, tools, probes });
+  const trimmer = memoryTrimmer(config, logger);
+  if (trimmer) registerNativeMemoryMetrics(gateway.metrics.registry, trimmer);
 
   let closing: Promise<void> | undefined;
   return {
@@ -125,9 +137,11 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     gateway,
     cluster,
     voiceWake,
+    memoryTrimmer: trimmer,
     listen: (overrides) => gateway.listen(overrides),
     close() {
       closing ??= (async () => {
+        trimmer?.close();
         await gateway.close();
         await cluster.closeJobs();
         await runtime.close();
@@ -139,4 +153,19 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
       return closing;
     },
   };
+}
+
+/** runtime.mallocTrimIntervalMs: the process's native-memory trimmer, when enabled and the binding loads. */
+function memoryTrimmer(config: TalkgateConfig, logger: Logger): MemoryTrimmer | undefined {
+  const { mallocTrimIntervalMs: intervalMs, mallocTrimMinFreeBytes: minFreeBytes } = config.runtime;
+  if (intervalMs === 0) return undefined;
+  const binding = nativeMemoryBinding();
+  if (!binding) {
+    logger.info(
+      { reason: nativeMemoryUnavailable() },
+      "runtime.mallocTrimIntervalMs: no malloc_trim here (scripts/setup.sh builds native/malloc-trim on glibc); freed native memory stays resident",
+    );
+    return undefined;
+  }
+  return new MemoryTrimmer({ binding, intervalMs, minFreeBytes, logger });
 }

@@ -103,6 +103,14 @@ export const runtimeSchema = z
     providerFailureThreshold: positiveInt.default(3),
     /** A failing provider without a new failure for this long is reported ready again (half-open), ms. */
     providerRetryAfterMs: nonNegativeInt.default(30_000),
+    /**
+     * How often the process checks the memory glibc's malloc holds free and gives it back to the kernel
+     * (malloc_trim; native/malloc-trim), ms; 0: never. glibc returns freed memory by itself only from its
+     * heap's top, so after a burst of calls the RSS would keep the peak (ops/native-memory.ts).
+     */
+    mallocTrimIntervalMs: z.number().int().min(0).max(3_600_000).default(10_000),
+    /** Trim only when malloc holds at least this many bytes free. */
+    mallocTrimMinFreeBytes: nonNegativeInt.default(8 * 1024 * 1024),
   })
   .strict();
 

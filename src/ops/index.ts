@@ -23,3 +23,12 @@ export { traceLogMixin } from "./trace-log.js";
 export { UsageLedger } from "./usage-ledger.js";
 export { usageCsv, type UsageRecord, type ProviderUsage } from "./usage-record.js";
 export { RetentionSweeper, type RetentionRule } from "./retention.js";
+export {
+  MemoryTrimmer,
+  nativeMemoryBinding,
+  nativeMemoryUnavailable,
+  registerNativeMemoryMetrics,
+  type MallocInfo,
+  type MemoryTrimStats,
+  type NativeMemoryBinding,
+} from "./native-memory.js";
