@@ -1,3 +1,5 @@
+// First: every module after it creates its named closures through tsx's keepNames helper (keep-names-fix.ts).
+import "./keep-names-fix.js";
 import { parseArgs } from "node:util";
 import { isTalkError } from "../core/index.js";
 
