@@ -9,6 +9,7 @@ import type {
   TalkSession,
   TtsProvider,
 } from "../core/index.js";
+import { bytesPerSecond } from "../codecs/index.js";
 
 export type ProviderCallKind = "stt" | "agent" | "tts" | "realtime";
 
@@ -239,13 +240,6 @@ function observeRealtime(
   return overlay(provider, { connect: observedConnect });
 }
 
-/** Bytes per second of audio in `format` (one byte per G.711 sample, two for PCM16); undefined for Opus (variable). */
-function bytesPerSecond(format: AudioFormat): number | undefined {
-  if (format.encoding === "opus") return undefined;
-  const bytesPerSample = format.encoding === "pcm16" ? 2 : 1;
-  return format.sampleRate * format.channels * bytesPerSample;
-}
-
 /** The voice session with the audio appended to it counted; the total is reported once, at close. */
 function countedInput(
   voice: RealtimeVoiceSession,
@@ -259,8 +253,9 @@ function countedInput(
     voice.appendAudio(data, base64);
   };
   const close = async (): Promise<void> => {
+    // Opus has no byte rate (0): its seconds are not counted from bytes.
     const rate = bytesPerSecond(format);
-    if (!reported && rate) {
+    if (!reported && rate > 0) {
       reported = true;
       report(bytes / rate);
     }

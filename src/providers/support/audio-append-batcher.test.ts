@@ -108,6 +108,20 @@ describe("AudioAppendBatcher", () => {
     expect(out.sent).toEqual([]);
   });
 
+  it("never gathers a format without a byte rate (Opus: packets cannot be concatenated); each goes as it comes", () => {
+    const out = recorder();
+    const batcher = new AudioAppendBatcher(60, 0, out.send);
+    const packets = [new Uint8Array(3).fill(7), new Uint8Array(41).fill(8), new Uint8Array(120).fill(9)];
+    batcher.push(packets[0]!, "CARRIER-OPUS");
+    batcher.push(packets[1]!);
+    batcher.push(packets[2]!);
+    expect(batcher.heldBytes).toBe(0);
+    expect(out.sent).toEqual([
+      "CARRIER-OPUS",
+      ...packets.slice(1).map((p) => Buffer.from(p).toString("base64")),
+    ]);
+  });
+
   it("takes a bad piece length as 0 (every piece sent as it comes)", () => {
     const out = recorder();
     for (const ms of [Number.NaN, -20, Number.POSITIVE_INFINITY]) {
