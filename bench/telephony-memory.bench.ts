@@ -11,17 +11,25 @@
  * is measured the same way in the same run, read from /proc (it takes no
  * IPC, so no forced GC: its heap figures are not comparable, its RSS is).
  *
- *   node --import tsx bench/telephony-memory.bench.ts [--calls 1000] [--flow-seconds 3] [--settle-seconds 2] [--peer no]
+ *   node --import tsx bench/telephony-memory.bench.ts [--calls 1000] [--flow-seconds 3] [--settle-seconds 12] [--peer no] [--malloc-trim-ms N]
  */
 import { readFileSync } from "node:fs";
 import { benchArgs, num, sleep } from "./lib/bench-args.js";
 import { benchTarget, type SpawnedRelay } from "./lib/bench-target.js";
 
-const args = benchArgs({ calls: "1000", "flow-seconds": "3", "settle-seconds": "2", peer: "yes" });
+const args = benchArgs({
+  calls: "1000",
+  "flow-seconds": "3",
+  "settle-seconds": "12",
+  peer: "yes",
+  // talkgate's runtime.mallocTrimIntervalMs; "": the config's default (10 s), 0: no trims.
+  "malloc-trim-ms": "",
+});
 const calls = num(args.calls, "calls");
 const flowMs = num(args["flow-seconds"], "flow-seconds") * 1000;
-// After the flow: how long the calls sit quiet before the reading (V8 gives back heap pages it reserved
-// during the flow, when 1,000 calls' frames outran the pinned core, only after some idle seconds).
+// After the flow: how long the calls sit quiet before each reading. The default outlasts the server's
+// malloc trim interval (runtime.mallocTrimIntervalMs, 10 s): a server holding calls has trimmed by then,
+// and the reading is what the calls hold, not the free memory glibc kept from the flow.
 const settleMs = num(args["settle-seconds"], "settle-seconds") * 1000;
 const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
 const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
@@ -34,6 +42,7 @@ interface Reading {
   heapTotal?: number;
   external?: number;
   sessions?: number;
+  memoryTrim?: { trims: number; releasedBytes: number; trimMs: number };
 }
 
 /** RSS of a process from /proc/<pid>/status: anonymous and file-backed pages, bytes. */
@@ -62,6 +71,7 @@ async function measure(
       heapTotal: m.heapTotal,
       external: m.external,
       sessions: m.sessions,
+      ...(m.memoryTrim ? { memoryTrim: m.memoryTrim } : {}),
     };
   };
   try {
@@ -71,13 +81,16 @@ async function measure(
     await load.addCalls(1);
     load.flow(true, true);
     await sleep(flowMs);
-    load.flow(false, false);
-    await sleep(1000);
+    // Every answer ends as a provider ends one: held calls are quiet calls. (Stopping the provider's audio
+    // mid-answer instead made every call a provider stall, over and over: each played the fault apology,
+    // 4 s sent at once, and reconnected, so the reading caught apology audio in flight in every call.)
+    load.pause();
+    await sleep(settleMs);
     const base = await read();
     await load.addCalls(calls - 1);
     load.flow(true, true);
     await sleep(flowMs);
-    load.flow(false, false);
+    load.pause();
     await sleep(settleMs);
     const held = await read();
     console.log(
@@ -86,7 +99,7 @@ async function measure(
     console.log(`| figure | idle | 1 call | ${calls} calls | per added call |`);
     console.log("|---|---|---|---|---|");
     const n = calls - 1;
-    const row = (label: string, k: keyof Reading, unit = kb): void => {
+    const row = (label: string, k: Exclude<keyof Reading, "memoryTrim">, unit = kb): void => {
       const [i, b, h] = [idle[k], base[k], held[k]];
       if (i === undefined || b === undefined || h === undefined) return;
       console.log(`| ${label} | ${mb(i)} | ${mb(b)} | ${mb(h)} | ${unit((h - b) / n)} |`);
@@ -97,6 +110,10 @@ async function measure(
     row("V8 heap used (after a full GC)", "heapUsed");
     row("V8 heap reserved (used + free space in its pages)", "heapTotal");
     row("external (Buffers, wasm)", "external");
+    if (held.memoryTrim)
+      console.log(
+        `| malloc trims (runtime.mallocTrimIntervalMs) | ${idle.memoryTrim?.trims ?? 0} | ${base.memoryTrim?.trims ?? 0} | ${held.memoryTrim.trims}, ${mb(held.memoryTrim.releasedBytes)} given back in ${held.memoryTrim.trimMs.toFixed(1)} ms | |`,
+      );
     if (held.sessions !== undefined)
       console.log(`| sessions on the server | ${idle.sessions} | ${base.sessions} | ${held.sessions} | |`);
     return { idle, base, held };

@@ -40,6 +40,8 @@ export async function benchTarget(
     pin?: string | undefined;
     "data-dir"?: string | undefined;
     "cpu-prof"?: string | undefined;
+    /** talkgate's runtime.mallocTrimIntervalMs (0: no trims); "" or absent: the config's default. */
+    "malloc-trim-ms"?: string | undefined;
   },
   relay: SpawnedRelay = "talkgate",
   shape?: LoadShape,
@@ -61,7 +63,15 @@ export async function benchTarget(
         typeof relay === "object"
           ? join(relay.checkout, "bench", "lib", "telephony-bench-server.ts")
           : undefined;
-      server = await spawnTelephonyServer(providerPort, pin, args["data-dir"], script, args["cpu-prof"]);
+      const trim = args["malloc-trim-ms"] ? ["--malloc-trim-ms", args["malloc-trim-ms"]] : [];
+      server = await spawnTelephonyServer(
+        providerPort,
+        pin,
+        args["data-dir"],
+        script,
+        args["cpu-prof"],
+        trim,
+      );
       webhookUrl = `http://127.0.0.1:${server.port}/telephony/twilio/voice?mode=realtime`;
     }
   } else if (providerPort === undefined) {

@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { dirname, join } from "node:path";
+import type { MemoryTrimStats } from "../../src/ops/native-memory.js";
 
 export interface BenchServer {
   readonly child: ChildProcess;
@@ -21,6 +22,8 @@ export interface BenchServer {
     external: number;
     arrayBuffers: number;
     sessions: number;
+    /** The server's malloc trims so far (runtime.mallocTrimIntervalMs), when it trims. */
+    memoryTrim?: MemoryTrimStats;
   }>;
   close(): Promise<void>;
 }
@@ -79,7 +82,11 @@ export async function spawnTelephonyServer(
     memory: () =>
       new Promise((resolve) => {
         child.once("message", (m) => {
-          const { mem, sessions } = m as { mem: NodeJS.MemoryUsage; sessions: number };
+          const { mem, sessions, memoryTrim } = m as {
+            mem: NodeJS.MemoryUsage;
+            sessions: number;
+            memoryTrim?: MemoryTrimStats;
+          };
           resolve({
             rss: mem.rss,
             heapUsed: mem.heapUsed,
@@ -87,6 +94,7 @@ export async function spawnTelephonyServer(
             external: mem.external,
             arrayBuffers: mem.arrayBuffers,
             sessions,
+            ...(memoryTrim ? { memoryTrim } : {}),
           });
         });
         child.send("mem");

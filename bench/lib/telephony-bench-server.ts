@@ -5,11 +5,13 @@
  * --provider-port, limits raised for thousands of calls, logs at warn.
  * Prints one JSON line `{"ready":true,"port":N,"dataDir":D}` when listening (session logs in D/sessions). Over IPC it
  * answers "mem" with process.memoryUsage() after a full GC (run it with
- * --expose-gc), and "snapshot" with `{snapshot: PATH}` after writing a V8 heap
+ * --expose-gc) and, when the app trims (runtime.mallocTrimIntervalMs), a trim, and "snapshot" with `{snapshot: PATH}` after writing a V8 heap
  * snapshot into the data directory (for finding what a soak's growth is made of).
  *
- *   node --expose-gc --import tsx bench/lib/telephony-bench-server.ts --provider-port 9000 [--data-dir /dev/shm]
+ *   node --expose-gc --import tsx bench/lib/telephony-bench-server.ts --provider-port 9000 [--data-dir /dev/shm] [--malloc-trim-ms N]
  */
+// First, as in the server's entry (src/cli/main.ts): named closures without tsx's per-closure define.
+import "../../src/cli/keep-names-fix.js";
 import { parseArgs } from "node:util";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +28,8 @@ const { values } = parseArgs({
     "data-dir": { type: "string", default: tmpdir() },
     // Events kept per session for replay (runtime.replayLimit; default the config's, 1,000).
     "replay-limit": { type: "string" },
+    // runtime.mallocTrimIntervalMs (0: never trims); default the config's, 10 s.
+    "malloc-trim-ms": { type: "string" },
   },
 });
 const providerPort = Number(values["provider-port"]);
@@ -40,6 +44,9 @@ const loaded = validateConfig({
   runtime: {
     maxSessions: 20_000,
     ...(values["replay-limit"] !== undefined ? { replayLimit: Number(values["replay-limit"]) } : {}),
+    ...(values["malloc-trim-ms"] !== undefined
+      ? { mallocTrimIntervalMs: Number(values["malloc-trim-ms"]) }
+      : {}),
   },
   ...benchRelayConfig(providerPort),
 });
@@ -56,7 +63,16 @@ process.on("message", (message) => {
   if (message !== "mem") return;
   (globalThis as { gc?: () => void }).gc?.();
   (globalThis as { gc?: () => void }).gc?.();
-  process.send?.({ mem: process.memoryUsage(), sessions: app.runtime.sessionCount });
+  // What the GC freed (V8 frees ArrayBuffer backing stores on a background thread, hence the pause) goes
+  // back to the kernel as the server's own trimmer would give it back within its interval.
+  setTimeout(() => {
+    app.memoryTrimmer?.check();
+    process.send?.({
+      mem: process.memoryUsage(),
+      sessions: app.runtime.sessionCount,
+      memoryTrim: app.memoryTrimmer?.stats,
+    });
+  }, 250);
 });
 const stop = (): void => {
   void app.close().finally(() => process.exit(0));
