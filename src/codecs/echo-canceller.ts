@@ -25,6 +25,7 @@
  * canceller work on stale audio).
  */
 import { CodecError } from "./codec-error.js";
+import { EchoCoherence } from "./echo-coherence.js";
 import { speexdspAvailable, speexdspBinding } from "./speexdsp-binding.js";
 
 /** Whether the native echo canceller can be created here. */
@@ -41,6 +42,11 @@ export interface EchoCancellerOptions {
   tailMs?: number;
   /** Also suppress stationary noise. Default false. */
   denoise?: boolean;
+  /**
+   * Also measure how much of each output frame the reference explains (codecs/echo-coherence.ts), for a
+   * double-talk test: `explainedWithin`. 20 ms frames only. Default false.
+   */
+  doubleTalk?: boolean;
 }
 
 export interface EchoCanceller {
@@ -52,6 +58,12 @@ export interface EchoCanceller {
   played(pcm: Int16Array): void;
   /** Caller audio as received; returns the whole frames completed so far with the echo removed (a partial frame waits for the next call). */
   process(mic: Int16Array): Int16Array;
+  /**
+   * With `doubleTalk`: the largest fraction (0-1) of the last output frame's power that the reference
+   * explains at a delay of `from`..`to` frames (the output frame against the reference played that many
+   * frames before its caller frame). 0 before any reference. Absent without `doubleTalk`.
+   */
+  explainedWithin?(from: number, to: number): number;
   /** Frees the native state. Idempotent; process/played after close throw invalid_state. */
   close(): void;
 }
@@ -69,7 +81,14 @@ export function createEchoCanceller(options: EchoCancellerOptions): EchoCancelle
     throw new CodecError("invalid_options", `frameMs must be 10 or 20, got ${frameMs}`);
   if (!Number.isFinite(tailMs) || tailMs < frameMs || tailMs > 1000)
     throw new CodecError("invalid_options", `tailMs must be ${frameMs}-1000, got ${tailMs}`);
+  if (options.doubleTalk === true && frameMs !== 20)
+    throw new CodecError("invalid_options", `doubleTalk needs 20 ms frames, got frameMs ${frameMs}`);
   const frame = (sampleRate * frameMs) / 1000;
+  // Lags the guard asks about: the tail, two frames either side of a delay estimate, and denoise's frame.
+  const coherence =
+    options.doubleTalk === true
+      ? new EchoCoherence({ sampleRate, maxLagFrames: Math.ceil(tailMs / frameMs) + 5 })
+      : undefined;
   const native = new (speexdspBinding().EchoCanceller)(
     frame,
     Math.round((sampleRate * tailMs) / 1000),
@@ -117,11 +136,15 @@ export function createEchoCanceller(options: EchoCancellerOptions): EchoCancelle
         ref.set(reference.subarray(0, take));
         reference = reference.subarray(take);
         native.process(mic, ref, out);
+        coherence?.frame(ref, out);
         result.set(out, at);
       }
       pending = all.slice(whole);
       return result;
     },
+    ...(coherence
+      ? { explainedWithin: (from: number, to: number) => coherence.explainedWithin(from, to) }
+      : {}),
     close() {
       if (closed) return;
       closed = true;

@@ -224,6 +224,11 @@ export const talkSchema = z
             /** Also suppress stationary noise. */
             denoise: z.boolean().default(false),
             /**
+             * Let a caller talking over the answer through the echo guard where the played audio does not
+             * explain the canceller's output (a coherence test), instead of waiting for a dip in the answer.
+             */
+            doubleTalk: z.boolean().default(true),
+            /**
              * Also on realtime phone calls: the caller's audio is decoded, cleaned and sent to the provider as
              * PCM (no u-law passthrough), and talkgate's gate, not the provider's speech_started, decides barge-in.
              */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createEchoCanceller, echoCancellerAvailable } from "../../codecs/echo-canceller.js";
-import { decodeMulaw, encodeMulaw } from "../../codecs/mulaw.js";
 import { loadSpeech } from "../../codecs/testing/audio-tools.js";
+import { phoneLine as line } from "../../codecs/testing/phone-line.js";
 import { EchoGuard, resolveEchoCancellation } from "./echo-guard.js";
 import { SpeechGate } from "./speech-gate.js";
 
@@ -14,7 +14,12 @@ afterEach(() => {
 
 describe("resolveEchoCancellation", () => {
   it("fills the defaults", () => {
-    expect(resolveEchoCancellation()).toEqual({ enabled: true, tailMs: 300, denoise: false });
+    expect(resolveEchoCancellation()).toEqual({
+      enabled: true,
+      tailMs: 300,
+      denoise: false,
+      doubleTalk: true,
+    });
   });
 
   it.each([
@@ -23,6 +28,7 @@ describe("resolveEchoCancellation", () => {
     [{ tailMs: Number.NaN }, "talk.input.echoCancellation.tailMs"],
     [{ enabled: "yes" as unknown as boolean }, "talk.input.echoCancellation.enabled"],
     [{ denoise: 1 as unknown as boolean }, "talk.input.echoCancellation.denoise"],
+    [{ doubleTalk: "on" as unknown as boolean }, "talk.input.echoCancellation.doubleTalk"],
   ])("refuses %j naming %s", (options, key) => {
     expect(() => resolveEchoCancellation(options)).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
@@ -30,27 +36,6 @@ describe("resolveEchoCancellation", () => {
     expect(() => resolveEchoCancellation(options)).toThrow(key);
   });
 });
-
-/** The assistant's audio back on the caller's channel: delay, loss, a 3-tap line response, u-law; plus the caller. */
-function line(
-  far: Int16Array,
-  delayMs: number,
-  lossDb: number,
-  near?: { pcm: Int16Array; at: number; gain: number },
-) {
-  const delay = (RATE * delayMs) / 1000;
-  const g = 10 ** (-lossDb / 20);
-  const taps = [1, 0.35, -0.15];
-  const mic = new Int16Array(far.length);
-  for (let i = 0; i < far.length; i++) {
-    let v = 0;
-    for (let k = 0; k < taps.length; k++) v += (far[i - delay - k] ?? 0) * taps[k]!;
-    v *= g;
-    if (near) v += (near.pcm[i - near.at] ?? 0) * near.gain;
-    mic[i] = Math.max(-32768, Math.min(32767, Math.round(v)));
-  }
-  return decodeMulaw(encodeMulaw(mic));
-}
 
 /** Uniform noise at about -35 dBFS, steady, reproducible from `seed`. */
 function steadyNoise(length: number, seed: number): Int16Array {
@@ -68,8 +53,18 @@ function level(pcm: Int16Array, from: number, to: number): number {
 }
 
 /** The gate's speech onsets (ms) on the guard's output, the reference fed in step, 20 ms at a time. */
-function onsets(mic: Int16Array, far: Int16Array, cancel: boolean, denoise = false): number[] {
-  const guard = new EchoGuard((o) => createEchoCanceller(o), resolveEchoCancellation({ denoise }), RATE);
+function onsets(
+  mic: Int16Array,
+  far: Int16Array,
+  cancel: boolean,
+  denoise = false,
+  doubleTalk = true,
+): number[] {
+  const guard = new EchoGuard(
+    (o) => createEchoCanceller(o),
+    resolveEchoCancellation({ denoise, doubleTalk }),
+    RATE,
+  );
   const gate = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 800, sampleRate: RATE });
   open.push(guard, gate);
   const found: number[] = [];
@@ -118,6 +113,28 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
     expect(over).toHaveLength(1);
     expect(over[0]! - alone[0]!).toBeGreaterThanOrEqual(0);
     expect(over[0]! - alone[0]!).toBeLessThanOrEqual(60);
+  });
+
+  it("a caller at or under the echo's level (6 dB echo return) is heard over the answer with the double-talk test, where the bar alone waits for a dip", () => {
+    const echo = line(far, 120, 6);
+    const heard = { tested: 0, waited: 0 };
+    for (const under of [1, 0.7, 0.5, 0.35])
+      for (const at of [RATE * 3, RATE * 4, RATE * 5]) {
+        const gain = under * Math.sqrt(level(echo, at, far.length) / level(near, 0, far.length - at));
+        const mic = line(far, 120, 6, { pcm: near, at, gain });
+        const alone = onsets(line(new Int16Array(far.length), 120, 6, { pcm: near, at, gain }), far, false);
+        const tested = onsets(mic, far, true, false, true);
+        const waited = onsets(mic, far, true, false, false);
+        expect(alone).toHaveLength(1);
+        // Never before the caller speaks, never twice, and never later than the bar alone.
+        expect(tested.length).toBeLessThanOrEqual(1);
+        if (tested.length > 0) expect(tested[0]!).toBeGreaterThanOrEqual(alone[0]!);
+        if (waited.length > 0) expect(tested[0]!).toBeLessThanOrEqual(waited[0]!);
+        heard.tested += tested.length;
+        heard.waited += waited.length;
+      }
+    // Measured: heard in 8 of the 12 with the test (240-440 ms after the gate on the caller alone), 4 without.
+    expect(heard.tested).toBeGreaterThanOrEqual(heard.waited + 3);
   });
 
   it("on a handset (30 dB echo return) a caller at the recording's level is heard once the echo return is measured", () => {

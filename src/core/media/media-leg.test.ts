@@ -47,7 +47,7 @@ function legOver(
     passthrough?: AudioFormat;
     mode?: "realtime" | "transcription";
     interruptOnSpeech?: boolean;
-    echo?: { create: EchoCancellerFactory; enabled?: boolean };
+    echo?: { create: EchoCancellerFactory; enabled?: boolean; doubleTalk?: boolean };
     echoReference?: boolean;
   } = {},
 ) {
@@ -66,7 +66,17 @@ function legOver(
       providers: realtimeOnly(provider),
       options: o.interruptOnSpeech !== undefined ? { interruptOnSpeech: o.interruptOnSpeech } : {},
       logger: NOOP_LOGGER,
-      ...(o.echo ? { echo: { create: o.echo.create, options: { enabled: o.echo.enabled ?? true } } } : {}),
+      ...(o.echo
+        ? {
+            echo: {
+              create: o.echo.create,
+              options: {
+                enabled: o.echo.enabled ?? true,
+                ...(o.echo.doubleTalk !== undefined ? { doubleTalk: o.echo.doubleTalk } : {}),
+              },
+            },
+          }
+        : {}),
     }),
     ...(o.echoReference !== undefined ? { echoReference: o.echoReference } : {}),
     adapter,
@@ -309,6 +319,24 @@ describe.skipIf(!echoCancellerAvailable())("media leg: echo cancellation", () =>
     await leg.close("closed");
     await leg.close("closed");
     expect(count.closed).toBe(1);
+  });
+
+  it("asks the canceller for the double-talk measure unless talk.input.echoCancellation.doubleTalk is false", async () => {
+    for (const doubleTalk of [undefined, true, false]) {
+      const asked: boolean[] = [];
+      const create: EchoCancellerFactory = (o) => {
+        asked.push(o.doubleTalk);
+        return createEchoCanceller(o);
+      };
+      const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+      const { leg } = legOver(provider, {
+        echo: { create, ...(doubleTalk !== undefined ? { doubleTalk } : {}) },
+        echoReference: true,
+      });
+      await leg.start();
+      expect(asked).toEqual([doubleTalk ?? true]);
+      await leg.close("closed");
+    }
   });
 
   it("none when the adapter supplies no reference or talk.input.echoCancellation is off", async () => {
