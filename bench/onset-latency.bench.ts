@@ -10,7 +10,7 @@
  * before the real-time bench confirms on the real leg.
  *
  *   node --import tsx bench/onset-latency.bench.ts [--seeds 1,2,3] [--minutes 3] [--min-speech-ms 120]
- *     [--tail-ms 300] [--no-ec] [--lag-ms 0] [--jitter-frames 0] [--answer-start-ms 400] [--calls]
+ *     [--tail-ms 300] [--no-ec] [--no-double-talk] [--lag-ms 0] [--jitter-frames 0] [--answer-start-ms 400] [--calls]
  *     [--trace interruption-9]   (that call's frames around its onset, per seed: levels, the guard, the gate)
  */
 import { parseArgs } from "node:util";
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     "min-speech-ms": { type: "string", default: String(DEFAULT_CHAIN.minSpeechMs) },
     "tail-ms": { type: "string", default: "300" },
     "no-ec": { type: "boolean", default: false },
+    "no-double-talk": { type: "boolean", default: false },
     "lag-ms": { type: "string", default: "0" },
     "jitter-frames": { type: "string", default: "0" },
     "answer-start-ms": { type: "string", default: String(DEFAULT_CHAIN.answerStartMs) },
@@ -45,7 +46,10 @@ if (!values["no-ec"] && !echoCancellerAvailable())
 const chain = {
   echo: values["no-ec"]
     ? undefined
-    : resolveEchoCancellation({ tailMs: number(values["tail-ms"], "tail-ms") }),
+    : resolveEchoCancellation({
+        tailMs: number(values["tail-ms"], "tail-ms"),
+        doubleTalk: !values["no-double-talk"],
+      }),
   minSpeechMs: number(values["min-speech-ms"], "min-speech-ms"),
   threshold: DEFAULT_CHAIN.threshold,
   answerStartMs: number(values["answer-start-ms"], "answer-start-ms"),

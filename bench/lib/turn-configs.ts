@@ -37,6 +37,12 @@ export const TURN_CONFIGS: readonly TurnConfig[] = [
     talk: { input: { echoCancellation: { enabled: true } } },
   },
   {
+    // The echo guard before its double-talk test: a frame under the echo's bar waits for a dip in the answer.
+    id: "ec-no-double-talk",
+    label: "echo cancellation, no double-talk test",
+    talk: { input: { echoCancellation: { enabled: true, doubleTalk: false } } },
+  },
+  {
     id: "ec-denoise",
     label: "echo cancellation + speex denoise",
     talk: { input: { echoCancellation: { enabled: true, denoise: true } } },
