@@ -52,12 +52,17 @@ function transcodingUs(): number {
 
 const chain = inputChainCost({ enabled: true }, rounds);
 const gateOnly = inputChainCost({ enabled: false }, rounds);
+const noDoubleTalk = inputChainCost({ enabled: true, doubleTalk: false }, rounds);
 const transcode = transcodingUs();
 console.log("| per 20 ms frame of a realtime call | CPU |");
 console.log("|---|---|");
 if (chain && gateOnly) {
   console.log(`| echo guard (speexdsp, 300 ms tail) + barge-in gate | ${chain.usPerFrame.toFixed(1)} µs |`);
   console.log(`| of which the gate | ${gateOnly.usPerFrame.toFixed(1)} µs |`);
+  if (noDoubleTalk)
+    console.log(
+      `| of which the double-talk test (the chain without it: ${noDoubleTalk.usPerFrame.toFixed(1)} µs) | ${(chain.usPerFrame - noDoubleTalk.usPerFrame).toFixed(1)} µs |`,
+    );
 } else console.log("| echo guard | - (libspeexdsp binding not built) |");
 console.log(`| transcoding both ways (u-law, 8 <-> 24 kHz, base64) | ${transcode.toFixed(1)} µs |`);
 if (chain) {

@@ -52,7 +52,8 @@ function frames(): { mic: Int16Array[]; reference: Int16Array[] } {
  * (fresh state each) after one warm-up pass.
  */
 export function inputChainCost(
-  echoCancellation: { enabled?: boolean; tailMs?: number; denoise?: boolean } | undefined,
+  echoCancellation:
+    { enabled?: boolean; tailMs?: number; denoise?: boolean; doubleTalk?: boolean } | undefined,
   rounds = 5,
 ): InputChainCost | undefined {
   const ec = echoCancellation?.enabled === false ? undefined : resolveEchoCancellation(echoCancellation);
