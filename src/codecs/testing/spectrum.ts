@@ -1,39 +1,5 @@
-/** Test-only spectral measurements for the resampler quality goals. */
-
-function fft(re: Float64Array, im: Float64Array): void {
-  const n = re.length;
-  for (let i = 1, j = 0; i < n; i++) {
-    let bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) {
-      [re[i], re[j]] = [re[j]!, re[i]!];
-      [im[i], im[j]] = [im[j]!, im[i]!];
-    }
-  }
-  for (let len = 2; len <= n; len <<= 1) {
-    const ang = (-2 * Math.PI) / len;
-    const wr = Math.cos(ang);
-    const wi = Math.sin(ang);
-    for (let i = 0; i < n; i += len) {
-      let cr = 1;
-      let ci = 0;
-      for (let k = 0; k < len / 2; k++) {
-        const a = i + k;
-        const b = a + len / 2;
-        const xr = re[b]! * cr - im[b]! * ci;
-        const xi = re[b]! * ci + im[b]! * cr;
-        re[b] = re[a]! - xr;
-        im[b] = im[a]! - xi;
-        re[a] = re[a]! + xr;
-        im[a] = im[a]! + xi;
-        const t = cr * wr - ci * wi;
-        ci = cr * wi + ci * wr;
-        cr = t;
-      }
-    }
-  }
-}
+/** Test-only spectral measurements for the resampler quality goals (transforms by fft.js). */
+import FFT from "fft.js";
 
 /** Power per frequency bin (one-sided), with the frequency of each bin. */
 export function powerSpectrum(
@@ -41,14 +7,15 @@ export function powerSpectrum(
   rate: number,
   size?: number,
 ): { power: Float64Array; hz: (bin: number) => number } {
-  let n = 1;
+  let n = 4; // fft.js's smallest size
   while (n < (size ?? x.length)) n <<= 1;
-  const re = new Float64Array(n);
-  const im = new Float64Array(n);
-  for (let i = 0; i < x.length; i++) re[i] = x[i]!;
-  fft(re, im);
+  const input = new Float64Array(n);
+  for (let i = 0; i < Math.min(n, x.length); i++) input[i] = x[i]!;
+  const fft = new FFT(n);
+  const out = fft.createComplexArray() as number[];
+  fft.realTransform(out, input);
   const power = new Float64Array(n / 2 + 1);
-  for (let k = 0; k <= n / 2; k++) power[k] = re[k]! * re[k]! + im[k]! * im[k]!;
+  for (let k = 0; k <= n / 2; k++) power[k] = out[2 * k]! ** 2 + out[2 * k + 1]! ** 2;
   return { power, hz: (bin) => (bin * rate) / n };
 }
 
