@@ -44,6 +44,9 @@ export class EchoCoherence {
   readonly #size: number;
   readonly #fft: FFT;
   readonly #hann: Float64Array;
+  /** Scratch of the shared transform: the windowed input and the spectrum. */
+  readonly #windowed: Float64Array;
+  readonly #transform: number[];
   /** Decay of the smoothed spectra per frame (1 - smoothing). */
   readonly #decay: number;
   readonly #lowBin: number;
@@ -52,23 +55,21 @@ export class EchoCoherence {
   /** Frames the reference may be silent before the lags and the window hold none of it. */
   readonly #quietLimit: number;
   /** The last `size` samples of each signal, newest last. */
-  readonly #reference: Float64Array;
-  readonly #output: Float64Array;
+  readonly #reference: Float32Array;
+  readonly #output: Float32Array;
   /**
    * Per frame of the last `lags`, a ring (`#newest` the latest): the reference's spectrum (re, im
    * interleaved, every other bin of the speech band) and its smoothed power. A lag's smoothed reference
    * power is the newest frame's power that many frames back, so it is kept once, not per lag.
    */
-  readonly #referenceSpectra: Float64Array[];
-  readonly #referencePower: Float64Array[];
+  readonly #referenceSpectra: Float32Array[];
+  readonly #referencePower: Float32Array[];
   #newest = 0;
   #quietFrames = Number.POSITIVE_INFINITY;
   /** Per lag: the smoothed cross-spectrum (re, im) of the output with the reference that many frames back. */
-  readonly #cross: Float64Array[];
-  readonly #outputPower: Float64Array;
-  readonly #windowed: Float64Array;
-  readonly #transform: number[];
-  readonly #outputSpectrum: Float64Array;
+  readonly #cross: Float32Array[];
+  readonly #outputPower: Float32Array;
+  readonly #outputSpectrum: Float32Array;
 
   constructor(options: EchoCoherenceOptions) {
     const { sampleRate, maxLagFrames } = options;
@@ -87,11 +88,11 @@ export class EchoCoherence {
     let size = 2;
     while (size < frame * 3) size *= 2;
     this.#size = size;
-    this.#fft = new FFT(size);
-    this.#hann = Float64Array.from(
-      { length: size },
-      (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / size),
-    );
+    const shared = transformOf(size);
+    this.#fft = shared.fft;
+    this.#hann = shared.hann;
+    this.#windowed = shared.windowed;
+    this.#transform = shared.transform;
     this.#decay = 1 - alpha;
     const hz = sampleRate / size;
     this.#lowBin = Math.ceil(LOW_HZ / hz);
@@ -99,15 +100,14 @@ export class EchoCoherence {
     this.#bins = Math.floor((Math.min(size / 2, Math.floor(HIGH_HZ / hz)) - this.#lowBin) / BIN_STEP) + 1;
     this.#lags = maxLagFrames + 1;
     this.#quietLimit = this.#lags + Math.ceil(size / frame);
-    this.#reference = new Float64Array(size);
-    this.#output = new Float64Array(size);
-    this.#referenceSpectra = Array.from({ length: this.#lags }, () => new Float64Array(2 * this.#bins));
-    this.#referencePower = Array.from({ length: this.#lags }, () => new Float64Array(this.#bins));
-    this.#cross = Array.from({ length: this.#lags }, () => new Float64Array(2 * this.#bins));
-    this.#outputPower = new Float64Array(this.#bins);
-    this.#windowed = new Float64Array(size);
-    this.#transform = this.#fft.createComplexArray() as number[];
-    this.#outputSpectrum = new Float64Array(2 * this.#bins);
+    this.#reference = new Float32Array(size);
+    this.#output = new Float32Array(size);
+    // Single precision: a ratio test needs no more, and a phone leg keeps 21 lags of these (46 KB of buffers).
+    this.#referenceSpectra = Array.from({ length: this.#lags }, () => new Float32Array(2 * this.#bins));
+    this.#referencePower = Array.from({ length: this.#lags }, () => new Float32Array(this.#bins));
+    this.#cross = Array.from({ length: this.#lags }, () => new Float32Array(2 * this.#bins));
+    this.#outputPower = new Float32Array(this.#bins);
+    this.#outputSpectrum = new Float32Array(2 * this.#bins);
   }
 
   /** One 20 ms frame: the reference played against it and the canceller's output for it. */
@@ -181,7 +181,7 @@ export class EchoCoherence {
     this.#outputPower.fill(0);
   }
 
-  #spectrum(samples: Float64Array, into: Float64Array): void {
+  #spectrum(samples: Float32Array, into: Float32Array): void {
     const windowed = this.#windowed;
     for (let i = 0; i < this.#size; i++) windowed[i] = samples[i]! * this.#hann[i]!;
     const out = this.#transform;
@@ -193,13 +193,39 @@ export class EchoCoherence {
   }
 }
 
+/**
+ * One transform and window per size for the whole process: fft.js keeps its twiddle table per instance
+ * (8 KB at 512 points) and a transform runs to its end synchronously, so legs can share one.
+ */
+interface SharedTransform {
+  fft: FFT;
+  hann: Float64Array;
+  windowed: Float64Array;
+  transform: number[];
+}
+const transforms = new Map<number, SharedTransform>();
+function transformOf(size: number): SharedTransform {
+  let shared = transforms.get(size);
+  if (!shared) {
+    const fft = new FFT(size);
+    shared = {
+      fft,
+      hann: Float64Array.from({ length: size }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / size)),
+      windowed: new Float64Array(size),
+      transform: fft.createComplexArray() as number[],
+    };
+    transforms.set(size, shared);
+  }
+  return shared;
+}
+
 function isSilent(pcm: Int16Array): boolean {
   for (let i = 0; i < pcm.length; i++) if (pcm[i] !== 0) return false;
   return true;
 }
 
 /** Shifts `frame` into the end of `window` (a sliding window, newest last). */
-function shiftIn(window: Float64Array, frame: Int16Array): void {
+function shiftIn(window: Float32Array, frame: Int16Array): void {
   const n = Math.min(frame.length, window.length);
   window.copyWithin(0, n);
   const start = window.length - n;
