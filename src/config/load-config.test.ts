@@ -34,6 +34,17 @@ describe("talk.realtime session defaults", () => {
   });
 });
 
+describe("talk.input.echoCancellation.doubleTalk", () => {
+  it("defaults to on, takes false, and refuses a value that is not a boolean naming the key", () => {
+    const input = (echoCancellation: Record<string, unknown>) =>
+      validateConfig({ talk: { input: { echoCancellation } } }).config.talk.input.echoCancellation;
+    expect(input({}).doubleTalk).toBe(true);
+    expect(input({ doubleTalk: false }).doubleTalk).toBe(false);
+    for (const bad of ["yes", 1, null])
+      expect(() => input({ doubleTalk: bad })).toThrow(/talk\.input\.echoCancellation\.doubleTalk/);
+  });
+});
+
 describe("loadConfig", () => {
   it("gives embedded defaults with no file and no environment", () => {
     const { config, path } = loadConfig({ env: {} });

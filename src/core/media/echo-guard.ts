@@ -229,11 +229,11 @@ export class EchoGuard {
     const explainedWithin = this.#canceller.explainedWithin;
     if (!explainedWithin) return false;
     const d = this.delayFrames;
-    const source = (d ?? 0) + this.#lagFrames;
+    const lag = this.#lagFrames;
     const explained =
       d === undefined
-        ? explainedWithin.call(this.#canceller, this.#lagFrames, this.#tailFrames + this.#lagFrames)
-        : explainedWithin.call(this.#canceller, source - NEWER_FRAMES, source + OLDER_FRAMES);
+        ? explainedWithin.call(this.#canceller, lag, this.#tailFrames + lag)
+        : explainedWithin.call(this.#canceller, d + lag - NEWER_FRAMES, d + lag + OLDER_FRAMES);
     return explained < MAX_EXPLAINED && level * (1 - explained) >= noiseBar;
   }
 
