@@ -2,8 +2,26 @@ import { describe, expect, it } from "vitest";
 import { validateConfig } from "../config/load-config.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import { noiseSuppressorAvailable } from "../codecs/noise-suppressor.js";
-import { inputProcessing, prepareInputProcessing } from "./pipelines.js";
+import { echoCancellation, inputProcessing, prepareInputProcessing } from "./pipelines.js";
 import { expectTalkInputRefused } from "../../test/support/config-refusal.js";
+
+describe("talk.input.echoCancellation.doubleTalk", () => {
+  const resolved = (input: Record<string, unknown>) =>
+    echoCancellation(validateConfig({ talk: { input } }).config, NOOP_LOGGER).options.doubleTalk;
+
+  it("unset: on, and off where words confirm the barge-in; set: as set", () => {
+    expect(resolved({})).toBe(true);
+    expect(resolved({ bargeIn: { confirmWithWords: true } })).toBe(false);
+    expect(resolved({ echoCancellation: { doubleTalk: false } })).toBe(false);
+    expect(resolved({ bargeIn: { confirmWithWords: true }, echoCancellation: { doubleTalk: true } })).toBe(
+      true,
+    );
+  });
+
+  it.each([["yes"], [1], [null]])("refuses %j at start, naming the key", (bad) =>
+    expectTalkInputRefused({ echoCancellation: { doubleTalk: bad } }, "echoCancellation.doubleTalk"),
+  );
+});
 
 describe("talk.input.vad and talk.input.noiseSuppression", () => {
   it.each([

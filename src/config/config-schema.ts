@@ -226,8 +226,10 @@ export const talkSchema = z
             /**
              * Let a caller talking over the answer through the echo guard where the played audio does not
              * explain the canceller's output (a coherence test), instead of waiting for a dip in the answer.
+             * Unset: on, except with bargeIn.confirmWithWords, where it lets the recognizer hear (and mishear)
+             * backchannels and noise it would otherwise not (app/pipelines.ts).
              */
-            doubleTalk: z.boolean().default(true),
+            doubleTalk: z.boolean().optional(),
             /**
              * Also on realtime phone calls: the caller's audio is decoded, cleaned and sent to the provider as
              * PCM (no u-law passthrough), and talkgate's gate, not the provider's speech_started, decides barge-in.

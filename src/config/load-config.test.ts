@@ -34,17 +34,6 @@ describe("talk.realtime session defaults", () => {
   });
 });
 
-describe("talk.input.echoCancellation.doubleTalk", () => {
-  it("defaults to on, takes false, and refuses a value that is not a boolean naming the key", () => {
-    const input = (echoCancellation: Record<string, unknown>) =>
-      validateConfig({ talk: { input: { echoCancellation } } }).config.talk.input.echoCancellation;
-    expect(input({}).doubleTalk).toBe(true);
-    expect(input({ doubleTalk: false }).doubleTalk).toBe(false);
-    for (const bad of ["yes", 1, null])
-      expect(() => input({ doubleTalk: bad })).toThrow(/talk\.input\.echoCancellation\.doubleTalk/);
-  });
-});
-
 describe("loadConfig", () => {
   it("gives embedded defaults with no file and no environment", () => {
     const { config, path } = loadConfig({ env: {} });
@@ -57,7 +46,7 @@ describe("loadConfig", () => {
       silenceTimeoutMs: 800,
       appendedEventIntervalMs: 200,
       providerAppendMs: 60,
-      echoCancellation: { enabled: true, tailMs: 300, denoise: false, doubleTalk: true, realtime: false },
+      echoCancellation: { enabled: true, tailMs: 300, denoise: false, realtime: false },
       bargeIn: { confirmWithWords: false, resumeAfterMs: 1200, matchBySound: true },
       endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500 },
       turnEnd: "provider",
