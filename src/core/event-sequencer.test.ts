@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EventSequencer } from "./event-sequencer.js";
+import { EventSequencer, IsoTimestamps } from "./event-sequencer.js";
 import type { CorrelationState } from "./event-sequencer.js";
 import type { OutputAudioPayload, ToolCallPayload, TranscriptPayload } from "./talk-events.js";
 
@@ -144,5 +144,100 @@ describe("EventSequencer", () => {
     expect(() => s.sequence({ type: "output.audio.delta", turnId: "t", payload: delta }, state())).toThrow(
       /binary/,
     );
+  });
+});
+
+describe("IsoTimestamps", () => {
+  it("writes what Date#toISOString writes, across seconds, days, padding and far years", () => {
+    const timestamps = new IsoTimestamps();
+    const base = Date.UTC(2026, 10, 25, 23, 59, 59, 0);
+    const instants = [
+      0,
+      5,
+      50,
+      999,
+      1000,
+      -1,
+      -1000,
+      -1001,
+      base,
+      base + 7,
+      base + 70,
+      base + 999,
+      base + 1000,
+      base + 1001,
+      base + 86_400_000,
+      base - 1,
+      Date.UTC(10_000, 0, 1),
+      Date.UTC(-1, 5, 1, 0, 0, 0, 42),
+      8.64e15,
+    ];
+    // Each instant twice and in both orders, so a kept second and a changed one are both read.
+    for (const ms of [...instants, ...[...instants].reverse(), ...instants.map((x) => x)]) {
+      expect(timestamps.format(ms)).toBe(new Date(ms).toISOString());
+    }
+  });
+
+  it("stamps events with the injected clock's instant, to the millisecond", () => {
+    let now = Date.UTC(2026, 0, 2, 3, 4, 5, 6);
+    const s = new EventSequencer({
+      sessionId: "s1",
+      mode: "realtime",
+      transport: "gateway-relay",
+      brain: "agent-consult",
+      now: () => now,
+    });
+    const first = s.sequence(
+      { type: "session.created", payload: { owner: "gateway", metadata: {} } },
+      state(),
+    );
+    now += 995;
+    const second = s.sequence(
+      { type: "session.created", payload: { owner: "gateway", metadata: {} } },
+      state(),
+    );
+    expect(first?.timestamp).toBe("2026-01-02T03:04:05.006Z");
+    expect(second?.timestamp).toBe("2026-01-02T03:04:06.001Z");
+  });
+
+  it("keeps the envelope's field order whichever optional fields are present", () => {
+    const s = new EventSequencer({
+      sessionId: "s1",
+      mode: "realtime",
+      transport: "gateway-relay",
+      brain: "agent-consult",
+      provider: "p",
+      source: "src",
+    });
+    const event = s.sequence(
+      {
+        type: "output.audio.delta",
+        turnId: "t1",
+        captureId: "c1",
+        itemId: "i1",
+        parentId: "r1",
+        final: false,
+        payload: AUDIO,
+      },
+      state(),
+    );
+    expect(Object.keys(event ?? {})).toEqual([
+      "id",
+      "type",
+      "sessionId",
+      "turnId",
+      "captureId",
+      "seq",
+      "timestamp",
+      "mode",
+      "transport",
+      "brain",
+      "provider",
+      "final",
+      "itemId",
+      "parentId",
+      "source",
+      "payload",
+    ]);
   });
 });
