@@ -47,6 +47,11 @@ export interface TelephonyLoadOptions {
   providerPort: number;
   /** Default worst. */
   shape?: LoadShape;
+  /**
+   * The URL the call's stream connects to, from the TwiML's `<Stream url>` (default: as given). For a relay whose
+   * TwiML names a TLS front (wss://) that a real deployment puts before it, the bench target maps it to the relay.
+   */
+  streamUrl?: (twimlUrl: string) => string;
   /** Logs to time the frames in (default: one LatencyLog each; the soak passes windowed ones). */
   inbound?: LatencyLog;
   outbound?: LatencyLog;
@@ -188,7 +193,7 @@ export class TelephonyLoad {
 
   async #dial(idx: number): Promise<void> {
     const { callSid, accountSid, url, parameters } = await answerInboundCall(this.#o.webhookUrl);
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const ws = new WebSocket(this.#o.streamUrl ? this.#o.streamUrl(url) : url, { perMessageDeflate: false });
     const streamSid = `MZ${randomBytes(16).toString("hex")}`;
     const call: LoadCall = { idx, ws, streamSid, seq: 0, clears: 0, ticks: 0 };
     await startTwilioStream(
