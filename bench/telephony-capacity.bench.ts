@@ -23,10 +23,22 @@
  *   ... --baseline DIR                                  (also ramp talkgate from another checkout, e.g. the commit
  *                                                        before a change, in the same run: ratios against it too)
  *   ... --cpu-prof DIR                                  (V8 CPU profiles of the spawned relays, written when they exit)
+ *   ... --real-sample DIR                               (also ramp Twilio's published Node sample itself, unmodified,
+ *                                                        in the same run: ratios against it too, see below)
+ *
+ * --real-sample DIR: a checkout of twilio-samples/speech-assistant-openai-realtime-api-node that you prepared
+ * (clone the repository, then `npm install` inside it); nothing of it is in this repository. Its index.js runs
+ * unmodified under plain node, pinned to CPU 0 like the other relays, with PORT and OPENAI_API_KEY=sk-bench set.
+ * Two things are bent, both at its edges: its hard-coded provider URL (wss://api.openai.com/...) is sent to the
+ * load generator's stand-in provider over ws:// by a module-resolution hook on its `ws` import
+ * (bench/lib/real-sample-redirect.mjs), and its TwiML's wss://HOST/media-stream (TLS ends in front of it in
+ * production) is connected as ws:// (bench/lib/bench-target.ts). Its console.log output goes to a pipe this bench
+ * drains, as production stdout goes to a log collector; the bytes it logged per second of window are printed.
  */
 import { performance } from "node:perf_hooks";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";
 import { benchTarget, poolTarget, type BenchTarget, type SpawnedRelay } from "./lib/bench-target.js";
+import { realSampleIndex } from "./lib/spawn-telephony-server.js";
 import type { LoadShape } from "./lib/twilio-load-calls.js";
 import { cpuSince, readProcessCpu } from "./lib/process-cpu.js";
 
@@ -49,6 +61,8 @@ const args = benchArgs({
   "cpu-ramp": "no",
   // Another checkout of talkgate to ramp in the same run (its bench server), e.g. a worktree of the previous commit.
   baseline: "",
+  // A prepared checkout of Twilio's Node sample (cloned, `npm install` done) to ramp too, unmodified.
+  "real-sample": "",
 });
 const deltaMs = num(args["delta-ms"], "delta-ms");
 if (deltaMs % 20 !== 0) throw new Error("--delta-ms must be a multiple of 20");
@@ -58,6 +72,11 @@ const SHAPES: Record<string, LoadShape> = {
 };
 const shapeNames = args.shape === "both" ? ["worst", "realistic"] : [args.shape];
 for (const name of shapeNames) if (!SHAPES[name]) throw new Error("--shape must be worst, realistic or both");
+if (args["real-sample"] !== "") {
+  if (args.webhook !== undefined)
+    throw new Error("--real-sample is spawned by this bench: not with --webhook");
+  realSampleIndex(args["real-sample"]); // refuses a directory that is not a prepared checkout, saying what to do
+}
 const maxCalls = num(args.calls, "calls");
 const seconds = num(args.seconds, "seconds");
 const limitMs = num(args["p99-ms"], "p99-ms");
@@ -93,6 +112,8 @@ class Ramp {
   lossless = 0;
   done = false;
   readonly cpuPerCall: Array<{ calls: number; share: number }> = [];
+  /** Bytes per second the relay wrote to stdout and stderr during each level's window (a relay whose output the bench drains). */
+  readonly logged = new Map<number, number>();
   readonly #warm = { done: false };
 
   constructor(
@@ -116,10 +137,13 @@ class Ramp {
     const elu0 = performance.eventLoopUtilization();
     const readCpu = this.target.readCpu ?? (() => (pid ? readProcessCpu(pid) : undefined));
     const cpu0 = readCpu();
+    const logged0 = this.target.server?.loggedBytes?.();
     const t0 = performance.now();
     await sleep(seconds * 1000);
     const cpu = cpuSince(cpu0, readCpu());
     const wall = (performance.now() - t0) / 1000;
+    const logged1 = this.target.server?.loggedBytes?.();
+    if (logged0 !== undefined && logged1 !== undefined) this.logged.set(level, (logged1 - logged0) / wall);
     load.inbound.close();
     load.provider.inputHold.close();
     load.outbound.close();
@@ -176,6 +200,10 @@ class Ramp {
     if (unsaturated)
       console.log(
         `${name} [${this.shape}]: CPU per call at ${unsaturated.calls} calls: ${(unsaturated.share * 1000).toFixed(2)} ms of CPU per second of call, so one core's CPU holds about ${Math.floor(1 / unsaturated.share)} calls (latency aside)`,
+      );
+    if (this.logged.size > 0)
+      console.log(
+        `${name} [${this.shape}]: stdout + stderr written during the windows: ${[...this.logged].map(([calls, rate]) => `${(rate / 1024).toFixed(1)} KB/s at ${calls} calls`).join(", ")}`,
       );
     return {
       relay: name,
@@ -260,6 +288,8 @@ for (const shape of shapeNames) {
   if (!external && args.baseline !== "")
     relays.push({ relay: { checkout: args.baseline }, name: "baseline" });
   if (!external && args.peer !== "no") relays.push({ relay: "peer", name: "peer" });
+  if (!external && args["real-sample"] !== "")
+    relays.push({ relay: { realSample: args["real-sample"] }, name: "real sample" });
   const targets: Array<{ target: BenchTarget; name: string }> = [];
   let results: RampResult[];
   try {
@@ -298,6 +328,17 @@ for (const shape of shapeNames) {
         );
     }
   }
+  // How close the rebuilt peer comes to the sample it was built after.
+  const peer = results.find((r) => r.relay === "peer");
+  const real = results.find((r) => r.relay === "real sample");
+  if (peer && real)
+    for (const [level, share] of peer.cpuByLevel) {
+      const realShare = real.cpuByLevel.get(level);
+      if (realShare !== undefined)
+        console.log(
+          `[${shape}] CPU per call at ${level} calls: peer ${(share * 1000).toFixed(2)} ms/s, real sample ${(realShare * 1000).toFixed(2)} ms/s, peer / real sample ${ratio(share, realShare)}`,
+        );
+    }
 }
 console.log(JSON.stringify({ bench: "telephony-capacity", shapes: summary }));
 process.exit(0);

@@ -14,15 +14,18 @@ import {
   freePort,
   PEER_RELAY,
   pinSelfTo,
+  spawnRealSample,
   spawnTelephonyServer,
   type BenchServer,
 } from "./spawn-telephony-server.js";
 
 /**
- * The relays a bench can spawn itself: ours, the peer (Twilio's Node sample, see peer-relay-twilio-sample.ts), or
- * ours from another checkout (`{ checkout }`: its own bench server, e.g. the commit before a change, in the same run).
+ * The relays a bench can spawn itself: ours, the peer (Twilio's Node sample, see peer-relay-twilio-sample.ts),
+ * ours from another checkout (`{ checkout }`: its own bench server, e.g. the commit before a change, in the same run),
+ * or Twilio's published Node sample itself, unmodified (`{ realSample }`: a checkout of it with `npm install` done,
+ * see spawnRealSample).
  */
-export type SpawnedRelay = "talkgate" | "peer" | { checkout: string };
+export type SpawnedRelay = "talkgate" | "peer" | { checkout: string } | { realSample: string };
 
 export interface BenchTarget {
   load: TelephonyLoad;
@@ -53,9 +56,22 @@ export async function benchTarget(
   let server: BenchServer | undefined;
   let webhookUrl = args.webhook;
   let providerPort = args["provider-port"] !== undefined ? Number(args["provider-port"]) : undefined;
+  let streamUrl: ((twimlUrl: string) => string) | undefined;
   if (webhookUrl === undefined) {
     providerPort ??= await freePort();
-    if (relay === "peer") {
+    if (typeof relay === "object" && "realSample" in relay) {
+      const sample = await spawnRealSample(relay.realSample, providerPort, pin, args["cpu-prof"]);
+      server = sample;
+      webhookUrl = `http://127.0.0.1:${sample.port}/incoming-call`;
+      // Its TwiML names `wss://<Host header>/media-stream`: in production TLS ends in front of it (ngrok, a load
+      // balancer) and the sample itself serves plain ws. The bench has no such front, so that exact URL, and only
+      // it, is connected as ws:// to the sample; talkgate's and the peer's TwiML are used as they are.
+      const front = `wss://127.0.0.1:${sample.port}/media-stream`;
+      streamUrl = (url) => {
+        if (url !== front) throw new Error(`the real sample's TwiML streams to ${url}, expected ${front}`);
+        return `ws://127.0.0.1:${sample.port}/media-stream`;
+      };
+    } else if (relay === "peer") {
       server = await spawnTelephonyServer(providerPort, pin, undefined, PEER_RELAY, args["cpu-prof"]);
       webhookUrl = `http://127.0.0.1:${server.port}/incoming-call`;
     } else {
@@ -77,10 +93,23 @@ export async function benchTarget(
   } else if (providerPort === undefined) {
     throw new Error("--webhook needs --provider-port (where the target reaches its realtime provider)");
   }
-  const load = new TelephonyLoad({ webhookUrl, providerPort, ...(shape ? { shape } : {}) });
+  const load = new TelephonyLoad({
+    webhookUrl,
+    providerPort,
+    ...(shape ? { shape } : {}),
+    ...(streamUrl ? { streamUrl } : {}),
+  });
   await load.start();
+  const kind =
+    relay === "peer"
+      ? "peer relay (rebuilt like Twilio's Node sample)"
+      : typeof relay === "object" && "realSample" in relay
+        ? `Twilio's Node sample itself, unmodified, from ${relay.realSample} (plain node; its ws import sent to the stand-in provider; its stdout drained by the bench)`
+        : typeof relay === "object"
+          ? `talkgate server from ${relay.checkout}`
+          : "talkgate server";
   const describe = server
-    ? `${relay === "peer" ? "peer relay (Twilio's Node sample)" : typeof relay === "object" ? `talkgate server from ${relay.checkout}` : "talkgate server"} pid ${server.child.pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}, load generator${pinnedSelf ? " pinned to CPU 1" : ""}`
+    ? `${kind} pid ${server.child.pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}, load generator${pinnedSelf ? " pinned to CPU 1" : ""}`
     : `external target ${webhookUrl}, provider port ${providerPort}`;
   return {
     load,
