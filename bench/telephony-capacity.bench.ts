@@ -32,8 +32,12 @@
  * Two things are bent, both at its edges: its hard-coded provider URL (wss://api.openai.com/...) is sent to the
  * load generator's stand-in provider over ws:// by a module-resolution hook on its `ws` import
  * (bench/lib/real-sample-redirect.mjs), and its TwiML's wss://HOST/media-stream (TLS ends in front of it in
- * production) is connected as ws:// (bench/lib/bench-target.ts). Its console.log output goes to a pipe this bench
- * drains, as production stdout goes to a log collector; the bytes it logged per second of window are printed.
+ * production) is connected as ws:// (bench/lib/bench-target.ts). Node 20 runs that hook on a loader thread of its
+ * own, which production does not have: its CPU is left out of the sample's. Its console.log output goes to a pipe
+ * this bench drains, as production stdout goes to a log collector; the bytes it logged per second of window are
+ * printed. It forwards a caller frame only once its provider socket is open, and configures the session 100 ms
+ * after: each level's calls are placed and their provider sessions configured before the settle and the window,
+ * for every relay, so no frame of a window is sent before then.
  */
 import { performance } from "node:perf_hooks";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";

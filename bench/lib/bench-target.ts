@@ -111,10 +111,12 @@ export async function benchTarget(
   const describe = server
     ? `${kind} pid ${server.child.pid}${server.pinned ? " pinned to CPU 0" : " (not pinned)"}, load generator${pinnedSelf ? " pinned to CPU 1" : ""}`
     : `external target ${webhookUrl}, provider port ${providerPort}`;
+  const readCpu = server?.readCpu;
   return {
     load,
     server,
     describe,
+    ...(readCpu ? { readCpu } : {}),
     close: async () => {
       await load.close();
       await server?.close();

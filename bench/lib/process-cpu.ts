@@ -27,8 +27,17 @@ export interface CpuReading {
 
 /** CPU seconds used so far by `pid`, or undefined when /proc cannot tell. */
 export function readProcessCpu(pid: number): CpuReading | undefined {
+  return readStatCpu(`/proc/${pid}/stat`);
+}
+
+/** CPU seconds used so far by one thread `tid` of `pid`, or undefined when /proc cannot tell. */
+export function readThreadCpu(pid: number, tid: number): CpuReading | undefined {
+  return readStatCpu(`/proc/${pid}/task/${tid}/stat`);
+}
+
+function readStatCpu(path: string): CpuReading | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(path, "utf8");
     // The command name (field 2) may hold spaces and parentheses: fields are counted after its closing ")".
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const hz = clockTicks();

@@ -18,6 +18,7 @@
 import { realpathSync } from "node:fs";
 import { register } from "node:module";
 import process from "node:process";
+import { MessageChannel } from "node:worker_threads";
 import { pathToFileURL, URL } from "node:url";
 
 const port = Number(process.env.TALKGATE_BENCH_PROVIDER_PORT);
@@ -28,12 +29,22 @@ if (!Number.isInteger(port) || port <= 0)
 const main = process.argv[1];
 if (!main) throw new Error("real-sample-redirect.mjs: run it as `node --import <it> DIR/index.js`");
 
+// Node 20 runs the hook on a loader thread of its own for the life of the process: the hook tells its thread id,
+// announced on stdout, and the bench leaves that thread's CPU out of the sample's (it is idle once the sample has
+// loaded, but a GC of its heap can fall in a window).
+const { port1, port2 } = new MessageChannel();
+port1.once("message", ({ tid }) => {
+  process.stdout.write(`[talkgate bench] loader thread ${tid}\n`);
+  port1.close();
+});
 register(new URL("./real-sample-redirect-hooks.mjs", import.meta.url), {
-  // Node resolves the main module through symlinks: the URL the sample's imports name as their parent.
   data: {
+    // Node resolves the main module through symlinks: the URL the sample's imports name as their parent.
     sampleIndex: pathToFileURL(realpathSync(main)).href,
     wrapper: new URL("./real-sample-ws.mjs", import.meta.url).href,
+    port: port2,
   },
+  transferList: [port2],
 });
 
 // The sample handles no signal: SIGTERM kills it outright, which is what a process manager does to it in

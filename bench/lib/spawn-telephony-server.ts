@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { MemoryTrimStats } from "../../src/ops/native-memory.js";
+import { readProcessCpu, readThreadCpu, type CpuReading } from "./process-cpu.js";
 
 export interface BenchServer {
   readonly child: ChildProcess;
@@ -31,6 +32,8 @@ export interface BenchServer {
   }>;
   /** Bytes the server has written to stdout and stderr so far, for a server whose output the bench drains. */
   loggedBytes?(): number;
+  /** The server's CPU so far, when it is not simply its process's (default: readProcessCpu of its pid). */
+  readCpu?(): CpuReading | undefined;
   close(): Promise<void>;
 }
 
@@ -192,6 +195,7 @@ export async function spawnRealSample(
     logged += d.length;
     stderrTail = (stderrTail + d.toString()).slice(-2000);
   });
+  let loaderTid = 0;
   const ready = new Promise<void>((resolveReady, reject) => {
     let head = "";
     const onData = (d: Buffer): void => {
@@ -203,6 +207,10 @@ export async function spawnRealSample(
         return reject(
           new Error("the real sample started without the provider redirect (does it still import ws?)"),
         );
+      // The loader thread's id comes by message from that thread: usually before the listening line, not surely.
+      const tid = /\[talkgate bench\] loader thread (\d+)\n/.exec(head);
+      if (!tid) return;
+      loaderTid = Number(tid[1]);
       // From here the output is only counted and dropped: the pipe stays drained.
       child.stdout!.off("data", onData);
       child.stdout!.on("data", (chunk: Buffer) => void (logged += chunk.length));
@@ -226,6 +234,12 @@ export async function spawnRealSample(
     pinned,
     memory: () => Promise.reject(new Error("memory readings are not available for the real sample")),
     loggedBytes: () => logged,
+    // The process's CPU less the bench's loader thread (real-sample-redirect.mjs), which production does not have.
+    readCpu: () => {
+      const all = readProcessCpu(child.pid!);
+      const loader = loaderTid ? readThreadCpu(child.pid!, loaderTid) : { user: 0, system: 0 };
+      return all && loader ? { user: all.user - loader.user, system: all.system - loader.system } : undefined;
+    },
     close: () => stop(child),
   };
 }
