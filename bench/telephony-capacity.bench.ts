@@ -77,8 +77,10 @@ const SHAPES: Record<string, LoadShape> = {
 const shapeNames = args.shape === "both" ? ["worst", "realistic"] : [args.shape];
 for (const name of shapeNames) if (!SHAPES[name]) throw new Error("--shape must be worst, realistic or both");
 if (args["real-sample"] !== "") {
-  if (args.webhook !== undefined)
-    throw new Error("--real-sample is spawned by this bench: not with --webhook");
+  if (args.webhook !== undefined || args.workers !== "")
+    throw new Error(
+      "--real-sample is ramped beside the single talkgate process: not with --webhook or --workers",
+    );
   realSampleIndex(args["real-sample"]); // refuses a directory that is not a prepared checkout, saying what to do
 }
 const maxCalls = num(args.calls, "calls");

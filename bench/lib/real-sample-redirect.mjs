@@ -9,8 +9,8 @@
  * that one import, from the sample's index.js only, resolve to real-sample-ws.mjs: the sample's own ws with a
  * WebSocket subclass whose constructor rewrites exactly `wss://api.openai.com/` to `ws://127.0.0.1:P/`, where the
  * bench's stand-in provider listens. Nothing else of the sample changes: not a line of index.js, not its other
- * imports (Fastify and @fastify/websocket load ws through require, which the hook does not see, and get the
- * unmodified ws), not its logging.
+ * imports (@fastify/websocket loads ws through require, which the hook does not see, and gets the unmodified
+ * ws), not its logging.
  *
  * Why the rewrite: the bench measures the relay's own work per call against a local stand-in, which talkgate and the
  * rebuilt peer reach over ws:// too; TLS to the provider (and the internet's latency) is not what is measured.
