@@ -424,7 +424,9 @@ describe("amd: Vonage", () => {
     const uuid = placed.json["callSid"] as string;
     const sessionId = placed.json["sessionId"] as string;
     const create = h.rest.requests.find((r) => r.uuid === uuid)!;
-    const client = await h.connect(endpointOf(create.body["ncco"]).headers);
+    // Played at 1x: with playback "immediate" the whole greeting could be heard before the machine result
+    // arrives on a loaded machine, leaving nothing to cut (a 30 s timeout waiting for output.audio.cancelled).
+    const client = await h.connect(endpointOf(create.body["ncco"]).headers, "realtime");
     await until(() => h.eventsOf(sessionId, "output.audio.started").length === 1);
     expect((await amd.answer(uuid, "machine")).status).toBe(204);
     await until(() => h.eventsOf(sessionId, "output.audio.cancelled").length === 1);
