@@ -204,7 +204,7 @@ export const talkSchema = z
          * input.audio.appended events (caller audio that reached the realtime provider or the recognizer)
          * are coalesced to one per this many ms of audio. 0 reports every append (a phone frame: 20 ms).
          */
-        appendedEventIntervalMs: z.number().int().min(0).max(10_000).default(200),
+        appendedEventIntervalMs: z.number().int().min(0).max(10_000).default(1000),
         /**
          * The caller's audio goes to a realtime provider in pieces of this many ms: one append per
          * piece instead of one per 20 ms phone frame (the largest per-frame cost of a relayed call after

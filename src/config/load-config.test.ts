@@ -44,7 +44,7 @@ describe("loadConfig", () => {
     expect(config.talk.input).toEqual({
       interruptOnSpeech: true,
       silenceTimeoutMs: 800,
-      appendedEventIntervalMs: 200,
+      appendedEventIntervalMs: 1000,
       providerAppendMs: 60,
       echoCancellation: { enabled: true, tailMs: 300, denoise: false, realtime: false },
       bargeIn: { confirmWithWords: false, resumeAfterMs: 1200, matchBySound: true },

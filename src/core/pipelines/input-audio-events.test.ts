@@ -58,7 +58,7 @@ function relay(intervalMs?: number) {
 
 describe("input.audio.appended (realtime relay)", () => {
   it("reports the audio that reached the provider once per 200 ms of it, and the rest at close", async () => {
-    const { provider, log, controller, frames } = relay();
+    const { provider, log, controller, frames } = relay(200);
     await controller.ready;
     frames(9);
     expect(appended(log)).toEqual([]);
@@ -79,7 +79,7 @@ describe("input.audio.appended (realtime relay)", () => {
   });
 
   it("audio held while the provider connects is reported when it is forwarded, not before", async () => {
-    const { log, controller, frames } = relay();
+    const { log, controller, frames } = relay(200);
     frames(20); // appended synchronously, before connect() resolved
     expect(appended(log)).toEqual([]);
     await controller.ready;
@@ -87,7 +87,7 @@ describe("input.audio.appended (realtime relay)", () => {
   });
 
   it("audio of a turn carries its turnId, and a new turn reports the previous turn's rest first", async () => {
-    const { session, provider, log, controller, frames } = relay();
+    const { session, provider, log, controller, frames } = relay(200);
     await controller.ready;
     provider.play({ type: "speech_started", itemId: "in_1" });
     const turnId = session.activeTurn!.id;
@@ -99,6 +99,21 @@ describe("input.audio.appended (realtime relay)", () => {
       [turnId, 1600],
       [turnId, 800],
     ]);
+  });
+
+  it("by default reports once per second of audio (a phone line sends 50 frames a second, in silence too)", async () => {
+    const { log, controller, frames } = relay();
+    await controller.ready;
+    frames(49);
+    expect(appended(log)).toEqual([]);
+    frames(76); // 125 frames = 2.5 s: two full 1 s reports; the last 500 ms is pending, not lost
+    expect(appended(log)).toEqual([
+      { bytes: 8000, durationMs: 1000 },
+      { bytes: 8000, durationMs: 1000 },
+    ]);
+    await controller.close("completed");
+    expect(appended(log).at(-1)).toEqual({ bytes: 4000, durationMs: 500 });
+    expect(sum(appended(log))).toBe(125 * 160);
   });
 
   it("0 reports every append", async () => {
@@ -128,6 +143,7 @@ describe("input.audio.appended (speech-to-text capture)", () => {
       sink: new RecordingSink(),
       tools: undefined,
       outputFormat: PCM16_24K,
+      options: { inputAppendedIntervalMs: 200 },
     });
     const turn = controller.startTurn();
     for (let at = 0; at < GO_FORWARD.byteLength; at += 640)

@@ -83,8 +83,10 @@ export interface PipelineOptions {
    * `input.audio.appended` events (caller audio that reached the realtime
    * provider or the recognizer) are coalesced to one per this many ms of
    * audio (input-audio-events.ts; what is left is reported when the turn
-   * changes or ends). 0 reports every append. Default 200
-   * (talk.input.appendedEventIntervalMs).
+   * changes or ends). 0 reports every append. Default 1000
+   * (talk.input.appendedEventIntervalMs): each event costs its whole path
+   * (envelope, JSON line, session log, replay, listeners), and at 200 ms these
+   * metadata events were 7.5% of a relaying server's CPU (docs/performance.md).
    */
   inputAppendedIntervalMs?: number;
   /**
@@ -116,7 +118,7 @@ export const PIPELINE_DEFAULTS: Readonly<
   maxAppendBytes: 65_536,
   heldAudioMs: 2000,
   outputDeltaIntervalMs: 200,
-  inputAppendedIntervalMs: 200,
+  inputAppendedIntervalMs: 1000,
   providerAppendMs: 60,
 });
 
