@@ -19,6 +19,8 @@ export class GatewayMetrics {
   readonly wsClosedTotal: Counter<"code">;
   #unsubscribe: (() => void) | undefined;
   #exposition: (() => Promise<string>) | undefined;
+  /** Events by family not yet added to `eventsTotal` (added when the counter is collected). */
+  readonly #pendingEvents = new Map<string, number>();
 
   constructor(runtime: TalkRuntime) {
     const registers = [this.registry];
@@ -42,11 +44,18 @@ export class GatewayMetrics {
       labelNames: ["outcome"],
       registers,
     });
+    const pendingEvents = this.#pendingEvents;
     this.eventsTotal = new Counter({
       name: "talkgate_events_total",
       help: "talk.event envelopes emitted, by type family (session, turn, output, ...)",
       labelNames: ["family"],
       registers,
+      // Counted in a plain Map per event and added to the counter when it is read (a scrape, or get()):
+      // prom-client hashes the labels of every inc(), and this runs for every event of every session.
+      collect() {
+        for (const [family, count] of pendingEvents) this.inc({ family }, count);
+        pendingEvents.clear();
+      },
     });
     this.rpcRequestsTotal = new Counter({
       name: "talkgate_rpc_requests_total",
@@ -75,8 +84,8 @@ export class GatewayMetrics {
   }
 
   #onEvent(event: TalkEvent): void {
-    const family = event.type.split(".")[0] ?? "unknown";
-    this.eventsTotal.inc({ family });
+    const family = familyOf(event.type);
+    this.#pendingEvents.set(family, (this.#pendingEvents.get(family) ?? 0) + 1);
     if (event.type === "session.created") this.sessionsTotal.inc({ mode: event.mode });
     else if (event.type === "turn.ended") this.turnsTotal.inc({ outcome: "completed" });
     else if (event.type === "turn.cancelled") this.turnsTotal.inc({ outcome: "cancelled" });
@@ -100,4 +109,16 @@ export class GatewayMetrics {
   useExposition(source: () => Promise<string>): void {
     this.#exposition = source;
   }
+}
+
+const FAMILIES = new Map<string, string>();
+
+/** The part of an event type before its first dot ("output.audio.delta" -> "output"), computed once per type. */
+function familyOf(type: string): string {
+  let family = FAMILIES.get(type);
+  if (family === undefined) {
+    family = type.split(".")[0] || "unknown";
+    FAMILIES.set(type, family);
+  }
+  return family;
 }
