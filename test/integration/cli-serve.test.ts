@@ -120,10 +120,17 @@ describe("talkgate serve (embedded defaults)", () => {
       mode: "stt-tts",
       transport: "managed-room",
     });
+    const logFile = join(dataDir, "sessions", `${sessionId}.jsonl`);
+    // The log's lines wait in memory up to runtime.sessionLogFlushMs (1 s) before a write: the kill
+    // comes once session.created is on disk, which a SIGKILL cannot take back.
+    const deadline = Date.now() + 10_000;
+    while (!readFileSync(logFile, "utf8").includes('"session.created"')) {
+      if (Date.now() > deadline) throw new Error("session.created never reached the session log");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     first.kill("SIGKILL");
     await exitOf(first);
     await client.close().catch(() => {});
-    const logFile = join(dataDir, "sessions", `${sessionId}.jsonl`);
     const before = readFileSync(logFile, "utf8").trim().split("\n");
     expect((JSON.parse(before.at(-1)!) as { type: string }).type).not.toBe("session.closed");
 
