@@ -83,6 +83,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     replayLimit: config.runtime.replayLimit,
     replayMaxBytes: config.runtime.replayMaxBytes,
     replayMaxAgeMs: config.runtime.replayMaxAgeMs,
+    sessionLogFlushMs: config.runtime.sessionLogFlushMs,
     closedRetentionMs: config.runtime.closedRetentionMs,
     maxSessions: config.runtime.maxSessions,
     dataDir: config.dataDir,

@@ -89,6 +89,14 @@ export const runtimeSchema = z
      * with rings of 100 events 50 MB and 12-23 ms (docs/performance.md, "Replay rings and the tail").
      */
     replayMaxAgeMs: nonNegativeInt.default(30_000),
+    /**
+     * How long a session log's lines may wait in memory to be written together, ms; 0: one synchronous
+     * write per event. A relayed call logs some 8 events a second, each its own writeSync before (3.2%
+     * of the relay's main-thread CPU at 100 calls, issue 19). Closing a session and the process's exit
+     * write what waits; only a kill -9, the OOM killer or a power loss loses lines (the last interval's and
+     * one sweep's, 10-250 ms; docs/core-runtime.md, "Session log").
+     */
+    sessionLogFlushMs: z.number().int().min(0).max(10_000).default(1000),
     /** How long a closed session stays readable for replay and debugging. */
     closedRetentionMs: nonNegativeInt.default(60_000),
     /** Sessions one process holds at most. */

@@ -112,6 +112,18 @@ describe("loadConfig", () => {
     }
   });
 
+  it("runtime.sessionLogFlushMs: 1000 by default, 0..10000 ms, anything else refused at start naming the key", () => {
+    expect(validateConfig({}, { env: {} }).config.runtime.sessionLogFlushMs).toBe(1000);
+    for (const ok of [0, 250, 10_000]) {
+      const { config } = validateConfig({ runtime: { sessionLogFlushMs: ok } }, { env: {} });
+      expect(config.runtime.sessionLogFlushMs).toBe(ok);
+    }
+    for (const bad of [-1, 10_001, 2.5, "1000", null]) {
+      const err = configError(() => validateConfig({ runtime: { sessionLogFlushMs: bad } }, { env: {} }));
+      expect(err.message).toContain("runtime.sessionLogFlushMs");
+    }
+  });
+
   it("talk.faults: defaults, and out-of-range values refused at start naming the key", () => {
     const { config } = validateConfig({}, { env: {} });
     expect(config.talk.faults).toMatchObject({

@@ -55,6 +55,12 @@ describe("createTalkRuntime", () => {
     expect(() => createTalkRuntime({ replayMaxAgeMs: Number.NaN })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
     );
+    expect(() => createTalkRuntime({ sessionLogFlushMs: -1 })).toThrow(
+      expect.objectContaining({
+        code: "config_invalid",
+        message: expect.stringContaining("sessionLogFlushMs"),
+      }),
+    );
   });
 
   it("bounds each session's replay ring in age (runtime.replayMaxAgeMs), keeping its newest 100 events", () => {
@@ -200,5 +206,24 @@ describe("createTalkRuntime", () => {
       "session.closed",
     ]);
     expect(logged[2]?.payload).toEqual(delta);
+  });
+
+  it("batches a session's log lines (sessionLogFlushMs, default 1000 ms) until the session closes; 0 writes each at once", async () => {
+    for (const sessionLogFlushMs of [undefined, 0]) {
+      const dataDir = mkdtempSync(join(tmpdir(), "talkgate-rt-"));
+      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+      const r = runtime({ dataDir, ...(sessionLogFlushMs !== undefined ? { sessionLogFlushMs } : {}) });
+      const s = r.createSession(relay);
+      s.emit({ type: "health.changed", payload: {} });
+      const path = join(dataDir, "sessions", `${s.id}.jsonl`);
+      const types = () =>
+        readFileSync(path, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as TalkEvent).type);
+      expect(types()).toEqual(sessionLogFlushMs === 0 ? ["session.created", "health.changed"] : []);
+      await s.close("completed");
+      expect(types()).toEqual(["session.created", "health.changed", "session.closed"]);
+    }
   });
 });

@@ -3,7 +3,7 @@ import { TalkError } from "./errors.js";
 import { NOOP_LOGGER } from "./logger.js";
 import type { TalkLogger } from "./logger.js";
 import { closeLostSessionLogs } from "./lost-session-logs.js";
-import { SessionLog, prepareSessionLogDir } from "./session-log.js";
+import { DEFAULT_SESSION_LOG_FLUSH_MS, SessionLog, prepareSessionLogDir } from "./session-log.js";
 import type {
   CreateSessionOptions,
   TalkEventListener,
@@ -22,6 +22,7 @@ const DEFAULTS = Object.freeze({
   closedRetentionMs: 60_000,
   maxSessions: 10_000,
   closeGraceMs: 2000,
+  sessionLogFlushMs: DEFAULT_SESSION_LOG_FLUSH_MS,
 });
 
 interface ResolvedOptions {
@@ -31,6 +32,7 @@ interface ResolvedOptions {
   closedRetentionMs: number;
   maxSessions: number;
   closeGraceMs: number;
+  sessionLogFlushMs: number;
   dataDir: string | undefined;
   logger: TalkLogger;
 }
@@ -43,6 +45,7 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
     closedRetentionMs: options.closedRetentionMs ?? DEFAULTS.closedRetentionMs,
     maxSessions: options.maxSessions ?? DEFAULTS.maxSessions,
     closeGraceMs: options.closeGraceMs ?? DEFAULTS.closeGraceMs,
+    sessionLogFlushMs: options.sessionLogFlushMs ?? DEFAULTS.sessionLogFlushMs,
     dataDir: options.dataDir,
     logger: options.logger ?? NOOP_LOGGER,
   };
@@ -52,7 +55,7 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a positive integer.`);
     }
   }
-  for (const key of ["replayMaxAgeMs", "closedRetentionMs", "closeGraceMs"] as const) {
+  for (const key of ["replayMaxAgeMs", "closedRetentionMs", "closeGraceMs", "sessionLogFlushMs"] as const) {
     if (!Number.isFinite(merged[key]) || merged[key] < 0) {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a non-negative number.`);
     }
@@ -120,7 +123,12 @@ class InProcessTalkRuntime implements TalkRuntime {
     const log =
       o.dataDir === undefined
         ? undefined
-        : new SessionLog({ dataDir: o.dataDir, sessionId: id, logger: o.logger });
+        : new SessionLog({
+            dataDir: o.dataDir,
+            sessionId: id,
+            logger: o.logger,
+            flushIntervalMs: o.sessionLogFlushMs,
+          });
     const session: LiveTalkSession = new LiveTalkSession({
       ...options,
       id,

@@ -182,6 +182,11 @@ export interface TalkRuntimeOptions {
   maxSessions?: number;
   /** Directory for sessions/<sessionId>.jsonl logs; undefined disables the log. */
   dataDir?: string;
+  /**
+   * How long a session log's lines may wait in memory to be written in one write, ms; 0 writes each
+   * event as it comes (default 1000). Closing a session, and the process's `exit`, write what waits.
+   */
+  sessionLogFlushMs?: number;
   /** How long close() waits for aborted work to settle before emitting session.closed, ms (default 2000). */
   closeGraceMs?: number;
   /** Narrow structured logger (pino fits); default silent. */
