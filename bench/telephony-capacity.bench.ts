@@ -23,6 +23,8 @@
  *   ... --baseline DIR                                  (also ramp talkgate from another checkout, e.g. the commit
  *                                                        before a change, in the same run: ratios against it too)
  *   ... --cpu-prof DIR                                  (V8 CPU profiles of the spawned relays, written when they exit)
+ *   ... --windows-out FILE                              (each window's relay, level, pid and CLOCK_MONOTONIC span as a
+ *                                                        JSON line: bench/relay-cpu-perf.ts attributes perf samples by it)
  *   ... --real-sample DIR                               (also ramp Twilio's published Node sample itself, unmodified,
  *                                                        in the same run: ratios against it too, see below)
  *
@@ -39,6 +41,7 @@
  * after: each level's calls are placed and their provider sessions configured before the settle and the window,
  * for every relay, so no frame of a window is sent before then.
  */
+import { appendFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";
 import { benchTarget, poolTarget, type BenchTarget, type SpawnedRelay } from "./lib/bench-target.js";
@@ -47,6 +50,9 @@ import type { LoadShape } from "./lib/twilio-load-calls.js";
 import { cpuSince, readProcessCpu } from "./lib/process-cpu.js";
 
 const args = benchArgs({
+  // A file to append each window to as a JSON line (relay, shape, calls, pid, start and end on CLOCK_MONOTONIC in
+  // ns, the clock `perf record -k CLOCK_MONOTONIC` stamps samples with): bench/relay-cpu-perf.ts reads it.
+  "windows-out": "",
   calls: "300",
   seconds: "5",
   "p99-ms": "10",
@@ -145,8 +151,14 @@ class Ramp {
     const cpu0 = readCpu();
     const logged0 = this.target.server?.loggedBytes?.();
     const t0 = performance.now();
+    const monotonic0 = process.hrtime.bigint();
     await sleep(seconds * 1000);
     const cpu = cpuSince(cpu0, readCpu());
+    if (args["windows-out"]) {
+      const window = { relay: this.name, shape: this.shape, calls: level, pid, startNs: String(monotonic0) };
+      const line = { ...window, endNs: String(process.hrtime.bigint()) };
+      appendFileSync(args["windows-out"], `${JSON.stringify(line)}\n`);
+    }
     const wall = (performance.now() - t0) / 1000;
     const logged1 = this.target.server?.loggedBytes?.();
     if (logged0 !== undefined && logged1 !== undefined) this.logged.set(level, (logged1 - logged0) / wall);
