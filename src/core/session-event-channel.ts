@@ -8,7 +8,10 @@ import type { TalkBrain, TalkMode, TalkTransport } from "./talk-types.js";
 
 /** Where a session's events go besides its own subscribers. */
 export interface SessionEventSinks {
-  /** Durable sink, written before any listener sees the event. */
+  /**
+   * Durable sink: handed the event before any listener sees it (its disk write may come later: the
+   * session log writes in batches, runtime.sessionLogFlushMs).
+   */
   log?: { append(event: TalkEvent, line?: string): void; close(): void };
   /** Runtime-wide fan-out (subscribeAll). */
   onEvent?: (event: TalkEvent, line: string) => void;
