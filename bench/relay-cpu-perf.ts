@@ -27,6 +27,7 @@ import { benchArgs, num } from "./lib/bench-args.js";
 const args = benchArgs({
   calls: "100",
   seconds: "10",
+  "warmup-seconds": "4",
   shape: "realistic",
   peer: "yes",
   "real-sample": "",
@@ -65,6 +66,8 @@ function record(): void {
     String(seconds),
     "--shape",
     args.shape,
+    "--warmup-seconds",
+    args["warmup-seconds"],
     "--cpu-ramp",
     "yes",
     "--peer",

@@ -55,6 +55,8 @@ const args = benchArgs({
   "windows-out": "",
   calls: "300",
   seconds: "5",
+  // Settle of the first level, which also warms the relay up (its JIT still compiles the relay path for a while).
+  "warmup-seconds": "4",
   "p99-ms": "10",
   "give-up-ms": "100",
   // The relay's process id when --webhook points at a server this bench did not start (for its CPU column).
@@ -91,6 +93,7 @@ if (args["real-sample"] !== "") {
 }
 const maxCalls = num(args.calls, "calls");
 const seconds = num(args.seconds, "seconds");
+const warmupSeconds = num(args["warmup-seconds"], "warmup-seconds");
 const limitMs = num(args["p99-ms"], "p99-ms");
 // The ramp goes on past a level that misses the latency criterion (a shared machine's stalls can do that at any
 // level) until frames are lost, a call drops or p99 passes --give-up-ms, so the table shows where it breaks.
@@ -141,7 +144,7 @@ class Ramp {
     await load.addCalls(level - load.calls.length);
     load.resume();
     // Settle: the first level also warms the server up (lazy module loads and JIT of the relay path stall it once).
-    await sleep(this.#warm.done ? 1000 : 4000);
+    await sleep(this.#warm.done ? 1000 : warmupSeconds * 1000);
     this.#warm.done = true;
     load.inbound.open();
     load.provider.inputHold.open();
