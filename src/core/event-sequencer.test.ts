@@ -171,6 +171,10 @@ describe("IsoTimestamps", () => {
       Date.UTC(10_000, 0, 1),
       Date.UTC(-1, 5, 1, 0, 0, 0, 42),
       8.64e15,
+      base + 0.6,
+      base + 999.9,
+      -0.5,
+      -1000.5,
     ];
     // Each instant twice and in both orders, so a kept second and a changed one are both read.
     for (const ms of [...instants, ...[...instants].reverse(), ...instants.map((x) => x)]) {

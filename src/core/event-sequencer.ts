@@ -63,7 +63,9 @@ export class IsoTimestamps {
   #second = Number.NaN;
   #prefix = "";
 
-  format(ms: number): string {
+  format(instant: number): string {
+    // A Date keeps whole milliseconds, truncated toward zero (an injected clock may give fractions).
+    const ms = Math.trunc(instant);
     const second = Math.floor(ms / 1000);
     if (second !== this.#second) {
       const iso = new Date(ms).toISOString();
