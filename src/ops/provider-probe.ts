@@ -240,7 +240,12 @@ function observeRealtime(
   return overlay(provider, { connect: observedConnect });
 }
 
-/** The voice session with the audio appended to it counted; the total is reported once, at close. */
+/**
+ * The voice session with the audio appended to it counted; the total is reported once, at close.
+ * A plain object that delegates each method (not `overlay`'s Proxy): `appendAudio` runs for every
+ * caller frame of every call, and a Proxy's get trap was about 1% of a relaying server's CPU
+ * (bench/relay-cpu-perf.ts). An optional method is there exactly when the session has it.
+ */
 function countedInput(
   voice: RealtimeVoiceSession,
   format: AudioFormat,
@@ -248,18 +253,28 @@ function countedInput(
 ): RealtimeVoiceSession {
   let bytes = 0;
   let reported = false;
-  const appendAudio = (data: Uint8Array, base64?: string): void => {
-    bytes += data.byteLength;
-    voice.appendAudio(data, base64);
+  const counted: RealtimeVoiceSession = {
+    appendAudio: (data, base64) => {
+      bytes += data.byteLength;
+      voice.appendAudio(data, base64);
+    },
+    cancelResponse: () => voice.cancelResponse(),
+    truncate: (itemId, audioEndMs) => voice.truncate(itemId, audioEndMs),
+    submitToolResult: (callId, output, options) => voice.submitToolResult(callId, output, options),
+    createResponse: (instructions) => voice.createResponse(instructions),
+    close: async () => {
+      // Opus has no byte rate (0): its seconds are not counted from bytes.
+      const rate = bytesPerSecond(format);
+      if (!reported && rate > 0) {
+        reported = true;
+        report(bytes / rate);
+      }
+      return voice.close();
+    },
   };
-  const close = async (): Promise<void> => {
-    // Opus has no byte rate (0): its seconds are not counted from bytes.
-    const rate = bytesPerSecond(format);
-    if (!reported && rate > 0) {
-      reported = true;
-      report(bytes / rate);
-    }
-    return voice.close();
-  };
-  return overlay(voice, { appendAudio, close });
+  if (voice.commitAudio) counted.commitAudio = () => voice.commitAudio!();
+  if (voice.speakText) counted.speakText = (text, options) => voice.speakText!(text, options);
+  if (voice.setTurnDetection) counted.setTurnDetection = (enabled) => voice.setTurnDetection!(enabled);
+  if (voice.sendText) counted.sendText = (text) => voice.sendText!(text);
+  return counted;
 }
