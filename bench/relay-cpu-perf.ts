@@ -18,7 +18,17 @@
  * Prints, per relay and level, ms of CPU per second of call in each area, and the relays side by side.
  */
 import { spawnSync } from "node:child_process";
-import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -55,6 +65,7 @@ if (!analyzeOnly) record();
 /** Runs the capacity bench under perf record. */
 function record(): void {
   rmSync(windowsFile, { force: true });
+  const started = Date.now();
   const bench = [
     process.execPath,
     "--import",
@@ -102,7 +113,25 @@ function record(): void {
       env: { ...process.env, NODE_OPTIONS: `${process.env["NODE_OPTIONS"] ?? ""} --perf-basic-prof`.trim() },
     },
   );
+  removeIsolateLogs(started);
   if (recorded.status !== 0) throw new Error(`perf record exited with ${recorded.status}`);
+}
+
+/**
+ * `--perf-basic-prof` also makes every node process write an `isolate-0x…-<pid>-v8.log` into its working
+ * directory (Node refuses `--logfile` in NODE_OPTIONS): the ones this run left in the checkouts it ran go.
+ */
+function removeIsolateLogs(since: number): void {
+  const dirs = [join(import.meta.dirname, ".."), process.cwd(), args.baseline, args["real-sample"]].filter(
+    Boolean,
+  );
+  for (const dir of new Set(dirs)) {
+    for (const name of readdirSync(dir)) {
+      if (!/^isolate-0x[0-9a-f]+-\d+-v8\.log$/.test(name)) continue;
+      const path = join(dir, name);
+      if (statSync(path).mtimeMs >= since) rmSync(path, { force: true });
+    }
+  }
 }
 
 interface Window {
@@ -166,12 +195,12 @@ for (const w of windows) byPid.set(w.pid!, [...(byPid.get(w.pid!) ?? []), w]);
 
 // perf script's output is large (hundreds of MB): written to a file and read as a stream.
 const dump = join(out, "perf.script");
-const toFile = spawnSync(
-  "sh",
-  ["-c", `perf script -i '${data}' -F pid,tid,time,ip,sym,dso --ns > '${dump}' 2>/dev/null`],
-  { stdio: "inherit" },
-);
-if (toFile.status !== 0) throw new Error("perf script failed");
+const dumpFd = openSync(dump, "w");
+const toFile = spawnSync("perf", ["script", "-i", data, "-F", "pid,tid,time,ip,sym,dso", "--ns"], {
+  stdio: ["ignore", dumpFd, "ignore"],
+});
+closeSync(dumpFd);
+if (toFile.status !== 0) throw new Error(`perf script exited with ${toFile.status}`);
 
 let current: { window: Window; stack: string[] } | undefined;
 const flush = (): void => {

@@ -158,9 +158,15 @@ class Ramp {
     await sleep(seconds * 1000);
     const cpu = cpuSince(cpu0, readCpu());
     if (args["windows-out"]) {
-      const window = { relay: this.name, shape: this.shape, calls: level, pid, startNs: String(monotonic0) };
-      const line = { ...window, endNs: String(process.hrtime.bigint()) };
-      appendFileSync(args["windows-out"], `${JSON.stringify(line)}\n`);
+      const window = {
+        relay: this.name,
+        shape: this.shape,
+        calls: level,
+        pid,
+        startNs: String(monotonic0),
+        endNs: String(process.hrtime.bigint()),
+      };
+      appendFileSync(args["windows-out"], `${JSON.stringify(window)}\n`);
     }
     const wall = (performance.now() - t0) / 1000;
     const logged1 = this.target.server?.loggedBytes?.();

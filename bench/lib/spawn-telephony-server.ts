@@ -137,19 +137,20 @@ const REAL_SAMPLE_REDIRECT = join(import.meta.dirname, "real-sample-redirect.mjs
 export function realSampleIndex(dir: string): string {
   const prepare =
     "--real-sample DIR takes a checkout of twilio-samples/speech-assistant-openai-realtime-api-node with `npm install` done in it (clone the repository, then run `npm install` inside it)";
-  const index = join(resolve(dir), "index.js");
+  const root = resolve(dir);
+  const index = join(root, "index.js");
   if (!existsSync(index)) throw new Error(`${prepare}: ${index} does not exist`);
-  if (!existsSync(join(resolve(dir), "node_modules", "ws", "package.json")))
+  if (!existsSync(join(root, "node_modules", "ws", "package.json")))
     throw new Error(
-      `${prepare}: ${join(resolve(dir), "node_modules", "ws")} is missing (run \`npm install\` in ${dir})`,
+      `${prepare}: ${join(root, "node_modules", "ws")} is missing (run \`npm install\` in ${dir})`,
     );
-  const pkgFile = join(resolve(dir), "package.json");
+  const pkgFile = join(root, "package.json");
   if (!existsSync(pkgFile)) throw new Error(`${prepare}: ${pkgFile} does not exist`);
   const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as {
     dependencies?: Record<string, string>;
   };
   for (const name of Object.keys(pkg.dependencies ?? {}))
-    if (!existsSync(join(resolve(dir), "node_modules", name, "package.json")))
+    if (!existsSync(join(root, "node_modules", name, "package.json")))
       throw new Error(`${prepare}: its dependency ${name} is not installed (run \`npm install\` in ${dir})`);
   return index;
 }
