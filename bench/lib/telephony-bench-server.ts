@@ -30,6 +30,8 @@ const { values } = parseArgs({
     "replay-limit": { type: "string" },
     // runtime.mallocTrimIntervalMs (0: never trims); default the config's, 10 s.
     "malloc-trim-ms": { type: "string" },
+    // ops.eventLoopSampleMs; default the config's, 10 ms (bench/idle-cpu.bench.ts).
+    "event-loop-sample-ms": { type: "string" },
   },
 });
 const providerPort = Number(values["provider-port"]);
@@ -49,6 +51,9 @@ const loaded = validateConfig({
       : {}),
   },
   ...benchRelayConfig(providerPort),
+  ...(values["event-loop-sample-ms"] !== undefined
+    ? { ops: { eventLoopSampleMs: Number(values["event-loop-sample-ms"]) } }
+    : {}),
 });
 const app = await createApp(loaded);
 const { port } = await app.listen();

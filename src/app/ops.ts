@@ -49,6 +49,7 @@ export async function registerOps(i: OpsInputs): Promise<OpsSurface> {
     dataDir: i.config.dataDir,
     usage: i.config.ops.usage,
     retentionDays: i.config.ops.retentionDays,
+    eventLoopSampleMs: i.config.ops.eventLoopSampleMs,
   });
   await i.gateway.app.register(plugin);
   return surface;

@@ -687,6 +687,13 @@ export const opsSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * How often the event loop's delay is sampled for `nodejs_eventloop_lag_*`, ms. Each sample wakes the
+     * loop: at 10 (prom-client's default, kept) an idle worker spends 5.0-7.0 ms of CPU a second, at 50 2.3-2.7
+     * (docs/performance.md, "An idle worker's CPU"). Node's histogram records the whole interval between
+     * samples, so the gauges' floor is this interval: raising it moves the floor, and alerts with it.
+     */
+    eventLoopSampleMs: z.number().int().min(1).max(1000).default(10),
   })
   .strict();
 

@@ -124,6 +124,19 @@ describe("loadConfig", () => {
     }
   });
 
+  it("ops.eventLoopSampleMs: 10 by default (prom-client's), 1..1000 ms, anything else refused at start naming the key", () => {
+    expect(validateConfig({}, { env: {} }).config.ops.eventLoopSampleMs).toBe(10);
+    for (const ok of [1, 50, 1000]) {
+      expect(
+        validateConfig({ ops: { eventLoopSampleMs: ok } }, { env: {} }).config.ops.eventLoopSampleMs,
+      ).toBe(ok);
+    }
+    for (const bad of [0, -5, 1001, 12.5, "50", null]) {
+      const err = configError(() => validateConfig({ ops: { eventLoopSampleMs: bad } }, { env: {} }));
+      expect(err.message).toContain("ops.eventLoopSampleMs");
+    }
+  });
+
   it("talk.faults: defaults, and out-of-range values refused at start naming the key", () => {
     const { config } = validateConfig({}, { env: {} });
     expect(config.talk.faults).toMatchObject({

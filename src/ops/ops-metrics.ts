@@ -5,6 +5,8 @@ import type { ProviderCall, ProviderCallTrace, ProviderObserver } from "./provid
 
 /** Seconds: from a few tens of ms (a clear, a first audio frame) to a slow provider. */
 const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
+/** Event loop delay sampling, ms (OpsMetricsOptions.eventLoopSampleMs). */
+export const DEFAULT_EVENT_LOOP_SAMPLE_MS = 10;
 /** Seconds: a turn lasts from a word to a long answer. */
 const TURN_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300];
 
@@ -15,6 +17,13 @@ export interface OpsMetricsOptions {
   workerId: string;
   /** prom-client's Node process metrics (`process_*`, `nodejs_*`). Default true. */
   processMetrics?: boolean;
+  /**
+   * How often the event loop's delay is sampled for `nodejs_eventloop_lag_*`, ms (`ops.eventLoopSampleMs`).
+   * Default 10, prom-client's: it wakes an idle worker 100 times a second (5.0-7.0 ms of CPU a second against
+   * 2.3-2.7 at 50; docs/performance.md, "An idle worker's CPU"). Node's histogram records the whole interval
+   * between samples, so the gauges read this interval plus the delay: their floor moves with it.
+   */
+  eventLoopSampleMs?: number;
 }
 
 /**
@@ -116,7 +125,11 @@ export class OpsMetrics implements ProviderObserver {
       registers,
     });
     info.set({ worker: workerId }, 1);
-    if (options.processMetrics !== false) collectDefaultMetrics({ register: options.registry });
+    if (options.processMetrics !== false)
+      collectDefaultMetrics({
+        register: options.registry,
+        eventLoopMonitoringPrecision: options.eventLoopSampleMs ?? DEFAULT_EVENT_LOOP_SAMPLE_MS,
+      });
     this.#off = options.runtime.subscribeAll((event) => this.#onEvent(event));
   }
 

@@ -34,6 +34,8 @@ export interface OpsPluginOptions {
   usage: PriceTable;
   /** Days kept per kind (config `ops.retentionDays`; 0 = forever). */
   retentionDays: { sessionLogs: number; transcripts: number; recordings: number; ledger: number };
+  /** How often the event loop's delay is sampled for /metrics, ms (config `ops.eventLoopSampleMs`). */
+  eventLoopSampleMs?: number;
 }
 
 /** What the operations surface offers the composition root once registered. */
@@ -108,6 +110,7 @@ export function opsPlugin(
     runtime: ctx.runtime,
     live,
     workerId: options.cluster.workerId,
+    eventLoopSampleMs: options.eventLoopSampleMs,
   });
   const offMetrics = options.probes.add(metrics);
   const workerId = options.cluster.workerId;

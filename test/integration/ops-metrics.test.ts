@@ -134,4 +134,18 @@ describe("ops: /metrics histograms and gauges", () => {
     expect(sample(m, "talkgate_speech_end_to_first_audio_seconds_count", { detector: "provider" })).toBe(1);
     await client.stop();
   });
+
+  it("ops.eventLoopSampleMs reaches the event loop's delay histogram (Node records whole sampling intervals: its floor is the interval)", async () => {
+    h = await startTelephony({ mode: "realtime", config: { ops: { eventLoopSampleMs: 200 } } });
+    const base = h.baseUrl;
+    // Each scrape resets the histogram; one that saw no sample reads int64's maximum (9.2e9 s). Wait for
+    // one that did (scrapes 500 ms apart). At the default 10 ms its minimum reads about 0.01 s, so this fails if the key is not
+    // passed on.
+    let min = 0;
+    for (let i = 0; i < 20 && !(min > 0 && min < 10); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      min = sample(await scrape(base), "nodejs_eventloop_lag_min_seconds");
+    }
+    expect(min).toBeGreaterThanOrEqual(0.15);
+  });
 });
