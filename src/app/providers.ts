@@ -47,6 +47,7 @@ export function configuredProviders(config: TalkgateConfig): TalkProvider[] {
   const providers: TalkProvider[] = createLocalProviders({
     agent: config.agent.endpoint ? false : {},
     stt: definedOnly(config.talk.local.pocketsphinx),
+    moonshine: definedOnly(config.talk.local.moonshine),
   });
   const endpoint = config.agent.endpoint;
   if (endpoint) {

@@ -340,6 +340,23 @@ export const talkSchema = z
           })
           .strict()
           .prefault({}),
+        /**
+         * The Moonshine recognizer (`talk.provider: "moonshine"` makes it the STT provider; pocketsphinx
+         * stays the default): the English tiny model of the `@usefulsensors/moonshine-js` npm package.
+         */
+        moonshine: z
+          .object({
+            /** A running hypothesis every this much new audio, ms; 0: the final text only. Default 500. */
+            partialIntervalMs: z.number().int().min(0).max(10_000).optional(),
+            /** Audio decoded in one piece at most, s. Default 20. */
+            segmentSeconds: z.number().min(5).max(30).optional(),
+            /** onnxruntime threads of the model's thread. Default 1. */
+            threads: z.number().int().min(1).max(16).optional(),
+            /** Directory of encoder_model.onnx and decoder_model_merged.onnx (default: the npm package's). */
+            modelDir: z.string().min(1).optional(),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

@@ -38,6 +38,7 @@ describe("talk.providers: OpenAI-compatible speech providers", () => {
     expect(providers.map((p) => `${p.kind}/${p.id}`)).toEqual([
       "tts/espeak-ng",
       "stt/pocketsphinx",
+      "stt/moonshine",
       "agent/local-agent",
       "stt/speech",
       "tts/speech",
@@ -125,6 +126,7 @@ describe("talk.providers: OpenAI-compatible speech providers", () => {
     expect(configuredProviders(config).map((p) => p.id)).toEqual([
       "espeak-ng",
       "pocketsphinx",
+      "moonshine",
       "local-agent",
     ]);
   });

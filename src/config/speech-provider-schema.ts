@@ -17,7 +17,7 @@ import { freeForm, secret } from "./redact.js";
 const positiveInt = z.number().int().positive();
 
 /** Ids of the embedded local engines: an entry may not take them. */
-export const LOCAL_SPEECH_PROVIDER_IDS = ["espeak-ng", "pocketsphinx"] as const;
+export const LOCAL_SPEECH_PROVIDER_IDS = ["espeak-ng", "pocketsphinx", "moonshine"] as const;
 
 const endpointFields = {
   /** Endpoint root including the version, e.g. http://127.0.0.1:8000/v1. */

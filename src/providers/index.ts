@@ -3,6 +3,7 @@ import type { TalkProvider } from "../core/index.js";
 import { createEspeakTts, type EspeakTtsOptions } from "./espeak-ng/espeak-tts.js";
 import { createLocalAgent, type LocalAgentOptions } from "./local-agent/local-agent.js";
 import { createPocketsphinxStt, type PocketsphinxSttOptions } from "./pocketsphinx/pocketsphinx-stt.js";
+import { createMoonshineStt, type MoonshineSttOptions } from "./moonshine/moonshine-stt.js";
 import { createOpenAiStt, type OpenAiSttOptions } from "./openai-compatible/openai-stt.js";
 import { createOpenAiTts, type OpenAiTtsOptions } from "./openai-compatible/openai-tts.js";
 
@@ -17,6 +18,12 @@ export {
   PocketsphinxSttProvider,
   type PocketsphinxSttOptions,
 } from "./pocketsphinx/pocketsphinx-stt.js";
+export {
+  createMoonshineStt,
+  MoonshineSttProvider,
+  MOONSHINE_STT_DEFAULTS,
+  type MoonshineSttOptions,
+} from "./moonshine/moonshine-stt.js";
 export {
   createLocalAgent,
   LocalAgentProvider,
@@ -63,6 +70,8 @@ export interface LocalProvidersOptions {
   stt?: PocketsphinxSttOptions | false;
   /** Built-in rule-based agent options; false leaves it out. Default {}. */
   agent?: LocalAgentOptions | false;
+  /** Moonshine STT options (a second local recognizer, chosen by id); false leaves it out. Default {}. */
+  moonshine?: MoonshineSttOptions | false;
 }
 
 /** The local providers (TTS, STT, agent) of the embedded default, in that order. */
@@ -70,6 +79,7 @@ export function createLocalProviders(options: LocalProvidersOptions = {}): TalkP
   const providers: TalkProvider[] = [];
   if (options.tts !== false) providers.push(createEspeakTts(options.tts ?? {}));
   if (options.stt !== false) providers.push(createPocketsphinxStt(options.stt ?? {}));
+  if (options.moonshine !== false) providers.push(createMoonshineStt(options.moonshine ?? {}));
   if (options.agent !== false) providers.push(createLocalAgent(options.agent ?? {}));
   return providers;
 }
