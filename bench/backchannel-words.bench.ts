@@ -8,7 +8,10 @@
  * Offline and faster than real time: it measures the words, not the leg
  * (turn-taking.bench.ts runs the leg).
  *
- *   node --import tsx bench/backchannel-words.bench.ts [--out heard.jsonl] [--audio dir]
+ *   node --import tsx bench/backchannel-words.bench.ts [--out heard.jsonl] [--audio dir] [--stt pocketsphinx,moonshine]
+ *
+ * --stt: the local recognizers, each fed the same utterances in the same run (default both; the
+ * policies' columns are per recognizer).
  *
  * --audio writes each utterance's 16 kHz PCM (what the recognizer got) as
  * dir/<n>.raw, n its line in --out (from 0), and --out then carries the
@@ -26,12 +29,18 @@ import { createResampler } from "../src/codecs/resampler.js";
 import { BargeInPolicy } from "../src/core/pipelines/barge-in-policy.js";
 import { PCM16_16K } from "../src/core/talk-types.js";
 import { DEBIAN_CMUDICT, pronouncerOf } from "../src/app/pronunciations.js";
+import type { SttProvider } from "../src/core/provider-types.js";
+import { createMoonshineStt } from "../src/providers/moonshine/moonshine-stt.js";
 import { createPocketsphinxStt } from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
 import { activeLevelDb, atLevel, espeak, lineHiss, rng, trim } from "./lib/corpus-audio.js";
 import { SPEECH_LEVEL_DB } from "./lib/turn-corpus.js";
 
 const { values } = parseArgs({
-  options: { out: { type: "string" }, audio: { type: "string" } },
+  options: {
+    out: { type: "string" },
+    audio: { type: "string" },
+    stt: { type: "string", default: "pocketsphinx,moonshine" },
+  },
   strict: true,
 });
 
@@ -70,10 +79,22 @@ interface Heard {
   voice: string;
   speed: number;
   voicedMs: number;
+  /** What the first recognizer heard (bench/backchannel-kws.py reads it). */
   heard: string;
+  /** What each recognizer heard. */
+  heardBy: Record<string, string>;
 }
 
-const stt = createPocketsphinxStt({ maxIdleDecoders: 1 });
+const RECOGNIZERS: Record<string, () => SttProvider> = {
+  pocketsphinx: () => createPocketsphinxStt({ maxIdleDecoders: 1 }),
+  moonshine: () => createMoonshineStt(),
+};
+const recognizerIds = values.stt.split(",").filter(Boolean);
+for (const id of recognizerIds)
+  if (!RECOGNIZERS[id])
+    throw new Error(`--stt: unknown recognizer "${id}" (${Object.keys(RECOGNIZERS).join(", ")})`);
+if (recognizerIds.length === 0) throw new Error("--stt names no recognizer");
+const recognizers = recognizerIds.map((id) => ({ id, stt: RECOGNIZERS[id]!() }));
 const heard: Heard[] = [];
 for (const [kind, phrases] of [
   ["backchannel", BACKCHANNELS],
@@ -93,25 +114,29 @@ for (const [kind, phrases] of [
           encodeMulaw(Int16Array.from(track, (v) => Math.max(-32768, Math.min(32767, Math.round(v))))),
         );
         const up = createResampler({ from: 8000, to: 16000 });
-        const stream = stt.startStream({ format: PCM16_16K, signal: new AbortController().signal });
+        const streams = recognizers.map(({ stt }) =>
+          stt.startStream({ format: PCM16_16K, signal: new AbortController().signal }),
+        );
         const chunks: Int16Array[] = [];
         for (let i = 0; i + 160 <= line.length; i += 160) {
           const c = up.process(line.subarray(i, i + 160));
           if (values.audio) chunks.push(c);
-          stream.write(c);
+          for (const stream of streams) stream.write(c);
         }
         if (values.audio)
           writeFileSync(
             `${values.audio}/${heard.length}.raw`,
             Buffer.concat(chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))),
           );
-        const result = await stream.finish();
+        const results = await Promise.all(streams.map((stream) => stream.finish()));
         up.close();
-        heard.push({ kind, text, voice, speed, voicedMs: Math.round(pcm.length / 8), heard: result.text });
+        const heardBy = Object.fromEntries(recognizerIds.map((id, k) => [id, results[k]!.text]));
+        const voicedMs = Math.round(pcm.length / 8);
+        heard.push({ kind, text, voice, speed, voicedMs, heard: results[0]!.text, heardBy });
         process.stderr.write(`\r${heard.length} utterances`);
       }
 process.stderr.write("\n");
-await stt.close();
+for (const { stt } of recognizers) await stt.close?.();
 
 const pronounce = pronouncerOf(readFileSync(DEBIAN_CMUDICT, "utf8"));
 const policies = {
@@ -124,11 +149,18 @@ if (values.out)
     heard.map((h) => JSON.stringify({ ...h, bySound: policies["by sound"].judge(h.heard) })).join("\n") +
       "\n",
   );
-const names = Object.keys(policies) as (keyof typeof policies)[];
-const interrupts = (name: keyof typeof policies, h: Heard): boolean =>
-  policies[name].judge(h.heard) === "interrupt";
+/** A column: a recognizer and a policy. */
+const names = recognizerIds.flatMap((id) =>
+  (Object.keys(policies) as (keyof typeof policies)[]).map((policy) => ({
+    id,
+    policy,
+    name: `${id} ${policy}`,
+  })),
+);
+const interrupts = (n: (typeof names)[number], h: Heard): boolean =>
+  policies[n.policy].judge(h.heardBy[n.id]!) === "interrupt";
 
-console.log(`| phrase | utterances | voiced, ms | ${names.map((n) => `interrupt ${n}`).join(" | ")} |`);
+console.log(`| phrase | utterances | voiced, ms | ${names.map((n) => `interrupt, ${n.name}`).join(" | ")} |`);
 console.log(`|---|---|---|${names.map(() => "---").join("|")}|`);
 for (const text of [...BACKCHANNELS, ...INTERRUPTIONS]) {
   const of = heard.filter((h) => h.text === text);
@@ -137,13 +169,15 @@ for (const text of [...BACKCHANNELS, ...INTERRUPTIONS]) {
     `| ${text} | ${of.length} | ${Math.min(...voiced)}-${Math.max(...voiced)} | ${names.map((n) => of.filter((h) => interrupts(n, h)).length).join(" | ")} |`,
   );
 }
-for (const name of names) {
+for (const n of names) {
   const bc = heard.filter((h) => h.kind === "backchannel");
   const int = heard.filter((h) => h.kind === "interruption");
-  const cut = bc.filter((h) => interrupts(name, h)).length;
-  const passed = int.filter((h) => !interrupts(name, h));
+  const cut = bc.filter((h) => interrupts(n, h)).length;
+  const passed = int.filter((h) => !interrupts(n, h));
   console.log(
-    `${name}: backchannels that interrupt ${cut} / ${bc.length}; interruptions that do not ${passed.length} / ${int.length}` +
-      (passed.length > 0 ? ` (${passed.map((h) => `"${h.text}" heard as "${h.heard}"`).join(", ")})` : ""),
+    `${n.name}: backchannels that interrupt ${cut} / ${bc.length}; interruptions that do not ${passed.length} / ${int.length}` +
+      (passed.length > 0
+        ? ` (${passed.map((h) => `"${h.text}" heard as "${h.heardBy[n.id]}"`).join(", ")})`
+        : ""),
   );
 }

@@ -124,6 +124,29 @@ describe("loadConfig", () => {
     }
   });
 
+  it("talk.local.moonshine: options pass through; out-of-range values refused at start naming the key", () => {
+    const { config } = validateConfig(
+      { talk: { local: { moonshine: { partialIntervalMs: 0, segmentSeconds: 10, threads: 2 } } } },
+      { env: {} },
+    );
+    expect(config.talk.local.moonshine).toEqual({ partialIntervalMs: 0, segmentSeconds: 10, threads: 2 });
+    for (const [key, bad] of [
+      ["partialIntervalMs", -1],
+      ["partialIntervalMs", 10_001],
+      ["segmentSeconds", 4],
+      ["segmentSeconds", 31],
+      ["threads", 0],
+      ["threads", 2.5],
+      ["modelDir", ""],
+      ["beam", 3],
+    ] as const) {
+      const err = configError(() =>
+        validateConfig({ talk: { local: { moonshine: { [key]: bad } } } }, { env: {} }),
+      );
+      expect(err.message).toContain(key === "beam" ? "talk.local.moonshine" : `talk.local.moonshine.${key}`);
+    }
+  });
+
   it("ops.eventLoopSampleMs: 10 by default (prom-client's), 1..1000 ms, anything else refused at start naming the key", () => {
     expect(validateConfig({}, { env: {} }).config.ops.eventLoopSampleMs).toBe(10);
     for (const ok of [1, 50, 1000]) {

@@ -44,6 +44,23 @@ describe("telephony: stt-tts calls", () => {
     await client.stop();
   });
 
+  it('talk.provider "moonshine": the caller is transcribed by Moonshine word for word over the u-law line, and the call is answered', async () => {
+    h = await startTelephony({ mode: "stt-tts", config: { talk: { provider: "moonshine" } } });
+    const client = await h.dial();
+    await client.sendAudio(silence(300), { pace: "fast" });
+    await client.sendAudio(speech, { pace: "fast" });
+    await client.sendAudio(silence(1500), { pace: "fast" });
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const texts = (role: string) =>
+      h!
+        .eventsOf(sessionId, "transcript.done")
+        .filter((e) => (e.payload as { role: string }).role === role)
+        .map((e) => (e.payload as { text: string }).text);
+    expect(texts("user")).toEqual(["Go forward ten meters."]);
+    await client.stop();
+  });
+
   it("caller speech during a long answer clears the line and cancels the answer with one terminal event", async () => {
     h = await startTelephony({
       mode: "stt-tts",
