@@ -13,7 +13,6 @@
  * Word errors: Levenshtein over lowercase words; "Mr." is read "mister" and
  * hyphens split words, for both alike.
  */
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { decodeMulaw, encodeMulaw } from "../src/codecs/mulaw.js";
 import { createResampler } from "../src/codecs/resampler.js";
@@ -22,6 +21,7 @@ import { PCM16_16K } from "../src/core/talk-types.js";
 import { createMoonshineStt } from "../src/providers/moonshine/moonshine-stt.js";
 import { createPocketsphinxStt } from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
 import { readProcessTreeCpu } from "./lib/process-cpu.js";
+import { referencePcm, STT_REFERENCES, wordErrors } from "./lib/stt-references.js";
 
 const { values } = parseArgs({
   options: {
@@ -33,35 +33,10 @@ const { values } = parseArgs({
 const reps = Number(values.reps);
 if (!Number.isInteger(reps) || reps < 1) throw new Error("--reps must be a positive integer");
 
-const DATA = "/usr/share/pocketsphinx/test/data";
-const AUSTEN = `${DATA}/librivox/sense_and_sensibility_01_austen_64kb-`;
-const REFERENCES: [string, string][] = [
-  [`${DATA}/goforward.raw`, "go forward ten meters"],
-  [`${DATA}/something.raw`, "go somewhere and do something"],
-  [`${DATA}/tidigits/dhd.2934z.raw`, "two nine three four zero"],
-  [
-    `${AUSTEN}0870.wav`,
-    "and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them",
-  ],
-  [`${AUSTEN}0880.wav`, "he was not an ill disposed young man"],
-  [`${AUSTEN}0890.wav`, "unless to be rather cold hearted and rather selfish is to be ill disposed"],
-  [
-    `${AUSTEN}0920.wav`,
-    "had he married a more a amiable woman he might have been made still more respectable than he was",
-  ],
-  [`${AUSTEN}0930.wav`, "he might even have been made amiable himself"],
-];
-
 const RECOGNIZERS: Record<string, () => SttProvider> = {
   pocketsphinx: () => createPocketsphinxStt({ maxIdleDecoders: 1 }),
   moonshine: () => createMoonshineStt({ partialIntervalMs: 0 }),
 };
-
-function pcmOf(path: string): Int16Array {
-  let bytes = readFileSync(path);
-  if (path.endsWith(".wav")) bytes = bytes.subarray(44); // 16 kHz mono PCM16, the plain 44-byte header
-  return new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-}
 
 function overPhoneLine(pcm: Int16Array): Int16Array {
   const down = createResampler({ from: 16_000, to: 8000 });
@@ -75,17 +50,6 @@ const words = (text: string): string[] =>
     .replace(/\bmr\./g, "mister")
     .match(/[a-z0-9']+/g) ?? [];
 
-function wordErrors(ref: string[], hyp: string[]): number {
-  let prev = Array.from({ length: hyp.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= ref.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= hyp.length; j++)
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[hyp.length]!;
-}
-
 async function transcribe(stt: SttProvider, pcm: Int16Array): Promise<string> {
   const stream = stt.startStream({ format: PCM16_16K, signal: new AbortController().signal });
   for (let i = 0; i < pcm.length; i += 320) stream.write(pcm.subarray(i, i + 320));
@@ -98,8 +62,11 @@ const cpuNow = (): number => {
 };
 
 const inputs = {
-  wideband: REFERENCES.map(([path, ref]) => ({ pcm: pcmOf(path), ref: ref.split(" ") })),
-  "phone line": REFERENCES.map(([path, ref]) => ({ pcm: overPhoneLine(pcmOf(path)), ref: ref.split(" ") })),
+  wideband: STT_REFERENCES.map(([path, ref]) => ({ pcm: referencePcm(path), ref: ref.split(" ") })),
+  "phone line": STT_REFERENCES.map(([path, ref]) => ({
+    pcm: overPhoneLine(referencePcm(path)),
+    ref: ref.split(" "),
+  })),
 };
 const audioSeconds = inputs.wideband.reduce((s, x) => s + x.pcm.length / 16_000, 0);
 const refWords = inputs.wideband.reduce((s, x) => s + x.ref.length, 0);

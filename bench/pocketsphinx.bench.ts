@@ -27,37 +27,13 @@ import {
   type PocketsphinxSttProvider,
   type SphinxSearch,
 } from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
+import { referencePcm, STT_REFERENCES, wordErrors } from "./lib/stt-references.js";
 
 const { values } = parseArgs({
   options: { reps: { type: "string", default: "3" }, memory: { type: "boolean", default: false } },
 });
 const reps = Number(values.reps);
-const DATA = "/usr/share/pocketsphinx/test/data";
-const AUSTEN = `${DATA}/librivox/sense_and_sensibility_01_austen_64kb-`;
-const REFERENCES: [string, string][] = [
-  [`${DATA}/goforward.raw`, "go forward ten meters"],
-  [`${DATA}/something.raw`, "go somewhere and do something"],
-  [`${DATA}/tidigits/dhd.2934z.raw`, "two nine three four zero"],
-  [
-    `${AUSTEN}0870.wav`,
-    "and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them",
-  ],
-  [`${AUSTEN}0880.wav`, "he was not an ill disposed young man"],
-  [`${AUSTEN}0890.wav`, "unless to be rather cold hearted and rather selfish is to be ill disposed"],
-  [
-    `${AUSTEN}0920.wav`,
-    "had he married a more a amiable woman he might have been made still more respectable than he was",
-  ],
-  [`${AUSTEN}0930.wav`, "he might even have been made amiable himself"],
-];
 const TICK = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
-
-function pcmOf(path: string): Int16Array {
-  let bytes = readFileSync(path);
-  if (path.endsWith(".wav")) bytes = bytes.subarray(44); // 16 kHz mono PCM16 with the plain 44-byte header
-  const copy = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-  return new Int16Array(copy);
-}
 
 /** CPU seconds of this process's children: live ones plus the exited ones it reaped. */
 function childrenCpu(): number {
@@ -90,18 +66,11 @@ async function transcribe(stt: PocketsphinxSttProvider, pcm: Int16Array): Promis
   return (await stream.finish()).text;
 }
 
-function wordErrors(ref: string[], hyp: string[]): number {
-  let row = Array.from({ length: hyp.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= ref.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= hyp.length; j++)
-      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[hyp.length]!;
-}
-
-const recordings = REFERENCES.map(([path, ref]) => ({ path, ref: ref.split(" "), pcm: pcmOf(path) }));
+const recordings = STT_REFERENCES.map(([path, ref]) => ({
+  path,
+  ref: ref.split(" "),
+  pcm: referencePcm(path),
+}));
 const audioSeconds = recordings.reduce((s, r) => s + r.pcm.length / 16_000, 0);
 const words = recordings.reduce((s, r) => s + r.ref.length, 0);
 

@@ -1,0 +1,47 @@
+/**
+ * The Debian pocketsphinx-testdata recordings that come with a reference
+ * transcript (5 LibriVox sentences, "go forward ten meters", "go somewhere and
+ * do something", a TIDIGITS number string: 85 words, 37.6 s), and the word
+ * error count the recognizer benches score them with.
+ */
+import { readFileSync } from "node:fs";
+
+const DATA = "/usr/share/pocketsphinx/test/data";
+const AUSTEN = `${DATA}/librivox/sense_and_sensibility_01_austen_64kb-`;
+
+/** [file, reference transcript] */
+export const STT_REFERENCES: readonly (readonly [string, string])[] = [
+  [`${DATA}/goforward.raw`, "go forward ten meters"],
+  [`${DATA}/something.raw`, "go somewhere and do something"],
+  [`${DATA}/tidigits/dhd.2934z.raw`, "two nine three four zero"],
+  [
+    `${AUSTEN}0870.wav`,
+    "and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them",
+  ],
+  [`${AUSTEN}0880.wav`, "he was not an ill disposed young man"],
+  [`${AUSTEN}0890.wav`, "unless to be rather cold hearted and rather selfish is to be ill disposed"],
+  [
+    `${AUSTEN}0920.wav`,
+    "had he married a more a amiable woman he might have been made still more respectable than he was",
+  ],
+  [`${AUSTEN}0930.wav`, "he might even have been made amiable himself"],
+];
+
+/** A reference recording's 16 kHz mono PCM16 (.raw, or .wav with the plain 44-byte header). */
+export function referencePcm(path: string): Int16Array {
+  let bytes = readFileSync(path);
+  if (path.endsWith(".wav")) bytes = bytes.subarray(44);
+  return new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
+/** Word-level Levenshtein distance: substitutions, insertions and deletions. */
+export function wordErrors(ref: readonly string[], hyp: readonly string[]): number {
+  let prev = Array.from({ length: hyp.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= ref.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= hyp.length; j++)
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[hyp.length]!;
+}
