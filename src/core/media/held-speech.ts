@@ -34,11 +34,18 @@ export class HeldSpeech {
     for (const frame of this.#frames) probe?.write(frame);
   }
 
+  /**
+   * Keeps `pcm` and lets the recognizer hear it; after the speech ended (`endedAtMs` set) the recognizer
+   * hears silence of the same length instead. It only needs time to conclude then, and what the line
+   * carries after the gate's end is not speech: echo residue of the resumed answer, which a recognizer
+   * that re-reads the whole utterance (Moonshine) heard as words ("Okay." -> "Okay, but?") and cut the
+   * answer the backchannel had resumed (docs/performance.md, "Local recognizers").
+   */
   add(pcm: Int16Array): void {
     this.#frames.push(pcm);
     // A noise that never ends must not grow this without bound: the turn it may become keeps the last 30 s.
     if (this.#frames.length > MAX_FRAMES) this.#frames.shift();
-    this.#probe?.write(pcm);
+    this.#probe?.write(this.endedAtMs === undefined ? pcm : new Int16Array(pcm.length));
   }
 
   /** Ends the recognizer and hands over the audio kept (the turn it becomes). */
