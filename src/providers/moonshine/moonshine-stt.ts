@@ -57,6 +57,10 @@ const TRIM_FLOOR_DBFS = -65;
 const TRIM_PAD = RATE / 5;
 /** Shorter than this after the trim: nothing to decode, samples (100 ms). */
 const MIN_SPEECH = RATE / 10;
+/** The margins tried in turn while a decode of enough speech comes back empty, samples (200, 100, 300 ms). */
+const RETRY_PADS = [TRIM_PAD, RATE / 10, (RATE * 3) / 10];
+/** Speech from which an empty text is asked again, samples (200 ms). */
+const RETRY_MIN_SPEECH = RATE / 5;
 
 export class MoonshineSttProvider implements SttProvider {
   readonly kind = "stt" as const;
@@ -262,13 +266,24 @@ class MoonshineStream implements SttStream {
       });
   }
 
-  /** The trimmed audio's text ("" for silence), from a copy the model thread takes over. */
-  #decode(pcm: Int16Array): Promise<string> {
+  /**
+   * The trimmed audio's text ("" for silence), from a copy the model thread takes over. Moonshine sometimes
+   * ends a decode before the first word (an empty text for a clear utterance, depending on the silence
+   * around it: the TIDIGITS recording gives its five digits with 100 or 300 ms either side, nothing with
+   * 200), so an empty answer for at least 200 ms of speech is asked again with other margins.
+   */
+  async #decode(pcm: Int16Array): Promise<string> {
     const span = speechSpan(pcm);
-    if (!span) return Promise.resolve("");
-    const audio = new Float32Array(span.end - span.start);
-    for (let i = 0; i < audio.length; i++) audio[i] = pcm[span.start + i]! / 32768;
-    return this.#model.transcribe(audio).then((r) => r.text);
+    if (!span) return "";
+    for (const pad of RETRY_PADS) {
+      const start = Math.max(0, span.speechStart - pad);
+      const end = Math.min(pcm.length, span.speechEnd + pad);
+      const audio = new Float32Array(end - start);
+      for (let i = 0; i < audio.length; i++) audio[i] = pcm[start + i]! / 32768;
+      const { text } = await this.#model.transcribe(audio);
+      if (text || span.speechEnd - span.speechStart < RETRY_MIN_SPEECH) return text;
+    }
+    return "";
   }
 }
 
@@ -280,9 +295,12 @@ function frameEnergy(pcm: Int16Array, at: number): number {
 
 /**
  * The part of `pcm` holding the utterance: from the first to the last 10 ms frame within 35 dB of the
- * loudest and above -65 dBFS, 200 ms either side; undefined when nothing (or under 100 ms) is there.
+ * loudest and above -65 dBFS (`speechStart`, `speechEnd`), and with 200 ms either side (`start`, `end`);
+ * undefined when nothing (or under 100 ms) is there.
  */
-export function speechSpan(pcm: Int16Array): { start: number; end: number } | undefined {
+export function speechSpan(
+  pcm: Int16Array,
+): { start: number; end: number; speechStart: number; speechEnd: number } | undefined {
   const frames = Math.floor(pcm.length / FRAME);
   if (frames === 0) return undefined;
   const energies = new Float64Array(frames);
@@ -298,9 +316,15 @@ export function speechSpan(pcm: Int16Array): { start: number; end: number } | un
   while (energies[first]! < bar) first++;
   let last = frames - 1;
   while (energies[last]! < bar) last--;
-  const start = Math.max(0, first * FRAME - TRIM_PAD);
-  const end = Math.min(pcm.length, (last + 1) * FRAME + TRIM_PAD);
-  return (last - first + 1) * FRAME >= MIN_SPEECH ? { start, end } : undefined;
+  if ((last - first + 1) * FRAME < MIN_SPEECH) return undefined;
+  const speechStart = first * FRAME;
+  const speechEnd = (last + 1) * FRAME;
+  return {
+    start: Math.max(0, speechStart - TRIM_PAD),
+    end: Math.min(pcm.length, speechEnd + TRIM_PAD),
+    speechStart,
+    speechEnd,
+  };
 }
 
 function joinTexts(texts: string[]): string {
