@@ -209,7 +209,7 @@ class MoonshineStream implements SttStream {
     if (this.#state === "open") this.#state = "finishing";
     try {
       this.#throwIfAborted();
-      const last = this.#decode(this.#audio.subarray(0, this.#length));
+      const last = this.#decode(this.#audio.subarray(0, this.#length), true);
       const texts = await Promise.all([...this.#segments, last]);
       this.#throwIfAborted();
       return { text: joinTexts(texts) };
@@ -239,7 +239,7 @@ class MoonshineStream implements SttStream {
         cut = at + FRAME / 2;
       }
     }
-    const head = this.#decode(this.#audio.slice(0, cut));
+    const head = this.#decode(this.#audio.slice(0, cut), true);
     head.catch(() => {}); // reported by finish()
     this.#segments.push(head);
     const rest = this.#audio.slice(cut, this.#length);
@@ -251,7 +251,7 @@ class MoonshineStream implements SttStream {
   #decodePartial(): void {
     this.#sinceDecode = 0;
     this.#partialInFlight = true;
-    const current = this.#decode(this.#audio.subarray(0, this.#length));
+    const current = this.#decode(this.#audio.subarray(0, this.#length), false);
     void Promise.all([...this.#segments, current])
       .then((texts) => {
         const text = joinTexts(texts);
@@ -270,12 +270,14 @@ class MoonshineStream implements SttStream {
    * The trimmed audio's text ("" for silence), from a copy the model thread takes over. Moonshine sometimes
    * ends a decode before the first word (an empty text for a clear utterance, depending on the silence
    * around it: the TIDIGITS recording gives its five digits with 100 or 300 ms either side, nothing with
-   * 200), so an empty answer for at least 200 ms of speech is asked again with other margins.
+   * 200), so for the text that counts (`retry`) an empty answer for at least 200 ms of speech is asked
+   * again with other margins. Not for running hypotheses: asked again, the echo residue a barge-in probe
+   * sometimes holds was heard as words ("So?", "Speaker.") and cut an answer a backchannel had resumed.
    */
-  async #decode(pcm: Int16Array): Promise<string> {
+  async #decode(pcm: Int16Array, retry: boolean): Promise<string> {
     const span = speechSpan(pcm);
     if (!span) return "";
-    for (const pad of RETRY_PADS) {
+    for (const pad of retry ? RETRY_PADS : RETRY_PADS.slice(0, 1)) {
       const start = Math.max(0, span.speechStart - pad);
       const end = Math.min(pcm.length, span.speechEnd + pad);
       const audio = new Float32Array(end - start);
