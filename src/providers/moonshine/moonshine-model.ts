@@ -13,7 +13,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { TalkError } from "../../core/errors.js";
+import { TalkError } from "../../core/index.js";
 
 export const MOONSHINE_MODEL_PACKAGE = "@usefulsensors/moonshine-js";
 const TINY_MODEL_DIR = join("dist", "model", "tiny", "quantized");

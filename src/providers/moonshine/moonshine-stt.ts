@@ -15,16 +15,16 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { TalkError } from "../../core/errors.js";
-import type {
-  ProviderCapabilities,
-  ProviderHealth,
-  SttProvider,
-  SttResult,
-  SttStream,
-  SttStreamOptions,
-} from "../../core/provider-types.js";
-import { PCM16_16K } from "../../core/talk-types.js";
+import {
+  PCM16_16K,
+  TalkError,
+  type ProviderCapabilities,
+  type ProviderHealth,
+  type SttProvider,
+  type SttResult,
+  type SttStream,
+  type SttStreamOptions,
+} from "../../core/index.js";
 import { defaultMoonshineModelDir, MoonshineModel, MOONSHINE_MODEL_PACKAGE } from "./moonshine-model.js";
 
 export interface MoonshineSttOptions {
