@@ -37,10 +37,8 @@ async function load() {
     interOpNumThreads: 1,
     executionMode: "sequential",
     graphOptimizationLevel: "all",
-    // Without onnxruntime's arena and memory patterns the thread holds 173-196 MB of RSS against
-    // 220-284 MB, at the same speed (a 20 s decode 151 against 145 ms; docs/performance.md).
-    enableCpuMemArena: false,
-    enableMemPattern: false,
+    // onnxruntime's CPU arena and memory patterns stay on (its defaults): without them the thread held
+    // about 50 MB less but a short decode cost 2.8x the CPU (89-96 against 32-33 ms; docs/performance.md).
   };
   encoder = await ort.InferenceSession.create(encoderPath, options);
   decoder = await ort.InferenceSession.create(decoderPath, options);
