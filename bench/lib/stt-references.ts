@@ -5,6 +5,7 @@
  * error count the recognizer benches score them with.
  */
 import { readFileSync } from "node:fs";
+import { phoneEdits } from "../../src/core/speech/sounds-like.js";
 
 const DATA = "/usr/share/pocketsphinx/test/data";
 const AUSTEN = `${DATA}/librivox/sense_and_sensibility_01_austen_64kb-`;
@@ -34,14 +35,6 @@ export function referencePcm(path: string): Int16Array {
   return new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 
-/** Word-level Levenshtein distance: substitutions, insertions and deletions. */
-export function wordErrors(ref: readonly string[], hyp: readonly string[]): number {
-  let prev = Array.from({ length: hyp.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= ref.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= hyp.length; j++)
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[hyp.length]!;
-}
+/** Word errors of `hyp` against `ref`: substitutions, insertions and deletions (the Levenshtein distance the
+ * barge-in policy uses over phones, here over words). */
+export const wordErrors: (ref: readonly string[], hyp: readonly string[]) => number = phoneEdits;

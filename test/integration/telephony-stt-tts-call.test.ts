@@ -17,15 +17,23 @@ afterEach(async () => {
 const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
 const silence = (ms: number) => new Uint8Array(ms * 8).fill(0xff);
 
+/** Dials, says "go forward ten meters" between silences, and waits for the answer to have played. */
+async function sayOnceAndHearTheAnswer(
+  harness: TelephonyHarness,
+): Promise<{ client: Awaited<ReturnType<TelephonyHarness["dial"]>>; sessionId: string }> {
+  const client = await harness.dial();
+  await client.sendAudio(silence(300), { pace: "fast" });
+  await client.sendAudio(speech, { pace: "fast" });
+  await client.sendAudio(silence(1500), { pace: "fast" });
+  const sessionId = sessionOfCall(harness, client.callSid)!;
+  await waitUntil(() => harness.eventsOf(sessionId, "output.audio.done").length === 1);
+  return { client, sessionId };
+}
+
 describe("telephony: stt-tts calls", () => {
   it("a full call: speech starts and ends a turn, the caller is transcribed, the answer is spoken back as u-law with marks", async () => {
     h = await startTelephony({ mode: "stt-tts" });
-    const client = await h.dial();
-    await client.sendAudio(silence(300), { pace: "fast" });
-    await client.sendAudio(speech, { pace: "fast" });
-    await client.sendAudio(silence(1500), { pace: "fast" });
-    const sessionId = sessionOfCall(h, client.callSid)!;
-    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const { client, sessionId } = await sayOnceAndHearTheAnswer(h);
     const heard = h
       .eventsOf(sessionId, "transcript.done")
       .find((e) => (e.payload as { role: string }).role === "user")!;
@@ -46,12 +54,7 @@ describe("telephony: stt-tts calls", () => {
 
   it('talk.provider "moonshine": the caller is transcribed by Moonshine word for word over the u-law line, and the call is answered', async () => {
     h = await startTelephony({ mode: "stt-tts", config: { talk: { provider: "moonshine" } } });
-    const client = await h.dial();
-    await client.sendAudio(silence(300), { pace: "fast" });
-    await client.sendAudio(speech, { pace: "fast" });
-    await client.sendAudio(silence(1500), { pace: "fast" });
-    const sessionId = sessionOfCall(h, client.callSid)!;
-    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const { client, sessionId } = await sayOnceAndHearTheAnswer(h);
     const texts = (role: string) =>
       h!
         .eventsOf(sessionId, "transcript.done")

@@ -13,6 +13,8 @@ export class HeldSpeech {
   readonly onsetMs: number;
   readonly #frames: Int16Array[] = [];
   #probe: WordProbe | undefined;
+  /** Silence the recognizer hears after the speech ended. */
+  #silence: Int16Array | undefined;
   /** The recognizer's running text. */
   text = "";
   /** The answer was resumed (the window passed, or the speech ended); late words may still interrupt. */
@@ -38,14 +40,20 @@ export class HeldSpeech {
    * Keeps `pcm` and lets the recognizer hear it; after the speech ended (`endedAtMs` set) the recognizer
    * hears silence of the same length instead. It only needs time to conclude then, and what the line
    * carries after the gate's end is not speech: echo residue of the resumed answer, which a recognizer
-   * that re-reads the whole utterance (Moonshine) heard as words ("Okay." -> "Okay, but?") and cut the
-   * answer the backchannel had resumed (docs/performance.md, "Local recognizers").
+   * that re-reads the whole utterance heard as words ("Okay." -> "Okay, but?") and cut the answer the
+   * backchannel had resumed (docs/performance.md, "Local recognizers").
    */
   add(pcm: Int16Array): void {
     this.#frames.push(pcm);
     // A noise that never ends must not grow this without bound: the turn it may become keeps the last 30 s.
     if (this.#frames.length > MAX_FRAMES) this.#frames.shift();
-    this.#probe?.write(this.endedAtMs === undefined ? pcm : new Int16Array(pcm.length));
+    if (this.endedAtMs === undefined) {
+      this.#probe?.write(pcm);
+      return;
+    }
+    // One zeroed frame serves the whole grace: the line's frames all have the leg's frame length.
+    if (this.#silence?.length !== pcm.length) this.#silence = new Int16Array(pcm.length);
+    this.#probe?.write(this.#silence);
   }
 
   /** Ends the recognizer and hands over the audio kept (the turn it becomes). */

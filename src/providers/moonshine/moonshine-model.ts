@@ -76,6 +76,8 @@ export class MoonshineModel {
     const id = this.#nextId++;
     return new Promise<MoonshineDecode>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
+      // Waiting on a decode keeps the process alive; an idle thread does not.
+      if (this.#pending.size === 1) worker.ref();
       worker.postMessage({ id, audio }, [audio.buffer as ArrayBuffer]);
     });
   }
@@ -99,7 +101,7 @@ export class MoonshineModel {
         threads: this.#threads,
       },
     });
-    // A thread with nothing waiting must not keep the process alive.
+    // A thread with nothing waiting must not keep the process alive (transcribe() refs it while it works).
     worker.unref();
     worker.on("message", (reply: WorkerReply) => this.#onReply(reply));
     worker.on("error", (err) => this.#onDeath(worker, err));
@@ -124,6 +126,7 @@ export class MoonshineModel {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     this.#pending.delete(reply.id);
+    if (this.#pending.size === 0) this.#worker?.unref();
     if ("error" in reply) {
       pending.reject(new TalkError("provider_error", `Moonshine failed to decode: ${reply.error}`));
       return;

@@ -15,6 +15,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { rms } from "../../codecs/index.js";
 import {
   PCM16_16K,
   TalkError,
@@ -25,6 +26,7 @@ import {
   type SttStream,
   type SttStreamOptions,
 } from "../../core/index.js";
+import { mergeOptions } from "../support/options.js";
 import { defaultMoonshineModelDir, MoonshineModel, MOONSHINE_MODEL_PACKAGE } from "./moonshine-model.js";
 
 export interface MoonshineSttOptions {
@@ -74,7 +76,8 @@ export class MoonshineSttProvider implements SttProvider {
   #model: MoonshineModel | undefined;
 
   constructor(options: MoonshineSttOptions = {}) {
-    const o = { ...MOONSHINE_STT_DEFAULTS, ...definedOnly(options) };
+    const { modelDir, ...tuning } = options;
+    const o = mergeOptions<Omit<MoonshineSttOptions, "modelDir">>(MOONSHINE_STT_DEFAULTS, tuning);
     if (!Number.isInteger(o.partialIntervalMs) || o.partialIntervalMs < 0 || o.partialIntervalMs > 10_000)
       throw new TalkError(
         "config_invalid",
@@ -85,7 +88,7 @@ export class MoonshineSttProvider implements SttProvider {
     if (!Number.isInteger(o.threads) || o.threads < 1 || o.threads > 16)
       throw new TalkError("config_invalid", "moonshine: threads must be an integer from 1 to 16.");
     this.id = o.id;
-    this.#modelDir = options.modelDir ?? defaultMoonshineModelDir();
+    this.#modelDir = modelDir ?? defaultMoonshineModelDir();
     this.#partialSamples = (o.partialIntervalMs * RATE) / 1000;
     this.#segmentSamples = Math.round(o.segmentSeconds * RATE);
     this.#threads = o.threads;
@@ -289,10 +292,9 @@ class MoonshineStream implements SttStream {
   }
 }
 
+/** Mean square of the 10 ms frame at `at`. */
 function frameEnergy(pcm: Int16Array, at: number): number {
-  let energy = 0;
-  for (let i = at; i < at + FRAME; i++) energy += pcm[i]! * pcm[i]!;
-  return energy / FRAME;
+  return rms(pcm.subarray(at, at + FRAME)) ** 2;
 }
 
 /**
@@ -334,8 +336,4 @@ function joinTexts(texts: string[]): string {
     .map((t) => t.trim())
     .filter(Boolean)
     .join(" ");
-}
-
-function definedOnly<T extends object>(options: T): Partial<T> {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
