@@ -140,14 +140,18 @@ export function speakerphone(
   speech?: NearEnd & ({ ulaw: Uint8Array; atMs: number } | { track: ArrayLike<number> }),
 ): SpeakerphoneCall {
   const track: ArrayLike<number> | undefined = speech?.track ?? placed(speech);
-  let read = 0;
+  // At 1x the loudspeaker's whole output, silence included, keeps the echo's delay fixed through the
+  // gaps (a hold after a clear drained the path's queue and brought the resumed answer's echo back at
+  // once); otherwise only the audio played exists, without a clock.
+  const source = client.realtime ? client.line : client.played;
+  let read = client.realtime ? source.length : 0;
   let frames = 0;
   let stopped = false;
   const sentAt: number[] = [];
   const started = performance.now();
   const loop = (async () => {
     while (!stopped && client.closeCode === undefined) {
-      for (; read < client.played.length; read++) path.played(client.played[read]!);
+      for (; read < source.length; read++) path.played(source[read]!);
       const echo = path.next();
       const pcm = new Int16Array(FRAME);
       const at = frames * FRAME;

@@ -56,6 +56,16 @@ export class TwilioStreamClient {
   /** The audio played so far, in order (what the caller heard), and where each clear fell in it (bytes). */
   readonly played: Uint8Array[] = [];
   readonly clearedAtBytes: number[] = [];
+  /**
+   * Realtime playback only: what the caller's loudspeaker gave out, on the line's clock: the audio
+   * played, and u-law silence where the buffer ran dry (before the answer, between sentences, after
+   * a clear). An echo path reads this rather than `played`: a real echo comes back a fixed delay
+   * after the loudspeaker, gaps included, where `played` alone would close every gap up.
+   */
+  readonly line: Uint8Array[] = [];
+  /** Line time emitted so far (bytes) and when the line's clock started. */
+  #lineBytes = 0;
+  #lineStartedAt = 0;
   /** performance.now() when each `clear` arrived (turn-taking latencies). */
   readonly clearedAt: number[] = [];
   /** Close code when the server closed the socket. */
@@ -116,7 +126,7 @@ export class TwilioStreamClient {
     this.sendJson(this.#messages.connected());
     this.sendJson(this.#messages.start(this.#options.customParameters ?? {}));
     if (this.#options.playback === "realtime") {
-      this.#lastPlayedAt = performance.now();
+      this.#lineStartedAt = performance.now();
       this.#timer = setInterval(() => this.#catchUp(), 20);
     }
   }
@@ -212,13 +222,24 @@ export class TwilioStreamClient {
     this.#waiters.notify();
   }
 
-  #lastPlayedAt = 0;
+  /** True when received audio plays at 1x by timer (`line` is kept). */
+  get realtime(): boolean {
+    return this.#options.playback === "realtime";
+  }
 
-  /** Realtime playback: plays the time passed since the last tick (also right before a clear lands). */
+  /**
+   * Realtime playback: plays the line time passed since the last tick (also right before a clear
+   * lands), counted from the line's start so rounding never accumulates, and records it on `line`.
+   */
   #catchUp(): void {
-    const now = performance.now();
-    this.play(now - this.#lastPlayedAt);
-    this.#lastPlayedAt = now;
+    const due = Math.round((performance.now() - this.#lineStartedAt) * ULAW_BYTES_PER_MS) - this.#lineBytes;
+    if (due <= 0) return;
+    this.#lineBytes += due;
+    const from = this.played.length;
+    const played = this.#playback.play(due);
+    this.playedMs += played / ULAW_BYTES_PER_MS;
+    for (let i = from; i < this.played.length; i++) this.line.push(this.played[i]!);
+    if (played < due) this.line.push(new Uint8Array(due - played).fill(0xff)); // u-law silence
   }
 
   #echo(name: string): void {
