@@ -12,6 +12,7 @@
  *
  *   node --import tsx bench/turn-taking.bench.ts [--minutes 3] [--quick] [--seed 1] [--concurrency 3]
  *     [--configs baseline,ec,...] [--config-json '{"id":"x","talk":{"input":{...}}}' ...] [--details out.json]
+ *     [--kinds backchannel,interruption] [--repeat 5]
  *
  * --minutes is the echo-only exposure per configuration; the other sets scale
  * with it, the backchannels at least 12 (3: 63 calls, 24 of them short
@@ -24,7 +25,10 @@
  * Realtime calls (--configs rt-passthrough,rt-ec,rt-talkgate; not run unless named): the answer is the
  * OpenAI Realtime stand-in's, whose energy VAD stands in for server VAD, one call at a time.
  * A configuration whose keys today's config schema refuses is skipped with a
- * line saying so. --details writes every call's result (turn-call.ts CallResult, with the server's
+ * line saying so. --kinds keeps the corpus's calls of those kinds only (echo-only, interruption,
+ * backchannel, noisy-echo, noisy-interruption) and --repeat places each call that many times (ids
+ * suffixed #2, #3, ...): the same audio again in real time, for a figure of a few calls measured on more.
+ * --details writes every call's result (turn-call.ts CallResult, with the server's
  * events: user transcripts, speech start / stop) per configuration; bench/turn-endpoint-replay.ts replays
  * end-of-turn rules offline on them.
  */
@@ -56,6 +60,8 @@ const { values } = parseArgs({
     configs: { type: "string" },
     "config-json": { type: "string", multiple: true },
     details: { type: "string" },
+    kinds: { type: "string" },
+    repeat: { type: "string", default: "1" },
   },
   strict: true,
 });
@@ -67,6 +73,18 @@ const positive = (v: string | undefined, name: string): number => {
 const minutes = values.quick ? 0.5 : positive(values.minutes, "minutes");
 const seed = Math.trunc(positive(values.seed, "seed"));
 const concurrency = Math.trunc(positive(values.concurrency, "concurrency"));
+const repeat = Math.trunc(positive(values.repeat, "repeat"));
+const CALL_KINDS: readonly CorpusCall["kind"][] = [
+  "echo-only",
+  "interruption",
+  "backchannel",
+  "noisy-echo",
+  "noisy-interruption",
+];
+const kinds = values.kinds?.split(",").map((k) => k.trim());
+for (const k of kinds ?? [])
+  if (!CALL_KINDS.includes(k as CorpusCall["kind"]))
+    throw new Error(`--kinds: unknown kind "${k}" (known: ${CALL_KINDS.join(", ")})`);
 
 const configs = selectConfigs();
 const runnable: TurnConfig[] = [];
@@ -84,7 +102,7 @@ if (!echoCancellerAvailable())
   );
 
 const builtAt = performance.now();
-const corpus = buildCorpus({ seed, minutes });
+const corpus = selectCalls(buildCorpus({ seed, minutes }));
 console.log(describeCorpus(corpus, performance.now() - builtAt));
 
 const results = new Map<string, { results: CallResult[]; figures: Figure[]; wallS: number }>();
@@ -161,13 +179,22 @@ function selectConfigs(): TurnConfig[] {
   });
 }
 
+/** The corpus's calls of the --kinds asked for, each --repeat times. */
+function selectCalls(all: CorpusCall[]): CorpusCall[] {
+  const kept = kinds ? all.filter((c) => kinds.includes(c.kind)) : all;
+  if (kept.length === 0) throw new Error(`--kinds ${values.kinds}: no call of the corpus is of those kinds`);
+  return Array.from({ length: repeat }, (_, r) =>
+    kept.map((c) => (r === 0 ? c : { ...c, id: `${c.id}#${r + 1}` })),
+  ).flat();
+}
+
 function describeCorpus(calls: readonly CorpusCall[], buildMs: number): string {
   const byKind = new Map<string, number>();
   for (const c of calls) byKind.set(c.kind, (byKind.get(c.kind) ?? 0) + 1);
   const callMinutes =
     calls.reduce((n, c) => n + (c.speech ? c.hangUpMs : Math.min(c.hangUpMs, 22_000)), 0) / 60_000;
   return (
-    `turn-taking corpus: seed ${seed}, ${calls.length} calls (${[...byKind].map(([k, n]) => `${n} ${k}`).join(", ")}), ` +
+    `turn-taking corpus: seed ${seed}${kinds ? `, only ${kinds.join(", ")}` : ""}${repeat > 1 ? `, each call ${repeat} times` : ""}, ${calls.length} calls (${[...byKind].map(([k, n]) => `${n} ${k}`).join(", ")}), ` +
     `about ${callMinutes.toFixed(1)} min of calls per configuration, digest ${corpusDigest(calls).slice(0, 16)}, ` +
     `built in ${(buildMs / 1000).toFixed(1)} s (espeak-ng cache ${espeakCacheDir()}); ` +
     `calls in real time (1x), ${concurrency} at a time`
