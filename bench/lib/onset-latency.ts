@@ -159,6 +159,7 @@ export function runOnsetCall(call: CorpusCall, chain: OnsetChain): OnsetResult {
         firstFalseMs ??= endMs;
       } else if (detectMs === undefined) detectMs = endMs - onsetMs;
     }
+    if (gate.speaking) guard?.callerSpeaking(); // as the media leg tells it
     if (onsetMs !== undefined) {
       const nearLine = decodeMulaw(encodeMulaw(near));
       if (alone.process(nearLine) === "speech-start" && endMs > onsetMs) aloneMs ??= endMs - onsetMs;

@@ -160,6 +160,12 @@ export class EchoGuard {
   readonly #references: number[] = [];
   readonly #callers: number[] = [];
   #sinceEstimate = 0;
+  /**
+   * Frames since the speech gate last heard the caller (callerSpeaking). The delay is estimated only on
+   * envelopes free of the caller: speech that goes on past a `clear` looks like the answer's echo
+   * arriving later (a 55 ms echo estimated at 200 ms after a backchannel, in real time).
+   */
+  #sinceCaller = Number.POSITIVE_INFINITY;
   #closed = false;
   /** The current measurement window: reference and caller power summed, frames. */
   #window = { reference: 0, caller: 0, frames: 0 };
@@ -254,12 +260,24 @@ export class EchoGuard {
     this.#canceller.close();
   }
 
+  /**
+   * The leg's speech gate hears the caller now (a frame it counts as speech, hangover included). Levels
+   * alone cannot tell: the guard's own verdicts follow its delay, and a frozen delay could not follow a
+   * line's drift.
+   */
+  callerSpeaking(): void {
+    this.#sinceCaller = 0;
+  }
+
   /** One frame's reference and caller levels: the line's noise, the echo return's windows, the tail, the delay's envelopes. */
   #frameIn(reference: number, caller: number): void {
+    this.#sinceCaller++;
     this.#trackNoise(caller);
-    this.#measure(reference, caller);
     this.#references.push(reference);
     this.#callers.push(caller);
+    // The caller frame holds the echo of the reference `delay` frames older: an answer that starts (or
+    // resumes) late in a window has no echo in it yet, and the return measured so would be too small.
+    this.#measure(this.#references[this.#references.length - 1 - (this.delayFrames ?? 0)] ?? 0, caller);
     if (this.#references.length > DELAY_FRAMES + this.#tailFrames) {
       this.#references.shift();
       this.#callers.shift();
@@ -295,7 +313,7 @@ export class EchoGuard {
    */
   #estimateDelay(): void {
     const n = this.#callers.length;
-    if (n < DELAY_FRAMES + this.#tailFrames) return;
+    if (n < DELAY_FRAMES + this.#tailFrames || this.#sinceCaller < DELAY_FRAMES) return;
     const mic = envelope(this.#callers, n - DELAY_FRAMES, n);
     const reference = Float64Array.from(this.#references, Math.sqrt);
     let best = MIN_CORRELATION;

@@ -295,6 +295,7 @@ export class MediaLeg {
       if (this.#turns) this.#turns.audio(heard);
       else if (this.#localBargeIn) this.#localBargeIn.audio(heard);
       else controller.appendPcm(heard);
+      if (this.#gate?.speaking === true) this.#echo?.callerSpeaking();
     } catch (err) {
       this.#appendFailed(err);
     }
