@@ -40,6 +40,8 @@ export interface CallResult {
   cut: boolean;
   /** The answer resumed after the onset (held at the onset, then a backchannel or no words). */
   resumed: boolean;
+  /** The answer resumed while the caller was still speaking (before the end of their utterance). */
+  resumedOverCaller: boolean;
   /** Answers cancelled on an echo-only call (a clear followed by a resume is not one). */
   answersCut: number;
   /** Onset (the frame carrying the first speech sample sent) -> `clear` received, ms. */
@@ -121,6 +123,7 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
       interrupted: false,
       cut: false,
       resumed: false,
+      resumedOverCaller: false,
       premature: false,
     };
   const onset = at(call.speech.onsetMs);
@@ -136,6 +139,7 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
     interrupted: clear !== undefined,
     cut: cancels.some((t) => t >= onset),
     resumed: resumes.some((t) => t >= onset),
+    resumedOverCaller: resumes.some((t) => t >= onset && t < end),
     answersCut: cancels.filter((t) => t < onset).length,
     onsetToClearMs: clear !== undefined ? clear - onset : undefined,
     activeOnsetToClearMs:

@@ -81,6 +81,14 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
       cell: ratio(resumed, live.length),
       value: resumed,
     });
+    // Cut in the end or not, an answer resumed while the caller still spoke talked over them for a while
+    // (a recognizer that gives words only at a pause, a hold shorter than the utterance).
+    const overCaller = live.filter((r) => r.resumedOverCaller).length;
+    out.push({
+      row: `${name} resumed while the caller still spoke`,
+      cell: ratio(overCaller, live.length),
+      value: overCaller,
+    });
     out.push({
       row: `${name} pre-empted (the answer already cut by a false barge-in)`,
       cell: ratio(all.length - live.length, all.length),

@@ -262,14 +262,20 @@ export const talkSchema = z
               .optional(),
             /** Hold the answer at the speech onset and let the recognizer's words decide (stt-tts). */
             confirmWithWords: z.boolean().default(false),
-            /** A held answer resumes when no interrupting word came within this long of the onset, ms. */
+            /** After held speech ended with no interrupting word, how long its recognizer may still give one, ms. */
             resumeAfterMs: z.number().int().min(100).max(5000).default(1200),
+            /** The longest an answer is held while the caller speaks with no interrupting word, ms (>= resumeAfterMs). */
+            maxHoldMs: z.number().int().min(100).max(30_000).optional(),
             /** Also count as a backchannel a one- or two-word utterance that sounds like one (by pronunciations). */
             matchBySound: z.boolean().default(true),
             /** CMU-format pronunciation dictionary for matchBySound. Default: Debian's (pocketsphinx-en-us) if installed. */
             pronunciations: z.string().min(1).optional(),
           })
           .strict()
+          .refine((b) => b.maxHoldMs === undefined || b.maxHoldMs >= b.resumeAfterMs, {
+            message: "maxHoldMs must not be below resumeAfterMs",
+            path: ["maxHoldMs"],
+          })
           .prefault({}),
         /**
          * Who ends the caller's turn on a realtime phone call: "provider" (its server VAD ends it and answers)

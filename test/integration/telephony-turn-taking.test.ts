@@ -129,6 +129,10 @@ describe.skipIf(!echoCancellerAvailable())("telephony: barge-in confirmed by wor
     } else {
       expect(cancelled[0]!.payload).toMatchObject({ reason: "barge_in" });
       expect(r.of("output.audio.done")).toHaveLength(0);
+      // Held while the caller spoke, until the words came (pocketsphinx gives them at a pause, past
+      // resumeAfterMs): the answer did not resume over the caller before it was cut.
+      const resumedFirst = r.of("output.audio.resumed").filter((e) => e.seq < cancelled[0]!.seq);
+      expect(resumedFirst).toEqual([]);
     }
     // Onset -> clear: the hold clears the line at the onset, before any word.
     const clear = r
@@ -189,6 +193,8 @@ describe("talk.input.bargeIn and talk.input.endOfTurn", () => {
   it.each([
     [{ bargeIn: { resumeAfterMs: 50 } }, "bargeIn.resumeAfterMs"],
     [{ bargeIn: { resumeAfterMs: 9000 } }, "bargeIn.resumeAfterMs"],
+    [{ bargeIn: { maxHoldMs: 500 } }, "bargeIn.maxHoldMs"],
+    [{ bargeIn: { maxHoldMs: 60_000 } }, "bargeIn.maxHoldMs"],
     [{ bargeIn: { confirmWithWords: "yes" } }, "bargeIn.confirmWithWords"],
     [{ bargeIn: { backchannels: ["okay", "-"] } }, "bargeIn.backchannels"],
     [{ bargeIn: { matchBySound: "yes" } }, "bargeIn.matchBySound"],

@@ -158,8 +158,8 @@ export class LocalTurns {
   }
 
   /**
-   * Speech over the held answer: kept and recognized. The window without an interrupting word resumes the
-   * answer (late words may still cut it); at the end of the speech the recognizer's final text decides.
+   * Speech over the held answer: kept and recognized. Its end without an interrupting word resumes the
+   * answer (late words may still cut it for `resumeAfterMs`), as does `maxHoldMs` of it.
    */
   #heldAudio(pcm: Int16Array, ended: boolean): void {
     const h = this.#held!;
@@ -177,7 +177,9 @@ export class LocalTurns {
       this.#decide(h);
       return;
     }
-    if (!h.resumed && this.#ctx.inputMs() - h.onsetMs >= policy.bargeIn.resumeAfterMs) {
+    // Still speaking, no interrupting word yet: held on (the recognizer may give words only at a pause), up
+    // to maxHoldMs (a noise that goes on).
+    if (!h.resumed && this.#ctx.inputMs() - h.onsetMs >= policy.bargeIn.maxHoldMs) {
       h.resumed = true;
       if (canHoldOutput(controller)) controller.resumeOutput(this.#resumeReason(h.text));
     }

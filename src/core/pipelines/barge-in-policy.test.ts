@@ -92,14 +92,24 @@ describe("resolveBargeIn", () => {
     const r = resolveBargeIn();
     expect(r.confirmWithWords).toBe(false);
     expect(r.resumeAfterMs).toBe(1200);
+    expect(r.maxHoldMs).toBe(4000);
     expect(r.matchBySound).toBe(true);
     expect(r.pronounce).toBeUndefined();
     expect(r.backchannels).toContain("okay");
   });
 
+  it("holds at least as long as the grace when only the grace is raised", () => {
+    expect(resolveBargeIn({ resumeAfterMs: 5000 }).maxHoldMs).toBe(5000);
+    expect(resolveBargeIn({ resumeAfterMs: 800, maxHoldMs: 800 }).maxHoldMs).toBe(800);
+  });
+
   it.each([
     [{ resumeAfterMs: 50 }, "resumeAfterMs"],
     [{ resumeAfterMs: 1200.5 }, "resumeAfterMs"],
+    [{ maxHoldMs: 1000 }, "maxHoldMs"],
+    [{ resumeAfterMs: 2000, maxHoldMs: 1500 }, "maxHoldMs"],
+    [{ maxHoldMs: 30_001 }, "maxHoldMs"],
+    [{ maxHoldMs: "4s" }, "maxHoldMs"],
     [{ confirmWithWords: "yes" }, "confirmWithWords"],
     [{ matchBySound: 1 }, "matchBySound"],
     [{ backchannels: ["okay", "..."] }, "backchannels"],

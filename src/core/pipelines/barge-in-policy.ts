@@ -15,12 +15,23 @@ export interface BargeInOptions {
   /**
    * Decide the interruption on the streaming recognizer's words instead of the VAD onset: at the onset the
    * answer is held (the line cleared, what is left kept), the first word that is not a backchannel
-   * interrupts it, and a backchannel or no words within `resumeAfterMs` resumes it where it was cut.
+   * interrupts it, and a backchannel or no words by the end of the speech (or within `maxHoldMs`) resumes
+   * it where it was cut.
    * Only where the output can be held (stt-tts); elsewhere the onset interrupts. Default false.
    */
   confirmWithWords?: boolean;
-  /** A held answer resumes when no interrupting word came within this long of the onset, ms (100-5000). Default 1200. */
+  /**
+   * After held speech ended with no interrupting word (the answer resumes then), how long its recognizer may
+   * still give one, audio time, ms (100-5000): a word in this grace still cuts the answer. Default 1200.
+   */
   resumeAfterMs?: number;
+  /**
+   * The longest an answer stays held while the caller still speaks with no interrupting word, from the
+   * onset, ms (at least `resumeAfterMs`, at most 30000): then it resumes (a noise that goes on). A
+   * recognizer that gives words only at a pause (the local one) confirms a long interruption within it,
+   * where a shorter hold resumed the answer over the caller. Default 4000.
+   */
+  maxHoldMs?: number;
   /**
    * Also count as a backchannel an utterance of at most two words that sounds like one: its phones within
    * one edit in three of a backchannel's, by the recognizer's pronunciation dictionary (when it has one).
@@ -35,6 +46,7 @@ export type ResolvedBargeIn = Readonly<{
   backchannels: readonly string[];
   confirmWithWords: boolean;
   resumeAfterMs: number;
+  maxHoldMs: number;
   matchBySound: boolean;
   pronounce: Pronounce | undefined;
 }>;
@@ -60,6 +72,7 @@ export function resolveBargeIn(options: BargeInOptions = {}, key = "talk.input.b
     backchannels = DEFAULT_BACKCHANNELS,
     confirmWithWords = false,
     resumeAfterMs = 1200,
+    maxHoldMs = Math.max(4000, typeof resumeAfterMs === "number" ? resumeAfterMs : 0),
     matchBySound = true,
     pronounce,
   } = options;
@@ -78,6 +91,16 @@ export function resolveBargeIn(options: BargeInOptions = {}, key = "talk.input.b
       `${key}.resumeAfterMs must be an integer from 100 to 5000, got ${resumeAfterMs}.`,
     );
   if (
+    typeof maxHoldMs !== "number" ||
+    !Number.isInteger(maxHoldMs) ||
+    maxHoldMs < resumeAfterMs ||
+    maxHoldMs > 30_000
+  )
+    throw new TalkError(
+      "config_invalid",
+      `${key}.maxHoldMs must be an integer from ${key}.resumeAfterMs (${resumeAfterMs}) to 30000, got ${maxHoldMs}.`,
+    );
+  if (
     !Array.isArray(backchannels) ||
     backchannels.length > 100 ||
     backchannels.some((b) => typeof b !== "string" || words(b).length === 0 || b.length > 40)
@@ -90,6 +113,7 @@ export function resolveBargeIn(options: BargeInOptions = {}, key = "talk.input.b
     backchannels: Object.freeze([...backchannels]),
     confirmWithWords,
     resumeAfterMs,
+    maxHoldMs,
     matchBySound,
     pronounce: typeof pronounce === "function" ? pronounce : undefined,
   });
@@ -125,7 +149,7 @@ export type WordsVerdict =
  * for the gate's `minSpeechMs`); whether it interrupts is decided here only:
  * at the onset (`interrupts`), or, with `confirmWithWords`, on the words
  * (`judge`): a backchannel never interrupts, and a held answer that got no
- * interrupting word within `resumeAfterMs` resumes.
+ * interrupting word resumes when the speech ends (or after `maxHoldMs` of it).
  */
 export class BargeInPolicy {
   readonly #options: BargeInPolicyOptions;
