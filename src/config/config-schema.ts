@@ -343,6 +343,8 @@ export const talkSchema = z
             dict: z.string().min(1).optional(),
             /** Resident: load the dictionary restricted to the language model's words (default true, ~13 MB less). */
             lmOnlyDict: z.boolean().optional(),
+            /** Resident: inside an utterance, the running hypothesis every this much audio, ms (0: at its end only). */
+            partialIntervalMs: z.number().int().min(0).max(10_000).optional(),
           })
           .strict()
           .prefault({}),

@@ -124,6 +124,12 @@ export interface SttStreamOptions {
   signal: AbortSignal;
   /** Called with the running hypothesis when the provider has one. */
   onPartial?(text: string): void;
+  /**
+   * The caller decides on the words while the speaker is still talking (a barge-in confirmed by words): a
+   * provider that can report running hypotheses inside an utterance, at a cost it otherwise saves, does so.
+   * Default false.
+   */
+  eagerPartials?: boolean;
 }
 
 export interface SttResult {

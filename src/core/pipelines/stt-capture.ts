@@ -22,6 +22,8 @@ export interface SttCaptureContext {
   logger: TalkLogger;
   /** The recognizer's running text changed (already filtered for this turn). */
   onPartial?(turnId: string, text: string): void;
+  /** Ask the provider for running hypotheses inside an utterance (SttStreamOptions.eagerPartials). */
+  eagerPartials?: boolean;
   /** Speech was followed by silenceTimeoutMs of non-speech (audio time). */
   onEndOfSpeech?(turnId: string): void;
   /** The STT work failed for a reason other than cancellation. */
@@ -66,6 +68,7 @@ export class SttCapture {
           format: sttFormat,
           signal,
           ...(ctx.language !== undefined ? { language: ctx.language } : {}),
+          ...(ctx.eagerPartials ? { eagerPartials: true } : {}),
           onPartial: (text) => {
             if (!signal.aborted) ctx.onPartial?.(this.turnId, text);
           },

@@ -246,6 +246,8 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
         language: this.#deps.options.language,
         silenceTimeoutMs: 0,
         logger: this.#deps.logger,
+        // The words decide while the caller speaks: not only at their pause.
+        eagerPartials: true,
         onPartial: (_turnId, text) => {
           if (!closed) onText(text);
         },

@@ -68,6 +68,7 @@ describe.each(["resident", "per-stream"] as const)("pocketsphinx STT, %s decoder
   });
 
   it("reports each utterance as a partial while audio still streams in", async () => {
+    // Not asked for running hypotheses inside the utterance: the partials are the ended utterances.
     const stt = createPocketsphinxStt();
     let resolveFirst!: (text: string) => void;
     const firstPartial = new Promise<string>((r) => (resolveFirst = r));
@@ -89,6 +90,41 @@ describe.each(["resident", "per-stream"] as const)("pocketsphinx STT, %s decoder
     expect(result.text.startsWith("go forward ten meters ")).toBe(true);
     expect(result.text.split(" ").length).toBeGreaterThan(5);
     expect(partials.at(-1)).toBe(result.text);
+  });
+
+  it.runIf(mode === "resident")(
+    "asked (eagerPartials), reports the running hypothesis inside an utterance, before the decoder hears it end",
+    async () => {
+      const stt = createPocketsphinxStt({ partialIntervalMs: 300 });
+      let resolveFirst!: (text: string) => void;
+      const firstPartial = new Promise<string>((r) => (resolveFirst = r));
+      const partials: string[] = [];
+      const stream = stt.startStream({
+        format: PCM16_16K,
+        signal: new AbortController().signal,
+        eagerPartials: true,
+        onPartial: (text) => {
+          partials.push(text);
+          resolveFirst(text);
+        },
+      });
+      // The recording's speech without the silence after it: only a running hypothesis can report it.
+      const speech = pcmOf(GO_FORWARD);
+      writeInFrames((pcm) => stream.write(pcm), speech.subarray(0, Math.floor(speech.length * 0.8)));
+      const first = await firstPartial;
+      expect(first.split(" ")[0]).toBe("go");
+      // The utterance's end replaces the running text with the final one.
+      writeInFrames((pcm) => stream.write(pcm), speech.subarray(Math.floor(speech.length * 0.8)));
+      stream.write(new Int16Array(16_000));
+      const result = await stream.finish();
+      expect(result.text).toBe("go forward ten meters");
+      expect(partials.at(-1)).toBe(result.text);
+    },
+  );
+
+  it("refuses a partialIntervalMs out of range", () => {
+    for (const partialIntervalMs of [-1, 10_001, 2.5])
+      expect(() => createPocketsphinxStt({ partialIntervalMs })).toThrow(/partialIntervalMs/);
   });
 
   it("aborting kills the decoder and finish() rejects with cancelled", async () => {

@@ -81,6 +81,13 @@ export interface PocketsphinxSttOptions {
   tmpDir?: string;
   /** Time between SIGTERM and SIGKILL when a decoder is stopped, ms. Default 200. */
   killGraceMs?: number;
+  /**
+   * Resident mode, streams that ask for running hypotheses (`eagerPartials`: a barge-in confirmed by
+   * words): inside an utterance, the running hypothesis every this much audio, ms (0: only when the
+   * decoder's own detector ends the utterance, at a pause). Other streams get ended utterances only: on
+   * a turn's own stream, words this early shortened the adaptive end of turn into more cut-offs. Default 500.
+   */
+  partialIntervalMs?: number;
 }
 
 const DEFAULTS: Readonly<Required<PocketsphinxSttOptions>> = Object.freeze({
@@ -97,6 +104,7 @@ const DEFAULTS: Readonly<Required<PocketsphinxSttOptions>> = Object.freeze({
   lmOnlyDict: true,
   tmpDir: "",
   killGraceMs: 200,
+  partialIntervalMs: 500,
 });
 
 /**
@@ -144,6 +152,15 @@ export class PocketsphinxSttProvider implements SttProvider {
       throw new TalkError("config_invalid", "pocketsphinx: idleTimeoutMs must be a non-negative integer");
     if (typeof merged.lmOnlyDict !== "boolean")
       throw new TalkError("config_invalid", "pocketsphinx: lmOnlyDict must be a boolean");
+    if (
+      !Number.isInteger(merged.partialIntervalMs) ||
+      merged.partialIntervalMs < 0 ||
+      merged.partialIntervalMs > 10_000
+    )
+      throw new TalkError(
+        "config_invalid",
+        "pocketsphinx: partialIntervalMs must be an integer from 0 to 10000",
+      );
     this.#options = Object.freeze(merged);
     if (merged.decoder === "resident") {
       this.#pool = new DecoderPool({
@@ -213,7 +230,13 @@ export class PocketsphinxSttProvider implements SttProvider {
         details: { format: { ...format } },
       });
     }
-    if (this.#pool) return new ResidentStream(this.#pool, options.signal, options.onPartial);
+    if (this.#pool)
+      return new ResidentStream(
+        this.#pool,
+        options.signal,
+        options.onPartial,
+        options.eagerPartials ? this.#options.partialIntervalMs : 0,
+      );
     const args = ["-infile", "<fifo>", ...sphinxArgs(this.#params(false))];
     return new PocketsphinxStream({
       binary: this.#options.binary,

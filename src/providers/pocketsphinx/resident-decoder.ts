@@ -27,6 +27,8 @@ export interface ResidentDecoderSetup {
 
 /** What the decoder reports about the stream it is decoding. */
 interface StreamListener {
+  /** The utterance in progress so far (changed since the last report). */
+  onRunning?(text: string): void;
   onUtterance(text: string): void;
   onDone(): void;
 }
@@ -73,10 +75,19 @@ export class ResidentDecoder {
     return this.#stderr.toString();
   }
 
-  /** Starts a stream; its results go to `listener` until its "done". */
-  begin(listener: StreamListener): void {
+  /**
+   * Starts a stream; its results go to `listener` until its "done". With `partialIntervalMs`, the running
+   * hypothesis inside an utterance every this much audio (when it changed), besides the ended utterances.
+   */
+  begin(listener: StreamListener, partialIntervalMs = 0): void {
     this.#listener = listener;
-    this.#send(START);
+    // 16 kHz PCM16: 32 bytes a millisecond.
+    this.#send(
+      START,
+      partialIntervalMs > 0
+        ? Buffer.from(JSON.stringify({ partialBytes: partialIntervalMs * 32 }))
+        : undefined,
+    );
   }
 
   write(pcm: Buffer): void {
@@ -126,7 +137,7 @@ export class ResidentDecoder {
     this.#stdoutRest = lines.pop() ?? "";
     for (const line of lines) {
       if (!line.trim()) continue;
-      let message: { ready?: boolean; utterance?: string; done?: boolean };
+      let message: { ready?: boolean; partial?: string; utterance?: string; done?: boolean };
       try {
         message = JSON.parse(line) as typeof message;
       } catch {
@@ -134,6 +145,7 @@ export class ResidentDecoder {
       }
       if (message.ready) this.#ready = true;
       const listener = this.#listener;
+      if (typeof message.partial === "string") listener?.onRunning?.(message.partial);
       if (typeof message.utterance === "string") listener?.onUtterance(message.utterance);
       if (message.done) {
         this.#listener = undefined;
@@ -229,12 +241,19 @@ export class ResidentStream implements SttStream {
   readonly #onPartial: ((text: string) => void) | undefined;
   readonly #decoder: ResidentDecoder | undefined;
   readonly #utterances: string[] = [];
+  /** The running hypothesis of the utterance in progress (reported after the ended ones). */
+  #running = "";
   readonly #done: Promise<ChildExit | undefined>;
   #state: StreamState = "open";
   #finish: Promise<SttResult> | undefined;
   readonly #onAbort = (): void => this.#abort();
 
-  constructor(pool: DecoderPool, signal: AbortSignal, onPartial: ((text: string) => void) | undefined) {
+  constructor(
+    pool: DecoderPool,
+    signal: AbortSignal,
+    onPartial: ((text: string) => void) | undefined,
+    partialIntervalMs = 0,
+  ) {
     this.#pool = pool;
     this.#signal = signal;
     this.#onPartial = onPartial;
@@ -247,10 +266,14 @@ export class ResidentStream implements SttStream {
     this.#decoder = decoder;
     // Resolves undefined on the stream's "done", or with the exit when the decoder died first.
     this.#done = new Promise<ChildExit | undefined>((resolve) => {
-      decoder.begin({
-        onUtterance: (text) => this.#onUtterance(text),
-        onDone: () => resolve(undefined),
-      });
+      decoder.begin(
+        {
+          onRunning: (text) => this.#onRunning(text),
+          onUtterance: (text) => this.#onUtterance(text),
+          onDone: () => resolve(undefined),
+        },
+        partialIntervalMs,
+      );
       void decoder.exited.then(resolve);
     });
     signal.addEventListener("abort", this.#onAbort, { once: true });
@@ -295,11 +318,22 @@ export class ResidentStream implements SttStream {
     this.#decoder?.kill();
   }
 
+  #onRunning(text: string): void {
+    this.#running = text;
+    this.#report();
+  }
+
   #onUtterance(text: string): void {
     this.#utterances.push(text);
+    this.#running = "";
+    this.#report();
+  }
+
+  /** The running text: the utterances ended so far, then the one in progress. */
+  #report(): void {
     if (!this.#onPartial || this.#signal.aborted) return;
     try {
-      this.#onPartial(this.#utterances.join(" "));
+      this.#onPartial([...this.#utterances, ...(this.#running ? [this.#running] : [])].join(" "));
     } catch {
       // A listener that throws must not break recognition.
     }

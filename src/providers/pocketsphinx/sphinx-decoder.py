@@ -12,11 +12,14 @@ argv[2]: optional JSON {"lmOnlyDictDir": "/tmp"}: load the dictionary restricted
          entries); falls back to the full dictionary if the cache cannot be written.
 
 stdin, frames: 1 byte kind, 4 bytes little-endian payload length, payload.
-  1 start a stream
+  1 start a stream; payload: optional JSON {"partialBytes": 16000}: inside an
+    utterance, report the running hypothesis each time this much audio was
+    decoded (absent or 0: never)
   2 audio: 16 kHz mono PCM16 little-endian
   3 end of the stream's input
 stdout, one JSON object a line:
   {"ready": true}         models loaded
+  {"partial": "text"}     the running hypothesis of the utterance in progress (changed)
   {"utterance": "text"}   an utterance ended inside the stream (decoder VAD)
   {"done": true}          the stream's input is decoded (after its last utterance)
 
@@ -111,6 +114,10 @@ def main() -> int:
     send({"ready": True})
     open_utt = False
     started = False
+    # Running hypotheses inside an utterance: audio decoded since the last one, and the last one sent.
+    partial_bytes = 0
+    since_partial = 0
+    last_partial = ""
     while True:
         header = stdin.read(5)
         if len(header) < 5:
@@ -124,18 +131,30 @@ def main() -> int:
                 decoder.end_utt()
             decoder.start_utt()
             open_utt, started = True, False
+            partial_bytes = int(json.loads(payload).get("partialBytes") or 0) if payload else 0
         elif kind == AUDIO and open_utt:
             decoder.process_raw(payload, False, False)
             in_speech = decoder.get_in_speech()
             if in_speech and not started:
                 started = True
+                since_partial, last_partial = 0, ""
             elif not in_speech and started:
                 decoder.end_utt()
                 text = hyp_text()
                 if text:
                     send({"utterance": text})
+                elif last_partial:
+                    send({"partial": ""})  # the running hypothesis came to nothing
                 decoder.start_utt()
                 started = False
+            if started and partial_bytes > 0:
+                since_partial += len(payload)
+                if since_partial >= partial_bytes:
+                    since_partial = 0
+                    text = hyp_text()
+                    if text and text != last_partial:
+                        last_partial = text
+                        send({"partial": text})
         elif kind == END:
             if open_utt:
                 decoder.end_utt()
