@@ -277,7 +277,8 @@ export class EchoGuard {
     this.#callers.push(caller);
     // The caller frame holds the echo of the reference `delay` frames older: an answer that starts (or
     // resumes) late in a window has no echo in it yet, and the return measured so would be too small.
-    this.#measure(this.#references[this.#references.length - 1 - (this.delayFrames ?? 0)] ?? 0, caller);
+    const delay = this.delayFrames ?? 0;
+    this.#measure(this.#loudestReference(delay, delay), caller);
     if (this.#references.length > DELAY_FRAMES + this.#tailFrames) {
       this.#references.shift();
       this.#callers.shift();

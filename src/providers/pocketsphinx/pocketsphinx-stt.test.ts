@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TalkError } from "../../core/errors.js";
+import type { SttStream } from "../../core/index.js";
 import { PCM16_16K, PCM16_24K } from "../../core/talk-types.js";
 import {
   createPocketsphinxStt as createProvider,
@@ -52,6 +53,26 @@ function sphinxChildren(mode: PocketsphinxDecoderMode): number[] {
   }
 }
 
+/** A stream whose running texts are collected, and the first of them. */
+function listenedStream(
+  stt: PocketsphinxSttProvider,
+  options: { eagerPartials?: boolean } = {},
+): { stream: SttStream; partials: string[]; first: Promise<string> } {
+  let resolveFirst!: (text: string) => void;
+  const first = new Promise<string>((r) => (resolveFirst = r));
+  const partials: string[] = [];
+  const stream = stt.startStream({
+    format: PCM16_16K,
+    signal: new AbortController().signal,
+    ...options,
+    onPartial: (text) => {
+      partials.push(text);
+      resolveFirst(text);
+    },
+  });
+  return { stream, partials, first };
+}
+
 describe.each(["resident", "per-stream"] as const)("pocketsphinx STT, %s decoder", (mode) => {
   const createPocketsphinxStt = (options: PocketsphinxSttOptions = {}): PocketsphinxSttProvider => {
     const provider = createProvider({ decoder: mode, ...options });
@@ -69,18 +90,7 @@ describe.each(["resident", "per-stream"] as const)("pocketsphinx STT, %s decoder
 
   it("reports each utterance as a partial while audio still streams in", async () => {
     // Not asked for running hypotheses inside the utterance: the partials are the ended utterances.
-    const stt = createPocketsphinxStt();
-    let resolveFirst!: (text: string) => void;
-    const firstPartial = new Promise<string>((r) => (resolveFirst = r));
-    const partials: string[] = [];
-    const stream = stt.startStream({
-      format: PCM16_16K,
-      signal: new AbortController().signal,
-      onPartial: (text) => {
-        partials.push(text);
-        resolveFirst(text);
-      },
-    });
+    const { stream, partials, first: firstPartial } = listenedStream(createPocketsphinxStt());
     writeInFrames((pcm) => stream.write(pcm), pcmOf(GO_FORWARD));
     // A second of silence ends the utterance inside the decoder before input ends.
     stream.write(new Int16Array(16_000));
@@ -96,18 +106,7 @@ describe.each(["resident", "per-stream"] as const)("pocketsphinx STT, %s decoder
     "asked (eagerPartials), reports the running hypothesis inside an utterance, before the decoder hears it end",
     async () => {
       const stt = createPocketsphinxStt({ partialIntervalMs: 300 });
-      let resolveFirst!: (text: string) => void;
-      const firstPartial = new Promise<string>((r) => (resolveFirst = r));
-      const partials: string[] = [];
-      const stream = stt.startStream({
-        format: PCM16_16K,
-        signal: new AbortController().signal,
-        eagerPartials: true,
-        onPartial: (text) => {
-          partials.push(text);
-          resolveFirst(text);
-        },
-      });
+      const { stream, partials, first: firstPartial } = listenedStream(stt, { eagerPartials: true });
       // The recording's speech without the silence after it: only a running hypothesis can report it.
       const speech = pcmOf(GO_FORWARD);
       writeInFrames((pcm) => stream.write(pcm), speech.subarray(0, Math.floor(speech.length * 0.8)));
