@@ -47,6 +47,10 @@ describe("talk.local.pocketsphinx", () => {
     expect(message({ talk: { local: { pocketsphinx: { maxIdleDecoders: -1 } } } })).toContain(
       "talk.local.pocketsphinx.maxIdleDecoders",
     );
+    for (const partialIntervalMs of [-1, 10_001, 2.5, "500"])
+      expect(message({ talk: { local: { pocketsphinx: { partialIntervalMs } } } })).toContain(
+        "talk.local.pocketsphinx.partialIntervalMs",
+      );
     expect(message({ talk: { local: { whisper: {} } } })).toContain("talk.local.whisper");
     expect(message({ talk: { output: { deltaEventIntervalMs: -1 } } })).toContain(
       "talk.output.deltaEventIntervalMs",
