@@ -73,6 +73,21 @@ describe("createSileroVad: streams, rates and state", () => {
     expect(got[1]![1]).toBeLessThan(1000 + (speech.length / 16000) * 1000 + 1000);
   });
 
+  it("says whether the last window was speech (voiced): in the words, not in the quiet around them", () => {
+    const vad = createSileroVad({ sampleRate: 16000, hangoverMs: 400 });
+    const voiced: boolean[] = [];
+    for (let o = 0; o + 320 <= call.length; o += 320) {
+      vad.process(call.subarray(o, o + 320));
+      voiced.push(vad.voiced);
+    }
+    vad.close();
+    const at = (ms: number) => Math.floor(ms / 20);
+    const end = 1000 + (speech.length / 16000) * 1000;
+    expect(voiced.slice(0, at(900))).not.toContain(true);
+    expect(voiced.slice(at(1000), at(end))).toContain(true);
+    expect(voiced.slice(at(end + 600))).not.toContain(true);
+  });
+
   it("keeps each stream's state its own though the model is shared", () => {
     const a = createSileroVad({ sampleRate: 16000 });
     const b = createSileroVad({ sampleRate: 16000 });

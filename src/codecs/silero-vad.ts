@@ -99,6 +99,7 @@ class SileroVad implements Vad {
   #score = 0;
   #silentMs = 0;
   #probability = 0;
+  #voiced = false;
   #closed = false;
 
   constructor(model: SileroModel, rate: number, settings: Settings) {
@@ -121,6 +122,11 @@ class SileroVad implements Vad {
   /** The last window's speech probability (the model's own output, not smoothed). */
   get probability(): number {
     return this.#probability;
+  }
+
+  /** The last window was speech (its probability over the threshold, held down to the negative one, loud enough). */
+  get voiced(): boolean {
+    return this.#voiced;
   }
 
   /** Silero tracks no noise floor: always NaN. */
@@ -162,6 +168,7 @@ class SileroVad implements Vad {
     this.#fill = this.#energy = this.#partial = this.#partialCount = 0;
     this.#speech = this.#speaking = false;
     this.#score = this.#silentMs = this.#probability = 0;
+    this.#voiced = false;
   }
 
   /** Drops the stream's state (the shared model stays loaded). Idempotent; process() afterwards throws invalid_state. */
@@ -183,6 +190,7 @@ class SileroVad implements Vad {
     if (p >= s.threshold) this.#speech = true;
     else if (p < s.negative) this.#speech = false;
     const speech = this.#speech && level >= s.minLevelDbfs;
+    this.#voiced = speech;
 
     const ms = this.#windowMs;
     if (!this.#speaking) {

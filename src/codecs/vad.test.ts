@@ -100,6 +100,25 @@ describe("createVad: segments and state", () => {
     vad.close();
   });
 
+  it("says which frames held speech: the ones that restart the hangover", () => {
+    const vad = createVad({ sampleRate: 16000, hangoverMs: 300 });
+    const pcm = concatPcm([c!.pcm, new Int16Array(16000)]);
+    const voiced: boolean[] = [];
+    let ended = -1;
+    for (let o = 0; o + 320 <= pcm.length; o += 320) {
+      if (vad.process(pcm.subarray(o, o + 320)) === "speech-end") ended = voiced.length;
+      voiced.push(vad.voiced);
+    }
+    expect(voiced).toContain(true);
+    expect(ended).toBeGreaterThan(0);
+    // 300 ms of 10 ms sub-frames without speech end the segment: the 14 frames before the end and the end's
+    // own frame held none, and the frame before them (or its neighbour, by sub-frame) held some.
+    expect(voiced.slice(ended - 14, ended + 1)).not.toContain(true);
+    expect(voiced.slice(ended - 16, ended - 14)).toContain(true);
+    expect(voiced.slice(ended + 1)).not.toContain(true);
+    vad.close();
+  });
+
   it("accepts any multiple of 10 ms and gives the same decisions", () => {
     const a = createVad({ sampleRate: 16000 });
     const b = createVad({ sampleRate: 16000 });

@@ -39,6 +39,11 @@ export interface Vad {
   readonly speaking: boolean;
   /** Smoothed share of recent 10 ms sub-frames judged speech, 0..1. */
   readonly probability: number;
+  /**
+   * The last frame fed held speech by the detector's own per-frame rule: what counts toward an onset and
+   * restarts the hangover inside a segment (a frame of silence inside speech is not voiced).
+   */
+  readonly voiced: boolean;
   /** Tracked noise floor in dBFS. */
   readonly noiseFloorDbfs: number;
   /**
@@ -128,6 +133,7 @@ class WebRtcGatedVad implements Vad {
   #score = 0;
   #silentFor = 0;
   #probability = 0;
+  #voiced = false;
   #floor = Number.NaN;
   #blockMins = new Float64Array(FLOOR_BLOCKS).fill(Number.POSITIVE_INFINITY);
   #blockMin = Number.POSITIVE_INFINITY;
@@ -162,6 +168,10 @@ class WebRtcGatedVad implements Vad {
     return this.#probability;
   }
 
+  get voiced(): boolean {
+    return this.#voiced;
+  }
+
   get noiseFloorDbfs(): number {
     return this.#floor;
   }
@@ -175,6 +185,7 @@ class WebRtcGatedVad implements Vad {
       );
     }
     let event: VadEvent | undefined;
+    this.#voiced = false;
     for (let o = 0; o < frame.length; o += this.#sub) {
       const e = this.#step(frame.subarray(o, o + this.#sub));
       if (e !== undefined && event === undefined) event = e;
@@ -189,6 +200,7 @@ class WebRtcGatedVad implements Vad {
     this.#score = 0;
     this.#silentFor = 0;
     this.#probability = 0;
+    this.#voiced = false;
     this.#floor = Number.NaN;
     this.#blockMins.fill(Number.POSITIVE_INFINITY);
     this.#blockMin = Number.POSITIVE_INFINITY;
@@ -252,6 +264,7 @@ class WebRtcGatedVad implements Vad {
     fvad.HEAP16.set(sub, this.#buf >> 1);
     const speech = fvad._fvad_process(this.#inst, this.#buf, sub.length) === 1 && loud;
     this.#probability += ((speech ? 1 : 0) - this.#probability) * 0.2;
+    if (speech) this.#voiced = true;
 
     if (!this.#speaking) {
       this.#score = speech ? this.#score + 1 : Math.max(0, this.#score - 1);

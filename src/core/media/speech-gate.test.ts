@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadSpeech } from "../../codecs/testing/audio-tools.js";
 import { SpeechGate } from "./speech-gate.js";
+import { TurnEndpoint } from "./turn-endpoint.js";
 
 /** Low hiss, `ms` long at 8 kHz (a phone line between words). */
 function hiss(ms: number, seed = 1): Int16Array {
@@ -45,4 +46,71 @@ describe("SpeechGate.voiced", () => {
     }
     gate.close();
   });
+});
+
+/** Far-off talkers, about -40 dBFS: voice the detector flags now and then, never for long. */
+function babble(ms: number, gain: number): Int16Array {
+  const voices = ["numbers.raw", "something.raw", "goforward.raw"].map((n) => loadSpeech(n, 8000));
+  const out = new Int16Array(ms * 8);
+  for (let i = 0; i < out.length; i++) {
+    let v = 0;
+    for (const [k, voice] of voices.entries()) v += voice[(i + k * 7919) % voice.length]!;
+    out[i] = Math.round(v * gain);
+  }
+  return out;
+}
+
+describe("SpeechGate.voiced and the end of a turn", () => {
+  // 0.08: babble the fixed gate bridges where a smoothed voice probability (the rule before) did not.
+  it.each([0.04, 0.06, 0.08, 0.09, 0.15])(
+    "restarts an endpoint's silence where it restarts the gate's hangover (babble at %f in the pause)",
+    (gain) => {
+      const words = loadSpeech("goforward.raw", 8000);
+      const audio = new Int16Array(words.length * 2 + 8000 * 4);
+      audio.set(hiss(500), 0);
+      audio.set(words, 4000);
+      audio.set(babble(1000, gain), 4000 + words.length);
+      audio.set(words, 12_000 + words.length);
+      audio.set(hiss(2500, 3), 12_000 + words.length * 2);
+      // The fixed endpoint: the gate's own 800 ms hangover.
+      const fixed = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 800, sampleRate: 8000 });
+      // The adaptive one with a rule of 800 ms (as when nothing was recognized): a 300 ms gate, the endpoint
+      // counting the rest, restarted by voice (as media/local-turns.ts runs them).
+      const endpoint = new TurnEndpoint({ mode: "adaptive", minMs: 300, maxMs: 1500, silenceMs: 800 });
+      const gate = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 300, sampleRate: 8000 });
+      const fixedEnds: number[] = [];
+      const commits: number[] = [];
+      let capturing = false;
+      for (let at = 0; at + 160 <= audio.length; at += 160) {
+        const frame = audio.subarray(at, at + 160);
+        const ms = (at + 160) / 8;
+        if (fixed.process(frame) === "speech-end") fixedEnds.push(ms);
+        const event = gate.process(frame);
+        if (event === "speech-start") {
+          if (capturing) endpoint.speechResumed();
+          else endpoint.begin(`t${commits.length}`);
+          capturing = true;
+          continue;
+        }
+        if (!capturing) continue;
+        let due = false;
+        if (event === "speech-end") due = endpoint.speechEnded();
+        else if (gate.speaking) due = false;
+        else if (gate.voiced) endpoint.voiceHeard();
+        else due = endpoint.silence(20);
+        if (due) {
+          capturing = false;
+          commits.push(ms);
+        }
+      }
+      // The adaptive endpoint at the fixed one's 800 ms commits where the fixed gate ends: in the pause only
+      // if the fixed gate ends there too.
+      expect(commits).toHaveLength(fixedEnds.length);
+      for (const [i, end] of fixedEnds.entries()) expect(Math.abs(commits[i]! - end)).toBeLessThanOrEqual(20);
+      // From 0.08 the babble keeps the fixed gate's hangover alive through the pause: one segment.
+      if (gain >= 0.08) expect(fixedEnds).toEqual([expect.any(Number)]);
+      fixed.close();
+      gate.close();
+    },
+  );
 });

@@ -26,8 +26,6 @@ export interface SpeechGateOptions {
   detector?: SpeechDetectorFactory;
 }
 
-const VOICED_PROBABILITY = 0.5;
-
 export type SpeechGateEvent = "speech-start" | "speech-end" | undefined;
 
 export class SpeechGate {
@@ -56,11 +54,13 @@ export class SpeechGate {
   }
 
   /**
-   * The detector hears voice now, confirmed as speech or not (its speech probability at least one half:
-   * the WebRTC VAD's smoothed share after about 40 ms of voiced sub-frames, Silero's own output).
+   * The detector hears voice now, confirmed as speech or not: the last frame held speech by its own
+   * per-frame rule, the one that restarts its hangover inside a segment. So voice counts alike whether the
+   * gate is still in its hangover (the fixed endpoint) or has ended speech and the endpoint counts the
+   * silence (the adaptive one): the adaptive endpoint cuts no pause the fixed one would have kept.
    */
   get voiced(): boolean {
-    return this.#vad.probability >= VOICED_PROBABILITY;
+    return this.#vad.voiced;
   }
 
   /** Feeds 20 ms or any multiple of 10 ms; returns a transition, if any. */
