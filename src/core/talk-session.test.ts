@@ -232,6 +232,23 @@ describe("TalkSession cancellation", () => {
     });
   });
 
+  it("a cancelled turn aborts its output with the turn's reason; cancelled outputs leave no trace on the turn", () => {
+    const { session } = open();
+    const turn = session.startTurn();
+    session.endTurn(turn.id);
+    const listeners = getEventListeners(turn.signal, "abort").length;
+    for (let i = 0; i < 50; i++) {
+      session.beginOutput({ itemId: `cancelled-${i}` });
+      session.cancelOutput(undefined, "barge_in");
+    }
+    expect(getEventListeners(turn.signal, "abort").length).toBe(listeners);
+    expect(dependantSignals(turn.signal)).toBe(0);
+    const output = session.beginOutput({ itemId: "live" });
+    session.cancelTurn(turn.id, "client_request");
+    expect(output.signal.aborted).toBe(true);
+    expect(output.signal.reason).toBe(turn.signal.reason);
+  });
+
   it("starting a new turn cancels an ended turn whose answer is still running", async () => {
     const { session, events } = open();
     const first = session.startTurn();

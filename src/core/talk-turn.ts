@@ -49,7 +49,12 @@ export class OutputRecord implements TalkOutput {
     this.turnId = turn.id;
     this.itemId = itemId;
     this.startedAt = startedAt;
-    this.signal = AbortSignal.any([turn.signal, this.controller.signal]);
+    // Not AbortSignal.any: on Node 20 it keeps about 3 KB per output (a signal, WeakRefs, a finalization
+    // record) that outlives the young generation, several outputs a call a minute (docs/performance.md).
+    // The output's own controller follows the turn: a cancelled turn aborts the output, and a cancelled
+    // output removes its listener from the turn.
+    this.signal = this.controller.signal;
+    abortWith(turn.signal, this.controller);
   }
 
   toJSON(): Omit<TalkOutput, "signal"> {
