@@ -79,6 +79,32 @@ describe("AudioAppendBatcher", () => {
     expect(batcher.heldBytes).toBe(0);
   });
 
+  it("the sweep sends each of many streams' held audio once it is due, whatever order they stop and close in", () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "performance"] });
+    const outs = Array.from({ length: 7 }, () => recorder());
+    const batchers = outs.map((o) => new AudioAppendBatcher(100, 8000, o.send));
+    // Stream k sends k + 1 frames, one every 20 ms, then stops; stream 3 is closed while it holds audio.
+    for (let t = 0; t < 8; t++) {
+      for (const [k, b] of batchers.entries()) if (t <= k) b.push(frame(10 * k + t));
+      if (t === 2) batchers[3]!.close();
+      vi.advanceTimersByTime(20);
+    }
+    vi.advanceTimersByTime(200);
+    for (const [k, o] of outs.entries()) {
+      const frames = Array.from({ length: k + 1 }, (_, t) => [...frame(10 * k + t)]);
+      const expected =
+        k === 3
+          ? []
+          : k === 4
+            ? [frames.flat()]
+            : k < 4
+              ? [frames.flat()]
+              : [frames.slice(0, 5).flat(), frames.slice(5).flat()];
+      expect(o.sent.map(decoded), `stream ${k}`).toEqual(expected);
+      expect(batchers[k]!.heldBytes).toBe(0);
+    }
+  });
+
   it("a send that fails in the sweep drops that piece without throwing; later audio still goes", () => {
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "performance"] });
     const sent: string[] = [];

@@ -23,6 +23,8 @@ export class AudioAppendBatcher {
   #buffer: Buffer | undefined;
   #bytes = 0;
   #heldSince = 0;
+  /** Where the sweep keeps this batcher while it holds audio (its index in the sweep's list), else -1. */
+  sweepSlot = -1;
   #closed = false;
 
   /**
@@ -104,30 +106,45 @@ function encode(data: Uint8Array): string {
 
 /**
  * One timer for every batcher of the process, running only while one holds
- * audio: per-call timers would cost a timer per piece per call.
+ * audio: per-call timers would cost a timer per piece per call. The batchers
+ * holding audio are a list each knows its place in (added at the end, removed
+ * by moving the last into its place), not a Set: a batcher joins and leaves
+ * once per piece, and a Set under that churn rebuilt its table over and over,
+ * tables that outlived the young generation (about 50 KB/s at 100 relayed
+ * calls, docs/performance.md). The list's array keeps its capacity.
  */
 class AppendSweep {
   static readonly INTERVAL_MS = 20;
-  readonly #holding = new Set<AudioAppendBatcher>();
+  readonly #holding: AudioAppendBatcher[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   hold(batcher: AudioAppendBatcher): void {
-    this.#holding.add(batcher);
+    if (batcher.sweepSlot >= 0) return;
+    batcher.sweepSlot = this.#holding.length;
+    this.#holding.push(batcher);
     if (this.#timer) return;
     this.#timer = setInterval(() => this.#sweep(), AppendSweep.INTERVAL_MS);
     this.#timer.unref();
   }
 
   release(batcher: AudioAppendBatcher): void {
-    this.#holding.delete(batcher);
-    if (this.#holding.size > 0 || !this.#timer) return;
+    const slot = batcher.sweepSlot;
+    if (slot < 0) return;
+    batcher.sweepSlot = -1;
+    const last = this.#holding.pop()!;
+    if (last !== batcher) {
+      this.#holding[slot] = last;
+      last.sweepSlot = slot;
+    }
+    if (this.#holding.length > 0 || !this.#timer) return;
     clearInterval(this.#timer);
     this.#timer = undefined;
   }
 
   #sweep(): void {
     const now = performance.now();
-    for (const batcher of this.#holding) batcher.flushIfDue(now);
+    // Backwards: a batcher that flushes leaves the list, and the one moved into its place was already seen.
+    for (let i = this.#holding.length - 1; i >= 0; i--) this.#holding[i]?.flushIfDue(now);
   }
 }
 
