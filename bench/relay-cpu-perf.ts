@@ -220,7 +220,9 @@ for await (const line of createInterface({ input: createReadStream(dump) })) {
     flush();
     continue;
   }
-  if (!line.startsWith("\t") && !line.startsWith(" ")) {
+  // A sample's header: its pid right-aligned (a short pid starts the line with spaces); its stack lines
+  // start with a tab.
+  if (!line.startsWith("\t")) {
     flush();
     const m = line.match(/^\s*(\d+)\/?(\d+)?\s+([\d.]+):/);
     if (!m) continue;
