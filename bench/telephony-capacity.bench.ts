@@ -20,6 +20,7 @@
  *                                                        Redis, each N ramped in turn, CPU summed over the pool)
  *   ... --shape worst|realistic|both                    (default both: 20 ms deltas both ways all the time, and a
  *                                                        conversation with --delta-ms provider deltas, see LoadShape)
+ *   ... --node-flags "F" / --baseline-node-flags "F"  (node / V8 flags of talkgate's / the baseline's process)
  *   ... --baseline DIR                                  (also ramp talkgate from another checkout, e.g. the commit
  *                                                        before a change, in the same run: ratios against it too)
  *   ... --cpu-prof DIR                                  (V8 CPU profiles of the spawned relays, written when they exit)
@@ -73,6 +74,10 @@ const args = benchArgs({
   "cpu-ramp": "no",
   // Another checkout of talkgate to ramp in the same run (its bench server), e.g. a worktree of the previous commit.
   baseline: "",
+  // Flags for the node process of talkgate, and of the baseline (V8's, which NODE_OPTIONS refuses), e.g.
+  // --baseline . --baseline-node-flags "--single-threaded-gc" ramps the same code with and without them.
+  "node-flags": "",
+  "baseline-node-flags": "",
   // A prepared checkout of Twilio's Node sample (cloned, `npm install` done) to ramp too, unmodified.
   "real-sample": "",
 });
@@ -313,7 +318,10 @@ for (const shape of shapeNames) {
     { relay: undefined, name: external ? "target" : "talkgate" },
   ];
   if (!external && args.baseline !== "")
-    relays.push({ relay: { checkout: args.baseline }, name: "baseline" });
+    relays.push({
+      relay: { checkout: args.baseline, nodeFlags: args["baseline-node-flags"].split(" ").filter(Boolean) },
+      name: "baseline",
+    });
   if (!external && args.peer !== "no") relays.push({ relay: "peer", name: "peer" });
   if (!external && args["real-sample"] !== "")
     relays.push({ relay: { realSample: args["real-sample"] }, name: "real sample" });

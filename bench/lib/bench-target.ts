@@ -25,7 +25,8 @@ import {
  * or Twilio's published Node sample itself, unmodified (`{ realSample }`: a checkout of it with `npm install` done,
  * see spawnRealSample).
  */
-export type SpawnedRelay = "talkgate" | "peer" | { checkout: string } | { realSample: string };
+export type SpawnedRelay =
+  "talkgate" | "peer" | { checkout: string; nodeFlags?: readonly string[] } | { realSample: string };
 
 export interface BenchTarget {
   load: TelephonyLoad;
@@ -45,6 +46,8 @@ export async function benchTarget(
     "cpu-prof"?: string | undefined;
     /** talkgate's runtime.mallocTrimIntervalMs (0: no trims); "" or absent: the config's default. */
     "malloc-trim-ms"?: string | undefined;
+    /** Flags for talkgate's node process (space-separated, e.g. "--single-threaded-gc"); a checkout has its own. */
+    "node-flags"?: string | undefined;
   },
   relay: SpawnedRelay = "talkgate",
   shape?: LoadShape,
@@ -80,6 +83,10 @@ export async function benchTarget(
           ? join(relay.checkout, "bench", "lib", "telephony-bench-server.ts")
           : undefined;
       const trim = args["malloc-trim-ms"] ? ["--malloc-trim-ms", args["malloc-trim-ms"]] : [];
+      const nodeFlags =
+        typeof relay === "object"
+          ? (relay.nodeFlags ?? [])
+          : (args["node-flags"] ?? "").split(" ").filter(Boolean);
       server = await spawnTelephonyServer(
         providerPort,
         pin,
@@ -87,6 +94,7 @@ export async function benchTarget(
         script,
         args["cpu-prof"],
         trim,
+        nodeFlags,
       );
       webhookUrl = `http://127.0.0.1:${server.port}/telephony/twilio/voice?mode=realtime`;
     }

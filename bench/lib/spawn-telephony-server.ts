@@ -52,10 +52,13 @@ export async function spawnTelephonyServer(
   script = SERVER,
   cpuProfDir?: string,
   extraArgs: readonly string[] = [],
+  /** Flags for node and V8 themselves (e.g. --single-threaded-gc), which NODE_OPTIONS does not take. */
+  nodeFlags: readonly string[] = [],
 ): Promise<BenchServer> {
   const node = [
     process.execPath,
     "--expose-gc",
+    ...nodeFlags,
     // V8's sampling profile of the whole server, written to the directory when it exits (SIGTERM from close()).
     ...(cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfDir] : []),
     "--import",
