@@ -92,12 +92,8 @@ function replay(call: CorpusCall, run: CallResult, options: EndOfTurnOptions): R
       continue;
     }
     if (!capturing) continue;
-    let due = false;
-    if (event === "speech-end") due = endpoint.speechEnded();
-    else if (gate.speaking) due = false;
-    else if (gate.voiced && !values["no-voice-restart"]) endpoint.voiceHeard();
-    else due = endpoint.silence(20);
-    if (due) {
+    const voiced = gate.voiced && !values["no-voice-restart"];
+    if (endpoint.frame(event, { speaking: gate.speaking, voiced }, 20)) {
       capturing = false;
       commits.push(nowMs);
     }

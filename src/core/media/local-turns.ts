@@ -75,13 +75,7 @@ export class LocalTurns {
     const turnId = this.#capturingTurn;
     if (turnId === undefined) return;
     controller.appendPcm(pcm);
-    const ms = (pcm.length / gate.sampleRate) * 1000;
-    let due = false;
-    if (event === "speech-end") due = endpoint.speechEnded();
-    else if (gate.speaking) due = false;
-    else if (gate.voiced) endpoint.voiceHeard();
-    else due = endpoint.silence(ms);
-    if (due) this.#endTurn(turnId);
+    if (endpoint.frame(event, gate, (pcm.length / gate.sampleRate) * 1000)) this.#endTurn(turnId);
   }
 
   close(): void {

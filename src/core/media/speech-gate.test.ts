@@ -75,7 +75,7 @@ describe("SpeechGate.voiced and the end of a turn", () => {
       // The fixed endpoint: the gate's own 800 ms hangover.
       const fixed = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 800, sampleRate: 8000 });
       // The adaptive one with a rule of 800 ms (as when nothing was recognized): a 300 ms gate, the endpoint
-      // counting the rest, restarted by voice (as media/local-turns.ts runs them).
+      // counting the rest, restarted by voice (TurnEndpoint.frame, as media/local-turns.ts runs it).
       const endpoint = new TurnEndpoint({ mode: "adaptive", minMs: 300, maxMs: 1500, silenceMs: 800 });
       const gate = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 300, sampleRate: 8000 });
       const fixedEnds: number[] = [];
@@ -93,12 +93,7 @@ describe("SpeechGate.voiced and the end of a turn", () => {
           continue;
         }
         if (!capturing) continue;
-        let due = false;
-        if (event === "speech-end") due = endpoint.speechEnded();
-        else if (gate.speaking) due = false;
-        else if (gate.voiced) endpoint.voiceHeard();
-        else due = endpoint.silence(20);
-        if (due) {
+        if (endpoint.frame(event, gate, 20)) {
           capturing = false;
           commits.push(ms);
         }

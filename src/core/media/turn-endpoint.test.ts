@@ -65,4 +65,19 @@ describe("TurnEndpoint", () => {
     e.voiceHeard();
     expect(e.silence(5000)).toBe(false);
   });
+
+  it("frame(): the end of speech starts the count, speech holds it, voice restarts it, silence adds to it", () => {
+    const e = new TurnEndpoint(adaptive);
+    e.begin("t1");
+    e.transcriptDelta("t1", "go forward ten meters", false); // the rule asks 550 ms
+    const quiet = { speaking: false, voiced: false };
+    expect(e.frame(undefined, { speaking: true, voiced: true }, 20)).toBe(false);
+    expect(e.frame("speech-end", quiet, 20)).toBe(false);
+    expect(e.silenceMs).toBe(300);
+    expect(e.frame(undefined, quiet, 200)).toBe(false);
+    expect(e.frame(undefined, { speaking: false, voiced: true }, 20)).toBe(false);
+    expect(e.silenceMs).toBe(0);
+    expect(e.frame(undefined, quiet, 540)).toBe(false);
+    expect(e.frame(undefined, quiet, 20)).toBe(true);
+  });
 });

@@ -69,6 +69,21 @@ export class TurnEndpoint {
     return this.due();
   }
 
+  /**
+   * One frame of the gate's after a turn's speech began (not its onset): the end of speech starts the
+   * count, speech holds it, voice the gate has not confirmed restarts it, anything else adds to it. True:
+   * the turn ends now.
+   */
+  frame(event: "speech-end" | undefined, gate: { speaking: boolean; voiced: boolean }, ms: number): boolean {
+    if (event === "speech-end") return this.speechEnded();
+    if (gate.speaking) return false;
+    if (gate.voiced) {
+      this.voiceHeard();
+      return false;
+    }
+    return this.silence(ms);
+  }
+
   /** The silence heard is the rule's endpoint for what was said. */
   due(): boolean {
     return (
