@@ -45,7 +45,13 @@
 import { appendFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";
-import { benchTarget, poolTarget, type BenchTarget, type SpawnedRelay } from "./lib/bench-target.js";
+import {
+  benchTarget,
+  poolTarget,
+  splitNodeFlags,
+  type BenchTarget,
+  type SpawnedRelay,
+} from "./lib/bench-target.js";
 import { realSampleIndex } from "./lib/spawn-telephony-server.js";
 import type { LoadShape } from "./lib/twilio-load-calls.js";
 import { cpuSince, readProcessCpu } from "./lib/process-cpu.js";
@@ -319,7 +325,7 @@ for (const shape of shapeNames) {
   ];
   if (!external && args.baseline !== "")
     relays.push({
-      relay: { checkout: args.baseline, nodeFlags: args["baseline-node-flags"].split(" ").filter(Boolean) },
+      relay: { checkout: args.baseline, nodeFlags: splitNodeFlags(args["baseline-node-flags"]) },
       name: "baseline",
     });
   if (!external && args.peer !== "no") relays.push({ relay: "peer", name: "peer" });

@@ -37,6 +37,11 @@ export interface BenchTarget {
   close(): Promise<void>;
 }
 
+/** A bench option's node flags ("--a --b=1"), one per word; none for "" or absent. */
+export function splitNodeFlags(flags: string | undefined): string[] {
+  return (flags ?? "").split(" ").filter(Boolean);
+}
+
 export async function benchTarget(
   args: {
     webhook?: string | undefined;
@@ -84,9 +89,7 @@ export async function benchTarget(
           : undefined;
       const trim = args["malloc-trim-ms"] ? ["--malloc-trim-ms", args["malloc-trim-ms"]] : [];
       const nodeFlags =
-        typeof relay === "object"
-          ? (relay.nodeFlags ?? [])
-          : (args["node-flags"] ?? "").split(" ").filter(Boolean);
+        typeof relay === "object" ? (relay.nodeFlags ?? []) : splitNodeFlags(args["node-flags"]);
       server = await spawnTelephonyServer(
         providerPort,
         pin,

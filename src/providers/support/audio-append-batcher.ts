@@ -16,6 +16,9 @@
  * (a paused stream, a client that sends only while its user speaks) one
  * shared sweep, running only while some batcher holds audio, sends it.
  */
+/** The sweep's bookkeeping on a batcher: a key of this module's own, not part of the batcher's API. */
+const SWEEP_SLOT: unique symbol = Symbol("sweepSlot");
+
 export class AudioAppendBatcher {
   readonly #targetBytes: number;
   readonly #maxHoldMs: number;
@@ -24,7 +27,7 @@ export class AudioAppendBatcher {
   #bytes = 0;
   #heldSince = 0;
   /** Where the sweep keeps this batcher while it holds audio (its index in the sweep's list), else -1. */
-  sweepSlot = -1;
+  [SWEEP_SLOT] = -1;
   #closed = false;
 
   /**
@@ -119,8 +122,8 @@ class AppendSweep {
   #timer: NodeJS.Timeout | undefined;
 
   hold(batcher: AudioAppendBatcher): void {
-    if (batcher.sweepSlot >= 0) return;
-    batcher.sweepSlot = this.#holding.length;
+    if (batcher[SWEEP_SLOT] >= 0) return;
+    batcher[SWEEP_SLOT] = this.#holding.length;
     this.#holding.push(batcher);
     if (this.#timer) return;
     this.#timer = setInterval(() => this.#sweep(), AppendSweep.INTERVAL_MS);
@@ -128,13 +131,13 @@ class AppendSweep {
   }
 
   release(batcher: AudioAppendBatcher): void {
-    const slot = batcher.sweepSlot;
+    const slot = batcher[SWEEP_SLOT];
     if (slot < 0) return;
-    batcher.sweepSlot = -1;
+    batcher[SWEEP_SLOT] = -1;
     const last = this.#holding.pop()!;
     if (last !== batcher) {
       this.#holding[slot] = last;
-      last.sweepSlot = slot;
+      last[SWEEP_SLOT] = slot;
     }
     if (this.#holding.length > 0 || !this.#timer) return;
     clearInterval(this.#timer);
