@@ -102,6 +102,7 @@ export async function createAppCluster({ config, runtime, logger }: AppClusterIn
       keyPrefix: config.redis.keyPrefix,
       workerId: coordinator.workerId,
       isFull: () => runtime.sessionCount >= config.runtime.maxSessions,
+      redisReady: () => coordinator.ready().detail.redis !== "reconnecting",
       settings: config.cluster.jobs,
       logger,
     });

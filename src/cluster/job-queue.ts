@@ -52,7 +52,20 @@ export interface JobQueueOptions {
   isFull?: () => boolean;
   /** Default 1000 ms. */
   fullCheckMs?: number;
+  /**
+   * Whether the cluster's Redis answers now (its coordinator's view). Closed while it does not, BullMQ's
+   * connections are disconnected instead of sent QUIT, which ioredis holds until Redis returns: the close
+   * would never end. Default: always answers.
+   */
+  redisReady?: () => boolean;
   logger?: TalkLogger;
+}
+
+/** How long a close with Redis unreachable waits for BullMQ's connections to close, ms. */
+const CLOSE_WHILE_DOWN_MS = 1000;
+
+function sleep<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
 }
 
 /** BullMQ's built-in backoff: `fixed` waits delayMs, `exponential` delayMs * 2^(attempt-1). */
@@ -180,6 +193,7 @@ export class JobQueue {
       maxStalledCount: int("maxStalledCount", options.maxStalledCount ?? 1, 0),
       fullCheckMs: int("fullCheckMs", options.fullCheckMs ?? 1000, 10),
       isFull: options.isFull,
+      redisReady: options.redisReady ?? (() => true),
       logger: options.logger ?? NOOP_LOGGER,
     };
     this.#bullPrefix = new RedisKeys(options.keyPrefix).bullPrefix;
@@ -469,20 +483,34 @@ export class JobQueue {
   async #close(): Promise<void> {
     this.#state = "closing";
     if (this.#fullTimer) clearInterval(this.#fullTimer);
+    // Redis gone: nothing can be finished or handed back, and an orderly close waits for it to return
+    // (ioredis holds the QUIT; BullMQ's disconnect waits for an 'end' a reconnecting client never emits).
+    // The close gets a moment, and what is still open is left to the process's exit.
+    const down = this.#opts.redisReady() === false;
+    const steps = this.#closeSteps(down);
+    if (!down) await steps;
+    else if (!(await Promise.race([steps.then(() => true), sleep(CLOSE_WHILE_DOWN_MS, false)])))
+      this.#opts.logger.warn(
+        { workerId: this.#opts.workerId, waitedMs: CLOSE_WHILE_DOWN_MS },
+        "job queue closed with Redis unreachable: its connections are left to drop",
+      );
+    this.#events.clear();
+    this.#state = "closed";
+  }
+
+  async #closeSteps(down: boolean): Promise<void> {
     const settle = async (what: string, task: Promise<unknown>): Promise<void> => {
       await task.catch((err: unknown) =>
         this.#opts.logger.debug({ err, what }, "job queue close step failed"),
       );
     };
-    // Workers first (they finish or give up their jobs), then what only observes.
-    await Promise.all([...this.#workers.values()].map((w) => settle("worker", w.close())));
+    // Workers first (they finish or give up their jobs; with Redis gone, at once), then what only observes.
+    await Promise.all([...this.#workers.values()].map((w) => settle("worker", w.close(down))));
     await settle("relay subscription", this.#relaySubscription?.unsubscribe() ?? Promise.resolve());
     await settle("relay", this.#relay.close());
     await Promise.all(
       [...this.#queueEvents, ...this.#queues.values()].map((q) => settle("queue", q.close())),
     );
-    this.#events.clear();
-    this.#state = "closed";
   }
 
   async #checkLoad(): Promise<void> {

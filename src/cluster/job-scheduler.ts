@@ -61,6 +61,8 @@ export interface CreateJobSchedulerOptions {
   workerId: string;
   /** Placement: a full worker takes no new jobs. */
   isFull?: () => boolean;
+  /** With redisUrl: whether Redis answers now, so a close while it does not ends at once (JobQueueOptions). */
+  redisReady?: () => boolean;
   /** Retries and stalled-job rules (config `cluster.jobs`); BullMQ's defaults otherwise. */
   settings?: JobSettings;
   logger?: TalkLogger;
@@ -97,6 +99,7 @@ export async function createJobScheduler(options: CreateJobSchedulerOptions): Pr
           ...stalledRules,
           redisUrl: options.redisUrl,
           keyPrefix: options.keyPrefix,
+          ...(options.redisReady ? { redisReady: options.redisReady } : {}),
         });
   await scheduler.start();
   return scheduler;

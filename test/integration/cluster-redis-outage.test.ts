@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TalkError } from "../../src/core/errors.js";
+import { JobQueue } from "../../src/cluster/job-queue.js";
 import { RedisCoordinator } from "../../src/cluster/redis-coordinator.js";
 import { eventually, nextEvent, rejection, talkEvent } from "../support/cluster-contract.js";
 import { ThrowawayRedis } from "../support/cluster-redis.js";
@@ -81,4 +82,31 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     expect(seen).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
     expect(a.ownedSessions).toBe(2);
   });
+
+  it("closes a job queue while Redis is down instead of waiting for it to return", async () => {
+    redis = await ThrowawayRedis.start();
+    let up = true;
+    const queue = new JobQueue({
+      redisUrl: redis.url,
+      keyPrefix: "outage-jobs:",
+      workerId: "worker-a",
+      kinds: ["bot-launch"],
+      redisReady: () => up,
+    });
+    await queue.start();
+    let started = false;
+    queue.process("bot-launch", (_job, signal) => {
+      started = true;
+      return new Promise<void>((resolve) =>
+        signal.addEventListener("abort", () => resolve(), { once: true }),
+      );
+    });
+    await queue.enqueue("bot-launch", {});
+    await eventually(() => started, 10_000, "the job to start");
+    await redis.stop();
+    up = false;
+    // Before, the close waited on ioredis's queued QUIT (and BullMQ's wait for an 'end' that a
+    // reconnecting client never emits) until Redis came back: this test timed out.
+    await queue.close();
+  }, 30_000);
 });
