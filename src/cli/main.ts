@@ -8,7 +8,7 @@ const HELP = `talkgate: telephony and meeting media server for an AI assistant
 Usage:
   talkgate serve [--config PATH] [--workers N]
                                         run the server (embedded defaults without a config);
-                                        --workers N: N processes sharing the port (needs redis.url)
+                                        --workers N: N processes sharing the port (over redis.url, else a private redis-server)
   talkgate doctor --config PATH [--dry-run]
                                         migrate legacy realtime config into talk.realtime
   talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]

@@ -2,6 +2,7 @@ import cluster from "node:cluster";
 import { loadConfig } from "../config/index.js";
 import { type App, type CreateAppOptions, createApp } from "../app.js";
 import { createAppLogger } from "../app/logger.js";
+import { startLocalRedis, type LocalRedis } from "./local-redis.js";
 import { joinWorkerPool, runWorkerPool } from "./worker-pool.js";
 
 export interface ServeOptions {
@@ -33,17 +34,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   if (workers > 1 && cluster.isPrimary) {
     const logger = createAppLogger(loaded.config.log.level);
     logger.info({ workers, port: loaded.config.server.port }, "talkgate starting its worker processes");
-    const configuredId = loaded.config.cluster.workerId;
-    const code = await runWorkerPool({
-      workers,
-      logger,
-      // A configured worker id is one machine's: each process gets it with its index appended.
-      env: (index) => ({
-        TALKGATE_WORKERS: String(workers),
-        ...(configuredId !== undefined ? { TALKGATE_WORKER_ID: `${configuredId}-${index}` } : {}),
-      }),
-    });
-    process.exit(code);
+    process.exit(await runPool(workers, loaded.config, logger));
   }
   // A pool worker takes orders from the primary from the start: a stop that comes while the app is
   // still being built ends the process at once (there is nothing to drain yet).
@@ -82,6 +73,50 @@ export async function runServe(options: ServeOptions): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   return 0;
+}
+
+/**
+ * The primary: forks the workers and waits for them to stop. Without `redis.url` the processes meet
+ * through a private Redis the primary runs for the pool's life; if that Redis goes, the workers drain
+ * (they could no longer find each other's calls) and the pool ends with 1.
+ */
+async function runPool(
+  workers: number,
+  config: ReturnType<typeof loadConfig>["config"],
+  logger: ReturnType<typeof createAppLogger>,
+): Promise<number> {
+  let localRedis: LocalRedis | undefined;
+  if (config.redis.url === undefined) {
+    try {
+      localRedis = await startLocalRedis({ logger, binary: config.redis.poolServer });
+    } catch (err) {
+      logger.error({ err }, err instanceof Error ? err.message : String(err));
+      return 1;
+    }
+  }
+  const stop = new AbortController();
+  let closing = false;
+  void localRedis?.exited.then(({ code, signal }) => {
+    if (closing) return;
+    logger.error({ code, signal }, "the pool's private Redis exited: draining every worker");
+    stop.abort();
+  });
+  const configuredId = config.cluster.workerId;
+  const redisUrl = localRedis?.url;
+  const code = await runWorkerPool({
+    workers,
+    logger,
+    stop: stop.signal,
+    // A configured worker id is one machine's: each process gets it with its index appended.
+    env: (index) => ({
+      TALKGATE_WORKERS: String(workers),
+      ...(configuredId !== undefined ? { TALKGATE_WORKER_ID: `${configuredId}-${index}` } : {}),
+      ...(redisUrl !== undefined ? { REDIS_URL: redisUrl } : {}),
+    }),
+  });
+  closing = true;
+  await localRedis?.close();
+  return code;
 }
 
 /** Drain then close then exit 0; asked again (or with `now`), exit at once. */

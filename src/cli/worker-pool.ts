@@ -3,8 +3,8 @@
  * port through node:cluster (the primary accepts and hands connections out in
  * turn), each a full worker of the cluster layer. A call's webhook, its media
  * stream and Talk API clients may land on any of them: they meet through
- * Redis (the session directory, stream-token claims, jobs), which is why
- * `server.workers > 1` requires `redis.url` (config validation says so).
+ * Redis (the session directory, stream-token claims, jobs): `redis.url`, or
+ * else a private Redis the primary runs for the pool (cli/local-redis.ts).
  *
  * The primary runs no app. It forks the workers, restarts one that dies
  * (with backoff; a worker that dies before it listens stops the pool: that
@@ -41,6 +41,8 @@ export interface WorkerPoolOptions {
   env?: (index: number) => Record<string, string>;
   /** First restart delay of a worker that died, ms; doubles per quick death up to 30 s. Default 1000. */
   restartDelayMs?: number;
+  /** Aborted: drain every worker as on a first signal, and resolve 1 once they have stopped. */
+  stop?: AbortSignal;
 }
 
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -58,7 +60,7 @@ function isPoolMessage(message: unknown): message is PoolMessage {
 
 /**
  * Runs the primary until every worker has stopped after a signal (resolves
- * 0) or the pool failed to start (resolves 1). Call only when
+ * 0), the pool failed to start, or `stop` stopped it (resolves 1). Call only when
  * `cluster.isPrimary`.
  */
 export function runWorkerPool(options: WorkerPoolOptions): Promise<number> {
@@ -122,24 +124,30 @@ export function runWorkerPool(options: WorkerPoolOptions): Promise<number> {
   });
 
   let signals = 0;
-  const stop = (signal: NodeJS.Signals): void => {
+  const stop = (signal: NodeJS.Signals | "abort"): void => {
     signals += 1;
     stopping = true;
+    // Stopped from within (the pool's own fault, e.g. its private Redis gone): the pool did not end well.
+    if (signal === "abort") failed = true;
     const now = signals > 1;
     logger.info(
       { signal, workers: slots.size },
       now ? "second signal: workers exit now" : "draining every worker",
     );
     for (const worker of slots.keys()) send(worker, { type: "talkgate:stop", now });
-    if (slots.size === 0) settle(0);
+    if (slots.size === 0) settle(failed ? 1 : 0);
   };
+  const onAbort = (): void => stop("abort");
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+  options.stop?.addEventListener("abort", onAbort, { once: true });
 
   for (let i = 0; i < options.workers; i++) fork(i);
+  if (options.stop?.aborted) onAbort();
   return done.finally(() => {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
+    options.stop?.removeEventListener("abort", onAbort);
   });
 }
 

@@ -45,8 +45,9 @@ export const serverSchema = z
     publicUrl: z.url().optional(),
     /**
      * Server processes sharing the port on this machine (node:cluster), each a
-     * worker of the cluster layer. Default 1. More than 1 needs redis.url: the
-     * processes share sessions, stream claims and jobs through Redis.
+     * worker of the cluster layer. Default 1. The processes share sessions,
+     * stream claims and jobs through Redis: redis.url, or else a private
+     * redis-server the primary runs for the pool (docs/cluster.md, "Every core").
      */
     workers: positiveInt.max(64).default(1),
   })
@@ -748,6 +749,11 @@ export const configSchema = z
           .optional(),
         /** Prefix of every key this deployment writes. */
         keyPrefix: z.string().min(1).default("talkgate:"),
+        /**
+         * The redis-server a `serve --workers N` pool without `url` runs for its processes (a path, or a
+         * name looked up on PATH). Not used when `url` is set or with one worker.
+         */
+        poolServer: z.string().min(1).default("redis-server"),
       })
       .strict()
       .prefault({}),
@@ -759,17 +765,7 @@ export const configSchema = z
     /** Operations: usage prices and file retention (docs/operations.md). */
     ops: opsSchema.prefault({}),
   })
-  .strict()
-  .superRefine((config, ctx) => {
-    // The worker processes of one machine share sessions, stream claims and jobs through Redis:
-    // an in-process coordinator is private to its process (docs/cluster.md, "Every core").
-    if (config.server.workers > 1 && config.redis.url === undefined)
-      ctx.addIssue({
-        code: "custom",
-        path: ["server", "workers"],
-        message: "more than 1 worker needs redis.url (the processes coordinate through Redis)",
-      });
-  });
+  .strict();
 
 /** The validated, defaulted configuration. */
 export type TalkgateConfig = z.infer<typeof configSchema>;
