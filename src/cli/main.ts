@@ -6,9 +6,10 @@ import { isTalkError } from "../core/index.js";
 const HELP = `talkgate: telephony and meeting media server for an AI assistant
 
 Usage:
-  talkgate serve [--config PATH] [--workers N]
+  talkgate serve [--config PATH] [--workers N|auto]
                                         run the server (embedded defaults without a config);
-                                        --workers N: N processes sharing the port (over redis.url, else a private redis-server)
+                                        --workers N: N processes sharing the port (auto: one per core;
+                                        over redis.url, else a private redis-server)
   talkgate doctor --config PATH [--dry-run]
                                         migrate legacy realtime config into talk.realtime
   talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]
@@ -32,16 +33,16 @@ const commands: Record<string, Command> = {
       strict: true,
     });
     const workers = values.workers;
-    if (workers !== undefined && !/^[1-9]\d{0,1}$/.test(workers)) {
+    if (workers !== undefined && workers !== "auto" && !/^[1-9]\d?$/.test(workers)) {
       process.stderr.write(
-        `talkgate serve: --workers must be a whole number from 1 to 64, got "${workers}"\n`,
+        `talkgate serve: --workers must be a whole number from 1 to 64, or auto (one per core), got "${workers}"\n`,
       );
       return 2;
     }
     const { runServe } = await import("./serve.js");
     return runServe({
       configPath: values.config,
-      ...(workers !== undefined ? { workers: Number(workers) } : {}),
+      ...(workers !== undefined ? { workers: workers === "auto" ? workers : Number(workers) } : {}),
     });
   },
   async doctor(argv) {

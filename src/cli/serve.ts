@@ -7,8 +7,8 @@ import { joinWorkerPool, runWorkerPool } from "./worker-pool.js";
 
 export interface ServeOptions {
   configPath?: string;
-  /** Server processes sharing the port (`--workers`); overrides `server.workers`. */
-  workers?: number;
+  /** Server processes sharing the port (`--workers`; "auto": one per core); overrides `server.workers`. */
+  workers?: number | "auto";
   /** Embedders and test entries: app options (e.g. providers) and a hook once the app listens. */
   app?: CreateAppOptions;
   onListening?: (app: App) => void | Promise<void>;

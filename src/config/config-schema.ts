@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import {
   CREATION_MATRIX,
@@ -48,8 +49,15 @@ export const serverSchema = z
      * worker of the cluster layer. Default 1. The processes share sessions,
      * stream claims and jobs through Redis: redis.url, or else a private
      * redis-server the primary runs for the pool (docs/cluster.md, "Every core").
+     * "auto": as many as the cores this process may use (os.availableParallelism).
      */
-    workers: positiveInt.max(64).default(1),
+    workers: z
+      .union([positiveInt.max(64), z.literal("auto")], {
+        error: 'must be a whole number from 1 to 64, or "auto"',
+      })
+      .default(1)
+      // "auto": one process per core this process may run on (every core of the machine, or of its cgroup).
+      .transform((n) => (n === "auto" ? Math.min(64, availableParallelism()) : n)),
   })
   .strict();
 

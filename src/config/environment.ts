@@ -29,15 +29,16 @@ const asPort: Parser = (raw) => {
   return n;
 };
 
-const asCount: Parser = (raw) => {
-  if (!/^\d+$/.test(raw)) throw new Error(`must be a whole number, got "${raw}"`);
+const asWorkers: Parser = (raw) => {
+  if (raw === "auto") return raw;
+  if (!/^\d+$/.test(raw)) throw new Error(`must be a whole number or "auto", got "${raw}"`);
   return Number(raw);
 };
 
 export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "PORT", path: "server.port", parse: asPort },
   { env: "HOST", path: "server.host", parse: asString },
-  { env: "TALKGATE_WORKERS", path: "server.workers", parse: asCount },
+  { env: "TALKGATE_WORKERS", path: "server.workers", parse: asWorkers },
   { env: "PUBLIC_URL", path: "server.publicUrl", parse: asString },
   { env: "REDIS_URL", path: "redis.url", parse: asString, secret: true },
   { env: "TALKGATE_DATA_DIR", path: "dataDir", parse: asString },

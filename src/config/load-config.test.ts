@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TalkError } from "../core/errors.js";
@@ -186,6 +186,21 @@ describe("loadConfig", () => {
       validateConfig({ talk: { faults: { fallback: { asr: [] } } } }, { env: {} }),
     );
     expect(err.message).toContain("talk.faults.fallback.asr");
+  });
+
+  it("server.workers: 1 to 64, or auto (one per core this process may use); anything else refused naming the key", () => {
+    expect(validateConfig({ server: { workers: 3 } }).config.server.workers).toBe(3);
+    expect(validateConfig({ server: { workers: "auto" } }).config.server.workers).toBe(
+      Math.min(64, availableParallelism()),
+    );
+    expect(loadConfig({ env: { TALKGATE_WORKERS: "auto" } }).config.server.workers).toBe(
+      Math.min(64, availableParallelism()),
+    );
+    for (const workers of [0, 65, 2.5, "all", null])
+      expect(configError(() => validateConfig({ server: { workers } })).message).toContain("server.workers");
+    expect(configError(() => loadConfig({ env: { TALKGATE_WORKERS: "many" } })).message).toContain(
+      'TALKGATE_WORKERS (server.workers): must be a whole number or "auto"',
+    );
   });
 
   it("names the environment variable when its value is bad", () => {
