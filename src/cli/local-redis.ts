@@ -143,7 +143,7 @@ function configuration(port: number, password: string, dir: string): string {
     "protected-mode yes",
     'save ""',
     "appendonly no",
-    `dir ${dir}`,
+    `dir "${dir}"`,
     "daemonize no",
     "loglevel warning",
     'logfile ""',
