@@ -174,6 +174,13 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
       // Frames of 20 ms: the delay or the frame after it (the line's response spreads the echo).
       expect(guard.delayFrames).toBeGreaterThanOrEqual(Math.floor(delayMs / 20));
       expect(guard.delayFrames).toBeLessThanOrEqual(Math.floor(delayMs / 20) + 1);
+      // The call's summary says the same, and the loss measured: the line's, to within the headroom the
+      // bar adds (a response's peaks and the windows' misalignment move it by a few dB).
+      const stats = guard.stats();
+      expect(stats.delayMs).toBe(guard.delayFrames! * 20);
+      expect(stats.echoReturnLossDb).toBeGreaterThan(lossDb - 4);
+      expect(stats.echoReturnLossDb).toBeLessThan(lossDb + 4);
+      expect(stats.frames).toBeGreaterThan(0);
     },
   );
 

@@ -148,6 +148,20 @@ const NOISE_BLOCK_FRAMES = 10;
 /** A frame under the bar is the caller's when the reference explains less than this fraction of it. */
 const MAX_EXPLAINED = 0.2;
 
+/** What a leg's guard saw over its call: what ops read to tell a speakerphone from a handset. */
+export interface EchoStats {
+  /** 20 ms frames of caller audio that came while the answer's echo could be on the line. */
+  frames: number;
+  /** ...of which attenuated as residual echo. */
+  suppressedFrames: number;
+  /** ...of which under the bar but let through as the caller talking over the answer. */
+  doubleTalkFrames: number;
+  /** The line's echo return loss as measured (the lowest of the last windows), dB; absent until measured. */
+  echoReturnLossDb?: number;
+  /** The echo's delay as estimated, ms; absent until the envelopes agreed on one. */
+  delayMs?: number;
+}
+
 /** The leg's canceller: caller audio in, caller audio minus the played reference out. */
 export class EchoGuard {
   readonly #canceller: EchoCancellerPort;
@@ -177,6 +191,8 @@ export class EchoGuard {
   #blockFill = 0;
   /** The echo's delay in frames, once the envelopes agree on one (tests, metrics). */
   delayFrames: number | undefined;
+  /** Frames weighed against the bar: caller audio while echo could be on the line (stats). */
+  framesUnderEcho = 0;
   /** Frames attenuated as residual echo (tests, metrics). */
   suppressedFrames = 0;
   /** Frames under the bar let through as the caller talking over the answer (tests, metrics). */
@@ -215,6 +231,7 @@ export class EchoGuard {
     for (let at = 0; at < out.length; at += this.#frame) {
       const end = Math.min(out.length, at + this.#frame);
       const level = meanSquare(out, at, end);
+      this.framesUnderEcho++;
       if (level >= Math.max(echo, noiseBar)) continue;
       if (level >= noiseBar && this.#callerOverAnswer(level, noiseBar)) {
         this.doubleTalkFrames++;
@@ -241,6 +258,22 @@ export class EchoGuard {
         ? explainedWithin.call(this.#canceller, lag, this.#tailFrames + lag)
         : explainedWithin.call(this.#canceller, d + lag - NEWER_FRAMES, d + lag + OLDER_FRAMES);
     return explained < MAX_EXPLAINED && level * (1 - explained) >= noiseBar;
+  }
+
+  /** The call so far, for its summary (EchoStats). */
+  stats(): EchoStats {
+    const stats: EchoStats = {
+      frames: this.framesUnderEcho,
+      suppressedFrames: this.suppressedFrames,
+      doubleTalkFrames: this.doubleTalkFrames,
+    };
+    if (this.#returns.length > 0) {
+      const lowest = Math.min(...this.#returns);
+      // An echo-free line measures no return at all (a ratio of 0): no finite loss to report.
+      if (lowest > 0) stats.echoReturnLossDb = Math.round(-10 * Math.log10(lowest) * 10) / 10;
+    }
+    if (this.delayFrames !== undefined) stats.delayMs = this.delayFrames * 20;
+    return stats;
   }
 
   /** The line's echo return as a power ratio (caller / reference): measured, else -6 dB. */

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { encodeMulaw } from "../../codecs/mulaw.js";
 import { loadSpeech } from "../../codecs/testing/audio-tools.js";
 import { TalkError } from "../errors.js";
-import { NOOP_LOGGER } from "../logger.js";
+import { NOOP_LOGGER, type TalkLogger } from "../logger.js";
 import { sessionControllerFactory } from "../pipelines/controller-factory.js";
 import type { PipelineProviderResolver } from "../pipelines/pipeline-options.js";
 import { EventLog, RecordingSink } from "../pipelines/testing/pipeline-harness.js";
@@ -49,6 +49,7 @@ function legOver(
     interruptOnSpeech?: boolean;
     echo?: { create: EchoCancellerFactory; enabled?: boolean; doubleTalk?: boolean };
     echoReference?: boolean;
+    logger?: TalkLogger;
   } = {},
 ) {
   runtime = createTalkRuntime();
@@ -83,7 +84,7 @@ function legOver(
     format: PCM16_8K,
     ...(o.passthrough ? { passthrough: o.passthrough } : {}),
     turnTaking: o.turnTaking ?? { kind: "provider" },
-    logger: NOOP_LOGGER,
+    logger: o.logger ?? NOOP_LOGGER,
   });
   return { leg, adapter, session, events: new EventLog(session) };
 }
@@ -319,6 +320,38 @@ describe.skipIf(!echoCancellerAvailable())("media leg: echo cancellation", () =>
     await leg.close("closed");
     await leg.close("closed");
     expect(count.closed).toBe(1);
+  });
+
+  it("reports what its guard saw: on the leg while it runs, and once in the log when it closes", async () => {
+    const provider = new ScriptedRealtimeProvider([PCM16_24K]);
+    const lines: { obj: unknown; msg: string | undefined }[] = [];
+    const logger: TalkLogger = { ...NOOP_LOGGER, info: (obj, msg) => lines.push({ obj, msg }) };
+    const { leg } = legOver(provider, { echo: { create: counted().create }, echoReference: true, logger });
+    await leg.start();
+    // A line that returns everything played: 0 dB of echo return loss (a steady tone has no envelope
+    // to estimate a delay on, so that is not checked here; echo-guard.test.ts does).
+    const played = tone(20);
+    for (let i = 0; i < 250; i++) leg.appendAudio(played, PCM16_8K, played);
+    const stats = leg.echoStats!;
+    expect(stats.frames).toBe(250);
+    // Once converged the canceller's output is residual, under the bar: attenuated, not let through.
+    expect(stats.suppressedFrames).toBeGreaterThan(200);
+    expect(stats.suppressedFrames + stats.doubleTalkFrames).toBeLessThanOrEqual(250);
+    expect(stats.echoReturnLossDb).toBeCloseTo(0, 0);
+    await leg.close("closed");
+    await leg.close("closed");
+    const summaries = lines.filter((l) => l.msg === "media leg: echo cancellation over the call");
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]!.obj).toMatchObject({
+      echo: { frames: 250, echoReturnLossDb: stats.echoReturnLossDb },
+    });
+  });
+
+  it("has no echo report without a canceller", async () => {
+    const { leg } = legOver(new ScriptedRealtimeProvider([PCM16_24K]));
+    await leg.start();
+    expect(leg.echoStats).toBeUndefined();
+    await leg.close("closed");
   });
 
   it("asks the canceller for the double-talk measure unless talk.input.echoCancellation.doubleTalk is false", async () => {

@@ -35,7 +35,7 @@ import type { TerminalReason } from "../talk-events.js";
 import type { AudioFormat } from "../talk-types.js";
 import { SpeechGate } from "./speech-gate.js";
 import { LegFaults } from "./leg-faults.js";
-import { EchoGuard } from "./echo-guard.js";
+import { EchoGuard, type EchoStats } from "./echo-guard.js";
 import { LocalTurns } from "./local-turns.js";
 import { TurnEndpoint } from "./turn-endpoint.js";
 import { resolveEndOfTurn, type EndOfTurnOptions } from "../speech/end-of-turn.js";
@@ -188,6 +188,11 @@ export class MediaLeg {
   }
 
   /** True when caller audio goes in encoded as is (appendEncoded); known once started. */
+  /** What the leg's echo guard saw so far; undefined without echo cancellation. */
+  get echoStats(): EchoStats | undefined {
+    return this.#echo?.stats();
+  }
+
   get passthrough(): boolean {
     const chosen = this.#controller?.inputFormat;
     return chosen !== undefined && chosen.encoding !== "pcm16";
@@ -401,7 +406,14 @@ export class MediaLeg {
     this.#state = "closing";
     this.#turns?.close();
     this.#gate?.close();
-    this.#echo?.close();
+    if (this.#echo) {
+      // One line per call: how much echo the line had and what the guard did about it.
+      this.#options.logger.info(
+        { sessionId: this.session.id, echo: this.#echo.stats() },
+        "media leg: echo cancellation over the call",
+      );
+      this.#echo.close();
+    }
     this.#noise?.close();
     try {
       if (this.#controller) await this.#controller.close(reason);
