@@ -96,8 +96,18 @@ async function runPool(
   }
   const stop = new AbortController();
   let closing = false;
+  // A stop signal may reach the private Redis too (systemd signals the whole control group): then its
+  // exit is part of the stop the signal asked for, not a fault of the pool.
+  let signalled = false;
+  const onSignal = (): void => void (signalled = true);
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   void localRedis?.exited.then(({ code, signal }) => {
     if (closing) return;
+    if (signalled) {
+      logger.warn({ code, signal }, "the pool's private Redis stopped with the pool");
+      return;
+    }
     logger.error({ code, signal }, "the pool's private Redis exited: draining every worker");
     stop.abort();
   });
@@ -115,6 +125,8 @@ async function runPool(
     }),
   });
   closing = true;
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
   await localRedis?.close();
   return code;
 }

@@ -63,6 +63,8 @@ export interface JobQueueOptions {
 
 /** How long a close with Redis unreachable waits for BullMQ's connections to close, ms. */
 const CLOSE_WHILE_DOWN_MS = 1000;
+/** How often a close under way looks whether Redis still answers, ms. */
+const REDIS_CHECK_MS = 100;
 
 function sleep<T>(ms: number, value: T): Promise<T> {
   return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
@@ -485,17 +487,36 @@ export class JobQueue {
     if (this.#fullTimer) clearInterval(this.#fullTimer);
     // Redis gone: nothing can be finished or handed back, and an orderly close waits for it to return
     // (ioredis holds the QUIT; BullMQ's disconnect waits for an 'end' a reconnecting client never emits).
-    // The close gets a moment, and what is still open is left to the process's exit.
-    const down = this.#opts.redisReady() === false;
-    const steps = this.#closeSteps(down);
-    if (!down) await steps;
-    else if (!(await Promise.race([steps.then(() => true), sleep(CLOSE_WHILE_DOWN_MS, false)])))
-      this.#opts.logger.warn(
-        { workerId: this.#opts.workerId, waitedMs: CLOSE_WHILE_DOWN_MS },
-        "job queue closed with Redis unreachable: its connections are left to drop",
-      );
+    // The close then gets a moment, and what is still open is left to the process's exit. Redis may also
+    // go while an orderly close is under way (a pool's Redis stopped by the same signal): that is watched.
+    const downAtStart = this.#opts.redisReady() === false;
+    const steps = this.#closeSteps(downAtStart);
+    const closed = steps.then(() => true);
+    let finished = downAtStart ? false : await Promise.race([closed, this.#redisGone()]);
+    if (!finished) {
+      finished = await Promise.race([closed, sleep(CLOSE_WHILE_DOWN_MS, false)]);
+      if (!finished)
+        this.#opts.logger.warn(
+          { workerId: this.#opts.workerId, waitedMs: CLOSE_WHILE_DOWN_MS },
+          "job queue closed with Redis unreachable: its connections are left to drop",
+        );
+    }
     this.#events.clear();
     this.#state = "closed";
+  }
+
+  /** Resolves false once Redis stops answering (checked every REDIS_CHECK_MS) while the close runs. */
+  #redisGone(): Promise<false> {
+    return new Promise((resolve) => {
+      const timer = setInterval(() => {
+        if (this.#state !== "closing") clearInterval(timer);
+        else if (this.#opts.redisReady() === false) {
+          clearInterval(timer);
+          resolve(false);
+        }
+      }, REDIS_CHECK_MS);
+      timer.unref();
+    });
   }
 
   async #closeSteps(down: boolean): Promise<void> {

@@ -109,4 +109,31 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     // reconnecting client never emits) until Redis came back: this test timed out.
     await queue.close();
   }, 30_000);
+
+  it("closes a job queue whose Redis goes while the close is under way", async () => {
+    redis = await ThrowawayRedis.start();
+    let up = true;
+    const queue = new JobQueue({
+      redisUrl: redis.url,
+      keyPrefix: "outage-jobs-mid:",
+      workerId: "worker-a",
+      kinds: ["bot-launch"],
+      redisReady: () => up,
+    });
+    await queue.start();
+    let started = false;
+    // A job that never ends on its own: an orderly close waits for it.
+    queue.process("bot-launch", () => {
+      started = true;
+      return new Promise<void>(() => {});
+    });
+    await queue.enqueue("bot-launch", {});
+    await eventually(() => started, 10_000, "the job to start");
+    const closing = queue.close();
+    await new Promise((r) => setTimeout(r, 300));
+    await redis.stop();
+    up = false;
+    // Before, the close (begun with Redis up) waited for the job and then for Redis: this timed out.
+    await closing;
+  }, 30_000);
 });

@@ -66,6 +66,24 @@ describe("serve --workers 2 without redis.url", () => {
     expect(alive(watchdog)).toBe(false);
   }, 150_000);
 
+  it("exits 0 when the stop signal reaches its Redis too (systemd signals the whole control group)", async () => {
+    const pool = await startPool("group-stop");
+    await pool.until("two workers listening", 90_000, async () => (await pool.workerIds()).length === 2);
+    // A live call keeps its worker draining, so the Redis's exit comes while the pool still stops.
+    const call = await pool.openCall(7);
+    await call.waitFor(() => call.receivedAudioMs > 500);
+    const { server } = privateRedis(pool);
+    pool.process.kill("SIGTERM");
+    process.kill(server, "SIGTERM");
+    await pool.until("the Redis's exit noted", 20_000, async () =>
+      pool.output.includes("the pool's private Redis stopped with the pool"),
+    );
+    await call.stop();
+    await call.close();
+    expect(await pool.exited).toBe(0);
+    expect(pool.output).not.toContain("the pool's private Redis exited: draining every worker");
+  }, 150_000);
+
   it("drains and exits 1 when its private Redis dies under it", async () => {
     const pool = await startPool("redis-dies");
     await pool.until("two workers listening", 90_000, async () => (await pool.workerIds()).length === 2);

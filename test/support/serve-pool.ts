@@ -102,31 +102,29 @@ export class ServePool {
     );
   }
 
+  /** One Twilio call: answered by one request, its stream connected on another connection. */
+  async openCall(sid: number): Promise<TwilioStreamClient> {
+    const callSid = `CA${String(sid).padStart(32, "0")}`;
+    const params = new URLSearchParams({ CallSid: callSid, From: "+15550002222", To: "+15550001111" });
+    const answer = await this.get("/telephony/twilio/voice", "POST", params.toString());
+    if (answer.status !== 200) throw new Error(`the voice webhook answered ${answer.status}: ${answer.text}`);
+    const streamUrl = /<Stream url="([^"]+)"/.exec(answer.text)![1]!;
+    const customParameters = Object.fromEntries(
+      [...answer.text.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!]),
+    );
+    const client = new TwilioStreamClient({ url: streamUrl, callSid, customParameters });
+    await client.connect();
+    return client;
+  }
+
   /**
-   * `count` Twilio calls, each answered by one request and streamed on another connection (so, handed
-   * out in turn, mostly by different workers); resolves once every caller heard half a second of its
-   * greeting, the calls stopped and closed.
+   * `count` calls (openCall), handed out in turn, so mostly to different workers; resolves once every
+   * caller heard half a second of its greeting, the calls stopped and closed.
    */
   async placeCalls(count: number, firstSid = 1): Promise<void> {
     const clients: TwilioStreamClient[] = [];
     try {
-      for (let i = 0; i < count; i++) {
-        const callSid = `CA${String(firstSid + i).padStart(32, "0")}`;
-        const params = new URLSearchParams({ CallSid: callSid, From: "+15550002222", To: "+15550001111" });
-        const answer = await this.get("/telephony/twilio/voice", "POST", params.toString());
-        if (answer.status !== 200)
-          throw new Error(`the voice webhook answered ${answer.status}: ${answer.text}`);
-        const streamUrl = /<Stream url="([^"]+)"/.exec(answer.text)![1]!;
-        const customParameters = Object.fromEntries(
-          [...answer.text.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [
-            m[1]!,
-            m[2]!,
-          ]),
-        );
-        const client = new TwilioStreamClient({ url: streamUrl, callSid, customParameters });
-        clients.push(client);
-        await client.connect();
-      }
+      for (let i = 0; i < count; i++) clients.push(await this.openCall(firstSid + i));
       // Every call hears its greeting: the worker that took the stream serves the call.
       for (const client of clients) await client.waitFor(() => client.receivedAudioMs > 500);
       for (const client of clients) await client.stop();
