@@ -63,10 +63,15 @@ export async function startLocalRedis(options: LocalRedisOptions): Promise<Local
       options.logger.warn({ attempt, err: String(err) }, "the pool's private Redis did not start; retrying");
     }
   }
-  throw new TalkError(
+  throw refusal(`it did not start: ${String(lastError)}`, lastError);
+}
+
+/** config_invalid naming the keys: what the pool needed, why it could not have it, and the way out. */
+function refusal(why: string, cause?: unknown): TalkError {
+  return new TalkError(
     "config_invalid",
-    `server.workers > 1 without redis.url runs a private redis-server for the pool, and it did not start: ${String(lastError)}. Set redis.url to a Redis of your own instead.`,
-    { cause: lastError },
+    `server.workers > 1 without redis.url runs a private redis-server for the pool, and ${why}. Or set redis.url to a Redis of your own.`,
+    cause === undefined ? undefined : { cause },
   );
 }
 
@@ -98,21 +103,24 @@ async function startOnce(options: LocalRedisOptions, port: number): Promise<Loca
     exited,
     close: closer(child, exited, dir),
   };
+  // Whichever settles first ends the other: a server that died is not polled on for the whole timeout.
+  const settled = new AbortController();
   try {
     await Promise.race([
       exited.then(({ code, signal }) => {
         if (code === NOT_FOUND)
-          throw new TalkError(
-            "config_invalid",
-            `server.workers > 1 without redis.url runs a private redis-server for the pool, and "${binary}" was not found (Debian: apt install redis-server, or bash scripts/setup.sh). Or set redis.url to a Redis of your own.`,
+          throw refusal(
+            `"${binary}" was not found (Debian: apt install redis-server, or bash scripts/setup.sh)`,
           );
         throw new Error(`redis-server exited (${signal ?? code}) before it answered: ${log.trim()}`);
       }),
-      answers(port, password, options.startTimeoutMs ?? 10_000),
+      answers(port, password, options.startTimeoutMs ?? 10_000, settled.signal),
     ]);
   } catch (err) {
     await server.close();
     throw err;
+  } finally {
+    settled.abort();
   }
   options.logger.info({ port, pid: child.pid }, "the pool's private Redis is up (loopback, no persistence)");
   return server;
@@ -173,10 +181,10 @@ function closer(child: ChildProcess, exited: Promise<unknown>, dir: string): () 
     })());
 }
 
-/** Resolves once the server answers an authenticated PING; rejects after `timeoutMs`. */
-async function answers(port: number, password: string, timeoutMs: number): Promise<void> {
+/** Resolves once the server answers an authenticated PING (or `stop` aborts); rejects after `timeoutMs`. */
+async function answers(port: number, password: string, timeoutMs: number, stop: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  while (!stop.aborted) {
     const probe = new Redis({
       host: "127.0.0.1",
       port,

@@ -1,5 +1,5 @@
 import cluster from "node:cluster";
-import { loadConfig } from "../config/index.js";
+import { loadConfig, type TalkgateConfig } from "../config/index.js";
 import { type App, type CreateAppOptions, createApp } from "../app.js";
 import { createAppLogger } from "../app/logger.js";
 import { startLocalRedis, type LocalRedis } from "./local-redis.js";
@@ -82,7 +82,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
  */
 async function runPool(
   workers: number,
-  config: ReturnType<typeof loadConfig>["config"],
+  config: TalkgateConfig,
   logger: ReturnType<typeof createAppLogger>,
 ): Promise<number> {
   let localRedis: LocalRedis | undefined;

@@ -1,3 +1,4 @@
+import { setTimeout as wait } from "node:timers/promises";
 import { randomUUID } from "node:crypto";
 import {
   type ConnectionOptions,
@@ -65,10 +66,6 @@ export interface JobQueueOptions {
 const CLOSE_WHILE_DOWN_MS = 1000;
 /** How often a close under way looks whether Redis still answers, ms. */
 const REDIS_CHECK_MS = 100;
-
-function sleep<T>(ms: number, value: T): Promise<T> {
-  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
-}
 
 /** BullMQ's built-in backoff: `fixed` waits delayMs, `exponential` delayMs * 2^(attempt-1). */
 export interface JobBackoff {
@@ -494,7 +491,7 @@ export class JobQueue {
     const closed = steps.then(() => true);
     let finished = downAtStart ? false : await Promise.race([closed, this.#redisGone()]);
     if (!finished) {
-      finished = await Promise.race([closed, sleep(CLOSE_WHILE_DOWN_MS, false)]);
+      finished = await Promise.race([closed, wait(CLOSE_WHILE_DOWN_MS, false, { ref: false })]);
       if (!finished)
         this.#opts.logger.warn(
           { workerId: this.#opts.workerId, waitedMs: CLOSE_WHILE_DOWN_MS },

@@ -83,56 +83,58 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     expect(a.ownedSessions).toBe(2);
   });
 
-  it("closes a job queue while Redis is down instead of waiting for it to return", async () => {
-    redis = await ThrowawayRedis.start();
+  /**
+   * A job queue on a throwaway Redis with one job running `handler`; `down()` stops that Redis and
+   * tells the queue so (its coordinator's view, `redisReady`).
+   */
+  async function queueWithRunningJob(
+    keyPrefix: string,
+    handler: Parameters<JobQueue["process"]>[1],
+  ): Promise<{ queue: JobQueue; down: () => Promise<void> }> {
+    const server = (redis = await ThrowawayRedis.start());
     let up = true;
     const queue = new JobQueue({
-      redisUrl: redis.url,
-      keyPrefix: "outage-jobs:",
+      redisUrl: server.url,
+      keyPrefix,
       workerId: "worker-a",
       kinds: ["bot-launch"],
       redisReady: () => up,
     });
     await queue.start();
     let started = false;
-    queue.process("bot-launch", (_job, signal) => {
+    queue.process("bot-launch", (job, signal) => {
       started = true;
-      return new Promise<void>((resolve) =>
-        signal.addEventListener("abort", () => resolve(), { once: true }),
-      );
+      return handler(job, signal);
     });
     await queue.enqueue("bot-launch", {});
     await eventually(() => started, 10_000, "the job to start");
-    await redis.stop();
-    up = false;
+    return {
+      queue,
+      down: async () => {
+        await server.stop();
+        up = false;
+      },
+    };
+  }
+
+  it("closes a job queue while Redis is down instead of waiting for it to return", async () => {
+    const { queue, down } = await queueWithRunningJob(
+      "outage-jobs:",
+      (_job, signal) =>
+        new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true })),
+    );
+    await down();
     // Before, the close waited on ioredis's queued QUIT (and BullMQ's wait for an 'end' that a
     // reconnecting client never emits) until Redis came back: this test timed out.
     await queue.close();
   }, 30_000);
 
   it("closes a job queue whose Redis goes while the close is under way", async () => {
-    redis = await ThrowawayRedis.start();
-    let up = true;
-    const queue = new JobQueue({
-      redisUrl: redis.url,
-      keyPrefix: "outage-jobs-mid:",
-      workerId: "worker-a",
-      kinds: ["bot-launch"],
-      redisReady: () => up,
-    });
-    await queue.start();
-    let started = false;
     // A job that never ends on its own: an orderly close waits for it.
-    queue.process("bot-launch", () => {
-      started = true;
-      return new Promise<void>(() => {});
-    });
-    await queue.enqueue("bot-launch", {});
-    await eventually(() => started, 10_000, "the job to start");
+    const { queue, down } = await queueWithRunningJob("outage-jobs-mid:", () => new Promise<void>(() => {}));
     const closing = queue.close();
     await new Promise((r) => setTimeout(r, 300));
-    await redis.stop();
-    up = false;
+    await down();
     // Before, the close (begun with Redis up) waited for the job and then for Redis: this timed out.
     await closing;
   }, 30_000);

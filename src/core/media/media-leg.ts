@@ -187,12 +187,12 @@ export class MediaLeg {
     return this.session.signal;
   }
 
-  /** True when caller audio goes in encoded as is (appendEncoded); known once started. */
   /** What the leg's echo guard saw so far; undefined without echo cancellation. */
   get echoStats(): EchoStats | undefined {
     return this.#echo?.stats();
   }
 
+  /** True when caller audio goes in encoded as is (appendEncoded); known once started. */
   get passthrough(): boolean {
     const chosen = this.#controller?.inputFormat;
     return chosen !== undefined && chosen.encoding !== "pcm16";
