@@ -28,7 +28,7 @@
  *   npm run bench:soak -- [--minutes 10] [--calls 500] [--stt-calls 100] [--phase relay|stt-tts|both]
  *     [--sample-seconds 30] [--barge-in-seconds 15] [--speech-seconds 15] [--tail-factor 1.5] [--tail-slack-ms 2]
  *     [--replay-limit N] [--heap-snapshots yes]
- * Figures and what they showed: docs/performance.md, "Soak". On a shared machine run it under `chrt -r 10`.
+ * Figures and what they showed: docs/notes/performance-history.md, "Soak". On a shared machine run it under `chrt -r 10`.
  */
 import { readFileSync, rmSync } from "node:fs";
 import { benchArgs, fmt, num, sleep } from "./lib/bench-args.js";

@@ -21,7 +21,7 @@
  * --concurrency 3). --quick is --minutes 0.5 (23 calls, a smoke check). More calls
  * at once finish sooner but on a loaded 2-core machine starve the server and
  * the caller's 20 ms pacing, which shows up as false barge-ins and latency
- * (docs/performance.md, turn-taking).
+ * (docs/notes/performance-history.md, "Turn-taking").
  * Realtime calls (--configs rt-passthrough,rt-ec,rt-talkgate; not run unless named): the answer is the
  * OpenAI Realtime stand-in's, whose energy VAD stands in for server VAD, one call at a time.
  * A configuration whose keys today's config schema refuses is skipped with a

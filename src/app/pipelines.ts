@@ -116,7 +116,7 @@ export function echoCancellation(
   logger: TalkLogger,
 ): { options: EchoCancellationOptions; create?: EchoCancellerFactory; realtime: boolean } {
   const { realtime, doubleTalk, ...rest } = config.talk.input.echoCancellation;
-  // Measured (docs/performance.md, "Double talk told by coherence"): with words confirming the barge-in,
+  // Measured (docs/notes/performance-history.md, "Double talk told by coherence"): with words confirming the barge-in,
   // the test lets more backchannels and noise bursts reach the recognizer, which mishears them as words
   // (6 -> 10 of 16 backchannels cut); so unless set, it is on only where words do not decide.
   const options = { ...rest, doubleTalk: doubleTalk ?? !config.talk.input.bargeIn.confirmWithWords };

@@ -8,7 +8,7 @@
  * That define turns the function's properties into a dictionary: 321 bytes a
  * closure instead of 60, and a slow define each time one is created. A relayed
  * call holds some 70 of them (a socket line's `media`/`mark`/`close`,
- * listeners, callbacks): 18 KB of its heap (docs/performance.md, "Memory per
+ * listeners, callbacks): 18 KB of its heap (docs/notes/performance-history.md, "Memory per
  * held call", by heap snapshot).
  *
  * The wrapper installed here, before any other module runs (the entry imports

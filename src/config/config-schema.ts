@@ -95,7 +95,7 @@ export const runtimeSchema = z
      * Events older than this are dropped from a session's replay ring (beyond its newest 100), ms; 0: no
      * age bound. A reconnect asks for seconds. Every relayed call's ring lives in the old generation: at
      * 120 s (the earlier default) 200 calls' rings were 60 MB of a 114 MB heap and the relay's p99 55-76 ms,
-     * with rings of 100 events 50 MB and 12-23 ms (docs/performance.md, "Replay rings and the tail").
+     * with rings of 100 events 50 MB and 12-23 ms (docs/notes/performance-history.md, "Replay rings and the tail").
      */
     replayMaxAgeMs: nonNegativeInt.default(30_000),
     /**
@@ -724,7 +724,7 @@ export const opsSchema = z
     /**
      * How often the event loop's delay is sampled for `nodejs_eventloop_lag_*`, ms. Each sample wakes the
      * loop: at 10 (prom-client's default, kept) an idle worker spends 5.0-7.0 ms of CPU a second, at 50 2.3-2.7
-     * (docs/performance.md, "An idle worker's CPU"). Node's histogram records the whole interval between
+     * (docs/notes/performance-history.md, "An idle worker's CPU"). Node's histogram records the whole interval between
      * samples, so the gauges' floor is this interval: raising it moves the floor, and alerts with it.
      */
     eventLoopSampleMs: z.number().int().min(1).max(1000).default(10),

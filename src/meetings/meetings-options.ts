@@ -87,7 +87,7 @@ export interface MeetingsOptions {
   /**
    * Receive the participants' video. Default false: the bot shows no video,
    * so its page answers every video section as not receiving and nobody
-   * sends it video to decode (docs/performance.md, "Meetings").
+   * sends it video to decode (docs/notes/performance-history.md, "Meetings").
    */
   receiveVideo?: boolean;
   /** Extra Chromium flags for every bot (each `--name` or `--name=value`), after the built-in ones. Default none. */

@@ -20,7 +20,7 @@ export interface OpsMetricsOptions {
   /**
    * How often the event loop's delay is sampled for `nodejs_eventloop_lag_*`, ms (`ops.eventLoopSampleMs`).
    * Default 10, prom-client's: it wakes an idle worker 100 times a second (5.0-7.0 ms of CPU a second against
-   * 2.3-2.7 at 50; docs/performance.md, "An idle worker's CPU"). Node's histogram records the whole interval
+   * 2.3-2.7 at 50; docs/notes/performance-history.md, "An idle worker's CPU"). Node's histogram records the whole interval
    * between samples, so the gauges read this interval plus the delay: their floor moves with it.
    */
   eventLoopSampleMs?: number;

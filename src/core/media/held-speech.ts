@@ -41,7 +41,7 @@ export class HeldSpeech {
    * hears silence of the same length instead. It only needs time to conclude then, and what the line
    * carries after the gate's end is not speech: echo residue of the resumed answer, which a recognizer
    * that re-reads the whole utterance heard as words ("Okay." -> "Okay, but?") and cut the answer the
-   * backchannel had resumed (docs/performance.md, "Local recognizers").
+   * backchannel had resumed (docs/notes/performance-history.md, "Local recognizers").
    */
   add(pcm: Int16Array): void {
     this.#frames.push(pcm);

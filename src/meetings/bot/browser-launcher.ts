@@ -51,7 +51,7 @@ export const BOT_CHROMIUM_ARGS = Object.freeze([
   "--use-fake-ui-for-media-stream",
   // Host candidates as IPs, not mDNS names: the loopback test meeting has no resolver for those.
   // The audio service in the browser process, not a process of its own: ~20 MB PSS less per bot, same CPU
-  // (docs/performance.md, "Meetings").
+  // (docs/notes/performance-history.md, "Meetings").
   "--disable-features=WebRtcHideLocalIpsWithMdns,AudioServiceOutOfProcess",
   // One renderer: no spare renderer kept warm, and the camera URL page shares it (~30 MB PSS less).
   "--renderer-process-limit=1",
