@@ -60,6 +60,12 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "TTS_API_KEY", path: "talk.providers.openai-compatible.tts.apiKey", parse: asString, secret: true },
   { env: "TWILIO_ACCOUNT_SID", path: "telephony.twilio.accountSid", parse: asString },
   { env: "TWILIO_AUTH_TOKEN", path: "telephony.twilio.authToken", parse: asString, secret: true },
+  {
+    env: "TWILIO_SHARED_KEY_SECRETS",
+    path: "telephony.twilio.sharedKeySecrets",
+    parse: asList,
+    secret: true,
+  },
   { env: "TELNYX_PUBLIC_KEY", path: "telephony.telnyx.publicKey", parse: asString },
   { env: "TELNYX_API_KEY", path: "telephony.telnyx.apiKey", parse: asString, secret: true },
   { env: "TELNYX_CONNECTION_ID", path: "telephony.telnyx.connectionId", parse: asString },

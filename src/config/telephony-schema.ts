@@ -72,6 +72,15 @@ export const telephonySchema = z
           .optional(),
         /** HMAC key of X-Twilio-Signature and REST password. Never echoed. */
         authToken: secret(z.string().min(1)).optional(),
+        /**
+         * Secrets of the SharedKeys Twilio signs webhooks with when a Webhook
+         * Rule names one (X-Twilio-Webhooks-Signature-Settings; HMAC-SHA256 or
+         * SHA1): the new and the old while a key is rotated. Never echoed.
+         */
+        sharedKeySecrets: z
+          .array(secret(z.string().min(1)))
+          .max(4)
+          .default([]),
         /** Base URL Twilio reaches; default server.publicUrl (PUBLIC_URL). */
         publicUrl: z.url().optional(),
         /** Twilio REST API base (a local server in tests). */

@@ -4,6 +4,7 @@ import { ULAW_8K } from "../../core/talk-types.js";
 import type { CarrierWebhookRequest } from "../carrier/carrier-protocol.js";
 import { CarrierMessageBuilder } from "./carrier-messages.js";
 import { twilioProtocol } from "./twilio-protocol.js";
+import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks.js";
 import { computeTwilioSignature } from "./twilio-signature.js";
 
 const ACCOUNT_SID = `AC${"0".repeat(32)}`;
@@ -95,6 +96,41 @@ describe("Twilio webhooks and answers", () => {
     expect(protocol.authenticate(webhook(CALL))).toBe("ok");
     expect(protocol.authenticate(webhook(CALL, "bm90LXRoZS1zaWduYXR1cmU="))).toBe("refused");
     expect(twilioProtocol({}).authenticate(webhook(CALL))).toBe("refused");
+  });
+
+  it("accepts a webhook a SharedKey signed (HMAC-SHA256, the settings header) with a configured secret", () => {
+    const url = "https://talk.example.org/telephony/twilio/voice";
+    const secret = "shared-key-secret-1";
+    const signed = (key: string, algorithm: "HMAC_SHA1" | "HMAC_SHA256", settings: string) => ({
+      url,
+      headers: {
+        // Signed by the SDK's own code.
+        "x-twilio-signature": getExpectedTwilioSignature(key, url, CALL, algorithm),
+        "x-twilio-webhooks-signature-settings": settings,
+      },
+      rawBody: new URLSearchParams(CALL).toString(),
+      params: CALL,
+    });
+    const settings = "key=webhooks_sharedkey_01,algorithm=HMAC_SHA256";
+    const rotated = twilioProtocol({ authToken: AUTH_TOKEN, sharedKeySecrets: ["old-secret", secret] });
+    expect(rotated.authenticate(signed(secret, "HMAC_SHA256", settings))).toBe("ok");
+    expect(
+      rotated.authenticate(signed(secret, "HMAC_SHA1", "key=webhooks_sharedkey_01,algorithm=HMAC_SHA1")),
+    ).toBe("ok");
+    // Without a SharedKey configured, or signed by another key, or the header naming another algorithm: refused.
+    expect(protocol.authenticate(signed(secret, "HMAC_SHA256", settings))).toBe("refused");
+    expect(rotated.authenticate(signed("another", "HMAC_SHA256", settings))).toBe("refused");
+    expect(rotated.authenticate(signed(secret, "HMAC_SHA256", "key=k,algorithm=HMAC_SHA1"))).toBe("refused");
+    expect(rotated.authenticate(signed(secret, "HMAC_SHA256", "key=k,algorithm=HMAC_SHA512"))).toBe(
+      "refused",
+    );
+    // The header decides the key: the auth token's signature under a settings header is refused.
+    expect(rotated.authenticate(signed(AUTH_TOKEN, "HMAC_SHA1", "key=k,algorithm=HMAC_SHA1"))).toBe(
+      "refused",
+    );
+    expect(rotated.authenticate(webhook(CALL))).toBe("ok");
+    // A SharedKey alone is a signed carrier (no local demo mode).
+    expect(twilioProtocol({ sharedKeySecrets: [secret] }).signed).toBe(true);
   });
 
   it("reads the inbound call and status callbacks, terminal statuses marked", () => {

@@ -20,7 +20,7 @@ import {
 } from "./media-stream-messages.js";
 import { parseTwilioAmd } from "./twilio-amd.js";
 import { TwilioRestClient } from "./twilio-rest-client.js";
-import { isValidTwilioSignature, type TwilioFormParams } from "./twilio-signature.js";
+import { isValidTwilioWebhook, type TwilioFormParams } from "./twilio-signature.js";
 import { briefingTwiml, connectStreamTwiml } from "./twiml.js";
 
 export const TWILIO_PATHS = Object.freeze({
@@ -37,6 +37,12 @@ const TERMINAL_STATUSES = new Set(["busy", "no-answer", "failed", "canceled", "c
 export interface TwilioProtocolOptions {
   /** TWILIO_AUTH_TOKEN: the HMAC key of X-Twilio-Signature and the REST password. Empty: unsigned. */
   authToken?: string | undefined;
+  /**
+   * TWILIO_SHARED_KEY_SECRETS: the secrets of the SharedKeys webhooks may be
+   * signed with (Webhook Settings; two while one is rotated). Webhooks carrying
+   * X-Twilio-Webhooks-Signature-Settings are checked with these.
+   */
+  sharedKeySecrets?: readonly string[] | undefined;
   /** TWILIO_ACCOUNT_SID: with the auth token, enables the REST client. */
   accountSid?: string | undefined;
   /** REST API base. Default "https://api.twilio.com". */
@@ -46,6 +52,10 @@ export interface TwilioProtocolOptions {
 
 export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol {
   const authToken = options.authToken ?? "";
+  const keys = Object.freeze({
+    authToken,
+    sharedKeySecrets: Object.freeze((options.sharedKeySecrets ?? []).filter((s) => s.length > 0)),
+  });
   const rest =
     options.accountSid && authToken
       ? new TwilioRestClient({
@@ -62,17 +72,17 @@ export function twilioProtocol(options: TwilioProtocolOptions): CarrierProtocol 
     acknowledgements: "marks",
     // Twilio plays a media message of any length: a provider delta goes out as one message per mark interval.
     maxFramesPerMessage: 10,
-    signed: authToken.length > 0,
+    signed: authToken.length > 0 || keys.sharedKeySecrets.length > 0,
     rest,
     defaultFrom: options.defaultFrom,
     missingSettings: "TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and PUBLIC_URL",
 
     authenticate(request: CarrierWebhookRequest) {
-      const header = request.headers["x-twilio-signature"];
-      const signature = typeof header === "string" ? header : undefined;
-      return isValidTwilioSignature(authToken, signature, request.url, formParams(request))
-        ? "ok"
-        : "refused";
+      const headers = {
+        signature: singleHeader(request.headers["x-twilio-signature"]),
+        settings: singleHeader(request.headers["x-twilio-webhooks-signature-settings"]),
+      };
+      return isValidTwilioWebhook(keys, headers, request.url, formParams(request)) ? "ok" : "refused";
     },
 
     inboundCall(request: CarrierWebhookRequest) {
@@ -180,6 +190,10 @@ function formParams(request: CarrierWebhookRequest): TwilioFormParams {
     else if (Array.isArray(value) && value.every((v) => typeof v === "string")) out[name] = value;
   }
   return out;
+}
+
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return typeof value === "string" ? value : undefined;
 }
 
 function single(value: string | readonly string[] | undefined): string | undefined {
