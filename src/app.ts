@@ -27,7 +27,7 @@ import {
   MemoryTrimmer,
   nativeMemoryBinding,
   nativeMemoryUnavailable,
-  observedProviders,
+  observedProvider,
   ProviderProbes,
   registerNativeMemoryMetrics,
   traceLogMixin,
@@ -95,10 +95,18 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   // The failure path's lines, rendered once by the local TTS: audio that cannot fail when a provider has.
   const faultSpeech = await renderFaultSpeech(config, providers.registry, logger);
   // Every provider call of every pipeline is observed (metrics, traces, usage): the observers join in registerOps.
+  // Each provider of a session's chains (fallbacks too) is observed as that session's.
   const probes = new ProviderProbes(logger);
-  const observed = { ...providers, pipeline: observedProviders(providers.pipeline, probes) };
   await prepareInputProcessing(config);
-  const pipelines = buildPipelines(config, observed, tools, brain, logger, faultSpeech);
+  const pipelines = buildPipelines(
+    config,
+    providers,
+    tools,
+    brain,
+    logger,
+    faultSpeech,
+    (provider, session) => observedProvider(provider, session, probes),
+  );
   const cluster = await createAppCluster({ config, runtime, logger });
   const gateway = await buildGateway({
     config,

@@ -19,7 +19,8 @@ import {
 import type { TalkLogger } from "../core/logger.js";
 import type { PipelineProviderResolver } from "../core/pipelines/pipeline-options.js";
 import type { ProviderRegistry } from "../core/provider-registry.js";
-import type { AgentProvider, SttProvider, TtsProvider } from "../core/provider-types.js";
+import type { AgentProvider, RealtimeProvider, SttProvider, TtsProvider } from "../core/provider-types.js";
+import type { TalkSession } from "../core/session-types.js";
 import type { AudioFormat } from "../core/talk-types.js";
 
 /** The local engine that renders the lines (it runs here, without network or keys). */
@@ -127,39 +128,57 @@ function fallbacks(
 }
 
 /**
+ * What each provider of a session's chains is wrapped in before the chain is
+ * made (the operations surface's observation: metrics, traces, the usage
+ * ledger), bound to that session.
+ */
+export type SessionProviderWrap = <P extends SttProvider | TtsProvider | AgentProvider | RealtimeProvider>(
+  provider: P,
+  session: TalkSession,
+) => P;
+
+/**
  * Wraps a pipeline resolver: each STT, TTS and agent it resolves becomes a
  * chain (the resolved provider, then its fallbacks), retried and timed by
- * talk.faults. Chains are made once per primary provider.
+ * talk.faults. A chain is made per resolution, from providers wrapped for
+ * that session by `wrap`: a chain kept across sessions would report every
+ * later session's calls as the first one's (its usage was lost, issue 38).
  */
 export function resilientResolver(
   config: TalkgateConfig,
   registry: ProviderRegistry,
   base: PipelineProviderResolver,
   logger: TalkLogger,
+  wrap: SessionProviderWrap = (provider) => provider,
 ): PipelineProviderResolver {
   const options: ResilienceOptions = { ...faultOptions(config), logger };
   const ids = fallbacks(config, registry);
-  const chains = new Map<string, ResilientStt | ResilientTts | ResilientAgent>();
-  const chainOf = <P extends SttProvider | TtsProvider | AgentProvider, C>(
+  const chainOf = <P extends SttProvider | TtsProvider | AgentProvider>(
+    session: TalkSession,
     primary: P | undefined,
-    make: (chain: P[]) => C,
-  ): C | P | undefined => {
+  ): P[] | undefined => {
     if (!primary) return undefined;
-    const key = `${primary.kind}/${primary.id}`;
-    let chain = chains.get(key) as C | undefined;
-    if (!chain) {
-      const rest = ids[primary.kind]
-        .filter((id) => id !== primary.id)
-        .map((id) => registry.get(primary.kind, id) as unknown as P);
-      chain = make([primary, ...rest]);
-      chains.set(key, chain as ResilientStt);
-    }
-    return chain;
+    const rest = ids[primary.kind]
+      .filter((id) => id !== primary.id)
+      .map((id) => registry.get(primary.kind, id) as unknown as P);
+    return [primary, ...rest].map((provider) => wrap(provider, session));
   };
   return {
-    stt: (s) => chainOf(base.stt(s), (c) => new ResilientStt(c, options)),
-    tts: (s) => chainOf(base.tts(s), (c) => new ResilientTts(c, options)),
-    agent: (s) => chainOf(base.agent(s), (c) => new ResilientAgent(c, options)),
-    realtime: (s) => base.realtime(s),
+    stt: (s) => {
+      const chain = chainOf(s, base.stt(s));
+      return chain && new ResilientStt(chain, options);
+    },
+    tts: (s) => {
+      const chain = chainOf(s, base.tts(s));
+      return chain && new ResilientTts(chain, options);
+    },
+    agent: (s) => {
+      const chain = chainOf(s, base.agent(s));
+      return chain && new ResilientAgent(chain, options);
+    },
+    realtime: (s) => {
+      const provider = base.realtime(s);
+      return provider && wrap(provider, s);
+    },
   };
 }

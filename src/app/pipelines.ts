@@ -13,7 +13,7 @@ import {
 } from "../core/pipelines/controller-factory.js";
 import type { PipelineOptions } from "../core/pipelines/pipeline-options.js";
 import type { FaultSpeech } from "../core/faults/prerendered-speech.js";
-import { faultOptions, resilientResolver } from "./faults.js";
+import { faultOptions, resilientResolver, type SessionProviderWrap } from "./faults.js";
 import { createEchoCanceller, echoCancellerAvailable } from "../codecs/echo-canceller.js";
 import type { EchoCancellationOptions, EchoCancellerFactory } from "../core/media/echo-guard.js";
 import { createNoiseSuppressor, noiseSuppressorAvailable } from "../codecs/noise-suppressor.js";
@@ -81,11 +81,12 @@ export function buildPipelines(
   brain: BrainOptions,
   logger: TalkLogger,
   faultSpeech?: FaultSpeech,
+  observe?: SessionProviderWrap,
 ): AppPipelines {
   // One place: the gateway, telephony and the meeting bots start from these options.
   const base = Object.freeze({
-    // STT, TTS and agent as chains: retried, timed and failed over by talk.faults.
-    providers: resilientResolver(config, providers.registry, providers.pipeline, logger),
+    // STT, TTS and agent as chains: retried, timed and failed over by talk.faults; each provider observed.
+    providers: resilientResolver(config, providers.registry, providers.pipeline, logger, observe),
     tools: tools.pipeline,
     options: basePipelineOptions(config, brain),
     logger,

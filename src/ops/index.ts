@@ -10,6 +10,7 @@ export {
 } from "./admin-service.js";
 export { ProviderProbes } from "./provider-probes.js";
 export {
+  observedProvider,
   observedProviders,
   type ProviderCall,
   type ProviderCallKind,

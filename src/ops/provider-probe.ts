@@ -55,21 +55,46 @@ export function observedProviders(
   return {
     stt: (session) => {
       const provider = base.stt(session);
-      return provider && observeStt(provider, session, observer);
+      return provider && observedProvider(provider, session, observer);
     },
     tts: (session) => {
       const provider = base.tts(session);
-      return provider && observeTts(provider, session, observer);
+      return provider && observedProvider(provider, session, observer);
     },
     agent: (session) => {
       const provider = base.agent(session);
-      return provider && observeAgent(provider, session, observer);
+      return provider && observedProvider(provider, session, observer);
     },
     realtime: (session) => {
       const provider = base.realtime(session);
-      return provider && observeRealtime(provider, session, observer);
+      return provider && observedProvider(provider, session, observer);
     },
   };
+}
+
+/** Any provider kind a pipeline resolves. */
+export type PipelineProvider = SttProvider | TtsProvider | AgentProvider | RealtimeProvider;
+
+/**
+ * One provider with its calls observed as calls of `session`. The wrapper is
+ * bound to that session: a wrapper made for one session must never serve
+ * another (its calls would be counted, timed and traced as the first one's).
+ */
+export function observedProvider<P extends PipelineProvider>(
+  provider: P,
+  session: TalkSession,
+  observer: ProviderObserver,
+): P {
+  switch (provider.kind) {
+    case "stt":
+      return observeStt(provider, session, observer) as P;
+    case "tts":
+      return observeTts(provider, session, observer) as P;
+    case "agent":
+      return observeAgent(provider, session, observer) as P;
+    case "realtime":
+      return observeRealtime(provider, session, observer) as P;
+  }
 }
 
 /**

@@ -133,6 +133,47 @@ describe("ops: the usage ledger", () => {
     expect((line.cost as { total: number }).total).toBe(0);
   });
 
+  it("every call of one process gets its own usage, not only the first: STT seconds, audio in, TTS characters, providers", async () => {
+    h = await startTelephony({ mode: "stt-tts", telephony: { greeting: GREETING } });
+    const sessions: string[] = [];
+    // One after another, then two at once: each call's providers report to that call.
+    const run = async (): Promise<void> => {
+      const call = await h!.dial();
+      const sessionId = sessionOfCall(h!, call.callSid)!;
+      sessions.push(sessionId);
+      await until(() => h!.eventsOf(sessionId, "output.audio.done").length === 1, "the greeting");
+      await call.sendAudio(speech, { pace: "fast" });
+      await call.sendAudio(silence(1500), { pace: "fast" });
+      await until(() => h!.eventsOf(sessionId, "output.audio.done").length === 2, "the answer");
+      await call.stop();
+      await until(() => h!.eventsOf(sessionId, "session.closed").length === 1, "the call to end");
+    };
+    await run();
+    await run();
+    await Promise.all([run(), run()]);
+    await h.app.gateway.app.close().catch(() => undefined);
+
+    const lines = ledgerLines(h.app.config.dataDir);
+    const sentSeconds = (speech.length + 1500 * 8) / 8000;
+    for (const sessionId of sessions) {
+      const line = lines.find((l) => l.sessionId === sessionId)!;
+      expect(line, sessionId).toBeDefined();
+      expect(line.sttSeconds as number, sessionId).toBeGreaterThan(0);
+      expect(line.sttSeconds as number, sessionId).toBeLessThanOrEqual(sentSeconds + 0.001);
+      expect(line.audioInSeconds, sessionId).toBe(line.sttSeconds);
+      expect(line.ttsCharacters as number, sessionId).toBeGreaterThanOrEqual(GREETING.length);
+      const providers = line.providers as Record<string, { sttSeconds: number; ttsCharacters: number }>;
+      expect(
+        Object.values(providers).some((p) => p.sttSeconds > 0),
+        sessionId,
+      ).toBe(true);
+      expect(
+        Object.values(providers).some((p) => p.ttsCharacters > 0),
+        sessionId,
+      ).toBe(true);
+    }
+  });
+
   it("admin.usage.list and GET /admin/usage?format=csv give the ended calls; bad dates are invalid_params", async () => {
     h = await startTelephony({ mode: "stt-tts" });
     const call = await h.dial();
