@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { validateV3Signature } from "plivo/dist/utils/v3Security.js";
 import { describe, expect, it } from "vitest";
 import { computePlivoSignature, isValidPlivoSignature, plivoSignedString } from "./plivo-signature.js";
 
@@ -48,5 +49,37 @@ describe("Plivo V3 signature", () => {
     expect(isValidPlivoSignature(TOKEN, good, undefined, "POST", url, params)).toBe(false);
     expect(isValidPlivoSignature("", good, NONCE, "POST", url, params)).toBe(false);
     expect(isValidPlivoSignature(TOKEN, good, NONCE, "POST", "not a url", params)).toBe(false);
+  });
+
+  it("signs a URL with an explicit port as written (Plivo's docs: 'the full URL with the scheme, port'), and accepts the other form", () => {
+    // PUBLIC_URL https://talk.example.org:443: the answer_url Plivo holds, and signs, names :443.
+    const withPort = "https://talk.example.org:443/telephony/plivo/answer?mode=stt-tts";
+    const withoutPort = "https://talk.example.org/telephony/plivo/answer?mode=stt-tts";
+    const params = { CallUUID: "u-1", From: "+15557654321", To: "+15550001111" };
+    const signedWithPort = byHand(
+      "https://talk.example.org:443/telephony/plivo/answer?mode=stt-tts.CallUUIDu-1From+15557654321To+15550001111",
+    );
+    const signedWithoutPort = byHand(
+      "https://talk.example.org/telephony/plivo/answer?mode=stt-tts.CallUUIDu-1From+15557654321To+15550001111",
+    );
+    // The SDK agrees on which signature belongs to which URL.
+    expect(validateV3Signature("POST", withPort, NONCE, TOKEN, signedWithPort, params)).toBe(true);
+    expect(validateV3Signature("POST", withPort, NONCE, TOKEN, signedWithoutPort, params)).toBe(false);
+    expect(computePlivoSignature(TOKEN, NONCE, "POST", withPort, params)).toBe(signedWithPort);
+    // Whichever form PUBLIC_URL has, both signatures are Plivo's (the docs do not say it normalizes).
+    for (const url of [withPort, withoutPort]) {
+      expect(isValidPlivoSignature(TOKEN, signedWithPort, NONCE, "POST", url, params)).toBe(true);
+      expect(isValidPlivoSignature(TOKEN, signedWithoutPort, NONCE, "POST", url, params)).toBe(true);
+    }
+    // Another port is another URL; the stream handshake (GET, wss) the same.
+    const otherPort = "https://talk.example.org:8443/telephony/plivo/answer?mode=stt-tts";
+    expect(isValidPlivoSignature(TOKEN, signedWithPort, NONCE, "POST", otherPort, params)).toBe(false);
+    const stream = byHand("wss://talk.example.org:443/telephony/plivo/stream");
+    expect(
+      isValidPlivoSignature(TOKEN, stream, NONCE, "GET", "wss://talk.example.org/telephony/plivo/stream"),
+    ).toBe(true);
+    expect(
+      isValidPlivoSignature(TOKEN, stream, NONCE, "GET", "wss://talk.example.org:443/telephony/plivo/stream"),
+    ).toBe(true);
   });
 });

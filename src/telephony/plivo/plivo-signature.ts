@@ -12,6 +12,15 @@
  *    `value` with no separator at all;
  * 5. then `.` + the nonce; HMAC-SHA256 keyed with the auth token, base64.
  *
+ * The URL is signed as it is written, its port included when it names one:
+ * Plivo signs "the final request URL (the full URL with the scheme, port, and
+ * query string)" (docs.plivo.com/docs/voice/concepts/signature-validation),
+ * and the SDK keeps the port it is given (`uri-parser`). So with PUBLIC_URL
+ * `https://host:443` the answer URL Plivo was given, and signs, names `:443`.
+ * Whether Plivo adds a default port to a URL that names none, or drops one
+ * that is named, the docs do not say: both forms are accepted (the default
+ * port names the same origin, so nothing is widened).
+ *
  * The header may hold several signatures separated by commas (one per active
  * auth token while a token is being rotated): any match passes. There is no
  * timestamp in V3, so no freshness check can be made; the nonce is random per
@@ -25,10 +34,16 @@ export type PlivoParams = Readonly<Record<string, string | readonly string[] | u
 
 const MAX_SIGNATURES = 8;
 
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: "80", ws: "80", https: "443", wss: "443" };
+/** scheme, authority (with its port as written) and path of an absolute URL. */
+const URL_PARTS = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)/;
+
 /** The string Plivo signs for `method` on `url` with POST `params`, before the nonce. */
 export function plivoSignedString(method: "GET" | "POST", url: string, params: PlivoParams = {}): string {
-  const parsed = new URL(url);
-  const base = `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  const parsed = new URL(url); // throws on a URL that does not parse
+  const parts = URL_PARTS.exec(url);
+  // The URL as written: new URL() would drop a default port the carrier signed.
+  const base = parts ? `${parts[1]!.toLowerCase()}://${parts[2]}${parts[3] || "/"}` : url;
   const query = sortedPairs(queryParams(parsed.search)).map(([name, value]) => `${name}=${value}`);
   const body = method === "POST" ? sortedPairs(params) : [];
   let out = base;
@@ -64,16 +79,35 @@ export function isValidPlivoSignature(
   params: PlivoParams = {},
 ): boolean {
   if (!authToken || !header || !nonce) return false;
-  let expected: Buffer;
+  let expected: Buffer[];
   try {
-    expected = Buffer.from(computePlivoSignature(authToken, nonce, method, url, params), "utf8");
+    expected = [url, withDefaultPortToggled(url)].map((u) =>
+      Buffer.from(computePlivoSignature(authToken, nonce, method, u, params), "utf8"),
+    );
   } catch {
     return false;
   }
   const given = header.split(",", MAX_SIGNATURES).map((s) => Buffer.from(s.trim(), "utf8"));
   let ok = false;
-  for (const g of given) if (g.length === expected.length && timingSafeEqual(g, expected)) ok = true;
+  for (const g of given)
+    for (const e of expected) if (g.length === e.length && timingSafeEqual(g, e)) ok = true;
   return ok;
+}
+
+/** The same URL with its scheme's default port named when it names none, or dropped when it names it. */
+export function withDefaultPortToggled(url: string): string {
+  const parts = URL_PARTS.exec(url);
+  const port = parts ? DEFAULT_PORTS[parts[1]!.toLowerCase()] : undefined;
+  if (!parts || port === undefined) return url;
+  const authority = parts[2]!;
+  const named = /:(\d*)$/.exec(authority);
+  const other =
+    named === null
+      ? `${authority}:${port}`
+      : named[1] === port
+        ? authority.slice(0, -named[0].length)
+        : authority;
+  return `${parts[1]}://${other}${url.slice(parts[1]!.length + 3 + authority.length)}`;
 }
 
 function queryParams(search: string): Record<string, string | string[] | undefined> {
