@@ -148,18 +148,44 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
         direction: inbound.direction,
         ...(mode !== undefined ? { mode } : {}),
       };
-      const token = await tokens.issue({ ...call, kind: "inbound", carrier: carrier.id }, tokenTtlMs);
       logger.info(
         { carrier: carrier.id, callId: call.callId, direction: call.direction },
         "voice webhook: connecting call to stream",
       );
-      const document = carrier.answer({
-        url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
-        parameters: streamParameters(token, call),
-      });
+      const url = streamUrl ?? streamUrlFor(base, carrier.paths.stream);
+      const document = await answerWithinLimit(carrier, url, call, logger, (claims) =>
+        tokens.issue({ ...claims, kind: "inbound", carrier: carrier.id }, tokenTtlMs),
+      );
       return reply.code(200).type(document.contentType).send(document.body);
     });
   };
+}
+
+/**
+ * The answer document for an inbound call. Some carriers limit the stream
+ * parameters (Plivo's extraHeaders, Vonage's headers: 512 bytes) and refuse
+ * parameters over it with payload_too_large: then the caller ids, which make
+ * a token long (SIP URIs), are left out of the token, so the call still
+ * connects, its session without `from` / `to`; logged.
+ */
+async function answerWithinLimit(
+  carrier: CarrierProtocol,
+  url: string,
+  call: StreamCallMetadata,
+  logger: TalkLogger,
+  issue: (claims: StreamCallMetadata) => Promise<string>,
+): Promise<ReturnType<CarrierProtocol["answer"]>> {
+  try {
+    return carrier.answer({ url, parameters: streamParameters(await issue(call), call) });
+  } catch (err) {
+    if (!(err instanceof TalkError) || err.code !== "payload_too_large") throw err;
+    logger.warn(
+      { carrier: carrier.id, callId: call.callId, fromChars: call.from?.length, toChars: call.to?.length },
+      "voice webhook: caller ids too long for the carrier's stream parameters; left out of the stream token",
+    );
+    const shorter: StreamCallMetadata = { ...call, from: undefined, to: undefined };
+    return carrier.answer({ url, parameters: streamParameters(await issue(shorter), shorter) });
+  }
 }
 
 /**

@@ -10,6 +10,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { speechAudio, toneAudio } from "../support/fake-openai-realtime-server.js";
 import { PLIVO_ADMIN_TOKEN, PLIVO_AUTH_ID, startPlivo, type PlivoHarness } from "../support/plivo-harness.js";
 import type { PlivoStreamClient } from "../support/plivo-stream-client.js";
+import { parseExtraHeaders } from "../../src/telephony/plivo/plivo-stream-messages.js";
+import { streamParametersOf } from "../../src/telephony/plivo/plivo-xml.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
 
@@ -160,6 +162,36 @@ describe("telephony: Plivo stt-tts calls", () => {
   });
 });
 
+describe("telephony: Plivo calls from the longest caller ids", () => {
+  // Plivo SIP endpoints: a username of 1-25 letters and digits plus the 12 digits Plivo appends
+  // (docs.plivo.com/docs/voice/api/endpoints; support.plivo.com "Troubleshooting Plivo Endpoints").
+  const endpoint = (name: string) => `sip:${name.padEnd(25, "x")}123456789012@phone.plivo.com`;
+
+  it("a SIP endpoint calling a SIP endpoint on ?mode=stt-tts: extraHeaders within Plivo's 512 bytes, the call connects with its caller ids", async () => {
+    h = await startPlivo({ mode: "stt-tts" });
+    const from = endpoint("caller");
+    const to = endpoint("callee");
+    // The stand-in refuses extraHeaders over 512 bytes or with anything but letters and digits, as Plivo does.
+    const client = await h.dial({ from, to, path: "/telephony/plivo/answer?mode=stt-tts" });
+    expect(client.extraHeaders.length).toBeLessThanOrEqual(512);
+    const session = h.app.runtime.listSessions().find((s) => s.metadata["callSid"] === client.callId)!;
+    expect(session.metadata).toMatchObject({ from, to, direction: "inbound" });
+  });
+
+  it("caller ids too long for any packing: the call still connects, its token without them, and says so in the log", async () => {
+    h = await startPlivo({ mode: "stt-tts" });
+    const from = `sip:${"a".repeat(200)}@trunk.example.com`;
+    const client = await h.dial({
+      from,
+      to: endpoint("callee"),
+      path: "/telephony/plivo/answer?mode=stt-tts",
+    });
+    const session = h.app.runtime.listSessions().find((s) => s.metadata["callSid"] === client.callId)!;
+    expect(session.metadata["from"]).toBeUndefined();
+    expect(h.logs.some((l) => String(l["msg"]).includes("caller ids too long"))).toBe(true);
+  });
+});
+
 describe("telephony: Plivo webhooks and streams refused", () => {
   it("answer webhooks without a valid V3 signature get 403", async () => {
     h = await startPlivo({ mode: "stt-tts" });
@@ -214,7 +246,7 @@ describe("telephony: Plivo webhooks and streams refused", () => {
     ]);
     // Another call's token, presented for this call, is refused (and burned); the same token twice is refused the second time.
     const other = "c0ffee00-0000-4000-8000-00000000000b";
-    const otherToken = /token=(t1[0-9a-f]+)/.exec(await answer(other))![1]!;
+    const otherToken = tokenOf(await answer(other));
     const claimsId = `token=${otherToken},callIdHex=${Buffer.from(id).toString("hex")}`;
     expect(await tryStream(await answer(id), id, { extraHeaders: claimsId })).toEqual([
       1008,
@@ -330,10 +362,16 @@ describe("telephony: Plivo outbound calls", () => {
     const inbound = await (
       await h.post("/telephony/plivo/answer", { CallUUID: "x-1", Direction: "inbound" })
     ).text();
-    const inboundToken = /token=(t1[0-9a-f]+)/.exec(inbound)![1]!;
+    const inboundToken = tokenOf(inbound);
     expect((await h.post(`/telephony/plivo/answer?token=${inboundToken}`, params)).status).toBe(403);
   });
 });
+
+/** The stream token an answer document carries (in its extraHeaders, packed). */
+function tokenOf(xml: string): string {
+  const extra = /extraHeaders="([^"]*)"/.exec(xml)![1]!;
+  return streamParametersOf(parseExtraHeaders(extra.split(",").join(";")))["token"]!;
+}
 
 /** Frames are handled in order: once a later audio frame reached the provider, the frames before it were processed. */
 async function processed(h: PlivoHarness, client: PlivoStreamClient): Promise<void> {

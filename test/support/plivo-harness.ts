@@ -49,6 +49,8 @@ export interface PlivoHarness {
     callId?: string;
     from?: string;
     to?: string;
+    /** The answer URL's path and query (a number's webhook may pin `?mode=`). Default /telephony/plivo/answer. */
+    path?: string;
     playback?: PlivoStreamClientOptions["playback"];
   }): Promise<PlivoStreamClient>;
   /** The stream client for an answer document (not connected). */
@@ -158,7 +160,7 @@ export async function startPlivo(setup: PlivoHarnessSetup): Promise<PlivoHarness
     sessionOf,
     async dial(options = {}) {
       const callId = options.callId ?? randomUUID();
-      const res = await post("/telephony/plivo/answer", {
+      const res = await post(options.path ?? "/telephony/plivo/answer", {
         CallUUID: callId,
         From: options.from ?? "15557654321",
         To: options.to ?? "15550001111",

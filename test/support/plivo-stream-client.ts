@@ -61,6 +61,15 @@ export class PlivoStreamClient {
   #closed: Promise<void> | undefined;
 
   constructor(options: PlivoStreamClientOptions) {
+    // Plivo's <Stream extraHeaders>: "Max length: 512 bytes. Only characters [A-Z], [a-z], [0-9] allowed"
+    // (docs.plivo.com/docs/voice/xml/audiostream), pairs as `name=value` separated by `,`.
+    const bytes = Buffer.byteLength(options.extraHeaders);
+    if (bytes > 512) throw new Error(`Plivo refuses extraHeaders of ${bytes} bytes (at most 512)`);
+    if (
+      options.extraHeaders !== "" &&
+      !/^[A-Za-z0-9]+=[A-Za-z0-9]+(?:,[A-Za-z0-9]+=[A-Za-z0-9]+)*$/.test(options.extraHeaders)
+    )
+      throw new Error(`Plivo refuses extraHeaders other than letters and digits: ${options.extraHeaders}`);
     this.#o = options;
     this.callId = options.callId ?? randomUUID();
   }

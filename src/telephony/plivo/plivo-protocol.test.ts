@@ -166,7 +166,7 @@ describe("Plivo stream codec", () => {
 });
 
 describe("Plivo XML and extraHeaders", () => {
-  it("answers one bidirectional u-law Stream with the token and the call id (hex) as extraHeaders", () => {
+  it("answers one bidirectional u-law Stream with the token and the call id, packed, as extraHeaders", () => {
     const xml = streamXml({
       url: "wss://talkgate.test/telephony/plivo/stream",
       parameters: {
@@ -177,14 +177,54 @@ describe("Plivo XML and extraHeaders", () => {
         direction: "inbound",
       },
     });
-    const hex = Buffer.from(CALL).toString("hex");
+    const packed = /^token62=([0-9A-Za-z]+),callUuid=([0-9a-f]{32})$/.exec(
+      /extraHeaders="([^"]*)"/.exec(xml)![1]!,
+    );
+    expect(packed![2]).toBe(CALL.replaceAll("-", ""));
+    // The token in base 62: a third shorter than its hex.
+    expect(packed![1]!.length).toBeLessThan(((STREAM_TOKEN.length - 2) * 3) / 4);
     expect(xml).toBe(
-      `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" extraHeaders="token=${STREAM_TOKEN},callIdHex=${hex}">wss://talkgate.test/telephony/plivo/stream</Stream></Response>`,
+      `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" extraHeaders="token62=${packed![1]},callUuid=${packed![2]}">wss://talkgate.test/telephony/plivo/stream</Stream></Response>`,
     );
     const extra = /extraHeaders="([^"]*)"/.exec(xml)![1]!;
     expect(extra).toMatch(/^[A-Za-z0-9=,]+$/);
     expect(extra.length).toBeLessThanOrEqual(512);
     expect(streamParametersOf(parseExtraHeaders(extra))).toEqual({ token: STREAM_TOKEN, callId: CALL });
+  });
+
+  it("keeps the longest dialled call's parameters within 512 bytes, refuses what cannot fit, reads the old forms back", () => {
+    // A dial's token with SIP endpoints both ways (the longest ids Plivo issues), its RequestUUID as the call id.
+    const claims = JSON.stringify({
+      k: "o",
+      c: "plivo",
+      i: "dial-0123456789abcdef",
+      f: `sip:${"a".repeat(25)}123456789012@phone.plivo.com`,
+      t: `sip:${"b".repeat(25)}123456789012@phone.plivo.com`,
+      d: "outbound",
+      m: "stt-tts",
+      e: 1_790_000_000_000,
+      n: "0".repeat(24),
+    });
+    const token = `t1${Buffer.from(claims).toString("hex")}${"cd".repeat(16)}`;
+    const extra = extraHeadersOf({ token, callId: CALL });
+    expect(Buffer.byteLength(extra)).toBeLessThanOrEqual(512);
+    expect(streamParametersOf(parseExtraHeaders(extra))).toEqual({ token, callId: CALL });
+    // A token with leading zero bytes survives the packing; a non-UUID call id goes as hex.
+    const zeros = `t1000001${"ff".repeat(20)}`;
+    expect(streamParametersOf(parseExtraHeaders(extraHeadersOf({ token: zeros, callId: "x-1" })))).toEqual({
+      token: zeros,
+      callId: "x-1",
+    });
+    expect(() => extraHeadersOf({ token: `t1${"ab".repeat(400)}`, callId: CALL })).toThrow(
+      expect.objectContaining({ code: "payload_too_large" }),
+    );
+    // What earlier answers carried still reads back.
+    expect(streamParametersOf({ token: STREAM_TOKEN, callIdHex: Buffer.from(CALL).toString("hex") })).toEqual(
+      {
+        token: STREAM_TOKEN,
+        callId: CALL,
+      },
+    );
   });
 
   it("leaves out what is not alphanumeric, escapes the URL, and drops bad hex on the way back", () => {

@@ -29,7 +29,7 @@ export function streamHeaders(parameters: Readonly<Record<string, string>>): Rec
   for (const name of REQUIRED_HEADERS) if (parameters[name] !== undefined) required[name] = parameters[name];
   if (Buffer.byteLength(JSON.stringify(required)) > MAX_HEADERS_BYTES)
     throw new TalkError(
-      "invalid_params",
+      "payload_too_large",
       `The stream token does not fit Vonage's ${MAX_HEADERS_BYTES}-byte headers.`,
     );
   return required;
