@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { MAX_CHAT_CHARS, TestRoomRegistry, type RoomClientMessage } from "./test-room-registry.js";
+import {
+  MAX_CHAT_CHARS,
+  MAX_SPEAKER_CHARS,
+  TestRoomRegistry,
+  type RoomClientMessage,
+} from "./test-room-registry.js";
 
 function socket() {
   const received: Record<string, unknown>[] = [];
@@ -33,5 +38,47 @@ describe("TestRoomRegistry chat", () => {
     expect(a.received.filter((m) => m["type"] === "chat")).toEqual([]);
     registry.receive("r", alice, { type: "chat", text: "x".repeat(MAX_CHAT_CHARS) });
     expect(a.received.filter((m) => m["type"] === "chat")).toHaveLength(1);
+  });
+});
+
+describe("TestRoomRegistry captions", () => {
+  it("relays a bot's caption to everyone in the room with the speaker it names and the poster", () => {
+    const registry = new TestRoomRegistry();
+    const a = socket();
+    const b = socket();
+    const other = socket();
+    registry.join("r", "Alice", a);
+    const bot = registry.join("r", "Notetaker", b);
+    registry.join("elsewhere", "Eve", other);
+    registry.receive("r", bot, { type: "caption", speaker: " Alice ", text: " go forward ten meters " });
+    const captions = (s: ReturnType<typeof socket>) => s.received.filter((m) => m["type"] === "caption");
+    expect(captions(a)).toEqual([
+      {
+        type: "caption",
+        from: "Notetaker",
+        speaker: "Alice",
+        text: "go forward ten meters",
+        at: expect.any(String),
+      },
+    ]);
+    expect(captions(b)).toEqual(captions(a));
+    expect(captions(other)).toEqual([]);
+  });
+
+  it("drops captions without text or speaker, oversized ones, and non-text fields", () => {
+    const registry = new TestRoomRegistry();
+    const a = socket();
+    const bot = registry.join("r", "Notetaker", a);
+    for (const [speaker, text] of [
+      ["Alice", ""],
+      ["", "hello"],
+      ["Alice", "x".repeat(MAX_CHAT_CHARS + 1)],
+      ["A".repeat(MAX_SPEAKER_CHARS + 1), "hello"],
+      [42, "hello"],
+      ["Alice", { a: 1 }],
+    ]) {
+      registry.receive("r", bot, { type: "caption", speaker, text } as unknown as RoomClientMessage);
+    }
+    expect(a.received.filter((m) => m["type"] === "caption")).toEqual([]);
   });
 });

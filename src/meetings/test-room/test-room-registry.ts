@@ -23,13 +23,20 @@ export type RoomServerMessage =
   | { type: "peer-left"; id: string }
   | { type: "signal"; from: string; data: unknown }
   | { type: "ended"; by: string }
-  | { type: "chat"; from: string; text: string; at: string };
+  | { type: "chat"; from: string; text: string; at: string }
+  | { type: "caption"; from: string; speaker: string; text: string; at: string };
 
 export type RoomClientMessage =
-  { type: "signal"; to: string; data: unknown } | { type: "end" } | { type: "chat"; text: string };
+  | { type: "signal"; to: string; data: unknown }
+  | { type: "end" }
+  | { type: "chat"; text: string }
+  | { type: "caption"; speaker: string; text: string };
 
 /** Longest chat message the room relays (characters); longer ones are dropped, as a platform refuses them. */
 export const MAX_CHAT_CHARS = 2000;
+
+/** Longest speaker name on a caption (characters), as a display name. */
+export const MAX_SPEAKER_CHARS = 64;
 
 interface Room {
   readonly peers: Map<string, RoomPeer>;
@@ -38,8 +45,10 @@ interface Room {
 /**
  * The local test meeting's rooms: who is in which room, signalling relay
  * between them, the room's chat (relayed to everyone, the sender included,
- * stamped with the room's time), and the host's "end for everyone". Rooms exist while someone
- * is in them; the first participant to join is the host.
+ * stamped with the room's time), the captions a bot in the room posts
+ * (relayed the same way, with the speaker they name), and the host's "end
+ * for everyone". Rooms exist while someone is in them; the first participant
+ * to join is the host.
  */
 export class TestRoomRegistry {
   readonly #rooms = new Map<string, Room>();
@@ -76,6 +85,19 @@ export class TestRoomRegistry {
       // Everyone sees it, the sender included (its page shows what the room accepted, with the room's time).
       const chat: RoomServerMessage = { type: "chat", from: from.name, text, at: new Date().toISOString() };
       for (const peer of state.peers.values()) send(peer, chat);
+    } else if (message.type === "caption") {
+      const text = typeof message.text === "string" ? message.text.trim() : "";
+      const speaker = typeof message.speaker === "string" ? message.speaker.trim() : "";
+      if (text === "" || text.length > MAX_CHAT_CHARS || speaker === "" || speaker.length > MAX_SPEAKER_CHARS)
+        return;
+      const caption: RoomServerMessage = {
+        type: "caption",
+        from: from.name,
+        speaker,
+        text,
+        at: new Date().toISOString(),
+      };
+      for (const peer of state.peers.values()) send(peer, caption);
     } else if (message.type === "end" && from.host) {
       this.#rooms.delete(room);
       for (const peer of state.peers.values()) {
