@@ -100,17 +100,39 @@ describe("telnyx: webhook and stream guards", () => {
     expect([stolen.closeCode, stolen.closeReason]).toEqual([1008, "stream token call_mismatch"]);
   });
 
-  it("a stream announcing another codec than PCMU is refused with 1008", async () => {
-    const res = await h.post("/telephony/telnyx/voice", { ...call, CallSid: telnyxCallControlId() });
+  it("an A-law (PCMA) call: the TeXML asks for PCMU, Telnyx transcodes, and the call connects", async () => {
+    const callSid = telnyxCallControlId();
+    const texml = await (await h.post("/telephony/telnyx/voice", { ...call, CallSid: callSid })).text();
+    expect(texml).toMatch(/<Stream [^>]*codec="PCMU"/);
+    // Telnyx picks the stream's codec from the TeXML and the call's codec (the stand-in does as documented).
     const pcma = new TelnyxStreamClient({
       url: h.streamUrl,
-      customParameters: h.parametersOf(await res.text()),
-      encoding: "PCMA",
+      customParameters: h.parametersOf(texml),
+      texml,
+      callCodec: "PCMA",
+      callControlId: callSid,
     });
     await pcma.connect();
-    await pcma.waitFor(() => pcma.closeCode !== undefined);
-    expect(pcma.closeCode).toBe(1008);
-    expect(pcma.closeReason).toContain("PCMA 8000 Hz mono");
+    await waitUntil(() => pcma.closeCode !== undefined || h.sessionOf(callSid) !== undefined);
+    expect(pcma.closeCode).toBeUndefined();
+    expect(h.sessionOf(callSid)).toBeDefined();
+    await pcma.stop();
+  });
+
+  it("a stream announcing a codec Telnyx cannot transcode to PCMU (a G722 call) is refused with 1008, naming it", async () => {
+    const texml = await (
+      await h.post("/telephony/telnyx/voice", { ...call, CallSid: telnyxCallControlId() })
+    ).text();
+    const g722 = new TelnyxStreamClient({
+      url: h.streamUrl,
+      customParameters: h.parametersOf(texml),
+      texml,
+      callCodec: "G722",
+    });
+    await g722.connect();
+    await g722.waitFor(() => g722.closeCode !== undefined);
+    expect(g722.closeCode).toBe(1008);
+    expect(g722.closeReason).toContain("G722 16000 Hz mono");
   });
 
   it("bad JSON, bad base64, an unknown event, a foreign stream_id and Telnyx's error frames are refused with their reason; an oversized frame ends only its own call", async () => {

@@ -49,7 +49,11 @@ export interface TelnyxHarness {
   /** Posts a form webhook to `path`, signed by `signer` unless `headers` replaces the signature headers. */
   post(path: string, params: Record<string, string>, headers?: Record<string, string>): Promise<Response>;
   /** An inbound call: signed voice webhook, then its stream (connected + start). */
-  dial(options?: { playback?: TelnyxStreamClientOptions["playback"] }): Promise<TelnyxStreamClient>;
+  dial(options?: {
+    playback?: TelnyxStreamClientOptions["playback"];
+    /** The call's own codec (the stream's follows the TeXML's `codec` where Telnyx can transcode). */
+    callCodec?: string;
+  }): Promise<TelnyxStreamClient>;
   /** The `<Parameter>`s of a TeXML document. */
   parametersOf(texml: string): Record<string, string>;
   streamUrl: string;
@@ -140,11 +144,14 @@ export async function startTelnyx(setup: TelnyxHarnessSetup): Promise<TelnyxHarn
         CallStatus: "ringing",
       });
       if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
+      const texml = await res.text();
       const client = new TelnyxStreamClient({
         url: streamUrl,
-        customParameters: parametersOf(await res.text()),
+        customParameters: parametersOf(texml),
+        texml,
         callControlId,
         playback: options.playback ?? "immediate",
+        ...(options.callCodec ? { callCodec: options.callCodec } : {}),
       });
       clients.push(client);
       const updates = realtime?.received.filter((e) => e.type === "session.update").length ?? 0;

@@ -33,8 +33,17 @@ export interface TelnyxStreamClientOptions {
   streamId?: string;
   from?: string;
   to?: string;
-  /** start.media_format.encoding. Default "PCMU". */
+  /** start.media_format.encoding, whatever the TeXML asked for. Default: as Telnyx decides (below). */
   encoding?: string;
+  /**
+   * The answer TeXML and the call's own codec: the stream's codec is what the
+   * `<Stream codec>` asks for when Telnyx can transcode to it (PCMU <-> PCMA
+   * only), else the call's ("When set to 'default' or when transcoding is not
+   * possible, the codec from the call will be used", the TeXML `<Stream>`
+   * reference). Default call codec PCMU.
+   */
+  texml?: string;
+  callCodec?: string;
   /** How received audio is "played" to send marks back. Default "immediate". */
   playback?: "immediate" | "manual" | "realtime";
 }
@@ -118,7 +127,7 @@ export class TelnyxStreamClient {
         to: this.#options.to ?? "+15550001111",
         client_state: null,
         custom_parameters: this.#options.customParameters ?? {},
-        media_format: { encoding: this.#options.encoding ?? "PCMU", sample_rate: 8000, channels: 1 },
+        media_format: streamFormat(this.#options),
       },
     });
     if (this.#options.playback === "realtime") {
@@ -272,4 +281,21 @@ export class TelnyxStreamClient {
   #next(): string {
     return String(++this.#seq);
   }
+}
+
+/** The stream's media_format as Telnyx picks it from the TeXML's `codec` and the call's codec. */
+function streamFormat(o: TelnyxStreamClientOptions): { encoding: string; sample_rate: number; channels: 1 } {
+  const callCodec = o.callCodec ?? "PCMU";
+  const asked = o.texml === undefined ? undefined : /<Stream\b[^>]*\scodec="([^"]+)"/.exec(o.texml)?.[1];
+  const transcodable = ["PCMU", "PCMA"];
+  const encoding =
+    o.encoding ??
+    (asked !== undefined &&
+    asked !== "default" &&
+    transcodable.includes(asked) &&
+    transcodable.includes(callCodec)
+      ? asked
+      : callCodec);
+  const rate = encoding === "PCMU" || encoding === "PCMA" ? 8000 : 16000;
+  return { encoding, sample_rate: rate, channels: 1 };
 }

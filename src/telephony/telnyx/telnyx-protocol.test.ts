@@ -4,7 +4,7 @@ import { FakeTelnyxRestServer } from "../../../test/support/fake-telnyx-rest-ser
 import { TelnyxWebhookSigner } from "../../../test/support/telnyx-webhook-signer.js";
 import type { CarrierWebhookRequest } from "../carrier/carrier-protocol.js";
 import { telnyxProtocol, telnyxStreamCodec } from "./telnyx-protocol.js";
-import { TelnyxRestClient } from "./telnyx-rest-client.js";
+import { pathSegment, TelnyxRestClient } from "./telnyx-rest-client.js";
 
 const signer = new TelnyxWebhookSigner();
 
@@ -208,14 +208,22 @@ describe("TelnyxRestClient against a local Telnyx API", () => {
   });
 
   it("hangs up and transfers through Call Control; a call already over counts as hung up", async () => {
+    // The call id in the path as the SDK writes it: ':' kept (an RFC 3986 pchar), '/' encoded.
     await client.hangUp("v3:abc/def", { signal });
     expect(server.requests[0]).toMatchObject({
-      path: "/v2/calls/v3%3Aabc%2Fdef/actions/hangup",
+      path: "/v2/calls/v3:abc%2Fdef/actions/hangup",
       id: "v3:abc/def",
     });
     await client.hangUp("v3:abc/def", { signal }); // 422 90018
     await client.transfer("v3:live", "+15559990000", signal);
-    expect(server.requests[2]).toMatchObject({ id: "v3:live", body: { to: "+15559990000" } });
+    expect(server.requests[2]).toMatchObject({
+      path: "/v2/calls/v3:live/actions/transfer",
+      id: "v3:live",
+      body: { to: "+15559990000" },
+    });
+    await client.sendDtmf("v3:live", "12", signal);
+    expect(server.requests[3]!.path).toBe("/v2/calls/v3:live/actions/send_dtmf");
+    expect(() => pathSegment("..")).toThrow(expect.objectContaining({ code: "invalid_params" }));
   });
 
   it("maps refusals, outages and cancellation to TalkErrors", async () => {

@@ -91,7 +91,7 @@ export class TelnyxRestClient implements CarrierRestClient {
 
   async hangUp(callId: string, options: { signal: AbortSignal; ringing?: boolean }): Promise<void> {
     try {
-      await this.#post(`/v2/calls/${encodeURIComponent(callId)}/actions/hangup`, {}, options.signal);
+      await this.#post(`/v2/calls/${pathSegment(callId)}/actions/hangup`, {}, options.signal);
     } catch (err) {
       if (err instanceof TalkError && err.details?.["telnyxCode"] === CALL_ALREADY_ENDED) return;
       throw err;
@@ -107,7 +107,7 @@ export class TelnyxRestClient implements CarrierRestClient {
     options: TransferOptions = {},
   ): Promise<void> {
     await this.#post(
-      `/v2/calls/${encodeURIComponent(callId)}/actions/transfer`,
+      `/v2/calls/${pathSegment(callId)}/actions/transfer`,
       {
         to: destination,
         ...(options.briefingUrl ? { audio_url: options.briefingUrl } : {}),
@@ -124,7 +124,7 @@ export class TelnyxRestClient implements CarrierRestClient {
     options: { requestId?: string } = {},
   ): Promise<void> {
     await this.#post(
-      `/v2/calls/${encodeURIComponent(callId)}/actions/send_dtmf`,
+      `/v2/calls/${pathSegment(callId)}/actions/send_dtmf`,
       { digits, ...(options.requestId ? { command_id: options.requestId } : {}) },
       signal,
     );
@@ -181,6 +181,17 @@ export class TelnyxRestClient implements CarrierRestClient {
     }
     return json;
   }
+}
+
+/**
+ * A call id as a path segment, encoded as the telnyx SDK encodes path
+ * parameters (`encodeURIPath`: RFC 3986 pchars stay, so a `v3:` call
+ * control id keeps its `:`); `.` and `..` are refused, as the SDK refuses them.
+ */
+export function pathSegment(id: string): string {
+  if (id === "" || id === "." || id === "..")
+    throw new TalkError("invalid_params", `"${id}" is not a Telnyx call id.`);
+  return id.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]+/g, encodeURIComponent);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -5,7 +5,12 @@
  * the stream's `start.custom_parameters`. `<Connect>` holds the call on the
  * stream until it ends (a `<Start>` stream would run beside the next verbs);
  * `rtp` mode is what makes Telnyx play the raw PCMU we send (without it
- * Telnyx expects MP3 files and drops our audio).
+ * Telnyx expects MP3 files and drops our audio). `codec="PCMU"` asks for the
+ * caller's audio in PCMU too: the attribute's default is the call's own
+ * codec, and Telnyx transcodes between PCMU and PCMA only, so an A-law call
+ * streams as PCMU (a G722, OPUS or AMR-WB call still streams its own codec,
+ * which the stream route refuses, 1008, naming it). Source: the TeXML
+ * `<Stream>` reference (developers.telnyx.com/docs/voice/programmable-voice/texml-verbs/stream).
  */
 import type { StreamTarget } from "../carrier/carrier-protocol.js";
 
@@ -32,7 +37,7 @@ export function connectStreamTexml(stream: StreamTarget): string {
   return (
     '<?xml version="1.0" encoding="UTF-8"?>' +
     "<Response><Connect>" +
-    `<Stream url="${attr(stream.url)}" bidirectionalMode="rtp" bidirectionalCodec="PCMU">` +
+    `<Stream url="${attr(stream.url)}" codec="PCMU" bidirectionalMode="rtp" bidirectionalCodec="PCMU">` +
     parameters +
     "</Stream></Connect></Response>"
   );
