@@ -121,6 +121,16 @@ describe("telephony: Vonage stream guards", () => {
     expect(real.closeCode).toBeUndefined();
   });
 
+  it("a first message without the call's headers is closed at once with 1008, not left to the pre-start timer", async () => {
+    const before = rejections("invalid_message").length;
+    // The stand-in sends websocket:connected with these headers only: content-type and nothing of ours.
+    const bare = await h.connect({});
+    await bare.waitFor(() => bare.closeCode !== undefined);
+    // The pre-start timer closes with its own reason ("no start message in time"); this is the start's.
+    expect([bare.closeCode, bare.closeReason]).toEqual([1008, "stream headers missing"]);
+    expect(rejections("invalid_message").length).toBe(before + 1);
+  });
+
   it("a reused token is refused with 1008: the second stream does not get the call", async () => {
     const { uuid, headers } = await answered();
     const first = await h.connect(headers);

@@ -32,17 +32,29 @@ describe("Vonage stream codec", () => {
     expect(start.streamId).toMatch(/^vonage-/);
   });
 
-  it("a connected message without our callId header, or without content-type, is refused", () => {
+  it("a first connected message without our callId header, or without content-type, is refused and closes the stream (1008)", () => {
+    const closes = { code: 1008, reason: "stream headers missing" };
     expect(
       codec().decode(text({ event: "websocket:connected", "content-type": "audio/l16;rate=16000" }), false),
     ).toMatchObject({
       ok: false,
-      rejection: { reason: "invalid_message" },
+      rejection: { reason: "invalid_message", close: closes },
     });
     expect(codec().decode(text({ event: "websocket:connected", callId: "x" }), false)).toMatchObject({
       ok: false,
-      rejection: { reason: "invalid_message" },
+      rejection: { reason: "invalid_message", close: closes },
     });
+    // After a start, a stray malformed one is a plain rejection: the live call goes on.
+    const c = codec();
+    c.decode(
+      text({ event: "websocket:connected", "content-type": "audio/l16;rate=16000", callId: "x" }),
+      false,
+    );
+    const stray = c.decode(
+      text({ event: "websocket:connected", "content-type": "audio/l16;rate=16000" }),
+      false,
+    );
+    expect(stray.ok === false && stray.rejection.close).toBeUndefined();
   });
 
   it("names 8 kHz L16 and refuses to model anything else (the route then refuses the stream)", () => {

@@ -57,6 +57,7 @@ export function formatOfContentType(contentType: string): AudioFormat | undefine
 
 export function vonageStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes">): CarrierStreamCodec {
   const maxBytes = options.maxBytes;
+  let started = false;
   return {
     // Vonage sends no stop: it ends a stream by closing the socket normally; any other close may be a drop.
     ended: (code) => (code === 1000 ? "completed" : undefined),
@@ -76,7 +77,9 @@ export function vonageStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes"
           event: { type: "media", audio: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
         };
       }
-      return decodeText(bytes.toString("utf8"));
+      const result = decodeText(bytes.toString("utf8"), started);
+      if (result.ok && result.event?.type === "start") started = true;
+      return result;
     },
     media: (audio) => audio,
     mark: (name) => JSON.stringify({ action: "notify", payload: { name } }),
@@ -84,7 +87,7 @@ export function vonageStreamCodec(options: Pick<CarrierStreamOptions, "maxBytes"
   };
 }
 
-function decodeText(text: string): CarrierFrameResult {
+function decodeText(text: string, started: boolean): CarrierFrameResult {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -97,8 +100,17 @@ function decodeText(text: string): CarrierFrameResult {
   const event = msg["event"];
   if (typeof event !== "string") return reject("unknown_event", "Frame has no event.");
   switch (event) {
-    case VONAGE_EVENTS.connected:
-      return connected(msg);
+    case VONAGE_EVENTS.connected: {
+      const start = connected(msg);
+      // A first message without the call's headers can never become a call: closed at once, as any
+      // carrier's stream without its token is (1008), not left open until the pre-start timer.
+      if (!start.ok && !started)
+        return {
+          ok: false,
+          rejection: { ...start.rejection, close: { code: 1008, reason: "stream headers missing" } },
+        };
+      return start;
+    }
     case VONAGE_EVENTS.dtmf: {
       const digit = msg["digit"];
       if (typeof digit !== "string" || !DIGIT.test(digit))
