@@ -47,6 +47,8 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "LOG_LEVEL", path: "log.level", parse: asString },
   { env: "OPENAI_API_KEY", path: "talk.realtime.providers.openai.apiKey", parse: asString, secret: true },
   { env: "OPENAI_BASE_URL", path: "talk.realtime.providers.openai.baseUrl", parse: asString },
+  { env: "XAI_API_KEY", path: "talk.realtime.providers.xai.apiKey", parse: asString, secret: true },
+  { env: "GEMINI_API_KEY", path: "talk.realtime.providers.gemini.apiKey", parse: asString, secret: true },
   { env: "AGENT_BASE_URL", path: "agent.endpoint.baseUrl", parse: asString },
   { env: "AGENT_MODEL", path: "agent.endpoint.model", parse: asString },
   { env: "AGENT_API_KEY", path: "agent.endpoint.apiKey", parse: asString, secret: true },
@@ -79,6 +81,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
     parse: asString,
     secret: true,
   },
+  { env: "MEETINGS_WEBHOOK_SECRET", path: "meetings.webhook.secret", parse: asString, secret: true },
 ];
 
 /**
