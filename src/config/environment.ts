@@ -71,6 +71,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "TELNYX_PUBLIC_KEY", path: "telephony.telnyx.publicKey", parse: asString },
   { env: "TELNYX_API_KEY", path: "telephony.telnyx.apiKey", parse: asString, secret: true },
   { env: "TELNYX_CONNECTION_ID", path: "telephony.telnyx.connectionId", parse: asString },
+  { env: "TELNYX_ACCOUNT_SID", path: "telephony.telnyx.accountSid", parse: asString },
   { env: "PLIVO_AUTH_ID", path: "telephony.plivo.authId", parse: asString },
   { env: "PLIVO_AUTH_TOKEN", path: "telephony.plivo.authToken", parse: asString, secret: true },
   { env: "VONAGE_APPLICATION_ID", path: "telephony.vonage.applicationId", parse: asString },

@@ -101,6 +101,8 @@ export const telephonySchema = z
         apiKey: secret(z.string().min(1)).optional(),
         /** The TeXML application's connection id outbound calls are placed from. */
         connectionId: z.string().min(1).optional(),
+        /** The account's id (a TeXML webhook's AccountSid): the account-scoped TeXML calls outbound calls use. */
+        accountSid: z.string().min(1).max(128).optional(),
         /** Base URL Telnyx reaches; default server.publicUrl (PUBLIC_URL). */
         publicUrl: z.url().optional(),
         /** Telnyx REST API base (a local server in tests). */

@@ -305,7 +305,7 @@ describe("amd: Telnyx", () => {
     expect(amd.requested(callSid).mode).toBe("detect_message_end");
     const stream = await answered(callSid);
     expect((await amd.answer(callSid, "fax")).status).toBe(204);
-    await h.rest.waitFor((r) => r.path === `/v2/calls/${encodeURIComponent(callSid)}/actions/hangup`);
+    await h.rest.waitFor((r) => r.path === `/v2/calls/${callSid}/actions/hangup`);
     await until(() => h.eventsOf(sessionId, "session.closed").length === 1);
     expect(h.eventsOf(sessionId, "output.audio.started")).toHaveLength(0);
     expect(amdUpdates(h.eventsOf(sessionId)).at(-1)).toMatchObject({ answeredBy: "fax", action: "hung_up" });

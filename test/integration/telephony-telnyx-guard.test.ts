@@ -13,6 +13,7 @@ import {
   ADMIN_TOKEN,
   startTelnyx,
   TELNYX_ACCOUNT,
+  TELNYX_CONNECTION_ID,
   waitUntil,
   type TelnyxHarness,
 } from "../support/telnyx-harness.js";
@@ -209,12 +210,17 @@ describe("telnyx: outbound calls", () => {
 
   it("a placed call is a TeXML call whose stream joins the session made at dial time; completed ends it", async () => {
     const { callSid, sessionId } = await place();
+    // Telnyx's answer names no call; its `initiated` status callback (the dial's URL) named it.
     const dial = h.rest.requests.find((r) => r.callSid === callSid)!;
-    expect(dial.path).toBe(`/v2/texml/calls/${dial.id}`);
+    expect(dial.path).toBe(`/v2/texml/Accounts/${TELNYX_ACCOUNT}/Calls`);
     expect(dial.body).toMatchObject({
+      ApplicationSid: TELNYX_CONNECTION_ID,
       To: "+15557654321",
       From: "+15550001111",
-      StatusCallback: `${h.publicUrl}/telephony/telnyx/status`,
+      StatusCallback: expect.stringMatching(
+        /^http:\/\/talkgate\.test\/telephony\/telnyx\/status\?dial=dial-/,
+      ),
+      StatusCallbackEvent: "initiated ringing answered completed",
     });
     expect(String(dial.body["Texml"])).toContain("<Connect><Stream url=");
     expect((await status(callSid, "ringing")).status).toBe(204);

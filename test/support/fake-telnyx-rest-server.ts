@@ -1,8 +1,14 @@
 /**
  * A local server speaking the Telnyx REST calls talkgate makes, in their
- * documented shapes: a connection-scoped TeXML call
- * (`POST /v2/texml/calls/{connection_id}`, JSON `{From, To, Texml,
- * StatusCallback...}`, answered with a flat `{call_sid, from, to, status}`),
+ * documented shapes: an account-scoped TeXML call ("Initiate an outbound
+ * call", `POST /v2/texml/Accounts/{account_sid}/Calls`, JSON
+ * `{ApplicationSid, From, To, Texml, StatusCallback..., MachineDetection,
+ * AsyncAmd...}`, answered `{from, to, status}` as the API reference shows,
+ * or with `call_sid` too when `answerCallSid`), after which Telnyx posts the
+ * `initiated` status callback (CallSid) when `StatusCallbackEvent` asks for it
+ * (`deliver`); the connection-scoped `POST /v2/texml/calls/{connection_id}`
+ * (answered `{call_sid, from, to, status}`), which takes only From, To,
+ * Method, Texml and Url: anything else is recorded as `ignored`;
  * and the Call Control `hangup`, `transfer` (`to`, optional `audio_url`,
  * `command_id`) and `send_dtmf` (`digits` of 0-9, A-D, *, #, w, W) actions
  * (`POST /v2/calls/{call_control_id}/actions/...`, answered
@@ -23,7 +29,21 @@ export interface TelnyxRestRequest {
   body: Record<string, unknown>;
   /** The call_sid a TeXML call request is given, known as soon as it arrives. */
   callSid?: string;
+  /** Fields of a connection-scoped TeXML call that endpoint does not take (dropped by Telnyx). */
+  ignored?: string[];
 }
+
+export interface FakeTelnyxRestServerOptions {
+  /** The account's id (`account_sid` of account-scoped TeXML calls). Default "telnyx-account-1". */
+  accountSid?: string;
+  /** Answer account-scoped calls with `call_sid` too (the reference shows only from, to, status). Default false. */
+  answerCallSid?: boolean;
+  /** Posts a status callback as Telnyx does (signed form to the StatusCallback URL). */
+  deliver?: (url: string, form: Record<string, string>) => Promise<unknown>;
+}
+
+/** What the connection-scoped TeXML call takes (the telnyx SDK's CallCreateParams; the API reference). */
+const CONNECTION_SCOPED_FIELDS = new Set(["From", "To", "Method", "Texml", "Url"]);
 
 export class FakeTelnyxRestServer {
   readonly requests: TelnyxRestRequest[] = [];
@@ -45,10 +65,16 @@ export class FakeTelnyxRestServer {
   readonly performed: TelnyxRestRequest[] = [];
   readonly #commandIds = new Set<string>();
 
+  readonly accountSid: string;
+  readonly #options: FakeTelnyxRestServerOptions;
+
   constructor(
     readonly apiKey: string,
     readonly connectionId: string,
+    options: FakeTelnyxRestServerOptions = {},
   ) {
+    this.#options = options;
+    this.accountSid = options.accountSid ?? "telnyx-account-1";
     this.#server = createServer((req, res) => {
       let raw = "";
       req.on("data", (c: Buffer) => (raw += c.toString()));
@@ -69,6 +95,9 @@ export class FakeTelnyxRestServer {
           return error(400, "10015", "Bad Request", "The request body is not JSON.");
         }
         const path = req.url ?? "";
+        const accountCalls = /^\/v2\/texml\/Accounts\/([^/]+)\/Calls$/.exec(path);
+        if (req.method === "POST" && accountCalls)
+          return this.#accountCall(accountCalls[1]!, path, body, json, error);
         const texml = /^\/v2\/texml\/calls\/([^/]+)$/.exec(path);
         const action = /^\/v2\/calls\/([^/]+)\/actions\/(hangup|transfer|send_dtmf)$/.exec(path);
         const id = decodeURIComponent((texml ?? action)?.[1] ?? "") || undefined;
@@ -79,6 +108,7 @@ export class FakeTelnyxRestServer {
             return error(404, "10005", "Resource not found", "No such connection.");
           }
           record.callSid = telnyxCallControlId();
+          record.ignored = Object.keys(body).filter((k) => !CONNECTION_SCOPED_FIELDS.has(k));
           this.#record(record);
           if (typeof body["From"] !== "string" || typeof body["To"] !== "string")
             return error(422, "10032", "Invalid parameters", "From and To are required.");
@@ -150,6 +180,51 @@ export class FakeTelnyxRestServer {
   async close(): Promise<void> {
     this.releaseCreates();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** "Initiate an outbound call": answered as documented, then the `initiated` status callback. */
+  #accountCall(
+    account: string,
+    path: string,
+    body: Record<string, unknown>,
+    json: (status: number, value: unknown) => void,
+    error: (status: number, code: string, title: string, detail?: string) => void,
+  ): void {
+    const record: TelnyxRestRequest = { method: "POST", path, id: decodeURIComponent(account), body };
+    if (record.id !== this.accountSid || body["ApplicationSid"] !== this.connectionId) {
+      this.#record(record);
+      return error(404, "10005", "Resource not found", "No such account or application.");
+    }
+    record.callSid = telnyxCallControlId();
+    this.#record(record);
+    if (typeof body["From"] !== "string" || typeof body["To"] !== "string")
+      return error(422, "10032", "Invalid parameters", "From and To are required.");
+    if (this.failCreates) return error(500, "10007", "Unexpected error");
+    const answer = (): void => {
+      json(200, {
+        from: body["From"],
+        to: body["To"],
+        status: "queued",
+        ...(this.#options.answerCallSid ? { call_sid: record.callSid } : {}),
+      });
+      const events = String(body["StatusCallbackEvent"] ?? "").split(/\s+/);
+      const url = body["StatusCallback"];
+      if (this.#options.deliver && typeof url === "string" && events.includes("initiated"))
+        void this.#options
+          .deliver(url, {
+            AccountSid: this.accountSid,
+            CallSid: record.callSid!,
+            CallSidLegacy: record.callSid!,
+            CallStatus: "initiated",
+            ConnectionId: this.connectionId,
+            From: String(body["From"]),
+            To: String(body["To"]),
+            Direction: "outbound-api",
+          })
+          .catch(() => {});
+    };
+    if (this.holdCreates) this.#held.push(answer);
+    else answer();
   }
 
   #record(r: TelnyxRestRequest): void {

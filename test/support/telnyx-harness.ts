@@ -15,7 +15,7 @@ import type { TalkEvent } from "../../src/core/talk-events.js";
 import { capturedLogger, realtimeStandIn } from "./harness-parts.js";
 import type { FakeOpenAiRealtimeServer } from "./fake-openai-realtime-server.js";
 import { type FakeOpenAiRealtimeServerOptions } from "./fake-openai-realtime-server.js";
-import { FakeTelnyxRestServer } from "./fake-telnyx-rest-server.js";
+import { FakeTelnyxRestServer, type FakeTelnyxRestServerOptions } from "./fake-telnyx-rest-server.js";
 import {
   telnyxCallControlId,
   TelnyxStreamClient,
@@ -34,6 +34,8 @@ export interface TelnyxHarnessSetup {
   telephony?: Record<string, unknown>;
   realtime?: FakeOpenAiRealtimeServerOptions;
   config?: Record<string, unknown>;
+  /** The fake Telnyx REST API's options (e.g. `answerCallSid`). */
+  rest?: Omit<FakeTelnyxRestServerOptions, "deliver" | "accountSid">;
 }
 
 export interface TelnyxHarness {
@@ -64,11 +66,18 @@ export interface TelnyxHarness {
 
 export async function startTelnyx(setup: TelnyxHarnessSetup): Promise<TelnyxHarness> {
   const { realtime, talk } = await realtimeStandIn(setup.mode, setup.realtime);
-  const rest = new FakeTelnyxRestServer(TELNYX_API_KEY, TELNYX_CONNECTION_ID);
-  await rest.start();
   const signer = new TelnyxWebhookSigner();
-  const { logger, logs } = capturedLogger();
   const publicUrl = "http://talkgate.test";
+  // Telnyx posts a placed call's status callbacks (`initiated` first) to the public URL: here, to the server, signed.
+  const server: { post?: (path: string, form: Record<string, string>) => Promise<Response> } = {};
+  const rest = new FakeTelnyxRestServer(TELNYX_API_KEY, TELNYX_CONNECTION_ID, {
+    accountSid: TELNYX_ACCOUNT,
+    ...setup.rest,
+    deliver: async (url, form) =>
+      url.startsWith(publicUrl) ? server.post?.(url.slice(publicUrl.length), form) : undefined,
+  });
+  await rest.start();
+  const { logger, logs } = capturedLogger();
   const { config, ...rest_ } = validateConfig({
     server: { host: "127.0.0.1", port: 0, publicUrl },
     auth: { tokens: [{ name: "admin", token: ADMIN_TOKEN, scopes: ["admin"] }] },
@@ -80,6 +89,7 @@ export async function startTelnyx(setup: TelnyxHarnessSetup): Promise<TelnyxHarn
         publicKey: signer.publicKey,
         apiKey: TELNYX_API_KEY,
         connectionId: TELNYX_CONNECTION_ID,
+        accountSid: TELNYX_ACCOUNT,
         apiBaseUrl: rest.url,
         defaultFrom: "+15550001111",
       },
@@ -109,6 +119,7 @@ export async function startTelnyx(setup: TelnyxHarnessSetup): Promise<TelnyxHarn
       body,
     });
   };
+  server.post = (path, form) => post(path, form);
   const parametersOf = (texml: string): Record<string, string> =>
     Object.fromEntries(
       [...texml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!]),

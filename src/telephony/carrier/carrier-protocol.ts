@@ -182,7 +182,12 @@ export interface CarrierDialRequest {
 
 /** A call the carrier accepted: its id and first status. */
 export interface CarrierCall {
-  readonly callId: string;
+  /**
+   * The carrier's id of the call; undefined when the carrier's answer names
+   * none and the call is named by its first status callback instead
+   * (`CarrierRestClient.callIdFromStatus`).
+   */
+  readonly callId: string | undefined;
   readonly status: string;
 }
 
@@ -220,6 +225,12 @@ export interface CarrierRestClient {
   ): Promise<void>;
   /** A repeated sendDtmf with the same `requestId` plays the digits once (Telnyx `command_id`): outages are retried. */
   readonly dtmfIdempotent?: boolean;
+  /**
+   * The dial's answer may not name the call (Telnyx's account-scoped TeXML
+   * calls answer `{from, to, status}`): the dialer then learns the id from
+   * the call's first status callback, whose URL names the dial (`?dial=`).
+   */
+  readonly callIdFromStatus?: boolean;
 }
 
 /** How a transfer is asked of the carrier. */

@@ -61,6 +61,9 @@ export interface DialledCall {
 interface PendingDial {
   callId: string | undefined;
   call: CallSession | undefined;
+  /** The id a status callback named for this dial (callIdFromStatus carriers), and who waits for it. */
+  named?: string;
+  onNamed?: (callId: string) => void;
 }
 
 const DIAL_TIMEOUT_MS = 15_000;
@@ -100,9 +103,11 @@ export class OutboundDialer {
       );
       const amd = resolveAmd(request.machineDetection, from, this.#o.amd.config);
       // The job reaches the call from any worker; an AMD result has to reach this worker, which runs the detection.
+      // A carrier whose dial answer may not name the call names it in the first status callback: the URL names the dial.
       const query = new URLSearchParams({
         ...(jobId ? { job: jobId } : {}),
         ...(amd && this.#o.amd.workerId ? { worker: this.#o.amd.workerId } : {}),
+        ...(rest.callIdFromStatus ? { dial: dialId } : {}),
       }).toString();
       const statusCallbackUrl = `${base}${carrier.paths.status}${query ? `?${query}` : ""}`;
       const { created, amdRefused } = await this.#dialWithAmd(amd, statusCallbackUrl, {
@@ -115,7 +120,7 @@ export class OutboundDialer {
         answerUrl: `${base}${carrier.paths.voice}?${STREAM_PARAMETER.token}=${token}`,
         statusCallbackUrl,
       });
-      const callId = created.callId;
+      const callId = created.callId ?? (await this.#namedByStatus(dialId, pending));
       const call = this.#o.createCall(
         this.#o.callCarrier,
         { callSid: callId, ...identity },
@@ -155,6 +160,48 @@ export class OutboundDialer {
       logger.warn({ code: error.code, message: error.message }, "outbound call failed");
       throw error;
     }
+  }
+
+  /**
+   * The id the call's first status callback named for the dial (`named`),
+   * for a carrier whose dial answer did not name it. provider_error when
+   * none comes within the dial timeout: the call may ring with nobody
+   * holding it, which the log says with the dial's id.
+   */
+  #namedByStatus(dialId: string, pending: PendingDial): Promise<string> {
+    if (pending.named !== undefined) return Promise.resolve(pending.named);
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.onNamed = undefined;
+        this.#o.logger.error(
+          { dialId },
+          "outbound call: the carrier accepted the dial but no status callback named the call",
+        );
+        reject(
+          new TalkError(
+            "provider_error",
+            `The carrier accepted the call but no status callback named it within ${DIAL_TIMEOUT_MS} ms (is PUBLIC_URL reachable?).`,
+          ),
+        );
+      }, DIAL_TIMEOUT_MS);
+      pending.onNamed = (callId) => {
+        clearTimeout(timer);
+        resolve(callId);
+      };
+    });
+  }
+
+  /**
+   * A status callback named `callId` for the dial `dialId` (its URL's
+   * `?dial=`): the dial, if still waiting here for its call's id, takes it.
+   * True when it was a dial of this worker's that did not know its id yet.
+   */
+  named(dialId: string, callId: string): boolean {
+    const dial = this.#dials.get(dialId);
+    if (dial === undefined || dial.callId !== undefined || dial.named !== undefined) return false;
+    dial.named = callId;
+    dial.onNamed?.(callId);
+    return true;
   }
 
   /**

@@ -158,6 +158,13 @@ function statusCallbackRoute(o: OutboundRoutesOptions, c: StatusCallbackCarrier)
       }
       const { callId, terminal } = status;
       const jobId = queried("job");
+      // The first status callback of a dial whose answer named no call (Telnyx TeXML) names it here.
+      const dialId = queried("dial");
+      if (dialId !== undefined && dialer.named(dialId, callId)) {
+        logger.info({ callId, dialId, status: status.status }, "status callback: names the dialled call");
+        if (terminal) o.statuses.keepEarly(callId, status.status);
+        return reply.code(204).send();
+      }
       if (terminal) dialer.forget(callId);
 
       const call = o.calls.get(callId);

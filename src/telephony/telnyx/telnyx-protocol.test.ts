@@ -182,29 +182,53 @@ describe("TelnyxRestClient against a local Telnyx API", () => {
   let client: TelnyxRestClient;
   const signal = new AbortController().signal;
   beforeEach(async () => {
-    server = new FakeTelnyxRestServer("KEY", "conn-1");
-    client = new TelnyxRestClient({ apiKey: "KEY", connectionId: "conn-1", baseUrl: await server.start() });
+    server = new FakeTelnyxRestServer("KEY", "conn-1", { accountSid: "acct-1" });
+    client = new TelnyxRestClient({
+      apiKey: "KEY",
+      connectionId: "conn-1",
+      accountSid: "acct-1",
+      baseUrl: await server.start(),
+    });
   });
   afterEach(() => server.close());
 
-  it("dials a TeXML call with the answer inline and a status callback", async () => {
-    const call = await client.dial({
+  it("dials an account-scoped TeXML call (the endpoint that takes status callbacks and detection) with the answer inline", async () => {
+    const dial = {
       to: "+15557654321",
       from: "+15550001111",
       stream: { url: "wss://h/telephony/telnyx/stream", parameters: { token: "t1ab" } },
-      statusCallbackUrl: "https://h/telephony/telnyx/status",
+      statusCallbackUrl: "https://h/telephony/telnyx/status?dial=d1",
+      machineDetection: { mode: "detect" as const, callbackUrl: "https://h/telephony/telnyx/status?dial=d1" },
       signal,
-    });
+    };
+    // Telnyx answers {from, to, status} (the API reference): the call is named by its first status callback.
+    const call = await client.dial(dial);
+    expect(call).toEqual({ callId: undefined, status: "queued" });
+    expect(client.callIdFromStatus).toBe(true);
     const req = server.requests[0]!;
-    expect(call).toEqual({ callId: req.callSid, status: "queued" });
-    expect(req.path).toBe("/v2/texml/calls/conn-1");
+    expect(req.path).toBe("/v2/texml/Accounts/acct-1/Calls");
     expect(req.body).toMatchObject({
+      ApplicationSid: "conn-1",
       From: "+15550001111",
       To: "+15557654321",
-      StatusCallback: "https://h/telephony/telnyx/status",
+      StatusCallback: "https://h/telephony/telnyx/status?dial=d1",
       StatusCallbackMethod: "POST",
+      StatusCallbackEvent: "initiated ringing answered completed",
+      MachineDetection: "Enable",
+      AsyncAmd: true,
+      AsyncAmdStatusCallback: "https://h/telephony/telnyx/status?dial=d1",
     });
     expect(req.body["Texml"]).toContain('<Parameter name="token" value="t1ab"/>');
+    // An answer that names the call is taken at its word.
+    const naming = new FakeTelnyxRestServer("KEY", "conn-1", { accountSid: "acct-1", answerCallSid: true });
+    const named = await new TelnyxRestClient({
+      apiKey: "KEY",
+      connectionId: "conn-1",
+      accountSid: "acct-1",
+      baseUrl: await naming.start(),
+    }).dial(dial);
+    expect(named.callId).toBe(naming.requests[0]!.callSid);
+    await naming.close();
   });
 
   it("hangs up and transfers through Call Control; a call already over counts as hung up", async () => {

@@ -43,6 +43,8 @@ export interface TelnyxProtocolOptions {
   apiKey?: string | undefined;
   /** TeXML application connection id outbound calls are placed from. */
   connectionId?: string | undefined;
+  /** The account's id (`account_sid` of the TeXML REST API): with connectionId, enables outbound calls. */
+  accountSid?: string | undefined;
   /** REST API base. Default "https://api.telnyx.com". */
   apiBaseUrl?: string | undefined;
   /** Largest clock distance of telnyx-timestamp, seconds. Default 300. */
@@ -60,6 +62,7 @@ export function telnyxProtocol(options: TelnyxProtocolOptions): CarrierProtocol 
     ? new TelnyxRestClient({
         apiKey: options.apiKey,
         connectionId: options.connectionId,
+        accountSid: options.accountSid,
         baseUrl: options.apiBaseUrl,
       })
     : undefined;

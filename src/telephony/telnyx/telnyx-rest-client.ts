@@ -1,10 +1,17 @@
 /**
  * The Telnyx REST calls telephony needs, over fetch, with the API key as a
  * Bearer token:
- * - dial: `POST /v2/texml/calls/{connection_id}` (a TeXML call from the
- *   TeXML application's connection) with the answer TeXML inline (`Texml`)
- *   and a status callback; the answer is a flat `{call_sid, status}` whose
- *   call_sid is the call's call_control_id;
+ * - dial: `POST /v2/texml/Accounts/{account_sid}/Calls` ("Initiate an
+ *   outbound call": `ApplicationSid` = the TeXML application's id, the answer
+ *   TeXML inline as `Texml`, `StatusCallback*`, and for answering-machine
+ *   detection `MachineDetection` / `AsyncAmd*`). The connection-scoped
+ *   `POST /v2/texml/calls/{connection_id}` takes only From, To, Method,
+ *   Texml and Url (the telnyx SDK's `CallCreateParams` and the API
+ *   reference), so status callbacks and detection sent there may be dropped.
+ *   The account-scoped answer is documented as `{from, to, status}`: when it
+ *   names no call (`call_sid` / `sid`), the call is named by its first status
+ *   callback (`callIdFromStatus`; `initiated` is among the events asked for);
+ *   a call_sid is the call's call_control_id;
  * - hang up: Call Control `POST /v2/calls/{call_control_id}/actions/hangup`
  *   (a call already over, error 90018, counts as hung up);
  * - transfer: Call Control `POST /v2/calls/{call_control_id}/actions/transfer`
@@ -30,8 +37,10 @@ import { connectStreamTexml } from "./texml.js";
 export interface TelnyxRestClientOptions {
   /** TELNYX_API_KEY. Required; never logged. */
   apiKey: string;
-  /** The TeXML application's connection id calls are placed from; without it `dial` is refused. */
+  /** The TeXML application's id (`ApplicationSid`) calls are placed from; without it `dial` is refused. */
   connectionId?: string | undefined;
+  /** The account's id (`account_sid`, a TeXML webhook's `AccountSid`); without it `dial` is refused. */
+  accountSid?: string | undefined;
   /** API base. Default "https://api.telnyx.com". */
   baseUrl?: string | undefined;
   /** Upper bound on each request, ms. Default 10 000. */
@@ -44,6 +53,7 @@ const CALL_ALREADY_ENDED = "90018";
 export class TelnyxRestClient implements CarrierRestClient {
   readonly #authorization: string;
   readonly #connectionId: string | undefined;
+  readonly #accountSid: string | undefined;
   readonly #baseUrl: string;
   readonly #timeoutMs: number;
 
@@ -58,34 +68,29 @@ export class TelnyxRestClient implements CarrierRestClient {
       throw new TalkError("config_invalid", "timeoutMs must be a positive integer.");
     this.#authorization = `Bearer ${options.apiKey}`;
     this.#connectionId = options.connectionId || undefined;
+    this.#accountSid = options.accountSid || undefined;
     this.#baseUrl = baseUrl;
     this.#timeoutMs = timeoutMs;
   }
 
+  /** The account-scoped answer may not name the call: its first status callback does. */
+  readonly callIdFromStatus = true;
+
   async dial(request: CarrierDialRequest): Promise<CarrierCall> {
-    if (this.#connectionId === undefined)
+    if (this.#connectionId === undefined || this.#accountSid === undefined)
       throw new TalkError(
         "capability_unsupported",
-        "Telnyx outbound calls need telephony.telnyx.connectionId (TELNYX_CONNECTION_ID).",
+        "Telnyx outbound calls need telephony.telnyx.accountSid (TELNYX_ACCOUNT_SID) and connectionId (TELNYX_CONNECTION_ID).",
       );
     const json = await this.#post(
-      `/v2/texml/calls/${encodeURIComponent(this.#connectionId)}`,
-      {
-        From: request.from,
-        To: request.to,
-        Texml: connectStreamTexml(request.stream),
-        StatusCallback: request.statusCallbackUrl,
-        StatusCallbackMethod: "POST",
-        StatusCallbackEvent: "initiated ringing answered completed",
-        ...telnyxAmdParams(request.machineDetection),
-      },
+      `/v2/texml/Accounts/${pathSegment(this.#accountSid)}/Calls`,
+      telnyxDialBody(this.#connectionId, request),
       request.signal,
     );
-    // The connection-scoped call is a flat object; older TeXML endpoints wrap it in `data`.
+    // Documented flat (`{from, to, status}`); a `data` wrapper is read too.
     const call = (isObject(json["data"]) ? json["data"] : json) as Record<string, unknown>;
-    const callId = call["call_sid"] ?? call["sid"];
-    if (typeof callId !== "string" || callId.length === 0)
-      throw new TalkError("provider_error", "Telnyx accepted the call but named no call_sid.");
+    const named = call["call_sid"] ?? call["sid"];
+    const callId = typeof named === "string" && named.length > 0 ? named : undefined;
     return { callId, status: typeof call["status"] === "string" ? call["status"] : "queued" };
   }
 
@@ -181,6 +186,20 @@ export class TelnyxRestClient implements CarrierRestClient {
     }
     return json;
   }
+}
+
+/** The body of an outbound TeXML call (account-scoped "Initiate an outbound call"). */
+export function telnyxDialBody(applicationSid: string, request: CarrierDialRequest): Record<string, unknown> {
+  return {
+    ApplicationSid: applicationSid,
+    From: request.from,
+    To: request.to,
+    Texml: connectStreamTexml(request.stream),
+    StatusCallback: request.statusCallbackUrl,
+    StatusCallbackMethod: "POST",
+    StatusCallbackEvent: "initiated ringing answered completed",
+    ...telnyxAmdParams(request.machineDetection),
+  };
 }
 
 /**
