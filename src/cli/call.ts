@@ -10,6 +10,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createResampler } from "../codecs/index.js";
 import { decodeMulaw, encodeMulaw } from "../codecs/index.js";
 import { readWav, writeWav } from "../codecs/index.js";
@@ -22,9 +24,9 @@ import { SimulatedTwilioStream } from "./simulated-twilio-stream.js";
 export interface CallOptions {
   /** The caller's recording (WAV, any rate and sample format). Required. */
   file: string;
-  /** The server's base URL. Default "http://127.0.0.1:8787". */
+  /** The server's base URL. Default: the server `npm start` runs here (`defaultServerUrl`). */
   url?: string;
-  /** Where the assistant's audio is written (WAV, 8 kHz mono). Default "answer.wav". */
+  /** Where the assistant's audio is written (WAV, 8 kHz mono). Default `defaultAnswerPath()`. */
   out?: string;
   /** Call mode; default: the server's choice for the number (telephony.defaultMode). */
   mode?: "realtime" | "stt-tts";
@@ -46,9 +48,24 @@ export interface CallIo {
 
 const FRAME = 160;
 
+/**
+ * The server a call goes to without `--url`: the one `npm start` runs with the same environment, on
+ * `PORT` (8787 when unset or 0) and `HOST` (loopback when unset or a wildcard address).
+ */
+export function defaultServerUrl(env: NodeJS.ProcessEnv): string {
+  const port = env.PORT !== undefined && /^\d+$/.test(env.PORT) && Number(env.PORT) > 0 ? env.PORT : "8787";
+  const host = env.HOST && !["0.0.0.0", "::", "[::]"].includes(env.HOST) ? env.HOST : "127.0.0.1";
+  return `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
+}
+
+/** Where the answer goes without `--out`: the system's temporary directory, never the working tree. */
+export function defaultAnswerPath(): string {
+  return join(tmpdir(), "talkgate-answer.wav");
+}
+
 export async function runCall(options: CallOptions, io: CallIo): Promise<number> {
-  const base = (options.url ?? "http://127.0.0.1:8787").replace(/\/+$/, "");
-  const out = options.out ?? "answer.wav";
+  const base = (options.url ?? defaultServerUrl(process.env)).replace(/\/+$/, "");
+  const out = options.out ?? defaultAnswerPath();
   const maxMs = (options.maxSeconds ?? 60) * 1000;
   const quietMs = options.quietMs ?? 3000;
   if (!Number.isFinite(maxMs) || maxMs <= 0)
@@ -195,9 +212,13 @@ async function postVoiceWebhook(
   try {
     res = await fetch(`${base}${path}`, { method: "POST", headers, body: new URLSearchParams(params) });
   } catch (cause) {
-    throw new TalkError("provider_unavailable", `No server at ${base} (start one with: talkgate serve).`, {
-      cause,
-    });
+    throw new TalkError(
+      "provider_unavailable",
+      `No server at ${base}: start one with \`npm start\` (on another port: set PORT for both, or pass --url).`,
+      {
+        cause,
+      },
+    );
   }
   if (res.status !== 200)
     throw new TalkError(

@@ -1,5 +1,6 @@
 // First: every module after it creates its named closures through tsx's keepNames helper (keep-names-fix.ts).
 import "./keep-names-fix.js";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { isTalkError } from "../core/index.js";
 
@@ -12,10 +13,14 @@ Usage:
                                         over redis.url, else a private redis-server)
   talkgate doctor --config PATH [--dry-run]
                                         migrate legacy realtime config into talk.realtime
-  talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]
+  talkgate call FILE.wav [--url URL] [--out FILE.wav] [--mode realtime|stt-tts]
+                [--token TOKEN] [--max-seconds 60]
                                         simulated phone call against a running server:
                                         the recording is the caller, prints the transcript,
-                                        writes the assistant's audio
+                                        writes the assistant's audio (default: the system's
+                                        temporary directory); --url defaults to the server on
+                                        PORT and HOST; --token (or TALKGATE_ADMIN_TOKEN) for a
+                                        server with auth.tokens
   talkgate help                         this text
 
 Configuration: a JSON file (--config or TALKGATE_CONFIG) plus environment
@@ -82,17 +87,19 @@ const commands: Record<string, Command> = {
       (mode !== undefined && mode !== "realtime" && mode !== "stt-tts")
     ) {
       process.stderr.write(
-        "talkgate call: usage: talkgate call FILE.wav [--url URL] [--out answer.wav] [--mode realtime|stt-tts]\n",
+        "talkgate call: usage: talkgate call FILE.wav [--url URL] [--out FILE.wav] [--mode realtime|stt-tts] [--token TOKEN] [--max-seconds N]\n",
       );
       return 2;
     }
     const { runCall } = await import("./call.js");
     const token = values.token ?? process.env.TALKGATE_ADMIN_TOKEN;
+    // `npm run call` runs in the package's directory; paths are the caller's, relative to where npm was run.
+    const here = process.env.INIT_CWD ?? process.cwd();
     return runCall(
       {
-        file,
+        file: resolve(here, file),
         ...(values.url !== undefined ? { url: values.url } : {}),
-        ...(values.out !== undefined ? { out: values.out } : {}),
+        ...(values.out !== undefined ? { out: resolve(here, values.out) } : {}),
         ...(mode !== undefined ? { mode } : {}),
         ...(token !== undefined ? { token } : {}),
         ...(values["max-seconds"] !== undefined ? { maxSeconds: Number(values["max-seconds"]) } : {}),

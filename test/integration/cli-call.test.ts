@@ -62,9 +62,13 @@ describe("talkgate call", () => {
     const dir = mkdtempSync(join(tmpdir(), "talkgate-call-"));
     const server = run(["serve"], { PORT: "0", LOG_LEVEL: "info", TALKGATE_DATA_DIR: join(dir, "data") });
     const url = await serverUrl(server);
-    const out = join(dir, "answer.wav");
-    const call = run(["call", RECORDING, "--url", url, "--out", out, "--mode", "stt-tts"]);
+    // As a newcomer runs it: no --url (the server on PORT, as `npm start` reads it) and no --out (the
+    // system's temporary directory, not the working tree).
+    const port = new URL(url).port;
+    const call = run(["call", RECORDING, "--mode", "stt-tts"], { PORT: port, TMPDIR: dir });
     expect(await call.exit).toBe(0);
+    const out = join(dir, "talkgate-answer.wav");
+    expect(call.stderr()).toContain(`-> ${out}`);
 
     const lines = call.stdout().split("\n");
     const caller = lines.find((l) => l.startsWith("caller: "));
@@ -79,6 +83,19 @@ describe("talkgate call", () => {
     // Speech energy: espeak-ng's answer through u-law is far above the -50 dBFS of line silence.
     expect(rms(wav.pcm)).toBeGreaterThan(500);
   }, 60_000);
+
+  it("says where no server answers, and how to start or find one", async () => {
+    const call = run(["call", RECORDING, "--url", "http://127.0.0.1:1"]);
+    expect(await call.exit).toBe(1);
+    expect(call.stderr()).toContain("No server at http://127.0.0.1:1: start one with `npm start`");
+  });
+
+  it("is listed with every option in talkgate --help", async () => {
+    const help = run(["--help"]);
+    expect(await help.exit).toBe(0);
+    for (const option of ["--url", "--out", "--mode", "--token", "--max-seconds"])
+      expect(help.stdout()).toContain(option);
+  });
 
   it("refuses a missing file argument or an unknown mode with usage and exit code 2", async () => {
     const bad = run(["call", RECORDING, "--mode", "carrier-pigeon"]);
