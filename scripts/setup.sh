@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*"; }
 
 # --- Debian packages ---------------------------------------------------------
-DEB_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us pocketsphinx-testdata python3-pocketsphinx ffmpeg sox chromium redis-server libspeexdsp-dev)
+DEB_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us pocketsphinx-testdata python3-pocketsphinx ffmpeg sox chromium xvfb xauth redis-server libspeexdsp-dev)
 missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

@@ -565,6 +565,14 @@ export const meetingsSchema = z
     captureTimeoutMs: positiveInt.default(15_000),
     /** How often the platform driver reads the page. */
     pollIntervalMs: z.number().int().min(10).default(500),
+    /** An unrecognised screen during the join this long is saved (screenshot, with the bot's record) and reloaded. */
+    unknownScreenMs: z.number().int().min(100).default(15_000),
+    /** Reloads for unrecognised screens per bot; then fatal/blocked_by_platform. */
+    unknownScreenRetries: nonNegativeInt.default(2),
+    /** The bots' browser: "headed" on an Xvfb display (what the platforms need), or "headless" (development). */
+    browser: z.enum(["headed", "headless"]).default("headed"),
+    /** Headed bots: one Xvfb display shared by the process's bots, or one per bot. */
+    display: z.enum(["shared", "per-bot"]).default("shared"),
     /** Non-speech that ends a caption line (multiple of 10). */
     utteranceSilenceMs: z.number().int().min(100).multipleOf(10).default(600),
     /** Longest caption line before it is cut. */

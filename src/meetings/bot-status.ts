@@ -50,6 +50,19 @@ export interface BotTransition {
   at: string;
 }
 
+/** A screen the bot's join state machine recognised (or not), in the bot's status. */
+export interface ScreenVisit {
+  at: string;
+  /** The driver's screen id ("prejoin", "lobby", "cant_join"...), or "unknown". */
+  screen: string;
+  /** What it meant for the lifecycle (MeetingPhase). */
+  phase: string;
+  /** The fact that decided it. */
+  reason: string;
+  /** An unknown screen's screenshot, saved with the bot's record (`<dataDir>/meetings/<botId>.screens/`). */
+  screenshot?: string;
+}
+
 /** What GET /meetings/bots/:id answers. */
 export interface BotStatus {
   id: string;
@@ -68,6 +81,8 @@ export interface BotStatus {
   participants: string[];
   /** Every state change, in order. */
   history: BotTransition[];
+  /** The screens the bot passed, in order (the newest 50). */
+  screens?: ScreenVisit[];
   timings: {
     requestedAt: string;
     joinAt?: string;

@@ -62,6 +62,18 @@ export interface MeetingsOptions {
   joinTimeoutMs?: number;
   /** Time in the call without the page's capture socket before capture_failed, ms. Default 15 000. */
   captureTimeoutMs?: number;
+  /** An unrecognised screen during the join this long is saved (screenshot) and the page reloaded, ms. Default 15 000. */
+  unknownScreenMs?: number;
+  /** Reloads for unrecognised screens per bot; then fatal / blocked_by_platform. Default 2. */
+  unknownScreenRetries?: number;
+  /**
+   * The bot's browser: "headed" (default: Debian Chromium on an Xvfb virtual
+   * display, as the live platforms need) or "headless" (development only:
+   * no Xvfb needed, but platforms may refuse it).
+   */
+  browser?: "headed" | "headless";
+  /** Headed browsers: one Xvfb display shared by the process's bots (default) or one per bot. */
+  display?: "shared" | "per-bot";
   /** How often the platform driver reads the page (admission, roster, end), ms. Default 500. */
   pollIntervalMs?: number;
   /** Non-speech that ends a caption line, ms (multiple of 10). Default 600. */
@@ -112,6 +124,10 @@ export const MEETINGS_DEFAULTS = Object.freeze({
   joinTimeoutMs: 60_000,
   captureTimeoutMs: 15_000,
   pollIntervalMs: 500,
+  unknownScreenMs: 15_000,
+  unknownScreenRetries: 2,
+  browser: "headed" as "headed" | "headless",
+  display: "shared" as "shared" | "per-bot",
   utteranceSilenceMs: 600,
   maxUtteranceMs: 20_000,
   forcePcm: false,
@@ -145,7 +161,15 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   const int = (
     field: Exclude<
       keyof typeof MEETINGS_DEFAULTS,
-      "chat" | "chromiumArgs" | "camera" | "receiveVideo" | "forcePcm" | "wakeTriggers" | "chromiumPath"
+      | "chat"
+      | "chromiumArgs"
+      | "camera"
+      | "receiveVideo"
+      | "forcePcm"
+      | "wakeTriggers"
+      | "chromiumPath"
+      | "browser"
+      | "display"
     >,
     min: number,
   ): void => {
@@ -161,6 +185,10 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   int("joinTimeoutMs", 1);
   int("captureTimeoutMs", 1);
   int("pollIntervalMs", 10);
+  int("unknownScreenMs", 100);
+  int("unknownScreenRetries", 0);
+  if (o.browser !== "headed" && o.browser !== "headless") bad("browser", 'must be "headed" or "headless"');
+  if (o.display !== "shared" && o.display !== "per-bot") bad("display", 'must be "shared" or "per-bot"');
   int("utteranceSilenceMs", 100);
   int("maxUtteranceMs", 1000);
   int("wakeWindowMs", 1);

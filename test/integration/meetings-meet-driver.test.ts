@@ -10,6 +10,7 @@ import { BotChat } from "../../src/meetings/bot/bot-chat.js";
 import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
 import { GoogleMeetDriver } from "../../src/meetings/platforms/google-meet/meet-driver.js";
 import type { ChatMessage, DriverPage } from "../../src/meetings/platforms/platform-driver.js";
+import { joinContext, phaseOf, testDriverPage } from "../support/driver-page.js";
 
 const FIXTURES = join(import.meta.dirname, "../fixtures/meet");
 
@@ -22,14 +23,9 @@ describe("Google Meet driver against saved page fixtures", () => {
   let page: Page;
   let profile: string;
   const driver = new GoogleMeetDriver();
-  const context = { botName: "Notetaker", signal: new AbortController().signal };
+  const context = joinContext("Notetaker");
 
-  const driverPage = (): DriverPage => ({
-    evaluate: <T>(script: string) => page.evaluate(script) as Promise<T>,
-    click: (selector) => page.click(selector),
-    type: (selector, text) => page.type(selector, text),
-    url: () => page.url(),
-  });
+  const driverPage = (): DriverPage => testDriverPage(page);
   const load = (name: string) => page.setContent(readFileSync(join(FIXTURES, name), "utf8"));
 
   beforeAll(async () => {
@@ -58,21 +54,21 @@ describe("Google Meet driver against saved page fixtures", () => {
 
   it("enters the name, turns microphone and camera off, then asks to join and lands in the waiting room", async () => {
     await load("prejoin.html");
-    expect((await driver.observe(driverPage(), context)).phase).toBe("joining");
-    await driver.join(driverPage(), context);
+    expect(phaseOf(driver, await driver.observe(driverPage(), context))).toBe("joining");
+    await driver.screens["prejoin"]!.act!(driverPage(), context);
     expect(await page.evaluate("window.fixtureLog")).toEqual(["mic-off", "camera-off", "ask:Notetaker"]);
-    expect((await driver.observe(driverPage(), context)).phase).toBe("waiting_room");
+    expect(phaseOf(driver, await driver.observe(driverPage(), context))).toBe("waiting_room");
   });
 
   it("treats waiting-room text as a veto even when call controls are rendered", async () => {
     await load("waiting-room.html");
-    expect((await driver.observe(driverPage(), context)).phase).toBe("waiting_room");
+    expect(phaseOf(driver, await driver.observe(driverPage(), context))).toBe("waiting_room");
   });
 
   it("is admitted by the in-call roster and lists the others, never itself", async () => {
     await load("in-call.html");
     const seen = await driver.observe(driverPage(), context);
-    expect(seen.phase).toBe("in_call");
+    expect(phaseOf(driver, seen)).toBe("in_call");
     expect(seen.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
     // Meet mixes audio streams: no track can be attributed from the page.
     expect(seen.speakers).toEqual({});
@@ -88,13 +84,13 @@ describe("Google Meet driver against saved page fixtures", () => {
     ["sign-in.html", "sign_in_required"],
   ])("reads %s as %s", async (fixture, phase) => {
     await load(fixture);
-    expect((await driver.observe(driverPage(), context)).phase).toBe(phase);
+    expect(phaseOf(driver, await driver.observe(driverPage(), context))).toBe(phase);
   });
 
   it("leaves with the Leave call button", async () => {
     await load("in-call.html");
     await driver.leave(driverPage());
-    expect((await driver.observe(driverPage(), context)).phase).toBe("ended");
+    expect(phaseOf(driver, await driver.observe(driverPage(), context))).toBe("ended");
   });
 
   describe("chat", () => {

@@ -7,6 +7,7 @@ import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
 import { SpeakerAttribution } from "../../src/meetings/bot/speaker-attribution.js";
 import { Utterance } from "../../src/meetings/bot/utterance-segmenter.js";
 import type { DriverPage, PlatformDriver } from "../../src/meetings/platforms/platform-driver.js";
+import { joinContext, phaseOf, testDriverPage } from "../support/driver-page.js";
 import { TeamsDriver } from "../../src/meetings/platforms/teams/teams-driver.js";
 import { ZoomDriver } from "../../src/meetings/platforms/zoom/zoom-driver.js";
 
@@ -19,13 +20,8 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
   let browser: Browser;
   let page: Page;
   let profile: string;
-  const context = { botName: "Notetaker", signal: new AbortController().signal };
-  const driverPage = (): DriverPage => ({
-    evaluate: <T>(script: string) => page.evaluate(script) as Promise<T>,
-    click: (selector) => page.click(selector),
-    type: (selector, text) => page.type(selector, text),
-    url: () => page.url(),
-  });
+  const context = joinContext("Notetaker");
+  const driverPage = (): DriverPage => testDriverPage(page);
   const load = (platform: string, name: string) =>
     page.setContent(readFileSync(join(import.meta.dirname, `../fixtures/${platform}/${name}`), "utf8"));
   const observe = (driver: PlatformDriver) => driver.observe(driverPage(), context);
@@ -107,25 +103,25 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
 
     it("goes from the landing page to the browser client, enters the name, turns devices off, joins, and waits", async () => {
       await load("zoom", "landing.html");
-      expect((await observe(zoom)).phase).toBe("joining");
-      await zoom.join(driverPage(), context);
+      expect(phaseOf(zoom, await observe(zoom))).toBe("joining");
+      await zoom.screens["prejoin"]!.act!(driverPage(), context);
       expect(await page.evaluate("window.fixtureLog")).toEqual([
         "browser",
         "mic-off",
         "video-off",
         "join:Notetaker",
       ]);
-      expect((await observe(zoom)).phase).toBe("waiting_room");
+      expect(phaseOf(zoom, await observe(zoom))).toBe("waiting_room");
       await load("zoom", "waiting-room.html");
-      expect((await observe(zoom)).phase).toBe("waiting_room");
+      expect(phaseOf(zoom, await observe(zoom))).toBe("waiting_room");
     });
 
     it("is admitted by the call controls: joins computer audio, lists the others and the active speaker", async () => {
       await load("zoom", "in-call.html");
-      await zoom.join(driverPage(), context);
+      await zoom.screens["prejoin"]!.act!(driverPage(), context);
       expect(await page.evaluate("window.fixtureLog")).toEqual(["computer-audio"]);
       const seen = await observe(zoom);
-      expect(seen.phase).toBe("in_call");
+      expect(phaseOf(zoom, seen)).toBe("in_call");
       expect(seen.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
       expect(seen.activeSpeakers).toEqual(["Alice Example"]);
       expect(seen.speakers).toEqual({});
@@ -174,13 +170,13 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
       ["denied.html", "denied"],
     ])("reads %s as %s", async (fixture, phase) => {
       await load("zoom", fixture);
-      expect((await observe(zoom)).phase).toBe(phase);
+      expect(phaseOf(zoom, await observe(zoom))).toBe(phase);
     });
 
     it("leaves with Leave, then Leave Meeting", async () => {
       await load("zoom", "in-call.html");
       await zoom.leave(driverPage());
-      expect((await observe(zoom)).phase).toBe("ended");
+      expect(phaseOf(zoom, await observe(zoom))).toBe("ended");
     });
   });
 
@@ -204,22 +200,22 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
 
     it("continues on this browser, enters the name, turns camera and microphone off, joins, and waits in the lobby", async () => {
       await load("teams", "launcher.html");
-      await teams.join(driverPage(), context);
+      await teams.screens["prejoin"]!.act!(driverPage(), context);
       expect(await page.evaluate("window.fixtureLog")).toEqual([
         "browser",
         "mic-off",
         "video-off",
         "join:Notetaker",
       ]);
-      expect((await observe(teams)).phase).toBe("waiting_room");
+      expect(phaseOf(teams, await observe(teams))).toBe("waiting_room");
       await load("teams", "lobby.html");
-      expect((await observe(teams)).phase).toBe("waiting_room");
+      expect(phaseOf(teams, await observe(teams))).toBe("waiting_room");
     });
 
     it("is admitted by the call controls, lists the others and who is speaking", async () => {
       await load("teams", "in-call.html");
       const seen = await observe(teams);
-      expect(seen.phase).toBe("in_call");
+      expect(phaseOf(teams, seen)).toBe("in_call");
       expect(seen.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
       expect(seen.activeSpeakers).toEqual(["Alice Example"]);
     });
@@ -260,13 +256,13 @@ describe("Zoom and Teams web drivers against saved page fixtures", () => {
       ["anonymous-off.html", "blocked"],
     ])("reads %s as %s", async (fixture, phase) => {
       await load("teams", fixture);
-      expect((await observe(teams)).phase).toBe(phase);
+      expect(phaseOf(teams, await observe(teams))).toBe(phase);
     });
 
     it("leaves with the hang-up button", async () => {
       await load("teams", "in-call.html");
       await teams.leave(driverPage());
-      expect((await observe(teams)).phase).toBe("ended");
+      expect(phaseOf(teams, await observe(teams))).toBe("ended");
     });
   });
 });

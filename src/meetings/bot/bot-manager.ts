@@ -14,6 +14,7 @@ import {
 } from "../meetings-options.js";
 import type { PlatformDriver } from "../platforms/platform-driver.js";
 import { ChromiumLauncher, type BrowserLauncher } from "./browser-launcher.js";
+import { DisplayPool } from "./virtual-display.js";
 import { isAllowedCameraUrl } from "./camera-page.js";
 import { MeetingBot, type MeetingBotDeps } from "./meeting-bot.js";
 import { readTranscript, type TranscriptLine } from "./transcript-log.js";
@@ -93,7 +94,13 @@ export class BotManager {
     this.options = resolveMeetingsOptions(deps.options);
     this.#deps = deps;
     this.#logger = deps.logger ?? NOOP_LOGGER;
-    this.#launcher = deps.launcher ?? new ChromiumLauncher({ executablePath: this.options.chromiumPath });
+    this.#launcher =
+      deps.launcher ??
+      new ChromiumLauncher({
+        executablePath: this.options.chromiumPath,
+        headless: this.options.browser === "headless",
+        displays: new DisplayPool(this.options.display),
+      });
     deps.jobs?.process<BotJobData>("meeting-bot", { role: "bot" }, (job, signal) =>
       this.#runJob(job, signal),
     );
@@ -222,6 +229,7 @@ export class BotManager {
       options: this.options,
       captureUrl: (token) => this.#captureUrl(id, token),
       transcriptPath: this.transcriptPath(id),
+      recordDir: join(this.#deps.dataDir, "meetings", `${id}.screens`),
       notifier: this.options.webhook
         ? new WebhookNotifier(this.options.webhook, this.#logger, this.#shutdown.signal)
         : undefined,

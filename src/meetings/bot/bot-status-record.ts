@@ -1,6 +1,16 @@
 import type { TalkLogger, TalkSession } from "../../core/index.js";
-import { isTerminal, type BotMode, type BotState, type BotStatus, type BotSubCode } from "../bot-status.js";
+import {
+  isTerminal,
+  type BotMode,
+  type BotState,
+  type BotStatus,
+  type BotSubCode,
+  type ScreenVisit,
+} from "../bot-status.js";
 import type { WebhookNotifier } from "./webhook-notifier.js";
+
+/** Screens kept in a bot's status (the newest). */
+const MAX_SCREENS = 50;
 
 /** What a bot's status record is given: its first fields and where a change is told. */
 export interface BotStatusContext {
@@ -60,6 +70,13 @@ export class BotStatusRecord {
     this.value.participants = [...participants];
     if (this.value.state !== "in_call") this.transition("in_call");
     else if (changed) this.#emit();
+  }
+
+  /** A screen the bot passed (the join state machine); the newest MAX_SCREENS are kept. */
+  noteScreen(visit: ScreenVisit): void {
+    const screens = (this.value.screens ??= []);
+    screens.push(visit);
+    if (screens.length > MAX_SCREENS) screens.splice(0, screens.length - MAX_SCREENS);
   }
 
   transition(state: BotState, subCode?: BotSubCode, message?: string): void {

@@ -18,6 +18,21 @@ import { BotEnd, ended, fatal, withTimeout, type Outcome } from "./bot-outcome.j
 import { driverPage, openMeetingPage } from "./bot-page.js";
 import { BotChat } from "./bot-chat.js";
 import { startCameraPage, type CameraPage } from "./camera-page.js";
+import { ScreenMachine, type ScreenStep } from "./screen-machine.js";
+import { UNKNOWN_SCREEN, type JoinContext } from "../platforms/platform-driver.js";
+import { DESCRIBE_SCREEN_SCRIPT, type ScreenDescription } from "../platforms/screen-text.js";
+import type { ScreenVisit } from "../bot-status.js";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/** How often the platform's device toggles are checked in the call, ms. */
+const DEVICE_CHECK_MS = 2000;
+
+/** A screen the bot passed, as the probe and tests see it: with what the page showed and its picture. */
+export interface ScreenSeen extends ScreenVisit {
+  description?: ScreenDescription;
+  png?: Uint8Array;
+}
 
 export interface BotRequest {
   meetingUrl: string;
@@ -47,6 +62,8 @@ export interface MeetingBotDeps {
   /** ws:// URL of this bot's capture socket (the page connects to it). */
   captureUrl(token: string): string;
   transcriptPath: string;
+  /** Where this bot's unknown screens are saved (`<dataDir>/meetings/<botId>.screens/`). */
+  recordDir: string;
   notifier: WebhookNotifier | undefined;
   logger: TalkLogger;
   /** Extra Chromium flags (tests). */
@@ -73,6 +90,7 @@ export class MeetingBot {
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
   #lineListeners = new Set<(line: TranscriptLine) => void>();
+  #screenListeners = new Set<(screen: ScreenSeen) => void>();
   /** Lines finalized so far (the next line's index in the transcript). */
   #lineCount = 0;
   /** The meeting's chat, when the platform has one and `meetings.chat.enabled`. */
@@ -109,6 +127,15 @@ export class MeetingBot {
   onLine(listener: (line: TranscriptLine) => void): () => void {
     this.#lineListeners.add(listener);
     return () => this.#lineListeners.delete(listener);
+  }
+
+  /**
+   * Called with every screen the bot passes (the probe), with what the page
+   * showed and a screenshot. A throwing listener is ignored.
+   */
+  onScreen(listener: (screen: ScreenSeen) => void): () => void {
+    this.#screenListeners.add(listener);
+    return () => this.#screenListeners.delete(listener);
   }
 
   /** Leave now (DELETE). Idempotent; a bot that has not joined yet ends without launching. */
@@ -252,7 +279,7 @@ export class MeetingBot {
   }
 
   async #launchAndJoin(): Promise<void> {
-    const { launcher, driver, options, request } = this.#deps;
+    const { launcher, options, request } = this.#deps;
     const signal = this.#leave.signal;
     this.#browser = await launcher.launch({
       initScript: captureScript({
@@ -268,11 +295,25 @@ export class MeetingBot {
       signal,
     });
     this.#throwIfLeaving();
-    const url = driver.joinUrl(new URL(request.meetingUrl), request.botName);
-    await openMeetingPage(this.#browser, url, options.joinTimeoutMs, () => this.#throwIfGone());
+    await this.#openMeeting();
     await this.#startCamera();
-    await driver.join(this.#page(), { botName: request.botName, signal });
+  }
+
+  /** Loads the join URL (again, on a retry). */
+  async #openMeeting(): Promise<void> {
+    const { driver, options, request } = this.#deps;
+    const url = driver.joinUrl(new URL(request.meetingUrl), request.botName);
+    await openMeetingPage(this.#browser!, url, options.joinTimeoutMs, () => this.#throwIfGone());
     this.#throwIfGone();
+  }
+
+  #context(): JoinContext {
+    const { request } = this.#deps;
+    return {
+      botName: request.botName,
+      signal: this.#leave.signal,
+      wants: { microphone: request.mode === "agent", camera: (request.camera ?? "off") !== "off" },
+    };
   }
 
   /** camera "url": opens the page beside the meeting; a page that does not load leaves the camera black. */
@@ -294,21 +335,30 @@ export class MeetingBot {
     }
   }
 
-  /** Polls the page until something ends the stay. */
+  /**
+   * Runs the join state machine (screen-machine.ts) over the driver's
+   * readings until something ends the stay: each poll reads the page once,
+   * then acts on the screen, reloads a retried or unknown screen, records
+   * it, or ends with the screen's sub-code; in the call, timers, devices
+   * and chat.
+   */
   async #attend(): Promise<never> {
-    const { options } = this.#deps;
-    const launchedAt = Date.now();
+    const { options, driver } = this.#deps;
+    const machine = new ScreenMachine(driver.screens, {
+      unknownScreenMs: options.unknownScreenMs,
+      unknownScreenRetries: options.unknownScreenRetries,
+    });
+    let joinStartedAt = Date.now();
     let waitingSince: number | undefined;
     let joinedAt: number | undefined;
+    let devicesCheckedAt = 0;
     let failures = 0;
     for (;;) {
       this.#throwIfGone();
+      const context = this.#context();
       let seen: MeetingObservation;
       try {
-        seen = await this.#deps.driver.observe(this.#page(), {
-          botName: this.#deps.request.botName,
-          signal: this.#leave.signal,
-        });
+        seen = await driver.observe(this.#page(), context);
         failures = 0;
       } catch (err) {
         this.#throwIfGone();
@@ -318,30 +368,45 @@ export class MeetingBot {
         await this.#sleep(options.pollIntervalMs);
         continue;
       }
-      this.#captions!.setNames(seen.speakers, seen.sources);
-      if (seen.activeSpeakers) this.#captions!.noteActiveSpeakers(seen.activeSpeakers);
       const now = Date.now();
-      switch (seen.phase) {
-        case "not_found":
-          throw fatal("meeting_not_found", seen.detail);
-        case "sign_in_required":
-          throw fatal("sign_in_required", seen.detail);
-        case "blocked":
-          throw fatal("blocked_by_platform", seen.detail);
-        case "denied":
-          throw ended("admission_denied", seen.detail);
-        case "removed":
-          throw ended("kicked", seen.detail);
-        case "ended":
-          throw ended("meeting_ended", seen.detail);
+      const step = machine.step(seen, now, joinedAt !== undefined);
+      if (step.changed || step.record) await this.#noteScreen(step, step.record === true);
+      if (step.end) throw new BotEnd(step.end);
+      if (step.reload) {
+        this.#deps.logger.info(
+          { botId: this.id, screen: step.screen, why: step.reload.why },
+          "meeting: loading the meeting again",
+        );
+        machine.reloaded();
+        await this.#openMeeting();
+        joinStartedAt = Date.now();
+        await this.#sleep(options.pollIntervalMs);
+        continue;
+      }
+      if (step.act) {
+        try {
+          await step.act(this.#page(), context);
+        } catch (err) {
+          this.#throwIfGone();
+          this.#deps.logger.debug(
+            { err, botId: this.id, screen: step.screen },
+            "meeting: screen action failed",
+          );
+        }
+      }
+      if (step.screen !== UNKNOWN_SCREEN) {
+        this.#captions!.setNames(seen.speakers, seen.sources);
+        if (seen.activeSpeakers) this.#captions!.noteActiveSpeakers(seen.activeSpeakers);
+      }
+      switch (step.phase) {
         case "waiting_room":
           waitingSince ??= now;
           if (this.#status.value.state !== "in_waiting_room") this.#status.transition("in_waiting_room");
           if (now - waitingSince >= options.waitingRoomTimeoutMs) throw ended("waiting_room_timeout");
           break;
         case "joining":
-          if (joinedAt === undefined && now - launchedAt >= options.joinTimeoutMs)
-            throw fatal("blocked_by_platform", `not admitted: ${seen.detail ?? ""}`);
+          if (joinedAt === undefined && now - joinStartedAt >= options.joinTimeoutMs)
+            throw fatal("blocked_by_platform", `not admitted: ${step.reason}`);
           break;
         case "in_call":
           if (joinedAt === undefined) {
@@ -349,12 +414,96 @@ export class MeetingBot {
             this.#lastSpeechAt = now;
             this.#status.value.timings.joinedAt = new Date(now).toISOString();
           }
-          this.#status.setParticipants(seen.participants);
+          // An unknown screen in the call says nothing about who is there: the roster stays as last read.
+          if (step.screen !== UNKNOWN_SCREEN) this.#status.setParticipants(seen.participants);
+          if (now - devicesCheckedAt >= DEVICE_CHECK_MS) {
+            devicesCheckedAt = now;
+            await this.#keepDevices(context);
+          }
           this.#checkInCall(now, joinedAt);
           await this.#readChat();
           break;
+        default:
+          // End phases always come with `end` from the machine.
+          break;
       }
       await this.#sleep(options.pollIntervalMs);
+    }
+  }
+
+  /**
+   * In the call, the platform's own microphone and camera toggles where the
+   * bot needs them (agent mode heard: the microphone on; a card camera on),
+   * checked by the platform's state and switched with a real click.
+   */
+  async #keepDevices(context: JoinContext): Promise<void> {
+    const devices = this.#deps.driver.devices;
+    if (!devices) return;
+    for (const [name, toggle, on] of [
+      ["microphone", devices.microphone, context.wants.microphone],
+      ["camera", devices.camera, context.wants.camera],
+    ] as const) {
+      if (!toggle) continue;
+      try {
+        const state = await toggle.read(this.#page());
+        if (state === undefined || state === on) continue;
+        await toggle.set(this.#page(), on);
+        this.#deps.logger.info({ botId: this.id, device: name, on }, "meeting: platform device switched");
+      } catch (err) {
+        this.#throwIfGone();
+        this.#deps.logger.debug({ err, botId: this.id, device: name }, "meeting: device not switched");
+      }
+    }
+  }
+
+  /** A screen passed: into the status (bounded) and to the screen listeners; an unknown one with its screenshot. */
+  async #noteScreen(step: ScreenStep, screenshot: boolean): Promise<void> {
+    let file: string | undefined;
+    let description: ScreenDescription | undefined;
+    const wanted = screenshot || this.#screenListeners.size > 0;
+    if (wanted) {
+      try {
+        description = await this.#page().evaluate<ScreenDescription>(DESCRIBE_SCREEN_SCRIPT);
+      } catch {
+        // The page is navigating: the screen goes without its description.
+      }
+    }
+    let png: Uint8Array | undefined;
+    if (wanted) {
+      try {
+        png = await this.#page().screenshot();
+      } catch {
+        png = undefined;
+      }
+    }
+    if (screenshot && png) {
+      const n = this.#status.value.screens?.length ?? 0;
+      file = join(
+        this.#deps.recordDir,
+        `${String(n).padStart(3, "0")}-${step.screen.replace(/[^a-z0-9_-]/gi, "_")}.png`,
+      );
+      try {
+        await mkdir(this.#deps.recordDir, { recursive: true });
+        await writeFile(file, png);
+      } catch (err) {
+        file = undefined;
+        this.#deps.logger.warn({ err, botId: this.id }, "meeting: screen not saved");
+      }
+    }
+    const visit: ScreenVisit = {
+      at: new Date().toISOString(),
+      screen: step.screen,
+      phase: step.phase,
+      reason: step.reason,
+      ...(file ? { screenshot: file } : {}),
+    };
+    this.#status.noteScreen(visit);
+    for (const listener of this.#screenListeners) {
+      try {
+        listener({ ...visit, ...(description ? { description } : {}), ...(png ? { png } : {}) });
+      } catch {
+        // A listener cannot break the bot.
+      }
     }
   }
 
@@ -363,9 +512,7 @@ export class MeetingBot {
     const chat = this.#deps.driver.chat;
     if (!this.#chat || !chat) return;
     try {
-      this.#chat.observe(
-        await chat.read(this.#page(), { botName: this.#deps.request.botName, signal: this.#leave.signal }),
-      );
+      this.#chat.observe(await chat.read(this.#page(), this.#context()));
     } catch (err) {
       this.#deps.logger.debug({ err, botId: this.id }, "meeting: chat not readable");
     }

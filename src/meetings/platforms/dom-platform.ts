@@ -5,6 +5,7 @@ import type {
   MeetingChat,
   MeetingObservation,
   MeetingPhase,
+  ScreenRule,
 } from "./platform-driver.js";
 
 /**
@@ -97,18 +98,6 @@ export function observeScript(spec: DomPlatformSpec, botName: string): string {
 })(${JSON.stringify(spec)}, ${JSON.stringify(botName)})`;
 }
 
-/** Clicks the first button / link whose text is one of `texts` (exact, case-insensitive); answers the text or null. */
-function clickTextScript(texts: readonly string[]): string {
-  return `((texts) => {
-  const els = [...document.querySelectorAll('button, [role="button"], a')];
-  for (const t of texts) {
-    const el = els.find((e) => (e.textContent || "").trim().toLowerCase() === t.toLowerCase());
-    if (el) { el.click(); return t; }
-  }
-  return null;
-})(${JSON.stringify(texts)})`;
-}
-
 /**
  * The join flow of a web client: launcher pages ("join from your browser"),
  * name, devices off, computer audio, join button. Each step is retried while
@@ -127,27 +116,48 @@ export async function joinDomPlatform(
     if (await q(spec.nameInput)) break;
     if (await q(spec.joinButton)) break;
     if (await q(spec.leaveButton)) break; // already past the pre-join screen
-    await page.evaluate<string | null>(clickTextScript(spec.launcherTexts));
+    await page.clickText(spec.launcherTexts);
     await new Promise((r) => setTimeout(r, 200));
   }
-  if (await q(spec.nameInput)) {
-    await page.evaluate<void>(
-      `(() => { const el = document.querySelector(${JSON.stringify(spec.nameInput)}); el.value = ""; })()`,
-    );
-    await page.type(spec.nameInput, context.botName);
-  }
+  if (await q(spec.nameInput)) await page.type(spec.nameInput, context.botName);
   // Devices off before joining: the bot's microphone is gated anyway, but a hot mic icon alarms people.
   for (const selector of spec.devicesOn) {
     if (await q(selector)) await page.click(selector);
   }
-  if (await q(spec.joinButton)) await page.click(spec.joinButton);
-  else await page.evaluate<string | null>(clickTextScript(spec.joinButtonTexts));
+  if (!(await page.click(spec.joinButton))) await page.clickText(spec.joinButtonTexts);
   // Audio dialogs appear after the join click on some clients.
   for (let i = 0; i < 10; i++) {
     context.signal.throwIfAborted();
-    if (await page.evaluate<string | null>(clickTextScript(spec.computerAudioTexts))) break;
+    if (await page.clickText(spec.computerAudioTexts)) break;
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * The screens of a DOM platform, one per phase its texts decide (the
+ * framework's first cut for Zoom and Teams: their own screen tables replace
+ * it). The pre-join screen's act is the whole join flow, run once.
+ */
+export function domPlatformScreens(
+  spec: DomPlatformSpec,
+  source: string,
+): Readonly<Record<string, ScreenRule>> {
+  return Object.freeze({
+    prejoin: {
+      phase: "joining",
+      source,
+      act: (page: DriverPage, context: JoinContext) => joinDomPlatform(spec, page, context),
+      repeatMs: Number.MAX_SAFE_INTEGER,
+    },
+    waiting_room: { phase: "waiting_room", source },
+    in_call: { phase: "in_call", source },
+    not_found: { phase: "not_found", source },
+    sign_in_required: { phase: "sign_in_required", source },
+    denied: { phase: "denied", source },
+    blocked: { phase: "blocked", source },
+    removed: { phase: "removed", source },
+    ended: { phase: "ended", source },
+  });
 }
 
 export async function observeDomPlatform(
@@ -163,14 +173,15 @@ export async function observeDomPlatform(
   }>(observeScript(spec, context.botName));
   // Web clients mix or forward remote audio over a few streams: a track is not a participant, so no track
   // names; which RTP source is whom is in their signalling, not studied here, so no `sources` either.
-  return { ...seen, speakers: {} };
+  const { phase, detail, ...rest } = seen;
+  return { ...rest, screen: phase === "joining" ? "prejoin" : phase, reason: detail, speakers: {} };
 }
 
 export async function leaveDomPlatform(spec: DomPlatformSpec, page: DriverPage): Promise<void> {
   if (!(await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(spec.leaveButton)})`)))
     return;
   await page.click(spec.leaveButton);
-  await page.evaluate<string | null>(clickTextScript(spec.leaveConfirmTexts));
+  await page.clickText(spec.leaveConfirmTexts);
 }
 
 /** The chat of a DOM platform: messages read from the panel, posts typed in the compose box. */
@@ -198,19 +209,13 @@ export function domChat(spec: DomPlatformSpec): MeetingChat {
       }));
     },
     async send(page: DriverPage, text: string): Promise<void> {
-      const typed = await page.evaluate<boolean>(`((C, text) => {
-  let box = document.querySelector(C.input);
-  if (!box) { const open = document.querySelector(C.openButton); if (open) open.click(); box = document.querySelector(C.input); }
-  if (!box) return false;
-  box.focus();
-  if (box.isContentEditable) box.textContent = text; else box.value = text;
-  box.dispatchEvent(new InputEvent("input", { bubbles: true, data: text, inputType: "insertText" }));
-  const send = document.querySelector(C.sendButton);
-  if (send) send.click();
-  else box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter", keyCode: 13, bubbles: true }));
-  return true;
-})(${JSON.stringify(c)}, ${JSON.stringify(text)})`);
-      if (!typed) throw new Error("the chat compose box is not on the page");
+      // Real input only: open the panel, type into the box, send with its button or Enter.
+      const hasBox = (): Promise<boolean> =>
+        page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(c.input)})`);
+      if (!(await hasBox())) await page.click(c.openButton);
+      for (let i = 0; i < 20 && !(await hasBox()); i++) await new Promise((r) => setTimeout(r, 100));
+      if (!(await page.type(c.input, text))) throw new Error("the chat compose box is not on the page");
+      if (!(await page.click(c.sendButton))) await page.press("Enter");
     },
   };
 }

@@ -1,11 +1,11 @@
-import type {
-  ChatMessage,
-  DriverPage,
-  JoinContext,
-  MeetingObservation,
-  MeetingChat,
-  MeetingPhase,
-  PlatformDriver,
+import {
+  UNKNOWN_SCREEN,
+  type ChatMessage,
+  type DriverPage,
+  type MeetingObservation,
+  type MeetingChat,
+  type PlatformDriver,
+  type ScreenRule,
 } from "./platform-driver.js";
 
 /** The room relays at most this many characters per message (test-room-registry.ts). */
@@ -54,19 +54,22 @@ const OBSERVE_SCRIPT = `(() => {
   return { state, participants, speakers, sources };
 })()`;
 
-const PHASES: Record<string, MeetingPhase> = {
-  connecting: "joining",
-  in_call: "in_call",
-  ended: "ended",
+/** The room's `body[data-state]` values, as screens (test-room-page.ts sets them). */
+const SOURCE = "src/meetings/test-room/test-room-page.ts (body[data-state])";
+const TEST_ROOM_SCREENS: Readonly<Record<string, ScreenRule>> = Object.freeze({
+  connecting: { phase: "joining", source: SOURCE },
+  in_call: { phase: "in_call", source: SOURCE },
+  ended: { phase: "ended", source: SOURCE },
   // We left, or the room's server went away: either way the meeting is over for the bot.
-  left: "ended",
-  disconnected: "ended",
-};
+  left: { phase: "ended", source: SOURCE },
+  disconnected: { phase: "ended", source: SOURCE },
+});
 
 /** The local test meeting served by talkgate at /meetings/test-room/<room>. */
 export class TestRoomDriver implements PlatformDriver {
   readonly platform = "test-room";
   readonly chat = testRoomChat;
+  readonly screens = TEST_ROOM_SCREENS;
 
   matches(url: URL): boolean {
     return /^\/meetings\/test-room\/[^/]+\/?$/.test(url.pathname);
@@ -78,10 +81,6 @@ export class TestRoomDriver implements PlatformDriver {
     return out.toString();
   }
 
-  async join(_page: DriverPage, _context: JoinContext): Promise<void> {
-    // The room page joins by itself once loaded.
-  }
-
   async observe(page: DriverPage): Promise<MeetingObservation> {
     const seen = await page.evaluate<{
       state: string;
@@ -89,13 +88,13 @@ export class TestRoomDriver implements PlatformDriver {
       speakers: Record<string, string>;
       sources: Record<string, string>;
     }>(OBSERVE_SCRIPT);
-    const phase = PHASES[seen.state] ?? "joining";
+    const screen = Object.hasOwn(TEST_ROOM_SCREENS, seen.state) ? seen.state : UNKNOWN_SCREEN;
     return {
-      phase,
-      participants: phase === "in_call" ? seen.participants : [],
+      screen,
+      reason: `data-state=${seen.state}`,
+      participants: screen === "in_call" ? seen.participants : [],
       speakers: seen.speakers,
       sources: seen.sources,
-      detail: `data-state=${seen.state}`,
     };
   }
 

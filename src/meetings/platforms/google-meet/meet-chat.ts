@@ -17,14 +17,12 @@ const C = JSON.stringify(MEET_CHAT);
  */
 function readScript(): string {
   return `((C) => {
-  let list = document.querySelector(C.messageList);
+  const list = document.querySelector(C.messageList);
   if (!list) {
-    // Only a closed panel is opened: the button toggles, and an open panel without a known list must stay open.
-    const open = document.querySelector(C.openButton);
+    // Only a closed panel is opened (by the caller, with a real click): the button toggles, and an open
+    // panel without a known list must stay open.
     const box = [...document.querySelectorAll(C.input)].find((el) => el.getClientRects().length > 0);
-    if (open && !box) open.click();
-    list = document.querySelector(C.messageList);
-    if (!list) return [];
+    return box ? [] : null;
   }
   // Attendee's check: the failure note sits in a wrapper around this one message only.
   const undelivered = (m) => {
@@ -55,48 +53,29 @@ function readScript(): string {
 })(${C})`;
 }
 
-/** Page-side: is a compose box visible (the panel open)? Opens the panel when it is not. */
-function openScript(click: boolean): string {
-  return `((C, click) => {
+/** Page-side: is a compose box visible (the panel open), disabled, or is there no chat at all? */
+const OPEN_STATE = `((C) => {
   const visible = (el) => el.getClientRects().length > 0;
   const box = [...document.querySelectorAll(C.input)].find(visible);
   if (box) return box.disabled || box.getAttribute("aria-disabled") === "true" ? "disabled" : "open";
-  const open = document.querySelector(C.openButton);
-  if (!open) return "no_chat";
-  if (click) open.click();
-  return "opening";
-})(${C}, ${String(click)})`;
-}
+  return document.querySelector(C.openButton) ? "closed" : "no_chat";
+})(${C})`;
 
-/** Page-side: puts the text into the visible compose box (as typed: value and an input event) and marks the box. */
-function fillScript(text: string): string {
-  return `((C, text) => {
+/** Page-side: marks the visible compose box (so trusted keystrokes go to that one). */
+const MARK_BOX = `((C) => {
   const box = [...document.querySelectorAll(C.input)].find((el) => el.getClientRects().length > 0);
   if (!box) return false;
   for (const old of document.querySelectorAll("[" + C.typingMark + "]")) old.removeAttribute(C.typingMark);
   box.setAttribute(C.typingMark, "");
-  box.focus();
-  if (box.isContentEditable) box.textContent = text;
-  else Object.getOwnPropertyDescriptor(Object.getPrototypeOf(box), "value").set.call(box, text);
-  box.dispatchEvent(new InputEvent("input", { bubbles: true, data: text, inputType: "insertText" }));
   return true;
-})(${C}, ${JSON.stringify(text)})`;
-}
+})(${C})`;
 
-/** Page-side: whether the marked box was emptied (Meet took the message); clicks Send when `click`. */
-function takenScript(click: boolean): string {
-  return `((C, click) => {
+/** Page-side: whether the marked box was emptied (Meet took the message). */
+const TAKEN = `((C) => {
   const box = document.querySelector("[" + C.typingMark + "]");
   if (!box) return true;
-  const left = (box.isContentEditable ? box.textContent : box.value) || "";
-  if (left.trim() === "") return true;
-  if (click) {
-    const send = [...document.querySelectorAll(C.sendButton)].find((el) => el.getClientRects().length > 0);
-    if (send && !send.disabled && send.getAttribute("aria-disabled") !== "true") send.click();
-  }
-  return false;
-})(${C}, ${String(click)})`;
-}
+  return ((box.isContentEditable ? box.textContent : box.value) || "").trim() === "";
+})(${C})`;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -120,7 +99,13 @@ export const meetChat: MeetingChat = Object.freeze({
   maxChars: MEET_CHAT.maxChars,
 
   async read(page: DriverPage, context: JoinContext): Promise<ChatMessage[]> {
-    const raw = await page.evaluate<{ from: string | null; text: string; at: string }[]>(readScript());
+    let raw = await page.evaluate<{ from: string | null; text: string; at: string }[] | null>(readScript());
+    if (raw === null) {
+      // Meet renders the list once its panel was opened: open the closed panel with a real click, read again.
+      await page.click(MEET_CHAT.openButton);
+      raw =
+        (await page.evaluate<{ from: string | null; text: string; at: string }[] | null>(readScript())) ?? [];
+    }
     return raw.map(({ from, text, at }) => {
       // No run around the message: a layout not known here; its sender is unknown, never the bot.
       if (from === null) return { from: "unknown", text, at, self: false };
@@ -130,10 +115,12 @@ export const meetChat: MeetingChat = Object.freeze({
   },
 
   async send(page: DriverPage, text: string): Promise<void> {
-    const state = await page.evaluate<string>(openScript(true));
-    const opened =
-      state === "opening" ? await poll(page, openScript(false), (s) => s !== "opening", OPEN_POLLS) : state;
-    if (opened === "no_chat" || opened === "opening")
+    let opened = await page.evaluate<string>(OPEN_STATE);
+    if (opened === "closed") {
+      await page.click(MEET_CHAT.openButton);
+      opened = String(await poll(page, OPEN_STATE, (s) => s !== "closed", OPEN_POLLS));
+    }
+    if (opened === "no_chat" || opened === "closed")
       throw new TalkError(
         "invalid_state",
         "Meet's chat panel could not be opened (no compose box on the page)",
@@ -149,16 +136,16 @@ export const meetChat: MeetingChat = Object.freeze({
           details: { reason: "chat_disabled" },
         },
       );
-    if (!(await page.evaluate<boolean>(fillScript(text))))
+    if (!(await page.evaluate<boolean>(MARK_BOX)) || !(await page.type(`[${MEET_CHAT.typingMark}]`, text)))
       throw new TalkError("invalid_state", "Meet's chat compose box went away before typing", {
         details: { reason: "chat_unavailable" },
       });
     // A trusted Enter, as a person sends; Meet empties the box once it took the message.
-    await page.type(`[${MEET_CHAT.typingMark}]`, "\n");
-    if (await poll(page, takenScript(false), (v) => v === true, TAKEN_POLLS)) return;
+    await page.press("Enter");
+    if (await poll(page, TAKEN, (v) => v === true, TAKEN_POLLS)) return;
     // Enter did not send (a build that sends only with the button): the send button, once.
-    if (await page.evaluate<boolean>(takenScript(true))) return;
-    if (await poll(page, takenScript(false), (v) => v === true, TAKEN_POLLS)) return;
+    await page.click(MEET_CHAT.sendButton);
+    if (await poll(page, TAKEN, (v) => v === true, TAKEN_POLLS)) return;
     throw new TalkError("invalid_state", "Meet did not take the chat message (the compose box kept it)", {
       details: { reason: "not_taken" },
     });

@@ -1,46 +1,152 @@
 import { TalkError } from "../../../core/index.js";
 import type {
+  DeviceToggle,
   DriverPage,
   JoinContext,
   MeetingObservation,
-  MeetingPhase,
   PlatformDriver,
+  ScreenRule,
 } from "../platform-driver.js";
+import { SCREEN_TEXT_FN } from "../screen-text.js";
 import { meetChat } from "./meet-chat.js";
 import { MEET_SELECTORS, MEET_TEXTS } from "./meet-selectors.js";
 
-/** Page-side classifier (a string: no bundler helpers in the page). Returns the phase and the roster. */
+/**
+ * Page-side reader: which screen Meet shows, why, and the roster. Order:
+ * the address (sign-in), then, outside the call, Meet's own headings and
+ * dialogs for refusals and ends; then the waiting room (a veto over call
+ * chrome, which the lobby renders too); then a notice to accept; then the
+ * call, by signals that exist only inside it; then the pre-join screens.
+ * Texts are never read from the chat or captions (MEET_SELECTORS.notScreen).
+ */
 function observeScript(botName: string): string {
   return `((S, T, botName) => {
-  const text = (document.body ? document.body.innerText : "").toLowerCase();
-  const has = (list) => list.find((t) => text.includes(t.toLowerCase()));
-  const verdicts = [["not_found", T.notFound], ["sign_in_required", T.signInRequired], ["denied", T.denied], ["blocked", T.blocked], ["removed", T.removed], ["ended", T.ended], ["waiting_room", T.waitingRoom]];
-  for (const [phase, list] of verdicts) {
-    const hit = has(list);
-    if (hit) return { phase, participants: [], detail: hit };
+  ${SCREEN_TEXT_FN}
+  const norm = (s) => (s || "").replace(/[\\u2018\\u2019]/g, "'").replace(/\\s+/g, " ").trim().toLowerCase();
+  const find = (text, list) => list.find((t) => text.includes(norm(t)));
+  const shown = (el) => el.getClientRects().length > 0;
+  const screens = screenText(S.notScreen);
+  // The rest of the page, without the chat and captions: lobby texts are plain divs.
+  const clone = document.body ? document.body.cloneNode(true) : null;
+  if (clone) for (const el of clone.querySelectorAll(S.notScreen)) el.remove();
+  const pageText = norm(clone ? clone.textContent : "");
+  const dialogs = norm([...document.querySelectorAll('[role="dialog"], [role="alertdialog"], [aria-modal="true"]')].filter(shown).map((d) => d.textContent).join(" | "));
+  const out = (screen, reason, participants) => ({ screen, reason, participants: participants || [] });
+  if (location.href.startsWith(S.signInUrl)) return out("sign_in", "redirected to " + S.signInUrl);
+  // Real tiles: Meet's own effects preview carries a participant id in the lobby too.
+  const effects = new RegExp(S.effectsTile, "i");
+  const tiles = [...document.querySelectorAll(S.participant)].filter((el) => !effects.test((el.getAttribute("aria-label") || "") + " " + el.textContent));
+  const signal = document.querySelector(S.inCallSignals);
+  const inCall = tiles.length > 0 || !!signal;
+  let hit;
+  if (!inCall) {
+    if ((hit = find(screens, T.signInRequired))) return out("sign_in", hit);
+    if ((hit = find(screens, T.notFound))) return out("not_found", hit);
+    if ((hit = find(screens + " " + pageText, T.cantJoin))) return out("cant_join", hit);
+    if ((hit = find(screens + " " + pageText, T.denied))) return out("denied", hit);
+    if ((hit = find(screens, T.removed))) return out("removed", hit);
+    if ((hit = find(screens, T.ended))) return out("ended", hit);
+  } else {
+    // Over the call, an end is Meet's own dialog, never a line in the chat.
+    if ((hit = find(dialogs, T.removed))) return out("removed", "dialog: " + hit);
+    if ((hit = find(dialogs, T.ended))) return out("ended", "dialog: " + hit);
   }
-  if (!document.querySelector(S.leaveButton)) return { phase: "joining", participants: [], detail: "no call controls yet" };
-  const names = new Set();
-  for (const el of document.querySelectorAll(S.participant)) {
-    const nameEl = el.querySelector(S.participantName);
-    const name = ((nameEl && (nameEl.getAttribute("data-self-name") || nameEl.textContent)) || el.getAttribute("aria-label") || "").trim();
-    if (!name || name === botName || S.selfMarkers.some((m) => name === m || name.endsWith(" " + m))) continue;
-    names.add(name);
+  if ((hit = find(pageText, T.waitingRoom))) return out("lobby", hit);
+  if ((hit = find(dialogs, T.consent))) return out("consent", "dialog: " + hit);
+  if (inCall) {
+    const names = new Set();
+    for (const el of tiles) {
+      const nameEl = el.querySelector(S.participantName);
+      const name = ((nameEl && (nameEl.getAttribute("data-self-name") || nameEl.textContent)) || el.getAttribute("aria-label") || "").trim();
+      if (!name || name === botName || (nameEl && nameEl.hasAttribute("data-self-name")) || S.selfMarkers.some((m) => name === m || name.endsWith(" " + m))) continue;
+      names.add(name);
+    }
+    return out("in_call", signal ? "in-call control: " + (signal.getAttribute("aria-label") || signal.tagName) : tiles.length + " participant tile(s)", [...names]);
   }
-  return { phase: "in_call", participants: [...names], detail: "call controls present" };
+  const buttons = [...document.querySelectorAll('button, [role="button"]')].filter(shown).map((b) => norm(b.innerText || b.textContent));
+  if ((hit = S.continueWithoutDevicesTexts.find((t) => buttons.includes(norm(t))))) return out("no_devices", hit);
+  const name = document.querySelector(S.nameInput);
+  if ((hit = S.joinButtonTexts.find((t) => buttons.includes(norm(t))))) return out("prejoin", "button: " + hit);
+  if (name && shown(name)) return out("prejoin", "name field");
+  return out("unknown", "no known screen (" + (document.title || location.pathname) + ")");
 })(${JSON.stringify(MEET_SELECTORS)}, ${JSON.stringify(MEET_TEXTS)}, ${JSON.stringify(botName)})`;
 }
 
-function clickJoinScript(): string {
-  return `((texts) => {
-  const buttons = [...document.querySelectorAll('button, [role="button"]')];
-  for (const t of texts) {
-    const b = buttons.find((el) => (el.textContent || "").trim().toLowerCase() === t.toLowerCase());
-    if (b) { b.click(); return t; }
-  }
-  return null;
-})(${JSON.stringify(MEET_SELECTORS.joinButtonTexts)})`;
+const ATTENDEE = "attendee-labs/attendee bots/google_meet_bot_adapter/google_meet_ui_methods.py";
+const VEXA = "Vexa-ai/vexa core/meetings/modules/join/src/googlemeet/selectors.ts, admission.ts";
+const SCREENAPP = "screenappai/meeting-bot src/bots/GoogleMeetBot.ts, src/constants/index.ts";
+const BAAS = "Meeting-BaaS/meet-teams-bot src/meeting/meet.ts";
+
+/** A Meet device toggle, read and set by its label ("Turn off microphone" is shown while it is on). */
+function meetToggle(onSelector: string, offSelector: string): DeviceToggle {
+  const read = async (page: DriverPage): Promise<boolean | undefined> => {
+    const state = await page.evaluate<string>(
+      `document.querySelector(${JSON.stringify(onSelector)}) ? "on" : document.querySelector(${JSON.stringify(offSelector)}) ? "off" : ""`,
+    );
+    return state === "" ? undefined : state === "on";
+  };
+  return {
+    read,
+    async set(page, on) {
+      const now = await read(page);
+      if (now === undefined || now === on) return false;
+      return page.click(on ? offSelector : onSelector);
+    },
+  };
 }
+
+const MICROPHONE = meetToggle(MEET_SELECTORS.microphoneOn, MEET_SELECTORS.microphoneOff);
+const CAMERA = meetToggle(MEET_SELECTORS.cameraOn, MEET_SELECTORS.cameraOff);
+
+/** The pre-join screen: the name, the devices as the bot wants them, then the join button (disabled until ready: repeated). */
+async function prejoin(page: DriverPage, context: JoinContext): Promise<void> {
+  const typed = await page.evaluate<string | null>(
+    `(() => { const el = document.querySelector(${JSON.stringify(MEET_SELECTORS.nameInput)}); return el ? el.value : null; })()`,
+  );
+  if (typed !== null && typed !== context.botName) await page.type(MEET_SELECTORS.nameInput, context.botName);
+  await MICROPHONE.set(page, context.wants.microphone);
+  await CAMERA.set(page, context.wants.camera);
+  await page.clickText(MEET_SELECTORS.joinButtonTexts);
+}
+
+/** What each Meet screen means and does, with the reference each fact came from. */
+export const MEET_SCREENS: Readonly<Record<string, ScreenRule>> = Object.freeze({
+  sign_in: { phase: "sign_in_required", source: `${ATTENDEE}; ${SCREENAPP}` },
+  not_found: { phase: "not_found", source: ATTENDEE },
+  // Google refusing the browser: retried (attendee: a new browser each time, 5 times at most), then blocked.
+  cant_join: { phase: "blocked", retry: { max: 4, waitMs: 1500 }, source: ATTENDEE },
+  denied: { phase: "denied", source: `${ATTENDEE}; ${SCREENAPP}; ${VEXA}` },
+  removed: { phase: "removed", source: `${SCREENAPP}; ${BAAS}` },
+  ended: { phase: "ended", source: `${BAAS}; ${VEXA}` },
+  lobby: { phase: "waiting_room", source: `${VEXA}; ${SCREENAPP}; ${ATTENDEE}` },
+  consent: {
+    phase: "joining",
+    source: ATTENDEE,
+    act: async (page) => {
+      await page.clickText(MEET_SELECTORS.consentJoinTexts, {
+        within: '[role="dialog"], [role="alertdialog"], [aria-modal="true"]',
+      });
+    },
+  },
+  no_devices: {
+    phase: "joining",
+    source: SCREENAPP,
+    act: async (page) => {
+      await page.clickText(MEET_SELECTORS.continueWithoutDevicesTexts);
+    },
+  },
+  prejoin: { phase: "joining", source: `${ATTENDEE}; ${VEXA}`, act: prejoin, repeatMs: 2500 },
+  in_call: {
+    phase: "in_call",
+    source: `${BAAS}; ${ATTENDEE}; ${VEXA}`,
+    // "Got it" notices over the call (attendee click_others_may_see_your_meeting_differently_button).
+    act: async (page) => {
+      await page.wake();
+      await page.clickText(MEET_SELECTORS.gotItTexts);
+    },
+    repeatMs: 5000,
+  },
+});
 
 /** A Meet meeting address: a meeting code (abc-defg-hij) or a Workspace nickname lookup. */
 const MEET_PATH = /^\/(?:[a-z]{3}-[a-z]{4}-[a-z]{3}|lookup\/[a-z0-9_-]{1,100})\/?$/i;
@@ -76,6 +182,8 @@ export function isHttpOrigin(value: string): boolean {
 export class GoogleMeetDriver implements PlatformDriver {
   readonly platform = "google-meet";
   readonly chat = meetChat;
+  readonly screens = MEET_SCREENS;
+  readonly devices = { microphone: MICROPHONE, camera: CAMERA };
   readonly #testOrigins: ReadonlySet<string>;
 
   constructor(options: GoogleMeetDriverOptions = {}) {
@@ -105,32 +213,8 @@ export class GoogleMeetDriver implements PlatformDriver {
     return out.toString();
   }
 
-  async join(page: DriverPage, context: JoinContext): Promise<void> {
-    // The pre-join screen renders after the page's scripts: wait for the join button, bounded by the bot's join timer.
-    for (let i = 0; ; i++) {
-      context.signal.throwIfAborted();
-      const ready = await page.evaluate<boolean>(
-        `!!document.querySelector(${JSON.stringify(MEET_SELECTORS.nameInput)}) || [...document.querySelectorAll('button, [role="button"]')].some((b) => ${JSON.stringify(MEET_SELECTORS.joinButtonTexts.map((t) => t.toLowerCase()))}.includes((b.textContent || "").trim().toLowerCase()))`,
-      );
-      if (ready) break;
-      if (i >= 100) return; // observe() reports what the page shows instead (not found, sign-in...)
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    if (
-      await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(MEET_SELECTORS.nameInput)})`)
-    ) {
-      await page.type(MEET_SELECTORS.nameInput, context.botName);
-    }
-    // Devices off before joining: the bot's microphone is gated anyway, but a hot mic icon alarms people.
-    for (const selector of [MEET_SELECTORS.microphoneOn, MEET_SELECTORS.cameraOn]) {
-      if (await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(selector)})`))
-        await page.click(selector);
-    }
-    await page.evaluate<string | null>(clickJoinScript());
-  }
-
   async observe(page: DriverPage, context: JoinContext): Promise<MeetingObservation> {
-    const seen = await page.evaluate<{ phase: MeetingPhase; participants: string[]; detail: string }>(
+    const seen = await page.evaluate<{ screen: string; reason: string; participants: string[] }>(
       observeScript(context.botName),
     );
     // Meet forwards remote audio as a few loudest-speaker streams: a track is not a participant, so no
@@ -141,10 +225,6 @@ export class GoogleMeetDriver implements PlatformDriver {
   }
 
   async leave(page: DriverPage): Promise<void> {
-    if (
-      await page.evaluate<boolean>(`!!document.querySelector(${JSON.stringify(MEET_SELECTORS.leaveButton)})`)
-    ) {
-      await page.click(MEET_SELECTORS.leaveButton);
-    }
+    await page.click(MEET_SELECTORS.leaveButton);
   }
 }

@@ -6,54 +6,138 @@
  * case-insensitive.
  */
 export const MEET_SELECTORS = Object.freeze({
-  /** Name entry on the pre-join screen (signed-out guests). */
-  nameInput: 'input[aria-label="Your name"], input[placeholder="Your name"]',
-  /** Toggles that are ON at join: clicking them turns the device off. */
-  microphoneOn:
-    '[role="button"][aria-label^="Turn off microphone"], button[aria-label^="Turn off microphone"]',
-  cameraOn: '[role="button"][aria-label^="Turn off camera"], button[aria-label^="Turn off camera"]',
-  /** Buttons whose text asks to join, in order of preference. */
-  joinButtonTexts: ["Join now", "Ask to join", "Switch here"],
-  /** Present only inside the call. */
-  leaveButton: '[aria-label="Leave call"], button[aria-label="Leave call"]',
-  /** One element per participant tile or roster entry, with the name in one of the name selectors. */
+  /** Name entry on the pre-join screen (signed-out guests). attendee google_meet_ui_methods.py. */
+  nameInput:
+    'input[type="text"][aria-label="Your name"], input[aria-label="Your name"], input[placeholder="Your name"]',
+  /**
+   * Device toggles, read by their labels: "Turn off microphone" is shown
+   * while it is ON. attendee google_meet_ui_methods.py (turn_off_media_inputs),
+   * Meeting-BaaS src/meeting/meet.ts.
+   */
+  microphoneOn: '[aria-label^="Turn off microphone"]',
+  microphoneOff: '[aria-label^="Turn on microphone"]',
+  cameraOn: '[aria-label^="Turn off camera"]',
+  cameraOff: '[aria-label^="Turn on camera"]',
+  /**
+   * Buttons that ask to join, in order of preference (attendee
+   * google_meet_ui_methods.py join_now_button_selector; "Switch here":
+   * Vexa googlemeet/selectors.ts googleAuthJoinCtaSelectors).
+   */
+  joinButtonTexts: [
+    "Join now",
+    "Ask to join",
+    "Ask to join anyway",
+    "Join the call now",
+    "Join anyway",
+    "Join here too",
+    "Switch here",
+  ],
+  /** Meet's device warning before the pre-join screen (screenappai src/bots/GoogleMeetBot.ts). */
+  continueWithoutDevicesTexts: ["Continue without microphone and camera"],
+  /** Shown in the lobby too (Vexa googlemeet/selectors.ts): leaving only, never a sign of admission. */
+  leaveButton: 'button[aria-label="Leave call"], [role="button"][aria-label="Leave call"]',
+  /**
+   * Signals that exist only inside the call: the call-controls region
+   * (Meeting-BaaS src/meeting/meet.ts isInMeeting), the captions button
+   * (attendee click_captions_button), Share screen / Present now (Vexa
+   * googleInitialAdmissionIndicators). Participant tiles count too, below.
+   */
+  inCallSignals:
+    'div[role="region"][aria-label="Call controls"], button[aria-label="Turn on captions"], button[aria-label="Turn off captions"], button[aria-label*="Share screen"], button[aria-label*="Present now"]',
+  /** One element per participant tile, the name in one of the name selectors (Vexa googleParticipantSelectors, googleNameSelectors). */
   participant: "[data-participant-id]",
-  participantName: "[data-self-name], .notranslate",
+  participantName: "[data-self-name], span.notranslate, .notranslate",
+  /** Meet gives its own effects preview a participant id too, in the lobby as well (Vexa admission.ts countRealParticipantTiles). */
+  effectsTile: /visual_effects|backgrounds and effects/i.source,
   /** How Meet marks the own tile. */
   selfMarkers: ["(You)", "You"],
+  /** Where the chat and captions live: never read for screen texts (a message "the meeting has ended" ends nothing). */
+  notScreen:
+    '[role="complementary"], [aria-label="Side panel"], [aria-label="In-call messages"], div[aria-live="polite"].Ge9Kpc, [data-message-id], [aria-label="Captions"], .a4cQT',
+  /** A sign-in page (screenappai GoogleMeetBot.ts: the redirect to accounts.google.com). */
+  signInUrl: "https://accounts.google.com/",
+  /** "Got it" notices over the call ("Others may see your meeting differently": attendee; Meeting-BaaS machine.ts). */
+  gotItTexts: ["Got it"],
+  /** The recording / transcript notice: its "Join now" (attendee click_this_meeting_is_being_recorded_join_now_button). */
+  consentJoinTexts: ["Join now", "Join", "Continue"],
 });
 
-/** Page texts that decide the phase. Order of checks: fatal, then end, then the waiting-room veto. */
+/**
+ * Page texts that decide screens, matched as substrings, case-insensitive,
+ * typographic apostrophes (’) read as ' on both sides (Meet's live copy
+ * uses them: Vexa googlemeet/selectors.ts). End and refusal texts are read
+ * from Meet's own headings and dialogs only (screen-text.ts), never from
+ * the chat.
+ */
 export const MEET_TEXTS = Object.freeze({
+  /** attendee check_if_meeting_is_found (the last uses ’ as Meet does). */
   notFound: [
     "Check your meeting code",
     "Invalid video call name",
-    "This meeting link is invalid",
+    "Your meeting code has expired",
+    "The meeting code you entered doesn’t work",
     "Meeting not found",
   ],
-  signInRequired: ["Sign in to join", "You must sign in", "Sign in with your Google Account to join"],
-  blocked: [
-    "You can't join this video call",
-    "You can't create a meeting yourself",
-    "This browser isn't supported",
+  /** attendee look_for_login_required_element (a "Sign in" heading over "your Google Account"). */
+  signInRequired: [
+    "Sign in to join",
+    "You must sign in",
+    "Sign in with your Google Account",
+    "to continue to Google Meet",
   ],
+  /**
+   * Google refusing this browser: retried (attendee look_for_blocked_element:
+   * UiGoogleBlockingUsException, retried with a new browser up to 5 times,
+   * then BLOCKED_BY_PLATFORM_REPEATEDLY).
+   */
+  cantJoin: ["You can’t join this video call", "There is a problem connecting to this video call"],
+  /**
+   * The waiting room gave up or refused (attendee look_for_denied_your_request_element,
+   * screenappai constants GOOGLE_REQUEST_DENIED / GOOGLE_REQUEST_TIMEOUT;
+   * Vexa EXPLICIT_HOST_DENIAL_COPY).
+   */
   denied: [
-    "Someone in the call denied your request",
-    "You can't join this call",
-    "No one responded to your request",
+    "Someone in the call denied your request to join",
+    "No one responded to your request to join the call",
+    "You can’t join this call",
+    "weren’t allowed to join",
+    "request to join was denied",
   ],
-  removed: ["You've been removed from the meeting", "Someone has removed you from the meeting"],
+  /** screenappai GoogleMeetBot.ts; Meeting-BaaS meet.ts ("You've been removed"). */
+  removed: ["You’ve been removed from the meeting", "Someone has removed you from the meeting"],
+  /** Meeting-BaaS meet.ts findEndMeeting ("The call ended"); Vexa googleRemovalIndicators ("Meeting ended", "Call ended"). */
   ended: [
+    "The call ended",
     "The call has ended",
     "The meeting has ended",
+    "Meeting ended",
+    "Call ended",
     "You left the meeting",
     "Everyone has left the call",
   ],
-  /** The waiting room: a veto over anything that looks like the call (Meet renders call chrome behind it). */
+  /**
+   * The waiting room: a veto over call chrome behind it (Vexa
+   * googleWaitingRoomIndicators, the live copy with ’; screenappai
+   * GOOGLE_LOBBY_MODE_HOST_TEXT; attendee wait_for_host_if_needed).
+   */
   waitingRoom: [
     "Asking to be let in",
-    "You'll join the call when someone lets you in",
+    "You’ll join the call when someone lets you in",
     "Please wait until a meeting host brings you into the call",
+    "Waiting for the host to let you in",
+    "You’re in the waiting room",
+    "Waiting for the host to join",
+  ],
+  /**
+   * A notice to accept before taking part: the recording / transcript notice
+   * (attendee: "If the meeting you're about to join is being recorded, gmeet
+   * makes you click an additional button after you're admitted").
+   */
+  consent: [
+    "This call is being recorded",
+    "This meeting is being recorded",
+    "is being recorded",
+    "is being transcribed",
   ],
 });
 

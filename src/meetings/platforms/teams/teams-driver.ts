@@ -1,5 +1,5 @@
 import type { DriverPage, JoinContext, MeetingObservation, PlatformDriver } from "../platform-driver.js";
-import { domChat, joinDomPlatform, leaveDomPlatform, observeDomPlatform } from "../dom-platform.js";
+import { domChat, domPlatformScreens, leaveDomPlatform, observeDomPlatform } from "../dom-platform.js";
 import { testOriginsOf } from "../test-origins.js";
 import { TEAMS_SPEC } from "./teams-selectors.js";
 
@@ -26,6 +26,10 @@ function isTeamsMeeting(url: URL): boolean {
 export class TeamsDriver implements PlatformDriver {
   readonly platform = "teams";
   readonly chat = domChat(TEAMS_SPEC);
+  readonly screens = domPlatformScreens(
+    TEAMS_SPEC,
+    "test/fixtures/teams (Microsoft's help pages and open bots' data-tid selectors; see teams-selectors.ts)",
+  );
   readonly #testOrigins: ReadonlySet<string>;
 
   constructor(options: TeamsDriverOptions = {}) {
@@ -38,10 +42,6 @@ export class TeamsDriver implements PlatformDriver {
 
   joinUrl(url: URL, _botName: string): string {
     return url.toString();
-  }
-
-  join(page: DriverPage, context: JoinContext): Promise<void> {
-    return joinDomPlatform(TEAMS_SPEC, page, context);
   }
 
   observe(page: DriverPage, context: JoinContext): Promise<MeetingObservation> {

@@ -1,5 +1,5 @@
 import type { DriverPage, JoinContext, MeetingObservation, PlatformDriver } from "../platform-driver.js";
-import { domChat, joinDomPlatform, leaveDomPlatform, observeDomPlatform } from "../dom-platform.js";
+import { domChat, domPlatformScreens, leaveDomPlatform, observeDomPlatform } from "../dom-platform.js";
 import { testOriginsOf } from "../test-origins.js";
 import { ZOOM_SPEC } from "./zoom-selectors.js";
 
@@ -24,6 +24,10 @@ export interface ZoomDriverOptions {
 export class ZoomDriver implements PlatformDriver {
   readonly platform = "zoom";
   readonly chat = domChat(ZOOM_SPEC);
+  readonly screens = domPlatformScreens(
+    ZOOM_SPEC,
+    "test/fixtures/zoom (Zoom's help pages and open bots' selectors; see zoom-selectors.ts)",
+  );
   readonly #testOrigins: ReadonlySet<string>;
 
   constructor(options: ZoomDriverOptions = {}) {
@@ -48,10 +52,6 @@ export class ZoomDriver implements PlatformDriver {
     const pwd = url.searchParams.get("pwd");
     if (pwd) out.searchParams.set("pwd", pwd);
     return out.toString();
-  }
-
-  join(page: DriverPage, context: JoinContext): Promise<void> {
-    return joinDomPlatform(ZOOM_SPEC, page, context);
   }
 
   observe(page: DriverPage, context: JoinContext): Promise<MeetingObservation> {
