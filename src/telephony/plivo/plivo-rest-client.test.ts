@@ -45,6 +45,7 @@ describe("Plivo REST client", () => {
     const created = rest.requests[0]!;
     expect(created.path).toBe(`/v1/Account/${AUTH_ID}/Call/`);
     expect(call).toEqual({ callId: created.requestUuid, status: "queued" });
+    const callId = call.callId!;
     expect(created.body).toEqual({
       from: "15550001111",
       to: "15550002222",
@@ -53,20 +54,20 @@ describe("Plivo REST client", () => {
       hangup_url: "https://x/telephony/plivo/status?job=call-1",
       hangup_method: "POST",
     });
-    await client.hangUp(call.callId, { signal, ringing: true });
+    await client.hangUp(callId, { signal, ringing: true });
     expect(rest.requests[1]).toMatchObject({
       method: "DELETE",
-      path: `/v1/Account/${AUTH_ID}/Request/${call.callId}/`,
+      path: `/v1/Account/${AUTH_ID}/Request/${callId}/`,
     });
     // Answered: the stream taught the pair; the hang-up reaches the live call.
-    const callUuid = rest.answer(call.callId);
-    ids.link(call.callId, callUuid);
-    await client.hangUp(call.callId, { signal });
+    const callUuid = rest.answer(callId);
+    ids.link(callId, callUuid);
+    await client.hangUp(callId, { signal });
     expect(rest.requests[2]).toMatchObject({
       method: "DELETE",
       path: `/v1/Account/${AUTH_ID}/Call/${callUuid}/`,
     });
-    expect(await codeOf(client.transfer(call.callId, "+15550003333", signal))).toBe("capability_unsupported");
+    expect(await codeOf(client.transfer(callId, "+15550003333", signal))).toBe("capability_unsupported");
     expect(await codeOf(client.dial({ ...dialRequest(signal), answerUrl: undefined }))).toBe(
       "invalid_params",
     );
@@ -81,7 +82,7 @@ describe("Plivo REST client", () => {
     });
     const signal = AbortSignal.timeout(5000);
     const call = await client.dial(dialRequest(signal));
-    await client.hangUp(call.callId, { signal });
+    await client.hangUp(call.callId!, { signal });
     expect(rest.requests.slice(1).map((r) => r.path)).toEqual([
       `/v1/Account/${AUTH_ID}/Call/${call.callId}/`,
       `/v1/Account/${AUTH_ID}/Request/${call.callId}/`,

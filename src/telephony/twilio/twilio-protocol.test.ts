@@ -186,10 +186,10 @@ describe("Twilio REST as a CarrierRestClient", () => {
     expect(call).toEqual({ callId: rest.requests[0]!.sid, status: "queued" });
     expect(rest.requests[0]!.params.get("Twiml")).toContain('<Parameter name="token" value="t"/>');
     expect(rest.requests[0]!.params.get("StatusCallback")).toBe("https://x/telephony/twilio/status");
-    await client.hangUp(call.callId, { signal, ringing: true });
-    await client.hangUp(call.callId, { signal });
+    await client.hangUp(call.callId!, { signal, ringing: true });
+    await client.hangUp(call.callId!, { signal });
     expect(rest.requests.slice(1).map((r) => r.params.get("Status"))).toEqual(["canceled", "completed"]);
-    await client.transfer(call.callId, "+15550003333", signal);
+    await client.transfer(call.callId!, "+15550003333", signal);
     expect(rest.requests[3]!.params.get("Twiml")).toContain("<Dial><Number>+15550003333</Number></Dial>");
   });
 });
