@@ -89,7 +89,12 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
       testRoom: testRoom ? testRoomLimits : false,
       options: config.meetings,
       dataDir: config.dataDir,
-      drivers: defaultPlatformDrivers({ googleMeet: config.meetings.googleMeet }),
+      drivers: defaultPlatformDrivers({
+        googleMeet: config.meetings.googleMeet,
+        ...(testRoom
+          ? { testRoom: { origins: () => ownOrigins(ctx.loopbackBaseUrl(), config.server.publicUrl) } }
+          : {}),
+      }),
       voiceWake,
     }),
   );
@@ -121,4 +126,21 @@ export async function registerTelephonySurface(i: SurfacesInputs): Promise<void>
       dataDir: config.dataDir,
     }),
   );
+}
+
+/**
+ * The origins this server answers at: its loopback base URL (and the same
+ * port as `localhost`), and `server.publicUrl`'s. The test room's driver
+ * takes meeting URLs on these only.
+ */
+function ownOrigins(loopback: string | undefined, publicUrl: string | undefined): string[] {
+  const out: string[] = [];
+  if (loopback) {
+    const url = new URL(loopback);
+    out.push(url.origin);
+    if (url.hostname === "127.0.0.1" || url.hostname === "[::1]")
+      out.push(`${url.protocol}//localhost:${url.port}`);
+  }
+  if (publicUrl) out.push(new URL(publicUrl).origin);
+  return out;
 }

@@ -113,8 +113,9 @@ describe("meeting bots across worker processes", () => {
   };
 
   it("a bot requested on a worker without the bot role runs on the bot worker, and its status and transcript read the same from both", async () => {
-    // The meeting is the test room served by A; the request goes to B.
-    const room = `${a.httpUrl}/meetings/test-room/cluster`;
+    // The meeting is the test room served by B, which takes the request (a test room is its server's own
+    // origin only, issue 38); the bot's job runs on A.
+    const room = `${b.httpUrl}/meetings/test-room/cluster`;
     dave = await launchParticipant(room, "Dave", dir, speechWav(dir, "goforward.raw"));
     const res = await fetch(`${b.httpUrl}/meetings/bots`, {
       method: "POST",
@@ -243,7 +244,7 @@ describe("meeting bots across worker processes", () => {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({
-        meetingUrl: `${a.httpUrl}/meetings/test-room/later`,
+        meetingUrl: `${b.httpUrl}/meetings/test-room/later`,
         botName: "Later",
         mode: "transcribe",
         joinAt,

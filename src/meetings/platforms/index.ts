@@ -1,10 +1,12 @@
 import { GoogleMeetDriver, type GoogleMeetDriverOptions } from "./google-meet/meet-driver.js";
 import type { PlatformDriver } from "./platform-driver.js";
 import { TeamsDriver, type TeamsDriverOptions } from "./teams/teams-driver.js";
-import { TestRoomDriver } from "./test-room-driver.js";
+import { TestRoomDriver, type TestRoomDriverOptions } from "./test-room-driver.js";
 import { ZoomDriver, type ZoomDriverOptions } from "./zoom/zoom-driver.js";
 
 export interface PlatformDriversOptions {
+  /** The local test meeting's driver, only when the test room is served (its origins: this server's). */
+  testRoom?: TestRoomDriverOptions;
   googleMeet?: GoogleMeetDriverOptions;
   zoom?: ZoomDriverOptions;
   teams?: TeamsDriverOptions;
@@ -13,7 +15,7 @@ export interface PlatformDriversOptions {
 /** The drivers a server offers, in matching order. */
 export function defaultPlatformDrivers(options: PlatformDriversOptions = {}): PlatformDriver[] {
   return [
-    new TestRoomDriver(),
+    ...(options.testRoom ? [new TestRoomDriver(options.testRoom)] : []),
     new GoogleMeetDriver(options.googleMeet),
     new ZoomDriver(options.zoom),
     new TeamsDriver(options.teams),

@@ -65,14 +65,33 @@ const TEST_ROOM_SCREENS: Readonly<Record<string, ScreenRule>> = Object.freeze({
   disconnected: { phase: "ended", source: SOURCE },
 });
 
-/** The local test meeting served by talkgate at /meetings/test-room/<room>. */
+export interface TestRoomDriverOptions {
+  /**
+   * The origins this server is reached at (its loopback base URL, its
+   * `server.publicUrl`), read when a request comes: the test room is this
+   * server's own page, never a path on another host.
+   */
+  origins(): readonly string[];
+}
+
+/**
+ * The local test meeting served by talkgate at /meetings/test-room/<room>:
+ * registered only when `meetings.testRoom.enabled`, and only for this
+ * server's own origins (issue 38: a path match alone sent the bot's browser
+ * to any host and port).
+ */
 export class TestRoomDriver implements PlatformDriver {
   readonly platform = "test-room";
   readonly chat = testRoomChat;
   readonly screens = TEST_ROOM_SCREENS;
+  readonly #origins: () => readonly string[];
+
+  constructor(options: TestRoomDriverOptions) {
+    this.#origins = options.origins;
+  }
 
   matches(url: URL): boolean {
-    return /^\/meetings\/test-room\/[^/]+\/?$/.test(url.pathname);
+    return this.#origins().includes(url.origin) && /^\/meetings\/test-room\/[^/]+\/?$/.test(url.pathname);
   }
 
   joinUrl(url: URL, botName: string): string {
