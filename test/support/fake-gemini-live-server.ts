@@ -11,7 +11,13 @@
  *   opens whatever the credential and a bad one is refused on the first
  *   frame (close 1008);
  * - the first message must be `{setup}` with a `models/…` model (else close
- *   1007); answered `{setupComplete: {}}`; a token's bound setup replaces
+ *   1007); a function declaration's `parameters` must be Gemini's Schema:
+ *   a field it does not have (`additionalProperties`, `$schema`, `const`...)
+ *   is refused as the API refuses it ("Invalid JSON payload received. Unknown
+ *   name ... Cannot find field.", public reports: felinics/Memoh#620,
+ *   nanbingxyz/5ire#42), and `parameters` with `parametersJsonSchema` too
+ *   (mutually exclusive); JSON Schema belongs in `parametersJsonSchema`;
+ *   answered `{setupComplete: {}}`; a token's bound setup replaces
  *   the client's. Server messages go out in binary frames holding JSON;
  * - `realtimeInput.audio` (`audio/pcm;rate=16000`, base64 PCM16): an energy
  *   detector stands in for automatic activity detection: caller speech sends
@@ -111,7 +117,8 @@ export class FakeGeminiLiveServer {
       userTranscript: options.userTranscript ?? "(caller speech)",
     };
     this.#http.on("upgrade", (req, socket, head) => {
-      const url = new URL(req.url ?? "/", "http://x");
+      // The SDK joins its base URL (a trailing "/") and "/ws/..." into "//ws/...", which the service accepts.
+      const url = new URL((req.url ?? "/").replace(/^\/+/, "/"), "http://x");
       if (url.pathname !== V1BETA && url.pathname !== V1ALPHA) {
         socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         return;
@@ -212,6 +219,11 @@ export class FakeGeminiLiveServer {
         const setup = message.setup as Json | undefined;
         if (!setup || typeof setup.model !== "string" || !setup.model.startsWith("models/")) {
           ws.close(1007, "Request contains an invalid argument: setup must come first, with models/{model}.");
+          return;
+        }
+        const refused = functionDeclarationError(setup, "setup");
+        if (refused !== undefined) {
+          ws.close(1007, refused.slice(0, 120));
           return;
         }
         this.setup = token?.setup ?? setup;
@@ -385,6 +397,10 @@ export class FakeGeminiLiveServer {
       return json(400, {
         error: { code: 400, message: "Invalid auth token request.", status: "INVALID_ARGUMENT" },
       });
+    const refused =
+      setup === undefined ? undefined : functionDeclarationError(setup, "bidi_generate_content_setup");
+    if (refused !== undefined)
+      return json(400, { error: { code: 400, message: refused, status: "INVALID_ARGUMENT" } });
     const token: Token = {
       name: `auth_tokens/fake${++this.#seq}${Math.random().toString(36).slice(2)}`,
       uses: typeof body.uses === "number" ? body.uses : 1,
@@ -424,4 +440,92 @@ export function tone16k(ms: number, hz = 300, amplitude = 8000): Uint8Array {
   const pcm = new Int16Array(n);
   for (let i = 0; i < n; i++) pcm[i] = Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / 16000));
   return new Uint8Array(pcm.buffer);
+}
+
+/** The fields of Gemini's Schema (FunctionDeclaration.parameters), from the API reference. */
+const SCHEMA_FIELDS = new Set([
+  "type",
+  "format",
+  "title",
+  "description",
+  "nullable",
+  "enum",
+  "maxItems",
+  "minItems",
+  "properties",
+  "required",
+  "minProperties",
+  "maxProperties",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "example",
+  "anyOf",
+  "propertyOrdering",
+  "default",
+  "items",
+  "minimum",
+  "maximum",
+]);
+
+/** The API's refusal of a setup's function declarations, or undefined when they are well formed. */
+function functionDeclarationError(setup: Json, at: string): string | undefined {
+  const tools = Array.isArray(setup.tools) ? (setup.tools as Json[]) : [];
+  for (const [t, tool] of tools.entries()) {
+    const declarations = Array.isArray(tool.functionDeclarations)
+      ? (tool.functionDeclarations as Json[])
+      : [];
+    for (const [d, declaration] of declarations.entries()) {
+      const where = `${at}.tools[${t}].function_declarations[${d}]`;
+      if (declaration.parameters !== undefined && declaration.parametersJsonSchema !== undefined)
+        return `Request contains an invalid argument: ${where} sets both parameters and parameters_json_schema.`;
+      if (declaration.parameters !== undefined) {
+        const bad = badSchemaField(declaration.parameters, `${where}.parameters`);
+        if (bad?.kind === "unknown")
+          return `Invalid JSON payload received. Unknown name "${bad.name}" at '${bad.at}': Cannot find field.`;
+        if (bad?.kind === "type")
+          return `Invalid value at '${bad.at}.type' (type.googleapis.com/google.ai.generativelanguage.v1beta.Type), "${bad.name}"`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Gemini's Type enum (the names the API parses). */
+const SCHEMA_TYPES = new Set([
+  "TYPE_UNSPECIFIED",
+  "STRING",
+  "NUMBER",
+  "INTEGER",
+  "BOOLEAN",
+  "ARRAY",
+  "OBJECT",
+  "NULL",
+]);
+
+/** A field Gemini's Schema does not have, or a `type` not among its enum names (JSON Schema's lower case). */
+function badSchemaField(
+  schema: unknown,
+  at: string,
+): { kind: "unknown" | "type"; name: string; at: string } | undefined {
+  if (typeof schema !== "object" || schema === null) return undefined;
+  for (const [name, value] of Object.entries(schema as Json)) {
+    if (!SCHEMA_FIELDS.has(name)) return { kind: "unknown", name, at };
+    if (name === "type" && !SCHEMA_TYPES.has(String(value))) return { kind: "type", name: String(value), at };
+    if (name === "properties" && typeof value === "object" && value !== null)
+      for (const [i, child] of Object.values(value as Json).entries()) {
+        const found = badSchemaField(child, `${at}.properties[${i}].value`);
+        if (found) return found;
+      }
+    if (name === "items") {
+      const found = badSchemaField(value, `${at}.items`);
+      if (found) return found;
+    }
+    if (name === "anyOf" && Array.isArray(value))
+      for (const [i, child] of value.entries()) {
+        const found = badSchemaField(child, `${at}.any_of[${i}]`);
+        if (found) return found;
+      }
+  }
+  return undefined;
 }

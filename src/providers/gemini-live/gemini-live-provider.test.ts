@@ -17,6 +17,8 @@ import { createGeminiLiveProvider, type GeminiLiveProvider } from "./gemini-live
 import { GEMINI_INPUT_FORMAT, GEMINI_OUTPUT_FORMAT } from "./gemini-live-setup.js";
 
 const TOOL = LOOKUP_ORDER_TOOL;
+/** The tool as the Live API takes it: its JSON Schema as parametersJsonSchema (parameters is Gemini's own Schema). */
+const GEMINI_TOOL = { name: TOOL.name, description: TOOL.description, parametersJsonSchema: TOOL.parameters };
 type Json = Record<string, unknown>;
 
 describe("Gemini Live provider", () => {
@@ -69,7 +71,7 @@ describe("Gemini Live provider", () => {
         speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: "Puck" } } },
       },
       systemInstruction: { parts: [{ text: "Be brief." }] },
-      tools: [{ functionDeclarations: [TOOL] }],
+      tools: [{ functionDeclarations: [GEMINI_TOOL] }],
       inputAudioTranscription: {},
       outputAudioTranscription: {},
     });
@@ -245,7 +247,7 @@ describe("Gemini Live provider", () => {
       uses: 1,
       bidiGenerateContentSetup: {
         systemInstruction: { parts: [{ text: "Be brief." }] },
-        tools: [{ functionDeclarations: [TOOL] }],
+        tools: [{ functionDeclarations: [GEMINI_TOOL] }],
       },
     });
     expect(grant.endpoint).toBe(

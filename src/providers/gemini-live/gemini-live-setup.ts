@@ -48,7 +48,16 @@ export function assertGeminiFormat(format: AudioFormat, which: "input" | "output
   }
 }
 
-/** Function declarations as the Live API takes them (`tools[].functionDeclarations`). */
+/**
+ * Function declarations as the Live API takes them
+ * (`tools[].functionDeclarations`). A tool's parameters are JSON Schema
+ * (lower-case types, `additionalProperties`...), so they go as
+ * `parametersJsonSchema`: `parameters` is Gemini's own Schema (upper-case
+ * `Type`, a subset of OpenAPI without `additionalProperties`), which the API
+ * refuses JSON Schema in ("Unknown name \"additionalProperties\" ... Cannot find
+ * field", 400). The two are mutually exclusive. Sources: the API reference
+ * (FunctionDeclaration) and @google/genai's `FunctionDeclaration` type.
+ */
 export function geminiTools(tools: readonly RealtimeToolDefinition[]): Record<string, unknown>[] {
   if (tools.length === 0) return [];
   return [
@@ -56,7 +65,7 @@ export function geminiTools(tools: readonly RealtimeToolDefinition[]): Record<st
       functionDeclarations: tools.map((t) => ({
         name: t.name,
         description: t.description,
-        parameters: t.parameters,
+        parametersJsonSchema: t.parameters,
       })),
     },
   ];
