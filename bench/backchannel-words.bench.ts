@@ -26,7 +26,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { decodeMulaw, encodeMulaw } from "../src/codecs/mulaw.js";
 import { createResampler } from "../src/codecs/resampler.js";
-import { BargeInPolicy } from "../src/core/pipelines/barge-in-policy.js";
+import { BargeInPolicy } from "../src/voice/pipelines/barge-in-policy.js";
 import { PCM16_16K } from "../src/core/talk-types.js";
 import { DEBIAN_CMUDICT, pronouncerOf } from "../src/app/pronunciations.js";
 import type { SttProvider } from "../src/core/provider-types.js";

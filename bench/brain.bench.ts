@@ -16,8 +16,8 @@
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { createSmartChunker } from "../src/core/speech/smart-chunker.js";
-import { createSessionController } from "../src/core/pipelines/session-controller.js";
+import { createSmartChunker } from "../src/voice/speech/smart-chunker.js";
+import { createSessionController } from "../src/voice/pipelines/session-controller.js";
 import { createTalkRuntime } from "../src/core/session-runtime.js";
 import type { TalkEvent } from "../src/core/talk-events.js";
 import { createEspeakTts } from "../src/providers/espeak-ng/espeak-tts.js";

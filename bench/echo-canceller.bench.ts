@@ -15,7 +15,7 @@
  */
 import { benchArgs, num } from "./lib/bench-args.js";
 import { createEchoCanceller } from "../src/codecs/echo-canceller.js";
-import { EchoGuard, resolveEchoCancellation } from "../src/core/media/echo-guard.js";
+import { EchoGuard, resolveEchoCancellation } from "../src/voice/media/echo-guard.js";
 import { decodeMulaw, encodeMulaw } from "../src/codecs/mulaw.js";
 import { loadSpeech } from "../src/codecs/testing/audio-tools.js";
 

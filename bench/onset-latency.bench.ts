@@ -15,7 +15,7 @@
  */
 import { parseArgs } from "node:util";
 import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
-import { resolveEchoCancellation } from "../src/core/media/echo-guard.js";
+import { resolveEchoCancellation } from "../src/voice/media/echo-guard.js";
 import { DEFAULT_CHAIN, runOnsetCall, type OnsetResult } from "./lib/onset-latency.js";
 import { buildCorpus, ECHO_RETURN_LOSSES_DB } from "./lib/turn-corpus.js";
 import { percentile } from "./lib/turn-figures.js";

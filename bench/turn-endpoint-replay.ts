@@ -2,7 +2,7 @@
  * The end-of-turn rule replayed offline on the turn-taking corpus (issue 15):
  * each interruption call's near-end track (the caller's speech, noise and
  * hiss, through u-law) goes through the speech gate and the endpoint as a
- * media leg runs them (core/media/local-turns.ts), with the recognizer's
+ * media leg runs them (voice/media/local-turns.ts), with the recognizer's
  * words at the times a real run heard them (turn-taking.bench.ts --details).
  * It answers "what would this rule have done on those calls" in seconds, to
  * compare rules before a real-time run confirms one. Not the figure of record:
@@ -19,9 +19,9 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { decodeMulaw, encodeMulaw } from "../src/codecs/mulaw.js";
-import { SpeechGate } from "../src/core/media/speech-gate.js";
-import { TurnEndpoint } from "../src/core/media/turn-endpoint.js";
-import { resolveEndOfTurn, type EndOfTurnOptions } from "../src/core/speech/end-of-turn.js";
+import { SpeechGate } from "../src/voice/media/speech-gate.js";
+import { TurnEndpoint } from "../src/voice/media/turn-endpoint.js";
+import { resolveEndOfTurn, type EndOfTurnOptions } from "../src/voice/speech/end-of-turn.js";
 import type { CallResult } from "./lib/turn-call.js";
 import { buildCorpus, type CorpusCall } from "./lib/turn-corpus.js";
 import { percentile } from "./lib/turn-figures.js";

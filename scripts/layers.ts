@@ -20,14 +20,17 @@ export type Layer =
   | "providers"
   | "cluster"
   | "config"
+  | "voice"
   | "core"
   | "codecs";
 
 /**
  * Which layers each layer may import (besides itself). Dependencies point
- * down: composition -> client -> surfaces -> implementers -> config ->
- * runtime (core) -> edges (codecs). Providers and cluster implement core's
- * contracts; core imports only codecs; codecs import nothing above them.
+ * down: composition -> client -> surfaces -> implementers and the voice
+ * engine -> config -> the Talk model (core) -> edges (codecs). Providers and
+ * cluster implement core's contracts; the voice engine (media legs,
+ * pipelines, speech, faults, recording) stands on core beside them, neither
+ * importing the other; core imports only codecs; codecs import nothing above them.
  */
 export const ALLOWED_ARROWS: Readonly<Record<Layer, readonly Layer[]>> = Object.freeze({
   composition: [
@@ -38,6 +41,7 @@ export const ALLOWED_ARROWS: Readonly<Record<Layer, readonly Layer[]>> = Object.
     "client",
     "providers",
     "cluster",
+    "voice",
     "config",
     "core",
     "codecs",
@@ -45,13 +49,15 @@ export const ALLOWED_ARROWS: Readonly<Record<Layer, readonly Layer[]>> = Object.
   // The Talk client SDK speaks the gateway's public wire protocol (gateway/protocol).
   client: ["gateway", "core", "codecs"],
   // Surfaces: the gateway's surface context and method registry are what telephony and meetings plug into.
-  gateway: ["cluster", "config", "core", "codecs"],
-  telephony: ["gateway", "cluster", "config", "core", "codecs"],
-  meetings: ["gateway", "cluster", "config", "core", "codecs"],
+  gateway: ["cluster", "voice", "config", "core", "codecs"],
+  telephony: ["gateway", "cluster", "voice", "config", "core", "codecs"],
+  meetings: ["gateway", "cluster", "voice", "config", "core", "codecs"],
   // Operations (admin API, metrics, traces, usage ledger, console): a surface over the others' events.
-  ops: ["gateway", "cluster", "config", "core", "codecs"],
+  ops: ["gateway", "cluster", "voice", "config", "core", "codecs"],
   providers: ["core", "codecs"],
   cluster: ["core", "codecs"],
+  // The voice engine: media legs, pipelines, speech, faults, recording, on the Talk model's contracts.
+  voice: ["core", "codecs"],
   config: ["core", "codecs"],
   core: ["codecs"],
   codecs: [],
@@ -67,6 +73,7 @@ export const LAYER_TIER: Readonly<Record<Layer, number>> = Object.freeze({
   ops: 2,
   providers: 3,
   cluster: 3,
+  voice: 3,
   config: 4,
   core: 5,
   codecs: 6,
@@ -103,7 +110,8 @@ export function layerOf(file: string): Layer | undefined {
   const parts = file.split("/");
   if (parts[0] !== "src" || parts.length < 2) return undefined;
   if (parts.length === 2) return /^app[\w-]*\.ts$/.test(parts[1] ?? "") ? "composition" : undefined;
-  const top = parts[1] === "cli" ? "composition" : parts[1];
+  // src/app/* (the composition root's parts) and src/cli/* (the talkgate command) are the composition layer.
+  const top = parts[1] === "cli" || parts[1] === "app" ? "composition" : parts[1];
   return LAYERS.includes(top as Layer) ? (top as Layer) : undefined;
 }
 

@@ -9,6 +9,7 @@ import type { LoadedConfig } from "./config/index.js";
 import type { TalkgateConfig } from "./config/index.js";
 import type { TalkProvider } from "./core/index.js";
 import { createTalkRuntime } from "./core/index.js";
+import { sessionLogFiles } from "./voice/index.js";
 import type { TalkRuntime, TalkRuntimeOptions } from "./core/index.js";
 import type { ToolDefinition } from "./core/index.js";
 import type { GatewayDeps, GatewayOptionsInput, GatewayServer } from "./gateway/index.js";
@@ -83,10 +84,13 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     replayLimit: config.runtime.replayLimit,
     replayMaxBytes: config.runtime.replayMaxBytes,
     replayMaxAgeMs: config.runtime.replayMaxAgeMs,
-    sessionLogFlushMs: config.runtime.sessionLogFlushMs,
     closedRetentionMs: config.runtime.closedRetentionMs,
     maxSessions: config.runtime.maxSessions,
-    dataDir: config.dataDir,
+    sessionLogs: sessionLogFiles({
+      dataDir: config.dataDir,
+      flushIntervalMs: config.runtime.sessionLogFlushMs,
+      logger,
+    }),
     ...options.runtime,
     logger,
   });

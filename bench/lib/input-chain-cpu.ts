@@ -10,8 +10,8 @@
  */
 import { createEchoCanceller, echoCancellerAvailable } from "../../src/codecs/echo-canceller.js";
 import { decodeMulaw, encodeMulaw } from "../../src/codecs/mulaw.js";
-import { EchoGuard, resolveEchoCancellation } from "../../src/core/media/echo-guard.js";
-import { SpeechGate } from "../../src/core/media/speech-gate.js";
+import { EchoGuard, resolveEchoCancellation } from "../../src/voice/media/echo-guard.js";
+import { SpeechGate } from "../../src/voice/media/speech-gate.js";
 import { EchoPath, roomResponse } from "../../test/support/echo-path.js";
 import { activeLevelDb, atLevel, espeak, recording, RECORDINGS, trim } from "./corpus-audio.js";
 import { ANSWER, SPEECH_LEVEL_DB } from "./turn-corpus.js";

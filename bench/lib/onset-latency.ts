@@ -14,8 +14,8 @@
 import { createEchoCanceller } from "../../src/codecs/echo-canceller.js";
 import { decodeMulaw, encodeMulaw } from "../../src/codecs/mulaw.js";
 import { dbfs } from "../../src/codecs/pcm.js";
-import { EchoGuard, type ResolvedEchoCancellation } from "../../src/core/media/echo-guard.js";
-import { SpeechGate } from "../../src/core/media/speech-gate.js";
+import { EchoGuard, type ResolvedEchoCancellation } from "../../src/voice/media/echo-guard.js";
+import { SpeechGate } from "../../src/voice/media/speech-gate.js";
 import { EchoPath, lineResponse, roomResponse } from "../../test/support/echo-path.js";
 import { espeak, levelDb, rng } from "./corpus-audio.js";
 import { ANSWER, type CorpusCall } from "./turn-corpus.js";

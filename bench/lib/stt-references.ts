@@ -5,7 +5,7 @@
  * error count the recognizer benches score them with.
  */
 import { readFileSync } from "node:fs";
-import { phoneEdits } from "../../src/core/speech/sounds-like.js";
+import { phoneEdits } from "../../src/voice/speech/sounds-like.js";
 
 const DATA = "/usr/share/pocketsphinx/test/data";
 const AUSTEN = `${DATA}/librivox/sense_and_sensibility_01_austen_64kb-`;

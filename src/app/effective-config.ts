@@ -8,10 +8,10 @@
  * marked schemas the configuration is checked with), redacted by that mark.
  */
 import { z } from "zod";
-import { talkSchema, type TalkgateConfig } from "../config/config-schema.js";
-import { secret } from "../config/redact.js";
-import { KNOWN_REALTIME_PROVIDER_IDS } from "../config/realtime-provider-schema.js";
-import { openAiSpeechEntries, openAiSpeechProviderSchema } from "../config/speech-provider-schema.js";
+import { talkSchema, type TalkgateConfig } from "../config/index.js";
+import { secret } from "../config/index.js";
+import { KNOWN_REALTIME_PROVIDER_IDS } from "../config/index.js";
+import { openAiSpeechEntries, openAiSpeechProviderSchema } from "../config/index.js";
 import { TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../core/index.js";
 import type { ProviderKind } from "../core/index.js";
 

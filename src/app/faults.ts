@@ -5,23 +5,18 @@
  * resolves its STT, TTS and agent through (talk.faults).
  */
 import { pcm16FromBytes } from "../codecs/index.js";
-import type { TalkgateConfig } from "../config/config-schema.js";
-import { LOCAL_SPEECH_PROVIDER_IDS } from "../config/speech-provider-schema.js";
-import { TalkError } from "../core/errors.js";
-import { resolveFaultOptions, type ResolvedFaultOptions } from "../core/faults/fault-options.js";
-import { PrerenderedSpeech, type FaultSpeech } from "../core/faults/prerendered-speech.js";
-import {
-  ResilientAgent,
-  ResilientStt,
-  ResilientTts,
-  type ResilienceOptions,
-} from "../core/faults/resilient-providers.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { PipelineProviderResolver } from "../core/pipelines/pipeline-options.js";
-import type { ProviderRegistry } from "../core/provider-registry.js";
-import type { AgentProvider, RealtimeProvider, SttProvider, TtsProvider } from "../core/provider-types.js";
-import type { TalkSession } from "../core/session-types.js";
-import type { AudioFormat } from "../core/talk-types.js";
+import type { TalkgateConfig } from "../config/index.js";
+import { LOCAL_SPEECH_PROVIDER_IDS } from "../config/index.js";
+import { TalkError } from "../core/index.js";
+import { resolveFaultOptions, type ResolvedFaultOptions } from "../core/index.js";
+import { PrerenderedSpeech, type FaultSpeech } from "../voice/index.js";
+import { ResilientAgent, ResilientStt, ResilientTts, type ResilienceOptions } from "../voice/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { PipelineProviderResolver } from "../voice/index.js";
+import type { ProviderRegistry } from "../core/index.js";
+import type { AgentProvider, RealtimeProvider, SttProvider, TtsProvider } from "../core/index.js";
+import type { TalkSession } from "../core/index.js";
+import type { AudioFormat } from "../core/index.js";
 
 /** The local engine that renders the lines (it runs here, without network or keys). */
 const LOCAL_TTS_ID = "espeak-ng";

@@ -5,13 +5,13 @@
  */
 import type { Logger } from "pino";
 import type { AppCluster } from "../app-cluster.js";
-import type { TalkgateConfig } from "../config/config-schema.js";
-import { redactSecrets } from "../config/redact.js";
-import { TalkError } from "../core/errors.js";
-import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
-import type { TalkRuntime } from "../core/session-types.js";
-import { buildTalkCatalog } from "../core/talk-catalog.js";
-import { exportToolsForProvider } from "../core/tools/provider-tool-export.js";
+import type { TalkgateConfig } from "../config/index.js";
+import { redactSecrets } from "../config/index.js";
+import { TalkError } from "../core/index.js";
+import type { SessionControllerFactory } from "../voice/index.js";
+import type { TalkRuntime } from "../core/index.js";
+import { buildTalkCatalog } from "../core/index.js";
+import { exportToolsForProvider } from "../core/index.js";
 import {
   createGatewayServer,
   type GatewayDeps,

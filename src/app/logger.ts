@@ -5,8 +5,8 @@
  * surface or provider has to remember to keep a key out of a log line.
  */
 import { pino, type DestinationStream, type Logger } from "pino";
-import type { TalkgateConfig } from "../config/config-schema.js";
-import { redactSecrets, redactText } from "../config/redact.js";
+import type { TalkgateConfig } from "../config/index.js";
+import { redactSecrets, redactText } from "../config/index.js";
 
 export function createAppLogger(
   level: TalkgateConfig["log"]["level"],

@@ -3,7 +3,7 @@
  * admin API over the coordinator, the job queue and this worker's drain.
  */
 import type { AppCluster } from "../app-cluster.js";
-import type { TalkgateConfig } from "../config/config-schema.js";
+import type { TalkgateConfig } from "../config/index.js";
 import type { GatewayServer, SurfaceContext } from "../gateway/index.js";
 import {
   createTraceProvider,

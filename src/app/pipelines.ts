@@ -3,27 +3,27 @@
  * realtime model and voice), assembled once from the configuration, and the
  * one controller factory built over them.
  */
-import type { TalkgateConfig } from "../config/config-schema.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { BrainOptions } from "../core/pipelines/brain-options.js";
+import type { TalkgateConfig } from "../config/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { BrainOptions } from "../voice/index.js";
 import {
   sessionControllerFactory,
   type ControllerFactoryBase,
   type SessionControllerFactory,
-} from "../core/pipelines/controller-factory.js";
-import type { PipelineOptions } from "../core/pipelines/pipeline-options.js";
-import type { FaultSpeech } from "../core/faults/prerendered-speech.js";
+} from "../voice/index.js";
+import type { PipelineOptions } from "../voice/index.js";
+import type { FaultSpeech } from "../voice/index.js";
 import { faultOptions, resilientResolver, type SessionProviderWrap } from "./faults.js";
-import { createEchoCanceller, echoCancellerAvailable } from "../codecs/echo-canceller.js";
-import type { EchoCancellationOptions, EchoCancellerFactory } from "../core/media/echo-guard.js";
-import { createNoiseSuppressor, noiseSuppressorAvailable } from "../codecs/noise-suppressor.js";
-import { createRnnoiseSuppressor, loadRnnoise } from "../codecs/rnnoise-suppressor.js";
-import { createSileroVad } from "../codecs/silero-vad.js";
-import { sileroModel } from "../codecs/silero-model.js";
-import { TalkError } from "../core/errors.js";
+import { createEchoCanceller, echoCancellerAvailable } from "../codecs/index.js";
+import type { EchoCancellationOptions, EchoCancellerFactory } from "../voice/index.js";
+import { createNoiseSuppressor, noiseSuppressorAvailable } from "../codecs/index.js";
+import { createRnnoiseSuppressor, loadRnnoise } from "../codecs/index.js";
+import { createSileroVad } from "../codecs/index.js";
+import { sileroModel } from "../codecs/index.js";
+import { TalkError } from "../core/index.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
-import type { BargeInOptions } from "../core/pipelines/barge-in-policy.js";
+import type { BargeInOptions } from "../voice/index.js";
 import { loadPronunciations } from "./pronunciations.js";
 
 /** agent.* as the brain sees it. */

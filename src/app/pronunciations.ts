@@ -1,11 +1,12 @@
 /**
  * A pronunciation dictionary in the CMU format ("word PH ON ES", alternates as
  * "word(2) ..."), read once at start, for the barge-in policy's sound-alike
- * backchannels (talk.input.bargeIn.matchBySound, core/speech/sounds-like.ts).
+ * backchannels (talk.input.bargeIn.matchBySound, voice/speech/sounds-like.ts).
  * Debian's pocketsphinx-en-us ships one (134,000 words, 3.6 MB).
  */
 import { existsSync, readFileSync } from "node:fs";
-import { TalkError, type Pronounce, type TalkLogger } from "../core/index.js";
+import { TalkError, type TalkLogger } from "../core/index.js";
+import { type Pronounce } from "../voice/index.js";
 
 /** Debian's CMU dictionary (package pocketsphinx-en-us), the default when it is installed. */
 export const DEBIAN_CMUDICT = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict";

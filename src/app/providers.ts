@@ -3,17 +3,17 @@
  * builds, which one of each kind is the default, and how a pipeline resolves
  * them per session.
  */
-import type { TalkgateConfig } from "../config/config-schema.js";
-import { LOCAL_SPEECH_PROVIDER_IDS, openAiSpeechEntries } from "../config/speech-provider-schema.js";
-import { TalkError } from "../core/errors.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { PipelineProviderResolver } from "../core/pipelines/pipeline-options.js";
-import { ProviderOutcomes } from "../core/provider-outcomes.js";
-import { ProviderRegistry, type ProviderByKind } from "../core/provider-registry.js";
-import { ProviderResolver, type ProviderDefaults } from "../core/provider-resolver.js";
-import type { ProviderKind, TalkProvider } from "../core/provider-types.js";
-import type { TalkSession } from "../core/session-types.js";
-import { KNOWN_REALTIME_PROVIDER_IDS } from "../config/realtime-provider-schema.js";
+import type { TalkgateConfig } from "../config/index.js";
+import { LOCAL_SPEECH_PROVIDER_IDS, openAiSpeechEntries } from "../config/index.js";
+import { TalkError } from "../core/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { PipelineProviderResolver } from "../voice/index.js";
+import { ProviderOutcomes } from "../core/index.js";
+import { ProviderRegistry, type ProviderByKind } from "../core/index.js";
+import { ProviderResolver, type ProviderDefaults } from "../core/index.js";
+import type { ProviderKind, TalkProvider } from "../core/index.js";
+import type { TalkSession } from "../core/index.js";
+import { KNOWN_REALTIME_PROVIDER_IDS } from "../config/index.js";
 import {
   createGeminiLiveProvider,
   createLocalProviders,
@@ -21,7 +21,7 @@ import {
   createOpenAiSpeechProviders,
   createXaiRealtimeProvider,
 } from "../providers/index.js";
-import { createOpenAiChatAgent } from "../providers/openai-compatible/openai-chat-agent.js";
+import { createOpenAiChatAgent } from "../providers/index.js";
 
 /** The process's providers: the registry, its default per kind, and the pipelines' view of them. */
 export interface AppProviders {

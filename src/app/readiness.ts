@@ -1,8 +1,8 @@
 import type { AppCluster } from "../app-cluster.js";
-import { redactText } from "../config/redact.js";
-import type { ProviderOutcomes } from "../core/provider-outcomes.js";
-import type { ProviderRegistry } from "../core/provider-registry.js";
-import type { ProviderResolver } from "../core/provider-resolver.js";
+import { redactText } from "../config/index.js";
+import type { ProviderOutcomes } from "../core/index.js";
+import type { ProviderRegistry } from "../core/index.js";
+import type { ProviderResolver } from "../core/index.js";
 import type { ReadinessReport } from "../gateway/index.js";
 
 /** What readiness reads of the providers: their health checks, request outcomes and which ones are defaults. */

@@ -5,9 +5,9 @@
  * the mode uses, `voice` and `model` must reach a provider that declares
  * them, anything else is `invalid_params` naming the field.
  */
-import { TalkError } from "../core/errors.js";
-import type { ProviderRegistry } from "../core/provider-registry.js";
-import type { ProviderResolver } from "../core/provider-resolver.js";
+import { TalkError } from "../core/index.js";
+import type { ProviderRegistry } from "../core/index.js";
+import type { ProviderResolver } from "../core/index.js";
 import type {
   AgentProvider,
   ProviderKind,
@@ -15,9 +15,9 @@ import type {
   RealtimeReplyPath,
   SttProvider,
   TalkProvider,
-} from "../core/provider-types.js";
-import { replyPathProblem } from "../core/pipelines/reply-path-check.js";
-import type { TalkMode } from "../core/talk-types.js";
+} from "../core/index.js";
+import { replyPathProblem } from "../voice/index.js";
+import type { TalkMode } from "../core/index.js";
 
 export interface SessionRequestFields {
   mode: TalkMode;

@@ -3,10 +3,10 @@
  * the same for every surface), then meetings and telephony over it.
  */
 import type { AppCluster } from "../app-cluster.js";
-import type { TalkgateConfig } from "../config/config-schema.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { SessionControllerFactory } from "../core/pipelines/controller-factory.js";
-import type { TalkRuntime } from "../core/session-types.js";
+import type { TalkgateConfig } from "../config/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { SessionControllerFactory } from "../voice/index.js";
+import type { TalkRuntime } from "../core/index.js";
 import {
   isLoopbackHost,
   loopbackBaseUrl,

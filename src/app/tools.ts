@@ -3,27 +3,27 @@
  * the built-in tools and the embedder's, under the `agent.tools` policy, run
  * by one dispatcher; the pipelines get a small view of it.
  */
-import type { TalkgateConfig } from "../config/config-schema.js";
-import type { TalkLogger } from "../core/logger.js";
-import type { BrainOptions } from "../core/pipelines/brain-options.js";
-import { resolveBrainOptions } from "../core/pipelines/brain-options.js";
-import type { PipelineToolDispatcher } from "../core/pipelines/pipeline-options.js";
-import type { RealtimeToolDefinition } from "../core/provider-types.js";
-import type { TalkRuntime } from "../core/session-types.js";
-import { ToolDispatcher } from "../core/tool-dispatcher.js";
-import { ToolPolicy } from "../core/tool-policy.js";
-import { ToolRegistry, type ToolDefinition } from "../core/tool-registry.js";
-import { AGENT_CONSULT_TOOL, createAgentConsultTool } from "../core/tools/agent-consult-tool.js";
-import { CallControlRegistry } from "../core/tools/call-control.js";
+import type { TalkgateConfig } from "../config/index.js";
+import type { TalkLogger } from "../core/index.js";
+import type { BrainOptions } from "../voice/index.js";
+import { resolveBrainOptions } from "../voice/index.js";
+import type { PipelineToolDispatcher } from "../voice/index.js";
+import type { RealtimeToolDefinition } from "../core/index.js";
+import type { TalkRuntime } from "../core/index.js";
+import { ToolDispatcher } from "../core/index.js";
+import { ToolPolicy } from "../core/index.js";
+import { ToolRegistry, type ToolDefinition } from "../core/index.js";
+import { AGENT_CONSULT_TOOL, createAgentConsultTool } from "../voice/index.js";
+import { CallControlRegistry } from "../core/index.js";
 import {
   createCollectDigitsTool,
   createEndCallTool,
   createSendDtmfTool,
   createTransferCallTool,
-} from "../core/tools/call-tools.js";
-import { ConsultProgressChannel } from "../core/tools/consult-progress.js";
-import { createGetTimeTool } from "../core/tools/get-time-tool.js";
-import { SessionTranscripts } from "../core/tools/session-transcripts.js";
+} from "../core/index.js";
+import { ConsultProgressChannel } from "../core/index.js";
+import { createGetTimeTool } from "../core/index.js";
+import { SessionTranscripts } from "../voice/index.js";
 import type { AppProviders } from "./providers.js";
 
 /** Tools that act on a phone call (CallControl). */

@@ -10,7 +10,7 @@
  * the preprocessor is not run: it would apply no gain at all (libspeexdsp
  * sets every band's gain to 1 when denoise is off, residual echo
  * suppression included), only that frame of delay; the echo guard
- * (core/media/echo-guard.ts) bars the residual echo instead. Why Speex over webrtc-audio-processing: a C API of five calls (no
+ * (voice/media/echo-guard.ts) bars the residual echo instead. Why Speex over webrtc-audio-processing: a C API of five calls (no
  * C++ ABI to bind), telephony rates natively, and its cost is measured in
  * bench/codecs.bench.ts.
  *

@@ -55,3 +55,6 @@ export {
   type DtmfDetectOptions,
   type DtmfToneOptions,
 } from "./dtmf.js";
+// Offered to other layers (scripts/rewrite-layer-imports.ts).
+export { createEchoCanceller, echoCancellerAvailable } from "./echo-canceller.js";
+export { sileroModel } from "./silero-model.js";

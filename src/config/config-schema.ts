@@ -255,7 +255,7 @@ export const talkSchema = z
           })
           .strict()
           .prefault({}),
-        /** Which caller speech over an answer interrupts it (core/pipelines/barge-in-policy.ts). */
+        /** Which caller speech over an answer interrupts it (voice/pipelines/barge-in-policy.ts). */
         bargeIn: z
           .object({
             /** Words that only acknowledge: an utterance of nothing else does not interrupt (with confirmWithWords). */
@@ -291,7 +291,7 @@ export const talkSchema = z
          * or "talkgate" (provider turn detection off; talkgate's endpoint commits the audio and asks for the answer).
          */
         turnEnd: z.enum(["provider", "talkgate"]).default("provider"),
-        /** How much silence ends a caller's turn (core/speech/end-of-turn.ts). */
+        /** How much silence ends a caller's turn (voice/speech/end-of-turn.ts). */
         endOfTurn: z
           .object({
             /** "fixed": silenceTimeoutMs; "adaptive": shorter after a finished sentence, longer after "and" / "um". */

@@ -8,3 +8,11 @@ export { migrateLegacyRealtime, findLegacyRealtimeKeys } from "./legacy-realtime
 export { CALL_MODES } from "./telephony-schema.js";
 export { AMD_GREET, AMD_POLICIES, type AmdConfig, type AmdGreet, type AmdPolicy } from "./amd-schema.js";
 export type { CallMode, RecordingConfig, TelephonyConfig } from "./telephony-schema.js";
+// Offered to other layers (scripts/rewrite-layer-imports.ts).
+export { KNOWN_REALTIME_PROVIDER_IDS } from "./realtime-provider-schema.js";
+export { secret } from "./redact.js";
+export {
+  LOCAL_SPEECH_PROVIDER_IDS,
+  openAiSpeechEntries,
+  openAiSpeechProviderSchema,
+} from "./speech-provider-schema.js";

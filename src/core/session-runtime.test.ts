@@ -6,6 +6,8 @@ import { createTalkRuntime } from "./session-runtime.js";
 import type { TalkRuntime } from "./session-types.js";
 import type { TalkEvent } from "./talk-events.js";
 import { PCM16_16K } from "./talk-types.js";
+// The model keeps no files; the voice engine's store is what the composition root gives it.
+import { sessionLogFiles } from "../voice/recording/session-log.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -55,7 +57,7 @@ describe("createTalkRuntime", () => {
     expect(() => createTalkRuntime({ replayMaxAgeMs: Number.NaN })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
     );
-    expect(() => createTalkRuntime({ sessionLogFlushMs: -1 })).toThrow(
+    expect(() => sessionLogFiles({ dataDir: tmpdir(), flushIntervalMs: -1 })).toThrow(
       expect.objectContaining({
         code: "config_invalid",
         message: expect.stringContaining("sessionLogFlushMs"),
@@ -91,7 +93,7 @@ describe("createTalkRuntime", () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, "file");
     writeFileSync(file, "");
-    expect(() => createTalkRuntime({ dataDir: file })).toThrow(
+    expect(() => sessionLogFiles({ dataDir: file })).toThrow(
       expect.objectContaining({ code: "config_invalid" }),
     );
   });
@@ -179,7 +181,7 @@ describe("createTalkRuntime", () => {
   it("appends each session's events, one JSON line each and no audio, to sessions/<id>.jsonl", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "talkgate-rt-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const r = runtime({ dataDir });
+    const r = runtime({ sessionLogs: sessionLogFiles({ dataDir }) });
     const s = r.createSession({
       mode: "stt-tts",
       transport: "managed-room",
@@ -212,7 +214,12 @@ describe("createTalkRuntime", () => {
     for (const sessionLogFlushMs of [undefined, 0]) {
       const dataDir = mkdtempSync(join(tmpdir(), "talkgate-rt-"));
       cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-      const r = runtime({ dataDir, ...(sessionLogFlushMs !== undefined ? { sessionLogFlushMs } : {}) });
+      const r = runtime({
+        sessionLogs: sessionLogFiles({
+          dataDir,
+          ...(sessionLogFlushMs !== undefined ? { flushIntervalMs: sessionLogFlushMs } : {}),
+        }),
+      });
       const s = r.createSession(relay);
       s.emit({ type: "health.changed", payload: {} });
       const path = join(dataDir, "sessions", `${s.id}.jsonl`);

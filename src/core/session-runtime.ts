@@ -2,10 +2,9 @@ import { randomUUID } from "node:crypto";
 import { TalkError } from "./errors.js";
 import { NOOP_LOGGER } from "./logger.js";
 import type { TalkLogger } from "./logger.js";
-import { closeLostSessionLogs } from "./lost-session-logs.js";
-import { DEFAULT_SESSION_LOG_FLUSH_MS, SessionLog, prepareSessionLogDir } from "./session-log.js";
 import type {
   CreateSessionOptions,
+  SessionLogStore,
   TalkEventListener,
   TalkRuntime,
   TalkRuntimeOptions,
@@ -22,7 +21,6 @@ const DEFAULTS = Object.freeze({
   closedRetentionMs: 60_000,
   maxSessions: 10_000,
   closeGraceMs: 2000,
-  sessionLogFlushMs: DEFAULT_SESSION_LOG_FLUSH_MS,
 });
 
 interface ResolvedOptions {
@@ -32,8 +30,7 @@ interface ResolvedOptions {
   closedRetentionMs: number;
   maxSessions: number;
   closeGraceMs: number;
-  sessionLogFlushMs: number;
-  dataDir: string | undefined;
+  sessionLogs: SessionLogStore | undefined;
   logger: TalkLogger;
 }
 
@@ -45,8 +42,7 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
     closedRetentionMs: options.closedRetentionMs ?? DEFAULTS.closedRetentionMs,
     maxSessions: options.maxSessions ?? DEFAULTS.maxSessions,
     closeGraceMs: options.closeGraceMs ?? DEFAULTS.closeGraceMs,
-    sessionLogFlushMs: options.sessionLogFlushMs ?? DEFAULTS.sessionLogFlushMs,
-    dataDir: options.dataDir,
+    sessionLogs: options.sessionLogs,
     logger: options.logger ?? NOOP_LOGGER,
   };
   const positive = ["replayLimit", "replayMaxBytes", "maxSessions"] as const;
@@ -55,14 +51,10 @@ function resolveOptions(options: TalkRuntimeOptions): ResolvedOptions {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a positive integer.`);
     }
   }
-  for (const key of ["replayMaxAgeMs", "closedRetentionMs", "closeGraceMs", "sessionLogFlushMs"] as const) {
+  for (const key of ["replayMaxAgeMs", "closedRetentionMs", "closeGraceMs"] as const) {
     if (!Number.isFinite(merged[key]) || merged[key] < 0) {
       throw new TalkError("config_invalid", `TalkRuntimeOptions.${key} must be a non-negative number.`);
     }
-  }
-  if (merged.dataDir !== undefined) {
-    // Logs a killed process left open get their closing line before this runtime writes any.
-    closeLostSessionLogs(prepareSessionLogDir(merged.dataDir), merged.logger);
   }
   return merged;
 }
@@ -120,15 +112,7 @@ class InProcessTalkRuntime implements TalkRuntime {
     }
     const id = randomUUID();
     const o = this.#options;
-    const log =
-      o.dataDir === undefined
-        ? undefined
-        : new SessionLog({
-            dataDir: o.dataDir,
-            sessionId: id,
-            logger: o.logger,
-            flushIntervalMs: o.sessionLogFlushMs,
-          });
+    const log = o.sessionLogs?.open(id);
     const session: LiveTalkSession = new LiveTalkSession({
       ...options,
       id,
@@ -212,8 +196,8 @@ class InProcessTalkRuntime implements TalkRuntime {
 }
 
 /**
- * Creates the Talk runtime. Options are validated here (config_invalid), and a
- * configured dataDir is created and checked for writing before any session.
+ * Creates the Talk runtime. Options are validated here (config_invalid); session logs, when kept, go
+ * to the store the caller gives (a directory checked for writing when that store was made).
  */
 export function createTalkRuntime(options: TalkRuntimeOptions = {}): TalkRuntime {
   return new InProcessTalkRuntime(options);

@@ -180,17 +180,27 @@ export interface TalkRuntimeOptions {
   closedRetentionMs?: number;
   /** Maximum concurrent sessions (default 10 000). */
   maxSessions?: number;
-  /** Directory for sessions/<sessionId>.jsonl logs; undefined disables the log. */
-  dataDir?: string;
   /**
-   * How long a session log's lines may wait in memory to be written in one write, ms; 0 writes each
-   * event as it comes (default 1000). Closing a session, and the process's `exit`, write what waits.
+   * Where each session's events are kept beyond the replay ring (the composition root's JSONL files,
+   * `<dataDir>/sessions/<id>.jsonl`); undefined keeps none. The model does no file I/O itself.
    */
-  sessionLogFlushMs?: number;
+  sessionLogs?: SessionLogStore;
   /** How long close() waits for aborted work to settle before emitting session.closed, ms (default 2000). */
   closeGraceMs?: number;
   /** Narrow structured logger (pino fits); default silent. */
   logger?: TalkLogger;
+}
+
+/** One session's durable event log: every event, as the session serialized it, then closed once. */
+export interface SessionLogWriter {
+  append(event: TalkEvent, line?: string): void;
+  /** After session.closed: what waits is written and the log is closed. A failure is logged, never thrown. */
+  close(): void;
+}
+
+/** Opens a session's durable event log (a port: the voice engine's recording/session-log.ts writes files). */
+export interface SessionLogStore {
+  open(sessionId: string): SessionLogWriter;
 }
 
 export interface TalkRuntime {

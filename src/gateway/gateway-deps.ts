@@ -6,7 +6,7 @@ import type {
   SessionCommandResult,
   SessionCommandVerb,
 } from "../cluster/index.js";
-import type { TalkSessionController } from "../core/index.js";
+import type { TalkSessionController } from "../voice/index.js";
 import type { AudioChunk, ClientSessionGrant } from "../core/index.js";
 import type { TalkRuntime, TalkSession } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";

@@ -1,5 +1,6 @@
-import { hasDirectTools, TalkError } from "../core/index.js";
-import type { TalkSessionController } from "../core/index.js";
+import { TalkError } from "../core/index.js";
+import { hasDirectTools } from "../voice/index.js";
+import type { TalkSessionController } from "../voice/index.js";
 import type { TalkSession } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import type {

@@ -1,6 +1,6 @@
 import { TalkError } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
-import type { TalkAudioSink, TalkSessionController } from "../core/index.js";
+import type { TalkAudioSink, TalkSessionController } from "../voice/index.js";
 import type { TalkRuntime, TalkSession } from "../core/index.js";
 import type { TalkEvent, TerminalReason } from "../core/index.js";
 import type { GatewayEventName } from "./protocol/frames.js";

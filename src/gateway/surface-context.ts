@@ -8,7 +8,7 @@
 import type { FastifyReply } from "fastify";
 import type { AppJobs } from "../cluster/index.js";
 import type { TalkLogger } from "../core/index.js";
-import type { SessionControllerFactory } from "../core/index.js";
+import type { SessionControllerFactory } from "../voice/index.js";
 import type { TalkRuntime } from "../core/index.js";
 import type { SurfaceMethodDefinition } from "./method-registry.js";
 import type { RequestAuthorizer } from "./request-authorizer.js";

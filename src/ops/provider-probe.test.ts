@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type {
-  PipelineProviderResolver,
   RealtimeProvider,
   RealtimeSessionOptions,
   RealtimeVoiceSession,
   TalkSession,
 } from "../core/index.js";
+import type { PipelineProviderResolver } from "../voice/index.js";
 import { ULAW_8K } from "../core/talk-types.js";
 import { observedProviders, type ProviderObserver } from "./provider-probe.js";
 

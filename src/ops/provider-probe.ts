@@ -2,13 +2,13 @@ import type {
   AgentProvider,
   AudioFormat,
   RealtimeVoiceSession,
-  PipelineProviderResolver,
   RealtimeProvider,
   RealtimeProviderEvent,
   SttProvider,
   TalkSession,
   TtsProvider,
 } from "../core/index.js";
+import type { PipelineProviderResolver } from "../voice/index.js";
 import { bytesPerSecond } from "../codecs/index.js";
 
 export type ProviderCallKind = "stt" | "agent" | "tts" | "realtime";

@@ -9,7 +9,8 @@
 import { createReadStream } from "node:fs";
 import type { FastifyPluginAsync } from "fastify";
 import { z } from "zod";
-import { listRecordings, openRecording, RECORDING_NAME, TalkError } from "../core/index.js";
+import { TalkError } from "../core/index.js";
+import { listRecordings, openRecording, RECORDING_NAME } from "../voice/index.js";
 import { type SurfaceContext } from "../gateway/index.js";
 import { adminOnly } from "./admin-api.js";
 

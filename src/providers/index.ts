@@ -114,3 +114,5 @@ export function createOpenAiSpeechProviders(id: string, settings: OpenAiSpeechSe
 function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+// Offered to other layers (scripts/rewrite-layer-imports.ts).
+export { createOpenAiChatAgent } from "./openai-compatible/openai-chat-agent.js";

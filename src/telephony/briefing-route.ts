@@ -15,7 +15,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { writeWav } from "../codecs/index.js";
 import { toTalkError, type AudioFormat, type TalkLogger } from "../core/index.js";
-import type { PrerenderedSpeech } from "../core/index.js";
+import type { PrerenderedSpeech } from "../voice/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "./carrier/webhook-request.js";
 import { MAX_BRIEFING_CHARS, transferDocuments, type DocumentSigner } from "./document-urls.js";

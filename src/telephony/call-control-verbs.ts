@@ -6,7 +6,8 @@
  * apology (talk.faults.apology) after what already plays.
  */
 import { TalkError, toTalkError } from "../core/index.js";
-import type { MediaLeg, SessionControllerFactory, TalkLogger, TerminalReason } from "../core/index.js";
+import type { TalkLogger, TerminalReason } from "../core/index.js";
+import type { MediaLeg, SessionControllerFactory } from "../voice/index.js";
 import { bytesFromPcm16, dtmfTones } from "../codecs/index.js";
 import type { CallCarrier } from "./call-types.js";
 import { runCarrierAction, type CarrierActionContext } from "./carrier-actions.js";

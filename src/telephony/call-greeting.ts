@@ -5,7 +5,8 @@
  * it as PCM). Its first `protectMs` cannot be interrupted; the item is known
  * from the session's first `output.audio.started` after it was said.
  */
-import type { MediaLeg, TalkEvent, TalkOutput } from "../core/index.js";
+import type { TalkEvent, TalkOutput } from "../core/index.js";
+import type { MediaLeg } from "../voice/index.js";
 
 export interface CallGreetingOptions {
   /** What is said, read when it is said (the recording notice first, then the greeting). */

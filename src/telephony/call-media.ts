@@ -11,7 +11,8 @@
  * barge-in; with turnEnd "talkgate", the local VAD and endpoint ending turns
  * (the provider's turn detection off). See docs/telephony.md.
  */
-import { MediaLeg, type MediaLegAdapter, type TalkSession } from "../core/index.js";
+import { type TalkSession } from "../core/index.js";
+import { MediaLeg, type MediaLegAdapter } from "../voice/index.js";
 import { CallLatency } from "./call-latency.js";
 import type { CallCarrier, CallSessionContext, CallSettings } from "./call-types.js";
 import { CallPlayout } from "./playout/call-playout.js";

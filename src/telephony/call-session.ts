@@ -13,7 +13,7 @@
  * the leg's local VAD starts and ends turns and interrupts answers.
  */
 import { TalkError, toTalkError } from "../core/index.js";
-import type { MediaLeg, MediaLegAdapter } from "../core/index.js";
+import type { MediaLeg, MediaLegAdapter } from "../voice/index.js";
 import type { TalkOutput, TalkSession } from "../core/index.js";
 import type { TalkEvent, TerminalReason } from "../core/index.js";
 import type { CallControl } from "../core/index.js";

@@ -2,7 +2,8 @@
  * The shapes a call is made from (what the process, the carrier and the
  * called number's settings give it); CallSession and its parts share them.
  */
-import type { SessionControllerFactory, TalkLogger, TalkRuntime } from "../core/index.js";
+import type { TalkLogger, TalkRuntime } from "../core/index.js";
+import type { SessionControllerFactory } from "../voice/index.js";
 import type { CallControlRegistry } from "../core/index.js";
 import type { CallMode } from "../config/index.js";
 import type { TelephonyStats } from "./telephony-stats.js";

@@ -48,10 +48,28 @@ describe("layering", () => {
     expect(importCycles(GRAPH.edges)).toEqual([]);
   });
 
-  it("src/core names no carrier, platform or vendor in code, identifiers included", () => {
+  it("every file of src/ belongs to a layer, the composition root's parts (src/app) included", () => {
+    expect(GRAPH.files.filter((file) => layerOf(file) === undefined)).toEqual([]);
+    expect(layerOf("src/app/gateway.ts")).toBe("composition");
+    expect(layerOf("src/voice/media/media-leg.ts")).toBe("voice");
+  });
+
+  it("the Talk model (src/core) does no file or process I/O: no node:fs or node:child_process outside its tests", () => {
     const offenders: string[] = [];
     for (const file of GRAPH.files) {
       if (layerOf(file) !== "core" || file.endsWith(".test.ts")) continue;
+      for (const { specifier } of importSpecifiers(readFileSync(join(ROOT, file), "utf8")))
+        if (/^(node:)?(fs|fs\/promises|child_process)$/.test(specifier))
+          offenders.push(`${file}: ${specifier}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("src/core and the voice engine name no carrier, platform or vendor in code, identifiers included", () => {
+    const offenders: string[] = [];
+    for (const file of GRAPH.files) {
+      const layer = layerOf(file);
+      if ((layer !== "core" && layer !== "voice") || file.endsWith(".test.ts")) continue;
       for (const hit of vendorNames(readFileSync(join(ROOT, file), "utf8")))
         offenders.push(`${file}: ${hit}`);
     }
@@ -104,6 +122,27 @@ describe("the layering checks fail on planted violations", () => {
       "src/providers/index.ts": "",
     });
     expect(layerViolations(edges)).toHaveLength(4);
+  });
+
+  it("the voice engine stands on the Talk model: core importing it is refused, as is it importing a provider or a surface", () => {
+    const edges = planted({
+      "src/core/talk-session.ts": 'import type { MediaLeg } from "../voice/index.js";',
+      "src/voice/media/media-leg.ts": [
+        'import { TalkError } from "../../core/index.js";',
+        'import type { RealtimeProvider } from "../../providers/index.js";',
+        'import type { SessionOwnership } from "../../gateway/index.js";',
+      ].join("\n"),
+      "src/voice/index.ts": "",
+      "src/core/index.ts": "",
+      "src/providers/index.ts": "",
+      "src/gateway/index.ts": "",
+      "src/app/gateway.ts": 'import { MediaLeg } from "../voice/index.js";',
+    });
+    expect(layerViolations(edges)).toEqual([
+      "src/core/talk-session.ts -> src/voice/index.ts (core -> voice)",
+      "src/voice/media/media-leg.ts -> src/providers/index.ts (voice -> providers)",
+      "src/voice/media/media-leg.ts -> src/gateway/index.ts (voice -> gateway)",
+    ]);
   });
 
   it("providers and cluster may import core's contracts, but not each other or a surface", () => {

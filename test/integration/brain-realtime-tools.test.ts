@@ -1,15 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { BrainOptions } from "../../src/core/pipelines/brain-options.js";
-import { createSessionController } from "../../src/core/pipelines/session-controller.js";
-import type { PipelineProviderResolver } from "../../src/core/pipelines/pipeline-options.js";
-import { EventLog, RecordingSink } from "../../src/core/pipelines/testing/pipeline-harness.js";
+import type { BrainOptions } from "../../src/voice/pipelines/brain-options.js";
+import { createSessionController } from "../../src/voice/pipelines/session-controller.js";
+import type { PipelineProviderResolver } from "../../src/voice/pipelines/pipeline-options.js";
+import { EventLog, RecordingSink } from "../../src/voice/pipelines/testing/pipeline-harness.js";
 import { createTalkRuntime } from "../../src/core/session-runtime.js";
 import type { TalkRuntime } from "../../src/core/session-types.js";
-import { chunkText } from "../../src/core/speech/smart-chunker.js";
+import { chunkText } from "../../src/voice/speech/smart-chunker.js";
 import { ToolDispatcher } from "../../src/core/tool-dispatcher.js";
 import { ToolPolicy } from "../../src/core/tool-policy.js";
 import { ToolRegistry } from "../../src/core/tool-registry.js";
-import { createAgentConsultTool } from "../../src/core/tools/agent-consult-tool.js";
+import { createAgentConsultTool } from "../../src/voice/tools/agent-consult-tool.js";
 import { CallControlRegistry, type CallControl } from "../../src/core/tools/call-control.js";
 import {
   createEndCallTool,
@@ -17,7 +17,7 @@ import {
   createTransferCallTool,
 } from "../../src/core/tools/call-tools.js";
 import { ConsultProgressChannel } from "../../src/core/tools/consult-progress.js";
-import { resolveBrainOptions } from "../../src/core/pipelines/brain-options.js";
+import { resolveBrainOptions } from "../../src/voice/pipelines/brain-options.js";
 import { OpenAiChatAgent } from "../../src/providers/openai-compatible/openai-chat-agent.js";
 import { createOpenAiRealtimeProvider } from "../../src/providers/openai-realtime/openai-realtime-provider.js";
 import { createPocketsphinxStt } from "../../src/providers/pocketsphinx/pocketsphinx-stt.js";

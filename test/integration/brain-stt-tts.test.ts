@@ -1,13 +1,16 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SegmentAudioPayload } from "../../src/core/pipelines/tts-queue.js";
-import { createSessionController } from "../../src/core/pipelines/session-controller.js";
-import type { PipelineOptions, PipelineProviderResolver } from "../../src/core/pipelines/pipeline-options.js";
-import { EventLog, RecordingSink } from "../../src/core/pipelines/testing/pipeline-harness.js";
+import type { SegmentAudioPayload } from "../../src/voice/pipelines/tts-queue.js";
+import { createSessionController } from "../../src/voice/pipelines/session-controller.js";
+import type {
+  PipelineOptions,
+  PipelineProviderResolver,
+} from "../../src/voice/pipelines/pipeline-options.js";
+import { EventLog, RecordingSink } from "../../src/voice/pipelines/testing/pipeline-harness.js";
 import type { TtsProvider, TtsRequest } from "../../src/core/provider-types.js";
 import { createTalkRuntime } from "../../src/core/session-runtime.js";
 import type { TalkRuntime } from "../../src/core/session-types.js";
-import { chunkText } from "../../src/core/speech/smart-chunker.js";
+import { chunkText } from "../../src/voice/speech/smart-chunker.js";
 import { createEspeakTts } from "../../src/providers/espeak-ng/espeak-tts.js";
 import { OpenAiChatAgent } from "../../src/providers/openai-compatible/openai-chat-agent.js";
 import { createPocketsphinxStt } from "../../src/providers/pocketsphinx/pocketsphinx-stt.js";

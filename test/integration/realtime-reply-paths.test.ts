@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TalkClient } from "../../src/client/talk-client.js";
-import { BRIDGE_LABEL } from "../../src/core/pipelines/realtime-local-replies.js";
+import { BRIDGE_LABEL } from "../../src/voice/pipelines/realtime-local-replies.js";
 import { OpenAiChatAgent } from "../../src/providers/openai-compatible/openai-chat-agent.js";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
 import {

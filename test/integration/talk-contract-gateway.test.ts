@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PcmConverter } from "../../src/core/pipelines/pcm-converter.js";
+import { PcmConverter } from "../../src/voice/pipelines/pcm-converter.js";
 import type { AudioChunk, TtsProvider, TtsRequest } from "../../src/core/provider-types.js";
 import { PCM16_16K } from "../../src/core/talk-types.js";
 import { EspeakTtsProvider } from "../../src/providers/espeak-ng/espeak-tts.js";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { PipelineProviderResolver } from "../../src/core/pipelines/pipeline-options.js";
-import { createSessionController } from "../../src/core/pipelines/session-controller.js";
-import type { TalkAudioSink } from "../../src/core/pipelines/controller-types.js";
-import { EventLog } from "../../src/core/pipelines/testing/pipeline-harness.js";
+import type { PipelineProviderResolver } from "../../src/voice/pipelines/pipeline-options.js";
+import { createSessionController } from "../../src/voice/pipelines/session-controller.js";
+import type { TalkAudioSink } from "../../src/voice/pipelines/controller-types.js";
+import { EventLog } from "../../src/voice/pipelines/testing/pipeline-harness.js";
 import type { AudioChunk } from "../../src/core/provider-types.js";
 import { createTalkRuntime } from "../../src/core/session-runtime.js";
 import type { TalkRuntime } from "../../src/core/session-types.js";

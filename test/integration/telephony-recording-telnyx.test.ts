@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { decodeMulaw, readWav } from "../../src/codecs/index.js";
-import { recordingName, type RecordingInfo } from "../../src/core/index.js";
+import { recordingName, type RecordingInfo } from "../../src/voice/index.js";
 import { startTelnyx, waitUntil, type TelnyxHarness } from "../support/telnyx-harness.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
 

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { pcm16FromBytes, readWav } from "../../src/codecs/index.js";
-import { recordingName, type RecordingInfo } from "../../src/core/index.js";
+import { recordingName, type RecordingInfo } from "../../src/voice/index.js";
 import { speechAudio } from "../support/fake-openai-realtime-server.js";
 import { startVonage, waitUntil, type VonageHarness } from "../support/vonage-harness.js";
 import { loadSpeechPcm16k } from "../support/vonage-stream-client.js";

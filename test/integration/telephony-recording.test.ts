@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TalkClient } from "../../src/client/talk-client.js";
 import { decodeMulaw, encodeMulaw, readWav } from "../../src/codecs/index.js";
-import type { RecordingEntry, RecordingInfo } from "../../src/core/index.js";
+import type { RecordingEntry, RecordingInfo } from "../../src/voice/index.js";
 import { speechAudio } from "../support/fake-openai-realtime-server.js";
 import {
   ADMIN_TOKEN,

@@ -5,7 +5,7 @@
  * (the OpenAI Realtime stand-in) answers or speaks as the path says.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { BRIDGE_LABEL } from "../../src/core/pipelines/realtime-local-replies.js";
+import { BRIDGE_LABEL } from "../../src/voice/pipelines/realtime-local-replies.js";
 import type { ReceivedEvent } from "../support/fake-openai-realtime-server.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
 import { sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { echoCancellerAvailable } from "../../src/codecs/echo-canceller.js";
 import { encodeMulaw } from "../../src/codecs/mulaw.js";
-import { endOfTurnSilence, resolveEndOfTurn } from "../../src/core/speech/end-of-turn.js";
+import { endOfTurnSilence, resolveEndOfTurn } from "../../src/voice/speech/end-of-turn.js";
 import { EchoPath, speakerphone } from "../support/echo-path.js";
 import { speakerphoneCall, waitUntil } from "../support/speakerphone-call.js";
 import { speechAudio } from "../support/fake-openai-realtime-server.js";
@@ -168,8 +168,8 @@ describe("telephony: adaptive end of turn", () => {
    * half a second into the silence, and hears espeak-ng's "and" over a u-law line as "on" or "ah": which
    * of the rule's cases a call takes depends on what it recognized by then. So the call checks that the
    * endpoint it committed at is the rule's for the words it had, and the comparison of a finished
-   * sentence with a trailing "and" is the rule's own test (src/core/speech/end-of-turn.test.ts,
-   * src/core/media/turn-endpoint.test.ts).
+   * sentence with a trailing "and" is the rule's own test (src/voice/speech/end-of-turn.test.ts,
+   * src/voice/media/turn-endpoint.test.ts).
    */
   it("the turn ends after the rule's silence for what was recognized: less than the fixed 800 ms once words came", async () => {
     const client = await h.dial({ playback: "immediate" });

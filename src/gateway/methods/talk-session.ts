@@ -1,5 +1,5 @@
 import { TalkError, toTalkError } from "../../core/index.js";
-import type { TalkSessionController } from "../../core/index.js";
+import type { TalkSessionController } from "../../voice/index.js";
 import { CLIENT_OWNED_TRANSPORTS, CREATION_MATRIX, findCombination } from "../../core/index.js";
 import type { MethodContext, MethodGroup } from "../method-registry.js";
 import { resolveSessionShape } from "../session-shape.js";

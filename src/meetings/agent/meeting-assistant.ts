@@ -1,6 +1,6 @@
 import type { TalkLogger } from "../../core/index.js";
-import { MediaLeg } from "../../core/index.js";
-import type { SessionControllerFactory } from "../../core/index.js";
+import { MediaLeg } from "../../voice/index.js";
+import type { SessionControllerFactory } from "../../voice/index.js";
 import type { TalkRuntime, TalkSession } from "../../core/index.js";
 import type { TalkEvent, TerminalReason } from "../../core/index.js";
 import { PCM16_24K } from "../../core/index.js";

@@ -1,5 +1,5 @@
 import type { AudioChunk } from "../../core/index.js";
-import type { TalkAudioSink } from "../../core/index.js";
+import type { TalkAudioSink } from "../../voice/index.js";
 import type { TerminalReason } from "../../core/index.js";
 import { encodeCaptureFrame } from "../bot/capture-framing.js";
 

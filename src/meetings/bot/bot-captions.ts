@@ -1,7 +1,7 @@
 import type { WebSocket } from "ws";
-import { MediaLeg } from "../../core/index.js";
+import { MediaLeg } from "../../voice/index.js";
 import type { TalkLogger, TerminalReason } from "../../core/index.js";
-import type { SessionControllerFactory } from "../../core/index.js";
+import type { SessionControllerFactory } from "../../voice/index.js";
 import type { TalkRuntime, TalkSession } from "../../core/index.js";
 import type { TalkEvent } from "../../core/index.js";
 import type { BotMode } from "../bot-status.js";

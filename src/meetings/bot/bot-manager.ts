@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { WebSocket } from "ws";
 import { TalkError, linkedSignal } from "../../core/index.js";
 import { NOOP_LOGGER, type TalkLogger } from "../../core/index.js";
-import type { SessionControllerFactory } from "../../core/index.js";
+import type { SessionControllerFactory } from "../../voice/index.js";
 import type { AppJobs, JobInfo } from "../../cluster/index.js";
 import type { TalkRuntime } from "../../core/index.js";
 import { isTerminal, type BotMode, type BotStatus } from "../bot-status.js";

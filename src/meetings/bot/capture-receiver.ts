@@ -6,7 +6,7 @@ import type { TrackSourceReport } from "./speaker-attribution.js";
 import { SpeakerFloor, type CaptionInput } from "./speaker-floor.js";
 import { TrackDecoder } from "./track-decoder.js";
 import { UtteranceSegmenter, type Utterance } from "./utterance-segmenter.js";
-import type { SpeechDetectorFactory } from "../../core/index.js";
+import type { SpeechDetectorFactory } from "../../voice/index.js";
 
 export interface CaptureReceiverContext {
   /** The bot's transcription leg: one turn per utterance, as the speaker floor decides. */

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { TalkLogger } from "../../core/index.js";
-import type { SessionControllerFactory } from "../../core/index.js";
+import type { SessionControllerFactory } from "../../voice/index.js";
 import type { TalkRuntime } from "../../core/index.js";
 import { isTerminal, type BotMode, type BotStatus, type EndedCode, type FatalCode } from "../bot-status.js";
 import type { ResolvedMeetingsOptions } from "../meetings-options.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createSileroVad, createVad } from "../../codecs/index.js";
 import { loadSpeech, run, toInt16 } from "../../codecs/testing/audio-tools.js";
-import type { SpeechDetectorFactory } from "../../core/index.js";
+import type { SpeechDetectorFactory } from "../../voice/index.js";
 import { UtteranceSegmenter, type Utterance } from "./utterance-segmenter.js";
 
 function segment(detector: SpeechDetectorFactory | undefined, pcm: Int16Array) {

@@ -1,5 +1,5 @@
 import { createVad, type Vad } from "../../codecs/index.js";
-import type { SpeechDetectorFactory } from "../../core/index.js";
+import type { SpeechDetectorFactory } from "../../voice/index.js";
 import { CAPTURE_RATE } from "./capture-rate.js";
 
 /** 20 ms at 16 kHz: the VAD takes multiples of 10 ms. */

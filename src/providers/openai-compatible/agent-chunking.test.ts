@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeChatCompletionsServer } from "../../../test/support/fake-chat-completions-server.js";
 import type { TalkError } from "../../core/errors.js";
-import { createDirectiveParser } from "../../core/speech/voice-directive.js";
-import { createSmartChunker } from "../../core/speech/smart-chunker.js";
+import { createDirectiveParser } from "../../voice/speech/voice-directive.js";
+import { createSmartChunker } from "../../voice/speech/smart-chunker.js";
 import { OpenAiChatAgent } from "./openai-chat-agent.js";
 
 // The agent and the speech pieces together, as the pipeline will wire them:

@@ -16,7 +16,7 @@
  */
 import { TalkError, ULAW_8K } from "../../core/index.js";
 import type { AudioChunk } from "../../core/index.js";
-import type { TalkAudioSink } from "../../core/index.js";
+import type { TalkAudioSink } from "../../voice/index.js";
 import type { TerminalReason } from "../../core/index.js";
 import { lineAudio, type LineAudio } from "../line-audio.js";
 import { OutboundFramer } from "./outbound-framer.js";

@@ -12,8 +12,9 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { CallRecorder, recordingName, writeRecordingInfo } from "../../core/index.js";
-import type { RecordingInfo, TalkLogger, TalkSession } from "../../core/index.js";
+import { CallRecorder, recordingName, writeRecordingInfo } from "../../voice/index.js";
+import type { TalkLogger, TalkSession } from "../../core/index.js";
+import type { RecordingInfo } from "../../voice/index.js";
 import { recordsCall, type RecordingPolicy } from "./recording-policy.js";
 import type { CallIdentity } from "../call-types.js";
 import type { LineAudio } from "../line-audio.js";

@@ -1,6 +1,7 @@
 /** Which calls are recorded and what they hear first, resolved once from `telephony.recording`. */
 import type { TelephonyConfig } from "../../config/index.js";
-import { recordingsDir, TalkError } from "../../core/index.js";
+import { TalkError } from "../../core/index.js";
+import { recordingsDir } from "../../voice/index.js";
 
 export interface RecordingPolicy {
   /** `<dataDir>/recordings`. */

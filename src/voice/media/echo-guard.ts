@@ -1,0 +1,420 @@
+/**
+ * Echo cancellation on a media leg's caller audio, before the speech gate and
+ * STT: on a speakerphone or a leaky line the caller's channel carries the
+ * assistant's own voice back, and without this the gate hears it as speech
+ * and the answer interrupts itself.
+ *
+ * Core names no DSP: the composition root injects an `EchoCancellerFactory`
+ * (the codecs' canceller), the adapter hands the leg, with each
+ * piece of caller audio, the assistant audio that was played into the line
+ * over the same span (a phone playout mirrors the carrier's buffer: what it
+ * sent, consumed in step with the caller's frames, dropped on clear). One
+ * canceller per leg, created when the leg starts, closed with it.
+ *
+ * What survives: the adaptive filter needs seconds to converge (about 10 dB
+ * of echo removed in the first two, 25 dB after four, on espeak-ng answers)
+ * and a live line's delay jitters, so a residual stays that the gate's
+ * -45 dBFS floor hears. A 20 ms frame of the canceller's output quieter than
+ * the echo the line returns now cannot be the caller: it is attenuated by
+ * 30 dB before the gate and STT. "The echo now" is the loudest reference
+ * frame around the echo's delay (estimated by cross-correlating the
+ * reference's and the caller channel's 20 ms level envelopes over the last
+ * 2 s; until they agree, the loudest frame of the whole tail, and never more
+ * than 10 dB under that) times the line's echo return. That return is
+ * measured (the lowest caller-to-reference power ratio of the last five 1 s
+ * windows with audio played: an echo-only window gives the echo return, a
+ * window with the caller talking only a higher ratio, plus 3 dB for a line
+ * response's peaks and the windows' misalignment) and assumed 6 dB (a Geigel
+ * double-talk test) until measured, so a caller on a handset (little echo)
+ * is held to the assistant's level only for the first second of the first
+ * answer. The loudest frame of the whole tail held a caller at the answer's
+ * own level to its louder syllables: measured on the turn-taking corpus
+ * (bench/onset-latency.bench.ts), the first 100-500 ms of speech over the
+ * answer were cut as residual. A frame must also stand 10 dB above the line's
+ * noise (the quietest frame of the last second of the caller channel as
+ * received, before the canceller): noise let through between suppressed
+ * frames looks like onsets to the gate's noise floor. Taken from the
+ * canceller's output instead, the floor sank under the line's noise wherever
+ * the filter, adapting on echo and babble at once, took part of the noise
+ * with the echo (4-5 dB in a babble call of the corpus), and babble
+ * then passed as onsets: measured, calls with a false onset in noise 13 ->
+ * 6 of 72 (docs/performance.md).
+ * Caller speech above the bar passes whole, and must then last `minSpeechMs`
+ * at the gate to interrupt (BargeInPolicy decides whether it does).
+ *
+ * Double talk under the bar: a caller at the answer's own level (an echo
+ * return of 6 dB) stays under the bar for most of their first syllables, so
+ * the interruption waited for a dip in the answer (1.5 s in the corpus's
+ * slowest call). With `doubleTalk`, a canceller that can tell how much of its
+ * output the reference still explains (a coherence measure, the codecs') lets
+ * such a frame through when the reference explains under a fifth of it at
+ * the echo's delay (two frames either side of the estimate, or any lag of
+ * the tail until it is known) and the unexplained part stands 10 dB over
+ * the line's noise: residual echo is coherent with what was played, the
+ * caller is not. Measured offline, the slowest interruption 1538 -> 661 ms
+ * with no echo-only call cut, with or without the reference drifting
+ * (docs/performance.md).
+ */
+import { TalkError } from "../../core/index.js";
+
+/** One canceller's state (per leg). */
+export interface EchoCancellerPort {
+  /** How far its output lags the caller audio it comes from, ms (a frame of overlap-add, say). Default 0. */
+  readonly outputLagMs?: number;
+  /** Assistant audio as it is played into the line (16-bit PCM at the leg's rate). */
+  played(pcm: Int16Array): void;
+  /** Caller audio; returns the whole frames completed so far with the echo removed. */
+  process(mic: Int16Array): Int16Array;
+  /**
+   * The largest fraction (0-1) of the last output frame's power that the reference explains at a delay of
+   * `from`..`to` 20 ms frames; offered by a canceller created with `doubleTalk`.
+   */
+  explainedWithin?(from: number, to: number): number;
+  /** Frees the state. Idempotent. */
+  close(): void;
+}
+
+export type EchoCancellerFactory = (options: {
+  sampleRate: number;
+  tailMs: number;
+  denoise: boolean;
+  doubleTalk: boolean;
+}) => EchoCancellerPort;
+
+/** talk.input.echoCancellation. */
+export interface EchoCancellationOptions {
+  /** Cancel on legs whose adapter supplies the played reference (phone calls). Default true. */
+  enabled?: boolean;
+  /** Longest echo path covered (line delay + response), ms, 20-1000. Default 300. */
+  tailMs?: number;
+  /** Also suppress stationary noise. Default false. */
+  denoise?: boolean;
+  /** Let a caller talking over the answer through where the reference does not explain the canceller's output. Default true. */
+  doubleTalk?: boolean;
+}
+
+export type ResolvedEchoCancellation = Readonly<Required<EchoCancellationOptions>>;
+
+/** Validates talk.input.echoCancellation (config_invalid naming the key); defaults filled in. */
+export function resolveEchoCancellation(
+  options: EchoCancellationOptions = {},
+  key = "talk.input.echoCancellation",
+): ResolvedEchoCancellation {
+  const { enabled = true, tailMs = 300, denoise = false, doubleTalk = true } = options;
+  for (const [name, value] of Object.entries({ enabled, denoise, doubleTalk }))
+    if (typeof value !== "boolean")
+      throw new TalkError("config_invalid", `${key}.${name} must be true or false.`);
+  if (typeof tailMs !== "number" || !Number.isInteger(tailMs) || tailMs < 20 || tailMs > 1000)
+    throw new TalkError("config_invalid", `${key}.tailMs must be an integer from 20 to 1000, got ${tailMs}.`);
+  return Object.freeze({ enabled, tailMs, denoise, doubleTalk });
+}
+
+/** The echo return assumed until measured: a frame louder than the reference minus this may be the caller, dB. */
+export const ECHO_RETURN_LOSS_DB = 6;
+/** Headroom over the measured echo return: a line response's peaks and a window's misalignment, dB. */
+const HEADROOM_DB = 3;
+/** Frames (20 ms) per window of the echo return measurement, and windows kept. */
+const WINDOW_FRAMES = 50;
+const WINDOWS = 5;
+/** A window counts only when the reference was at least this loud (mean square, about -50 dBFS). */
+const MIN_WINDOW_REFERENCE = 32768 ** 2 * 1e-5;
+/** Attenuation of a frame that can only be residual echo. */
+const RESIDUAL_GAIN = 10 ** (-30 / 20);
+/** Frames (20 ms) of level envelopes the delay is estimated over, and how often, frames. */
+const DELAY_FRAMES = 100;
+const DELAY_EVERY = 5;
+/** The envelopes' correlation at the best lag must reach this for the delay to be trusted. */
+const MIN_CORRELATION = 0.5;
+/**
+ * Reference frames around the one the output frame's echo comes from (the estimated delay plus the
+ * canceller's output lag): two newer (the delay is rounded to a frame, and a live mirror slips by a frame)
+ * and two older (a room's or line's response). Measured with a canceller whose output lagged a frame
+ * unaccounted for, the window was one newer and three older of the delay: the same frames.
+ */
+const NEWER_FRAMES = 2;
+const OLDER_FRAMES = 2;
+/**
+ * ...but never more than 10 dB under the loudest of the whole tail: a live mirror's alignment slips by a
+ * frame or two under load and the filter re-converges after each slip (bench/onset-latency.bench.ts
+ * --jitter-frames 2: with no bound, echo-only calls then had onsets; bounded, none. So had a canceller output a frame
+ * earlier with this window not moved with it, one frame older than the echo's source).
+ */
+const MAX_DROP = 0.1;
+/** A frame must be this far above the line's noise (power ratio, 10 dB) to pass. */
+const NOISE_MARGIN = 10;
+/** The noise is the quietest frame of this many blocks of this many frames (1 s). */
+const NOISE_BLOCKS = 5;
+const NOISE_BLOCK_FRAMES = 10;
+/** A frame under the bar is the caller's when the reference explains less than this fraction of it. */
+const MAX_EXPLAINED = 0.2;
+
+/** What a leg's guard saw over its call: what ops read to tell a speakerphone from a handset. */
+export interface EchoStats {
+  /** 20 ms frames of caller audio that came while the answer's echo could be on the line. */
+  frames: number;
+  /** ...of which attenuated as residual echo. */
+  suppressedFrames: number;
+  /** ...of which under the bar but let through as the caller talking over the answer. */
+  doubleTalkFrames: number;
+  /** The line's echo return loss as measured (the lowest of the last windows), dB; absent until measured. */
+  echoReturnLossDb?: number;
+  /** The echo's delay as estimated, ms; absent until the envelopes agreed on one. */
+  delayMs?: number;
+}
+
+/** The leg's canceller: caller audio in, caller audio minus the played reference out. */
+export class EchoGuard {
+  readonly #canceller: EchoCancellerPort;
+  /** Samples per 20 ms, the unit levels are taken over. */
+  readonly #frame: number;
+  readonly #tailFrames: number;
+  /** The canceller's output lag, whole 20 ms frames. */
+  readonly #lagFrames: number;
+  /** Levels (mean square) of the last reference and caller frames, newest last (the tail and the delay's span). */
+  readonly #references: number[] = [];
+  readonly #callers: number[] = [];
+  #sinceEstimate = 0;
+  /**
+   * Frames since the speech gate last heard the caller (callerSpeaking). The delay is estimated only on
+   * envelopes free of the caller: speech that goes on past a `clear` looks like the answer's echo
+   * arriving later (a 55 ms echo estimated at 200 ms after a backchannel, in real time).
+   */
+  #sinceCaller = Number.POSITIVE_INFINITY;
+  #closed = false;
+  /** The current measurement window: reference and caller power summed, frames. */
+  #window = { reference: 0, caller: 0, frames: 0 };
+  /** Caller-to-reference power ratios of the last windows with audio played. */
+  readonly #returns: number[] = [];
+  /** Minimum statistics of the caller channel's frame levels: the line's noise. */
+  readonly #noiseBlocks: number[] = [];
+  #blockMin = Number.POSITIVE_INFINITY;
+  #blockFill = 0;
+  /** The echo's delay in frames, once the envelopes agree on one (tests, metrics). */
+  delayFrames: number | undefined;
+  /** Frames weighed against the bar: caller audio while echo could be on the line (stats). */
+  framesUnderEcho = 0;
+  /** Frames attenuated as residual echo (tests, metrics). */
+  suppressedFrames = 0;
+  /** Frames under the bar let through as the caller talking over the answer (tests, metrics). */
+  doubleTalkFrames = 0;
+
+  constructor(create: EchoCancellerFactory, options: ResolvedEchoCancellation, sampleRate: number) {
+    this.#canceller = create({
+      sampleRate,
+      tailMs: options.tailMs,
+      denoise: options.denoise,
+      doubleTalk: options.doubleTalk,
+    });
+    this.#frame = sampleRate / 50;
+    this.#tailFrames = Math.max(1, Math.ceil(options.tailMs / 20));
+    this.#lagFrames = Math.round((this.#canceller.outputLagMs ?? 0) / 20);
+  }
+
+  /**
+   * `reference` is what was played into the line over the same span as `mic`
+   * (silence when absent). Returns the cleaned audio (whole frames; a partial
+   * frame waits for the next call); empty once closed.
+   */
+  process(mic: Int16Array, reference: Int16Array | undefined): Int16Array {
+    if (this.#closed) return new Int16Array(0);
+    const played = reference ?? new Int16Array(0);
+    if (played.length > 0) this.#canceller.played(played);
+    for (let at = 0; at < mic.length; at += this.#frame) {
+      const end = Math.min(mic.length, at + this.#frame);
+      this.#frameIn(meanSquare(played, at, end), meanSquare(mic, at, end));
+    }
+    const out = this.#canceller.process(mic);
+    // Nothing played within the tail: no echo to bar (the loudest of the tail, found without a copy per call).
+    if (this.#loudestReference(0, this.#tailFrames - 1) === 0) return out;
+    const echo = this.#expectedReference() * this.echoReturn;
+    const noiseBar = this.noise * NOISE_MARGIN;
+    for (let at = 0; at < out.length; at += this.#frame) {
+      const end = Math.min(out.length, at + this.#frame);
+      const level = meanSquare(out, at, end);
+      this.framesUnderEcho++;
+      if (level >= Math.max(echo, noiseBar)) continue;
+      if (level >= noiseBar && this.#callerOverAnswer(level, noiseBar)) {
+        this.doubleTalkFrames++;
+        continue;
+      }
+      this.suppressedFrames++;
+      for (let i = at; i < end; i++) out[i] = Math.round(out[i]! * RESIDUAL_GAIN);
+    }
+    return out;
+  }
+
+  /**
+   * Whether the canceller's output (of power `level`) is mostly what the reference does not explain, and
+   * that part stands over the noise bar: the caller talking over the answer. False when the canceller
+   * cannot tell (no `explainedWithin`).
+   */
+  #callerOverAnswer(level: number, noiseBar: number): boolean {
+    const explainedWithin = this.#canceller.explainedWithin;
+    if (!explainedWithin) return false;
+    const d = this.delayFrames;
+    const lag = this.#lagFrames;
+    const explained =
+      d === undefined
+        ? explainedWithin.call(this.#canceller, lag, this.#tailFrames + lag)
+        : explainedWithin.call(this.#canceller, d + lag - NEWER_FRAMES, d + lag + OLDER_FRAMES);
+    return explained < MAX_EXPLAINED && level * (1 - explained) >= noiseBar;
+  }
+
+  /** The call so far, for its summary (EchoStats). */
+  stats(): EchoStats {
+    const stats: EchoStats = {
+      frames: this.framesUnderEcho,
+      suppressedFrames: this.suppressedFrames,
+      doubleTalkFrames: this.doubleTalkFrames,
+    };
+    if (this.#returns.length > 0) {
+      const lowest = Math.min(...this.#returns);
+      // An echo-free line measures no return at all (a ratio of 0): no finite loss to report.
+      if (lowest > 0) stats.echoReturnLossDb = Math.round(-10 * Math.log10(lowest) * 10) / 10;
+    }
+    if (this.delayFrames !== undefined) stats.delayMs = this.delayFrames * 20;
+    return stats;
+  }
+
+  /** The line's echo return as a power ratio (caller / reference): measured, else -6 dB. */
+  get echoReturn(): number {
+    if (this.#returns.length === 0) return 10 ** (-ECHO_RETURN_LOSS_DB / 10);
+    return Math.min(1, Math.min(...this.#returns) * 10 ** (HEADROOM_DB / 10));
+  }
+
+  /** The line's noise (mean square): the quietest frame of the caller channel, as received, over the last second. */
+  get noise(): number {
+    return Math.min(this.#blockMin, ...this.#noiseBlocks);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#canceller.close();
+  }
+
+  /**
+   * The leg's speech gate hears the caller now (a frame it counts as speech, hangover included). Levels
+   * alone cannot tell: the guard's own verdicts follow its delay, and a frozen delay could not follow a
+   * line's drift.
+   */
+  callerSpeaking(): void {
+    this.#sinceCaller = 0;
+  }
+
+  /** One frame's reference and caller levels: the line's noise, the echo return's windows, the tail, the delay's envelopes. */
+  #frameIn(reference: number, caller: number): void {
+    this.#sinceCaller++;
+    this.#trackNoise(caller);
+    this.#references.push(reference);
+    this.#callers.push(caller);
+    // The caller frame holds the echo of the reference `delay` frames older: an answer that starts (or
+    // resumes) late in a window has no echo in it yet, and the return measured so would be too small.
+    const delay = this.delayFrames ?? 0;
+    this.#measure(this.#loudestReference(delay, delay), caller);
+    if (this.#references.length > DELAY_FRAMES + this.#tailFrames) {
+      this.#references.shift();
+      this.#callers.shift();
+    }
+    if (++this.#sinceEstimate >= DELAY_EVERY) {
+      this.#sinceEstimate = 0;
+      this.#estimateDelay();
+    }
+  }
+
+  /** The loudest reference frame the echo now comes from: around the delay when known, else in the whole tail. */
+  #expectedReference(): number {
+    const tail = this.#loudestReference(0, this.#tailFrames - 1);
+    const d = this.delayFrames;
+    if (d === undefined) return tail;
+    const source = d + this.#lagFrames;
+    return Math.max(this.#loudestReference(source - NEWER_FRAMES, source + OLDER_FRAMES), tail * MAX_DROP);
+  }
+
+  /** The loudest reference frame `from` to `to` frames before the newest (0 when none are kept). */
+  #loudestReference(from: number, to: number): number {
+    const refs = this.#references;
+    const newest = refs.length - 1;
+    let max = 0;
+    for (let lag = Math.max(0, from); lag <= to && newest - lag >= 0; lag++)
+      max = Math.max(max, refs[newest - lag]!);
+    return max;
+  }
+
+  /**
+   * The lag (frames) at which the reference's level envelope best matches the caller channel's over the
+   * last DELAY_FRAMES: the echo's delay. Kept when no lag correlates well (silence, the caller talking).
+   */
+  #estimateDelay(): void {
+    const n = this.#callers.length;
+    if (n < DELAY_FRAMES + this.#tailFrames || this.#sinceCaller < DELAY_FRAMES) return;
+    const mic = envelope(this.#callers, n - DELAY_FRAMES, n);
+    const reference = Float64Array.from(this.#references, Math.sqrt);
+    let best = MIN_CORRELATION;
+    for (let lag = 0; lag < this.#tailFrames; lag++) {
+      const c = correlation(reference, n - DELAY_FRAMES - lag, mic);
+      if (c >= best) {
+        best = c;
+        this.delayFrames = lag;
+      }
+    }
+  }
+
+  #measure(reference: number, caller: number): void {
+    const w = this.#window;
+    w.reference += reference;
+    w.caller += caller;
+    if (++w.frames < WINDOW_FRAMES) return;
+    if (w.reference / w.frames >= MIN_WINDOW_REFERENCE) {
+      this.#returns.push(w.caller / w.reference);
+      if (this.#returns.length > WINDOWS) this.#returns.shift();
+    }
+    this.#window = { reference: 0, caller: 0, frames: 0 };
+  }
+
+  #trackNoise(level: number): void {
+    if (level < this.#blockMin) this.#blockMin = level;
+    if (++this.#blockFill < NOISE_BLOCK_FRAMES) return;
+    this.#noiseBlocks.push(this.#blockMin);
+    if (this.#noiseBlocks.length > NOISE_BLOCKS) this.#noiseBlocks.shift();
+    this.#blockMin = Number.POSITIVE_INFINITY;
+    this.#blockFill = 0;
+  }
+}
+
+/** Mean square of pcm[from, to) (0 for an empty or missing span). */
+function meanSquare(pcm: Int16Array, from: number, to: number): number {
+  const end = Math.min(pcm.length, to);
+  if (end <= from) return 0;
+  let sum = 0;
+  for (let i = from; i < end; i++) sum += pcm[i]! * pcm[i]!;
+  return sum / (end - from);
+}
+
+/** Amplitude envelope (root of the levels) of levels[from, to), mean removed. */
+function envelope(levels: readonly number[], from: number, to: number): Float64Array {
+  const out = new Float64Array(to - from);
+  let mean = 0;
+  for (let i = 0; i < out.length; i++) mean += out[i] = Math.sqrt(levels[from + i]!);
+  mean /= out.length;
+  for (let i = 0; i < out.length; i++) out[i] = out[i]! - mean;
+  return out;
+}
+
+/** Normalized correlation of envelope[from, from + mic.length) with `mic` (mean removed); 0 when either is flat. */
+function correlation(envelope: Float64Array, from: number, mic: Float64Array): number {
+  const n = mic.length;
+  let sum = 0;
+  let squares = 0;
+  let ab = 0;
+  let bb = 0;
+  for (let i = 0; i < n; i++) {
+    const a = envelope[from + i]!;
+    sum += a;
+    squares += a * a;
+    ab += a * mic[i]!; // mic sums to 0: the reference's mean drops out of the cross term
+    bb += mic[i]! * mic[i]!;
+  }
+  const aa = squares - (sum * sum) / n;
+  return aa > 0 && bb > 0 ? ab / Math.sqrt(aa * bb) : 0;
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { sessionControllerFactory } from "../pipelines/controller-factory.js";
+import { NOOP_LOGGER } from "../../core/logger.js";
+import { legPipelineOptions, resolveRealtimeEcho, resolveTurnEnd } from "./realtime-turn-options.js";
+
+const providers = {
+  stt: () => undefined,
+  tts: () => undefined,
+  agent: () => undefined,
+  realtime: () => undefined,
+};
+
+describe("realtime turn options", () => {
+  it("defaults: the provider ends turns, realtime legs pass u-law through", () => {
+    expect(resolveTurnEnd()).toBe("provider");
+    expect(resolveRealtimeEcho()).toBe(false);
+    const factory = sessionControllerFactory({ providers, options: {}, logger: NOOP_LOGGER });
+    expect(factory.turns.turnEnd).toBe("provider");
+    expect(factory.echo.realtime).toBe(false);
+  });
+
+  it.each([
+    [() => resolveTurnEnd("caller"), "talk.input.turnEnd"],
+    [() => resolveRealtimeEcho("yes"), "talk.input.echoCancellation.realtime"],
+    [
+      () =>
+        sessionControllerFactory({
+          providers,
+          options: {},
+          logger: NOOP_LOGGER,
+          turns: { turnEnd: "both" as never },
+        }),
+      "talk.input.turnEnd",
+    ],
+    [
+      () =>
+        sessionControllerFactory({
+          providers,
+          options: {},
+          logger: NOOP_LOGGER,
+          echo: { realtime: 1 as never },
+        }),
+      "talk.input.echoCancellation.realtime",
+    ],
+  ])("refuses a bad value with config_invalid naming the key (%#)", (make, key) => {
+    expect(make).toThrow(
+      expect.objectContaining({ code: "config_invalid", message: expect.stringContaining(key) }),
+    );
+  });
+
+  it("what each turn-taking takes from the pipeline", () => {
+    expect(legPipelineOptions({ kind: "local-vad" })).toEqual({
+      silenceTimeoutMs: 0,
+      providerTurnDetection: false,
+      providerBargeIn: false,
+    });
+    expect(legPipelineOptions({ kind: "adapter" })).toEqual({ silenceTimeoutMs: 0 });
+    expect(legPipelineOptions({ kind: "provider" })).toEqual({});
+    expect(legPipelineOptions({ kind: "provider", localBargeIn: {} })).toEqual({ providerBargeIn: false });
+  });
+});

@@ -1,0 +1,297 @@
+import type { RealtimeProviderEvent } from "../../core/index.js";
+import type { TalkOutput, TalkSession } from "../../core/index.js";
+import type { BargeInPolicy } from "./barge-in-policy.js";
+import type { RealtimeOutput } from "./realtime-output.js";
+import type { RealtimeToolCalls } from "./realtime-tool-calls.js";
+import type { ProviderFault } from "../../core/index.js";
+
+/** Assistant items remembered with their response (parentId of late transcripts). */
+const ITEM_MEMORY = 64;
+
+type EventOf<T extends RealtimeProviderEvent["type"]> = Extract<RealtimeProviderEvent, { type: T }>;
+
+/** What the mapping needs from its pipeline: the session, the stages it feeds and two verbs. */
+export interface RealtimeEventMapperContext {
+  session: TalkSession;
+  output: RealtimeOutput;
+  toolCalls: RealtimeToolCalls;
+  bargeIn: BargeInPolicy;
+  /** Interrupts the answer that plays (the line is cleared first). */
+  interrupt(output: TalkOutput): void;
+  /**
+   * False: the provider's speech_started never interrupts the answer that plays (a local detector on
+   * echo-cancelled audio decides, PipelineOptions.providerBargeIn); it is only noted. Default true.
+   */
+  providerBargeIn?: boolean;
+  /** True for the turn the client started and ends itself (push-to-talk): the provider's speech_stopped does not end it. */
+  clientEndsTurn?(turnId: string): boolean;
+  /**
+   * The provider failed: a fatal or server-side error, a failed response, the
+   * provider gone. `fatal`: its session cannot go on (without a failure path
+   * the pipeline then closes).
+   */
+  fault(fault: ProviderFault, fatal: boolean): void;
+  /** True once the pipeline is closing on its own (the provider's close is then expected). */
+  closing(): boolean;
+}
+
+/**
+ * Maps a realtime provider's events onto the Talk turn model:
+ *
+ * - speech_started ensures a turn; while an answer plays it interrupts it
+ *   when the barge-in policy says so (real speech only, never raw audio),
+ *   otherwise the speech is only noted;
+ * - speech_stopped ends the user turn, the response flows under it, unless
+ *   the client started the turn (it ends it with endTurn);
+ * - audio goes to the output stage, events carry metadata only;
+ * - the assistant's text ends with one output.text.done per item (its
+ *   transcript, or the text deltas of a text response);
+ * - tool calls go to the tool stage.
+ *
+ * Events of a provider item under a response carry the response's id as
+ * `parentId`.
+ */
+export class RealtimeEventMapper {
+  readonly #ctx: RealtimeEventMapperContext;
+  /** The response each recent assistant item belongs to (parentId of its events). */
+  readonly #itemResponses = new Map<string, string>();
+  /** Text deltas of items whose output.text.done has not been emitted yet. */
+  readonly #texts = new Map<string, string>();
+  /** The provider's speech noted over an answer (providerBargeIn false), until its speech_stopped. */
+  #notedSpeech: EventOf<"speech_started"> | undefined;
+
+  constructor(ctx: RealtimeEventMapperContext) {
+    this.#ctx = ctx;
+  }
+
+  handle(event: RealtimeProviderEvent): void {
+    const { output } = this.#ctx;
+    switch (event.type) {
+      case "ready":
+        return;
+      case "speech_started":
+        this.#speechStarted(event);
+        return;
+      case "speech_stopped":
+        this.#speechStopped(event);
+        return;
+      case "response_started":
+        this.#responseStarted();
+        return;
+      case "audio_delta":
+        this.#noteItem(event.itemId, event.responseId);
+        output.audioDelta(event);
+        return;
+      case "audio_done":
+        output.audioDone(event.itemId);
+        return;
+      case "text_delta":
+        this.#textDelta(event);
+        return;
+      case "transcript_delta":
+      case "transcript_done":
+        this.#transcript(event);
+        return;
+      case "tool_call":
+        this.#ctx.toolCalls.handle(event);
+        return;
+      case "response_done": {
+        const active = this.#ctx.session.activeOutput;
+        if (active) output.audioDone(active.itemId);
+        this.#flushTexts(event.responseId);
+        if (event.status === "failed")
+          this.#ctx.fault(
+            { kind: "provider_error", provider: "realtime", message: "The provider's response failed." },
+            false,
+          );
+        return;
+      }
+      case "usage": {
+        const { type: _type, ...usage } = event;
+        this.#ctx.session.emit({ type: "usage.metrics", payload: usage });
+        return;
+      }
+      case "error":
+      case "closed":
+        this.#failure(event);
+        return;
+    }
+  }
+
+  #speechStopped(event: EventOf<"speech_stopped">): void {
+    this.#notedSpeech = undefined;
+    const { session } = this.#ctx;
+    const turn = session.activeTurn;
+    if (!turn || turn.state !== "active") return;
+    session.emit({
+      type: "input.audio.speech_stopped",
+      turnId: turn.id,
+      ...(event.itemId ? { itemId: event.itemId } : {}),
+      payload: { ...(event.audioEndMs !== undefined ? { audioEndMs: event.audioEndMs } : {}) },
+    });
+    // The client ends the turn it started (push-to-talk); otherwise the provider's end of speech ends it.
+    if (this.#ctx.clientEndsTurn?.(turn.id) === true) return;
+    // The provider answers after the user stops: end the user turn so its response flows under it.
+    session.endTurn(turn.id);
+  }
+
+  /**
+   * A response nobody asked for by speaking (a greeting) still needs a turn to belong to; it takes
+   * no user input, so it is ended at once and the next speech starts a turn of its own.
+   */
+  #responseStarted(): void {
+    const { session } = this.#ctx;
+    if (session.activeTurn) return;
+    const turn = session.startTurn({ source: "provider" });
+    session.endTurn(turn.id);
+  }
+
+  #textDelta(event: EventOf<"text_delta">): void {
+    const { session, output } = this.#ctx;
+    const turn = session.activeTurn;
+    this.#noteItem(event.itemId, event.responseId);
+    if (!turn || output.isCancelled(event.itemId)) return;
+    this.#texts.set(event.itemId, (this.#texts.get(event.itemId) ?? "") + event.text);
+    session.emit({
+      type: "output.text.delta",
+      turnId: turn.id,
+      itemId: event.itemId,
+      parentId: event.responseId,
+      payload: { text: event.text },
+    });
+  }
+
+  #transcript(event: EventOf<"transcript_delta" | "transcript_done">): void {
+    const { session } = this.#ctx;
+    const turn = session.activeTurn;
+    if (!turn) return;
+    const done = event.type === "transcript_done";
+    const parentId = event.role === "assistant" ? this.#itemResponses.get(event.itemId) : undefined;
+    const parent = parentId !== undefined ? { parentId } : {};
+    session.emit({
+      type: done ? "transcript.done" : "transcript.delta",
+      turnId: turn.id,
+      itemId: event.itemId,
+      ...parent,
+      ...(done ? { final: true } : {}),
+      payload: { role: event.role, text: event.text },
+    });
+    // The assistant's words, final: text-ready (not audio-ready) for clients that show the answer.
+    if (done && event.role === "assistant") this.#textDone(event.itemId, event.text);
+  }
+
+  /** One output.text.done per assistant item, unless the item was cancelled (its text was never heard). */
+  #textDone(itemId: string, text: string): void {
+    const { session, output } = this.#ctx;
+    this.#texts.delete(itemId);
+    const turn = session.activeTurn;
+    if (!turn || output.isCancelled(itemId)) return;
+    const parentId = this.#itemResponses.get(itemId);
+    session.emit({
+      type: "output.text.done",
+      turnId: turn.id,
+      itemId,
+      ...(parentId !== undefined ? { parentId } : {}),
+      final: true,
+      payload: { text },
+    });
+  }
+
+  /** A response ended: items that streamed text but no final transcript get their output.text.done now. */
+  #flushTexts(responseId: string): void {
+    for (const [itemId, text] of [...this.#texts]) {
+      if (this.#itemResponses.get(itemId) === responseId) this.#textDone(itemId, text);
+    }
+  }
+
+  #noteItem(itemId: string, responseId: string): void {
+    if (this.#itemResponses.get(itemId) === responseId) return;
+    this.#itemResponses.set(itemId, responseId);
+    if (this.#itemResponses.size > ITEM_MEMORY) {
+      const oldest = this.#itemResponses.keys().next().value;
+      if (oldest !== undefined) {
+        this.#itemResponses.delete(oldest);
+        this.#texts.delete(oldest);
+      }
+    }
+  }
+
+  /**
+   * A provider error or the provider gone while we did not close it. A
+   * request the provider refused (a cancel with nothing to cancel) is only
+   * reported; a fatal or server-side error and the provider's close are faults.
+   */
+  #failure(event: EventOf<"error" | "closed">): void {
+    const { session } = this.#ctx;
+    if (event.type === "error") {
+      if (!event.fatal && event.server !== true) {
+        session.emit({
+          type: "session.error",
+          payload: { code: "provider_error", upstreamCode: event.code, message: event.message, fatal: false },
+        });
+        return;
+      }
+      this.#ctx.fault(
+        {
+          kind: event.code === "connection_lost" ? "connection_lost" : "provider_error",
+          provider: "realtime",
+          message: event.message,
+          upstreamCode: event.code,
+        },
+        event.fatal,
+      );
+      return;
+    }
+    if (this.#ctx.closing()) return;
+    this.#ctx.fault(
+      {
+        kind: "connection_lost",
+        provider: "realtime",
+        message: `The provider session closed: ${event.reason}`,
+      },
+      true,
+    );
+  }
+
+  #speechStarted(event: EventOf<"speech_started">): void {
+    const { session } = this.#ctx;
+    const output = session.activeOutput;
+    const decidedHere = this.#ctx.providerBargeIn !== false;
+    if (output && (!decidedHere || !this.#ctx.bargeIn.interrupts(output))) {
+      // Speech over the answer is only noted; the answer keeps playing (or the local detector cuts it).
+      if (!decidedHere) this.#notedSpeech = event;
+      session.emit(speechStartedEvent(event, output.turnId));
+      return;
+    }
+    if (output) this.#ctx.interrupt(output);
+    this.#startCallerTurn(event);
+  }
+
+  /**
+   * The local detector cut the answer (providerBargeIn false) while the provider hears the caller speak:
+   * that speech is the caller's turn now, as if the provider's speech_started had cut the answer itself,
+   * so the provider's speech_stopped ends it and its answer flows under it.
+   */
+  outputCut(): void {
+    const noted = this.#notedSpeech;
+    this.#notedSpeech = undefined;
+    if (noted && this.#ctx.session.state === "active") this.#startCallerTurn(noted);
+  }
+
+  #startCallerTurn(event: EventOf<"speech_started">): void {
+    const { session } = this.#ctx;
+    const turn = session.ensureTurn({ reason: "barge_in" });
+    session.startCapture(turn.id);
+    session.emit(speechStartedEvent(event, turn.id));
+  }
+}
+
+/** The session's input.audio.speech_started for the provider's speech_started, on `turnId`. */
+function speechStartedEvent(event: EventOf<"speech_started">, turnId: string) {
+  return {
+    type: "input.audio.speech_started" as const,
+    turnId,
+    ...(event.itemId ? { itemId: event.itemId } : {}),
+    payload: event.audioStartMs !== undefined ? { audioStartMs: event.audioStartMs } : {},
+  };
+}

@@ -1,0 +1,187 @@
+import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
+import type { RealtimeProviderEvent } from "../../core/index.js";
+import type { TalkSession } from "../../core/index.js";
+import type { OutputAudioPayload } from "../../core/index.js";
+import type { AudioFormat } from "../../core/index.js";
+import { durationMs } from "../../core/index.js";
+import { PcmConverter } from "./pcm-converter.js";
+import { sameAudioFormat } from "../../core/index.js";
+import type { SinkSlot } from "./pipeline-support.js";
+
+/** What the output bookkeeping needs: narrow, no back-reference to the pipeline. */
+export interface RealtimeOutputContext {
+  session: TalkSession;
+  sink: SinkSlot;
+  /** The session's output format: what the sink receives. */
+  format: AudioFormat;
+  /** Coalescing of output.audio.delta events (PipelineOptions.outputDeltaIntervalMs). */
+  deltaIntervalMs: number;
+}
+
+interface OutputItem {
+  turnId: string;
+  /** The provider response the item belongs to: parentId of its events. */
+  responseId: string;
+  converter: PcmConverter | undefined;
+  bytes: number;
+  /** Bytes delivered but not reported in an output.audio.delta yet. */
+  unreported: number;
+  /** performance.now() of the last output.audio.delta; -Infinity before the first. */
+  reportedAt: number;
+}
+
+/** Remembered cancelled output items, so their late audio never reaches the sink. */
+const CANCELLED_ITEM_MEMORY = 64;
+
+/**
+ * The assistant's audio items of one realtime session: each provider item
+ * becomes the session's active output (output.audio.started), its audio is
+ * converted to the session's format and written to the sink, its bytes are
+ * reported in coalesced output.audio.delta events, and it ends with
+ * output.audio.done once the sink confirms it was heard. Cancelled items are
+ * remembered, so audio the provider still sends for them is dropped.
+ */
+export class RealtimeOutput {
+  readonly #ctx: RealtimeOutputContext;
+  readonly #items = new Map<string, OutputItem>();
+  readonly #cancelled = new Set<string>();
+
+  constructor(ctx: RealtimeOutputContext) {
+    this.#ctx = ctx;
+  }
+
+  /** True for an item that was cancelled (its late text and audio are dropped). */
+  isCancelled(itemId: string): boolean {
+    return this.#cancelled.has(itemId);
+  }
+
+  audioDelta(event: Extract<RealtimeProviderEvent, { type: "audio_delta" }>): void {
+    const { session, format } = this.#ctx;
+    if (this.#cancelled.has(event.itemId)) return; // late audio of an interrupted answer
+    const turn = session.activeTurn;
+    if (!turn) return;
+    let item = this.#items.get(event.itemId);
+    if (!item || session.activeOutput?.itemId !== event.itemId) {
+      session.beginOutput({ itemId: event.itemId, turnId: turn.id });
+      item = {
+        turnId: turn.id,
+        responseId: event.responseId,
+        converter: undefined,
+        bytes: 0,
+        unreported: 0,
+        reportedAt: -Infinity,
+      };
+      this.#items.set(event.itemId, item);
+      session.emit({
+        type: "output.audio.started",
+        turnId: turn.id,
+        itemId: event.itemId,
+        parentId: event.responseId,
+        payload: { format: { ...format } },
+      });
+    }
+    if (sameAudioFormat(event.format, format)) {
+      // Passthrough (u-law in, u-law out): the provider's bytes go to the sink as they are.
+      this.#deliver(event.itemId, item, event.data);
+      return;
+    }
+    if (!item.converter || !sameAudioFormat(item.converter.from, event.format)) {
+      item.converter?.close();
+      item.converter = new PcmConverter(event.format, format);
+    }
+    this.#deliver(event.itemId, item, bytesFromPcm16(item.converter.convert(pcm16FromBytes(event.data))));
+  }
+
+  /** The provider finished the item: output.audio.done once the sink has played it (it stays interruptible until then). */
+  audioDone(itemId: string): void {
+    const { session, sink, format } = this.#ctx;
+    const item = this.#items.get(itemId);
+    if (!item) return;
+    this.#items.delete(itemId);
+    if (item.converter) {
+      this.#deliver(itemId, item, bytesFromPcm16(item.converter.flush()));
+      item.converter.close();
+    }
+    this.#report(itemId, item);
+    const output = session.activeOutput;
+    const signal = output?.itemId === itemId ? output.signal : session.signal;
+    const finish = (): void => {
+      if (signal.aborted || this.#cancelled.has(itemId) || session.state !== "active") return;
+      const payload: OutputAudioPayload = {
+        format: { ...format },
+        bytes: item.bytes,
+        durationMs: durationMs(format, item.bytes),
+      };
+      session.emit({
+        type: "output.audio.done",
+        turnId: item.turnId,
+        itemId,
+        parentId: item.responseId,
+        final: true,
+        payload,
+      });
+      session.endOutput(itemId);
+    };
+    if (sink.confirmsPlayback) void sink.drained(itemId, signal).then(finish);
+    else finish();
+  }
+
+  /** Reports what an item delivered before it is cancelled, while its deltas are still current. */
+  reportPending(itemId: string): void {
+    const item = this.#items.get(itemId);
+    if (item) this.#report(itemId, item);
+  }
+
+  /** Forgets a cancelled item: its converter is freed and its late audio dropped. */
+  forget(itemId: string): void {
+    this.#cancelled.add(itemId);
+    if (this.#cancelled.size > CANCELLED_ITEM_MEMORY) {
+      const oldest = this.#cancelled.values().next().value;
+      if (oldest !== undefined) this.#cancelled.delete(oldest);
+    }
+    this.#items.get(itemId)?.converter?.close();
+    this.#items.delete(itemId);
+  }
+
+  /** Reports every pending delta (before the session closes). */
+  reportAll(): void {
+    for (const [itemId, item] of this.#items) this.#report(itemId, item);
+  }
+
+  /** Frees every converter. */
+  close(): void {
+    for (const item of this.#items.values()) item.converter?.close();
+    this.#items.clear();
+  }
+
+  #deliver(itemId: string, item: OutputItem, data: Uint8Array): void {
+    if (data.byteLength === 0 || this.#cancelled.has(itemId)) return;
+    const { format } = this.#ctx;
+    item.bytes += data.byteLength;
+    item.unreported += data.byteLength;
+    this.#ctx.sink.current()?.write({ data, format }, { turnId: item.turnId, itemId });
+    const now = performance.now();
+    if (now - item.reportedAt >= this.#ctx.deltaIntervalMs) this.#report(itemId, item, now);
+  }
+
+  /** One output.audio.delta for the bytes delivered since the last one (none when nothing is pending). */
+  #report(itemId: string, item: OutputItem, now = performance.now()): void {
+    if (item.unreported === 0) return;
+    const { format } = this.#ctx;
+    const bytes = item.unreported;
+    item.unreported = 0;
+    item.reportedAt = now;
+    const payload: OutputAudioPayload = {
+      format: { ...format },
+      bytes,
+      durationMs: durationMs(format, bytes),
+    };
+    this.#ctx.session.emit({
+      type: "output.audio.delta",
+      turnId: item.turnId,
+      itemId,
+      parentId: item.responseId,
+      payload,
+    });
+  }
+}
