@@ -42,6 +42,8 @@ export interface FakeRealtimeReply {
   chunkBytes?: number;
   /** Stream this many deltas, then wait for resume() or a cancel. Default: stream all. */
   holdAfterDeltas?: number;
+  /** A function call the response makes after its audio item (a second output item, as the model does). */
+  toolCall?: FakeToolCall;
 }
 
 export interface FakeToolCall {
@@ -74,6 +76,12 @@ export interface FakeOpenAiRealtimeServerOptions {
   onRequest?: (req: IncomingMessage, res: ServerResponse) => void;
   /** Another credential the handshake may present (e.g. an ephemeral token); default: the key only. */
   authorize?: (req: IncomingMessage) => boolean;
+  /**
+   * Audio deltas already on the wire when a response.cancel arrives: this many more of the response's
+   * chunks reach the client before its cancelled response.done, as the real service's in-flight audio
+   * does (a cancel crosses the deltas streaming toward the client). Default 0.
+   */
+  inFlightOnCancel?: number;
 }
 
 export interface ReceivedEvent {
@@ -89,6 +97,7 @@ interface ActiveResponse {
   next: number;
   holdAt: number;
   transcript: string;
+  toolCall: FakeToolCall | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -105,8 +114,9 @@ export class FakeOpenAiRealtimeServer {
   /** Client events received, in order. */
   readonly received: ReceivedEvent[] = this.#log.items;
   readonly #options: Required<
-    Omit<FakeOpenAiRealtimeServerOptions, "sessionDialect" | "onRequest" | "authorize">
+    Omit<FakeOpenAiRealtimeServerOptions, "sessionDialect" | "onRequest" | "authorize" | "inFlightOnCancel">
   >;
+  readonly #inFlightOnCancel: number;
   readonly #dialect: ((current: Json, update: Json) => Json | string) | undefined;
   readonly #http: Server = createServer();
   readonly #wss = new WebSocketServer({ noServer: true });
@@ -147,6 +157,7 @@ export class FakeOpenAiRealtimeServer {
       userTranscript: options.userTranscript ?? "(caller speech)",
     };
     this.#dialect = options.sessionDialect;
+    this.#inFlightOnCancel = options.inFlightOnCancel ?? 0;
     const onRequest = options.onRequest;
     this.#http.on("request", (req, res) => {
       if (onRequest) onRequest(req, res);
@@ -202,6 +213,11 @@ export class FakeOpenAiRealtimeServer {
 
   get activeResponseId(): string | undefined {
     return this.#active?.id;
+  }
+
+  /** The assistant item of the response in progress. */
+  get activeItemId(): string | undefined {
+    return this.#active?.itemId;
   }
 
   /** Sends a frame as is (a malformed or unexpected server event). */
@@ -399,6 +415,7 @@ export class FakeOpenAiRealtimeServer {
             "Cancellation failed: no active response found",
             "response_cancel_not_active",
           );
+        for (let i = 0; i < this.#inFlightOnCancel; i++) this.#sendDelta(this.#active);
         return this.#finishResponse("cancelled");
       case "conversation.item.truncate":
         return this.#truncate(String(event.item_id), Number(event.audio_end_ms), event.content_index);
@@ -522,6 +539,7 @@ export class FakeOpenAiRealtimeServer {
       next: 0,
       holdAt: reply.holdAfterDeltas ?? Number.POSITIVE_INFINITY,
       transcript: reply.transcript ?? "",
+      toolCall: reply.toolCall,
     };
     this.#active = active;
     this.itemAudioMs.set(active.itemId, 0);
@@ -554,7 +572,15 @@ export class FakeOpenAiRealtimeServer {
     const active = this.#active;
     if (!active || active.next >= active.holdAt) return;
     if (active.next >= active.chunks.length) return this.#finishResponse("completed");
-    const chunk = active.chunks[active.next++]!;
+    this.#sendDelta(active);
+    setImmediate(() => this.#pump());
+  }
+
+  /** The response's next audio chunk as an output_audio.delta (its transcript delta with the first). */
+  #sendDelta(active: ActiveResponse): void {
+    const chunk = active.chunks[active.next];
+    if (!chunk) return;
+    active.next++;
     const perMs = bytesPerMs(((this.#session.audio as Json).output as Json).format);
     this.itemAudioMs.set(active.itemId, (this.itemAudioMs.get(active.itemId) ?? 0) + chunk.length / perMs);
     const base = { response_id: active.id, item_id: active.itemId, output_index: 0, content_index: 0 };
@@ -565,7 +591,6 @@ export class FakeOpenAiRealtimeServer {
     });
     if (active.next === 1 && active.transcript)
       this.#send({ type: "response.output_audio_transcript.delta", ...base, delta: active.transcript });
-    setImmediate(() => this.#pump());
   }
 
   #finishResponse(status: "completed" | "cancelled"): void {
@@ -585,16 +610,51 @@ export class FakeOpenAiRealtimeServer {
       content: [{ type: "output_audio", transcript: active.transcript }],
     };
     this.#send({ type: "response.output_item.done", response_id: active.id, output_index: 0, item });
+    const call =
+      status === "completed" && active.toolCall ? this.#functionCall(active.id, active.toolCall) : [];
     this.#send({
       type: "response.done",
       response: {
         id: active.id,
         object: "realtime.response",
         status,
-        output: [item],
+        output: [item, ...call],
         usage: { total_tokens: 50, input_tokens: 30, output_tokens: 20 },
       },
     });
+  }
+
+  /** A function call item of response `responseId` (output_index 1, after its audio), streamed; returns the item. */
+  #functionCall(responseId: string, call: FakeToolCall): Json[] {
+    const itemId = this.#id("item");
+    const callId = call.callId ?? this.#id("call");
+    this.#callIds.add(callId);
+    const args = JSON.stringify(call.arguments);
+    const item = {
+      id: itemId,
+      type: "function_call",
+      status: "in_progress",
+      call_id: callId,
+      name: call.name,
+    };
+    this.#send({
+      type: "response.output_item.added",
+      response_id: responseId,
+      output_index: 1,
+      item: { ...item, arguments: "" },
+    });
+    this.#send({
+      type: "response.function_call_arguments.done",
+      response_id: responseId,
+      item_id: itemId,
+      output_index: 1,
+      call_id: callId,
+      name: call.name,
+      arguments: args,
+    });
+    const done = { ...item, status: "completed", arguments: args };
+    this.#send({ type: "response.output_item.done", response_id: responseId, output_index: 1, item: done });
+    return [done];
   }
 
   #truncate(itemId: string, audioEndMs: number, contentIndex: unknown): void {

@@ -53,6 +53,10 @@ export interface HarnessSetup {
   replyPath?: "native" | "bridge" | "brain";
   /** More `talk.realtime` keys (mode, transport, brain, more providers entries). */
   realtime?: { mode?: string; transport?: string; brain?: string; providers?: Record<string, unknown> };
+  /** `talk.input` keys (interruptOnSpeech, turnEnd, ...). */
+  input?: Record<string, unknown>;
+  /** The Realtime stand-in transcribes the caller's turns (input transcription configured). Default false. */
+  realtimeTranscription?: boolean;
 }
 
 export interface GatewayHarness {
@@ -95,6 +99,7 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     },
     dataDir,
     talk: {
+      ...(setup.input !== undefined ? { input: setup.input } : {}),
       realtime: {
         provider: "openai",
         ...setup.realtime,
@@ -122,7 +127,10 @@ export async function startGateway(setup: HarnessSetup = {}): Promise<GatewayHar
     baseUrl,
     apiKey: OPENAI_KEY,
     ...(setup.realtimeUrl !== undefined
-      ? { realtimeUrl: setup.realtimeUrl, inputTranscriptionModel: null }
+      ? {
+          realtimeUrl: setup.realtimeUrl,
+          ...(setup.realtimeTranscription === true ? {} : { inputTranscriptionModel: null }),
+        }
       : {}),
   });
   const logLines: Record<string, unknown>[] = [];
