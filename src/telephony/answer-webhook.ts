@@ -16,7 +16,7 @@
  */
 import type { FastifyPluginAsync, RouteHandlerMethod } from "fastify";
 import { TalkError } from "../core/index.js";
-import { NOOP_LOGGER, type TalkLogger } from "../core/index.js";
+import { LimitedLog, NOOP_LOGGER, type TalkLogger } from "../core/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "./carrier/webhook-request.js";
 import { isLoopbackAddress, parsePublicUrl, streamUrlFor } from "./public-url.js";
@@ -53,6 +53,8 @@ export interface AnswerWebhookOptions {
   /** True while the worker drains: the webhook answers 503 (the carrier tries its fallback URL). Default never. */
   draining?: () => boolean;
   logger?: TalkLogger;
+  /** The rate-limited warnings of refusals, shared by the surface's routes. Default: one of this route's own. */
+  refusals?: LimitedLog;
 }
 
 /** The stream parameters of a call: the token first, then what is known of the call. */
@@ -97,6 +99,7 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
   const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
   const streamUrl = publicUrl === undefined ? undefined : streamUrlFor(publicUrl, carrier.paths.stream);
   const logger = options.logger ?? NOOP_LOGGER;
+  const refusals = options.refusals ?? new LimitedLog(logger);
 
   return async (app) => {
     webhookBodyParsers(app, bodyLimit);
@@ -112,8 +115,12 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
         ? isLoopbackAddress(request.socket.remoteAddress)
         : carrier.authenticate(webhook) === "ok";
       if (!accepted) {
-        // Never say why: a forger learns nothing from the answer.
-        logger.warn({ carrier: carrier.id, url: webhook.url }, "voice webhook: signature rejected");
+        // Never say why: a forger learns nothing from the answer. Nor can a flood of them flood the log.
+        refusals.warn(
+          `${carrier.id}:voice:signature`,
+          { carrier: carrier.id, url: webhook.url },
+          "voice webhook: signature rejected",
+        );
         return reply
           .code(refusal)
           .type("text/plain")
@@ -129,7 +136,10 @@ export function answerWebhook(options: AnswerWebhookOptions): FastifyPluginAsync
       // A carrier that fetches a dialled call's answer (Plivo answer_url) presents the dial's token in the query.
       const dialToken = (request.query as Record<string, unknown> | undefined)?.[STREAM_PARAMETER.token];
       if (dialToken !== undefined) {
-        const parameters = await dialStreamParameters(tokens, carrier, dialToken, inbound.callId, logger);
+        const parameters = await dialStreamParameters(tokens, carrier, dialToken, inbound.callId, {
+          logger,
+          refusals,
+        });
         if (parameters === undefined) return reply.code(403).type("text/plain").send("Forbidden");
         const document = carrier.answer({
           url: streamUrl ?? streamUrlFor(base, carrier.paths.stream),
@@ -198,12 +208,16 @@ async function dialStreamParameters(
   carrier: CarrierProtocol,
   token: unknown,
   callId: string,
-  logger: TalkLogger,
+  { logger, refusals }: { logger: TalkLogger; refusals: LimitedLog },
 ): Promise<Record<string, string> | undefined> {
   const verified = await tokens.verify(token, { carrier: carrier.id });
   if (!verified.ok || verified.claims.kind !== "outbound") {
     const reason = verified.ok ? "not_a_dial" : verified.reason;
-    logger.warn({ carrier: carrier.id, callId, reason }, "voice webhook: dial token refused");
+    refusals.warn(
+      `${carrier.id}:voice:dial-token:${reason}`,
+      { carrier: carrier.id, callId, reason },
+      "voice webhook: dial token refused",
+    );
     return undefined;
   }
   logger.info({ carrier: carrier.id, callId }, "voice webhook: connecting dialled call");

@@ -14,7 +14,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { writeWav } from "../codecs/index.js";
-import { toTalkError, type AudioFormat, type TalkLogger } from "../core/index.js";
+import { LimitedLog, toTalkError, type AudioFormat, type TalkLogger } from "../core/index.js";
 import type { PrerenderedSpeech } from "../voice/index.js";
 import type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 import { webhookBodyParsers, webhookRequest } from "./carrier/webhook-request.js";
@@ -33,6 +33,8 @@ export interface BriefingRouteOptions {
   /** The local TTS, for `briefingAudio` carriers; without it their briefing answers 503. */
   renderSpeech?: RenderSpeech | undefined;
   logger: TalkLogger;
+  /** The rate-limited warnings of refusals, shared by the surface's routes. Default: one of this route's own. */
+  refusals?: LimitedLog;
 }
 
 /** What a briefing WAV holds: telephone speech, 16-bit PCM 8 kHz mono. */
@@ -43,6 +45,7 @@ const DESTINATION = /^(?:\+?[0-9]{4,16}|sips?:[^\s<>"&]{3,200})$/;
 
 export function briefingRoute(o: BriefingRouteOptions): FastifyPluginAsync {
   const { carrier, logger } = o;
+  const refusals = o.refusals ?? new LimitedLog(logger);
   return async (app) => {
     const briefingPath = carrier.paths.briefing;
     const transferPath = carrier.paths.transfer;
@@ -75,7 +78,11 @@ export function briefingRoute(o: BriefingRouteOptions): FastifyPluginAsync {
           return reply.code(503).type("text/plain").send("Unavailable");
         }
         if (!ok) {
-          logger.warn({ carrier: carrier.id, path }, "transfer document: signature rejected");
+          refusals.warn(
+            `${carrier.id}:document:signature`,
+            { carrier: carrier.id, path },
+            "transfer document: signature rejected",
+          );
           return reply.code(403).type("text/plain").send("Forbidden");
         }
         return serve(request, reply);

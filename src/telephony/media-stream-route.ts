@@ -11,7 +11,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { WebSocket } from "ws";
 import type { TalkLogger } from "../core/index.js";
-import { sameAudioFormat, WindowedLogLimiter } from "../core/index.js";
+import { LimitedLog, sameAudioFormat } from "../core/index.js";
 import type { CarrierProtocol, CarrierStreamCodec, CarrierStreamEvent } from "./carrier/carrier-protocol.js";
 import type { CallRegistry } from "./call-registry.js";
 import type { CallCarrier, CallIdentity, CallSession } from "./call-session.js";
@@ -53,12 +53,15 @@ export interface MediaStreamRouteOptions {
   logger: TalkLogger;
   /** True while the worker drains: new streams are refused with 1013. Default never. */
   draining?: () => boolean;
-  /** Rate limit of the frame-rejection log lines, per reason per window (default: one per route, 10 a minute). */
-  rejectLog?: WindowedLogLimiter;
+  /**
+   * The rate-limited warnings of refusals (sockets refused, tokens refused, frames rejected: 10 lines per
+   * reason a minute, then a count), shared by the surface's routes. Default: one of this route's own.
+   */
+  refusals?: LimitedLog;
 }
 
 export function mediaStreamRoute(options: MediaStreamRouteOptions): FastifyPluginAsync {
-  const o = { ...options, rejectLog: options.rejectLog ?? new WindowedLogLimiter() };
+  const o = { ...options, refusals: options.refusals ?? new LimitedLog(options.logger) };
   return async (app) => {
     app.get(o.carrier.paths.stream, { websocket: true }, (socket, request) => {
       const base = o.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`;
@@ -73,7 +76,7 @@ export function mediaStreamRoute(options: MediaStreamRouteOptions): FastifyPlugi
 }
 
 function handleStream(
-  o: MediaStreamRouteOptions,
+  o: MediaStreamRouteOptions & { refusals: LimitedLog },
   codec: CarrierStreamCodec,
   ws: WebSocket,
   ip: string,
@@ -81,7 +84,11 @@ function handleStream(
   const admitted = o.draining?.() === true ? { ok: false as const, reason: "draining" } : o.calls.admit(ip);
   if (!admitted.ok) {
     o.stats.refuseSocket(admitted.reason);
-    o.logger.warn({ carrier: o.carrier.id, ip, reason: admitted.reason }, "media stream refused");
+    o.refusals.warn(
+      `${o.carrier.id}:stream:${admitted.reason}`,
+      { carrier: o.carrier.id, ip, reason: admitted.reason },
+      "media stream refused",
+    );
     ws.close(CLOSE.tryAgainLater, admitted.reason);
     return;
   }
@@ -95,7 +102,7 @@ function handleStream(
  * resume within its reconnect grace).
  */
 class CarrierStreamSocket {
-  readonly #o: MediaStreamRouteOptions;
+  readonly #o: MediaStreamRouteOptions & { refusals: LimitedLog };
   readonly #codec: CarrierStreamCodec;
   readonly #ws: WebSocket;
   readonly #ip: string;
@@ -110,7 +117,7 @@ class CarrierStreamSocket {
   #fatal = false;
 
   constructor(
-    o: MediaStreamRouteOptions,
+    o: MediaStreamRouteOptions & { refusals: LimitedLog },
     codec: CarrierStreamCodec,
     ws: WebSocket,
     ip: string,
@@ -188,19 +195,11 @@ class CarrierStreamSocket {
     const o = this.#o;
     const n = o.stats.rejectFrame(reason);
     // Logged with its reason, rate-limited per reason per window so a flood cannot flood the log.
-    const decision = o.rejectLog?.take(reason) ?? { log: true, suppressed: 0 };
-    if (decision.log)
-      o.logger.warn(
-        {
-          carrier: o.carrier.id,
-          ip: this.#ip,
-          streamId: this.#streamId,
-          reason,
-          count: n,
-          ...(decision.suppressed > 0 ? { suppressed: decision.suppressed } : {}),
-        },
-        `media stream frame rejected: ${message}`,
-      );
+    o.refusals.warn(
+      `${o.carrier.id}:frame:${reason}`,
+      { carrier: o.carrier.id, ip: this.#ip, streamId: this.#streamId, reason, count: n },
+      `media stream frame rejected: ${message}`,
+    );
   }
 
   /** The start handshake: the carrier's line format, a valid token, then the call connects to this socket. */
@@ -231,7 +230,9 @@ class CarrierStreamSocket {
     }
     if (!found.ok) {
       o.stats.refuseSocket(`token ${found.why}`);
-      o.logger.warn(
+      // Anyone can open sockets with forged tokens: limited like the frame faults, not one line each.
+      o.refusals.warn(
+        `${carrier}:token:${found.why}`,
         { carrier, ip: this.#ip, callId: callSid, reason: found.why },
         "media stream: token refused",
       );

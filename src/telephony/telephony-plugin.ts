@@ -18,7 +18,7 @@ import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { OneTimeClaims } from "../cluster/index.js";
 import type { TalkgateConfig } from "../config/index.js";
 import type { CallMode, TelephonyConfig } from "../config/index.js";
-import { TalkError } from "../core/index.js";
+import { LimitedLog, TalkError } from "../core/index.js";
 import type { CallControlRegistry } from "../core/index.js";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import { answerWebhook } from "./answer-webhook.js";
@@ -97,6 +97,9 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
   const stats = new TelephonyStats();
   const calls = new CallRegistry(config.limits);
   const tokens = new StreamTokens({ claims: options.claims });
+  // Refusals of peers that never authenticated (forged tokens and signatures), rejected frames, refused
+  // sockets: one rate-limited log for every carrier's routes, 10 lines per reason a minute, then a count.
+  const refusals = new LimitedLog(logger);
   const { createCall, defaultMode } = callFactory({
     config,
     silenceTimeoutMs: options.silenceTimeoutMs,
@@ -126,9 +129,20 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
     jobs: ctx.jobs,
     workers: options.detectionWorkers,
     logger,
+    refusals,
   });
   if (served.length > 0) registerTelephonyMethods((name, d) => ctx.registerMethod(name, d), outbound);
-  const surface: TelephonySurface = { ctx, options, calls, stats, tokens, signer, createCall, outbound };
+  const surface: TelephonySurface = {
+    ctx,
+    options,
+    calls,
+    stats,
+    tokens,
+    signer,
+    createCall,
+    outbound,
+    refusals,
+  };
   const plugin: FastifyPluginAsync = async (scope) => {
     for (const c of carriers) logStart(ctx, c, defaultMode);
     for (const c of carriers.filter((c) => c.mode === "disabled")) disabledRoutes(scope, c.carrier);
@@ -215,6 +229,7 @@ interface TelephonySurface {
   signer: DocumentSigner;
   createCall: CreateCall;
   outbound: OutboundCalls;
+  refusals: LimitedLog;
 }
 
 /** Each served carrier's voice webhook and media stream, outbound calls and the call-events stream; calls close with the app. */
@@ -223,7 +238,7 @@ async function servedRoutes(
   surface: TelephonySurface,
   served: readonly ServedCarrier[],
 ): Promise<void> {
-  const { ctx, options, calls, stats, tokens, signer, createCall, outbound } = surface;
+  const { ctx, options, calls, stats, tokens, signer, createCall, outbound, refusals } = surface;
   const { config } = options;
   const logger = ctx.logger;
   for (const { carrier, callCarrier, publicUrl, mode } of served) {
@@ -233,6 +248,7 @@ async function servedRoutes(
         publicUrl,
         tokens,
         logger,
+        refusals,
         draining: ctx.draining,
         ...(mode === "unsigned-loopback" ? { unsignedLoopback: true } : {}),
       }),
@@ -256,11 +272,12 @@ async function servedRoutes(
         reconnectGraceMs: config.reconnectGraceMs,
         stats,
         logger,
+        refusals,
         draining: ctx.draining,
       }),
     );
     await scope.register(
-      briefingRoute({ carrier, publicUrl, signer, renderSpeech: options.renderSpeech, logger }),
+      briefingRoute({ carrier, publicUrl, signer, renderSpeech: options.renderSpeech, logger, refusals }),
     );
   }
   await scope.register(outbound.plugin);
@@ -269,6 +286,8 @@ async function servedRoutes(
   scope.addHook("onClose", async () => {
     outbound.close();
     await calls.closeAll("closed");
+    // What the open windows held back is written now, not lost with the process.
+    refusals.close();
   });
 }
 

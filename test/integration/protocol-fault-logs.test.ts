@@ -4,12 +4,16 @@
  * close code actually sent is what talkgate_ws_closed_total counts, and the
  * log gets a warning with the reason, rate-limited per reason per window, not
  * an error line with a stack per frame. The media stream's frame rejections
- * go through the same windowed limiter.
+ * go through the same windowed limiter, and so do the refusals of callers
+ * that never authenticated: stream sockets with a forged token, webhooks and
+ * status callbacks with a bad signature (one line each would let anyone
+ * write the log at the rate they can open sockets).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type GatewayHarness, startGateway, TOKENS } from "../support/gateway-harness.js";
-import { startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+import { TwilioStreamClient } from "../support/twilio-stream-client.js";
+import { ACCOUNT_SID, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
 
 const INVALID_UTF8 = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
 
@@ -89,5 +93,48 @@ describe("client protocol faults", () => {
     expect(lines.length).toBeLessThanOrEqual(20);
     expect(call.closeCode).toBeUndefined();
     await call.stop();
+  });
+
+  it("200 forged stream tokens and 200 badly signed webhooks give at most 10 lines per reason, every refusal counted", async () => {
+    t = await startTelephony({ mode: "stt-tts" });
+    const forged = async (i: number): Promise<number | undefined> => {
+      const client = new TwilioStreamClient({
+        url: `${t!.baseUrl.replace(/^http/, "ws")}/telephony/twilio/stream`,
+        customParameters: { token: `forged-${i}` },
+        callSid: `CAforged${i}`,
+        accountSid: ACCOUNT_SID,
+      });
+      await client.connect();
+      await client.waitFor(() => client.closeCode !== undefined);
+      return client.closeCode;
+    };
+    const params = { CallSid: "CAbad", AccountSid: ACCOUNT_SID, From: "+15551112222", To: "+15550001111" };
+    for (let sent = 0; sent < 200; sent += 20) {
+      const batch = Array.from({ length: 20 }, (_, i) => forged(sent + i));
+      expect(new Set(await Promise.all(batch))).toEqual(new Set([1008]));
+      const hooks = await Promise.all(
+        Array.from({ length: 20 }, () => t!.webhook(params, "bm90LWEtc2lnbmF0dXJl")),
+      );
+      expect(new Set(hooks.map((r) => r.status))).toEqual(new Set([403]));
+    }
+    // Closing the server writes what the open windows suppressed: every refusal is accounted for.
+    const logs = t.logs;
+    await t.close();
+    t = undefined;
+    const tokenLines = logs.filter((l) => String(l["msg"]).includes("token refused"));
+    const signatureLines = logs.filter((l) => String(l["msg"]).includes("signature rejected"));
+    // A line stands for itself and for what was suppressed before it; a window's closing count only for those.
+    const said = (lines: Record<string, unknown>[]): number =>
+      lines.reduce(
+        (n, l) => n + (l["windowEnded"] === true ? 0 : 1) + ((l["suppressed"] as number | undefined) ?? 0),
+        0,
+      );
+    for (const lines of [tokenLines, signatureLines]) {
+      // 10 per reason per minute (one window, or two if the run straddles a boundary), then the count.
+      expect(lines.length).toBeGreaterThan(1);
+      expect(lines.length).toBeLessThanOrEqual(22);
+      expect(lines.every((l) => l["level"] === 40)).toBe(true);
+      expect(said(lines)).toBe(200);
+    }
   });
 });

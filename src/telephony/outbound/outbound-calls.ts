@@ -10,7 +10,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { AppJobs } from "../../cluster/index.js";
 import { TalkError } from "../../core/index.js";
-import type { TalkLogger } from "../../core/index.js";
+import type { LimitedLog, TalkLogger } from "../../core/index.js";
 import type { RouteCheck } from "../../gateway/index.js";
 import type { AmdConfig } from "../../config/index.js";
 import { MachineDetections, type DetectionWorkers } from "../amd/amd-callbacks.js";
@@ -58,6 +58,8 @@ export interface OutboundCallsOptions {
   /** `outbound-call` jobs (Redis deployments); absent: calls are placed in-process. */
   jobs?: Pick<AppJobs, "enqueue" | "cancel" | "process" | "inspect"> | undefined;
   logger: TalkLogger;
+  /** The rate-limited warnings of refusals (forged status callbacks), shared by the surface's routes. */
+  refusals?: LimitedLog | undefined;
 }
 
 /** What a carrier's stream route needs to accept the stream of a call dialled here. */
@@ -182,6 +184,7 @@ export function outboundCalls(o: OutboundCallsOptions): OutboundCalls {
     status,
     jobs,
     logger,
+    refusals: o.refusals,
   });
   const none: OutboundRedeemer = { holds: () => false, take: () => undefined };
   return {

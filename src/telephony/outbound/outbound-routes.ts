@@ -9,7 +9,7 @@
 import formbody from "@fastify/formbody";
 import type { FastifyPluginAsync } from "fastify";
 import type { AppJobs } from "../../cluster/index.js";
-import { TalkError, toTalkError } from "../../core/index.js";
+import { LimitedLog, TalkError, toTalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import { replyError, type RouteCheck } from "../../gateway/index.js";
 import {
@@ -56,6 +56,8 @@ export interface OutboundRoutesOptions {
   status(id: string): Promise<OutboundCallStatus | undefined>;
   jobs: Pick<AppJobs, "cancel" | "inspect"> | undefined;
   logger: TalkLogger;
+  /** The rate-limited warnings of refusals, shared by the surface's routes. Default: one of these routes' own. */
+  refusals?: LimitedLog | undefined;
 }
 
 export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
@@ -111,12 +113,17 @@ export function outboundRoutes(o: OutboundRoutesOptions): FastifyPluginAsync {
       }
     });
 
-    for (const carrier of o.carriers) await app.register(statusCallbackRoute(o, carrier));
+    const refusals = o.refusals ?? new LimitedLog(logger);
+    for (const carrier of o.carriers) await app.register(statusCallbackRoute(o, carrier, refusals));
   };
 }
 
 /** The carrier's status callbacks, in their own scope (their body parsers keep the raw body for signatures). */
-function statusCallbackRoute(o: OutboundRoutesOptions, c: StatusCallbackCarrier): FastifyPluginAsync {
+function statusCallbackRoute(
+  o: OutboundRoutesOptions,
+  c: StatusCallbackCarrier,
+  refusals: LimitedLog,
+): FastifyPluginAsync {
   const { logger, jobs } = o;
   const { carrier, dialer } = c;
   return async (app) => {
@@ -128,7 +135,11 @@ function statusCallbackRoute(o: OutboundRoutesOptions, c: StatusCallbackCarrier)
         ? carrier.authenticate(webhook) === "ok"
         : isLoopbackAddress(request.socket.remoteAddress);
       if (!ok) {
-        logger.warn({ carrier: carrier.id }, "status callback: signature rejected");
+        refusals.warn(
+          `${carrier.id}:status:signature`,
+          { carrier: carrier.id },
+          "status callback: signature rejected",
+        );
         const refusal = carrier.refusalStatus ?? 403;
         return reply
           .code(refusal)
