@@ -108,8 +108,13 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
  */
 export async function registerTelephonySurface(i: SurfacesInputs): Promise<void> {
   const { config, ctx } = i;
-  const { clusterDetectionWorkers, configuredCarriers, defaultCarrierId, telephonyPlugin } =
-    await import("../telephony/index.js");
+  const {
+    clusterCallDirectory,
+    clusterDetectionWorkers,
+    configuredCarriers,
+    defaultCarrierId,
+    telephonyPlugin,
+  } = await import("../telephony/index.js");
   const carriers = configuredCarriers(config.telephony);
   await i.gateway.app.register(
     telephonyPlugin(ctx, {
@@ -119,6 +124,7 @@ export async function registerTelephonySurface(i: SurfacesInputs): Promise<void>
       defaultCarrier: defaultCarrierId(config.telephony, carriers),
       claims: i.cluster.coordinator.claims,
       detectionWorkers: clusterDetectionWorkers(i.cluster.coordinator),
+      callDirectory: clusterCallDirectory(i.cluster.coordinator),
       silenceTimeoutMs: config.talk.input.silenceTimeoutMs,
       callControls: i.tools.callControls,
       realtimeAvailable: i.providers.realtimeRelayAvailable(),

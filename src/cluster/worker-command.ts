@@ -25,6 +25,9 @@ import type { CommandReply } from "./session-command.js";
  *   call whose detection runs on that worker (the one that dialled it),
  *   relayed by the worker whose status route the carrier's callback reached
  *   after that worker authenticated and decoded it.
+ * - `findCall`: the session of a phone call (by the carrier's call id) if
+ *   that worker runs it, so any worker can serve the call's events (read
+ *   from the session's event stream) whichever worker took its media stream.
  */
 
 export interface WorkerCommandSpec<P extends z.ZodType, R> {
@@ -69,6 +72,11 @@ export const WORKER_COMMANDS = {
         carrierResult: z.string().max(256),
         greetingEndReported: z.boolean().optional(),
       }),
+    }),
+  ),
+  findCall: verb<{ sessionId: string | null }>()(
+    z.strictObject({
+      callId: z.string().regex(/^\S{1,256}$/, "1-256 characters without whitespace"),
     }),
   ),
 } as const;

@@ -8,6 +8,7 @@ export {
 } from "./telephony-plugin.js";
 export { configuredCarriers, defaultCarrierId, type ConfiguredCarrier } from "./carriers.js";
 export { clusterDetectionWorkers } from "./amd/amd-relay.js";
+export { clusterCallDirectory, type CallDirectory } from "./call-directory.js";
 export type { CarrierProtocol } from "./carrier/carrier-protocol.js";
 export { CallSession, type CallIdentity, type CallSettings, type CallState } from "./call-session.js";
 // Offered to other layers (scripts/rewrite-layer-imports.ts).

@@ -28,6 +28,7 @@ import type { ConfiguredCarrier } from "./carriers.js";
 import { CallRegistry } from "./call-registry.js";
 import { callFactory, type CreateCall } from "./call-factory.js";
 import type { CallCarrier } from "./call-session.js";
+import type { CallDirectory } from "./call-directory.js";
 import { callEventsRoute } from "./call-events-route.js";
 import { lineAudio } from "./line-audio.js";
 import { mediaStreamRoute } from "./media-stream-route.js";
@@ -52,6 +53,8 @@ export interface TelephonyPluginOptions {
   claims: OneTimeClaims;
   /** This worker in the cluster: an AMD callback reaching another worker is relayed to the one that dialled. */
   detectionWorkers?: DetectionWorkers | undefined;
+  /** The calls of the other workers: a call's events are served by every worker. Absent: this worker's only. */
+  callDirectory?: CallDirectory | undefined;
   /** talk.input.silenceTimeoutMs: silence that ends a caller's turn (stt-tts). */
   silenceTimeoutMs: number;
   callControls: CallControlRegistry;
@@ -281,9 +284,12 @@ async function servedRoutes(
     );
   }
   await scope.register(outbound.plugin);
-  // Write watches a call's events (what `talkgate call` needs without a token on loopback).
-  await scope.register(callEventsRoute({ calls, authorize: routeCheck(ctx.authorizer, "write") }));
+  // Write watches a call's events (what `talkgate call` needs without a token on loopback), on any worker.
+  const directory = options.callDirectory;
+  const stopAnswering = directory?.answer((callId) => calls.get(callId)?.session.id);
+  await scope.register(callEventsRoute({ calls, directory, authorize: routeCheck(ctx.authorizer, "write") }));
   scope.addHook("onClose", async () => {
+    stopAnswering?.();
     outbound.close();
     await calls.closeAll("closed");
     // What the open windows held back is written now, not lost with the process.
