@@ -13,5 +13,7 @@ export default defineConfig({
     // overlap well; the suite stays under 15 minutes.
     maxWorkers: 2,
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    // The client messages the stand-ins receive are captured and type-checked against the vendors' SDKs at the end.
+    globalSetup: ["./test/wire/global-setup.ts"],
   },
 });

@@ -46,6 +46,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
 import { ReceivedLog } from "./received-log.js";
+import { recordClientMessage } from "./wire-capture.js";
 
 type Json = Record<string, unknown>;
 
@@ -235,6 +236,7 @@ export class FakeGeminiLiveServer {
   }
 
   #record(message: Json): void {
+    recordClientMessage("gemini", message);
     const input = message.realtimeInput as Json | undefined;
     const audio = input?.audio as Json | undefined;
     const recorded = audio

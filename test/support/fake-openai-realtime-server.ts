@@ -33,6 +33,7 @@ import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
 import { decodeMulaw } from "../../src/codecs/mulaw.js";
 import { ReceivedLog } from "./received-log.js";
+import { recordClientMessage, type WireVendor } from "./wire-capture.js";
 
 export interface FakeRealtimeReply {
   /** Audio in the session's output format (u-law 8 kHz or PCM16 24 kHz). */
@@ -82,6 +83,8 @@ export interface FakeOpenAiRealtimeServerOptions {
    * does (a cancel crosses the deltas streaming toward the client). Default 0.
    */
   inFlightOnCancel?: number;
+  /** Whose protocol the received client messages are, for the SDK type check (test/wire). Default "openai". */
+  wireVendor?: WireVendor;
 }
 
 export interface ReceivedEvent {
@@ -114,9 +117,13 @@ export class FakeOpenAiRealtimeServer {
   /** Client events received, in order. */
   readonly received: ReceivedEvent[] = this.#log.items;
   readonly #options: Required<
-    Omit<FakeOpenAiRealtimeServerOptions, "sessionDialect" | "onRequest" | "authorize" | "inFlightOnCancel">
+    Omit<
+      FakeOpenAiRealtimeServerOptions,
+      "sessionDialect" | "onRequest" | "authorize" | "inFlightOnCancel" | "wireVendor"
+    >
   >;
   readonly #inFlightOnCancel: number;
+  readonly #wireVendor: WireVendor;
   readonly #dialect: ((current: Json, update: Json) => Json | string) | undefined;
   readonly #http: Server = createServer();
   readonly #wss = new WebSocketServer({ noServer: true });
@@ -158,6 +165,7 @@ export class FakeOpenAiRealtimeServer {
     };
     this.#dialect = options.sessionDialect;
     this.#inFlightOnCancel = options.inFlightOnCancel ?? 0;
+    this.#wireVendor = options.wireVendor ?? "openai";
     const onRequest = options.onRequest;
     this.#http.on("request", (req, res) => {
       if (onRequest) onRequest(req, res);
@@ -374,6 +382,7 @@ export class FakeOpenAiRealtimeServer {
   }
 
   #record(event: Json): void {
+    recordClientMessage(this.#wireVendor, event);
     const type = String(event.type);
     const recorded =
       type === "input_audio_buffer.append"

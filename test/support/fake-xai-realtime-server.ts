@@ -105,6 +105,7 @@ export class FakeXaiRealtimeServer extends FakeOpenAiRealtimeServer {
       ...options,
       apiKey: key,
       sessionDialect: xaiSession,
+      wireVendor: "xai",
       onRequest: (req, res) => void self.server?.handleRequest(key, req, res),
       authorize: (req) => self.server?.acceptsToken(req) === true,
     });
