@@ -2,7 +2,17 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "coverage/", "data/", "bench/out/", "scratch*/", "test/wire/generated/"] },
+  {
+    ignores: [
+      "node_modules/",
+      "dist/",
+      "coverage/",
+      "data/",
+      "bench/out/",
+      "scratch*/",
+      "test/wire/generated/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
