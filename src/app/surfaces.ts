@@ -69,10 +69,12 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
     defaults: config.meetings.wakeTriggers,
     logger: ctx.logger,
   });
-  if (config.meetings.googleMeet.testOrigins.length > 0) {
+  for (const key of ["googleMeet", "zoom", "teams"] as const) {
+    const testOrigins = config.meetings[key].testOrigins;
+    if (testOrigins.length === 0) continue;
     ctx.logger.warn(
-      { testOrigins: config.meetings.googleMeet.testOrigins },
-      "meetings.googleMeet.testOrigins is set: the Google Meet driver also joins meetings at these origins (tests and development only)",
+      { testOrigins },
+      `meetings.${key}.testOrigins is set: the ${key} driver also joins meetings at these origins (tests and development only)`,
     );
   }
   const { enabled, ...testRoomLimits } = config.meetings.testRoom;
@@ -91,6 +93,8 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
       dataDir: config.dataDir,
       drivers: defaultPlatformDrivers({
         googleMeet: config.meetings.googleMeet,
+        zoom: config.meetings.zoom,
+        teams: config.meetings.teams,
         ...(testRoom
           ? { testRoom: { origins: () => ownOrigins(ctx.loopbackBaseUrl(), config.server.publicUrl) } }
           : {}),

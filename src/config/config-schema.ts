@@ -544,6 +544,21 @@ function isHttpOrigin(value: string): boolean {
   }
 }
 
+/** A driver's test origins (tests and development only): exact http(s) origins, at most 16. */
+function testOrigins() {
+  return z
+    .array(
+      z
+        .string()
+        .refine(
+          isHttpOrigin,
+          "must be an origin such as http://127.0.0.1:8080 (scheme, host, port; no path or trailing slash)",
+        ),
+    )
+    .max(16)
+    .default([]);
+}
+
 /** Meeting bots (src/meetings): timers, browser, webhook. Durations in ms. */
 export const meetingsSchema = z
   .object({
@@ -648,17 +663,37 @@ export const meetingsSchema = z
          * Tests and development only: origins (http://127.0.0.1:8080) the Google Meet driver also
          * accepts, any path, to run bots against a local server of saved Meet pages.
          */
-        testOrigins: z
-          .array(
-            z
-              .string()
-              .refine(
-                isHttpOrigin,
-                "must be an origin such as http://127.0.0.1:8080 (scheme, host, port; no path or trailing slash)",
-              ),
-          )
-          .max(16)
-          .default([]),
+        testOrigins: testOrigins(),
+      })
+      .strict()
+      .prefault({}),
+    /** Zoom web client driver. */
+    zoom: z
+      .object({
+        /** Tests and development only: origins the Zoom driver also accepts, any path (a simulator). */
+        testOrigins: testOrigins(),
+        /**
+         * "Host has not started" (error 3,001): the page is loaded again every `reloadMs`, at
+         * most `maxReloads` times, then the bot ends (ended/host_not_started). Vexa waits 15 s
+         * between reloads, 10 minutes in all.
+         */
+        hostNotStarted: z
+          .object({
+            reloadMs: z.number().int().min(500).default(15_000),
+            maxReloads: nonNegativeInt.default(40),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    /** Microsoft Teams web driver. */
+    teams: z
+      .object({
+        /** Tests and development only: origins the Teams driver also accepts, any path (a simulator). */
+        testOrigins: testOrigins(),
+        /** How long the capture waits for Teams' one mixed `mainAudio` stream before capturing every track. */
+        mainAudioGraceMs: positiveInt.default(15_000),
       })
       .strict()
       .prefault({}),

@@ -21,6 +21,7 @@ export const ENDED_CODES = [
   "kicked",
   "admission_denied",
   "waiting_room_timeout",
+  "host_not_started",
   "silence_timeout",
   "requested",
   "max_duration",

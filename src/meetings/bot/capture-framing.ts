@@ -86,6 +86,7 @@ export type CaptureControlMessage =
   | { type: "hello"; webCodecs: boolean; userAgent: string }
   | { type: "track"; trackId: string; streamIds: string[]; encoding: "opus" | "pcm16" }
   | { type: "capture-error"; trackId?: string; message: string }
+  | { type: "capture-notice"; trackId?: string; message: string }
   | { type: "sources"; tracks: { trackId: string; ssrc: SourcePair[]; csrc: SourcePair[] }[] };
 
 /** One source on the wire: [SSRC or CSRC, audio level 0..1 or null]. */

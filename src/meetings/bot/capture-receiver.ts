@@ -134,6 +134,11 @@ export class CaptureReceiver {
         return;
       }
       this.#ctx.onSources?.(reports);
+    } else if (message.type === "capture-notice") {
+      this.#ctx.logger.info(
+        { trackId: message.trackId, message: message.message },
+        "meeting capture: the page chose its tracks",
+      );
     } else if (message.type === "capture-error") {
       this.#ctx.logger.warn(
         { trackId: message.trackId, message: message.message },

@@ -19,6 +19,9 @@
  *   RTCRtpReceiver (speaker attribution, speaker-attribution.ts). Chromium
  *   fills these only for a track that is being played out, so each track is
  *   also attached to a muted audio element;
+ * - where the platform sends one mixed stream beside per-speaker copies
+ *   (`preferStream`), captures only the mix (falling back to every track
+ *   when no mix arrives);
  * - overrides `getUserMedia`: the microphone is a Web Audio
  *   `MediaStreamAudioDestinationNode` behind a gain that stays at 0 except
  *   while assistant audio (binary frames from the server) is playing.
@@ -53,6 +56,17 @@ export interface CaptureScriptConfig {
    * would decode and never show.
    */
   receiveVideo?: boolean;
+  /**
+   * Capture only the remote audio whose stream or track id contains this text
+   * (case-insensitive), where the platform sends the meeting as one mix plus
+   * per-speaker tracks already inside it (Teams: `mainAudio`; capturing both
+   * doubles every word). Other tracks are held; if no such stream arrives
+   * within `preferStreamGraceMs` of the first track, every held track is
+   * captured instead (fail open) and the page says so.
+   */
+  preferStream?: string;
+  /** Default 15 000 (Vexa's teams-main-audio.ts grace). */
+  preferStreamGraceMs?: number;
 }
 
 export function captureScript(config: CaptureScriptConfig): string {
@@ -238,8 +252,39 @@ function reportSources() {
   if (out.length > 0 && ws.bufferedAmount < 4000000) ws.send(JSON.stringify({ type: "sources", tracks: out }));
 }
 
+// preferStream: tracks held back while the platform's mix is expected.
+const held = [];
+let preferredSeen = false;
+let heldTimer = null;
+let capturingAll = false;
+
 function onTrack(track, streams, receiver) {
   if (track.kind !== "audio" || tracks.has(track.id)) return;
+  if (CFG.preferStream && !capturingAll) {
+    const want = String(CFG.preferStream).toLowerCase();
+    const ids = [track.id, ...streams.map((s) => s.id)];
+    if (ids.some((id) => String(id).toLowerCase().includes(want))) {
+      preferredSeen = true;
+      return captureTrack(track, streams, receiver);
+    }
+    if (held.some((h) => h[0] === track)) return;
+    held.push([track, streams, receiver]);
+    sendText({ type: "capture-notice", trackId: track.id, message: "held: not the " + CFG.preferStream + " stream (" + ids.join(", ") + ")" });
+    if (!heldTimer && !preferredSeen) {
+      heldTimer = setTimeout(() => {
+        if (preferredSeen) return;
+        capturingAll = true;
+        sendText({ type: "capture-notice", message: "no " + CFG.preferStream + " stream after " + (CFG.preferStreamGraceMs || 15000) + " ms: capturing every track (words may be doubled)" });
+        for (const [t, s, r] of held.splice(0)) captureTrack(t, s, r);
+      }, CFG.preferStreamGraceMs || 15000);
+    }
+    return;
+  }
+  captureTrack(track, streams, receiver);
+}
+
+function captureTrack(track, streams, receiver) {
+  if (tracks.has(track.id)) return;
   tracks.set(track.id, track);
   watchSources(track, receiver);
   const opus = hasWebCodecs() && !CFG.forcePcm;

@@ -89,6 +89,8 @@ export class MeetingBot {
   #running: Promise<BotStatus> | undefined;
   #lastSpeechAt = 0;
   #aloneSince: number | undefined;
+  /** Others in the call as the platform last counted them (MeetingObservation.participantCount). */
+  #othersCounted: number | undefined;
   #lineListeners = new Set<(line: TranscriptLine) => void>();
   #screenListeners = new Set<(screen: ScreenSeen) => void>();
   /** Lines finalized so far (the next line's index in the transcript). */
@@ -276,20 +278,41 @@ export class MeetingBot {
         // A listener cannot break the captions.
       }
     }
+    this.#postCaption(line);
+  }
+
+  /** A participant's caption shown to the meeting, where the platform has a place for it (the test room). */
+  #postCaption(line: TranscriptLine): void {
+    const post = this.#deps.driver.postCaption;
+    if (!post || line.role !== undefined || !this.#browser || this.#browser.crashed.aborted) return;
+    post
+      .call(this.#deps.driver, this.#page(), { speaker: line.speaker, text: line.text })
+      .catch((err: unknown) => {
+        this.#deps.logger.debug({ err, botId: this.id }, "meeting: caption not shown in the meeting");
+      });
   }
 
   async #launchAndJoin(): Promise<void> {
-    const { launcher, options, request } = this.#deps;
+    const { launcher, options, request, driver } = this.#deps;
     const signal = this.#leave.signal;
     this.#browser = await launcher.launch({
-      initScript: captureScript({
-        url: this.#deps.captureUrl(this.#captureToken),
-        forcePcm: options.forcePcm,
-        camera: request.camera ?? "off",
-        cameraFps: options.camera.fps,
-        receiveVideo: options.receiveVideo,
-        botName: request.botName,
-      }),
+      initScript:
+        captureScript({
+          url: this.#deps.captureUrl(this.#captureToken),
+          forcePcm: options.forcePcm,
+          camera: request.camera ?? "off",
+          cameraFps: options.camera.fps,
+          receiveVideo: options.receiveVideo,
+          botName: request.botName,
+          ...(driver.capture
+            ? {
+                preferStream: driver.capture.preferStream,
+                ...(driver.capture.graceMs !== undefined
+                  ? { preferStreamGraceMs: driver.capture.graceMs }
+                  : {}),
+              }
+            : {}),
+        }) + (driver.pageScript ? `\n${driver.pageScript}` : ""),
       extraArgs: this.#deps.browserArgs ?? [],
       label: this.id,
       signal,
@@ -415,7 +438,10 @@ export class MeetingBot {
             this.#status.value.timings.joinedAt = new Date(now).toISOString();
           }
           // An unknown screen in the call says nothing about who is there: the roster stays as last read.
-          if (step.screen !== UNKNOWN_SCREEN) this.#status.setParticipants(seen.participants);
+          if (step.screen !== UNKNOWN_SCREEN) {
+            this.#status.setParticipants(seen.participants);
+            this.#othersCounted = seen.participantCount;
+          }
           if (now - devicesCheckedAt >= DEVICE_CHECK_MS) {
             devicesCheckedAt = now;
             await this.#keepDevices(context);
@@ -521,7 +547,8 @@ export class MeetingBot {
   #checkInCall(now: number, joinedAt: number): void {
     const { options } = this.#deps;
     const capture = this.#captions!;
-    if (this.#status.value.participants.length === 0) {
+    // The platform's own count decides where it shows one: a roster panel may be closed or lag behind it.
+    if ((this.#othersCounted ?? this.#status.value.participants.length) === 0) {
       this.#aloneSince ??= now;
       if (now - this.#aloneSince >= options.aloneTimeoutMs) throw ended("left_alone");
     } else {

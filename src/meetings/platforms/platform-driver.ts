@@ -115,6 +115,13 @@ export interface MeetingObservation {
   /** Other participants in the call (never the bot itself); empty outside the call. */
   participants: string[];
   /**
+   * Others in the call as the platform counts them (the number on its
+   * participants / People button, less the bot), where it shows one. Names
+   * come from a panel that may be closed or lag; the count is what decides
+   * that the bot is alone (`left_alone`) when present.
+   */
+  participantCount?: number;
+  /**
    * Remote audio track id -> participant name, only for tracks that carry
    * exactly one participant (mesh calls: the tile whose audio plays the track).
    */
@@ -215,6 +222,25 @@ export interface PlatformDriver {
   readonly devices?: { microphone?: DeviceToggle; camera?: DeviceToggle };
   /** Leaves the meeting politely (the browser is closed afterwards anyway). */
   leave(page: DriverPage): Promise<void>;
+  /**
+   * A script the bot's browser runs in every document before the platform's
+   * own (with the capture script): where a platform says who is speaking only
+   * in its signalling (Meet's `collections` channel), the driver reads it
+   * there and answers it from `observe()` (`sources`).
+   */
+  readonly pageScript?: string;
+  /**
+   * How the capture script picks the remote audio: `preferStream` where the
+   * platform sends one mix beside per-speaker copies of the same voices
+   * (Teams' `mainAudio`), so nothing is captured twice.
+   */
+  readonly capture?: { preferStream: string; graceMs?: number };
+  /**
+   * Shows a finalized caption to the meeting, where the platform has a place
+   * for it (the test room's caption strip). Platforms without one omit it:
+   * the bot never posts captions into a real meeting's chat.
+   */
+  postCaption?(page: DriverPage, caption: { speaker: string; text: string }): Promise<void>;
   /** The meeting's chat, read and written while in the call; absent when the platform has none. */
   readonly chat?: MeetingChat;
 }

@@ -36,14 +36,19 @@ const testRoomChat: MeetingChat = {
 /**
  * Reads the test room's DOM contract (test-room-page.ts): state, roster, the
  * tile whose audio plays each remote track, and the SSRCs each tile's
- * participant announced in its session description.
+ * participant announced in its session description; with `marks=on` in the
+ * room's address, also the tiles the page marks as speaking (the room's
+ * active-speaker marks, as Zoom and Teams have them: attribution tests and
+ * the attribution bench).
  */
 const OBSERVE_SCRIPT = `(() => {
   const state = document.body ? document.body.dataset.state || "" : "";
   const participants = [...document.querySelectorAll("#roster li:not([data-self])")].map((li) => li.dataset.name || "");
   const speakers = {};
   const sources = {};
-  for (const tile of document.querySelectorAll(".tile[data-name]")) {
+  const marks = new URLSearchParams(location.search).get("marks") === "on";
+  const activeSpeakers = marks ? [...document.querySelectorAll(".tile[data-speaking]:not([data-self])")].map((t) => t.dataset.name || "") : null;
+  for (const tile of document.querySelectorAll(".tile[data-name]:not([data-self])")) {
     const audio = tile.querySelector("audio");
     const stream = audio && audio.srcObject;
     if (stream && typeof stream.getAudioTracks === "function") {
@@ -51,7 +56,7 @@ const OBSERVE_SCRIPT = `(() => {
     }
     for (const ssrc of (tile.dataset.ssrcs || "").split(" ")) if (/^[0-9]+$/.test(ssrc)) sources[ssrc] = tile.dataset.name;
   }
-  return { state, participants, speakers, sources };
+  return { state, participants, speakers, sources, activeSpeakers };
 })()`;
 
 /** The room's `body[data-state]` values, as screens (test-room-page.ts sets them). */
@@ -106,6 +111,7 @@ export class TestRoomDriver implements PlatformDriver {
       participants: string[];
       speakers: Record<string, string>;
       sources: Record<string, string>;
+      activeSpeakers: string[] | null;
     }>(OBSERVE_SCRIPT);
     const screen = Object.hasOwn(TEST_ROOM_SCREENS, seen.state) ? seen.state : UNKNOWN_SCREEN;
     return {
@@ -114,7 +120,15 @@ export class TestRoomDriver implements PlatformDriver {
       participants: screen === "in_call" ? seen.participants : [],
       speakers: seen.speakers,
       sources: seen.sources,
+      ...(seen.activeSpeakers ? { activeSpeakers: seen.activeSpeakers } : {}),
     };
+  }
+
+  /** The room's caption strip: every participant's page shows the bot's captions (test-room-page.ts). */
+  async postCaption(page: DriverPage, caption: { speaker: string; text: string }): Promise<void> {
+    await page.evaluate(
+      `window.testRoom && window.testRoom.showCaption(${JSON.stringify(caption.speaker)}, ${JSON.stringify(caption.text)})`,
+    );
   }
 
   async leave(page: DriverPage): Promise<void> {

@@ -9,6 +9,7 @@ import type {
 } from "../platform-driver.js";
 import { SCREEN_TEXT_FN } from "../screen-text.js";
 import { meetChat } from "./meet-chat.js";
+import { MEET_SOURCES_SCRIPT } from "./meet-sources-script.js";
 import { MEET_SELECTORS, MEET_TEXTS } from "./meet-selectors.js";
 
 /**
@@ -183,6 +184,7 @@ export class GoogleMeetDriver implements PlatformDriver {
   readonly platform = "google-meet";
   readonly chat = meetChat;
   readonly screens = MEET_SCREENS;
+  readonly pageScript = MEET_SOURCES_SCRIPT;
   readonly devices = { microphone: MICROPHONE, camera: CAMERA };
   readonly #testOrigins: ReadonlySet<string>;
 
@@ -218,10 +220,13 @@ export class GoogleMeetDriver implements PlatformDriver {
       observeScript(context.botName),
     );
     // Meet forwards remote audio as a few loudest-speaker streams: a track is not a participant, so no
-    // track names. Which RTP source (CSRC) is whom travels in Meet's own signalling, not in its DOM; it has
-    // not been studied (Meet cannot be reached from here), so no `sources` either: every caption is
-    // "unknown" rather than a guess. A driver that learns the table returns it here as `sources`.
-    return { ...seen, speakers: {} };
+    // track names. Which RTP source (CSRC) is whom travels in Meet's own signalling: the page script
+    // (meet-sources-script.ts) reads it from Meet's collections channel, as attendee does.
+    if (MEET_SCREENS[seen.screen]?.phase !== "in_call") return { ...seen, speakers: {} };
+    const sources = await page.evaluate<Record<string, string>>(
+      "window.__talkgateMeetSources ? window.__talkgateMeetSources() : {}",
+    );
+    return { ...seen, speakers: {}, sources };
   }
 
   async leave(page: DriverPage): Promise<void> {
