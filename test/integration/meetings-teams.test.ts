@@ -52,24 +52,24 @@ describe("the bot in Teams on the web (simulated), end to end", () => {
     });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    await m.until(() => m.phase === "waiting", "the bot's join request", 40_000);
+    await m.until(() => m.phase === "waiting", "the bot's join request", 80_000);
     expect(m.events.find((e) => e.t === "join")).toMatchObject({
       name: "Notetaker",
       mic: false,
       video: false,
     });
     // The lobby shows the hang-up button: still waiting.
-    await h.waitFor(id, (st) => st.state === "in_waiting_room", { within: 10_000, what: "the lobby" });
+    await h.waitFor(id, (st) => st.state === "in_waiting_room", { within: 20_000, what: "the lobby" });
     await sleep(1500);
     expect((await h.status(id)).state).toBe("in_waiting_room");
     m.admit();
 
     const inCall = await h.waitFor(id, (st) => st.state === "in_call" && st.participants.length === 2, {
-      within: 30_000,
+      within: 60_000,
       what: "the call with the roster from the People pane",
     });
     expect(inCall.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
-    await m.until(() => m.mediaConnected, "the meeting's audio", 20_000);
+    await m.until(() => m.mediaConnected, "the meeting's audio", 40_000);
 
     await m.speak("Alice Example", alice);
     await sleep(1200);
@@ -77,7 +77,7 @@ describe("the bot in Teams on the web (simulated), end to end", () => {
     const lines = await h.waitForTranscript(
       id,
       (l) => wordsOf(l, "Alice Example").has("forward") && wordsOf(l, "Bob Example").has("something"),
-      { within: 40_000, what: "Alice's and Bob's captions, named" },
+      { within: 80_000, what: "Alice's and Bob's captions, named" },
     );
     await sleep(2500); // a doubled copy would have been captioned by now
     const all = await h.transcript(id);
@@ -92,7 +92,7 @@ describe("the bot in Teams on the web (simulated), end to end", () => {
       id,
       (l) => l.some((x) => x.role === "chat" && x.text === "the meeting has ended"),
       {
-        within: 20_000,
+        within: 40_000,
         what: "the chat line",
       },
     );
@@ -106,11 +106,11 @@ describe("the bot in Teams on the web (simulated), end to end", () => {
 
     m.remove();
     const ended = await h.waitFor(id, (st) => st.state === "ended" || st.state === "fatal", {
-      within: 20_000,
+      within: 40_000,
       what: "the end",
     });
     expect([ended.state, ended.subCode]).toEqual(["ended", "kicked"]);
-  }, 180_000);
+  }, 300_000);
 
   it("agent mode under a recording consent: agrees, then unmutes Teams' microphone, so the meeting hears the answer", async () => {
     const { h } = s;
@@ -118,24 +118,24 @@ describe("the bot in Teams on the web (simulated), end to end", () => {
     await s.core(m);
     const created = await h.post({ meetingUrl: m.url, botName: "Notetaker", mode: "agent" });
     const id = created.body.id;
-    await h.waitFor(id, (st) => st.state === "in_call", { within: 40_000, what: "the call" });
-    await m.until(() => m.events.some((e) => e.t === "consent"), "the consent", 20_000);
-    await m.until(() => m.mediaConnected && m.botMicOn, "the platform microphone on", 20_000);
+    await h.waitFor(id, (st) => st.state === "in_call", { within: 80_000, what: "the call" });
+    await m.until(() => m.events.some((e) => e.t === "consent"), "the consent", 40_000);
+    await m.until(() => m.mediaConnected && m.botMicOn, "the platform microphone on", 40_000);
     m.resetBotLevel();
     m.say("Alice Example", "Notetaker, what is the plan?");
-    await waitUntil(() => m.botPeak() > 0.02, "the meeting hearing the answer", 40_000);
+    await waitUntil(() => m.botPeak() > 0.02, "the meeting hearing the answer", 80_000);
     expect(m.untrustedInputs()).toEqual([]);
     const del = await fetch(`${h.baseUrl}/meetings/bots/${id}`, { method: "DELETE" });
     expect(del.status).toBe(202);
-    await m.until(() => m.phase === "left", "the bot hanging up", 20_000);
-  }, 120_000);
+    await m.until(() => m.phase === "left", "the bot hanging up", 40_000);
+  }, 240_000);
 
   it("a meeting behind a Microsoft sign-in ends the bot fatal / sign_in_required", async () => {
     const { h } = s;
     const m = s.sim.meeting("teams", { participants: ["Alice Example"], signInRequired: true });
     const created = await h.post({ meetingUrl: m.url, botName: "Notetaker", mode: "transcribe" });
     const st = await h.waitFor(created.body.id, (x) => x.state === "ended" || x.state === "fatal", {
-      within: 30_000,
+      within: 60_000,
       what: "the bot to give up",
     });
     expect([st.state, st.subCode]).toEqual(["fatal", "sign_in_required"]);

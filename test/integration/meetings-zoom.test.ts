@@ -54,7 +54,7 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
 
     // Error 3,001: the bot waits (in the waiting room, as far as its status goes) and loads the page again.
     await h.waitFor(id, (st) => st.state === "in_waiting_room", {
-      within: 30_000,
+      within: 60_000,
       what: "waiting for the host",
     });
     await waitUntil(
@@ -62,7 +62,7 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
       "a second load of the error page",
     );
     m.start();
-    await m.until(() => m.phase === "waiting", "the bot's join request", 40_000);
+    await m.until(() => m.phase === "waiting", "the bot's join request", 80_000);
     expect(m.botName).toBe("Notetaker");
     // The waiting room shows a Leave button: still waiting, not in the call.
     await sleep(1500);
@@ -70,12 +70,12 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
     m.admit();
 
     const inCall = await h.waitFor(id, (st) => st.state === "in_call" && st.participants.length === 2, {
-      within: 30_000,
+      within: 60_000,
       what: "the call with the roster read from the participants panel",
     });
     expect(inCall.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
     // Audio only once the recording notice was acknowledged and computer audio joined.
-    await m.until(() => m.mediaConnected, "the meeting's audio", 20_000);
+    await m.until(() => m.mediaConnected, "the meeting's audio", 40_000);
     expect(m.events.some((e) => e.t === "consent")).toBe(true);
     // Transcribe mode: the platform microphone stays off.
     expect(m.botMicOn).toBe(false);
@@ -87,7 +87,7 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
     const lines = await h.waitForTranscript(
       id,
       (l) => wordsOf(l, "Alice Example").has("forward") && wordsOf(l, "Bob Example").has("something"),
-      { within: 40_000, what: "Alice's and Bob's captions, named" },
+      { within: 80_000, what: "Alice's and Bob's captions, named" },
     );
     expect(wordsOf(lines, "Alice Example").has("something")).toBe(false);
     expect(wordsOf(lines, "Bob Example").has("forward")).toBe(false);
@@ -98,7 +98,7 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
       id,
       (l) => l.some((x) => x.role === "chat" && x.text === "the meeting has ended"),
       {
-        within: 20_000,
+        within: 40_000,
         what: "the chat line",
       },
     );
@@ -112,11 +112,11 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
 
     m.end();
     const ended = await h.waitFor(id, (st) => st.state === "ended" || st.state === "fatal", {
-      within: 20_000,
+      within: 40_000,
       what: "the end",
     });
     expect([ended.state, ended.subCode]).toEqual(["ended", "meeting_ended"]);
-  }, 180_000);
+  }, 300_000);
 
   it("agent mode: keeps Zoom's microphone on, so the meeting hears the spoken answer", async () => {
     const { h } = s;
@@ -125,13 +125,13 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
     const created = await h.post({ meetingUrl: m.url, botName: "Notetaker", mode: "agent" });
     const id = created.body.id;
     await h.waitFor(id, (st) => st.state === "in_call" && st.participants.length === 1, {
-      within: 40_000,
+      within: 80_000,
       what: "the call",
     });
-    await m.until(() => m.mediaConnected && m.botMicOn, "the platform microphone on", 20_000);
+    await m.until(() => m.mediaConnected && m.botMicOn, "the platform microphone on", 40_000);
     m.resetBotLevel();
     m.say("Alice Example", "Notetaker, what is the plan?");
-    await waitUntil(() => m.botPeak() > 0.02, "the meeting hearing the answer", 40_000);
+    await waitUntil(() => m.botPeak() > 0.02, "the meeting hearing the answer", 80_000);
     await m.until(
       () => m.chat.some((c) => c.from === "Notetaker" && /wiki/.test(c.text)),
       "the answer posted",
@@ -140,19 +140,19 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
     expect(m.untrustedInputs()).toEqual([]);
     const del = await fetch(`${h.baseUrl}/meetings/bots/${id}`, { method: "DELETE" });
     expect(del.status).toBe(202);
-    await m.until(() => m.phase === "left", "the bot leaving with Leave, Leave Meeting", 20_000);
-  }, 120_000);
+    await m.until(() => m.phase === "left", "the bot leaving with Leave, Leave Meeting", 40_000);
+  }, 240_000);
 
   it("the meeting's anti-bot wall ends the bot fatal / blocked_by_platform after one more try", async () => {
     const { h } = s;
     const m = s.sim.meeting("zoom", { participants: ["Alice Example"], botWall: true });
     const created = await h.post({ meetingUrl: m.url, botName: "Notetaker", mode: "transcribe" });
     const st = await h.waitFor(created.body.id, (x) => x.state === "ended" || x.state === "fatal", {
-      within: 60_000,
+      within: 120_000,
       what: "the bot to give up",
     });
     expect([st.state, st.subCode]).toEqual(["fatal", "blocked_by_platform"]);
     expect(st.message).toMatch(/bot/i);
     expect(st.screens?.map((v) => v.screen)).toContain("bot_wall");
-  }, 90_000);
+  }, 180_000);
 });
