@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
 import type { TalkEvent, TalkRuntime } from "../core/index.js";
 import type { LiveSessions } from "./live-sessions.js";
+import { MeetingJoins } from "./meeting-joins.js";
 import type { ProviderCall, ProviderCallTrace, ProviderObserver } from "./provider-probe.js";
 
 /** Seconds: from a few tens of ms (a clear, a first audio frame) to a slow provider. */
@@ -47,6 +48,8 @@ export class OpsMetrics implements ProviderObserver {
   /** Per session: the last turn whose user speech ended and has no final caption yet, and when. */
   readonly #speechEnds = new Map<string, { turnId: string | undefined; at: number }>();
   readonly #off: () => void;
+  /** Meeting bots' join attempts and outcomes per platform and sub-code (meeting-joins.ts). */
+  readonly joins: MeetingJoins;
 
   constructor(options: OpsMetricsOptions) {
     const registers = [options.registry];
@@ -130,6 +133,7 @@ export class OpsMetrics implements ProviderObserver {
         register: options.registry,
         eventLoopMonitoringPrecision: options.eventLoopSampleMs ?? DEFAULT_EVENT_LOOP_SAMPLE_MS,
       });
+    this.joins = new MeetingJoins(options.registry);
     this.#off = options.runtime.subscribeAll((event) => this.#onEvent(event));
   }
 
@@ -162,6 +166,7 @@ export class OpsMetrics implements ProviderObserver {
   }
 
   #onEvent(event: TalkEvent): void {
+    this.joins.observe(event);
     const now = performance.now();
     const sid = event.sessionId;
     switch (event.type) {

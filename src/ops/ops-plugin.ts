@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { join } from "node:path";
 import type { FastifyPluginAsync } from "fastify";
 import type { Registry } from "prom-client";
@@ -113,6 +114,12 @@ export function opsPlugin(
     eventLoopSampleMs: options.eventLoopSampleMs,
   });
   const offMetrics = options.probes.add(metrics);
+  // This worker's meeting bots: join attempts and outcomes per platform and sub-code (the console's panel).
+  ctx.registerMethod("admin.meetings.joins", {
+    scope: "admin",
+    params: z.object({}).strict(),
+    handler: () => ({ workerId: options.cluster.workerId, platforms: metrics.joins.snapshot() }),
+  });
   const workerId = options.cluster.workerId;
   const traces = options.traces;
   const tracer = traces && new SessionTracer(traces.getTracer("talkgate"), ctx.runtime, workerId);

@@ -10,7 +10,14 @@
 import { TalkSocket } from "../talk-socket.js";
 import { elapsed } from "./dom.js";
 import { SessionDetail } from "./session-detail.js";
-import { renderErrors, renderSessions, renderSummary, renderUsage, renderWorkers } from "./views.js";
+import {
+  renderErrors,
+  renderJoins,
+  renderSessions,
+  renderSummary,
+  renderUsage,
+  renderWorkers,
+} from "./views.js";
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = "talkgate.console.token";
@@ -25,6 +32,7 @@ const state = {
   sessions: [],
   errors: [],
   usage: [],
+  joins: [],
   unreachable: [],
   selected: undefined,
   timer: undefined,
@@ -153,17 +161,19 @@ async function poll() {
   if (!socket) return;
   const slow = state.polls++ % SLOW_EVERY === 0;
   try {
-    const [workers, sessions, errors, usage] = await Promise.all([
+    const [workers, sessions, errors, usage, joins] = await Promise.all([
       socket.request("admin.workers.list"),
       socket.request("admin.sessions.list"),
       slow ? socket.request("admin.errors.list") : undefined,
       slow ? socket.request("admin.usage.list") : undefined,
+      slow ? socket.request("admin.meetings.joins") : undefined,
     ]);
     state.workers = workers.workers;
     state.sessions = sessions.sessions;
     state.unreachable = sessions.unreachable;
     if (errors) state.errors = errors.errors;
     if (usage) state.usage = usage.records;
+    if (joins) state.joins = joins.platforms;
     render();
   } catch (err) {
     if (err.code !== "connection_lost") toast(`Refresh failed: ${err.message}`, "error");
@@ -181,6 +191,7 @@ function render() {
   });
   renderErrors($("errors"), $("errors-count"), $("errors-empty"), state.errors, (id) => void follow(id));
   renderUsage($("usage"), $("usage-totals"), state.usage);
+  renderJoins($("joins"), $("joins-empty"), state.joins);
   const summary = state.sessions.find((s) => s.sessionId === state.selected);
   if (summary) detail.update(summary);
 }

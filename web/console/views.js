@@ -206,3 +206,27 @@ export function renderUsage(body, totals, records) {
       ),
   );
 }
+
+/** Meeting bots' join attempts and outcomes per platform (`admin.meetings.joins`): the join success rate. */
+export function renderJoins(body, empty, platforms) {
+  empty.hidden = platforms.length > 0;
+  body.replaceChildren(
+    ...platforms.map((p) =>
+      h(
+        "tr",
+        {},
+        h("td", {}, p.platform),
+        h("td", { class: "num" }, String(p.attempts)),
+        h("td", { class: "num" }, String(p.joined)),
+        h("td", { class: "num" }, p.attempts ? `${Math.round((100 * p.joined) / p.attempts)} %` : "—"),
+        h(
+          "td",
+          { class: "small" },
+          p.outcomes
+            .map((o) => `${o.state} / ${o.subCode}${o.joined ? "" : " (not in)"}: ${o.count}`)
+            .join(", ") || "—",
+        ),
+      ),
+    ),
+  );
+}
