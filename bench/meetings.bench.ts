@@ -12,7 +12,15 @@
  * 3. bots per worker: the same meeting with 1..--max-bots bots (a short ramp:
  *    2 cores shared with other work), caption latency per step.
  *
+ * 4. issue 41: the bot's browser headed on Xvfb (default, `--browser headed`,
+ *    `--display shared|per-bot`) against headless (`--browser headless`), or both
+ *    side by side in one run (`--compare`: headless, then headed, 1 bot each; the
+ *    Xvfb process counted with the headed bot); and time to join the Google Meet
+ *    simulator (`--sim-joins N`: POST to the lobby, and the host's admission to
+ *    the call, recording notice accepted, N bots one after another).
+ *
  * Run: npm run bench:meetings -- --seconds 40 --max-bots 3
+ *      npm run bench:meetings -- --compare --seconds 40 --sim-joins 5
  * The bot camera: `--camera card` (each bot's page asks the room for a camera,
  * `video=on`, and the bot sends its card) or `--camera url` (a page served
  * here, a clock that changes every second, shown through the screencast),
@@ -41,8 +49,16 @@ const { values } = parseArgs({
     "camera-fps": { type: "string", default: "2" },
     "participant-video": { type: "boolean", default: false },
     "receive-video": { type: "boolean", default: false },
+    browser: { type: "string", default: "headed" },
+    display: { type: "string", default: "shared" },
+    compare: { type: "boolean", default: false },
+    "sim-joins": { type: "string", default: "0" },
   },
 });
+if (values.browser !== "headed" && values.browser !== "headless")
+  throw new Error("--browser headed|headless");
+if (values.display !== "shared" && values.display !== "per-bot") throw new Error("--display shared|per-bot");
+const simJoins = Number(values["sim-joins"]);
 const seconds = Number(values.seconds);
 const maxBots = Number(values["max-bots"]);
 if (!(seconds >= 10) || !(maxBots >= 1)) throw new Error("--seconds >= 10 and --max-bots >= 1");
@@ -153,9 +169,19 @@ const percentile = (xs: number[], p: number): number => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function step(bots: number): Promise<void> {
+/** Xvfb servers started by this process (through their watchdog shells). */
+function xvfbPids(): number[] {
+  return processTable()
+    .filter((p) => p.args.includes("Xvfb -displayfd") && !p.args.startsWith("/bin/sh"))
+    .filter((p) => tree(process.pid).includes(p.pid))
+    .map((p) => p.pid);
+}
+
+async function step(bots: number, browser = values.browser as "headed" | "headless"): Promise<void> {
   const pageServer = camera === "url" ? await cameraPageServer() : undefined;
   const h = await startMeetingsHarness({
+    browser,
+    display: values.display,
     aloneTimeoutMs: 600_000,
     utteranceSilenceMs: SILENCE_MS,
     maxBots: 8,
@@ -203,6 +229,8 @@ async function step(bots: number): Promise<void> {
           .filter((p) => p.ppid === process.pid && p.args.includes("pocketsphinx"))
           .map((p) => p.pid),
       );
+    const xvfb = xvfbPids();
+    const xvfb0 = cpuTicks(xvfb);
     const node0 = cpuTicks([process.pid]);
     const srv0 = serverCpu();
     const load0 = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
@@ -215,6 +243,7 @@ async function step(bots: number): Promise<void> {
     }
     measuring = false;
     const wall = (Date.now() - t0) / 1000;
+    const xvfbShare = (cpuTicks(xvfb) - xvfb0) / TICK / wall;
     const cpuShare = roots.map((r, i) => (cpuTicks(tree(r)) - cpu0[i]!) / TICK / wall);
     const kinds1 = cpuByKind(tree(roots[0]!));
     const firstBotByKind = Object.fromEntries(
@@ -234,6 +263,11 @@ async function step(bots: number): Promise<void> {
     console.log(
       JSON.stringify({
         bots,
+        browser,
+        display: browser === "headed" ? values.display : "none",
+        xvfbProcesses: xvfb.length,
+        xvfbCpuCores: Number(xvfbShare.toFixed(3)),
+        xvfbPssMb: Math.round(memoryMb(xvfb).pss),
         camera,
         cameraFps,
         participantVideo,
@@ -268,4 +302,60 @@ async function step(bots: number): Promise<void> {
 console.log(
   `# meetings bench: ${seconds}s per step, 2 speaking participants + 1..${maxBots} bots, camera ${camera}, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, load ${execFileSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).trim()}`,
 );
-for (let bots = 1; bots <= maxBots; bots++) await step(bots);
+/** Time to join the Google Meet simulator: POST to the lobby, admission to in_call (recording notice accepted). */
+async function simJoinTimes(n: number): Promise<void> {
+  const { startMeetSimulator } = await import("../test/support/meet-simulator.js");
+  const sim = await startMeetSimulator();
+  const h = await startMeetingsHarness({
+    browser: values.browser as "headed" | "headless",
+    display: values.display,
+    googleMeet: { testOrigins: [sim.origin] },
+    aloneTimeoutMs: 600_000,
+  });
+  const toLobby: number[] = [];
+  const toCall: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const meeting = sim.meeting(`bench-join-${i}`, { consent: true });
+      const t0 = Date.now();
+      const res = await h.post({
+        meetingUrl: `${sim.origin}/${meeting.code}`,
+        botName: "Notetaker",
+        mode: "transcribe",
+      });
+      await h.waitFor(res.body.id, (s) => s.state === "in_waiting_room", {
+        within: 60_000,
+        what: "the lobby",
+      });
+      const t1 = Date.now();
+      meeting.admit();
+      await h.waitFor(res.body.id, (s) => s.state === "in_call", { within: 60_000, what: "the call" });
+      toLobby.push(t1 - t0);
+      toCall.push(Date.now() - t1);
+      meeting.end();
+      await h.waitFor(res.body.id, (s) => s.state === "ended" || s.state === "fatal", {
+        within: 30_000,
+        what: "end",
+      });
+    }
+  } finally {
+    await h.close();
+    await sim.close();
+  }
+  console.log(
+    JSON.stringify({
+      simJoins: n,
+      browser: values.browser,
+      // Launch, page load, name typed, devices set, "Ask to join" (disabled for its first 1.5 s) -> lobby.
+      postToLobbyMs: { p50: percentile(toLobby, 50), max: Math.max(...toLobby) },
+      // Admitted -> recording notice seen and accepted -> in the call (polls of 200 ms).
+      admittedToInCallMs: { p50: percentile(toCall, 50), max: Math.max(...toCall) },
+    }),
+  );
+}
+
+if (values.compare) {
+  await step(1, "headless");
+  await step(1, "headed");
+} else for (let bots = 1; bots <= maxBots; bots++) await step(bots);
+if (simJoins > 0) await simJoinTimes(simJoins);

@@ -21,6 +21,12 @@ Usage:
                                         temporary directory); --url defaults to the server on
                                         PORT and HOST; --token (or TALKGATE_ADMIN_TOKEN) for a
                                         server with auth.tokens
+  talkgate meetings probe MEETING-URL [--config PATH] [--out FILE.html] [--name NAME]
+                [--stay-seconds 15] [--max-seconds 300] [--headless]
+                                        joins a live meeting as a throwaway bot, saves every
+                                        screen it passed (screenshot, buttons and labels seen,
+                                        the state decided and why) into one HTML report, leaves;
+                                        exit 0 if it got into the call (docs/meetings.md)
   talkgate help                         this text
 
 Configuration: a JSON file (--config or TALKGATE_CONFIG) plus environment
@@ -103,6 +109,49 @@ const commands: Record<string, Command> = {
         ...(mode !== undefined ? { mode } : {}),
         ...(token !== undefined ? { token } : {}),
         ...(values["max-seconds"] !== undefined ? { maxSeconds: Number(values["max-seconds"]) } : {}),
+      },
+      {
+        stdout: (line) => process.stdout.write(`${line}\n`),
+        stderr: (line) => process.stderr.write(`${line}\n`),
+      },
+    );
+  },
+  async meetings(argv) {
+    const [sub, ...rest] = argv;
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        config: { type: "string" },
+        out: { type: "string" },
+        name: { type: "string" },
+        "stay-seconds": { type: "string" },
+        "max-seconds": { type: "string" },
+        headless: { type: "boolean", default: false },
+      },
+      strict: true,
+    });
+    const seconds = (v: string | undefined): number | undefined | null =>
+      v === undefined ? undefined : /^\d{1,5}$/.test(v) ? Number(v) : null;
+    const stay = seconds(values["stay-seconds"]);
+    const max = seconds(values["max-seconds"]);
+    if (sub !== "probe" || positionals.length !== 1 || stay === null || max === null) {
+      process.stderr.write(
+        "talkgate meetings: usage: talkgate meetings probe MEETING-URL [--config PATH] [--out FILE.html] [--name NAME] [--stay-seconds N] [--max-seconds N] [--headless]\n",
+      );
+      return 2;
+    }
+    const { runProbe } = await import("./probe.js");
+    const here = process.env.INIT_CWD ?? process.cwd();
+    return runProbe(
+      {
+        url: positionals[0]!,
+        configPath: values.config ?? process.env.TALKGATE_CONFIG,
+        out: values.out === undefined ? undefined : resolve(here, values.out),
+        name: values.name,
+        staySeconds: stay,
+        maxSeconds: max,
+        headless: values.headless,
       },
       {
         stdout: (line) => process.stdout.write(`${line}\n`),

@@ -584,6 +584,8 @@ export const meetingsSchema = z
     unknownScreenMs: z.number().int().min(100).default(15_000),
     /** Reloads for unrecognised screens per bot; then fatal/blocked_by_platform. */
     unknownScreenRetries: nonNegativeInt.default(2),
+    /** Screens saved with a bot's record (PNG + what the page showed): "unknown" ones, or "all" (the probe). */
+    recordScreens: z.enum(["unknown", "all"]).default("unknown"),
     /** The bots' browser: "headed" on an Xvfb display (what the platforms need), or "headless" (development). */
     browser: z.enum(["headed", "headless"]).default("headed"),
     /** Headed bots: one Xvfb display shared by the process's bots, or one per bot. */

@@ -60,8 +60,10 @@ export interface ScreenVisit {
   phase: string;
   /** The fact that decided it. */
   reason: string;
-  /** An unknown screen's screenshot, saved with the bot's record (`<dataDir>/meetings/<botId>.screens/`). */
+  /** An unknown screen's screenshot (every screen's with `meetings.recordScreens: "all"`), saved with the bot's record (`<dataDir>/meetings/<botId>.screens/NNN-<screen>.png`). */
   screenshot?: string;
+  /** Beside it, what the page showed (JSON: title, url, buttons, labels, headings, dialogs). */
+  description?: string;
 }
 
 /** What GET /meetings/bots/:id answers. */

@@ -67,6 +67,12 @@ export interface MeetingsOptions {
   /** Reloads for unrecognised screens per bot; then fatal / blocked_by_platform. Default 2. */
   unknownScreenRetries?: number;
   /**
+   * Which screens are saved with the bot's record (a PNG and what the page
+   * showed: buttons, labels, headings, dialogs): "unknown" (default) or
+   * "all" (`talkgate meetings probe`).
+   */
+  recordScreens?: "unknown" | "all";
+  /**
    * The bot's browser: "headed" (default: Debian Chromium on an Xvfb virtual
    * display, as the live platforms need) or "headless" (development only:
    * no Xvfb needed, but platforms may refuse it).
@@ -126,6 +132,7 @@ export const MEETINGS_DEFAULTS = Object.freeze({
   pollIntervalMs: 500,
   unknownScreenMs: 15_000,
   unknownScreenRetries: 2,
+  recordScreens: "unknown" as "unknown" | "all",
   browser: "headed" as "headed" | "headless",
   display: "shared" as "shared" | "per-bot",
   utteranceSilenceMs: 600,
@@ -170,6 +177,7 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
       | "chromiumPath"
       | "browser"
       | "display"
+      | "recordScreens"
     >,
     min: number,
   ): void => {
@@ -189,6 +197,8 @@ export function resolveMeetingsOptions(input: MeetingsOptions = {}): ResolvedMee
   int("unknownScreenRetries", 0);
   if (o.browser !== "headed" && o.browser !== "headless") bad("browser", 'must be "headed" or "headless"');
   if (o.display !== "shared" && o.display !== "per-bot") bad("display", 'must be "shared" or "per-bot"');
+  if (o.recordScreens !== "unknown" && o.recordScreens !== "all")
+    bad("recordScreens", 'must be "unknown" or "all"');
   int("utteranceSilenceMs", 100);
   int("maxUtteranceMs", 1000);
   int("wakeWindowMs", 1);

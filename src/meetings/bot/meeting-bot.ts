@@ -30,7 +30,7 @@ const DEVICE_CHECK_MS = 2000;
 
 /** A screen the bot passed, as the probe and tests see it: with what the page showed and its picture. */
 export interface ScreenSeen extends ScreenVisit {
-  description?: ScreenDescription;
+  seen?: ScreenDescription;
   png?: Uint8Array;
 }
 
@@ -482,37 +482,40 @@ export class MeetingBot {
     }
   }
 
-  /** A screen passed: into the status (bounded) and to the screen listeners; an unknown one with its screenshot. */
-  async #noteScreen(step: ScreenStep, screenshot: boolean): Promise<void> {
-    let file: string | undefined;
+  /**
+   * A screen passed: into the status (bounded) and to the screen listeners;
+   * an unknown one (every one with `recordScreens: "all"`) saved with the
+   * bot's record: its PNG and what the page showed, never in logs.
+   */
+  async #noteScreen(step: ScreenStep, unknown: boolean): Promise<void> {
+    const keep = unknown || this.#deps.options.recordScreens === "all";
+    const wanted = keep || this.#screenListeners.size > 0;
     let description: ScreenDescription | undefined;
-    const wanted = screenshot || this.#screenListeners.size > 0;
-    if (wanted) {
-      try {
-        description = await this.#page().evaluate<ScreenDescription>(DESCRIBE_SCREEN_SCRIPT);
-      } catch {
-        // The page is navigating: the screen goes without its description.
-      }
-    }
     let png: Uint8Array | undefined;
     if (wanted) {
-      try {
-        png = await this.#page().screenshot();
-      } catch {
-        png = undefined;
-      }
+      // The page may be navigating: the screen then goes without its picture or description.
+      description = await this.#page()
+        .evaluate<ScreenDescription>(DESCRIBE_SCREEN_SCRIPT)
+        .catch(() => undefined);
+      png = await this.#page()
+        .screenshot()
+        .catch(() => undefined);
     }
-    if (screenshot && png) {
-      const n = this.#status.value.screens?.length ?? 0;
-      file = join(
-        this.#deps.recordDir,
-        `${String(n).padStart(3, "0")}-${step.screen.replace(/[^a-z0-9_-]/gi, "_")}.png`,
-      );
+    const files: { screenshot?: string; description?: string } = {};
+    if (keep && (png || description)) {
+      const n = String(this.#status.value.screens?.length ?? 0).padStart(3, "0");
+      const base = join(this.#deps.recordDir, `${n}-${step.screen.replace(/[^a-z0-9_-]/gi, "_")}`);
       try {
         await mkdir(this.#deps.recordDir, { recursive: true });
-        await writeFile(file, png);
+        if (png) {
+          await writeFile(`${base}.png`, png);
+          files.screenshot = `${base}.png`;
+        }
+        if (description) {
+          await writeFile(`${base}.json`, JSON.stringify(description, null, 2));
+          files.description = `${base}.json`;
+        }
       } catch (err) {
-        file = undefined;
         this.#deps.logger.warn({ err, botId: this.id }, "meeting: screen not saved");
       }
     }
@@ -521,12 +524,12 @@ export class MeetingBot {
       screen: step.screen,
       phase: step.phase,
       reason: step.reason,
-      ...(file ? { screenshot: file } : {}),
+      ...files,
     };
     this.#status.noteScreen(visit);
     for (const listener of this.#screenListeners) {
       try {
-        listener({ ...visit, ...(description ? { description } : {}), ...(png ? { png } : {}) });
+        listener({ ...visit, ...(description ? { seen: description } : {}), ...(png ? { png } : {}) });
       } catch {
         // A listener cannot break the bot.
       }

@@ -29,7 +29,8 @@ function observeScript(botName: string): string {
   const screens = screenText(S.notScreen);
   // The rest of the page, without the chat and captions: lobby texts are plain divs.
   const clone = document.body ? document.body.cloneNode(true) : null;
-  if (clone) for (const el of clone.querySelectorAll(S.notScreen)) el.remove();
+  // Scripts and styles are not text on the screen (Meet's pages carry megabytes of them).
+  if (clone) for (const el of clone.querySelectorAll(S.notScreen + ", script, style, template, noscript")) el.remove();
   const pageText = norm(clone ? clone.textContent : "");
   const dialogs = norm([...document.querySelectorAll('[role="dialog"], [role="alertdialog"], [aria-modal="true"]')].filter(shown).map((d) => d.textContent).join(" | "));
   const out = (screen, reason, participants) => ({ screen, reason, participants: participants || [] });
