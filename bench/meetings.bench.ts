@@ -125,7 +125,12 @@ function cpuByKind(pids: number[]): Map<string, number> {
 
 function botRoot(botId: string): number {
   const line = processTable().find(
-    (p) => p.args.includes(`talkgate-bot-${botId}-`) && !p.args.includes("--type="),
+    // The browser process itself: not a helper (--type=) and not its crash handler (which names the profile too).
+    (p) =>
+      p.args.includes(`--user-data-dir=`) &&
+      p.args.includes(`talkgate-bot-${botId}-`) &&
+      !p.args.includes("--type=") &&
+      !p.args.includes("crashpad"),
   );
   if (!line) throw new Error(`no browser for bot ${botId}`);
   return line.pid;

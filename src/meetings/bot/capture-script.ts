@@ -50,6 +50,12 @@ export interface CaptureScriptConfig {
   /** Frames a second the camera canvas is drawn and captured at ("card", "url"). Default 5 (the bot passes meetings.camera.fps). */
   cameraFps?: number;
   /**
+   * The camera track's frame rate, where the platform needs more than the
+   * drawing rate (Meet: 30, PlatformDriver.cameraFrameRate). The track then
+   * announces it, while new frames still come as often as the canvas is drawn.
+   */
+  cameraTrackFps?: number;
+  /**
    * Receive the participants' video (default true). false: every video
    * section the page describes is answered as not receiving (`recvonly` ->
    * `inactive`, `sendrecv` -> `sendonly`), so nobody sends the bot video it
@@ -467,7 +473,7 @@ function cardTrack() {
     card.canvas.height = CARD_H;
     drawCard();
     const fps = Math.max(1, Math.min(30, CFG.cameraFps || 5));
-    card.stream = card.canvas.captureStream(fps);
+    card.stream = card.canvas.captureStream(Math.max(fps, Math.min(60, CFG.cameraTrackFps || 0)));
     setInterval(drawCard, Math.round(1000 / fps));
   }
   return card.stream.getVideoTracks()[0].clone();

@@ -218,6 +218,11 @@ export interface PlatformDriver {
   readonly screens: Readonly<Record<string, ScreenRule>>;
   /** Reads the page once. Must not throw for an unexpected page: screen "unknown". */
   observe(page: DriverPage, context: JoinContext): Promise<MeetingObservation>;
+  /**
+   * The camera track's frame rate the platform needs for a `card` / `url`
+   * camera, where it needs more than `meetings.camera.fps` (Meet: 30).
+   */
+  readonly cameraFrameRate?: number;
   /** The platform's microphone and camera toggles, where it has them. */
   readonly devices?: { microphone?: DeviceToggle; camera?: DeviceToggle };
   /** Leaves the meeting politely (the browser is closed afterwards anyway). */

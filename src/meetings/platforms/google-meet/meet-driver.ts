@@ -187,6 +187,9 @@ export class GoogleMeetDriver implements PlatformDriver {
   readonly screens = MEET_SCREENS;
   readonly pageScript = MEET_SOURCES_SCRIPT;
   readonly devices = { microphone: MICROPHONE, camera: CAMERA };
+  // A canvas camera "NEEDS to be 30 or Google Meet complains" (attendee-labs/attendee
+  // bots/web_bot_adapter/shared_chromedriver_payload.js, captureStream(30)).
+  readonly cameraFrameRate = 30;
   readonly #testOrigins: ReadonlySet<string>;
 
   constructor(options: GoogleMeetDriverOptions = {}) {
