@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
+import { recordClientMessage } from "./wire-capture.js";
 
 /**
  * A local stand-in for the OpenAI API that speaks its documented wire
@@ -290,6 +291,8 @@ export class FakeOpenAiServer {
     const problem = validateClientSecretBody(req.body);
     if (problem)
       return sendError(res, 400, problem.message, "invalid_request_error", problem.param, "invalid_value");
+    // What the stand-in accepted is type-checked against the SDK's ClientSecretCreateParams (test/wire).
+    recordClientMessage("openai-client-secret", req.body);
     const body = req.body as { expires_after?: { seconds?: number }; session: Record<string, unknown> };
     const seconds = body.expires_after?.seconds ?? 600;
     const now = Math.floor(Date.now() / 1000);

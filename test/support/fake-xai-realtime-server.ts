@@ -28,6 +28,7 @@ import {
   type FakeOpenAiRealtimeServerOptions,
   type FakeRealtimeJson as Json,
 } from "./fake-openai-realtime-server.js";
+import { recordClientMessage } from "./wire-capture.js";
 
 export const XAI_TEST_KEY = "xai-test-key-0123456789abcdef";
 const VOICES = new Set(["Ara", "Rex", "Sal", "Eve", "Leo"]);
@@ -151,6 +152,8 @@ export class FakeXaiRealtimeServer extends FakeOpenAiRealtimeServer {
       return json(400, { error: { message: "Unsupported field: expires_after.anchor" } });
     if (typeof expires.seconds !== "number" || expires.seconds <= 0)
       return json(400, { error: { message: "expires_after.seconds must be a positive number" } });
+    // What the stand-in accepted is type-checked against xAI's documented request (test/wire).
+    recordClientMessage("xai-client-secret", body);
     const secret = {
       value: `xai-eph-${this.secrets.length + 1}-${Math.random().toString(36).slice(2)}`,
       expiresAt: Math.floor(Date.now() / 1000) + expires.seconds,

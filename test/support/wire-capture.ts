@@ -12,7 +12,8 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 
-export type WireVendor = "openai" | "xai" | "gemini";
+/** Whose message: the realtime sockets' client messages, and the token endpoints' request bodies. */
+export type WireVendor = "openai" | "xai" | "gemini" | "openai-client-secret" | "xai-client-secret";
 
 export const WIRE_CAPTURE_ENV = "TALKGATE_WIRE_CAPTURE_DIR";
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WIRE_CAPTURE_ENV } from "../support/wire-capture.js";
-import { capped, collect, generate, typeCheck, versionOf } from "./wire-types.js";
+import { capped, collect, generate, typeCheck, VENDORS, versionOf } from "./wire-types.js";
 
 export default function setup(): () => Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "talkgate-wire-"));
@@ -20,7 +20,7 @@ export default function setup(): () => Promise<void> {
       if (all.length === 0) return;
       const messages = capped(all);
       const versions = `openai ${versionOf("openai")}, @google/genai ${versionOf("@google/genai")}`;
-      const counts = (["openai", "xai", "gemini"] as const)
+      const counts = VENDORS.filter((v) => messages.some((m) => m.vendor === v))
         .map((v) => `${messages.filter((m) => m.vendor === v).length} ${v}`)
         .join(", ");
       const result = await typeCheck(

@@ -38,3 +38,12 @@ export interface XaiSessionUpdateEvent {
 }
 
 export type XaiClientEvent = Exclude<RealtimeClientEvent, SessionUpdateEvent> | XaiSessionUpdateEvent;
+
+/**
+ * The ephemeral-token request (`POST /v1/realtime/client_secrets`): only
+ * `expires_after.seconds` ("does not support session or expires_after.anchor",
+ * https://docs.x.ai/developers/model-capabilities/audio/ephemeral-tokens).
+ */
+export interface XaiClientSecretRequest {
+  expires_after: { seconds: number };
+}
