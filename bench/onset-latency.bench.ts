@@ -1,6 +1,6 @@
 /**
- * Caller onset -> speech gate, offline (issue 15): the turn-taking corpus's
- * calls through the leg's input chain (echo guard over the speexdsp
+ * Caller onset -> speech gate, offline (issues 15 and 40): the turn-taking
+ * corpus's calls through the leg's input chain (echo guard over the speexdsp
  * canceller, then the speech gate) faster than real time
  * (bench/lib/onset-latency.ts). For each call with speech: how long after
  * its known onset the gate confirms it, beside the same gate on the
@@ -12,11 +12,27 @@
  *   node --import tsx bench/onset-latency.bench.ts [--seeds 1,2,3] [--minutes 3] [--min-speech-ms 120]
  *     [--tail-ms 300] [--no-ec] [--no-double-talk] [--lag-ms 0] [--jitter-frames 0] [--answer-start-ms 400] [--calls]
  *     [--trace interruption-9]   (that call's frames around its onset, per seed: levels, the guard, the gate)
+ *     [--grid [--per-cell 4] [--echo-minutes 10]]   (issue 40's talker-to-echo grid instead of the corpus)
+ *     [--baseline <commit or checkout dir>]   (today's code on the same frames, call after call)
+ *     [--echo-json '{"doubleTalk":true}']   (talk.input.echoCancellation for the change, over the flags)
+ *
+ * With --baseline, every call runs through this checkout's chain and the
+ * baseline's in turn, in one process, so a shared machine's load falls on both
+ * alike; each figure prints both (this checkout first). CPU per 20 ms frame is
+ * the guard and the gate's, over every call, per chain.
  */
 import { parseArgs } from "node:util";
 import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
-import { resolveEchoCancellation } from "../src/voice/media/echo-guard.js";
-import { DEFAULT_CHAIN, runOnsetCall, type OnsetResult } from "./lib/onset-latency.js";
+import { baselineCheckout } from "./lib/baseline-checkout.js";
+import { gridSummary, gridTables, type GridOutcome } from "./lib/grid-figures.js";
+import {
+  DEFAULT_CHAIN,
+  loadChain,
+  runOnsetCall,
+  type ChainModules,
+  type OnsetResult,
+} from "./lib/onset-latency.js";
+import { buildGrid, echoLevelDb, GRID_ERLS_DB, GRID_TERS_DB } from "./lib/talker-echo-grid.js";
 import { buildCorpus, ECHO_RETURN_LOSSES_DB } from "./lib/turn-corpus.js";
 import { percentile } from "./lib/turn-figures.js";
 
@@ -33,6 +49,11 @@ const { values } = parseArgs({
     "answer-start-ms": { type: "string", default: String(DEFAULT_CHAIN.answerStartMs) },
     calls: { type: "boolean", default: false },
     trace: { type: "string" },
+    grid: { type: "boolean", default: false },
+    "per-cell": { type: "string", default: "4" },
+    "echo-minutes": { type: "string", default: "10" },
+    baseline: { type: "string" },
+    "echo-json": { type: "string" },
   },
   strict: true,
 });
@@ -43,13 +64,17 @@ const number = (v: string | undefined, name: string): number => {
 };
 if (!values["no-ec"] && !echoCancellerAvailable())
   throw new Error("the speexdsp canceller is not built here");
+const echoFlags = { tailMs: number(values["tail-ms"], "tail-ms"), doubleTalk: !values["no-double-talk"] };
+let echoJson: Record<string, unknown> = {};
+if (values["echo-json"]) {
+  try {
+    echoJson = JSON.parse(values["echo-json"]) as Record<string, unknown>;
+  } catch (err) {
+    throw new Error(`--echo-json is not JSON: ${(err as Error).message}`);
+  }
+}
 const chain = {
-  echo: values["no-ec"]
-    ? undefined
-    : resolveEchoCancellation({
-        tailMs: number(values["tail-ms"], "tail-ms"),
-        doubleTalk: !values["no-double-talk"],
-      }),
+  echo: values["no-ec"] ? undefined : echoFlags,
   minSpeechMs: number(values["min-speech-ms"], "min-speech-ms"),
   threshold: DEFAULT_CHAIN.threshold,
   answerStartMs: number(values["answer-start-ms"], "answer-start-ms"),
@@ -59,64 +84,169 @@ const chain = {
 };
 const seeds = values.seeds.split(",").map((s) => Math.trunc(number(s, "seeds")));
 const minutes = number(values.minutes, "minutes");
+const perCell = Math.trunc(number(values["per-cell"], "per-cell"));
+const echoMinutes = number(values["echo-minutes"], "echo-minutes");
+
+const chains: ChainModules[] = [{ ...(await loadChain("change")), echo: echoJson }];
+if (values.baseline) {
+  const base = baselineCheckout(values.baseline);
+  chains.push(await loadChain("baseline", base.dir));
+  console.log(`baseline: ${base.describe} (${base.dir})`);
+}
+const names = chains.map((c) => c.name);
 
 const started = performance.now();
 const results: OnsetResult[] = [];
-for (const seed of seeds)
-  for (const call of buildCorpus({ seed, minutes })) {
-    const r = runOnsetCall(call, chain);
+for (const seed of seeds) {
+  const calls = values.grid
+    ? buildGrid({ seed, perCell, echoMinutes: echoMinutes / seeds.length })
+    : buildCorpus({ seed, minutes });
+  for (const call of calls) {
+    const r = runOnsetCall(call, chain, chains);
     results.push({ ...r, id: `s${seed}/${r.id}` });
   }
+}
 const wallS = (performance.now() - started) / 1000;
 
-const row = (label: string, cell: string): void => console.log(`${label.padEnd(58)} ${cell}`);
+const row = (label: string, cells: string[]): void =>
+  console.log(`${label.padEnd(58)} ${cells.join("  |  ")}`);
 const ms = (v: number): string => (Number.isNaN(v) ? "-" : String(Math.round(v)));
 console.log(
-  `onset-latency: seeds ${seeds.join(",")}, --minutes ${minutes}, ${chain.echo ? `echo guard (tail ${chain.echo.tailMs} ms)` : "no echo cancellation"}, ` +
-    `minSpeechMs ${chain.minSpeechMs}, reference lag ${chain.referenceLagMs} ms (drift +-${chain.jitterFrames} frames); ${results.length} calls in ${wallS.toFixed(1)} s`,
+  `onset-latency: seeds ${seeds.join(",")}, ${values.grid ? `talker-to-echo grid, ${perCell} calls a cell, ${echoMinutes} min of echo-only answer per ERL` : `--minutes ${minutes}`}, ` +
+    `${chain.echo ? `echo cancellation ${JSON.stringify(chain.echo)}${values["echo-json"] ? ` (the change: + ${values["echo-json"]})` : ""}` : "no echo cancellation"}, ` +
+    `minSpeechMs ${chain.minSpeechMs}, reference lag ${chain.referenceLagMs} ms (drift +-${chain.jitterFrames} frames); ${results.length} calls in ${wallS.toFixed(1)} s; chains: ${names.join(" | ")}`,
 );
 if (values.calls)
-  for (const r of results) {
-    const what =
-      r.onsetMs !== undefined
-        ? `detect ${r.detectMs ?? "MISSED"} (alone ${r.aloneMs ?? "-"}, voiced ${r.voicedMs ?? "-"})`
-        : "";
-    console.log(
-      `  ${r.id.padEnd(40)} ERL ${String(r.lossDb).padStart(2)} delay ${String(r.delayMs).padStart(3)} ${r.response.padEnd(4)} ` +
-        `${what} false ${r.falseOnsets}${r.firstFalseMs !== undefined ? ` (first at ${r.firstFalseMs})` : ""} suppressed ${r.suppressedFrames}`,
+  for (const r of results)
+    for (const name of names) {
+      const c = r.chains[name]!;
+      const what =
+        r.onsetMs !== undefined
+          ? `detect ${c.detectMs ?? "MISSED"} (P.56 ${c.activeDetectMs ?? "-"}, alone ${r.aloneMs ?? "-"}, voiced ${r.voicedMs ?? "-"})`
+          : "";
+      console.log(
+        `  ${name.padEnd(8)} ${r.id.padEnd(40)} ERL ${String(r.lossDb).padStart(2)}${r.terDb !== undefined ? ` TER ${String(r.terDb).padStart(3)}` : ""} delay ${String(r.delayMs).padStart(3)} ${r.response.padEnd(4)} ` +
+          `${what} false ${c.falseOnsets}${c.firstFalseMs !== undefined ? ` (first at ${c.firstFalseMs})` : ""} suppressed ${c.suppressedFrames} double-talk ${c.doubleTalkFrames}`,
+      );
+    }
+const cpu = names.map((name) => {
+  const us = results.reduce((n, r) => n + r.chains[name]!.cpuUs, 0);
+  const frames = results.reduce((n, r) => n + r.chains[name]!.frames, 0);
+  return `${(us / frames).toFixed(1)} us`;
+});
+
+if (values.grid) printGrid();
+else printCorpus();
+row("input chain CPU per 20 ms frame (guard + gate)", cpu);
+
+function printGrid(): void {
+  const byConfig = new Map<string, GridOutcome[]>();
+  for (const name of names)
+    byConfig.set(
+      name,
+      results.map((r) => {
+        const c = r.chains[name]!;
+        const spoken = r.onsetMs !== undefined;
+        return {
+          kind: r.kind,
+          lossDb: r.lossDb,
+          terDb: r.terDb,
+          selfInterruptions: c.falseOnsets,
+          echoMinutes: spoken ? Math.max(0, (r.onsetMs! - chain.answerStartMs) / 60_000) : r.answerMinutes,
+          preempted: spoken && c.falseOnsets > 0,
+          missed: spoken && c.detectMs === undefined,
+          latencyMs: c.detectMs,
+          activeLatencyMs: c.activeDetectMs,
+        };
+      }),
+    );
+  const level = (erl: number, ter: number): number =>
+    echoLevelDb({ delayMs: 0, lossDb: erl, response: "line", responseSeed: 0 }) + ter;
+  for (const line of gridTables(byConfig, GRID_ERLS_DB, GRID_TERS_DB, level)) console.log(line);
+  console.log("");
+  for (const [name, outcomes] of byConfig) console.log(`${name}: ${gridSummary(outcomes, -6)}`);
+}
+
+function printCorpus(): void {
+  for (const loss of ECHO_RETURN_LOSSES_DB) {
+    const calls = results.filter((r) => r.kind === "echo-only" && r.lossDb === loss);
+    row(
+      `echo-only, ERL ${loss} dB: false onsets (calls with one)`,
+      names.map(
+        (n) =>
+          `${calls.reduce((k, r) => k + r.chains[n]!.falseOnsets, 0)} (${calls.filter((r) => r.chains[n]!.falseOnsets > 0).length} of ${calls.length})`,
+      ),
     );
   }
-for (const loss of ECHO_RETURN_LOSSES_DB) {
-  const calls = results.filter((r) => r.kind === "echo-only" && r.lossDb === loss);
+  const noisyEcho = results.filter((r) => r.kind === "noisy-echo");
   row(
-    `echo-only, ERL ${loss} dB: false onsets (calls with one)`,
-    `${calls.reduce((n, r) => n + r.falseOnsets, 0)} (${calls.filter((r) => r.falseOnsets > 0).length} of ${calls.length})`,
-  );
-}
-const noisyEcho = results.filter((r) => r.kind === "noisy-echo");
-row(
-  "noisy echo: false onsets (calls with one)",
-  `${noisyEcho.reduce((n, r) => n + r.falseOnsets, 0)} (${noisyEcho.filter((r) => r.falseOnsets > 0).length} of ${noisyEcho.length})`,
-);
-for (const kinds of [["interruption"], ["noisy-interruption"], ["backchannel"]] as const) {
-  const calls = results.filter((r) => (kinds as readonly string[]).includes(r.kind));
-  const live = calls.filter((r) => r.falseOnsets === 0);
-  const detect = live.flatMap((r) => (r.detectMs !== undefined ? [r.detectMs] : []));
-  const alone = live.flatMap((r) => (r.aloneMs !== undefined ? [r.aloneMs] : []));
-  const voiced = live.flatMap((r) =>
-    r.detectMs !== undefined && r.voicedMs !== undefined ? [r.detectMs - Math.max(0, r.voicedMs)] : [],
-  );
-  const extra = live.flatMap((r) =>
-    r.detectMs !== undefined && r.aloneMs !== undefined ? [r.detectMs - r.aloneMs] : [],
+    "noisy echo: false onsets (calls with one)",
+    names.map(
+      (n) =>
+        `${noisyEcho.reduce((k, r) => k + r.chains[n]!.falseOnsets, 0)} (${noisyEcho.filter((r) => r.chains[n]!.falseOnsets > 0).length} of ${noisyEcho.length})`,
+    ),
   );
   const p = (v: number[]): string =>
-    `${ms(percentile(v, 0.5))} / ${ms(percentile(v, 0.95))} / max ${ms(Math.max(...v))}`;
-  row(
-    `${kinds[0]}: missed (within 2 s) / pre-empted`,
-    `${live.length - detect.length} / ${calls.length - live.length} of ${calls.length}`,
-  );
-  row(`${kinds[0]}: onset -> gate p50 / p95, ms`, p(detect));
-  row(`${kinds[0]}: same gate, caller alone p50 / p95, ms`, p(alone));
-  row(`${kinds[0]}: first voiced 10 ms -> gate p50 / p95, ms`, p(voiced));
-  row(`${kinds[0]}: echo path's cost p50 / p95, ms`, p(extra));
+    `${ms(percentile(v, 0.5))} / ${ms(percentile(v, 0.95))} / max ${ms(v.length ? Math.max(...v) : NaN)}`;
+  for (const kinds of [["interruption"], ["noisy-interruption"], ["backchannel"]] as const) {
+    const calls = results.filter((r) => (kinds as readonly string[]).includes(r.kind));
+    const cells = (figure: (live: OnsetResult[], n: string) => string): string[] =>
+      names.map((n) =>
+        figure(
+          calls.filter((r) => r.chains[n]!.falseOnsets === 0),
+          n,
+        ),
+      );
+    row(
+      `${kinds[0]}: missed (within 2 s) / pre-empted`,
+      cells(
+        (live, n) =>
+          `${live.filter((r) => r.chains[n]!.detectMs === undefined).length} / ${calls.length - live.length} of ${calls.length}`,
+      ),
+    );
+    row(
+      `${kinds[0]}: onset -> gate p50 / p95, ms`,
+      cells((live, n) =>
+        p(live.flatMap((r) => (r.chains[n]!.detectMs !== undefined ? [r.chains[n]!.detectMs!] : []))),
+      ),
+    );
+    row(
+      `${kinds[0]}: P.56-active onset -> gate p50 / p95, ms`,
+      cells((live, n) =>
+        p(
+          live.flatMap((r) =>
+            r.chains[n]!.activeDetectMs !== undefined ? [r.chains[n]!.activeDetectMs!] : [],
+          ),
+        ),
+      ),
+    );
+    row(
+      `${kinds[0]}: same gate, caller alone p50 / p95, ms`,
+      cells((live) => p(live.flatMap((r) => (r.aloneMs !== undefined ? [r.aloneMs] : [])))),
+    );
+    row(
+      `${kinds[0]}: first voiced 10 ms -> gate p50 / p95, ms`,
+      cells((live, n) =>
+        p(
+          live.flatMap((r) =>
+            r.chains[n]!.detectMs !== undefined && r.voicedMs !== undefined
+              ? [r.chains[n]!.detectMs! - Math.max(0, r.voicedMs)]
+              : [],
+          ),
+        ),
+      ),
+    );
+    row(
+      `${kinds[0]}: echo path's cost p50 / p95, ms`,
+      cells((live, n) =>
+        p(
+          live.flatMap((r) =>
+            r.chains[n]!.detectMs !== undefined && r.aloneMs !== undefined
+              ? [r.chains[n]!.detectMs! - r.aloneMs]
+              : [],
+          ),
+        ),
+      ),
+    );
+  }
 }

@@ -28,6 +28,12 @@
  * line saying so. --kinds keeps the corpus's calls of those kinds only (echo-only, interruption,
  * backchannel, noisy-echo, noisy-interruption) and --repeat places each call that many times (ids
  * suffixed #2, #3, ...): the same audio again in real time, for a figure of a few calls measured on more.
+ * --grid runs issue 40's talker-to-echo grid instead (bench/lib/talker-echo-grid.ts: the caller -10..+10 dB
+ * against the echo at ERL 3-20 dB; --per-cell N interruptions a cell, --echo-minutes M of echo-only answer
+ * per ERL, --erls / --ters to run part of it) and prints it as grids (bench/lib/grid-figures.ts).
+ * --baseline <commit or checkout dir> runs every configuration a second time on that checkout's own server
+ * (bench/lib/baseline-checkout.ts: today's code), at the same time: every configuration's calls run in
+ * parallel, in the same order, --concurrency at a time each, so the machine's load falls on all alike.
  * --details writes every call's result (turn-call.ts CallResult, with the server's
  * events: user transcripts, speech start / stop) per configuration; bench/turn-endpoint-replay.ts replays
  * end-of-turn rules offline on them.
@@ -36,8 +42,12 @@ import { cpus, loadavg } from "node:os";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
+import { baselineCheckout } from "./lib/baseline-checkout.js";
 import { espeakCacheDir } from "./lib/corpus-audio.js";
-import { inputChainCost } from "./lib/input-chain-cpu.js";
+import { gridSummary, gridTables, type GridOutcome } from "./lib/grid-figures.js";
+import { interleavedChainCosts } from "./lib/input-chain-cpu.js";
+import { loadChain, type ChainModules } from "./lib/onset-latency.js";
+import { buildGrid, echoLevelDb, GRID_ERLS_DB, GRID_TERS_DB } from "./lib/talker-echo-grid.js";
 import { cpuSince } from "./lib/process-cpu.js";
 import { spawnTurnServer } from "./lib/turn-server.js";
 import { runCalls, type CallResult } from "./lib/turn-call.js";
@@ -62,6 +72,12 @@ const { values } = parseArgs({
     details: { type: "string" },
     kinds: { type: "string" },
     repeat: { type: "string", default: "1" },
+    grid: { type: "boolean", default: false },
+    "per-cell": { type: "string", default: "2" },
+    "echo-minutes": { type: "string", default: "2" },
+    erls: { type: "string" },
+    ters: { type: "string" },
+    baseline: { type: "string" },
   },
   strict: true,
 });
@@ -74,6 +90,16 @@ const minutes = values.quick ? 0.5 : positive(values.minutes, "minutes");
 const seed = Math.trunc(positive(values.seed, "seed"));
 const concurrency = Math.trunc(positive(values.concurrency, "concurrency"));
 const repeat = Math.trunc(positive(values.repeat, "repeat"));
+const dbList = (v: string | undefined, all: readonly number[], name: string): number[] =>
+  v === undefined
+    ? [...all]
+    : v.split(",").map((x) => {
+        const n = Number(x);
+        if (!Number.isFinite(n)) throw new Error(`--${name}: "${x}" is not a number`);
+        return n;
+      });
+const erls = dbList(values.erls, GRID_ERLS_DB, "erls");
+const ters = dbList(values.ters, GRID_TERS_DB, "ters");
 const CALL_KINDS: readonly CorpusCall["kind"][] = [
   "echo-only",
   "interruption",
@@ -96,44 +122,98 @@ for (const config of configs) {
       `configuration "${config.id}" (${config.label}) skipped: today's config schema refuses it, the key does not exist yet (${why.replace(/\s+/g, " ")})`,
     );
 }
+const baseline = values.baseline ? baselineCheckout(values.baseline) : undefined;
+if (baseline) {
+  console.log(`baseline: ${baseline.describe} (${baseline.dir})`);
+  for (const c of [...runnable])
+    runnable.push({ ...c, id: `${c.id}@base`, label: `${c.label}, baseline`, checkout: baseline.dir });
+}
 if (!echoCancellerAvailable())
   console.log(
     "echo canceller not built (native/speexdsp): configurations with echo cancellation run without it",
   );
 
 const builtAt = performance.now();
-const corpus = selectCalls(buildCorpus({ seed, minutes }));
+const corpus = selectCalls(
+  values.grid
+    ? buildGrid({
+        seed,
+        perCell: Math.trunc(positive(values["per-cell"], "per-cell")),
+        echoMinutes: positive(values["echo-minutes"], "echo-minutes"),
+        erls,
+        ters,
+      })
+    : buildCorpus({ seed, minutes }),
+);
 console.log(describeCorpus(corpus, performance.now() - builtAt));
 
 const results = new Map<string, { results: CallResult[]; figures: Figure[]; wallS: number }>();
 /** The machine's 5-minute load average after each configuration: real-time figures depend on it. */
 const loads = new Map<string, number>();
-for (const config of runnable) {
-  const realtime = config.mode === "realtime";
-  const server = await spawnTurnServer({
-    ...(realtime ? { mode: "realtime" as const } : {}),
-    telephony: { greeting: ANSWER, greetingProtectMs: 0, ...config.telephony },
-    talk: config.talk ?? {},
-  });
-  const started = performance.now();
-  try {
-    const cpuBefore = server.cpu();
-    // The realtime stand-in serves one socket: its calls go one at a time.
-    const calls = await runCalls(server, corpus, realtime ? 1 : concurrency, (done) =>
-      process.stderr.write(`\r${config.id}: ${done}/${corpus.length} calls`),
-    );
-    const serverCpu = cpuSince(cpuBefore, server.cpu());
-    process.stderr.write("\n");
-    const echoCancellation = (
-      config.talk?.input as { echoCancellation?: Record<string, unknown> } | undefined
-    )?.echoCancellation;
-    // A realtime call without echoCancellation.realtime passes u-law through: no input chain at all.
-    const passthrough = realtime && echoCancellation?.["realtime"] !== true;
-    const cpu = inputChainCost(passthrough ? { enabled: false } : echoCancellation);
-    const wallS = (performance.now() - started) / 1000;
-    loads.set(config.id, loadavg()[1]!);
+const servers = await Promise.all(
+  runnable.map((config) =>
+    spawnTurnServer(
+      {
+        ...(config.mode === "realtime" ? { mode: "realtime" as const } : {}),
+        telephony: { greeting: ANSWER, greetingProtectMs: 0, ...config.telephony },
+        talk: config.talk ?? {},
+      },
+      config.checkout,
+    ),
+  ),
+);
+const done = new Map<string, number>();
+const progress = (): void =>
+  void process.stderr.write(
+    `\r${runnable.map((c) => `${c.id}: ${done.get(c.id) ?? 0}/${corpus.length}`).join(", ")} calls`,
+  );
+try {
+  // Every configuration at once, its calls in corpus order: the machine's load falls on all alike.
+  const runs = await Promise.all(
+    runnable.map(async (config, i) => {
+      const server = servers[i]!;
+      const started = performance.now();
+      const cpuBefore = server.cpu();
+      // The realtime stand-in serves one socket: its calls go one at a time.
+      const calls = await runCalls(server, corpus, config.mode === "realtime" ? 1 : concurrency, (n) => {
+        done.set(config.id, n);
+        progress();
+      });
+      loads.set(config.id, loadavg()[1]!);
+      return {
+        calls,
+        serverCpu: cpuSince(cpuBefore, server.cpu()),
+        wallS: (performance.now() - started) / 1000,
+      };
+    }),
+  );
+  process.stderr.write("\n");
+  const chainModules = new Map<string, ChainModules>();
+  const costs = interleavedChainCosts(
+    await Promise.all(
+      runnable.map(async (config) => {
+        const echoCancellation = (
+          config.talk?.input as { echoCancellation?: Record<string, unknown> } | undefined
+        )?.echoCancellation;
+        // A realtime call without echoCancellation.realtime passes u-law through: no input chain at all.
+        const passthrough = config.mode === "realtime" && echoCancellation?.["realtime"] !== true;
+        let modules: ChainModules | undefined;
+        if (config.checkout) {
+          modules = chainModules.get(config.checkout) ?? (await loadChain("baseline", config.checkout));
+          chainModules.set(config.checkout, modules);
+        }
+        return {
+          id: config.id,
+          echoCancellation: passthrough ? { enabled: false } : echoCancellation,
+          modules,
+        };
+      }),
+    ),
+  );
+  runnable.forEach((config, i) => {
+    const { calls, serverCpu, wallS } = runs[i]!;
     const callSeconds = calls.reduce((n, c) => n + c.callMs, 0) / 1000;
-    const figures = turnFigures(calls, cpu);
+    const figures = turnFigures(calls, costs.get(config.id));
     figures.push({
       row: "server process CPU per call per 20 ms frame (all its work: relay, gate, STT, TTS, agent)",
       cell: serverCpu
@@ -142,11 +222,12 @@ for (const config of runnable) {
       value: serverCpu ? ((serverCpu.user + serverCpu.system) * 1e6) / (callSeconds * 50) : undefined,
     });
     results.set(config.id, { results: calls, figures, wallS });
-  } finally {
-    await server.close();
-  }
+  });
+} finally {
+  await Promise.all(servers.map((s) => s.close()));
 }
 
+if (values.grid) printGrid();
 printTable();
 if (values.details)
   writeFileSync(
@@ -201,12 +282,43 @@ function describeCorpus(calls: readonly CorpusCall[], buildMs: number): string {
   );
 }
 
+function printGrid(): void {
+  const byConfig = new Map<string, GridOutcome[]>();
+  for (const [id, r] of results)
+    byConfig.set(
+      id,
+      r.results.map((c) => ({
+        kind: c.kind,
+        lossDb: c.lossDb,
+        terDb: c.terDb,
+        selfInterruptions: c.falseBargeIns,
+        echoMinutes: c.kind === "echo-only" ? c.heardMs / 60_000 : 0,
+        preempted: c.preempted,
+        missed: c.kind !== "echo-only" && !c.preempted && !c.interrupted,
+        latencyMs: c.onsetToClearMs,
+        activeLatencyMs: c.activeOnsetToClearMs,
+      })),
+    );
+  const level = (erl: number, ter: number): number =>
+    echoLevelDb({ delayMs: 0, lossDb: erl, response: "line", responseSeed: 0 }) + ter;
+  for (const line of gridTables(byConfig, erls, ters, level)) console.log(line);
+  console.log("");
+  for (const [id, outcomes] of byConfig) console.log(`${id}: ${gridSummary(outcomes, -6)}`);
+  console.log("");
+}
+
 function printTable(): void {
   const ids = [...results.keys()];
   if (ids.length === 0) return;
   console.log(`| figure | ${ids.map((id) => runnable.find((c) => c.id === id)!.label).join(" | ")} |`);
   console.log(`|---|${ids.map(() => "---").join("|")}|`);
-  const rows = results.get(ids[0]!)!.figures.map((f) => f.row);
+  // The grid's echo-only and backchannel rows are its own (printGrid): the base corpus's ERLs are not its.
+  const rows = results
+    .get(ids[0]!)!
+    .figures.map((f) => f.row)
+    .filter(
+      (row) => !values.grid || !/^(false barge-ins|echo-only|backchannels|interruptions in noise)/.test(row),
+    );
   for (const row of rows)
     console.log(
       `| ${row} | ${ids.map((id) => results.get(id)!.figures.find((f) => f.row === row)?.cell ?? "-").join(" | ")} |`,

@@ -7,24 +7,31 @@
  * faster than real time. Per call: when the gate confirms the caller's
  * speech after its known onset, and onsets before it (false barge-ins).
  *
+ * The chain's classes come from a checkout (`loadChain`): this one, or a
+ * baseline's (baseline-checkout.ts), so today's code and a change run on the
+ * same frames in the same process, call after call (issue 40).
+ *
  * What it leaves out, the real-time bench's part (turn-taking.bench.ts): the
  * policy, the playout's `clear` and the wire, and a live line's alignment of
  * the reference (here the reference is exact, or shifted by `referenceLagMs`).
  */
-import { createEchoCanceller } from "../../src/codecs/echo-canceller.js";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { decodeMulaw, encodeMulaw } from "../../src/codecs/mulaw.js";
 import { dbfs } from "../../src/codecs/pcm.js";
-import { EchoGuard, type ResolvedEchoCancellation } from "../../src/voice/media/echo-guard.js";
+import type * as CancellerModule from "../../src/codecs/echo-canceller.js";
+import type * as GuardModule from "../../src/voice/media/echo-guard.js";
+import type * as GateModule from "../../src/voice/media/speech-gate.js";
 import { SpeechGate } from "../../src/voice/media/speech-gate.js";
 import { EchoPath, lineResponse, roomResponse } from "../../test/support/echo-path.js";
 import { espeak, levelDb, rng } from "./corpus-audio.js";
-import { ANSWER, type CorpusCall } from "./turn-corpus.js";
+import { activeOnsetMs, ANSWER, type CorpusCall } from "./turn-corpus.js";
 
 const FRAME = 160;
 
 export interface OnsetChain {
-  /** The guard's options (undefined: no echo cancellation, the gate hears the line as it comes). */
-  echo: ResolvedEchoCancellation | undefined;
+  /** talk.input.echoCancellation as configured (undefined: no echo cancellation, the gate hears the line as it comes). */
+  echo: Record<string, unknown> | undefined;
   /** The gate's onset, ms (telephony vad.minSpeechMs). */
   minSpeechMs: number;
   /** The gate's level, dBFS (telephony vad.threshold). */
@@ -51,27 +58,76 @@ export const DEFAULT_CHAIN: OnsetChain = {
   jitterFrames: 0,
 };
 
-export interface OnsetResult {
-  id: string;
-  kind: CorpusCall["kind"];
-  lossDb: number;
-  delayMs: number;
-  response: string;
-  noise?: string | undefined;
-  /** The caller's onset (stream ms), when the call has speech. */
-  onsetMs?: number | undefined;
+/** The input chain's classes from one checkout. */
+export interface ChainModules {
+  /** What the rows call it ("change", "baseline"). */
+  name: string;
+  /** talk.input.echoCancellation for this chain, over the run's (OnsetChain.echo); ignored without it. */
+  echo?: Record<string, unknown> | undefined;
+  EchoGuard: typeof GuardModule.EchoGuard;
+  resolveEchoCancellation: typeof GuardModule.resolveEchoCancellation;
+  SpeechGate: typeof GateModule.SpeechGate;
+  createEchoCanceller: typeof CancellerModule.createEchoCanceller;
+}
+
+/** The chain's modules from the checkout at `root` (default: this one). */
+export async function loadChain(
+  name: string,
+  root = resolve(import.meta.dirname, "..", ".."),
+): Promise<ChainModules> {
+  const load = async <T>(path: string): Promise<T> =>
+    (await import(pathToFileURL(join(root, path)).href)) as T;
+  const guard = await load<typeof GuardModule>("src/voice/media/echo-guard.ts");
+  const gate = await load<typeof GateModule>("src/voice/media/speech-gate.ts");
+  const canceller = await load<typeof CancellerModule>("src/codecs/echo-canceller.ts");
+  return {
+    name,
+    EchoGuard: guard.EchoGuard,
+    resolveEchoCancellation: guard.resolveEchoCancellation,
+    SpeechGate: gate.SpeechGate,
+    createEchoCanceller: canceller.createEchoCanceller,
+  };
+}
+
+/** What one chain did on one call. */
+export interface ChainResult {
   /** The gate's first speech-start at or after the onset minus the onset (the frame it came in ends at it), ms. */
   detectMs?: number | undefined;
-  /** The same gate on the caller's near-end track alone (no echo, no guard): what the gate itself takes, ms. */
-  aloneMs?: number | undefined;
-  /** The first 10 ms the gate hears as speech on the track alone (after the corpus onset's soft lead-in), minus the onset, ms. */
-  voicedMs?: number | undefined;
+  /** ...minus the P.56-active onset instead, ms. */
+  activeDetectMs?: number | undefined;
   /** Speech-starts before the onset (all of them on an echo-only call): barge-ins on echo. */
   falseOnsets: number;
   /** Stream ms of the first false onset. */
   firstFalseMs?: number | undefined;
   /** Frames the guard attenuated as residual echo. */
   suppressedFrames: number;
+  /** Frames under the guard's bar let through as double talk. */
+  doubleTalkFrames: number;
+  /** CPU of the guard and the gate over the call, microseconds, and the frames they took. */
+  cpuUs: number;
+  frames: number;
+}
+
+export interface OnsetResult {
+  id: string;
+  kind: CorpusCall["kind"];
+  lossDb: number;
+  terDb?: number | undefined;
+  delayMs: number;
+  response: string;
+  noise?: string | undefined;
+  /** The caller's onset (stream ms), when the call has speech. */
+  onsetMs?: number | undefined;
+  /** The first P.56-active 10 ms of the caller's speech, stream ms. */
+  activeOnsetMs?: number | undefined;
+  /** The same gate on the caller's near-end track alone (no echo, no guard): what the gate itself takes, ms. */
+  aloneMs?: number | undefined;
+  /** The first 10 ms the gate hears as speech on the track alone (after the corpus onset's soft lead-in), minus the onset, ms. */
+  voicedMs?: number | undefined;
+  /** Answer audio the chain heard echo of, minutes (the answer plays to its end offline: a false onset cuts nothing). */
+  answerMinutes: number;
+  /** Per chain, by its name. */
+  chains: Record<string, ChainResult>;
 }
 
 let answerPcm: Int16Array | undefined;
@@ -91,37 +147,30 @@ function callFrames(call: CorpusCall): number {
 /** A level (dBFS) as a trace column. */
 const column = (db: number): string => (Number.isFinite(db) ? db.toFixed(0) : "-inf").padStart(4);
 
-export function runOnsetCall(call: CorpusCall, chain: OnsetChain): OnsetResult {
+/** The caller channel as the line carries it, the reference as the leg's mirror gives it, the near end alone. */
+interface CallFrames {
+  line: Int16Array[];
+  reference: Int16Array[];
+  near: Int16Array[];
+  echo: Float64Array[];
+}
+
+function callAudio(call: CorpusCall, chain: OnsetChain): CallFrames {
   const far = answer();
   const response = call.echo.response === "line" ? lineResponse() : roomResponse(call.echo.responseSeed);
   const path = new EchoPath({ delayMs: call.echo.delayMs, lossDb: call.echo.lossDb, response });
-  const guard = chain.echo
-    ? new EchoGuard((o) => createEchoCanceller({ ...o, frameMs: 20 }), chain.echo, 8000)
-    : undefined;
-  const gate = new SpeechGate({ threshold: chain.threshold, minSpeechMs: chain.minSpeechMs, silenceMs: 800 });
-  const alone = new SpeechGate({
-    threshold: chain.threshold,
-    minSpeechMs: chain.minSpeechMs,
-    silenceMs: 800,
-  });
-  const voiced = new SpeechGate({ threshold: chain.threshold, minSpeechMs: 10, silenceMs: 800 });
-  let voicedMs: number | undefined;
   const startFrame = Math.round(chain.answerStartMs / 20);
   let lagFrames = Math.round(chain.referenceLagMs / 20);
   const drift = rng(call.id, "drift");
-  const frames = callFrames(call);
-  const onsetMs = call.speech?.onsetMs;
-  let detectMs: number | undefined;
-  let aloneMs: number | undefined;
-  let falseOnsets = 0;
-  let firstFalseMs: number | undefined;
   const slice = (k: number): Int16Array => {
-    const at = (k - startFrame) * FRAME;
-    if (at < 0 || at >= far.length) return new Int16Array(FRAME);
     const out = new Int16Array(FRAME);
+    const at = (k - startFrame) * FRAME;
+    if (at < 0 || at >= far.length) return out;
     out.set(far.subarray(at, Math.min(far.length, at + FRAME)));
     return out;
   };
+  const frames = callFrames(call);
+  const out: CallFrames = { line: [], reference: [], near: [], echo: [] };
   for (let k = 0; k < frames; k++) {
     if (chain.jitterFrames > 0 && k % 50 === 49) {
       const base = Math.round(chain.referenceLagMs / 20);
@@ -137,54 +186,115 @@ export function runOnsetCall(call: CorpusCall, chain: OnsetChain): OnsetResult {
       near[i] = Math.max(-32768, Math.min(32767, Math.round(v)));
       mic[i] = Math.max(-32768, Math.min(32767, Math.round(echo[i]! + v)));
     }
-    const line = decodeMulaw(encodeMulaw(mic));
-    const suppressedBefore = guard?.suppressedFrames ?? 0;
-    const reference = slice(k - lagFrames);
-    const heard = guard ? guard.process(line, reference) : line;
-    const endMs = (k + 1) * 20;
-    if (
-      chain.traceCallId === call.id &&
-      onsetMs !== undefined &&
-      endMs > onsetMs - 60 &&
-      endMs < onsetMs + 1000
-    )
-      console.log(
-        `  ${call.id} t${endMs - onsetMs >= 0 ? "+" : ""}${endMs - onsetMs} ms: caller ${column(dbfs(near))} echo ${column(levelDb(echo))} ` +
-          `reference ${column(dbfs(reference))} heard ${column(dbfs(heard))} dBFS` +
-          `${guard && guard.suppressedFrames > suppressedBefore ? " (attenuated as residual)" : ""} gate ${gate.speaking ? "speech" : gate.voiced ? "voiced" : "-"}`,
-      );
-    if (heard.length > 0 && gate.process(heard) === "speech-start") {
-      if (onsetMs === undefined || endMs <= onsetMs) {
-        falseOnsets++;
-        firstFalseMs ??= endMs;
-      } else if (detectMs === undefined) detectMs = endMs - onsetMs;
-    }
-    if (gate.speaking) guard?.callerSpeaking(); // as the media leg tells it
-    if (onsetMs !== undefined) {
-      const nearLine = decodeMulaw(encodeMulaw(near));
+    out.line.push(decodeMulaw(encodeMulaw(mic)));
+    out.reference.push(slice(k - lagFrames));
+    out.near.push(near);
+    out.echo.push(echo);
+  }
+  return out;
+}
+
+/** Runs `call` through every chain of `chains` (in turn, on the same frames). */
+export function runOnsetCall(
+  call: CorpusCall,
+  chain: OnsetChain,
+  chains: readonly ChainModules[],
+): OnsetResult {
+  const audio = callAudio(call, chain);
+  const onsetMs = call.speech?.onsetMs;
+  const active = activeOnsetMs(call);
+  let aloneMs: number | undefined;
+  let voicedMs: number | undefined;
+  if (onsetMs !== undefined) {
+    const gate = (minSpeechMs: number): SpeechGate =>
+      new SpeechGate({ threshold: chain.threshold, minSpeechMs, silenceMs: 800 });
+    const alone = gate(chain.minSpeechMs);
+    const voiced = gate(10);
+    for (let k = 0; k < audio.near.length; k++) {
+      const endMs = (k + 1) * 20;
+      const nearLine = decodeMulaw(encodeMulaw(audio.near[k]!));
       if (alone.process(nearLine) === "speech-start" && endMs > onsetMs) aloneMs ??= endMs - onsetMs;
       // The sub-frame that confirmed it ended 10 or 20 ms into the frame: counted from the frame's start.
       if (voiced.process(nearLine) === "speech-start" && endMs > onsetMs) voicedMs ??= endMs - 20 - onsetMs;
     }
+    alone.close();
+    voiced.close();
   }
-  const suppressedFrames = guard?.suppressedFrames ?? 0;
-  guard?.close();
-  gate.close();
-  alone.close();
-  voiced.close();
+  const answerFrames = Math.ceil(answer().length / FRAME);
+  const startFrame = Math.round(chain.answerStartMs / 20);
+  const heardFrames = Math.max(0, Math.min(answerFrames, audio.line.length - startFrame));
+  const results: Record<string, ChainResult> = {};
+  for (const modules of chains) results[modules.name] = runChain(call, chain, modules, audio, active);
   return {
     id: call.id,
     kind: call.kind,
     lossDb: call.echo.lossDb,
+    terDb: call.terDb,
     delayMs: call.echo.delayMs,
     response: call.echo.response,
     noise: call.noise ? `${call.noise.kind} ${call.noise.snrDb} dB` : undefined,
     onsetMs,
-    detectMs,
+    activeOnsetMs: active,
     aloneMs,
     voicedMs,
-    falseOnsets,
-    firstFalseMs,
-    suppressedFrames,
+    answerMinutes: (heardFrames * 20) / 60_000,
+    chains: results,
   };
+}
+
+function runChain(
+  call: CorpusCall,
+  chain: OnsetChain,
+  m: ChainModules,
+  audio: CallFrames,
+  activeOnset: number | undefined,
+): ChainResult {
+  const echo = chain.echo ? m.resolveEchoCancellation({ ...chain.echo, ...m.echo }) : undefined;
+  const guard = echo
+    ? new m.EchoGuard((o) => m.createEchoCanceller({ ...o, frameMs: 20 }), echo, 8000)
+    : undefined;
+  const gate = new m.SpeechGate({
+    threshold: chain.threshold,
+    minSpeechMs: chain.minSpeechMs,
+    silenceMs: 800,
+  });
+  const onsetMs = call.speech?.onsetMs;
+  const result: ChainResult = {
+    falseOnsets: 0,
+    suppressedFrames: 0,
+    doubleTalkFrames: 0,
+    cpuUs: 0,
+    frames: 0,
+  };
+  const trace = chain.traceCallId === call.id && onsetMs !== undefined;
+  const started = process.cpuUsage();
+  for (let k = 0; k < audio.line.length; k++) {
+    const suppressedBefore = guard?.suppressedFrames ?? 0;
+    const heard = guard ? guard.process(audio.line[k]!, audio.reference[k]) : audio.line[k]!;
+    const endMs = (k + 1) * 20;
+    if (trace && endMs > onsetMs - 60 && endMs < onsetMs + 1000)
+      console.log(
+        `  ${m.name} ${call.id} t${endMs - onsetMs >= 0 ? "+" : ""}${endMs - onsetMs} ms: caller ${column(dbfs(audio.near[k]!))} echo ${column(levelDb(audio.echo[k]!))} ` +
+          `reference ${column(dbfs(audio.reference[k]!))} heard ${column(dbfs(heard))} dBFS` +
+          `${guard && guard.suppressedFrames > suppressedBefore ? " (attenuated as residual)" : ""} gate ${gate.speaking ? "speech" : gate.voiced ? "voiced" : "-"}`,
+      );
+    if (heard.length > 0 && gate.process(heard) === "speech-start") {
+      if (onsetMs === undefined || endMs <= onsetMs) {
+        result.falseOnsets++;
+        result.firstFalseMs ??= endMs;
+      } else if (result.detectMs === undefined) {
+        result.detectMs = endMs - onsetMs;
+        if (activeOnset !== undefined) result.activeDetectMs = endMs - activeOnset;
+      }
+    }
+    if (gate.speaking) guard?.callerSpeaking(); // as the media leg tells it
+  }
+  const used = process.cpuUsage(started);
+  result.cpuUs = used.user + used.system;
+  result.frames = audio.line.length;
+  result.suppressedFrames = guard?.suppressedFrames ?? 0;
+  result.doubleTalkFrames = guard?.doubleTalkFrames ?? 0;
+  guard?.close();
+  gate.close();
+  return result;
 }

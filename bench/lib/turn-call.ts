@@ -24,6 +24,8 @@ export interface CallResult {
   id: string;
   kind: CorpusCall["kind"];
   lossDb: number;
+  /** The talker-to-echo ratio of a grid call (talker-echo-grid.ts), dB. */
+  terDb?: number | undefined;
   noise?: { kind: NoiseKind; snrDb: number } | undefined;
   /** Answer audio the caller heard, ms (the echo-only figure's exposure). */
   heardMs: number;
@@ -108,6 +110,7 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
     log,
     kind: call.kind,
     lossDb: call.echo.lossDb,
+    ...(call.terDb !== undefined ? { terDb: call.terDb } : {}),
     noise: call.noise,
     heardMs,
     turnCancelled: events("turn.cancelled").length,

@@ -21,6 +21,8 @@ export interface TurnConfig {
    * at a time (the stand-in serves one socket).
    */
   mode?: "stt-tts" | "realtime";
+  /** Run by another checkout's server (--baseline: today's code beside the change). */
+  checkout?: string;
 }
 
 const ECHO_OFF = { echoCancellation: { enabled: false } };

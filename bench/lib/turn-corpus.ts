@@ -81,6 +81,11 @@ export interface CorpusCall {
   echo: CorpusEcho;
   noise?: { kind: NoiseKind; snrDb: number };
   speech?: CorpusSpeech;
+  /**
+   * The talker-to-echo ratio of a grid call (talker-echo-grid.ts): the caller's active level over the
+   * returned echo's, dB. Absent in the base corpus (the caller near the answer's own level there).
+   */
+  terDb?: number;
   /** The caller's near-end sound from stream time 0 (8 kHz PCM, 16-bit scale), as long as the call. */
   track: Float64Array;
   /** Stream time the caller hangs up, ms; an echo-only call also ends when the answer has played. */
@@ -96,7 +101,7 @@ export interface CorpusOptions {
 /** Rough length of ANSWER as the local TTS speaks it, s: sizes the echo-only set. */
 const ANSWER_SECONDS = 21;
 /** Silence kept after the caller's speech before hanging up: the endpoint commits in it. */
-const TAIL_MS = 3000;
+export const TAIL_MS = 3000;
 
 export function buildCorpus(options: CorpusOptions): CorpusCall[] {
   const { seed, minutes } = options;
@@ -140,7 +145,7 @@ function echoPath(r: Rng, i: number): CorpusEcho {
 }
 
 /** The near-end bed of a call: hiss, and noise at `snrDb` below the speech level when asked. */
-function bed(r: Rng, ms: number, background?: { kind: NoiseKind; snrDb: number }): Float64Array {
+export function bed(r: Rng, ms: number, background?: { kind: NoiseKind; snrDb: number }): Float64Array {
   const n = Math.round((ms / 1000) * RATE);
   const track = lineHiss(r, n, HISS_DB);
   if (background) {
@@ -150,7 +155,7 @@ function bed(r: Rng, ms: number, background?: { kind: NoiseKind; snrDb: number }
   return track;
 }
 
-function place(track: Float64Array, pcm: Float64Array, atMs: number): void {
+export function place(track: Float64Array, pcm: Float64Array, atMs: number): void {
   const at = Math.round((atMs / 1000) * RATE);
   for (let i = 0; i < pcm.length && at + i < track.length; i++) track[at + i] = track[at + i]! + pcm[i]!;
 }

@@ -37,15 +37,24 @@ export interface TurnServer {
   close(): Promise<void>;
 }
 
-export async function spawnTurnServer(config: {
-  mode?: "stt-tts" | "realtime";
-  talk?: Record<string, unknown>;
-  telephony?: Record<string, unknown>;
-}): Promise<TurnServer> {
+/**
+ * The bench's server in its own process; `checkout`: another checkout's (a baseline, baseline-checkout.ts),
+ * its own bench server script and code.
+ */
+export async function spawnTurnServer(
+  config: {
+    mode?: "stt-tts" | "realtime";
+    talk?: Record<string, unknown>;
+    telephony?: Record<string, unknown>;
+  },
+  checkout?: string,
+): Promise<TurnServer> {
+  const root = checkout ?? join(import.meta.dirname, "..", "..");
+  const script = checkout ? join(checkout, "bench", "lib", "turn-bench-server.ts") : SERVER;
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", SERVER, "--config-json", JSON.stringify(config)],
-    { stdio: ["ignore", "pipe", "inherit", "ipc"], cwd: join(import.meta.dirname, "..", "..") },
+    ["--import", "tsx", script, "--config-json", JSON.stringify(config)],
+    { stdio: ["ignore", "pipe", "inherit", "ipc"], cwd: root },
   );
   const events = new Map<string, ServerEvent[]>();
   child.on("message", (m) => {

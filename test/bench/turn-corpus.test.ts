@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { decodeMulaw, encodeMulaw } from "../../src/codecs/mulaw.js";
-import { lineHiss, rng } from "../../bench/lib/corpus-audio.js";
-import { buildCorpus, corpusDigest, SPEECH_LEVEL_DB, type CorpusCall } from "../../bench/lib/turn-corpus.js";
+import { activeLevelDb, espeak, lineHiss, rng } from "../../bench/lib/corpus-audio.js";
+import { buildGrid } from "../../bench/lib/talker-echo-grid.js";
+import {
+  ANSWER,
+  buildCorpus,
+  corpusDigest,
+  SPEECH_LEVEL_DB,
+  type CorpusCall,
+} from "../../bench/lib/turn-corpus.js";
 import { EchoPath, lineResponse, roomResponse } from "../support/echo-path.js";
 
 /**
@@ -127,4 +134,44 @@ describe("the turn-taking corpus", () => {
       expect(Math.abs(level - (SPEECH_LEVEL_DB - c.noise!.snrDb))).toBeLessThan(0.5);
     }
   });
+});
+
+describe("the talker-to-echo grid (issue 40)", () => {
+  const grid = buildGrid({ seed: 3, perCell: 2, echoMinutes: 0.5, erls: [3, 20], ters: [-10, 0, 10] });
+
+  it("is the same for the same seed", () => {
+    const again = buildGrid({ seed: 3, perCell: 2, echoMinutes: 0.5, erls: [3, 20], ters: [-10, 0, 10] });
+    expect(corpusDigest(again)).toBe(corpusDigest(grid));
+  }, 60_000);
+
+  it("has echo-only calls per ERL and every cell's interruptions, which differ only in the levels", () => {
+    const echo = grid.filter((c) => c.kind === "echo-only");
+    expect(echo.map((c) => c.echo.lossDb).sort((a, b) => a - b)).toEqual([3, 3, 20, 20]);
+    const spoken = grid.filter((c) => c.kind === "interruption");
+    expect(spoken).toHaveLength(2 * 2 * 3);
+    for (const j of [0, 1]) {
+      const nth = spoken.filter((c) => c.id.endsWith(`-${j}`));
+      expect(new Set(nth.map((c) => JSON.stringify([c.speech, c.echo.delayMs, c.echo.response]))).size).toBe(
+        1,
+      );
+    }
+  });
+
+  it("puts the caller TER dB over the echo the call's own path returns", () => {
+    const answer = espeak(ANSWER);
+    for (const c of grid.filter((x) => x.kind === "interruption")) {
+      const response = c.echo.response === "line" ? lineResponse() : roomResponse(c.echo.responseSeed);
+      const path = new EchoPath({ delayMs: c.echo.delayMs, lossDb: c.echo.lossDb, response });
+      const echo = throughPath(path, answer, false);
+      const speech = c.track.subarray(Math.round(c.speech!.onsetMs * 8), Math.round(c.speech!.endMs * 8));
+      const ter = activeLevelDb(speech) - activeLevelDb(echo);
+      // Each recording of a paused call is set to the level on its own: the two together read within a dB.
+      // Measured on the track, a quiet caller's level takes in the line's hiss between words (-66 dBFS is
+      // within the active-level measure's 35 dB of the peaks of a caller under -35 dBFS).
+      const quiet = activeLevelDb(speech) < -35;
+      expect(Math.abs(ter - c.terDb!)).toBeLessThan(quiet ? 1.5 : c.speech!.pausesMs.length > 0 ? 1 : 0.3);
+      // ...and the echo ERL dB under the answer (the response's colour within a dB or two).
+      expect(Math.abs(activeLevelDb(answer) - activeLevelDb(echo) - c.echo.lossDb)).toBeLessThan(2.5);
+    }
+  }, 60_000);
 });
