@@ -10,7 +10,7 @@
  * before the real-time bench confirms on the real leg.
  *
  *   node --import tsx bench/onset-latency.bench.ts [--seeds 1,2,3] [--minutes 3] [--min-speech-ms 120]
- *     [--tail-ms 300] [--no-ec] [--no-double-talk] [--lag-ms 0] [--jitter-frames 0] [--answer-start-ms 400] [--calls]
+ *     [--threshold=-45] [--tail-ms 300] [--no-ec] [--no-double-talk] [--lag-ms 0] [--jitter-frames 0] [--answer-start-ms 400] [--calls]
  *     [--trace interruption-9]   (that call's frames around its onset, per seed: levels, the guard, the gate)
  *     [--grid [--per-cell 4] [--echo-minutes 10]]   (issue 40's talker-to-echo grid instead of the corpus)
  *     [--baseline <commit or checkout dir>]   (today's code on the same frames, call after call)
@@ -41,6 +41,7 @@ const { values } = parseArgs({
     seeds: { type: "string", default: "1" },
     minutes: { type: "string", default: "3" },
     "min-speech-ms": { type: "string", default: String(DEFAULT_CHAIN.minSpeechMs) },
+    threshold: { type: "string", default: String(DEFAULT_CHAIN.threshold) },
     "tail-ms": { type: "string", default: "300" },
     "no-ec": { type: "boolean", default: false },
     "no-double-talk": { type: "boolean", default: false },
@@ -62,6 +63,12 @@ const number = (v: string | undefined, name: string): number => {
   if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number >= 0`);
   return n;
 };
+function dbfsArg(v: string | undefined, name: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n > 0 || n < -90)
+    throw new Error(`--${name} must be a level -90..0 dBFS (--${name}=-45)`);
+  return n;
+}
 if (!values["no-ec"] && !echoCancellerAvailable())
   throw new Error("the speexdsp canceller is not built here");
 const echoFlags = { tailMs: number(values["tail-ms"], "tail-ms"), doubleTalk: !values["no-double-talk"] };
@@ -76,7 +83,7 @@ if (values["echo-json"]) {
 const chain = {
   echo: values["no-ec"] ? undefined : echoFlags,
   minSpeechMs: number(values["min-speech-ms"], "min-speech-ms"),
-  threshold: DEFAULT_CHAIN.threshold,
+  threshold: dbfsArg(values.threshold, "threshold"),
   answerStartMs: number(values["answer-start-ms"], "answer-start-ms"),
   referenceLagMs: number(values["lag-ms"], "lag-ms"),
   jitterFrames: Math.trunc(number(values["jitter-frames"], "jitter-frames")),
@@ -114,7 +121,7 @@ const ms = (v: number): string => (Number.isNaN(v) ? "-" : String(Math.round(v))
 console.log(
   `onset-latency: seeds ${seeds.join(",")}, ${values.grid ? `talker-to-echo grid, ${perCell} calls a cell, ${echoMinutes} min of echo-only answer per ERL` : `--minutes ${minutes}`}, ` +
     `${chain.echo ? `echo cancellation ${JSON.stringify(chain.echo)}${values["echo-json"] ? ` (the change: + ${values["echo-json"]})` : ""}` : "no echo cancellation"}, ` +
-    `minSpeechMs ${chain.minSpeechMs}, reference lag ${chain.referenceLagMs} ms (drift +-${chain.jitterFrames} frames); ${results.length} calls in ${wallS.toFixed(1)} s; chains: ${names.join(" | ")}`,
+    `gate ${chain.threshold} dBFS for ${chain.minSpeechMs} ms, reference lag ${chain.referenceLagMs} ms (drift +-${chain.jitterFrames} frames); ${results.length} calls in ${wallS.toFixed(1)} s; chains: ${names.join(" | ")}`,
 );
 if (values.calls)
   for (const r of results)

@@ -15,6 +15,7 @@
  * policy, the playout's `clear` and the wire, and a live line's alignment of
  * the reference (here the reference is exact, or shifted by `referenceLagMs`).
  */
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { decodeMulaw, encodeMulaw } from "../../src/codecs/mulaw.js";
@@ -77,8 +78,13 @@ export async function loadChain(
 ): Promise<ChainModules> {
   const load = async <T>(path: string): Promise<T> =>
     (await import(pathToFileURL(join(root, path)).href)) as T;
-  const guard = await load<typeof GuardModule>("src/voice/media/echo-guard.ts");
-  const gate = await load<typeof GateModule>("src/voice/media/speech-gate.ts");
+  // The media leg's classes live in the voice engine's folder, or in core's before it had one.
+  const media = ["src/voice/media", "src/core/media"].find((dir) =>
+    existsSync(join(root, dir, "echo-guard.ts")),
+  );
+  if (!media) throw new Error(`${root}: no echo-guard.ts in src/voice/media or src/core/media`);
+  const guard = await load<typeof GuardModule>(`${media}/echo-guard.ts`);
+  const gate = await load<typeof GateModule>(`${media}/speech-gate.ts`);
   const canceller = await load<typeof CancellerModule>("src/codecs/echo-canceller.ts");
   return {
     name,
