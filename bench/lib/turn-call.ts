@@ -16,6 +16,7 @@ import { EchoPath, lineResponse, roomResponse, speakerphone } from "../../test/s
 import { activeOnsetMs, type CorpusCall } from "./turn-corpus.js";
 import type { NoiseKind } from "./corpus-audio.js";
 import type { ServerEvent, TurnServer } from "./turn-server.js";
+import type { TwilioStreamClient } from "../../test/support/twilio-stream-client.js";
 
 /** A clear this long after the onset still counts as the interruption's; later, it was missed. */
 export const INTERRUPT_WINDOW_MS = 2000;
@@ -54,6 +55,8 @@ export interface CallResult {
   premature: boolean;
   /** End of speech (its last frame sent) -> the first commit after it, ms. */
   endToCommitMs?: number | undefined;
+  /** End of speech -> the first assistant audio on the caller's line after it (the reply to the turn), ms. */
+  voiceToVoiceMs?: number | undefined;
   /** The caller's utterance has a pause inside. */
   paused: boolean;
   turnCancelled: number;
@@ -149,7 +152,27 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
       clear !== undefined ? clear - at(activeOnsetMs(call) ?? call.speech.onsetMs) : undefined,
     premature: commitsAfterOnset.some((t) => t < end),
     endToCommitMs: commit !== undefined ? commit - end : undefined,
+    voiceToVoiceMs: firstAudibleAfter(client, end),
   };
+}
+
+/** u-law's two codes for silence (+0 and -0). */
+const ULAW_SILENCE = new Set([0xff, 0x7f]);
+
+/**
+ * The first assistant audio the caller's loudspeaker gave out at or after `at` (performance.now() ms), minus
+ * `at`: the line's record (realtime playback) from its clock's start, u-law silence where nothing played.
+ */
+function firstAudibleAfter(client: TwilioStreamClient, at: number): number | undefined {
+  let bytes = 0;
+  for (const chunk of client.line) {
+    const startMs = client.lineStartedAt + bytes / 8;
+    bytes += chunk.length;
+    if (client.lineStartedAt + bytes / 8 < at) continue;
+    for (let i = Math.max(0, Math.ceil((at - startMs) * 8)); i < chunk.length; i++)
+      if (!ULAW_SILENCE.has(chunk[i]!)) return startMs + i / 8 - at;
+  }
+  return undefined;
 }
 
 /**

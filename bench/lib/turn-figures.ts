@@ -130,6 +130,15 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
     cell: `${ms(eotP50)} / ${ms(percentile(eot, 0.95))} (${eot.length} turns)`,
     value: eotP50,
   });
+  // The reply to the turn: the answer the caller interrupted was cut (else what plays after is still it).
+  const v2v = spoken.flatMap((r) =>
+    r.cut && !r.premature && r.voiceToVoiceMs !== undefined ? [r.voiceToVoiceMs] : [],
+  );
+  out.push({
+    row: "voice to voice: speech end -> first assistant audio on the line p50 / p95, ms",
+    cell: `${ms(percentile(v2v, 0.5))} / ${ms(percentile(v2v, 0.95))} (${v2v.length} turns)`,
+    value: percentile(v2v, 0.5),
+  });
   const premature = spoken.filter((r) => r.premature);
   out.push({
     row: "premature cut-offs (a commit before the caller finished)",

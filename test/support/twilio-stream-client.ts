@@ -222,6 +222,11 @@ export class TwilioStreamClient {
     this.#waiters.notify();
   }
 
+  /** Realtime playback: performance.now() when the line's clock started (`line`'s byte n plays n / 8 ms after). */
+  get lineStartedAt(): number {
+    return this.#lineStartedAt;
+  }
+
   /** True when received audio plays at 1x by timer (`line` is kept). */
   get realtime(): boolean {
     return this.#options.playback === "realtime";
