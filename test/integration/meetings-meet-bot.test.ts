@@ -186,7 +186,8 @@ describe("meeting bot in agent mode answering Meet's chat", () => {
     expect(created.status).toBe(201);
     const id = created.body.id;
     // Each wait bounded under the test's 60 s: a hang (seen once in a full run, 2026-11-24) then says where.
-    await h.waitFor(id, (s) => s.state === "in_waiting_room", { within: 15_000, what: "the waiting room" });
+    // A headed browser's launch and page load take longer on a loaded machine (seen: 15 s at load 30).
+    await h.waitFor(id, (s) => s.state === "in_waiting_room", { within: 60_000, what: "the waiting room" });
     meeting.set("in-call");
     await h.waitForTranscript(id, (all) => all.filter((l) => l.role === "chat").length >= 3, {
       within: 15_000,
@@ -217,5 +218,5 @@ describe("meeting bot in agent mode answering Meet's chat", () => {
       what: "the bot to leave the ended call",
     });
     expect(meeting.posts).toEqual([ANSWER]);
-  }, 60_000);
+  }, 120_000);
 });
