@@ -22,7 +22,7 @@ import { withDefaultPortToggled } from "../../src/telephony/plivo/plivo-signatur
 import { briefingXml, transferXml } from "../../src/telephony/plivo/plivo-transfer-xml.js";
 import { streamXml } from "../../src/telephony/plivo/plivo-xml.js";
 import { StreamTokens } from "../../src/telephony/stream-tokens.js";
-import { redirectAxios, RestCaptureServer, type CapturedRequest } from "../support/rest-capture-server.js";
+import { redirectAxios, RestCaptureServer } from "../support/rest-capture-server.js";
 
 const AUTH_ID = "MAPLIVOSDKCONFORM001";
 const AUTH_TOKEN = "plivo-sdk-conformance-token";
@@ -189,21 +189,10 @@ describe("Plivo REST: talkgate's requests equal the SDK's at one capture server"
     await server.close();
   });
 
-  async function both(
-    talkgate: () => Promise<unknown>,
-    theirs: () => Promise<unknown>,
-  ): Promise<[CapturedRequest, CapturedRequest]> {
-    const at = server.requests.length;
-    await talkgate();
-    await theirs();
-    const [a, b] = server.since(at);
-    return [a!, b!];
-  }
-
   it("an outbound call with answering-machine detection", async () => {
     const answerUrl = "https://talk.example.org/telephony/plivo/answer?token=t1ab";
     const hangupUrl = "https://talk.example.org/telephony/plivo/status?job=j1";
-    const [a, b] = await both(
+    const [a, b] = await server.pair(
       () =>
         ours.dial({
           to: "+15557654321",
@@ -230,24 +219,24 @@ describe("Plivo REST: talkgate's requests equal the SDK's at one capture server"
 
   it("hang-up of a live call, cancel of a ringing one, a transfer and DTMF", async () => {
     const callUuid = "c0ffee00-0000-4000-8000-0000000000aa";
-    const [hangA, hangB] = await both(
+    const [hangA, hangB] = await server.pair(
       () => ours.hangUp(callUuid, { signal: signal() }),
       () => sdk.calls.hangup(callUuid),
     );
     expect(hangA).toEqual(hangB);
-    const [cancelA, cancelB] = await both(
+    const [cancelA, cancelB] = await server.pair(
       () => ours.hangUp(REQUEST_UUID, { signal: signal(), ringing: true }),
       () => sdk.calls.cancel(REQUEST_UUID),
     );
     expect(cancelA).toEqual(cancelB);
     const document = "https://talk.example.org/telephony/plivo/transfer?to=%2B15550003333&sig=x";
-    const [moveA, moveB] = await both(
+    const [moveA, moveB] = await server.pair(
       () => ours.transfer(callUuid, "+15550003333", signal(), { documentUrl: document }),
       // The SDK's .d.ts wants every leg's fields; its code sends only those given.
       () => sdk.calls.transfer(callUuid, { legs: "aleg", alegUrl: document, alegMethod: "POST" } as never),
     );
     expect(moveA).toEqual(moveB);
-    const [dtmfA, dtmfB] = await both(
+    const [dtmfA, dtmfB] = await server.pair(
       () => ours.sendDtmf(callUuid, "12#", signal()),
       () => sdk.calls.sendDigits(callUuid, "12#", { leg: "aleg" }),
     );

@@ -22,7 +22,7 @@ import { StreamTokens } from "../../src/telephony/stream-tokens.js";
 import { telnyxProtocol } from "../../src/telephony/telnyx/telnyx-protocol.js";
 import { telnyxDialBody, TelnyxRestClient } from "../../src/telephony/telnyx/telnyx-rest-client.js";
 import { connectStreamTexml } from "../../src/telephony/telnyx/texml.js";
-import { RestCaptureServer, type CapturedRequest } from "../support/rest-capture-server.js";
+import { RestCaptureServer } from "../support/rest-capture-server.js";
 import { TelnyxWebhookSigner } from "../support/telnyx-webhook-signer.js";
 
 const API_KEY = "KEY0123456789_sdk_conformance";
@@ -137,17 +137,6 @@ describe("Telnyx REST: talkgate's requests equal the SDK's at one capture server
   });
   afterAll(() => server.close());
 
-  async function both(
-    talkgate: () => Promise<unknown>,
-    theirs: () => Promise<unknown>,
-  ): Promise<[CapturedRequest, CapturedRequest]> {
-    const at = server.requests.length;
-    await talkgate();
-    await theirs();
-    const [a, b] = server.since(at);
-    return [a!, b!];
-  }
-
   it("an outbound call (account-scoped TeXML, with status callbacks and detection)", async () => {
     const dial = {
       to: "+15557654321",
@@ -160,7 +149,7 @@ describe("Telnyx REST: talkgate's requests equal the SDK's at one capture server
       },
       signal: signal(),
     };
-    const [a, b] = await both(
+    const [a, b] = await server.pair(
       () => ours.dial(dial),
       () =>
         sdk.texml.accounts.calls.calls(ACCOUNT, {
@@ -185,20 +174,20 @@ describe("Telnyx REST: talkgate's requests equal the SDK's at one capture server
   });
 
   it("hang-up, transfer with its briefing and DTMF through Call Control, the call id's ':' as the SDK writes it", async () => {
-    const [hangA, hangB] = await both(
+    const [hangA, hangB] = await server.pair(
       () => ours.hangUp(CALL_ID, { signal: signal() }),
       () => sdk.calls.actions.hangup(CALL_ID, {}),
     );
     expect(hangA).toEqual(hangB);
     expect(hangA.path).toBe(`/v2/calls/${CALL_ID}/actions/hangup`);
     const briefing = "https://talk.example.org/telephony/telnyx/briefing?text=hi&sig=x";
-    const [moveA, moveB] = await both(
+    const [moveA, moveB] = await server.pair(
       () => ours.transfer(CALL_ID, "+15550003333", signal(), { briefingUrl: briefing, requestId: "cmd-1" }),
       () =>
         sdk.calls.actions.transfer(CALL_ID, { to: "+15550003333", audio_url: briefing, command_id: "cmd-1" }),
     );
     expect(moveA).toEqual(moveB);
-    const [dtmfA, dtmfB] = await both(
+    const [dtmfA, dtmfB] = await server.pair(
       () => ours.sendDtmf(CALL_ID, "12#w3", signal(), { requestId: "cmd-2" }),
       () => sdk.calls.actions.sendDtmf(CALL_ID, { digits: "12#w3", command_id: "cmd-2" }),
     );

@@ -18,7 +18,7 @@ import { StreamTokens } from "../../src/telephony/stream-tokens.js";
 import { twilioProtocol } from "../../src/telephony/twilio/twilio-protocol.js";
 import { TwilioRestClient } from "../../src/telephony/twilio/twilio-rest-client.js";
 import { connectStreamTwiml, dialTwiml, briefingTwiml } from "../../src/telephony/twilio/twiml.js";
-import { redirectAxios, RestCaptureServer, type CapturedRequest } from "../support/rest-capture-server.js";
+import { redirectAxios, RestCaptureServer } from "../support/rest-capture-server.js";
 
 const ACCOUNT_SID = `AC${"1".repeat(32)}`;
 const AUTH_TOKEN = "twilio-sdk-conformance-token";
@@ -213,18 +213,6 @@ describe("Twilio REST: talkgate's requests equal the SDK's at one capture server
     await server.close();
   });
 
-  /** The request each client makes for one operation. */
-  async function both(
-    talkgate: () => Promise<unknown>,
-    theirs: () => Promise<unknown>,
-  ): Promise<[CapturedRequest, CapturedRequest]> {
-    const at = server.requests.length;
-    await talkgate();
-    await theirs();
-    const [a, b] = server.since(at);
-    return [a!, b!];
-  }
-
   const stream = {
     url: "wss://talk.example.org/telephony/twilio/stream",
     parameters: { token: "t1ab", callId: "dial-1" },
@@ -232,7 +220,7 @@ describe("Twilio REST: talkgate's requests equal the SDK's at one capture server
   const callback = "https://talk.example.org/telephony/twilio/status?job=j1";
 
   it("an outbound call with answering-machine detection", async () => {
-    const [a, b] = await both(
+    const [a, b] = await server.pair(
       () =>
         ours.dial({
           to: "+15550002222",
@@ -262,18 +250,18 @@ describe("Twilio REST: talkgate's requests equal the SDK's at one capture server
 
   it("hang-up of a live call, cancel of a ringing one, and a transfer", async () => {
     const sid = `CA${"4".repeat(32)}`;
-    const [hangA, hangB] = await both(
+    const [hangA, hangB] = await server.pair(
       () => ours.hangUp(sid, { signal: signal() }),
       () => sdk.calls(sid).update({ status: "completed" }),
     );
     expect(hangA).toEqual(hangB);
-    const [cancelA, cancelB] = await both(
+    const [cancelA, cancelB] = await server.pair(
       () => ours.hangUp(sid, { signal: signal(), ringing: true }),
       () => sdk.calls(sid).update({ status: "canceled" }),
     );
     expect(cancelA).toEqual(cancelB);
     const briefing = "https://talk.example.org/telephony/twilio/briefing?text=hi";
-    const [moveA, moveB] = await both(
+    const [moveA, moveB] = await server.pair(
       () => ours.transfer(sid, "+15550003333", signal(), { briefingUrl: briefing }),
       () => sdk.calls(sid).update({ twiml: dialTwiml("+15550003333", briefing) }),
     );

@@ -194,6 +194,12 @@ describe("Vonage Voice API: talkgate's requests equal the SDK's at one capture s
   });
   afterAll(() => server.close());
 
+  /** talkgate's and the SDK's request for one operation, their tokens made comparable. */
+  const pair = async (talkgate: () => Promise<unknown>, theirs: () => Promise<unknown>) => {
+    const [a, b] = await server.pair(talkgate, theirs);
+    return [comparable(a), comparable(b)] as const;
+  };
+
   /** The Bearer JWTs differ by iat and jti: each is checked to verify with the application's key, then compared as such. */
   const comparable = (r: CapturedRequest) => {
     const token = r.authorization?.replace(/^Bearer /, "") ?? "";
@@ -204,13 +210,6 @@ describe("Vonage Voice API: talkgate's requests equal the SDK's at one capture s
         : "invalid",
     };
   };
-  async function both(talkgate: () => Promise<unknown>, theirs: () => Promise<unknown>) {
-    const at = server.requests.length;
-    await talkgate();
-    await theirs();
-    const [a, b] = server.since(at).map(comparable);
-    return [a!, b!] as const;
-  }
 
   it("an outbound call connecting to our websocket, with advanced machine detection", async () => {
     const stream = {
@@ -218,7 +217,7 @@ describe("Vonage Voice API: talkgate's requests equal the SDK's at one capture s
       parameters: { token: "t1ab", callId: "dial-1" },
     };
     const events = "https://talk.example.org/telephony/vonage/events?job=j1";
-    const [a, b] = await both(
+    const [a, b] = await pair(
       () =>
         ours.dial({
           to: "+447700900000",
@@ -244,18 +243,18 @@ describe("Vonage Voice API: talkgate's requests equal the SDK's at one capture s
 
   it("hang-up, a transfer to an NCCO with its briefing, and DTMF", async () => {
     const uuid = "63f61863-4a51-4f6b-86e1-46edebcf9356";
-    const [hangA, hangB] = await both(
+    const [hangA, hangB] = await pair(
       () => ours.hangUp(uuid, { signal: signal() }),
       () => sdk.voice.hangupCall(uuid),
     );
     expect(hangA).toEqual(hangB);
     const ncco = transferNcco("+447700900001", "https://talk.example.org/b?x=1");
-    const [moveA, moveB] = await both(
+    const [moveA, moveB] = await pair(
       () => ours.transfer(uuid, "+447700900001", signal(), { briefingUrl: "https://talk.example.org/b?x=1" }),
       () => sdk.voice.transferCallWithNCCO(uuid, ncco as never),
     );
     expect(moveA).toEqual(moveB);
-    const [dtmfA, dtmfB] = await both(
+    const [dtmfA, dtmfB] = await pair(
       () => ours.sendDtmf(uuid, "12#", signal()),
       () => sdk.voice.playDTMF(uuid, "12#"),
     );

@@ -69,6 +69,21 @@ export class RestCaptureServer {
     return this.requests.slice(from);
   }
 
+  /** The one request each of two clients makes for the same operation: talkgate's, then the SDK's. */
+  async pair(
+    talkgate: () => Promise<unknown>,
+    sdk: () => Promise<unknown>,
+  ): Promise<[CapturedRequest, CapturedRequest]> {
+    const at = this.requests.length;
+    await talkgate();
+    const mid = this.requests.length;
+    await sdk();
+    const sent = [this.requests.length - mid, mid - at];
+    if (sent[0] !== 1 || sent[1] !== 1)
+      throw new Error(`expected one request from each client, got ${sent[1]} and ${sent[0]}`);
+    return [this.requests[at]!, this.requests[mid]!];
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => this.#server.close(() => resolve()));
   }
