@@ -22,6 +22,7 @@ const QUICK: Record<string, string[]> = {
   "telephony-barge-in.bench.ts": ["--calls", "50", "--rounds", "200"],
   "telephony-memory.bench.ts": ["--calls", "1000", "--flow-seconds", "2"],
   "telephony-faults.bench.ts": ["--rounds", "10"],
+  "slow-readers.bench.ts": ["--requests", "100"],
   "turn-taking.bench.ts": ["--quick", "--configs", "baseline,ec"],
   "web-page-input.bench.ts": ["--seconds", "3"],
   "twilio-frame-parse.bench.ts": ["--frames", "50000", "--rounds", "3"],

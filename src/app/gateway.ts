@@ -145,6 +145,9 @@ export async function buildGateway(i: AppGatewayInputs): Promise<GatewayServer> 
       reconnectGraceMs: config.gateway.reconnectGraceMs,
       heartbeatMs: config.gateway.heartbeatMs,
       maxAudioBytesPerFrame: config.gateway.maxAudioBytesPerFrame,
+      maxBufferedBytes: config.gateway.maxBufferedBytes,
+      maxBufferedBytesPerClient: config.gateway.maxBufferedBytesPerClient,
+      maxBufferedBytesTotal: config.gateway.maxBufferedBytesTotal,
       ...i.options,
       auth: { ...i.options?.auth, tokens: config.auth.tokens },
     });

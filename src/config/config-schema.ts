@@ -84,6 +84,12 @@ export const gatewaySchema = z
     heartbeatMs: positiveInt.default(30_000),
     /** Decoded audio bytes one talk.session.appendAudio may carry (64 KiB = 2 s of 16 kHz PCM16). */
     maxAudioBytesPerFrame: positiveInt.default(64 * 1024),
+    /** Reply bytes queued and not read on one /talk socket before the peer is cut as a slow consumer. */
+    maxBufferedBytes: positiveInt.default(32 * 1024 * 1024),
+    /** The same for all the sockets of one token together (the slowest cut first). */
+    maxBufferedBytesPerClient: positiveInt.default(32 * 1024 * 1024),
+    /** The same for every /talk socket of the process together (the slowest cut first). */
+    maxBufferedBytesTotal: positiveInt.default(64 * 1024 * 1024),
   })
   .strict();
 

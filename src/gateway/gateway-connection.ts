@@ -9,6 +9,7 @@ import type { CallerContext } from "./method-registry.js";
 import { CLOSE_CODES } from "./protocol/frames.js";
 import type { GatewayEventName, ServerFrame } from "./protocol/frames.js";
 import { RpcDispatcher } from "./rpc-dispatcher.js";
+import type { QueuedSocket, QueueLimit, SendQueueBudget } from "./send-queue-budget.js";
 import type { SessionOwnership } from "./session-owners.js";
 import { TokenBucket } from "./token-bucket.js";
 import { wsProtocolFault } from "./ws-protocol-fault.js";
@@ -18,6 +19,8 @@ export interface GatewayConnectionDeps {
   dispatcher: RpcDispatcher;
   sessions: SessionOwnership;
   metrics: GatewayMetrics;
+  /** The bounds on replies queued and not read (per connection, per token, in total), shared by every connection. */
+  budget: SendQueueBudget;
   logger: TalkLogger;
   /** Told once when the socket is gone. */
   onClosed(connection: GatewayConnection): void;
@@ -35,6 +38,8 @@ export class GatewayConnection implements CallerContext {
   readonly #bucket: TokenBucket;
   readonly #abort = new AbortController();
   readonly #reply = { send: (frame: ServerFrame) => this.#send(frame) };
+  /** This connection's queue as the budget sees it. */
+  readonly #queue: QueuedSocket;
   #rejectedInARow = 0;
   #alive = true;
   #closed = false;
@@ -49,6 +54,14 @@ export class GatewayConnection implements CallerContext {
       capacity: deps.options.rateLimit.burst,
       ratePerSecond: deps.options.rateLimit.requestsPerSecond,
     });
+    this.#queue = {
+      get queuedBytes() {
+        return ws.bufferedAmount;
+      },
+      principal: principal.name,
+      cut: (limit, queuedBytes) => this.#cut(limit, queuedBytes),
+    };
+    deps.budget.add(this.#queue);
     ws.on("message", (data, isBinary) => this.#onMessage(data, isBinary));
     ws.on("pong", () => {
       this.#alive = true;
@@ -109,13 +122,20 @@ export class GatewayConnection implements CallerContext {
 
   #send(frame: ServerFrame): void {
     if (this.#ws.readyState !== WebSocket.OPEN) return;
-    if (this.#ws.bufferedAmount > this.#d.options.maxBufferedBytes) {
-      // A peer that does not read would otherwise grow our memory without bound.
-      this.#d.logger.warn({ connection: this.id }, "slow consumer; closing");
-      this.close(CLOSE_CODES.policyViolation, "slow consumer");
-      return;
-    }
+    // A peer that does not read would otherwise grow our memory without bound (send-queue-budget.ts).
+    if (!this.#d.budget.admits(this.#queue)) return;
     this.#ws.send(JSON.stringify(frame));
+    this.#d.budget.sent(this.#queue);
+  }
+
+  /** A slow reader past a bound: cut at once, its queue freed (a close frame would wait behind it). */
+  #cut(limit: QueueLimit, queuedBytes: number): void {
+    this.#d.logger.warn(
+      { connection: this.id, principal: this.principal.name, limit, queuedBytes },
+      "slow consumer; cut",
+    );
+    this.#d.metrics.slowConsumersTotal.inc({ limit });
+    this.#ws.terminate();
   }
 
   #onMessage(data: WebSocket.RawData, isBinary: boolean): void {
@@ -152,6 +172,7 @@ export class GatewayConnection implements CallerContext {
     if (this.#closed) return;
     this.#closed = true;
     this.#abort.abort(new TalkError("cancelled", "The connection closed."));
+    this.#d.budget.delete(this.#queue);
     this.#d.sessions.release(this);
     // The code actually sent: ws reports 1006 for a close we started when the peer never answered it.
     this.#d.metrics.wsClosedTotal.inc({ code: String(this.#sentCloseCode ?? code) });

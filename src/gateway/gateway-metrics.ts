@@ -17,12 +17,14 @@ export class GatewayMetrics {
   readonly rpcErrorsTotal: Counter<"code">;
   readonly wsConnections: Gauge;
   readonly wsClosedTotal: Counter<"code">;
+  readonly slowConsumersTotal: Counter<"limit">;
   #unsubscribe: (() => void) | undefined;
   #exposition: (() => Promise<string>) | undefined;
   /** Events by family not yet added to `eventsTotal` (added when the counter is collected). */
   readonly #pendingEvents = new Map<string, number>();
 
-  constructor(runtime: TalkRuntime) {
+  /** `queuedBytes`: reply bytes queued on every /talk socket and not read yet (the slow-reader budget's). */
+  constructor(runtime: TalkRuntime, queuedBytes: () => number = () => 0) {
     const registers = [this.registry];
     new Gauge({
       name: "talkgate_sessions_active",
@@ -79,6 +81,20 @@ export class GatewayMetrics {
       help: "/talk WebSocket connections closed, by close code",
       labelNames: ["code"],
       registers,
+    });
+    this.slowConsumersTotal = new Counter({
+      name: "talkgate_ws_slow_consumers_total",
+      help: "/talk sockets cut for not reading their replies, by the bound they passed (connection, client: one token's sockets, total)",
+      labelNames: ["limit"],
+      registers,
+    });
+    new Gauge({
+      name: "talkgate_ws_queued_bytes",
+      help: "Reply bytes queued on /talk sockets and not yet read by their peers",
+      registers,
+      collect() {
+        this.set(queuedBytes());
+      },
     });
     this.#unsubscribe = runtime.subscribeAll((event) => this.#onEvent(event));
   }

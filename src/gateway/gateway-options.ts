@@ -63,8 +63,15 @@ export interface GatewayOptions {
   maxSpeakChars: number;
   /** Audio bytes talk.speak may return before it fails with payload_too_large. Default 8 MiB. */
   maxSpeakAudioBytes: number;
-  /** Bytes queued on a socket after which the peer is dropped as a slow consumer (1008). Default 32 MiB. */
+  /**
+   * Reply bytes queued (sent, not read by the peer) on one socket, after which the peer is cut as a slow
+   * consumer. Default 32 MiB.
+   */
   maxBufferedBytes: number;
+  /** The same for all the sockets of one token together; the slowest of them is cut first. Default 32 MiB. */
+  maxBufferedBytesPerClient: number;
+  /** The same for every socket together; the slowest is cut first. Default 64 MiB. */
+  maxBufferedBytesTotal: number;
 }
 
 /** Every field may be left out; nested objects merge over the defaults. */
@@ -88,6 +95,8 @@ export const GATEWAY_DEFAULTS: Readonly<GatewayOptions> = Object.freeze({
   maxSpeakChars: 4000,
   maxSpeakAudioBytes: 8 * 1024 * 1024,
   maxBufferedBytes: 32 * 1024 * 1024,
+  maxBufferedBytesPerClient: 32 * 1024 * 1024,
+  maxBufferedBytesTotal: 64 * 1024 * 1024,
 });
 
 /** True for addresses only this machine can reach. */
@@ -135,6 +144,8 @@ export function resolveGatewayOptions(input: GatewayOptionsInput = {}): GatewayO
   positive("gateway.maxSpeakChars", options.maxSpeakChars);
   positive("gateway.maxSpeakAudioBytes", options.maxSpeakAudioBytes);
   positive("gateway.maxBufferedBytes", options.maxBufferedBytes);
+  positive("gateway.maxBufferedBytesPerClient", options.maxBufferedBytesPerClient);
+  positive("gateway.maxBufferedBytesTotal", options.maxBufferedBytesTotal);
   const seen = new Set<string>();
   options.auth.tokens.forEach((t, i) => {
     if (!t || typeof t.token !== "string" || t.token.length === 0)

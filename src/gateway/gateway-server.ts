@@ -23,6 +23,7 @@ import { talkSessionMethods } from "./methods/talk-session.js";
 import { CLOSE_CODES } from "./protocol/frames.js";
 import { RpcDispatcher } from "./rpc-dispatcher.js";
 import { RemoteSessions } from "./remote-sessions.js";
+import { SendQueueBudget } from "./send-queue-budget.js";
 import { SessionOwnership } from "./session-owners.js";
 import { TalkModeStore } from "./talk-mode-store.js";
 import { talkRoute } from "./talk-route.js";
@@ -93,7 +94,11 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
   const options = Object.freeze(resolveGatewayOptions(input));
   const logger: TalkLogger = deps.logger ?? NOOP_LOGGER;
   const app = gatewayFastify(deps.logger);
-  const { registry, sessions, cluster, dispatcher, mode, metrics } = gatewayParts(deps, options, logger);
+  const { registry, sessions, cluster, dispatcher, mode, metrics, budget } = gatewayParts(
+    deps,
+    options,
+    logger,
+  );
   const connections = new Set<GatewayConnection>();
   const auth = new TokenAuthorizer(options.auth);
   let serverState: GatewayServerState = "created";
@@ -105,6 +110,7 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
     sessions,
     mode,
     metrics,
+    budget,
     logger,
     connections,
     get accepting() {
@@ -172,7 +178,13 @@ function gatewayFastify(logger: GatewayDeps["logger"]): FastifyInstance {
 
 /** The server's parts: method registry, session ownership (local and, in a cluster, remote), dispatcher, metrics. */
 function gatewayParts(deps: GatewayDeps, options: GatewayOptions, logger: TalkLogger) {
-  const metrics = new GatewayMetrics(deps.runtime);
+  // Replies queued and not read, bounded per socket, per token and in total: a slow reader is cut, slowest first.
+  const budget = new SendQueueBudget({
+    maxPerConnection: options.maxBufferedBytes,
+    maxPerClient: options.maxBufferedBytesPerClient,
+    maxTotal: options.maxBufferedBytesTotal,
+  });
+  const metrics = new GatewayMetrics(deps.runtime, () => budget.queuedBytes);
   const registry = new MethodRegistry([talkMethods, talkClientMethods, talkSessionMethods]);
   const sessions = new SessionOwnership({
     runtime: deps.runtime,
@@ -191,7 +203,7 @@ function gatewayParts(deps: GatewayDeps, options: GatewayOptions, logger: TalkLo
       })
     : undefined;
   const dispatcher = new RpcDispatcher({ registry, deps, options, sessions, cluster, mode, metrics, logger });
-  return { registry, sessions, cluster, dispatcher, mode, metrics };
+  return { registry, sessions, cluster, dispatcher, mode, metrics, budget };
 }
 
 /** The WebSocket plugin (subprotocol, going-away close of every socket), the HTTP routes and the Talk route. */

@@ -5,6 +5,7 @@ import type { GatewayDeps } from "./gateway-deps.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { GatewayOptions } from "./gateway-options.js";
 import type { RpcDispatcher } from "./rpc-dispatcher.js";
+import type { SendQueueBudget } from "./send-queue-budget.js";
 import type { SessionOwnership } from "./session-owners.js";
 import type { TalkModeStore } from "./talk-mode-store.js";
 
@@ -17,6 +18,8 @@ export interface GatewayState {
   readonly sessions: SessionOwnership;
   readonly mode: TalkModeStore;
   readonly metrics: GatewayMetrics;
+  /** The bounds on replies queued and not read, shared by every /talk connection. */
+  readonly budget: SendQueueBudget;
   readonly logger: TalkLogger;
   readonly connections: Set<GatewayConnection>;
   /** False once close() began: new connections are refused and /readyz fails. */

@@ -70,6 +70,7 @@ export function talkRoute(state: GatewayState): FastifyPluginAsync {
           dispatcher: state.dispatcher,
           sessions: state.sessions,
           metrics: state.metrics,
+          budget: state.budget,
           logger: state.logger,
           onClosed: (c) => {
             state.connections.delete(c);
