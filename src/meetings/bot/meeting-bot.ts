@@ -302,7 +302,7 @@ export class MeetingBot {
           forcePcm: options.forcePcm,
           camera: request.camera ?? "off",
           cameraFps: options.camera.fps,
-        ...(this.#deps.driver.cameraFrameRate ? { cameraTrackFps: this.#deps.driver.cameraFrameRate } : {}),
+          ...(this.#deps.driver.cameraFrameRate ? { cameraTrackFps: this.#deps.driver.cameraFrameRate } : {}),
           receiveVideo: options.receiveVideo,
           botName: request.botName,
           ...(driver.capture
