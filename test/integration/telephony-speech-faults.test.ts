@@ -171,3 +171,27 @@ describe("telephony: speech providers fail under an stt-tts call", () => {
     });
   });
 });
+
+describe("telephony: a hanging agent endpoint under an stt-tts call (issue 38)", () => {
+  it("accepts and never answers: a fault after firstByteTimeoutMs and its retries, session.error and the apology", async () => {
+    agent = new FakeChatCompletionsServer({ hang: true });
+    const agentUrl = await agent.start();
+    const { client, sessionId } = await call(
+      { retries: 1, firstByteTimeoutMs: 600 },
+      { agent: { endpoint: { baseUrl: agentUrl, model: "fake-model", apiKey: "test-key" } } },
+    );
+    await speak(client);
+    await client.waitFor(() => apologyAt(client) >= 0);
+    // The first request and one retry, each given up (its connection closed), not left open.
+    expect(agent.requests).toHaveLength(2);
+    await waitUntil(() => agent!.disconnects === 2);
+    expect(h!.eventsOf(sessionId, "session.error").at(-1)!.payload).toMatchObject({
+      code: "timeout",
+      details: { fault: "stalled", provider: "agent", recovery: "recover" },
+    });
+    expect(h!.eventsOf(sessionId, "turn.cancelled").at(-1)!.payload).toMatchObject({ reason: "error" });
+    expect(client.closeCode).toBeUndefined();
+    // agent.endpoint.timeoutMs is still the whole answer's limit (its default, 120 s).
+    expect(h!.app.config.agent.endpoint?.timeoutMs).toBe(120_000);
+  });
+});

@@ -55,6 +55,8 @@ export interface FakeChatCompletionsOptions {
   holdFirstToken?: boolean;
   /** Replies for the next requests, one each, in order; then `answer`. Default none. */
   script?: ScriptedReply[];
+  /** Accept each request and never answer it (no status line, no headers): a hung endpoint. Default false. */
+  hang?: boolean;
 }
 
 export interface RecordedRequest {
@@ -177,6 +179,14 @@ export class FakeChatCompletionsServer {
       return json(res, 401, {
         error: { message: `Incorrect API key provided: ${given}`, type: "invalid_request_error" },
       });
+    }
+    if (o.hang) {
+      // Counted as a disconnect when the client gives up on it.
+      res.on("close", () => {
+        this.disconnects++;
+        for (const wake of this.#disconnectWaiters.splice(0)) wake();
+      });
+      return;
     }
     if (o.errorStatus !== undefined) {
       res.writeHead(o.errorStatus, { "content-type": "application/json" });

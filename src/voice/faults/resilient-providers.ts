@@ -110,6 +110,11 @@ abstract class ProviderChain<P extends ProviderDescriptor> {
   }
 }
 
+/** Whether `err` is a chain's stall (a provider that sent nothing past firstByteTimeoutMs / interChunkTimeoutMs). */
+export function isProviderStall(err: unknown): err is TalkError {
+  return err instanceof TalkError && err.code === "timeout" && typeof err.details?.["stall"] === "string";
+}
+
 /** The error an attempt failed with: the stall's own when the watchdog stopped it. */
 function attemptError(err: unknown, stall: AbortSignal): TalkError {
   const reason: unknown = stall.reason;
@@ -217,9 +222,12 @@ export class ResilientTts extends ProviderChain<TtsProvider> implements TtsProvi
 
 /**
  * An agent over a chain: a consult that fails before its first token is
- * retried and failed over (nothing was said yet); once tokens flow, a gap
- * past interChunkTimeoutMs fails it. The wait for the first token is the
- * consult's own (agent.consultTimeoutMs, with its progress cue and apology).
+ * retried and failed over (nothing was said yet). A remote agent's first
+ * token is due within firstByteTimeoutMs of the request, so an endpoint that
+ * accepts the request and never answers is a stall (retried, then thrown as
+ * `timeout` with `details.stall`), not silence until agent.consultTimeoutMs;
+ * once tokens flow, a gap past interChunkTimeoutMs fails it. The whole
+ * answer's limit stays the provider's own (agent.endpoint.timeoutMs).
  */
 export class ResilientAgent extends ProviderChain<AgentProvider> implements AgentProvider {
   readonly kind = "agent" as const;
@@ -229,7 +237,7 @@ export class ResilientAgent extends ProviderChain<AgentProvider> implements Agen
       this,
       request.signal,
       (provider, _index, signal) => provider.consult({ ...request, signal }),
-      false,
+      true,
     );
   }
 }

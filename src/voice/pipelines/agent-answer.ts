@@ -10,6 +10,7 @@ import {
   type VoiceDirective,
 } from "../speech/voice-directive.js";
 import type { BrainChunkerOptions } from "./brain-options.js";
+import { isProviderStall } from "../faults/resilient-providers.js";
 
 /** What streaming one agent answer needs: narrow, no back-reference to a pipeline. */
 export interface AgentAnswerRequest {
@@ -59,7 +60,8 @@ export interface AgentAnswer {
  * boundaries), so speech can start after the first sentence rather than the
  * whole answer (seed 002). Rejects `cancelled` when `signal` aborts, and the
  * provider's error otherwise; a timeout is an outcome (`timedOut`), because
- * the caller still has to say something.
+ * the caller still has to say something. A stall (the chain's firstByteTimeoutMs
+ * / interChunkTimeoutMs, after its retries) is thrown: it is a provider fault.
  */
 export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentAnswer> {
   const { signal, chunker: c } = req;
@@ -146,6 +148,9 @@ export async function streamAgentAnswer(req: AgentAnswerRequest): Promise<AgentA
     return { text, chunks, timedOut: false, toolCalls };
   } catch (err) {
     if (signal.aborted) throw cancelledError(signal);
+    // A hung agent (no first token, or a gap, past the chain's stall timeouts, after its retries)
+    // is a provider fault: the caller's leg speaks the apology and reports session.error.
+    if (isProviderStall(err) && !timeout.signal.aborted) throw err;
     // Ours or the provider's own timeout: either way the caller must hear something, not silence.
     if (timeout.signal.aborted || (err instanceof TalkError && err.code === "timeout"))
       return { text, chunks, timedOut: true, toolCalls: [] };

@@ -1,6 +1,7 @@
 import { TalkError } from "../../core/index.js";
 import type { AgentMessage, AgentProvider } from "../../core/index.js";
 import { streamAgentAnswer } from "../pipelines/agent-answer.js";
+import { isProviderStall } from "../faults/resilient-providers.js";
 import { buildAgentMessages } from "../pipelines/agent-context.js";
 import type { ResolvedBrainOptions } from "../pipelines/brain-options.js";
 import type { ToolDefinition } from "../../core/index.js";
@@ -69,25 +70,33 @@ export function createAgentConsultTool(options: AgentConsultToolOptions): ToolDe
       const brain = options.brain;
       const spoken: string[] = [];
       const rest: string[] = [];
-      const answer = await streamAgentAnswer({
-        agent,
-        sessionId: ctx.sessionId,
-        turnId: ctx.turnId,
-        messages,
-        signal: ctx.signal,
-        // Without a listener nothing is spoken early: the whole answer is the output.
-        chunker: listener ? { ...brain.chunker, enabled: true } : { ...brain.chunker, enabled: false },
-        consultTimeoutMs: brain.consultTimeoutMs,
-        progressCueMs: listener ? brain.progressCueMs : 0,
-        logger: ctx.logger,
-        onChunk: (chunk, { final }) => {
-          if (listener && !final) {
-            spoken.push(chunk);
-            listener.chunk(chunk);
-          } else rest.push(chunk);
-        },
-        onProgressCue: () => listener?.cue(brain.progressCueText),
-      });
+      let answer: Awaited<ReturnType<typeof streamAgentAnswer>>;
+      try {
+        answer = await streamAgentAnswer({
+          agent,
+          sessionId: ctx.sessionId,
+          turnId: ctx.turnId,
+          messages,
+          signal: ctx.signal,
+          // Without a listener nothing is spoken early: the whole answer is the output.
+          chunker: listener ? { ...brain.chunker, enabled: true } : { ...brain.chunker, enabled: false },
+          consultTimeoutMs: brain.consultTimeoutMs,
+          progressCueMs: listener ? brain.progressCueMs : 0,
+          logger: ctx.logger,
+          onChunk: (chunk, { final }) => {
+            if (listener && !final) {
+              spoken.push(chunk);
+              listener.chunk(chunk);
+            } else rest.push(chunk);
+          },
+          onProgressCue: () => listener?.cue(brain.progressCueText),
+        });
+      } catch (err) {
+        // A hung agent is told to the model like a timeout: it apologises in its own voice.
+        if (isProviderStall(err))
+          throw new TalkError("timeout", brain.apologyText, { details: { spokenChunks: spoken.length } });
+        throw err;
+      }
       if (answer.timedOut)
         throw new TalkError("timeout", brain.apologyText, { details: { spokenChunks: spoken.length } });
       if (!listener) return answer.text.trim() === "" ? "(The assistant had no answer.)" : answer.text;
