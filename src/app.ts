@@ -73,7 +73,7 @@ export interface CreateAppOptions {
 export async function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): Promise<App> {
   const { config } = loaded;
   // Every line is redacted (src/config/redact.ts); lines naming a traced session carry its traceId and spanId.
-  const logger = options.logger ?? createAppLogger(config.log.level, undefined, traceLogMixin);
+  const logger = options.logger ?? createAppLogger({ ...config.log, mixin: traceLogMixin });
   logger.info(
     { config: loaded.path ?? "(embedded defaults)", env: loaded.envOverrides },
     "talkgate starting",

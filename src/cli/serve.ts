@@ -32,7 +32,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const loaded = loadConfig({ path: options.configPath, env });
   const { workers } = loaded.config.server;
   if (workers > 1 && cluster.isPrimary) {
-    const logger = createAppLogger(loaded.config.log.level);
+    const logger = createAppLogger(loaded.config.log);
     logger.info({ workers, port: loaded.config.server.port }, "talkgate starting its worker processes");
     process.exit(await runPool(workers, loaded.config, logger));
   }
@@ -49,16 +49,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
     app.gateway.metrics.useExposition(() => member.machineMetrics());
   }
   const { urls } = await app.listen();
-  const served = urls.flatMap((url) => [
-    // The talk page: open it in a browser to talk with the assistant (docs/web-page.md).
-    `${url}/`,
-    `${url.replace(/^http/, "ws")}/talk`,
-    `${url}/healthz`,
-    `${url}/readyz`,
-    `${url}/metrics`,
-  ]);
   await options.onListening?.(app);
-  app.logger.info({ urls: served }, `talkgate listening: ${served.join(" ")}`);
+  announce(app, urls);
   if (member) {
     member.listening();
     return 0;
@@ -129,6 +121,34 @@ async function runPool(
   process.off("SIGTERM", onSignal);
   await localRedis?.close();
   return code;
+}
+
+/**
+ * The start-up log's last lines: where to point a browser (the talk page first, then the console), the
+ * Talk API and the health routes; and, when tokens are configured, that the pages now ask for one.
+ */
+function announce(app: App, urls: readonly string[]): void {
+  const served = urls.flatMap((url) => [
+    // The talk page: open it in a browser to talk with the assistant (docs/web-page.md).
+    `${url}/`,
+    `${url}/console/`,
+    `${url.replace(/^http/, "ws")}/talk`,
+    `${url}/healthz`,
+    `${url}/readyz`,
+    `${url}/metrics`,
+  ]);
+  const first = urls[0] ?? "";
+  app.logger.info(
+    { urls: served },
+    `talkgate listening: open ${first}/ to talk; console ${first}/console/; Talk API ${first.replace(/^http/, "ws")}/talk; ${first}/healthz, /readyz, /metrics`,
+  );
+  const tokens = app.config.auth.tokens.length;
+  if (tokens > 0) {
+    app.logger.info(
+      { tokens },
+      `auth: ${tokens} token(s) configured, so the talk page and the console ask for one (open ${first}/#token=<token>) and the test meeting room is off (meetings.testRoom.enabled turns it on)`,
+    );
+  }
 }
 
 /** Drain then close then exit 0; asked again (or with `now`), exit at once. */

@@ -796,6 +796,11 @@ export const configSchema = z
     log: z
       .object({
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+        /**
+         * "auto": readable lines when standard output is a terminal, JSON lines otherwise; "json" or
+         * "pretty" always. Env LOG_FORMAT.
+         */
+        format: z.enum(["auto", "json", "pretty"]).default("auto"),
       })
       .strict()
       .prefault({}),

@@ -45,6 +45,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: "TALKGATE_ROLES", path: "cluster.roles", parse: asList },
   { env: "TALKGATE_WORKER_ID", path: "cluster.workerId", parse: asString },
   { env: "LOG_LEVEL", path: "log.level", parse: asString },
+  { env: "LOG_FORMAT", path: "log.format", parse: asString },
   { env: "OPENAI_API_KEY", path: "talk.realtime.providers.openai.apiKey", parse: asString, secret: true },
   { env: "OPENAI_BASE_URL", path: "talk.realtime.providers.openai.baseUrl", parse: asString },
   { env: "XAI_API_KEY", path: "talk.realtime.providers.xai.apiKey", parse: asString, secret: true },

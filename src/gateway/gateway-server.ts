@@ -254,7 +254,8 @@ function announceListening(
   }
   const addresses = app.addresses().filter((a): a is AddressInfo => typeof a !== "string");
   const urls = addresses.map((a) => `http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
-  logger.info({ urls, methods: methodCount }, "talk gateway listening");
+  // The process's own line names every URL (src/cli/serve.ts); this one is for embedders' debugging.
+  logger.debug({ urls, methods: methodCount }, "talk gateway listening");
   return { urls, port: addresses[0]?.port ?? 0 };
 }
 

@@ -147,7 +147,7 @@ export function telephonyPlugin(ctx: SurfaceContext, options: TelephonyPluginOpt
     refusals,
   };
   const plugin: FastifyPluginAsync = async (scope) => {
-    for (const c of carriers) logStart(ctx, c, defaultMode);
+    logStart(ctx, carriers, defaultMode);
     for (const c of carriers.filter((c) => c.mode === "disabled")) disabledRoutes(scope, c.carrier);
     if (served.length > 0) await servedRoutes(scope, surface, served);
     else disabledOutboundRoutes(scope, carriers);
@@ -297,23 +297,29 @@ async function servedRoutes(
   });
 }
 
-function logStart(ctx: SurfaceContext, served: ServedCarrier, defaultMode: CallMode): void {
-  const { carrier, mode, publicUrl } = served;
-  const { voice, stream } = carrier.paths;
-  if (mode === "unsigned-loopback") {
+/**
+ * One start-up line per carrier that is served or refused, and one for all the carriers in local demo
+ * mode together (four such lines were a third of a newcomer's start-up log).
+ */
+function logStart(ctx: SurfaceContext, carriers: readonly ServedCarrier[], defaultMode: CallMode): void {
+  const demo = carriers.filter((c) => c.mode === "unsigned-loopback").map((c) => c.carrier);
+  if (demo.length > 0) {
     ctx.logger.warn(
-      { carrier: carrier.id, voice, stream },
-      `TELEPHONY IN LOCAL DEMO MODE: no ${carrier.name} credentials, so unsigned webhooks are accepted from loopback peers only. Set ${carrier.missingSettings} before pointing a ${carrier.name} number here.`,
+      { carriers: demo.map((carrier) => carrier.id) },
+      `telephony in local demo mode (no credentials for ${demo.map((c) => c.name).join(", ")}): unsigned webhooks are accepted from loopback only. Set a carrier's credentials and PUBLIC_URL before pointing a number here (docs/telephony.md).`,
     );
-  } else if (mode === "disabled") {
-    ctx.logger.warn(
-      { carrier: carrier.id },
-      `telephony: ${carrier.name} is not configured; its routes answer 503`,
-    );
-  } else {
-    ctx.logger.info(
-      { carrier: carrier.id, publicUrl, defaultMode, rest: carrier.rest !== undefined },
-      `telephony: ${carrier.name} webhook and media streams ready`,
-    );
+  }
+  for (const { carrier, mode, publicUrl } of carriers) {
+    if (mode === "disabled") {
+      ctx.logger.warn(
+        { carrier: carrier.id },
+        `telephony: ${carrier.name} is not configured; its routes answer 503`,
+      );
+    } else if (mode === "signed") {
+      ctx.logger.info(
+        { carrier: carrier.id, publicUrl, defaultMode, rest: carrier.rest !== undefined },
+        `telephony: ${carrier.name} webhook and media streams ready`,
+      );
+    }
   }
 }

@@ -74,6 +74,15 @@ describe("talkgate serve (embedded defaults)", () => {
     expect((await fetch(`${httpBase}/healthz`)).status).toBe(200);
     // The talk page, logged first for a newcomer to open.
     expect(urls[0]).toBe(`${httpBase}/`);
+    // Then the console, and one line for all the carriers in local demo mode (not one each).
+    expect(urls[1]).toBe(`${httpBase}/console/`);
+    expect((await fetch(`${httpBase}/console/`)).status).toBe(200);
+    expect(
+      logs
+        .stdout()
+        .split("\n")
+        .filter((l) => /local demo mode/i.test(l)),
+    ).toHaveLength(1);
     const page = await fetch(`${httpBase}/`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<script type="module" src="app.js">');
