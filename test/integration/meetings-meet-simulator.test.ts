@@ -17,7 +17,8 @@ import {
  * Meet simulator (test/support/meet-simulator.ts), which behaves as Meet does
  * where today's bots fail on it (issue 41): it refuses an automated browser,
  * ignores untrusted clicks, shows Leave in the lobby with the live curly-
- * apostrophe copy, holds the bot behind a recording notice, drops the bot's
+ * apostrophe copy, holds the bot behind a recording notice, names speakers
+ * only in its own signalling (the collections channel), drops the bot's
  * audio while Meet's microphone is off, refuses the first loads with "You
  * can’t join this video call", and carries a chat message "the meeting has
  * ended". Chromium processes: 1 bot at a time (+ 1 short-lived check).
@@ -59,8 +60,13 @@ describe("the whole bot against the Google Meet simulator", () => {
     return created.body.id;
   };
 
-  it("gets in as a person would, waits in a lobby that shows Leave, accepts the recording notice, hears the call, and is not ended by a chat message", async () => {
-    const meeting = sim.meeting(code(), { voiceWav: speechWav(h.dir, "goforward.raw", 2) });
+  it("gets in as a person would, waits in a lobby that shows Leave, accepts the recording notice, hears the call with each speaker named from Meet's signalling, and is not ended by a chat message", async () => {
+    const meeting = sim.meeting(code(), {
+      voices: [
+        { name: "Alice Example", wav: speechWav(h.dir, "goforward.raw", 2) },
+        { name: "Bob Example", wav: speechWav(h.dir, "something.raw", 3) },
+      ],
+    });
     const id = await join(meeting.code);
     await h.waitFor(id, (s) => s.state === "in_waiting_room" || finished(s), {
       within: 30_000,
@@ -85,15 +91,22 @@ describe("the whole bot against the Google Meet simulator", () => {
     });
     expect(inCall.state).toBe("in_call");
     expect(meeting.consented).toBe(true);
-    expect(inCall.participants).toEqual(["Alice Example"]);
+    expect(inCall.participants.sort()).toEqual(["Alice Example", "Bob Example"]);
     expect(inCall.screens?.map((s) => s.screen)).toEqual(
       expect.arrayContaining(["prejoin", "lobby", "consent", "in_call"]),
     );
-    // The participant's real speech reaches the captions through the call's media.
-    const lines = await h.waitForTranscript(id, (all) => [...wordsOf(all, "unknown")].includes("forward"), {
-      within: 45_000,
-      what: "the participant's words in the captions",
-    });
+    // The participants' real speech reaches the captions through the call's media, each line under its
+    // speaker's name: no track names anyone, so only Meet's collections channel (RTP source -> device -> name).
+    const lines = await h.waitForTranscript(
+      id,
+      (all) => wordsOf(all, "Alice Example").has("forward") && wordsOf(all, "Bob Example").has("something"),
+      { within: 120_000, what: "each participant's words under their name" },
+    );
+    expect(wordsOf(lines, "Alice Example").has("something")).toBe(false);
+    expect(wordsOf(lines, "Bob Example").has("forward")).toBe(false);
+    // Full names, as the tiles show them (the display names "Alice" / "Bob" never), and never the bot's own.
+    const speakers = new Set(lines.filter((l) => l.role === undefined).map((l) => l.speaker));
+    expect([...speakers].every((s) => ["Alice Example", "Bob Example", "unknown"].includes(s))).toBe(true);
     // The chat says "the meeting has ended": a chat line, and the bot stays.
     expect(lines.some((l) => l.role === "chat" && l.text === "the meeting has ended")).toBe(true);
     await new Promise((r) => setTimeout(r, 1500));
@@ -109,7 +122,7 @@ describe("the whole bot against the Google Meet simulator", () => {
       state: "ended",
       subCode: "meeting_ended",
     });
-  }, 120_000);
+  }, 200_000);
 
   it("retries “You can’t join this video call” as the references do, then gets in", async () => {
     const meeting = sim.meeting(code(), { refuseLoads: 2, consent: false });

@@ -23,9 +23,23 @@
  *   writes "the meeting has ended";
  * - media: the "SFU" is a same-origin iframe (the bot's capture script hooks
  *   only the top window's RTCPeerConnection, as it hooks Meet's), which
- *   sends a participant's recorded voice (a WAV the test gives) and
- *   measures the bot's outgoing audio, counted only while Meet's microphone
- *   toggle is on: Meet sends nothing from a muted microphone;
+ *   sends each participant's recorded voice (WAVs the test gives) on its own
+ *   RTP stream and measures the bot's outgoing audio, counted only while
+ *   Meet's microphone toggle is on: Meet sends nothing from a muted
+ *   microphone;
+ * - who is whom: as on Meet, remote audio plays from elements outside the
+ *   tiles, so no track names anyone; the only link from a stream to a person
+ *   is Meet's own signalling, which the simulator sends as Meet does
+ *   (attendee-labs/attendee bots/google_meet_bot_adapter/
+ *   google_meet_chromedriver_payload.js, its `CollectionEvent` message types
+ *   and the `collections` data channel handler): a data channel labelled
+ *   `collections` opened by the server side, carrying zlib-deflated protobuf
+ *   `CollectionEvent`s, first the device outputs (stream id = the RTP source
+ *   in decimal -> device id; an audio and a video output), 1.5 s later the
+ *   user list (device id -> full and display name; the bot's own entry with
+ *   `isCurrentUserString`; a screen share's device with `parentDeviceId`),
+ *   so a name arrives after the first words. A voice with `named: false`
+ *   has no device output at all: nobody can name it;
  * - ends: "The call ended", "You’ve been removed from the meeting",
  *   "Someone in the call denied your request to join" as Meet's own headings.
  */
@@ -39,8 +53,21 @@ export interface SimMeetingOptions {
   refuseLoads?: number;
   /** A recording notice to accept after admission. Default true. */
   consent?: boolean;
-  /** The participant's voice (a WAV file, ending in its own pause), looped in the call. */
+  /** The participant's voice (a WAV file, ending in its own pause), looped in the call: Alice Example's. */
   voiceWav?: string;
+  /**
+   * Participants speaking in the call, each on its own RTP stream (instead of
+   * `voiceWav`): the name on their tile and in Meet's user list, a WAV looped
+   * from a second on, and `named: false` for a stream Meet's signalling never
+   * maps to a device. Default: Alice Example with `voiceWav`, if given.
+   */
+  voices?: SimVoice[];
+}
+
+export interface SimVoice {
+  name: string;
+  wav: string;
+  named?: boolean;
 }
 
 export interface SimMeeting {
@@ -102,12 +129,25 @@ export async function startMeetSimulator(): Promise<MeetSimulator> {
     if (req.method === "GET" && action === undefined) {
       const refused = m.loads.length < (m.options.refuseLoads ?? 0) ? "google" : null;
       m.loads.push({ refused, userAgent: String(req.headers["user-agent"] ?? "") });
-      return send(200, "text/html; charset=utf-8", page(refused !== null));
+      const names = voicesOf(m.options).map((v) => v.name);
+      return send(
+        200,
+        "text/html; charset=utf-8",
+        page(refused !== null, names.length ? names : ["Alice Example"]),
+      );
     }
     if (req.method === "GET" && action === "sfu") return send(200, "text/html; charset=utf-8", SFU_PAGE);
-    if (req.method === "GET" && action === "voice.wav") {
-      if (!m.options.voiceWav) return send(404, "text/plain", "no voice");
-      return send(200, "audio/wav", readFileSync(m.options.voiceWav));
+    if (req.method === "GET" && action === "voices")
+      return send(
+        200,
+        "application/json",
+        JSON.stringify(voicesOf(m.options).map((v) => ({ name: v.name, named: v.named !== false }))),
+      );
+    const voiceFile = /^voice-([0-9]+)\.wav$/.exec(action ?? "");
+    if (req.method === "GET" && voiceFile) {
+      const voice = voicesOf(m.options)[Number(voiceFile[1])];
+      if (!voice) return send(404, "text/plain", "no voice");
+      return send(200, "audio/wav", readFileSync(voice.wav));
     }
     if (req.method === "GET" && action === "state")
       return send(200, "application/json", JSON.stringify({ state: m.state, chat: m.chat }));
@@ -228,24 +268,38 @@ export async function startMeetSimulator(): Promise<MeetSimulator> {
   };
 }
 
+/** The call's speakers: `voices`, else Alice Example with `voiceWav`. */
+function voicesOf(options: SimMeetingOptions): SimVoice[] {
+  if (options.voices) return options.voices;
+  return options.voiceWav ? [{ name: "Alice Example", wav: options.voiceWav }] : [];
+}
+
 /** The SFU: a same-origin iframe with the native RTCPeerConnection (the capture script hooks only the top window). */
 const SFU_PAGE = `<!doctype html><html><body><script>
 window.sfu = {
   async connect(offer, base, micOn, report) {
     const ctx = new AudioContext();
     const pc = new RTCPeerConnection();
-    // The participant's voice, looped from a second on (the WAV carries its own pause).
-    const out = ctx.createMediaStreamDestination();
-    try {
-      const data = await (await fetch(base + "/voice.wav")).arrayBuffer();
-      const buffer = await ctx.decodeAudioData(data);
-      const play = ctx.createBufferSource();
-      play.buffer = buffer;
-      play.loop = true;
-      play.connect(out);
-      play.start(ctx.currentTime + 1);
-    } catch {}
-    pc.addTrack(out.stream.getAudioTracks()[0], out.stream);
+    const voices = await (await fetch(base + "/voices")).json();
+    // Each participant's voice on its own stream, looped from a second on (the WAV carries its own pause).
+    const tracks = [];
+    for (let i = 0; i < Math.max(1, voices.length); i++) {
+      const out = ctx.createMediaStreamDestination();
+      if (voices[i]) {
+        try {
+          const data = await (await fetch(base + "/voice-" + i + ".wav")).arrayBuffer();
+          const buffer = await ctx.decodeAudioData(data);
+          const play = ctx.createBufferSource();
+          play.buffer = buffer;
+          play.loop = true;
+          play.connect(out);
+          play.start(ctx.currentTime + 1);
+        } catch {}
+      }
+      const track = out.stream.getAudioTracks()[0];
+      tracks.push(track);
+      pc.addTrack(track, out.stream);
+    }
     // The bot's microphone: measured, counted only while Meet's toggle is on (a muted Meet sends nothing).
     pc.ontrack = (event) => {
       const stream = new MediaStream([event.track]);
@@ -266,13 +320,69 @@ window.sfu = {
     await pc.setLocalDescription(await pc.createAnswer());
     await new Promise((r) => { if (pc.iceGatheringState === "complete") r(); else pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && r(); });
     ctx.resume().catch(() => {});
+    signal(pc, voices, tracks);
     return pc.localDescription.toJSON();
   },
 };
+
+// The RTP source (SSRC) this side sends a track with, from its own session description.
+function ssrcOf(sdp, trackId) {
+  for (const section of sdp.split(/\\r?\\nm=/)) {
+    if (!section.includes(" " + trackId)) continue;
+    const m = /a=ssrc:([0-9]+) /.exec(section);
+    if (m) return m[1];
+  }
+  return null;
+}
+
+// A protobuf message from [field, value] pairs: a number is a varint, a string or nested pairs length-delimited.
+function proto(fields) {
+  const out = [];
+  const varint = (n) => { while (n >= 128) { out.push((n % 128) | 128); n = Math.floor(n / 128); } out.push(n); };
+  for (const [field, value] of fields) {
+    if (typeof value === "number") { varint(field * 8); varint(value); continue; }
+    const bytes = typeof value === "string" ? new TextEncoder().encode(value) : proto(value);
+    varint(field * 8 + 2); varint(bytes.length);
+    for (const b of bytes) out.push(b);
+  }
+  return Uint8Array.from(out);
+}
+
+async function deflate(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream("deflate"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+// A CollectionEvent: body (1) -> (2) -> deviceInfoWrapper (3) / userInfoListWrapperAndChatWrapper (13).
+const collectionEvent = (inner) => proto([[1, [[2, inner]]]]);
+
+// Meet's signalling as the bot's page receives it: a "collections" channel opened by the server side.
+function signal(pc, voices, tracks) {
+  const channel = pc.createDataChannel("collections");
+  const device = (i) => "spaces/sim/devices/" + (100 + i);
+  channel.onopen = async () => {
+    const outputs = [];
+    voices.forEach((v, i) => {
+      const ssrc = ssrcOf(pc.localDescription.sdp, tracks[i].id);
+      if (!v.named || !ssrc) return;
+      // deviceOutputType 1 audio, streamId, deviceId, deviceOutputStatus {disabled 0}.
+      outputs.push([2, [[2, 1], [4, ssrc], [6, device(i)], [10, [[1, 0]]]]]);
+      // Its camera, a stream the bot never receives.
+      outputs.push([2, [[2, 2], [4, String(900000 + i)], [6, device(i)], [10, [[1, 1]]]]]);
+    });
+    channel.send(await deflate(collectionEvent([[3, outputs]])));
+    await new Promise((r) => setTimeout(r, 1500));
+    const users = voices.map((v, i) => [2, [[1, device(i)], [2, v.name], [4, 1], [29, v.name.split(" ")[0]]]]);
+    // The bot itself (isCurrentUserString), and the first speaker's screen share (parentDeviceId).
+    users.push([2, [[1, "spaces/sim/devices/9"], [2, "Notetaker"], [4, 1], [7, "b0f1c2"]]]);
+    if (voices.length) users.push([2, [[1, "spaces/sim/devices/99"], [2, voices[0].name + " (Presentation)"], [4, 1], [21, device(0)]]]);
+    channel.send(await deflate(collectionEvent([[13, [[1, [[1, [[1, 7]]], ...users]]]]])));
+  };
+}
 </script></body></html>`;
 
 /** The meeting page: Meet's screens as the bot's browser sees them. */
-function page(refusedByServer: boolean): string {
+function page(refusedByServer: boolean, names: string[]): string {
   return `<!doctype html><html lang="en"><head><title>Meet</title><style>
 button, [role=button] { margin: 6px; padding: 8px 14px; font-size: 15px; }
 [role=region] { position: fixed; bottom: 0; left: 0; right: 380px; background: #202124; padding: 6px; }
@@ -282,6 +392,7 @@ button, [role=button] { margin: 6px; padding: 8px 14px; font-size: 15px; }
 </style></head><body><div id="root"></div><script>
 (() => {
   const base = "/" + location.pathname.split("/")[1];
+  const NAMES = ${JSON.stringify(names)};
   const root = document.getElementById("root");
   const post = (e) => fetch(base + "/event", { method: "POST", body: JSON.stringify(e) });
   let state = "";
@@ -316,9 +427,10 @@ button, [role=button] { margin: 6px; padding: 8px 14px; font-size: 15px; }
       on(document.getElementById("leave"), "leave", () => post({ type: "left" }));
     } else if (s === "consent" || s === "in_call") {
       if (!document.getElementById("stage")) {
-        root.innerHTML = '<div id="stage"><div class="tile" data-participant-id="spaces/s/devices/1"><span class="notranslate">Alice Example</span></div><div class="tile" data-participant-id="spaces/s/devices/9"><span data-self-name="bot">You</span></div></div>'
+        root.innerHTML = '<div id="stage">' + NAMES.map((n, i) => '<div class="tile" data-participant-id="spaces/sim/devices/' + (100 + i) + '"><span class="notranslate"></span></div>').join("") + '<div class="tile" data-participant-id="spaces/sim/devices/9"><span data-self-name="bot">You</span></div></div>'
           + '<div role="region" aria-label="Call controls" id="controls"></div>'
           + '<aside role="complementary" aria-label="Side panel"><h2>In-call messages</h2><div aria-live="polite" class="Ge9Kpc" id="chat"></div></aside><div id="dialog"></div>';
+        document.querySelectorAll("#stage .notranslate").forEach((el, i) => { el.textContent = NAMES[i]; });
       }
       const controls = document.getElementById("controls");
       controls.innerHTML = toggles() + '<button aria-label="Turn on captions">cc</button><button aria-label="Leave call" id="leave">call_end</button>';
@@ -369,7 +481,9 @@ button, [role=button] { margin: 6px; padding: 8px 14px; font-size: 15px; }
     await new Promise((r) => frame.addEventListener("load", r, { once: true }));
     const pc = new RTCPeerConnection();
     if (media) for (const t of media.getAudioTracks()) pc.addTrack(t, media);
-    pc.addTransceiver("audio", { direction: "recvonly" });
+    // Meet's client opens data channels of its own (so the call has one), and receives on a few audio streams.
+    pc.createDataChannel("client");
+    for (let i = 0; i < NAMES.length; i++) pc.addTransceiver("audio", { direction: "recvonly" });
     pc.ontrack = (ev) => { const a = new Audio(); a.srcObject = new MediaStream([ev.track]); a.play().catch(() => {}); };
     await pc.setLocalDescription(await pc.createOffer());
     await new Promise((r) => { if (pc.iceGatheringState === "complete") r(); else pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && r(); });

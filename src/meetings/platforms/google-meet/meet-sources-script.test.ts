@@ -118,13 +118,23 @@ describe("Meet's sources from its collections channel (attendee's field numbers)
     await deliver(
       deflateSync(
         collectionEvent(
-          [output("1234567", "dev-alice"), output("89", "dev-bob")],
-          [user("dev-alice", "Alice Example", [[29, "Alice"]]), user("dev-bob", "Bob Example")],
+          [output("1234567", "dev-alice"), output("89", "dev-bob"), output("90", "dev-carl")],
+          [
+            user("dev-alice", "Alice Example", [[29, "Alice"]]),
+            user("dev-bob", "Bob Example"),
+            [
+              2,
+              [
+                [1, "dev-carl"],
+                [29, "Carl"],
+              ],
+            ],
+          ],
         ),
       ),
     );
-    // displayName (29) preferred over fullName (2).
-    expect(p.sources()).toEqual({ "1234567": "Alice", "89": "Bob Example" });
+    // fullName (2), as the tiles and attendee name a participant; displayName (29) only without one.
+    expect(p.sources()).toEqual({ "1234567": "Alice Example", "89": "Bob Example", "90": "Carl" });
   });
 
   it("learns names and sources from separate messages, and the names from the SyncMeetingSpaceCollections RPC", async () => {

@@ -23,7 +23,7 @@
  *
  * This page script (installed before Meet's scripts) decodes both with a
  * small protobuf reader and answers `window.__talkgateMeetSources()`: source
- * number → display name, only for sources whose device belongs to a named
+ * number → the person's full name (else display name), only for sources whose device belongs to a named
  * person (a screen share's source is named after its owner). The field
  * numbers are attendee's reading of Meet's wire format, not a published
  * schema: a message that does not decode is skipped, and a source stays
@@ -68,7 +68,9 @@ export const MEET_SOURCES_SCRIPT = String.raw`(() => {
 
   function noteUser(u) {
     const deviceId = str(u, 1);
-    const name = (str(u, 29) || str(u, 2)).trim();
+    // The full name, as attendee names a participant (web_bot_adapter.py get_participant: fullName) and as the
+    // tiles the roster is read from show it; the display name (often the first name alone) only without one.
+    const name = (str(u, 2) || str(u, 29)).trim();
     if (deviceId && name) users.set(deviceId, { name, parent: str(u, 21) });
   }
   function noteOutput(o) {
