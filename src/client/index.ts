@@ -8,6 +8,7 @@ export type {
   TalkParams,
   TalkResult,
   TalkAudioPayload,
+  PlaybackPosition,
   TalkModeState,
   SpeakResult,
   ClientCreateResult,

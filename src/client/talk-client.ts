@@ -4,6 +4,7 @@ import type { TalkErrorCode } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import type { EventFrame, GatewayEventName, ResponseFrame, WireError } from "../gateway/index.js";
 import type {
+  PlaybackPosition,
   TalkAudioPayload,
   TalkMethod,
   TalkModeState,
@@ -51,6 +52,21 @@ type ServerEventFrame = {
 type ParamsArg<M extends TalkMethod> =
   Record<never, never> extends TalkParams<M> ? [params?: TalkParams<M>] : [params: TalkParams<M>];
 
+/** The verbs that carry a session's playback position (`playback`). */
+const PLAYBACK_VERBS: ReadonlySet<string> = new Set([
+  "talk.session.appendAudio",
+  "talk.session.startTurn",
+  "talk.session.cancelOutput",
+  "talk.session.cancelTurn",
+]);
+
+/** The verbs that stop an answer: they carry the position even when it was sent before. */
+const STOPPING_VERBS: ReadonlySet<string> = new Set([
+  "talk.session.startTurn",
+  "talk.session.cancelOutput",
+  "talk.session.cancelTurn",
+]);
+
 interface Pending {
   resolve(value: unknown): void;
   reject(err: TalkError): void;
@@ -68,6 +84,8 @@ export class TalkClient {
   readonly #pending = new Map<string, Pending>();
   readonly #listeners = new Map<keyof TalkClientEvents, Set<(...args: never[]) => void>>();
   #nextId = 1;
+  /** Per session: the app's last playback report, and whether a verb has carried it yet. */
+  readonly #playback = new Map<string, { position: PlaybackPosition; sent: boolean }>();
   #closeInfo: { code: number; reason: string } | undefined;
 
   private constructor(ws: WebSocket, options: TalkClientOptions) {
@@ -120,7 +138,25 @@ export class TalkClient {
     ...args: [...ParamsArg<M>, RequestOptions?]
   ): Promise<TalkResult<M>> {
     const [params, options] = args as unknown as [TalkParams<M> | undefined, RequestOptions | undefined];
-    return this.#send(method, params, options) as Promise<TalkResult<M>>;
+    return this.#send(method, this.#withPlayback(method, params), options) as Promise<TalkResult<M>>;
+  }
+
+  /**
+   * The app reports what its speaker has played of a Gateway session's
+   * assistant audio: of the `talk.audio` item `itemId`, `playedMs` from that
+   * item's first sample (what was played out, not what was received). The
+   * client sends it with the session's next verb that carries `playback`
+   * (appendAudio when it is new; startTurn, cancelOutput and cancelTurn
+   * always), unless that request names its own. The Gateway truncates a
+   * cancelled answer there, so the model knows what the user heard.
+   */
+  reportPlayback(sessionId: string, position: PlaybackPosition): void {
+    this.#playback.set(sessionId, { position: { ...position }, sent: false });
+  }
+
+  /** Forgets a session's playback reports (the session closed). */
+  forgetPlayback(sessionId: string): void {
+    this.#playback.delete(sessionId);
   }
 
   /**
@@ -144,6 +180,17 @@ export class TalkClient {
     const closed = new Promise<void>((resolve) => this.#ws.once("close", () => resolve()));
     if (this.#ws.readyState !== WebSocket.CLOSING) this.#ws.close(code, reason);
     return closed;
+  }
+
+  /** `params` with the session's reported playback position, on the verbs that carry one. */
+  #withPlayback(method: string, params: unknown): unknown {
+    if (!PLAYBACK_VERBS.has(method) || typeof params !== "object" || params === null) return params;
+    const p = params as { sessionId?: unknown; playback?: unknown };
+    if (p.playback !== undefined || typeof p.sessionId !== "string") return params;
+    const report = this.#playback.get(p.sessionId);
+    if (!report || (report.sent && !STOPPING_VERBS.has(method))) return params;
+    report.sent = true;
+    return { ...p, playback: report.position };
   }
 
   #send(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
@@ -205,8 +252,10 @@ export class TalkClient {
       return;
     }
     if (frame.type === "event") {
-      if (frame.event === "talk.event") this.#emit("talk.event", frame.payload, frame.seq);
-      else if (frame.event === "talk.audio") this.#emit("talk.audio", frame.payload);
+      if (frame.event === "talk.event") {
+        if (frame.payload.type === "session.closed") this.#playback.delete(frame.payload.sessionId);
+        this.#emit("talk.event", frame.payload, frame.seq);
+      } else if (frame.event === "talk.audio") this.#emit("talk.audio", frame.payload);
       else if (frame.event === "talk.mode") this.#emit("talk.mode", frame.payload);
     }
   }

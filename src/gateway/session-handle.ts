@@ -4,6 +4,7 @@ import type { TalkSessionController } from "../voice/index.js";
 import type { TalkSession } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import type {
+  PlaybackPosition,
   SessionDescription,
   SessionJoinResult,
   TalkParsedParams,
@@ -105,8 +106,11 @@ export class LocalSessionHandle implements SessionHandle {
     return { result, events, start };
   }
 
-  async appendAudio(params: { audioBase64: string }): Promise<{ sessionId: string; bytes: number }> {
-    const controller = this.#controller();
+  async appendAudio(params: {
+    audioBase64: string;
+    playback?: PlaybackPosition | undefined;
+  }): Promise<{ sessionId: string; bytes: number }> {
+    const controller = this.#controller(params.playback);
     const max = this.#maxAudioBytes;
     // Checked on the encoded length first so an oversized frame is never decoded.
     if (params.audioBase64.length > Math.ceil(max / 3) * 4) throw tooLarge(max);
@@ -121,8 +125,10 @@ export class LocalSessionHandle implements SessionHandle {
     return { sessionId: this.sessionId, bytes: bytes.byteLength };
   }
 
-  async startTurn(): Promise<{ sessionId: string; turnId: string }> {
-    const turn = this.#controller().startTurn();
+  async startTurn(params: {
+    playback?: PlaybackPosition | undefined;
+  }): Promise<{ sessionId: string; turnId: string }> {
+    const turn = this.#controller(params.playback).startTurn();
     return { sessionId: this.sessionId, turnId: turn.id };
   }
 
@@ -134,16 +140,24 @@ export class LocalSessionHandle implements SessionHandle {
   async cancelTurn(params: {
     turnId?: string;
     reason?: string;
+    playback?: PlaybackPosition | undefined;
   }): Promise<{ sessionId: string; cancelled: boolean }> {
-    const cancelled = this.#controller().cancelTurn(params.turnId, params.reason ?? "client_request");
+    const cancelled = this.#controller(params.playback).cancelTurn(
+      params.turnId,
+      params.reason ?? "client_request",
+    );
     return { sessionId: this.sessionId, cancelled };
   }
 
   async cancelOutput(params: {
     turnId?: string;
     reason?: string;
+    playback?: PlaybackPosition | undefined;
   }): Promise<{ sessionId: string; cancelled: boolean }> {
-    const cancelled = this.#controller().cancelOutput(params.turnId, params.reason ?? "client_request");
+    const cancelled = this.#controller(params.playback).cancelOutput(
+      params.turnId,
+      params.reason ?? "client_request",
+    );
     return { sessionId: this.sessionId, cancelled };
   }
 
@@ -181,9 +195,12 @@ export class LocalSessionHandle implements SessionHandle {
     return { sessionId: this.sessionId, closed: true };
   }
 
-  #controller(): TalkSessionController {
+  /** The session's controller; the client's playback position, when the verb carries one, is noted first. */
+  #controller(playback?: PlaybackPosition): TalkSessionController {
+    const owned = this.#sessions.require(this.sessionId, this.#peer, "gateway");
+    this.#sessions.reportPlayback(owned, playback);
     // "gateway" guarantees a controller.
-    return this.#sessions.require(this.sessionId, this.#peer, "gateway").controller as TalkSessionController;
+    return owned.controller as TalkSessionController;
   }
 }
 

@@ -6,6 +6,8 @@ import type { TalkEvent, TerminalReason } from "../core/index.js";
 import type { GatewayEventName } from "./protocol/frames.js";
 import type { TalkAudioPayload } from "./protocol/talk-methods.js";
 import { SessionLatency } from "./session-latency.js";
+import { ClientPlayback, playedOut } from "./client-playback.js";
+import type { PlaybackPosition } from "./protocol/talk-methods.js";
 
 /** The narrow view of a connection that session ownership needs. */
 export interface SessionPeer {
@@ -34,6 +36,8 @@ interface Entry extends OwnedSession {
   unsubscribe: () => void;
   /** Gateway-owned sessions: the latency.metrics of each answered turn. */
   latency: SessionLatency | undefined;
+  /** What the owner's client played of the assistant audio (its `playback` reports). */
+  playback: ClientPlayback;
 }
 
 export interface SessionOwnershipOptions {
@@ -129,12 +133,22 @@ export class SessionOwnership {
       graceTimer: undefined,
       unsubscribe: () => {},
       latency: controller ? new SessionLatency(session) : undefined,
+      playback: new ClientPlayback(),
     };
     entry.unsubscribe = session.subscribe((event) => this.#onEvent(entry, event));
     this.#entries.set(session.id, entry);
     controller?.setAudioSink(this.#audioSink(entry));
     if (session.state === "closed") this.#forget(entry);
     return entry;
+  }
+
+  /**
+   * The owner's client reports what it played (`playback` on a verb): read by
+   * the session's sink (heardMs, drained) before the verb runs.
+   */
+  reportPlayback(owned: OwnedSession, position: PlaybackPosition | undefined): void {
+    if (position === undefined) return;
+    this.#entries.get(owned.session.id)?.playback.report(position);
   }
 
   /** Sends `peer` the events after `afterSeq` still held for replay, then delivers live. */
@@ -297,11 +311,15 @@ export class SessionOwnership {
           ),
         };
         entry.owner.sendEvent("talk.audio", payload);
+        entry.playback.written(meta.itemId, chunk.format, chunk.data.byteLength);
         entry.latency?.audioSent(meta.turnId);
       },
       // Audio already handed to the socket cannot be recalled; the client stops
-      // playback on the `output.audio.cancelled` / `turn.cancelled` event.
-      clear: () => {},
+      // playback on the `output.audio.cancelled` / `turn.cancelled` event, so
+      // nothing of it plays past this point.
+      clear: (meta) => entry.playback.cleared(meta.itemId),
+      heardMs: (itemId) => entry.playback.heardMs(itemId),
+      drained: (itemId, signal) => playedOut(entry.playback, itemId, signal),
     };
   }
 }

@@ -47,6 +47,26 @@ export const audioFormatSchema = z.strictObject({
 
 const empty = z.strictObject({});
 
+/** The longest one output item may have played, ms (an hour: far past any spoken answer). */
+export const MAX_PLAYED_MS = 3_600_000;
+
+/**
+ * What the client has played of the assistant's audio, as a phone carrier's
+ * echoed marks tell it: of the output `itemId` (a `talk.audio` frame's), the
+ * ms its speaker has played from that item's first sample (not what it
+ * received). The Gateway truncates a cancelled answer there, so the model
+ * knows what the user heard, and judges from it whether audio still plays.
+ * Carried by appendAudio and the verbs that stop an answer (startTurn,
+ * cancelOutput, cancelTurn); positions of an item the session no longer
+ * knows are ignored, and a position past what was sent counts as all of it.
+ */
+export const playbackSchema = z.strictObject({
+  itemId: z.string().min(1).max(256),
+  playedMs: z.number().finite().min(0).max(MAX_PLAYED_MS),
+});
+
+export type PlaybackPosition = z.output<typeof playbackSchema>;
+
 export const TALK_PARAM_SCHEMAS = {
   "talk.catalog": empty,
   "talk.config": empty,
@@ -111,18 +131,21 @@ export const TALK_PARAM_SCHEMAS = {
     sessionId: id,
     audioBase64: z.string().min(1),
     timestamp: z.number().finite().optional(),
+    playback: playbackSchema.optional(),
   }),
-  "talk.session.startTurn": z.strictObject({ sessionId: id }),
+  "talk.session.startTurn": z.strictObject({ sessionId: id, playback: playbackSchema.optional() }),
   "talk.session.endTurn": z.strictObject({ sessionId: id, turnId: id }),
   "talk.session.cancelTurn": z.strictObject({
     sessionId: id,
     turnId: id.optional(),
     reason: reason.optional(),
+    playback: playbackSchema.optional(),
   }),
   "talk.session.cancelOutput": z.strictObject({
     sessionId: id,
     turnId: id.optional(),
     reason: reason.optional(),
+    playback: playbackSchema.optional(),
   }),
   "talk.session.submitToolResult": z.strictObject({
     sessionId: id,

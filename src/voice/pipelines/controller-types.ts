@@ -22,10 +22,12 @@ export interface TalkAudioSink {
   drained?(itemId: string, signal: AbortSignal): Promise<void>;
   /**
    * Optional: audio of `itemId` the listener has actually heard, ms, clamped
-   * to the audio written. A realtime pipeline truncates the provider's item
-   * there when the output is cancelled, so the model knows what was heard.
+   * to the audio written; undefined while the listener has said nothing (a
+   * Talk API client that reports no playback). A realtime pipeline truncates
+   * the provider's item there when the output is cancelled, so the model
+   * knows what was heard.
    */
-  heardMs?(itemId: string): number;
+  heardMs?(itemId: string): number | undefined;
 }
 
 /** A speech-to-text stream outside any turn: the words of speech over a held answer. */

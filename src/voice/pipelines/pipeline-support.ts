@@ -109,12 +109,12 @@ export class SinkSlot {
     };
   }
 
-  #heardMs(sink: TalkAudioSink, itemId: string): number {
+  #heardMs(sink: TalkAudioSink, itemId: string): number | undefined {
     try {
-      return sink.heardMs?.(itemId) ?? 0;
+      return sink.heardMs?.(itemId);
     } catch (err) {
       this.#logger.warn({ err, sessionId: this.#sessionId }, "audio sink heardMs threw");
-      return 0;
+      return undefined;
     }
   }
 

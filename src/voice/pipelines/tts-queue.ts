@@ -234,6 +234,7 @@ export class TtsQueue {
     if (this.#held || !signal || signal.aborted || (this.#started && !sink?.heardMs)) return false;
     const { outputFormat, turnId, itemId } = this.#ctx;
     const heardMs = this.#started ? sink!.heardMs!(itemId) : 0;
+    if (heardMs === undefined) return false;
     const frame = 2 * outputFormat.channels;
     const at = Math.round((heardMs * outputFormat.sampleRate * frame) / 1000);
     this.#resumeAt = Math.min(this.#bytes, at - (at % frame));

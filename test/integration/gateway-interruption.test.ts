@@ -1,0 +1,130 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { TalkClient } from "../../src/client/talk-client.js";
+import {
+  FakeOpenAiRealtimeServer,
+  toneAudio,
+  type FakeOpenAiRealtimeServerOptions,
+} from "../support/fake-openai-realtime-server.js";
+import {
+  OPENAI_KEY,
+  recordEvents,
+  rejectionOf,
+  startGateway,
+  type GatewayHarness,
+  type HarnessSetup,
+} from "../support/gateway-harness.js";
+
+/**
+ * Interruptions of a relayed answer through the whole gateway (issue 36): a
+ * real WebSocket client that reports what it played (`playback`), the
+ * OpenAI Realtime stand-in over a real socket.
+ */
+
+let h: GatewayHarness | undefined;
+let realtime: FakeOpenAiRealtimeServer | undefined;
+afterEach(async () => {
+  await h?.close();
+  await realtime?.close();
+  h = realtime = undefined;
+});
+
+async function setup(options: FakeOpenAiRealtimeServerOptions = {}, extra: HarnessSetup = {}) {
+  realtime = new FakeOpenAiRealtimeServer({ apiKey: OPENAI_KEY, ...options });
+  const realtimeUrl = await realtime.start();
+  h = await startGateway({ realtimeUrl, ...extra });
+  const client = await h.connect({ as: "writer" });
+  const rec = recordEvents(client);
+  const { sessionId } = await client.request("talk.session.create", {
+    mode: "realtime",
+    transport: "gateway-relay",
+  });
+  await realtime.waitFor((e) => e.type === "session.update");
+  return { realtime, client, rec, sessionId };
+}
+
+/** PCM16 24 kHz: 48 bytes per ms. */
+const msOf = (audioBase64: string): number => Buffer.from(audioBase64, "base64").byteLength / 48;
+
+async function answerPlaying(realtime: FakeOpenAiRealtimeServer, rec: ReturnType<typeof recordEvents>) {
+  realtime.respond();
+  const started = await rec.next((e) => e.type === "output.audio.started");
+  const itemId = started.itemId!;
+  // Ten deltas of 100 ms reach the client before the stand-in holds the rest.
+  await expect
+    .poll(() => rec.audio.filter((a) => a.itemId === itemId).reduce((n, a) => n + msOf(a.audioBase64), 0))
+    .toBe(1000);
+  return { itemId, turnId: started.turnId! };
+}
+
+describe("the heard position a Talk API client reports (playback)", () => {
+  it("push-to-talk over a relayed answer truncates the provider's item where the client's speaker was", async () => {
+    const { realtime, client, rec, sessionId } = await setup({
+      replies: [{ audio: toneAudio(3000, "pcm16"), transcript: "A long answer.", holdAfterDeltas: 10 }],
+    });
+    const { itemId, turnId } = await answerPlaying(realtime, rec);
+    await client.request("talk.session.startTurn", { sessionId, playback: { itemId, playedMs: 640 } });
+    const truncate = await realtime.waitFor((e) => e.type === "conversation.item.truncate");
+    expect(truncate.event).toMatchObject({ item_id: itemId, audio_end_ms: 640 });
+    expect(realtime.truncations).toEqual([{ itemId, audioEndMs: 640 }]);
+    await rec.next((e) => e.type === "turn.cancelled" && e.turnId === turnId);
+  });
+
+  it("cancelOutput truncates at the position the app reported through the client (reportPlayback)", async () => {
+    const { realtime, client, rec, sessionId } = await setup({
+      replies: [{ audio: toneAudio(3000, "pcm16"), transcript: "A long answer.", holdAfterDeltas: 10 }],
+    });
+    const { itemId, turnId } = await answerPlaying(realtime, rec);
+    client.reportPlayback(sessionId, { itemId, playedMs: 420 });
+    expect((await client.request("talk.session.cancelOutput", { sessionId, turnId })).cancelled).toBe(true);
+    const truncate = await realtime.waitFor((e) => e.type === "conversation.item.truncate");
+    expect(truncate.event).toMatchObject({ item_id: itemId, audio_end_ms: 420 });
+  });
+
+  it("a position reported with appendAudio is where a later cancel truncates; past what was sent counts as all of it", async () => {
+    const { realtime, client, rec, sessionId } = await setup({
+      replies: [{ audio: toneAudio(3000, "pcm16"), transcript: "A long answer.", holdAfterDeltas: 10 }],
+    });
+    const { itemId, turnId } = await answerPlaying(realtime, rec);
+    const silence = Buffer.alloc(960).toString("base64");
+    await client.request("talk.session.appendAudio", {
+      sessionId,
+      audioBase64: silence,
+      playback: { itemId, playedMs: 5000 },
+    });
+    await client.request("talk.session.cancelOutput", { sessionId, turnId });
+    const truncate = await realtime.waitFor((e) => e.type === "conversation.item.truncate");
+    expect(truncate.event).toMatchObject({ item_id: itemId, audio_end_ms: 1000 });
+  });
+
+  it("bad playback values are invalid_params naming the field, and the session goes on", async () => {
+    const { client, sessionId } = await setup();
+    const bad: unknown[] = [
+      { itemId: "", playedMs: 10 },
+      { itemId: "item_1", playedMs: -1 },
+      { itemId: "item_1", playedMs: Number.NaN },
+      { itemId: "item_1", playedMs: 3_600_001 },
+      { itemId: "item_1" },
+      { itemId: "item_1", playedMs: 10, extra: true },
+      "item_1@10",
+    ];
+    for (const playback of bad) {
+      for (const method of ["talk.session.cancelOutput", "talk.session.startTurn"] as const) {
+        const err = await rejectionOf(client.requestUntyped(method, { sessionId, playback }));
+        expect(err.code, `${method} ${JSON.stringify(playback)}`).toBe("invalid_params");
+        expect(JSON.stringify(err.details)).toContain("playback");
+      }
+    }
+    // An item the session never sent is ignored, not an error.
+    expect(
+      (
+        await client.request("talk.session.cancelOutput", {
+          sessionId,
+          playback: { itemId: "item_unknown", playedMs: 10 },
+        })
+      ).cancelled,
+    ).toBe(false);
+    expect(await client.request("talk.session.startTurn", { sessionId })).toMatchObject({ sessionId });
+  });
+});
+
+export type { TalkClient };
