@@ -151,12 +151,17 @@ export class SessionOwnership {
     this.#entries.get(owned.session.id)?.playback.report(position);
   }
 
-  /** Sends `peer` the events after `afterSeq` still held for replay, then delivers live. */
-  goLive(owned: OwnedSession, peer: SessionPeer, afterSeq: number): void {
+  /**
+   * Sends `peer` the events after `afterSeq` still held for replay, then
+   * delivers live. `joined`: `peer` took the session over (a join), so the
+   * replay is a joiner's (joinerReplay); the creator's is every event.
+   */
+  goLive(owned: OwnedSession, peer: SessionPeer, afterSeq: number, joined = true): void {
     const entry = this.#entries.get(owned.session.id);
     if (!entry || entry.owner !== peer || peer.closed) return;
     entry.deliveredSeq = afterSeq;
-    for (const event of joinerReplay(entry.session.replay(afterSeq).events)) this.#deliver(entry, event);
+    const { events } = entry.session.replay(afterSeq);
+    for (const event of joined ? joinerReplay(events) : events) this.#deliver(entry, event);
     entry.live = true;
   }
 
@@ -326,10 +331,12 @@ export class SessionOwnership {
 
 /**
  * The replay a joining owner receives: the session's events, without the
- * `session.replaced` notices, which were addressed to the connections they
- * displaced (the joiner would otherwise read its own join as being replaced).
- * Their seqs are skipped, so the joiner sees a gap there and nowhere else.
+ * notices addressed to earlier owners: `session.replaced` (the connections it
+ * displaced; the joiner would otherwise read its own join as being replaced)
+ * and `session.ready` (each owner's own, after its create or join; the
+ * joiner's follows the replay). Their seqs are skipped, so the joiner sees
+ * gaps there and nowhere else.
  */
 export function joinerReplay(events: readonly TalkEvent[]): TalkEvent[] {
-  return events.filter((e) => e.type !== "session.replaced");
+  return events.filter((e) => e.type !== "session.replaced" && e.type !== "session.ready");
 }

@@ -29,17 +29,22 @@ afterEach(async () => {
 });
 
 async function setup(options: FakeOpenAiRealtimeServerOptions = {}, extra: HarnessSetup = {}) {
+  const { realtime, client, rec, sessionId } = await setupWithToken(options, extra);
+  return { realtime, client, rec, sessionId };
+}
+
+async function setupWithToken(options: FakeOpenAiRealtimeServerOptions = {}, extra: HarnessSetup = {}) {
   realtime = new FakeOpenAiRealtimeServer({ apiKey: OPENAI_KEY, ...options });
   const realtimeUrl = await realtime.start();
   h = await startGateway({ realtimeUrl, ...extra });
   const client = await h.connect({ as: "writer" });
   const rec = recordEvents(client);
-  const { sessionId } = await client.request("talk.session.create", {
+  const { sessionId, joinToken } = await client.request("talk.session.create", {
     mode: "realtime",
     transport: "gateway-relay",
   });
   await realtime.waitFor((e) => e.type === "session.update");
-  return { realtime, client, rec, sessionId };
+  return { realtime, client, rec, sessionId, joinToken };
 }
 
 /** PCM16 24 kHz: 48 bytes per ms. */
@@ -124,6 +129,28 @@ describe("the heard position a Talk API client reports (playback)", () => {
       ).cancelled,
     ).toBe(false);
     expect(await client.request("talk.session.startTurn", { sessionId })).toMatchObject({ sessionId });
+  });
+});
+
+describe("a joiner's replay", () => {
+  it("carries only the current owner's session.ready, not those of earlier joins", async () => {
+    const { sessionId, joinToken } = await setupWithToken();
+    const second = await h!.connect({ as: "writer" });
+    const secondRec = recordEvents(second);
+    await second.request("talk.session.join", { sessionId, joinToken });
+    await secondRec.next((e) => e.type === "session.ready");
+
+    const third = await h!.connect({ as: "writer" });
+    const thirdRec = recordEvents(third);
+    const joined = await third.request("talk.session.join", { sessionId, joinToken, afterSeq: 0 });
+    const own = await thirdRec.next((e) => e.type === "session.ready" && e.seq > joined.seq);
+    expect(own.payload).toMatchObject({ reason: "joined" });
+    // Everything up to its own session.ready: the replay, then that one notice.
+    const upToOwn = thirdRec.events.filter((e) => e.seq <= own.seq);
+    expect(upToOwn.filter((e) => e.type === "session.ready").map((e) => e.seq)).toEqual([own.seq]);
+    expect(upToOwn.some((e) => e.type === "session.replaced")).toBe(false);
+    expect(upToOwn[0]?.type).toBe("session.created");
+    expect(joined.replayed).toBe(upToOwn.length - 1);
   });
 });
 

@@ -61,7 +61,7 @@ export const talkClientMethods: MethodGroup = {
         metadata: { surface: "gateway", connection: ctx.caller.id },
       });
       const owned = ctx.sessions.adopt(session, undefined, ctx.caller);
-      ctx.afterResponse(() => ctx.sessions.goLive(owned, ctx.caller, 0));
+      ctx.afterResponse(() => ctx.sessions.goLive(owned, ctx.caller, 0, false));
       const { grant } = mint;
       return {
         sessionId: session.id,

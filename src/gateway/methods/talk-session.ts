@@ -124,7 +124,7 @@ export const talkSessionMethods: MethodGroup = {
       }
       const owned = ctx.sessions.adopt(session, controller, ctx.caller);
       const joinToken = session.issueJoinToken();
-      ctx.afterResponse(() => ctx.sessions.goLive(owned, ctx.caller, 0));
+      ctx.afterResponse(() => ctx.sessions.goLive(owned, ctx.caller, 0, false));
       return { ...describeSession(session), joinToken };
     },
   },
