@@ -30,6 +30,8 @@ export interface Principal {
   readonly name: string;
   /** Effective scopes, with implications expanded (admin ⊇ direct-tools ⊇ write ⊇ read). */
   readonly scopes: ReadonlySet<GatewayScope>;
+  /** True for the caller of a server with no tokens configured (authentication off). */
+  readonly anonymous?: true;
 }
 
 /** Browsers cannot set headers on a WebSocket: they offer ["talkgate", "bearer.<token>"] as subprotocols. */
@@ -90,6 +92,7 @@ export class TokenAuthorizer implements RequestAuthorizer {
     this.#anonymous = Object.freeze({
       name: "anonymous",
       scopes: expandScopes(options.anonymousScopes ?? ["read", "write"]),
+      anonymous: true,
     });
     this.#compare = options.compare ?? timingSafeEqual;
   }

@@ -77,7 +77,7 @@ export class RpcDispatcher {
     const label = method.name;
     const scopes = caller.principal.scopes;
     if (!scopes.has(method.scope)) {
-      this.fail(reply, id, label, forbidden(label, method.scope));
+      this.fail(reply, id, label, forbidden(label, method.scope, caller.principal.anonymous === true));
       return;
     }
     // Absent params are {}; anything else, null included, must be an object (docs/api.md, "Frames").
@@ -102,7 +102,7 @@ export class RpcDispatcher {
     }
     const needed = method.definition.scopeFor?.(parsed.data as never) ?? method.scope;
     if (!scopes.has(needed)) {
-      this.fail(reply, id, label, forbidden(label, needed));
+      this.fail(reply, id, label, forbidden(label, needed, caller.principal.anonymous === true));
       return;
     }
     const after: (() => void)[] = [];
@@ -158,7 +158,19 @@ function requestId(frame: unknown): string | null {
   return typeof id === "string" && id.length > 0 && id.length <= MAX_REQUEST_ID_LENGTH ? id : null;
 }
 
-function forbidden(method: string, scope: string): TalkError {
+/**
+ * `anonymous`: the server has no tokens configured, so no caller holds a scope
+ * beyond the anonymous ones; the message says how to configure one instead of
+ * blaming a token that was never checked.
+ */
+function forbidden(method: string, scope: string, anonymous: boolean): TalkError {
+  if (anonymous)
+    return new TalkError(
+      "forbidden",
+      `${method} needs the "${scope}" scope, and this server has no tokens configured (authentication is off, ` +
+        `so callers get only the anonymous scopes). Set TALKGATE_ADMIN_TOKEN (or auth.tokens) and restart.`,
+      { details: { method, scope, tokensConfigured: false } },
+    );
   return new TalkError("forbidden", `${method} needs the "${scope}" scope.`, { details: { method, scope } });
 }
 

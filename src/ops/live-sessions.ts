@@ -37,7 +37,17 @@ export interface SessionSummary {
 }
 
 /** Metadata keys that name the other side of a session, by surface. */
-const COUNTERPART_KEYS = ["from", "to", "direction", "callSid", "botId", "meetingUrl", "role", "connection"];
+const COUNTERPART_KEYS = [
+  "from",
+  "to",
+  "direction",
+  "callSid",
+  "botId",
+  "botName",
+  "meetingUrl",
+  "role",
+  "connection",
+];
 
 /**
  * The sessions of this worker as summaries: the runtime's sessions plus the

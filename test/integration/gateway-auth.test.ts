@@ -77,6 +77,11 @@ describe("gateway auth: bearer tokens and scope groups", () => {
     await expect(anonymous.request("talk.mode")).resolves.toMatchObject({ enabled: false });
     // Anonymous callers are never admin: secrets stay hidden.
     expect(JSON.stringify(await anonymous.request("talk.config"))).not.toContain(OPENAI_KEY);
+    // An admin method says that no tokens are configured and how to add one, not that a token lacks a scope.
+    const refused = await rejectionOf(anonymous.requestUntyped("admin.workers.list"));
+    expect(refused.code).toBe("forbidden");
+    expect(refused.details).toMatchObject({ scope: "admin", tokensConfigured: false });
+    expect(refused.message).toMatch(/no tokens configured.*TALKGATE_ADMIN_TOKEN/);
   });
 
   it("with no tokens configured, a non-loopback host is a config error naming server.host", async () => {

@@ -61,6 +61,14 @@ describe("meeting bot in transcribe mode, in the local test meeting", () => {
       (e) => e.type === "transcript.done" && (e.payload as { role: string }).role === "user",
     );
     expect(captions.length).toBeGreaterThan(0);
+    // Each caption with words carries its latency (the utterance's end to the caption), on its turn.
+    for (const caption of captions.filter((c) => (c.payload as { text: string }).text)) {
+      const latency = events.filter((e) => e.type === "latency.metrics" && e.turnId === caption.turnId);
+      expect(latency).toMatchObject([{ source: "meeting", payload: { name: "utterance_end_to_caption" } }]);
+      expect((latency[0]!.payload as { ms: number }).ms).toBeGreaterThanOrEqual(0);
+    }
+    // The session names the bot (the console lists it by that name).
+    expect(h.app.runtime.getSession(captions[0]!.sessionId)?.metadata["botName"]).toBe("Notetaker");
     for (const caption of captions) {
       for (const type of ["input.audio.speech_started", "input.audio.speech_stopped"])
         expect(events.filter((e) => e.type === type && e.turnId === caption.turnId)).toMatchObject([

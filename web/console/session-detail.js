@@ -17,6 +17,7 @@ const LATENCY_LABELS = {
   turn_end_to_transcript: "turn end → transcript",
   turn_end_to_first_text: "turn end → first text",
   turn_end_to_first_audio: "turn end → first audio",
+  utterance_end_to_caption: "utterance end → caption",
 };
 const PROVIDER_LABELS = { connect: "connect", stt: "STT", agent: "agent", tts: "TTS", realtime: "realtime" };
 
@@ -201,8 +202,10 @@ export class SessionDetail {
         ),
         h("span", { class: "lat-value mono" }, ms(value)),
       );
+    // A transcription session (captions) answers no turn: its figure is each caption's latency.
+    const captions = this.summary?.mode === "transcription";
     recent.forEach(([turnId, metrics], i) => {
-      const label = `turn ${turns.size - recent.length + i + 1}`;
+      const label = `${captions ? "caption" : "turn"} ${turns.size - recent.length + i + 1}`;
       rows.push(
         h(
           "div",
@@ -225,7 +228,15 @@ export class SessionDetail {
       }
     }
     if (!rows.length)
-      rows.push(h("p", { class: "empty" }, "No figures yet: they come with the first answered turn."));
+      rows.push(
+        h(
+          "p",
+          { class: "empty" },
+          captions
+            ? "No figures yet: they come with the first caption."
+            : "No figures yet: they come with the first answered turn.",
+        ),
+      );
     this.els.latency.replaceChildren(...rows);
   }
 }

@@ -20,7 +20,12 @@ export function counterpartOf(s) {
       sub: `${arrow} ${c.direction === "outbound" ? (c.from ?? "") : (c.to ?? "")}`,
     };
   }
-  if (s.surface === "meeting") return { main: c.botId ?? "bot", sub: c.meetingUrl ?? c.role ?? "" };
+  if (s.surface === "meeting") {
+    // A bot by the name it joined with; its id beside it (what the REST API and logs use).
+    const where = c.meetingUrl ?? c.role ?? "";
+    if (c.botName) return { main: c.botName, sub: [c.botId, where].filter(Boolean).join(" · ") };
+    return { main: c.botId ?? "bot", sub: where };
+  }
   return { main: c.connection ?? s.surface, sub: s.transport };
 }
 

@@ -29,6 +29,8 @@ export interface MeetingAssistantOptions {
 /** What the assistant is given: narrow, no back-reference to the bot. */
 export interface MeetingAssistantDeps {
   botId: string;
+  /** The bot's display name (the console lists the bot by it). */
+  botName?: string;
   platform: string;
   runtime: TalkRuntime;
   /** The process's controller factory (persona, brain, providers bound once). */
@@ -92,7 +94,13 @@ export class MeetingAssistant {
       transport: "managed-room",
       brain: "agent-consult",
       owner: "gateway",
-      metadata: { surface: "meeting", botId: deps.botId, platform: deps.platform, role: "assistant" },
+      metadata: {
+        surface: "meeting",
+        botId: deps.botId,
+        ...(deps.botName !== undefined ? { botName: deps.botName } : {}),
+        platform: deps.platform,
+        role: "assistant",
+      },
       source: "meeting",
     });
     this.#leg = new MediaLeg({

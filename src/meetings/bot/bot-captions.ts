@@ -92,7 +92,13 @@ export class BotCaptions {
       transport: "gateway-relay",
       brain: "none",
       owner: "gateway",
-      metadata: { surface: "meeting", botId: ctx.botId, platform: ctx.platform, mode: ctx.mode },
+      metadata: {
+        surface: "meeting",
+        botId: ctx.botId,
+        botName: ctx.botName,
+        platform: ctx.platform,
+        mode: ctx.mode,
+      },
       source: "meeting",
     });
     this.session = session;
@@ -150,6 +156,7 @@ export class BotCaptions {
     const ctx = this.#ctx;
     return new MeetingAssistant({
       botId: ctx.botId,
+      botName: ctx.botName,
       platform: ctx.platform,
       runtime: ctx.runtime,
       createController: ctx.createController,
@@ -221,6 +228,7 @@ export class BotCaptions {
     if (!payload.text) return;
     this.#assistant?.onCaption(payload.speaker ?? "unknown", payload.text);
     const utterance = this.#turnUtterances.get(event.turnId);
+    if (utterance?.endedAt !== undefined) this.#captionLatency(event.turnId, utterance.endedAt);
     this.#appendLine({
       at: event.timestamp,
       ...(utterance
@@ -234,6 +242,25 @@ export class BotCaptions {
       ...(payload.rtpSource !== undefined ? { rtpSource: payload.rtpSource } : {}),
       turnId: event.turnId,
       text: payload.text,
+    });
+  }
+
+  /**
+   * The latency captions have (a transcription bot answers no turn): the
+   * utterance's end, as the segmenter decided it, to its caption. Emitted
+   * after the caption, so every subscriber sees the events in seq order.
+   */
+  #captionLatency(turnId: string, endedAt: number): void {
+    const ms = Math.max(0, Date.now() - endedAt);
+    const session = this.session;
+    queueMicrotask(() => {
+      if (session.state !== "active") return;
+      session.emit({
+        type: "latency.metrics",
+        turnId,
+        source: "meeting",
+        payload: { name: "utterance_end_to_caption", ms },
+      });
     });
   }
 
