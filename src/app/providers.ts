@@ -21,7 +21,7 @@ import {
   createOpenAiSpeechProviders,
   createXaiRealtimeProvider,
 } from "../providers/index.js";
-import { createOpenAiChatAgent } from "../providers/index.js";
+import { createOpenAiChatAgent, MoonshineSttProvider } from "../providers/index.js";
 
 /** The process's providers: the registry, its default per kind, and the pipelines' view of them. */
 export interface AppProviders {
@@ -108,15 +108,27 @@ function realtimeProviders(config: TalkgateConfig): TalkProvider[] {
   return out;
 }
 
+/** Why a local engine cannot work here (its model is not installed), or undefined: checked before it becomes a default. */
+function localEngineMissing(provider: TalkProvider): string | undefined {
+  return provider instanceof MoonshineSttProvider ? provider.modelMissing() : undefined;
+}
+
 /**
  * Default provider id per kind. `talk.provider` names the speech provider and
  * applies to each speech kind that has a provider of that id; naming one that
  * exists for no kind is a configuration error, found at start-up. Unset, the
  * one `talk.providers` entry is the speech provider when there is exactly one.
  * A speech kind it does not cover keeps its local engine when several
- * providers of that kind are registered (the others are reachable by id).
+ * providers of that kind are registered (the others are reachable by id): the
+ * first of LOCAL_SPEECH_PROVIDER_IDS (Moonshine for STT) unless `missing`
+ * says it cannot load, then the next (pocketsphinx), with a warning.
  */
-function providerDefaults(config: TalkgateConfig, registry: ProviderRegistry): ProviderDefaults {
+function providerDefaults(
+  config: TalkgateConfig,
+  registry: ProviderRegistry,
+  missing: ReadonlyMap<string, string>,
+  logger: TalkLogger,
+): ProviderDefaults {
   const defaults: ProviderDefaults = {};
   const configured = openAiSpeechEntries(config.talk.providers).map(([id]) => id);
   const speech = config.talk.provider ?? (configured.length === 1 ? configured[0] : undefined);
@@ -129,8 +141,16 @@ function providerDefaults(config: TalkgateConfig, registry: ProviderRegistry): P
   }
   for (const kind of ["stt", "tts"] as const) {
     if (defaults[kind] !== undefined || registry.list(kind).length < 2) continue;
-    const local = LOCAL_SPEECH_PROVIDER_IDS.find((id) => registry.has(kind, id));
-    if (local) defaults[kind] = local;
+    const locals = LOCAL_SPEECH_PROVIDER_IDS.filter((id) => registry.has(kind, id));
+    const local = locals.find((id) => !missing.has(`${kind}:${id}`)) ?? locals[0];
+    if (local === undefined) continue;
+    for (const id of locals.slice(0, locals.indexOf(local))) {
+      logger.warn(
+        { kind, provider: id, fallback: local, reason: missing.get(`${kind}:${id}`) },
+        `${missing.get(`${kind}:${id}`)}: ${kind === "stt" ? "speech recognition" : "speech output"} uses ${local} instead`,
+      );
+    }
+    defaults[kind] = local;
   }
   const realtime = config.talk.realtime?.provider;
   if (realtime !== undefined) {
@@ -166,9 +186,17 @@ export function buildProviders(
     failureThreshold: config.runtime.providerFailureThreshold,
     retryAfterMs: config.runtime.providerRetryAfterMs,
   });
+  const missing = new Map<string, string>();
+  for (const provider of providers) {
+    const reason = localEngineMissing(provider);
+    if (reason !== undefined) missing.set(`${provider.kind}:${provider.id}`, reason);
+  }
   // Registered monitored, so every request's outcome reaches readiness whoever makes it.
   for (const provider of providers) registry.register(outcomes.monitor(provider));
-  const resolver = new ProviderResolver({ registry, defaults: providerDefaults(config, registry) });
+  const resolver = new ProviderResolver({
+    registry,
+    defaults: providerDefaults(config, registry, missing, logger),
+  });
   const optional = <K extends ProviderKind>(kind: K, id?: string): ProviderByKind[K] | undefined => {
     try {
       return resolver.resolve(kind, id);

@@ -172,7 +172,7 @@ export const faultsSchema = z
     retryBackoffMs: faultBound("retryBackoffMs"),
     /** Faults in a row (no answer heard between them) after which the leg hangs up whatever the policy. */
     maxConsecutiveFaults: faultBound("maxConsecutiveFaults"),
-    /** Fallback provider ids per kind; unset: the local engine (pocketsphinx, espeak-ng) for STT and TTS, none for the agent. */
+    /** Fallback provider ids per kind; unset: the local engines (Moonshine then pocketsphinx, espeak-ng) for STT and TTS, none for the agent. */
     fallback: z
       .object({
         stt: fallbackChain.optional(),
@@ -364,8 +364,8 @@ export const talkSchema = z
           .strict()
           .prefault({}),
         /**
-         * The Moonshine recognizer (`talk.provider: "moonshine"` makes it the STT provider; pocketsphinx
-         * stays the default): the English tiny model of the `@usefulsensors/moonshine-js` npm package.
+         * The Moonshine recognizer, the default STT (pocketsphinx when its model cannot be found): the
+         * English tiny model of the `@usefulsensors/moonshine-js` npm package.
          */
         moonshine: z
           .object({

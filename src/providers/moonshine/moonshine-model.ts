@@ -5,9 +5,15 @@
  * provider. Decodes run one at a time in the order asked; a caller that no
  * longer needs an answer simply ignores it.
  *
- * The thread starts on the first decode and is ended by close(); if it dies,
+ * The thread starts on the first decode and is ended by close(), which asks
+ * it to stop and waits for it: Worker.terminate() while onnxruntime-node runs
+ * a session aborts the whole process ("terminate called after throwing an
+ * instance of 'Napi::Error'": the binding's calls fail once V8 stops the
+ * thread, and nothing catches the C++ exception). If it dies,
  * what was waiting fails with `provider_error` and the next decode starts a
- * new one.
+ * new one. A model that cannot be loaded (onnxruntime-node or a model file
+ * refused) is not tried again: every decode fails at once with the load's
+ * `provider_unavailable`, so a fallback recognizer answers without waiting.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -56,6 +62,7 @@ export class MoonshineModel {
   #nextId = 1;
   readonly #pending = new Map<number, Pending>();
   #closed = false;
+  #loadError: TalkError | undefined;
   #decodes = 0;
   #decodeMs = 0;
 
@@ -72,6 +79,7 @@ export class MoonshineModel {
   /** Transcribes 16 kHz mono audio in -1..1 (transferred: the caller must not reuse it). */
   transcribe(audio: Float32Array): Promise<MoonshineDecode> {
     if (this.#closed) return Promise.reject(new TalkError("invalid_state", "The Moonshine model is closed."));
+    if (this.#loadError) return Promise.reject(this.#loadError);
     const worker = this.#start();
     const id = this.#nextId++;
     return new Promise<MoonshineDecode>((resolve, reject) => {
@@ -89,7 +97,7 @@ export class MoonshineModel {
     const worker = this.#worker;
     this.#worker = undefined;
     this.#failAll(new TalkError("cancelled", "The Moonshine model was closed."));
-    if (worker) await worker.terminate();
+    if (worker) await stopWorker(worker);
   }
 
   #start(): Worker {
@@ -117,10 +125,11 @@ export class MoonshineModel {
         "provider_unavailable",
         `The Moonshine model could not be loaded: ${reply.loadError}`,
       );
+      this.#loadError = err;
       this.#failAll(err);
       const worker = this.#worker;
       this.#worker = undefined;
-      void worker?.terminate();
+      if (worker) void stopWorker(worker);
       return;
     }
     const pending = this.#pending.get(reply.id);
@@ -149,4 +158,29 @@ export class MoonshineModel {
     this.#pending.clear();
     for (const p of pending) p.reject(err);
   }
+}
+
+/** Longest wait for the thread to finish the decode it runs and exit, ms; past it the thread is left to end alone. */
+const STOP_WAIT_MS = 10_000;
+
+/**
+ * Asks the thread to stop after the decode it runs (queued ones are skipped) and resolves when it has
+ * exited. Never Worker.terminate(): cut inside onnxruntime-node it aborts the process. A thread that
+ * does not exit in STOP_WAIT_MS is not waited for any more (and unref'd: it holds no process open).
+ */
+function stopWorker(worker: Worker): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (worker.threadId === -1) return resolve(); // already gone
+    // Both held (ref'd) while waiting, so that an awaited close() is not cut short by an empty event loop.
+    const timer = setTimeout(() => {
+      worker.unref();
+      resolve();
+    }, STOP_WAIT_MS);
+    worker.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    worker.ref();
+    worker.postMessage({ close: true });
+  });
 }

@@ -104,20 +104,21 @@ export class MoonshineSttProvider implements SttProvider {
     return this.#model?.stats;
   }
 
-  health(): Promise<ProviderHealth> {
+  /** Why the model cannot be loaded from where it is looked for (its files are missing), or undefined. */
+  modelMissing(): string | undefined {
     if (!this.#modelDir)
-      return Promise.resolve({
-        ok: false,
-        detail: `the Moonshine model is missing: the npm package ${MOONSHINE_MODEL_PACKAGE} is not installed (npm ci)`,
-      });
+      return `the Moonshine model is missing: the npm package ${MOONSHINE_MODEL_PACKAGE} is not installed (npm ci)`;
     if (
       !existsSync(join(this.#modelDir, "encoder_model.onnx")) ||
       !existsSync(join(this.#modelDir, "decoder_model_merged.onnx"))
     )
-      return Promise.resolve({
-        ok: false,
-        detail: `the Moonshine model is missing: no encoder_model.onnx and decoder_model_merged.onnx in ${this.#modelDir}`,
-      });
+      return `the Moonshine model is missing: no encoder_model.onnx and decoder_model_merged.onnx in ${this.#modelDir}`;
+    return undefined;
+  }
+
+  health(): Promise<ProviderHealth> {
+    const missing = this.modelMissing();
+    if (missing) return Promise.resolve({ ok: false, detail: missing });
     return Promise.resolve({ ok: true, detail: `model ${this.#modelDir}, ${this.#threads} thread(s)` });
   }
 

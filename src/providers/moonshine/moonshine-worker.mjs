@@ -7,7 +7,8 @@
  *
  * Protocol (postMessage):
  *   in  { id, audio: Float32Array (16 kHz mono, -1..1) }  out { id, text, ms } | { id, error }
- *   in  { close: true }                                    (releases the sessions; the thread ends)
+ *   in  { close: true }                                    (queued decodes skipped, the running one
+ *                                                           finished; releases the sessions; the thread ends)
  * At start it posts { ready: true } or { loadError: message }.
  */
 import { createRequire } from "node:module";
@@ -99,8 +100,12 @@ let loading = load().then(
   (err) => parentPort.postMessage({ loadError: err instanceof Error ? err.message : String(err) }),
 );
 
+/** Set by { close }: decodes still queued are skipped, the one running ends first (never cut: see close()). */
+let closing = false;
+
 parentPort.on("message", (message) => {
   if (message && message.close) {
+    closing = true;
     void loading.finally(async () => {
       await encoder?.release?.();
       await decoder?.release?.();
@@ -110,6 +115,7 @@ parentPort.on("message", (message) => {
   }
   const { id, audio } = message;
   loading = loading.then(async () => {
+    if (closing) return;
     const started = performance.now();
     try {
       const text = await transcribe(audio);
