@@ -32,7 +32,7 @@
  * slows a run but adds little to it.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
@@ -136,6 +136,33 @@ function botRoot(botId: string): number {
   return line.pid;
 }
 
+/** CPU ticks by thread name over the renderer processes of a tree (where the renderer spends: main, compositor, audio, WebRTC). */
+function rendererThreads(pids: number[]): Map<string, number> {
+  const args = new Map(processTable().map((p) => [p.pid, p.args]));
+  const out = new Map<string, number>();
+  for (const pid of pids) {
+    if (kindOf(args.get(pid) ?? "") !== "renderer") continue;
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+        // Thread names as Chromium sets them, numbered pools folded ("ThreadPoolForeg", "WebRTC_W").
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        out.set(name, (out.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]));
+      } catch {
+        // exited
+      }
+    }
+  }
+  return out;
+}
+
 /** utime + stime (and, with `reaped`, the CPU of exited children it waited for: short-lived pocketsphinx runs). */
 function cpuTicks(pids: number[], reaped = false): number {
   let total = 0;
@@ -202,12 +229,25 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
     const ended = new Map<string, number>();
     const latencies: number[] = [];
     let measuring = false;
+    const done = new Map<string, number>();
+    const typesSeen = new Map<string, number>();
+    // A turn's transcript.done and turn.ended come in either order: the latency is counted once both are in.
+    const pair = (turnId: string): void => {
+      const end = ended.get(turnId);
+      const at = done.get(turnId);
+      if (end === undefined || at === undefined) return;
+      latencies.push(at - end + SILENCE_MS);
+      ended.delete(turnId);
+      done.delete(turnId);
+    };
     h.app.runtime.subscribeAll((e: TalkEvent) => {
-      if (e.type === "turn.ended" && e.turnId) ended.set(e.turnId, Date.parse(e.timestamp));
-      if (e.type === "transcript.done" && e.turnId && measuring && (e.payload as { text?: string }).text) {
-        const end = ended.get(e.turnId);
-        if (end !== undefined) latencies.push(Date.parse(e.timestamp) - end + SILENCE_MS);
-      }
+      typesSeen.set(e.type, (typesSeen.get(e.type) ?? 0) + 1);
+      if (!measuring || !e.turnId) return;
+      if (e.type === "turn.ended") ended.set(e.turnId, Date.parse(e.timestamp));
+      else if (e.type === "transcript.done" && (e.payload as { text?: string }).text)
+        done.set(e.turnId, Date.parse(e.timestamp));
+      else return;
+      pair(e.turnId);
     });
     const ids: string[] = [];
     for (let i = 0; i < bots; i++) {
@@ -226,6 +266,7 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
     const roots = ids.map(botRoot);
     const cpu0 = roots.map((r) => cpuTicks(tree(r)));
     const kinds0 = cpuByKind(tree(roots[0]!));
+    const threads0 = rendererThreads(tree(roots[0]!));
     // The server: this Node process (capture sockets, Opus decode, VAD, floor) and its pocketsphinx children.
     const serverCpu = (): number =>
       cpuTicks([process.pid], true) +
@@ -248,9 +289,24 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
     }
     measuring = false;
     const wall = (Date.now() - t0) / 1000;
+    // A bot that ended inside the window (its browser gone) voids the step's figures: say which and why.
+    const alive = roots.map((r) => processTable().some((p) => p.pid === r));
+    const botStates = await Promise.all(
+      ids.map(async (id) => {
+        const st = await h.status(id);
+        return { state: st.state, subCode: st.subCode, message: st.message };
+      }),
+    );
     const xvfbShare = (cpuTicks(xvfb) - xvfb0) / TICK / wall;
     const cpuShare = roots.map((r, i) => (cpuTicks(tree(r)) - cpu0[i]!) / TICK / wall);
     const kinds1 = cpuByKind(tree(roots[0]!));
+    const threads1 = rendererThreads(tree(roots[0]!));
+    const firstBotRendererThreads = Object.fromEntries(
+      [...threads1]
+        .map(([k, t]) => [k, Number(((t - (threads0.get(k) ?? 0)) / TICK / wall).toFixed(3))] as const)
+        .filter(([, c]) => c >= 0.005)
+        .sort((a, b) => b[1] - a[1]),
+    );
     const firstBotByKind = Object.fromEntries(
       [...kinds1].map(([k, t]) => [k, Number(((t - (kinds0.get(k) ?? 0)) / TICK / wall).toFixed(3))]),
     );
@@ -286,6 +342,8 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
         chromiumPerBotCpuCores: cpuShare.map((c) => Number(c.toFixed(3))),
         // The first bot's Chromium CPU by process kind (browser, renderer, gpu-process, audio, network...).
         firstBotCpuByKind: firstBotByKind,
+        // Its renderer by thread (CrRendererMain: page scripts, style, layout, paint; Compositor; audio; WebRTC).
+        firstBotRendererThreads,
         serverProcessPssMb: Math.round(serverMem.pss),
         sttDecodersPssMb: Math.round(sttMem.pss),
         serverCpuCoresAllBots: Number(serverShare.toFixed(3)),
@@ -294,7 +352,10 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
         serverNodeCpuCores: Number(nodeShare.toFixed(3)),
         sttCpuCores: Number((serverShare - nodeShare).toFixed(3)),
         loadAverage: [load0, load1],
+        browsersAliveAtEnd: alive,
+        ...(alive.every(Boolean) ? {} : { botStates }),
         captions: latencies.length,
+        eventTypes: Object.fromEntries(typesSeen),
         captionLatencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
       }),
     );

@@ -24,7 +24,9 @@
  *   when no mix arrives);
  * - overrides `getUserMedia`: the microphone is a Web Audio
  *   `MediaStreamAudioDestinationNode` behind a gain that stays at 0 except
- *   while assistant audio (binary frames from the server) is playing.
+ *   while assistant audio (binary frames from the server) is playing; in
+ *   `microphone: "silent"` (transcribe mode) its audio graph stays suspended
+ *   until such audio arrives.
  */
 export interface CaptureScriptConfig {
   /** ws:// URL of this bot's capture socket, with its token. */
@@ -73,6 +75,15 @@ export interface CaptureScriptConfig {
   preferStream?: string;
   /** Default 15 000 (Vexa's teams-main-audio.ts grace). */
   preferStreamGraceMs?: number;
+  /**
+   * "assistant" (default): the microphone's audio graph runs from the page's
+   * first getUserMedia, ready for the assistant's voice. "silent" (a bot that
+   * never speaks: transcribe mode, whose platform microphone stays off): the
+   * graph stays suspended, so the page renders no audio for it (an audio
+   * thread waking every 10 ms for nothing), until assistant audio arrives
+   * anyway.
+   */
+  microphone?: "assistant" | "silent";
 }
 
 export function captureScript(config: CaptureScriptConfig): string {
@@ -341,6 +352,7 @@ let mic = null;
 function ensureMic() {
   if (mic) return mic;
   const context = new AudioContext({ sampleRate: 48000 });
+  if (CFG.microphone === "silent") context.suspend().catch(() => {});
   const gain = context.createGain();
   gain.gain.value = 0;
   const destination = context.createMediaStreamDestination();
@@ -351,6 +363,7 @@ function ensureMic() {
 
 function playAssistant(buffer) {
   const m = ensureMic();
+  if (m.context.state === "suspended") m.context.resume().catch(() => {});
   const view = new DataView(buffer);
   const channels = view.getUint8(1);
   const idLength = view.getUint16(2, true);
@@ -391,7 +404,7 @@ if (navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
     const out = [];
     if (constraints && constraints.audio) {
       const m = ensureMic();
-      m.context.resume().catch(() => {});
+      if (CFG.microphone !== "silent") m.context.resume().catch(() => {});
       out.push(m.destination.stream.getAudioTracks()[0].clone());
     }
     if (constraints && constraints.video && (CFG.camera === "card" || CFG.camera === "url")) {

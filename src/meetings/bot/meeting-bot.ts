@@ -305,6 +305,8 @@ export class MeetingBot {
           ...(this.#deps.driver.cameraFrameRate ? { cameraTrackFps: this.#deps.driver.cameraFrameRate } : {}),
           receiveVideo: options.receiveVideo,
           botName: request.botName,
+          // A transcribing bot never speaks: its microphone's audio graph need not run.
+          microphone: request.mode === "transcribe" ? "silent" : "assistant",
           ...(driver.capture
             ? {
                 preferStream: driver.capture.preferStream,
