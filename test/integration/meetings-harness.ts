@@ -224,11 +224,17 @@ export async function startMeetingsHarness(
   return harness;
 }
 
-/** The lowercase words of every line of one speaker. */
+/** The lowercase words of every line of one speaker (punctuation dropped: Moonshine writes "Go forward."). */
 export function wordsOf(lines: TranscriptLine[], speaker: string): Set<string> {
-  return new Set(
-    lines.filter((l) => l.speaker === speaker).flatMap((l) => l.text.toLowerCase().split(/\s+/)),
-  );
+  return new Set(lines.filter((l) => l.speaker === speaker).flatMap((l) => wordList(l.text)));
+}
+
+/** A caption's lowercase words, without punctuation. */
+export function wordList(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}']+/u)
+    .filter((w) => w !== "");
 }
 
 /** A raw Talk API connection: `call` sends a request and resolves with its response frame; `events` collects event frames. */
