@@ -135,7 +135,11 @@ function providerDefaults(
   if (speech !== undefined) {
     const kinds = (["stt", "tts"] as const).filter((kind) => registry.has(kind, speech));
     if (kinds.length === 0) {
-      throw new TalkError("config_invalid", `talk.provider: no speech provider "${speech}" is configured.`);
+      const known = [...new Set([...registry.list("stt"), ...registry.list("tts")].map((p) => p.id))];
+      throw new TalkError(
+        "config_invalid",
+        `talk.provider: no speech provider "${speech}" is configured; the configured ones are ${known.join(", ")} (another service goes under talk.providers.<id>: docs/providers.md).`,
+      );
     }
     for (const kind of kinds) defaults[kind] = speech;
   }

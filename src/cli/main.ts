@@ -7,8 +7,9 @@ import { isTalkError } from "../core/index.js";
 const HELP = `talkgate: telephony and meeting media server for an AI assistant
 
 Usage:
-  talkgate serve [--config PATH] [--workers N|auto]
+  talkgate serve [--config PATH] [--port N] [--workers N|auto]
                                         run the server (embedded defaults without a config);
+                                        --port N: listen on N (over PORT and server.port);
                                         --workers N: N processes sharing the port (auto: one per core;
                                         over redis.url, else a private redis-server)
   talkgate doctor --config PATH [--dry-run]
@@ -40,10 +41,14 @@ const commands: Record<string, Command> = {
   async serve(argv) {
     const { values } = parseArgs({
       args: argv,
-      options: { config: { type: "string" }, workers: { type: "string" } },
+      options: { config: { type: "string" }, workers: { type: "string" }, port: { type: "string" } },
       strict: true,
     });
-    const workers = values.workers;
+    const { workers, port } = values;
+    if (port !== undefined && !/^\d{1,5}$/.test(port)) {
+      process.stderr.write(`talkgate serve: --port must be a port number (0-65535), got "${port}"\n`);
+      return 2;
+    }
     if (workers !== undefined && workers !== "auto" && !/^[1-9]\d?$/.test(workers)) {
       process.stderr.write(
         `talkgate serve: --workers must be a whole number from 1 to 64, or auto (one per core), got "${workers}"\n`,
@@ -53,6 +58,7 @@ const commands: Record<string, Command> = {
     const { runServe } = await import("./serve.js");
     return runServe({
       configPath: values.config,
+      ...(port !== undefined ? { port: Number(port) } : {}),
       ...(workers !== undefined ? { workers: workers === "auto" ? workers : Number(workers) } : {}),
     });
   },

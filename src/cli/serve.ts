@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
 import { loadConfig, type TalkgateConfig } from "../config/index.js";
+import { TalkError } from "../core/index.js";
 import { type App, type CreateAppOptions, createApp } from "../app.js";
 import { createAppLogger } from "../app/logger.js";
 import { startLocalRedis, type LocalRedis } from "./local-redis.js";
@@ -7,6 +8,8 @@ import { joinWorkerPool, runWorkerPool } from "./worker-pool.js";
 
 export interface ServeOptions {
   configPath?: string;
+  /** The port to listen on (`--port`); overrides PORT and `server.port`. */
+  port?: number;
   /** Server processes sharing the port (`--workers`; "auto": one per core); overrides `server.workers`. */
   workers?: number | "auto";
   /** Embedders and test entries: app options (e.g. providers) and a hook once the app listens. */
@@ -25,10 +28,11 @@ export interface ServeOptions {
  * (src/cli/worker-pool.ts); each of them runs this same function as a worker.
  */
 export async function runServe(options: ServeOptions): Promise<number> {
-  const env =
-    options.workers !== undefined
-      ? { ...process.env, TALKGATE_WORKERS: String(options.workers) }
-      : process.env;
+  const env = {
+    ...process.env,
+    ...(options.workers !== undefined ? { TALKGATE_WORKERS: String(options.workers) } : {}),
+    ...(options.port !== undefined ? { PORT: String(options.port) } : {}),
+  };
   const loaded = loadConfig({ path: options.configPath, env });
   const { workers } = loaded.config.server;
   if (workers > 1 && cluster.isPrimary) {
@@ -48,7 +52,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     member.gather(app.gateway.metrics.registry);
     app.gateway.metrics.useExposition(() => member.machineMetrics());
   }
-  const { urls } = await app.listen();
+  const { urls } = await listenOrExplain(app);
   await options.onListening?.(app);
   announce(app, urls);
   if (member) {
@@ -112,6 +116,8 @@ async function runPool(
     // A configured worker id is one machine's: each process gets it with its index appended.
     env: (index) => ({
       TALKGATE_WORKERS: String(workers),
+      // --port reached this process only; PORT and server.port reach the workers as they reached it.
+      PORT: String(config.server.port),
       ...(configuredId !== undefined ? { TALKGATE_WORKER_ID: `${configuredId}-${index}` } : {}),
       ...(redisUrl !== undefined ? { REDIS_URL: redisUrl } : {}),
     }),
@@ -121,6 +127,31 @@ async function runPool(
   process.off("SIGTERM", onSignal);
   await localRedis?.close();
   return code;
+}
+
+/**
+ * Binds the server; a port already taken (another talkgate, or any program) or an address this machine
+ * does not have is a one-line `config_invalid` saying how to choose another, not a raw stack. The app is
+ * closed first, so the process can end.
+ */
+async function listenOrExplain(app: App): ReturnType<App["listen"]> {
+  try {
+    return await app.listen();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const { host, port } = app.config.server;
+    const explain =
+      code === "EADDRINUSE"
+        ? `port ${port} on ${host} is already in use (another talkgate, or another program). Stop it, or choose another port: PORT=${port + 1} npm start, talkgate serve --port ${port + 1}, or server.port in the config file.`
+        : code === "EACCES"
+          ? `port ${port} on ${host} needs privileges this process does not have: choose a port above 1023 (PORT, --port or server.port).`
+          : code === "EADDRNOTAVAIL" || code === "ENOTFOUND"
+            ? `cannot listen on ${host}: this machine has no such address (HOST or server.host; 127.0.0.1 for this machine only, 0.0.0.0 for every interface).`
+            : undefined;
+    if (explain === undefined) throw err;
+    await app.close().catch(() => {});
+    throw new TalkError("config_invalid", explain, { details: { host, port, reason: code }, cause: err });
+  }
 }
 
 /**

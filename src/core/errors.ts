@@ -18,6 +18,12 @@ export const TALK_ERROR_CODES = {
   },
   forbidden: { retryable: false, httpStatus: 403, message: "The token's scope does not allow this method." },
   rate_limited: { retryable: true, httpStatus: 429, message: "Too many requests; slow down." },
+  unsupported_media_type: {
+    retryable: false,
+    httpStatus: 415,
+    message: "The request's content type is not accepted here.",
+  },
+  route_not_found: { retryable: false, httpStatus: 404, message: "No such route." },
   payload_too_large: {
     retryable: false,
     httpStatus: 413,

@@ -28,6 +28,7 @@ import { SessionOwnership } from "./session-owners.js";
 import { TalkModeStore } from "./talk-mode-store.js";
 import { talkRoute } from "./talk-route.js";
 import { websocketErrorHandler } from "./ws-protocol-fault.js";
+import { useTalkErrorReplies } from "./reply-error.js";
 
 export type GatewayServerState = "created" | "listening" | "closing" | "closed";
 
@@ -166,14 +167,17 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
   return server;
 }
 
-/** Fastify with the process's logger (request logging off), or silent. */
+/** Fastify with the process's logger (request logging off), or silent; errors answered in the Talk shape. */
 function gatewayFastify(logger: GatewayDeps["logger"]): FastifyInstance {
-  return (logger
+  const app = (logger
     ? Fastify({
         loggerInstance: logger,
         logController: new LogController({ disableRequestLogging: true }),
       })
     : Fastify({ logger: false })) as unknown as FastifyInstance;
+  // Before any route: every route and plugin answers Fastify's own errors in the Talk error shape.
+  useTalkErrorReplies(app);
+  return app;
 }
 
 /** The server's parts: method registry, session ownership (local and, in a cluster, remote), dispatcher, metrics. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -174,6 +175,29 @@ describe("talkgate serve (embedded defaults)", () => {
     expect(await exitOf(child)).toBe(1);
     expect(logs.stderr()).toContain("PORT (server.port)");
   });
+
+  it("on a port already in use says so and how to choose another (PORT, --port, server.port), not a raw stack", async () => {
+    // A real listener holds the port, as a first server would.
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const child = runCli(["serve"], { PORT: String(port) });
+      const logs = collect(child);
+      expect(await exitOf(child)).toBe(1);
+      expect(logs.stderr()).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(logs.stderr()).toMatch(/PORT=\d+ npm start, talkgate serve --port \d+, or server\.port/);
+      expect(logs.stderr()).not.toMatch(/\n\s+at /);
+      // --port is the way out it names.
+      const other = runCli(["serve", "--port", "0"], { PORT: String(port) });
+      const urls = await listening(other);
+      expect(urls[0]).not.toContain(`:${port}/`);
+      other.kill("SIGTERM");
+      expect(await exitOf(other)).toBe(0);
+    } finally {
+      holder.close();
+    }
+  }, 120_000);
 
   it("talkgate doctor migrates a legacy config file and reports each move", async () => {
     const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
