@@ -2,9 +2,11 @@
  * The talk page: the reference browser client of the Talk API (docs/api.md,
  * docs/web-page.md). Microphone in through an AudioWorklet at the session's
  * input format, assistant audio out through Web Audio, one Gateway-owned
- * session per start, its state shown only from talk.events.
+ * session per start, its state shown only from talk.events. It speaks the
+ * protocol only through the server's Talk client (src/client, served built
+ * as lib/talk-client.js): requests, events, and the rejoin after a drop.
  */
-import { LiveSession } from "./live-session.js";
+import { SessionLink, TalkClient } from "./lib/talk-client.js";
 import { Player } from "./player.js";
 import { planSession } from "./session-plan.js";
 import { SpeechDetector } from "./speech-detector.js";
@@ -39,6 +41,7 @@ const LABELS = {
   thinking: "Thinking…",
   speaking: "Speaking",
   closed: "Session ended",
+  disconnected: "Disconnected",
 };
 
 /** Shown in this order, each with what it measures (latency.metrics from the Gateway, then the page's own). */
@@ -54,9 +57,13 @@ const page = {
   running: false,
   busy: false,
   state: "idle",
+  /** Every state shown, in order (what the browser tests read). */
+  states: [],
   connection: "offline",
-  /** @type {LiveSession | undefined} */
+  /** @type {SessionLink | undefined} */
   live: undefined,
+  /** The seq of every event delivered, in order (what the browser tests check for gaps and duplicates). */
+  seqs: [],
   plan: undefined,
   audio: undefined,
   /** @type {Player | undefined} */
@@ -89,6 +96,7 @@ function restingState() {
 
 function setState(state) {
   page.state = state;
+  if (page.states.at(-1) !== state) page.states.push(state);
   document.body.dataset.state = state;
   ui.state.textContent = LABELS[state] ?? state;
 }
@@ -111,6 +119,7 @@ function fail(err) {
 
 function onEvent(env) {
   page.events.push(env.type);
+  page.seqs.push(env.seq);
   transcript.apply(env);
   switch (env.type) {
     case "session.ready":
@@ -176,7 +185,12 @@ function onEvent(env) {
       void stop("replaced");
       break;
     case "session.closed":
-      if (page.running) {
+      if (!page.running) break;
+      if (env.payload?.reason === "shutting_down") {
+        // The server is stopping (Ctrl-C): it closed this session rather than wait for it.
+        detail("The server is shutting down. Press Start when it is back.");
+        void stop("disconnected");
+      } else {
         detail(`Session closed (${env.payload?.reason ?? "closed"}).`);
         void stop("closed");
       }
@@ -227,8 +241,10 @@ function bargeIn() {
   page.lastBargeIn = { wasPlaying, playingAfter: page.player?.playing ?? false };
   // The state follows the server's events (turn.cancelled / output.audio.cancelled, capture.started).
   // Realtime: the provider also hears the speech; cancelOutput makes the server side certain.
-  if (page.plan?.turns === "provider" && output)
+  if (page.plan?.turns === "provider" && output) {
+    reportPlayback();
     page.live?.verb("cancelOutput", { turnId: output.turnId, reason: "barge_in" }).catch(() => {});
+  }
 }
 
 // --- audio in ---------------------------------------------------------------------------------
@@ -259,9 +275,21 @@ function onMic({ pcm, levels }) {
   }
 }
 
+/**
+ * Tells the server what this page's speaker has played of the answer (the
+ * player knows): the client sends it with the next appendAudio, and always
+ * with startTurn / cancelOutput / cancelTurn, so a cut answer is truncated
+ * where the user stopped hearing it.
+ */
+function reportPlayback() {
+  const position = page.player?.position();
+  if (position) page.live?.reportPlayback(position);
+}
+
 function send(pcm) {
   const live = page.live;
   if (!live?.connected) return;
+  reportPlayback();
   page.sent.chunks += 1;
   page.sent.bytes += pcm.byteLength;
   live.verb("appendAudio", { audioBase64: base64FromPcm16(pcm) }).catch((err) => {
@@ -275,6 +303,7 @@ function send(pcm) {
 async function beginTurn(initial = []) {
   const turn = { id: undefined, pending: [...initial], open: true, after: undefined };
   page.turn = turn;
+  reportPlayback();
   try {
     const { turnId } = await page.live.verb("startTurn");
     turn.id = turnId;
@@ -383,14 +412,15 @@ async function start() {
       audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true, channelCount: 1 },
     });
     page.audio.stream = stream;
-    const live = new LiveSession({
-      url: talkUrl(),
-      token: ui.token.value.trim() || undefined,
+    const token = ui.token.value.trim() || undefined;
+    const live = new SessionLink({
+      connect: () => TalkClient.connect(talkUrl(), token ? { token } : {}),
       onEvent,
       onAudio,
-      onConnection: onConnection,
+      onState: onConnection,
     });
     page.live = live;
+    page.seqs = [];
     try {
       await live.connect();
     } catch (err) {
@@ -435,7 +465,7 @@ async function stop(reason = "client_request") {
   if (!page.running && !page.live) return;
   page.running = false;
   await teardown(reason);
-  setState(reason === "client_request" ? "idle" : "closed");
+  setState(reason === "client_request" ? "idle" : reason === "disconnected" ? "disconnected" : "closed");
 }
 
 async function teardown() {
@@ -458,12 +488,20 @@ async function teardown() {
 
 function onConnection(state, info) {
   setConnection(state === "connected" ? "connected" : state);
-  if (state === "reconnecting") detail("Connection lost: rejoining the session…");
-  else if (state === "connected" && info?.rejoined)
+  if (state === "reconnecting") {
+    // Nothing is heard or answered while the socket is gone: say so, not "Listening".
+    if (page.running) setState("disconnected");
+    detail(
+      info?.code === 1001
+        ? "The server is restarting: rejoining the session…"
+        : "Connection lost: rejoining the session…",
+    );
+  } else if (state === "connected" && info?.rejoined) {
+    if (page.state === "disconnected") setState(restingState());
     detail(info.complete ? "" : "Rejoined; some events were too old to replay.");
-  else if (state === "lost") {
-    detail("Could not rejoin the session.");
-    void stop("closed");
+  } else if (state === "lost") {
+    detail("Disconnected: the session could not be rejoined. Press Start for a new one.");
+    void stop("disconnected");
   }
 }
 
@@ -543,6 +581,8 @@ window.talkPage = {
   snapshot: () => ({
     mode: page.mode,
     state: page.state,
+    states: [...page.states],
+    label: ui.state.textContent,
     connection: page.connection,
     running: page.running,
     sessionId: page.live?.sessionId,
@@ -550,9 +590,7 @@ window.talkPage = {
     sampleRate: page.audio?.context?.sampleRate,
     transcript: transcript.snapshot(),
     player: page.player ? { ...page.player.stats, playing: page.player.playing } : undefined,
-    session: page.live
-      ? { ...page.live.stats, seqs: [...page.live.stats.seqs], lastSeq: page.live.lastSeq }
-      : undefined,
+    session: page.live ? { ...page.live.stats, seqs: [...page.seqs], lastSeq: page.live.lastSeq } : undefined,
     latency: { ...page.latency },
     micSpeaking: page.detector?.speaking ?? false,
     bargeIns: page.bargeIns,

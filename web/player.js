@@ -3,6 +3,9 @@
  * Web Audio and stops it at once on barge-in. An AnalyserNode after the
  * player measures what is really played: `audibleMs` counts 50 ms windows
  * whose level is above silence, `playedMs` the scheduled audio that ran.
+ * `position()` is what the speaker has played of the latest output item (the
+ * heard position the page reports to the server, which truncates a cancelled
+ * answer there).
  */
 
 const START_DELAY_S = 0.04;
@@ -21,6 +24,8 @@ export class Player {
     this.scheduled = [];
     this.nextTime = 0;
     this.stats = { chunks: 0, playedMs: 0, audibleMs: 0, stops: 0, firstPlayAt: undefined };
+    /** Per output item (the latest few): its chunks' [start, end] on the context clock, cut at a stop. */
+    this.items = new Map();
     this.samples = new Float32Array(this.analyser.fftSize);
     this.meter = setInterval(() => this.#measure(), 50);
   }
@@ -45,6 +50,10 @@ export class Player {
     };
     source.start(start);
     this.scheduled.push(entry);
+    const spans = this.#spans(itemId);
+    const last = spans.at(-1);
+    if (last && Math.abs(last[1] - start) < 1e-6) last[1] = entry.end;
+    else spans.push([start, entry.end]);
     this.nextTime = entry.end;
     this.stats.chunks += 1;
     return start;
@@ -76,8 +85,36 @@ export class Player {
     }
     this.scheduled = [];
     this.nextTime = now;
+    // What was not played by now never will be: the item's heard position stops here.
+    for (const spans of this.items.values()) {
+      for (const span of spans) span[1] = Math.min(span[1], Math.max(span[0], now));
+    }
     if (had) this.stats.stops += 1;
     return had;
+  }
+
+  /**
+   * What the speaker has played of the latest item that started playing:
+   * `{itemId, playedMs}` from that item's first sample; undefined before any.
+   */
+  position() {
+    const now = this.context.currentTime;
+    let latest;
+    for (const [itemId, spans] of this.items) if (spans.length && spans[0][0] <= now) latest = itemId;
+    if (latest === undefined) return undefined;
+    let played = 0;
+    for (const [start, end] of this.items.get(latest)) if (start < now) played += Math.min(now, end) - start;
+    return { itemId: latest, playedMs: Math.round(played * 1000) };
+  }
+
+  #spans(itemId) {
+    let spans = this.items.get(itemId);
+    if (!spans) {
+      spans = [];
+      this.items.set(itemId, spans);
+      if (this.items.size > 8) this.items.delete(this.items.keys().next().value);
+    }
+    return spans;
   }
 
   /** Output level 0..1 (RMS of the last analyser window). */

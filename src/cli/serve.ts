@@ -42,7 +42,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   }
   // A pool worker takes orders from the primary from the start: a stop that comes while the app is
   // still being built ends the process at once (there is nothing to drain yet).
-  let shutdown: ((now: boolean) => void) | undefined = undefined;
+  let shutdown: ((now: boolean, signal?: NodeJS.Signals) => void) | undefined = undefined;
   const member = cluster.isWorker
     ? joinWorkerPool((now) => (shutdown ? shutdown(now) : process.exit(now ? 1 : 0)))
     : undefined;
@@ -64,7 +64,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   // then the app closes and the process exits 0. A second signal exits at once.
   const onSignal = (signal: NodeJS.Signals): void => {
     app.logger.info({ signal }, "signal received");
-    shutdown?.(false);
+    shutdown?.(false, signal);
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -182,16 +182,33 @@ function announce(app: App, urls: readonly string[]): void {
   }
 }
 
-/** Drain then close then exit 0; asked again (or with `now`), exit at once. */
-function shutdownOnce(app: App): (now: boolean) => void {
+/**
+ * Drain then close then exit 0; asked again (or with `now`), exit at once.
+ * Ctrl-C (SIGINT) is someone at the terminal: Talk API sessions (the talk
+ * page, apps) are told to close at once, since they have no end of their own
+ * to wait for, and the log says what the drain still waits for and that a
+ * second Ctrl-C stops at once. SIGTERM (an orchestrator) keeps every running
+ * session to its end, up to cluster.drainTimeoutMs.
+ */
+function shutdownOnce(app: App): (now: boolean, signal?: NodeJS.Signals) => void {
   let stopping = false;
-  return (now) => {
+  return (now, signal) => {
     if (stopping || now) {
-      app.logger.warn("stopping now");
+      app.logger.warn("stopping now, without waiting for running sessions");
       process.exit(1);
     }
     stopping = true;
-    app.logger.info({ limitMs: app.config.cluster.drainTimeoutMs }, "shutting down: draining");
+    const limitMs = app.config.cluster.drainTimeoutMs;
+    const closed = signal === "SIGINT" ? closeTalkApiSessions(app) : 0;
+    const waiting = app.runtime.listSessions().filter((s) => s.state !== "closed").length - closed;
+    app.logger.info(
+      { limitMs, closedTalkApiSessions: closed, waitingSessions: waiting },
+      `shutting down: ${closed > 0 ? `${closed} Talk API session(s) told to close; ` : ""}` +
+        (waiting > 0
+          ? `waiting up to ${Math.round(limitMs / 1000)} s for ${waiting} running session(s) to end`
+          : "draining") +
+        (signal === "SIGINT" ? "; press Ctrl-C again to stop at once" : ""),
+    );
     app.cluster
       .drain()
       .then((result) => {
@@ -206,4 +223,17 @@ function shutdownOnce(app: App): (now: boolean) => void {
         },
       );
   };
+}
+
+/** Closes this process's Talk API sessions (reason `shutting_down`); returns how many it closed. */
+function closeTalkApiSessions(app: App): number {
+  let count = 0;
+  for (const session of app.runtime.listSessions()) {
+    if (session.state === "closed" || session.metadata["surface"] !== "gateway") continue;
+    count += 1;
+    app.gateway.closeSession(session.id, "shutting_down").catch((err: unknown) => {
+      app.logger.warn({ err, sessionId: session.id }, "closing a Talk API session for shutdown failed");
+    });
+  }
+  return count;
 }

@@ -1,8 +1,6 @@
-import WebSocket from "ws";
-import { TALK_ERROR_CODES, TalkError } from "../core/index.js";
-import type { TalkErrorCode } from "../core/index.js";
+import { TalkError } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
-import type { EventFrame, GatewayEventName, ResponseFrame, WireError } from "../gateway/index.js";
+import type { EventFrame, GatewayEventName, ResponseFrame } from "../gateway/index.js";
 import type {
   PlaybackPosition,
   TalkAudioPayload,
@@ -11,6 +9,11 @@ import type {
   TalkParams,
   TalkResult,
 } from "../gateway/index.js";
+import { openSocket } from "./node-socket.js";
+import { fromWire } from "./wire-errors.js";
+import type { WireSocket } from "./wire-socket.js";
+
+export { fromWire };
 
 export interface TalkClientOptions {
   /** Bearer token (sent as `Authorization: Bearer <token>`). */
@@ -31,6 +34,8 @@ export interface TalkClientEvents {
   "talk.event": (event: TalkEvent, seq: number | undefined) => void;
   "talk.audio": (audio: TalkAudioPayload) => void;
   "talk.mode": (mode: TalkModeState) => void;
+  /** Any other event frame (e.g. the console's `admin.session.event`), by name. */
+  event: (name: string, payload: unknown) => void;
   /** A response the client could not match to a request (e.g. to a malformed frame). */
   unmatched: (frame: ResponseFrame) => void;
   close: (info: { code: number; reason: string }) => void;
@@ -79,57 +84,42 @@ interface Pending {
  * pending request with a coded TalkError.
  */
 export class TalkClient {
-  readonly #ws: WebSocket;
+  readonly #socket: WireSocket;
   readonly #timeoutMs: number;
   readonly #pending = new Map<string, Pending>();
   readonly #listeners = new Map<keyof TalkClientEvents, Set<(...args: never[]) => void>>();
+  readonly #closed: Promise<void>;
   #nextId = 1;
   /** Per session: the app's last playback report, and whether a verb has carried it yet. */
   readonly #playback = new Map<string, { position: PlaybackPosition; sent: boolean }>();
   #closeInfo: { code: number; reason: string } | undefined;
 
-  private constructor(ws: WebSocket, options: TalkClientOptions) {
-    this.#ws = ws;
+  private constructor(socket: WireSocket, options: TalkClientOptions) {
+    this.#socket = socket;
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
-    ws.on("message", (data, isBinary) => {
-      if (!isBinary) this.#onFrame(data.toString());
-    });
-    ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
-    ws.on("error", () => {
-      // 'close' follows and rejects what is pending.
-    });
+    socket.onMessage((text) => this.#onFrame(text));
+    this.#closed = new Promise((resolve) =>
+      socket.onClose((code, reason) => {
+        this.#onClose(code, reason);
+        resolve();
+      }),
+    );
   }
 
-  /** Opens a connection. Rejects with `unauthorized` (401), `shutting_down` / `rate_limited` (503) or `provider_unavailable` (network). */
-  static connect(url: string, options: TalkClientOptions = {}): Promise<TalkClient> {
-    const ws = new WebSocket(url, {
-      maxPayload: options.maxPayloadBytes ?? 64 * 1024 * 1024,
-      ...(options.token !== undefined ? { headers: { authorization: `Bearer ${options.token}` } } : {}),
+  /**
+   * Opens a connection. Rejects with `unauthorized` (401), `shutting_down` / `rate_limited` (503) or
+   * `provider_unavailable` (network). In Node the socket is `ws`; the browser build opens the page's own.
+   */
+  static async connect(url: string, options: TalkClientOptions = {}): Promise<TalkClient> {
+    const socket = await openSocket(url, {
+      ...(options.token !== undefined ? { token: options.token } : {}),
+      ...(options.maxPayloadBytes !== undefined ? { maxPayloadBytes: options.maxPayloadBytes } : {}),
     });
-    return new Promise((resolve, reject) => {
-      ws.once("open", () => {
-        ws.removeAllListeners("unexpected-response");
-        resolve(new TalkClient(ws, options));
-      });
-      ws.once("unexpected-response", (_req, res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (body += chunk));
-        res.on("end", () => {
-          ws.terminate();
-          reject(httpRefusal(res.statusCode ?? 0, body));
-        });
-      });
-      ws.once("error", (err) => {
-        reject(
-          new TalkError("provider_unavailable", `Cannot connect to ${url}: ${err.message}`, { cause: err }),
-        );
-      });
-    });
+    return new TalkClient(socket, options);
   }
 
   get closed(): boolean {
-    return this.#closeInfo !== undefined || this.#ws.readyState >= WebSocket.CLOSING;
+    return this.#closeInfo !== undefined || !this.#socket.open;
   }
 
   /** Sends a request and resolves with its typed result, or rejects with the server's coded error. */
@@ -176,10 +166,8 @@ export class TalkClient {
 
   /** Closes the connection; pending requests reject with `cancelled`. Resolves once closed. */
   close(code = 1000, reason = "client closing"): Promise<void> {
-    if (this.#ws.readyState === WebSocket.CLOSED) return Promise.resolve();
-    const closed = new Promise<void>((resolve) => this.#ws.once("close", () => resolve()));
-    if (this.#ws.readyState !== WebSocket.CLOSING) this.#ws.close(code, reason);
-    return closed;
+    if (this.#closeInfo === undefined) this.#socket.close(code, reason);
+    return this.#closed;
   }
 
   /** `params` with the session's reported playback position, on the verbs that carry one. */
@@ -222,12 +210,10 @@ export class TalkClient {
       if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener("abort", onAbort, { once: true });
       this.#pending.set(id, { resolve, reject, cleanup });
-      this.#ws.send(
+      this.#socket.send(
         JSON.stringify({ type: "req", id, method, ...(params !== undefined ? { params } : {}) }),
-        (err) => {
-          if (err)
-            fail(new TalkError("cancelled", `${method} could not be sent: ${err.message}`, { cause: err }));
-        },
+        (err) =>
+          fail(new TalkError("cancelled", `${method} could not be sent: ${err.message}`, { cause: err })),
       );
     });
   }
@@ -257,6 +243,7 @@ export class TalkClient {
         this.#emit("talk.event", frame.payload, frame.seq);
       } else if (frame.event === "talk.audio") this.#emit("talk.audio", frame.payload);
       else if (frame.event === "talk.mode") this.#emit("talk.mode", frame.payload);
+      else this.#emit("event", (frame as EventFrame).event, (frame as EventFrame).payload);
     }
   }
 
@@ -282,25 +269,4 @@ export class TalkClient {
     }
     this.#emit("close", { code, reason });
   }
-}
-
-/** The TalkError a response's wire error stands for. Unknown codes (newer servers) become `internal`. */
-export function fromWire(error: WireError): TalkError {
-  const code: TalkErrorCode = error.code in TALK_ERROR_CODES ? error.code : "internal";
-  return new TalkError(code, error.message, {
-    retryable: error.retryable,
-    ...(error.details !== undefined ? { details: error.details } : {}),
-  });
-}
-
-function httpRefusal(status: number, body: string): TalkError {
-  try {
-    const parsed = JSON.parse(body) as { error?: WireError };
-    if (parsed.error?.code) return fromWire(parsed.error);
-  } catch {
-    // Not our JSON body: fall through to the status.
-  }
-  if (status === 401) return new TalkError("unauthorized");
-  if (status === 403) return new TalkError("forbidden");
-  return new TalkError("provider_unavailable", `The server refused the connection with HTTP ${status}.`);
 }

@@ -47,6 +47,8 @@ export type { SurfaceContext } from "./surface-context.js";
 export {
   staticPagesPlugin,
   collectStaticFiles,
+  sendStaticFile,
+  etagOf,
   STATIC_PAGES_CSP,
   STATIC_CONTENT_TYPES,
   type StaticPagesOptions,

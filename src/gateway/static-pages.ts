@@ -112,7 +112,7 @@ export function collectStaticFiles(options: StaticPagesOptions): Map<string, Sta
       }
       const body = readFileSync(path);
       const urlPath = prefix + relative(root, path).split(sep).join("/");
-      const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+      const etag = etagOf(body);
       files.set(urlPath, Object.freeze({ urlPath, body, contentType, etag }));
     }
   };
@@ -131,16 +131,8 @@ export function staticPagesPlugin(options: StaticPagesOptions): FastifyPluginAsy
     const csp = options.csp ?? STATIC_PAGES_CSP;
     const serve =
       (file: StaticFile) =>
-      async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-        reply
-          .header("content-security-policy", csp)
-          .header("x-content-type-options", "nosniff")
-          .header("referrer-policy", "no-referrer")
-          .header("cache-control", "no-cache")
-          .header("etag", file.etag);
-        if (matchesEtag(request.headers["if-none-match"], file.etag)) return reply.code(304).send();
-        return reply.type(file.contentType).send(file.body);
-      };
+      (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
+        sendStaticFile(file, request, reply, csp);
     for (const file of files.values()) {
       app.get(file.urlPath, serve(file));
       if (file.urlPath === `${options.prefix}index.html`) {
@@ -154,6 +146,28 @@ export function staticPagesPlugin(options: StaticPagesOptions): FastifyPluginAsy
       }
     }
   };
+}
+
+/** Answers with one file as every static page is answered: the CSP, nosniff, revalidation, 304 on a match. */
+export async function sendStaticFile(
+  file: StaticFile,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  csp = STATIC_PAGES_CSP,
+): Promise<FastifyReply> {
+  reply
+    .header("content-security-policy", csp)
+    .header("x-content-type-options", "nosniff")
+    .header("referrer-policy", "no-referrer")
+    .header("cache-control", "no-cache")
+    .header("etag", file.etag);
+  if (matchesEtag(request.headers["if-none-match"], file.etag)) return reply.code(304).send();
+  return reply.type(file.contentType).send(file.body);
+}
+
+/** A strong ETag of a body. */
+export function etagOf(body: Buffer): string {
+  return `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
 }
 
 /** If-None-Match: `*`, one tag or a list, weak or strong (RFC 9110 weak comparison). */

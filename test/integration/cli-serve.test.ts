@@ -159,6 +159,59 @@ describe("talkgate serve (embedded defaults)", () => {
     expect(readFileSync(logFile, "utf8").trim().split("\n")).toHaveLength(after.length);
   }, 90_000);
 
+  /** A server whose drain would wait 10 minutes for a running session, with one Talk API session open. */
+  async function serverWithSession(): Promise<{
+    child: ChildProcessWithoutNullStreams;
+    logs: ReturnType<typeof collect>;
+    client: TalkClient;
+    closed: Promise<string>;
+  }> {
+    const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
+    const config = join(dir, "config.json");
+    writeFileSync(config, JSON.stringify({ cluster: { drainTimeoutMs: 600_000 } }));
+    const child = runCli(["serve", "--config", config], { TALKGATE_DATA_DIR: dir });
+    const logs = collect(child);
+    const talkUrl = (await listening(child)).find((u) => u.endsWith("/talk"))!;
+    const client = await TalkClient.connect(talkUrl);
+    const { sessionId } = await client.request("talk.session.create", {
+      mode: "stt-tts",
+      transport: "managed-room",
+    });
+    const closed = new Promise<string>((resolve) =>
+      client.on("talk.event", (e) => {
+        if (e.sessionId === sessionId && e.type === "session.closed") resolve(e.payload.reason);
+      }),
+    );
+    return { child, logs, client, closed };
+  }
+
+  const waitForLog = async (logs: ReturnType<typeof collect>, text: string): Promise<void> => {
+    while (!logs.stdout().includes(text)) await new Promise((r) => setTimeout(r, 50));
+  };
+
+  it("Ctrl-C (SIGINT) with a talk session open: the session is told to close, the log says a second Ctrl-C stops at once, and the process exits 0 without waiting out the drain", async () => {
+    const { child, logs, client, closed } = await serverWithSession();
+    child.kill("SIGINT");
+    // The drain would hold the process for 10 minutes if the session kept it: exiting at all is the check.
+    expect(await closed).toBe("shutting_down");
+    expect(await exitOf(child)).toBe(0);
+    expect(logs.stdout()).toContain("1 Talk API session(s) told to close");
+    expect(logs.stdout()).toContain("press Ctrl-C again to stop at once");
+    await client.close().catch(() => {});
+  }, 90_000);
+
+  it("SIGTERM keeps a talk session to its end; a second signal (Ctrl-C) stops at once with exit 1", async () => {
+    const { child, logs, client } = await serverWithSession();
+    child.kill("SIGTERM");
+    await waitForLog(logs, "waiting up to 600 s for 1 running session(s) to end");
+    // The session is still served while the drain waits for it.
+    expect(client.closed).toBe(false);
+    child.kill("SIGINT");
+    expect(await exitOf(child)).toBe(1);
+    expect(logs.stdout()).toContain("stopping now, without waiting for running sessions");
+    await client.close().catch(() => {});
+  }, 90_000);
+
   it("refuses to start on a config file with an unknown key, naming it, and exits non-zero", async () => {
     const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
     const path = join(dir, "bad.json");

@@ -9,10 +9,13 @@
  * a test-room bot listed and removed; worker B listed and drained.
  * Screenshots land in test-artifacts/.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app.js";
+import { validateConfig } from "../../src/config/load-config.js";
 import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { WorkerProcess } from "../support/cluster-workers.js";
@@ -226,7 +229,14 @@ describe("the operations console", () => {
       25_000,
     );
     const bot = listed.sessions.find((x) => x.counterpart["botId"] === botId)!;
+    // Listed by the name it joined with, its id beside it.
+    expect(bot.counterpart["botName"]).toBe("Notes");
+    const row = await page.$eval(`tr[data-session="${bot.sessionId}"]`, (el) => el.textContent ?? "");
+    expect(row).toContain("Notes");
     await click(`tr[data-session="${bot.sessionId}"]`);
+    // A transcription bot answers no turn: its latency panel waits for captions, not for an answered turn.
+    await page.waitForFunction(`/caption/.test(document.getElementById("latency").textContent)`);
+    expect(await page.$eval("#latency", (el) => el.textContent)).not.toMatch(/answered turn/);
     try {
       await until(
         (s) => s.sessions.find((x) => x.sessionId === bot.sessionId)?.state === "in_call",
@@ -242,6 +252,27 @@ describe("the operations console", () => {
     expect(status.state).toBe("ended");
     await room.close();
   }, 40_000);
+
+  it("on a server with no tokens configured, sign-in says so and names TALKGATE_ADMIN_TOKEN", async () => {
+    const open = await createApp(
+      validateConfig({ server: { port: 0 }, dataDir: mkdtempSync(join(tmpdir(), "console-")) }),
+    );
+    try {
+      const { port } = await open.listen({ port: 0 });
+      const other = await browser.newPage();
+      await other.goto(`http://127.0.0.1:${port}/console/`);
+      await other.type("#token", "any-token-at-all");
+      await other.click("#sign-in-form button[type=submit]");
+      await other.waitForFunction(`document.getElementById("sign-in-error").textContent !== ""`);
+      const why = await other.$eval("#sign-in-error", (el) => el.textContent ?? "");
+      expect(why).toMatch(/no tokens configured/);
+      expect(why).toContain("TALKGATE_ADMIN_TOKEN");
+      expect(why).not.toMatch(/This token has no admin scope/);
+      await other.close();
+    } finally {
+      await open.close();
+    }
+  }, 90_000);
 
   it("drains worker B from the console: it shows draining and refuses new work", async () => {
     await confirmClick(`[data-worker="console-b"] [data-action="drain"]`);

@@ -27,6 +27,8 @@ const ARTIFACTS = join(process.cwd(), "test-artifacts");
 interface Snapshot {
   mode: string;
   state: string;
+  states: string[];
+  label: string;
   connection: string;
   running: boolean;
   sessionId?: string;
@@ -215,6 +217,18 @@ describe("the talk page in Chromium", () => {
     expect(worklet.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     const again = await fetch(local.url, { headers: { "if-none-match": res.headers.get("etag")! } });
     expect(again.status).toBe(304);
+    // The Talk client the page uses: src/client, bundled for the browser, served with the same headers.
+    const client = await fetch(new URL("lib/talk-client.js", local.url));
+    expect(client.status).toBe(200);
+    expect(client.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(client.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const source = await client.text();
+    expect(source).toMatch(/export\s*\{[^}]*\bSessionLink\b[^}]*\}/);
+    expect(source).toMatch(/\bTalkClient = class\b/);
+    const cached = await fetch(new URL("lib/talk-client.js", local.url), {
+      headers: { "if-none-match": client.headers.get("etag")! },
+    });
+    expect(cached.status).toBe(304);
   });
 
   it("conversation (stt-tts on the embedded defaults): the user's words in the transcript, the answer played", async () => {
@@ -232,6 +246,11 @@ describe("the talk page in Chromium", () => {
     expect(s.transcript.some((l) => l.role === "assistant" && /you said/i.test(l.text))).toBe(true);
     const states = (await snapshot(page)).events;
     expect(states).toContain("output.audio.started");
+    // The page talked through the server's bundled client, the only script that opens a socket.
+    const scripts = (await page.evaluate(
+      `performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname)`,
+    )) as string[];
+    expect(scripts).toContain("/lib/talk-client.js");
     await waitFor(page, (s) => s.state === "listening" && s.latency["turn_end_to_first_audio"] !== undefined);
     await screenshot(page, "conversation");
     await page.click("#start");
@@ -337,6 +356,16 @@ describe("the talk page in Chromium", () => {
     }
   }, 60_000);
 
+  it("a session the server closes as it shuts down (Ctrl-C) shows Disconnected, not Listening", async () => {
+    const page = await open(local, "captions");
+    const { sessionId } = await snapshot(page);
+    expect(await local.app.gateway.closeSession(sessionId!, "shutting_down")).toBe(true);
+    const s = await waitFor(page, (s) => !s.running && s.state === "disconnected", "disconnected");
+    expect(s.label).toBe("Disconnected");
+    expect(await page.$eval("#detail", (el) => el.textContent)).toMatch(/shutting down/);
+    await page.close();
+  }, 60_000);
+
   it("barge-in: speaking over a long answer stops its playback at once and the server cancels it", async () => {
     const page = await open(long, "conversation");
     await waitFor(page, (s) => (s.player?.audibleMs ?? 0) >= 500, "answer playing");
@@ -360,7 +389,15 @@ describe("the talk page in Chromium", () => {
     const sessionId = speaking.sessionId!;
     const turnId = speaking.transcript.filter((l) => l.role === "assistant").at(-1)!.turnId;
     await page.evaluate(`window.talkPage.drop()`);
-    await waitFor(page, (s) => s.session?.joins === 1 && s.connection === "connected", "rejoin");
+    const rejoined = await waitFor(
+      page,
+      (s) => s.session?.joins === 1 && s.connection === "connected",
+      "rejoin",
+    );
+    // While the socket was gone the page said so, then went back to the conversation.
+    const after = rejoined.states.slice(speaking.states.length);
+    expect(after).toContain("disconnected");
+    expect(rejoined.state).not.toBe("disconnected");
     // The dropped turn's answer ends on the server (its text done, or cut by the next utterance)...
     const ends = ["output.text.done", "output.audio.cancelled", "turn.cancelled"];
     const ended = () =>

@@ -1,13 +1,15 @@
 /**
  * The operations console (docs/operations.md): signs in with an admin token
  * (typed, or `#token=...` in the fragment, never a query string), then reads
- * everything over the Talk API WebSocket: `admin.workers.list`,
+ * everything over the Talk API (`/talk`): `admin.workers.list`,
  * `admin.sessions.list`, `admin.errors.list`, `admin.usage.list` (polled),
  * and `admin.session.follow` for the selected session's live events. Acts
  * with `admin.session.close`, `admin.session.cancelOutput`,
- * `meetings.bots.delete` and `admin.worker.drain`.
+ * `meetings.bots.delete` and `admin.worker.drain`. It speaks the protocol
+ * only through the server's Talk client (src/client, served built as
+ * /lib/talk-client.js).
  */
-import { TalkSocket } from "../talk-socket.js";
+import { TalkClient } from "../lib/talk-client.js";
 import { elapsed } from "./dom.js";
 import { SessionDetail } from "./session-detail.js";
 import {
@@ -82,14 +84,14 @@ function tokenFromFragment() {
 async function signIn(token, reconnecting = false) {
   $("sign-in-error").textContent = "";
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/talk`;
-  const socket = new TalkSocket(url, { token, onEvent, onClose });
   setConnection(reconnecting ? "reconnecting" : "connecting");
+  let socket;
   try {
-    await socket.open();
+    socket = await TalkClient.connect(url, { token });
     // The admin scope is checked by a first call: a token without it is refused here.
-    await socket.request("admin.workers.list");
+    await socket.requestUntyped("admin.workers.list");
   } catch (err) {
-    socket.close();
+    void socket?.close();
     if (reconnecting && state.token === token && err.code !== "forbidden") {
       setTimeout(() => {
         if (state.token === token && !state.socket) void signIn(token, true);
@@ -99,17 +101,24 @@ async function signIn(token, reconnecting = false) {
     if (reconnecting) signOut();
     setConnection("offline");
     const why =
-      err.code === "forbidden"
-        ? "This token has no admin scope."
-        : err.code === "connect_failed"
-          ? "The server refused this token."
-          : err.message;
+      err.code === "forbidden" && err.details?.tokensConfigured === false
+        ? "This server has no tokens configured, so no token has the admin scope. Start it with " +
+          "TALKGATE_ADMIN_TOKEN=<a long secret> (or auth.tokens in its config) and sign in with that token."
+        : err.code === "forbidden"
+          ? "This token has no admin scope."
+          : err.code === "provider_unavailable"
+            ? "The server refused this token."
+            : err.message;
     $("sign-in-error").textContent = why;
     sessionStorage.removeItem(TOKEN_KEY);
     return false;
   }
   state.token = token;
   state.socket = socket;
+  socket.on("event", (name, payload) => onEvent({ event: name, payload }));
+  socket.on("close", () => {
+    if (state.socket === socket) onClose();
+  });
   sessionStorage.setItem(TOKEN_KEY, token);
   document.body.dataset.auth = "signed-in";
   $("sign-in").hidden = true;
@@ -124,8 +133,9 @@ async function signIn(token, reconnecting = false) {
 
 function signOut() {
   clearTimeout(state.timer);
-  state.socket?.close();
+  const socket = state.socket;
   state.socket = undefined;
+  void socket?.close();
   state.token = "";
   state.selected = undefined;
   detail.clear();
@@ -162,11 +172,11 @@ async function poll() {
   const slow = state.polls++ % SLOW_EVERY === 0;
   try {
     const [workers, sessions, errors, usage, joins] = await Promise.all([
-      socket.request("admin.workers.list"),
-      socket.request("admin.sessions.list"),
-      slow ? socket.request("admin.errors.list") : undefined,
-      slow ? socket.request("admin.usage.list") : undefined,
-      slow ? socket.request("admin.meetings.joins") : undefined,
+      socket.requestUntyped("admin.workers.list"),
+      socket.requestUntyped("admin.sessions.list"),
+      slow ? socket.requestUntyped("admin.errors.list") : undefined,
+      slow ? socket.requestUntyped("admin.usage.list") : undefined,
+      slow ? socket.requestUntyped("admin.meetings.joins") : undefined,
     ]);
     state.workers = workers.workers;
     state.sessions = sessions.sessions;
@@ -176,7 +186,7 @@ async function poll() {
     if (joins) state.joins = joins.platforms;
     render();
   } catch (err) {
-    if (err.code !== "connection_lost") toast(`Refresh failed: ${err.message}`, "error");
+    if (err.code !== "cancelled") toast(`Refresh failed: ${err.message}`, "error");
   }
   if (state.socket === socket) state.timer = setTimeout(() => void poll(), POLL_MS);
 }
@@ -202,12 +212,12 @@ async function follow(sessionId) {
   const previous = state.selected;
   state.selected = sessionId;
   if (previous && previous !== sessionId)
-    void socket.request("admin.session.unfollow", { sessionId: previous }).catch(() => undefined);
+    void socket.requestUntyped("admin.session.unfollow", { sessionId: previous }).catch(() => undefined);
   const summary = state.sessions.find((s) => s.sessionId === sessionId);
   detail.show(sessionId, summary);
   render();
   try {
-    await socket.request("admin.session.follow", { sessionId });
+    await socket.requestUntyped("admin.session.follow", { sessionId });
   } catch (err) {
     detail.ended(err.code === "session_not_found" ? "not live" : err.code);
   }
@@ -225,7 +235,7 @@ async function act(verb, target) {
   };
   const [method, params, done] = calls[verb];
   try {
-    const result = await socket.request(method, params);
+    const result = await socket.requestUntyped(method, params);
     state.actions.push({ verb, ok: true, result });
     toast(`${done}: ${target.sessionId ?? target.workerId}`);
   } catch (err) {
