@@ -34,6 +34,9 @@ export function faultOptions(config: TalkgateConfig): ResolvedFaultOptions {
     retries: f.retries,
     retryBackoffMs: f.retryBackoffMs,
     maxConsecutiveFaults: f.maxConsecutiveFaults,
+    holdingAfterMs: f.holdingAfterMs,
+    retryFirstByteTimeoutMs: f.retryFirstByteTimeoutMs,
+    hedgeAfterMs: f.hedgeAfterMs,
   });
 }
 
@@ -87,11 +90,12 @@ export async function renderFaultSpeech(
   }
   const tts = registry.get("tts", LOCAL_TTS_ID)!;
   try {
-    const [apology, goodbye] = await Promise.all([
+    const [apology, goodbye, holding] = await Promise.all([
       renderLine(tts, config.talk.faults.apology),
       renderLine(tts, config.talk.faults.goodbye),
+      renderLine(tts, config.talk.faults.holding),
     ]);
-    return { apology, goodbye };
+    return { apology, goodbye, holding };
   } catch (err) {
     logger.warn(
       { err },

@@ -172,6 +172,14 @@ export const faultsSchema = z
     retryBackoffMs: faultBound("retryBackoffMs"),
     /** Faults in a row (no answer heard between them) after which the leg hangs up whatever the policy. */
     maxConsecutiveFaults: faultBound("maxConsecutiveFaults"),
+    /** Spoken when a recognizer's result or a synthesizer's first audio is holdingAfterMs late. */
+    holding: z.string().trim().min(1).max(500).default("One moment, please."),
+    /** How late a recognizer's result or a synthesizer's first audio may be before the holding line, ms; 0 never. */
+    holdingAfterMs: faultBound("holdingAfterMs"),
+    /** A retry's wait for its first byte, ms; 0: firstByteTimeoutMs. */
+    retryFirstByteTimeoutMs: faultBound("retryFirstByteTimeoutMs"),
+    /** An STT / TTS request with nothing from its default provider this long starts the fallback beside it, ms; 0 never. */
+    hedgeAfterMs: faultBound("hedgeAfterMs"),
     /** Fallback provider ids per kind; unset: the local engines (Moonshine then pocketsphinx, espeak-ng) for STT and TTS, none for the agent. */
     fallback: z
       .object({

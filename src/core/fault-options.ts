@@ -22,6 +22,23 @@ export interface FaultOptions {
   retryBackoffMs?: number;
   /** Faults in a row (no answer heard in between) after which the leg hangs up whatever the policy. Default 3. */
   maxConsecutiveFaults?: number;
+  /**
+   * A recognizer's result or a synthesizer's first audio still missing this
+   * long after it was due: the caller hears the holding line (once per turn)
+   * while the request is waited for, retried or replaced, ms; 0 never. Default 1000.
+   */
+  holdingAfterMs?: number;
+  /**
+   * A retry's wait for its first byte, ms (at most firstByteTimeoutMs): the
+   * provider failed this request once already. 0: firstByteTimeoutMs. Default 0.
+   */
+  retryFirstByteTimeoutMs?: number;
+  /**
+   * An STT or TTS request whose default provider has delivered nothing this
+   * long is hedged: the fallback starts beside it and the first to deliver is
+   * used, ms; 0: no hedge (the fallback only after the retries). Default 0.
+   */
+  hedgeAfterMs?: number;
 }
 
 export type ResolvedFaultOptions = Readonly<Required<FaultOptions>>;
@@ -33,6 +50,9 @@ export const FAULT_DEFAULTS: ResolvedFaultOptions = Object.freeze({
   retries: 2,
   retryBackoffMs: 250,
   maxConsecutiveFaults: 3,
+  holdingAfterMs: 1000,
+  retryFirstByteTimeoutMs: 0,
+  hedgeAfterMs: 0,
 });
 
 /** Bounds of each numeric option (also the config schema's). */
@@ -42,6 +62,9 @@ export const FAULT_LIMITS = Object.freeze({
   retries: [0, 10],
   retryBackoffMs: [0, 60_000],
   maxConsecutiveFaults: [1, 100],
+  holdingAfterMs: [0, 60_000],
+  retryFirstByteTimeoutMs: [0, 120_000],
+  hedgeAfterMs: [0, 120_000],
 } as const);
 
 /** Merges over the defaults and checks the ranges; config_invalid naming the field. */
@@ -97,4 +120,9 @@ export interface FaultHandler {
   lost(fault: ProviderFault): void;
   /** The provider works again (a new session is up). */
   recovered(): void;
+  /**
+   * A recognizer or synthesizer is late (holdingAfterMs past due): the caller
+   * hears the holding line unless something plays; nothing is reported.
+   */
+  holding(provider: ProviderKind): void;
 }

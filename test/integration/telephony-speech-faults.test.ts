@@ -22,6 +22,7 @@ import {
 
 const KEY = "sk-test-speech-0123456789abcdef";
 const APOLOGY = "Sorry, one moment please.";
+const HOLDING = "Still with you, just a moment.";
 const UNAVAILABLE = { error: { message: "overloaded", type: "server_error", param: null, code: null } };
 
 let h: TelephonyHarness | undefined;
@@ -37,8 +38,10 @@ afterEach(async () => {
 });
 
 let apology: Uint8Array = new Uint8Array(0);
+let holding: Uint8Array = new Uint8Array(0);
 beforeAll(async () => {
   apology = (await renderLine(createEspeakTts(), APOLOGY)).audioFor(ULAW_8K).data;
+  holding = (await renderLine(createEspeakTts(), HOLDING)).audioFor(ULAW_8K).data;
 });
 
 const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
@@ -51,6 +54,11 @@ async function waitUntil(predicate: () => boolean): Promise<void> {
 /** Where the apology's first second starts in what the caller heard, or -1. */
 function apologyAt(client: TwilioStreamClient): number {
   return Buffer.concat(client.media).indexOf(Buffer.from(apology.subarray(0, 8000)));
+}
+
+/** Where the holding line starts in what the caller heard, or -1. */
+function holdingAt(client: TwilioStreamClient): number {
+  return Buffer.concat(client.media).indexOf(Buffer.from(holding.subarray(0, 8000)));
 }
 
 /** A call on the OpenAI-compatible STT and TTS (the local stand-in), with talk.faults `faults`. */
@@ -68,7 +76,7 @@ async function call(faults: Record<string, unknown>, config: Record<string, unkn
           tts: { model: "gpt-4o-mini-tts", voice: "coral" },
         },
       },
-      faults: { apology: APOLOGY, retryBackoffMs: 20, ...faults },
+      faults: { apology: APOLOGY, holding: HOLDING, retryBackoffMs: 20, ...faults },
     },
     config,
   });
@@ -193,5 +201,45 @@ describe("telephony: a hanging agent endpoint under an stt-tts call (issue 38)",
     expect(client.closeCode).toBeUndefined();
     // agent.endpoint.timeoutMs is still the whole answer's limit (its default, 120 s).
     expect(h!.app.config.agent.endpoint?.timeoutMs).toBe(120_000);
+  });
+});
+
+describe("telephony: a late recognizer or synthesizer says the holding line (issue 38)", () => {
+  it("STT hanging: the holding line while the hung request is waited for, then the answer; no fault", async () => {
+    const { client, sessionId } = await call({ retries: 0, firstByteTimeoutMs: 4000, holdingAfterMs: 300 });
+    openai!.audio.stallAfterDeltas = 0;
+    await speak(client);
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const at = holdingAt(client);
+    expect(at).toBeGreaterThanOrEqual(0);
+    // Said before the answer: the answer's audio follows the whole line.
+    expect(Buffer.concat(client.media).length).toBeGreaterThan(at + holding.length);
+    expect(apologyAt(client)).toBe(-1);
+    expect(h!.eventsOf(sessionId, "session.error")).toHaveLength(0);
+  });
+
+  it("TTS hanging: the holding line, then the local engine's answer after the stall", async () => {
+    const { client, sessionId } = await call({ retries: 0, firstByteTimeoutMs: 2000, holdingAfterMs: 300 });
+    openai!.audio.stallAfterChunks = 0;
+    await speak(client);
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const at = holdingAt(client);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(Buffer.concat(client.media).length).toBeGreaterThan(at + holding.length);
+    expect(apologyAt(client)).toBe(-1);
+    expect(h!.eventsOf(sessionId, "session.error")).toHaveLength(0);
+  });
+
+  it("said once a turn: a second late request in the same turn adds nothing", async () => {
+    // STT late, then TTS late: one holding line.
+    const { client, sessionId } = await call({ retries: 0, firstByteTimeoutMs: 1500, holdingAfterMs: 300 });
+    openai!.audio.stallAfterDeltas = 0;
+    openai!.audio.stallAfterChunks = 0;
+    await speak(client);
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const heard = Buffer.concat(client.media);
+    const first = holdingAt(client);
+    expect(first).toBeGreaterThanOrEqual(0);
+    expect(heard.indexOf(Buffer.from(holding.subarray(0, 8000)), first + 1)).toBe(-1);
   });
 });

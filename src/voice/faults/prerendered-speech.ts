@@ -79,8 +79,10 @@ export class PrerenderedSpeech {
   }
 }
 
-/** The two lines of the failure path: spoken on a fault, and before a hang-up with `provider_lost`. */
+/** The lines of the failure path: spoken on a fault, before a hang-up with `provider_lost`, and while a provider is late. */
 export interface FaultSpeech {
   apology: PrerenderedSpeech;
   goodbye: PrerenderedSpeech;
+  /** talk.faults.holding: said once a turn when a recognizer or synthesizer is late. */
+  holding?: PrerenderedSpeech;
 }

@@ -203,3 +203,47 @@ describe("ResilientAgent", () => {
     expect(fallback.consults).toBe(0);
   });
 });
+
+describe("hung requests replaced sooner (issue 38)", () => {
+  // The stall timeouts are far longer than the test: only the hedge or the short retry can end it in time.
+  const SLOW: ResilienceOptions = { ...OPTIONS, retries: 2, firstByteTimeoutMs: 60_000 };
+
+  it("TTS hedged: the fallback starts beside a hung request after hedgeAfterMs and is heard; the hung one is aborted", async () => {
+    const primary = new ScriptedTts("cloud", ["stall"]);
+    const fallback = new ScriptedTts("local", []);
+    const chunks = await collect(new ResilientTts([primary, fallback], { ...SLOW, hedgeAfterMs: 50 }));
+    expect(chunks).toHaveLength(2);
+    expect(primary.requests).toHaveLength(1);
+    expect(primary.requests[0]!.signal.aborted).toBe(true);
+    expect(fallback.requests).toHaveLength(1);
+  });
+
+  it("TTS hedged: a default provider that answers keeps the request, and the fallback never starts", async () => {
+    const primary = new ScriptedTts("cloud", []);
+    const fallback = new ScriptedTts("local", []);
+    const chunks = await collect(new ResilientTts([primary, fallback], { ...SLOW, hedgeAfterMs: 5_000 }));
+    expect(chunks).toHaveLength(2);
+    expect(fallback.requests).toHaveLength(0);
+  });
+
+  it("STT hedged: the kept audio goes to the fallback beside the hung request, whose result wins", async () => {
+    const primary = new ScriptedStt("cloud", ["stall"]);
+    const fallback = new ScriptedStt("local", []);
+    const stt = new ResilientStt([primary, fallback], { ...SLOW, hedgeAfterMs: 50 });
+    const stream = stt.startStream({ format: PCM16_16K, signal: new AbortController().signal });
+    for (let i = 0; i < 4; i++) stream.write(new Int16Array(1600).fill(i));
+    expect((await stream.finish()).text).toBe("local:6400 at 16000");
+    expect(primary.streams).toHaveLength(1);
+  });
+
+  it("short retries: a retry waits retryFirstByteTimeoutMs for its first byte", async () => {
+    const primary = new ScriptedTts("cloud", ["unavailable", "stall", "stall"]);
+    const fallback = new ScriptedTts("local", []);
+    const chunks = await collect(
+      new ResilientTts([primary, fallback], { ...SLOW, retryFirstByteTimeoutMs: 50 }),
+    );
+    expect(chunks).toHaveLength(2);
+    expect(primary.requests).toHaveLength(3);
+    expect(fallback.requests).toHaveLength(1);
+  });
+});

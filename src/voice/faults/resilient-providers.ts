@@ -24,7 +24,8 @@ import { StallWatchdog } from "./stall-watchdog.js";
 export type ResilienceOptions = Pick<
   ResolvedFaultOptions,
   "retries" | "retryBackoffMs" | "firstByteTimeoutMs" | "interChunkTimeoutMs"
-> & { logger: TalkLogger };
+> &
+  Partial<Pick<ResolvedFaultOptions, "retryFirstByteTimeoutMs" | "hedgeAfterMs">> & { logger: TalkLogger };
 
 /** Caller audio an STT stream keeps for a retry or a fallback, seconds; a longer turn is not retried. */
 const STT_REPLAY_SECONDS = 120;
@@ -62,6 +63,11 @@ abstract class ProviderChain<P extends ProviderDescriptor> {
     return this.chain[0]!.health();
   }
 
+  /** How long the default provider may deliver nothing before the fallbacks start beside it, ms; 0: no hedge. */
+  get hedgeAfterMs(): number {
+    return this.o.hedgeAfterMs ?? 0;
+  }
+
   /** Attempts in order: every provider, each `1 + retries` times while its failures are retryable. */
   *attempts(): Generator<{ provider: P; index: number; attempt: number }> {
     for (const [index, provider] of this.chain.entries())
@@ -80,10 +86,16 @@ abstract class ProviderChain<P extends ProviderDescriptor> {
    * A local engine (capabilities.local) is not timed: it cannot be
    * unreachable, its speed is the machine's, and it is the last resort.
    */
-  guard(provider: P, onStall: (error: TalkError) => void, what: string): StallWatchdog {
+  guard(provider: P, onStall: (error: TalkError) => void, what: string, attempt = 0): StallWatchdog {
     const untimed = provider.capabilities.local === true;
+    // A retry waits less for its first byte (retryFirstByteTimeoutMs): the provider already failed this request once.
+    const retryWait = this.o.retryFirstByteTimeoutMs ?? 0;
+    const firstByte =
+      attempt > 0 && retryWait > 0
+        ? Math.min(retryWait, this.o.firstByteTimeoutMs)
+        : this.o.firstByteTimeoutMs;
     return new StallWatchdog({
-      firstByteTimeoutMs: untimed ? 0 : this.o.firstByteTimeoutMs,
+      firstByteTimeoutMs: untimed ? 0 : firstByte,
       interChunkTimeoutMs: untimed ? 0 : this.o.interChunkTimeoutMs,
       onStall: (kind, ms) =>
         onStall(
@@ -160,16 +172,22 @@ async function* streamOverChain<P extends ProviderDescriptor, T>(
   signal: AbortSignal,
   open: (provider: P, index: number, signal: AbortSignal) => AsyncIterable<T>,
   firstByte: boolean,
+  providers: (index: number) => boolean = () => true,
 ): AsyncGenerator<T> {
   let last: TalkError | undefined;
   let skip = -1;
   for (const { provider, index, attempt } of chain.attempts()) {
-    if (index === skip) continue;
+    if (index === skip || !providers(index)) continue;
     if (signal.aborted) throw cancelledError(signal);
     await chain.wait(attempt, signal);
     const stall = new AbortController();
     const attemptSignal = AbortSignal.any([signal, stall.signal]);
-    const watchdog = chain.guard(provider, (e) => stall.abort(e), `${provider.kind} provider ${provider.id}`);
+    const watchdog = chain.guard(
+      provider,
+      (e) => stall.abort(e),
+      `${provider.kind} provider ${provider.id}`,
+      attempt,
+    );
     if (firstByte) watchdog.expect();
     let delivered = false;
     const it = open(provider, index, attemptSignal)[Symbol.asyncIterator]();
@@ -202,21 +220,104 @@ async function* streamOverChain<P extends ProviderDescriptor, T>(
   throw last ?? new TalkError("provider_unavailable", "No provider of the chain answered.");
 }
 
+/**
+ * A streamed request hedged to the fallbacks: the default provider (with its
+ * retries) runs first; when it has delivered nothing after `hedgeAfterMs`
+ * (or has failed for good), the rest of the chain starts beside it, and the
+ * first of the two to deliver is the one heard: the other is aborted. So a
+ * hung request is replaced after `hedgeAfterMs`, not after its retries' stall
+ * timeouts, and a merely slow one still wins if it answers first.
+ */
+async function* hedgedOverChain<P extends ProviderDescriptor, T>(
+  chain: ProviderChain<P>,
+  signal: AbortSignal,
+  open: (provider: P, index: number, signal: AbortSignal) => AsyncIterable<T>,
+  hedgeAfterMs: number,
+): AsyncGenerator<T> {
+  type Branch = { it: AsyncIterator<T>; stop: AbortController; next: Promise<IteratorResult<T>> };
+  const branch = (only: (index: number) => boolean): Branch => {
+    const stop = new AbortController();
+    const it = streamOverChain(chain, AbortSignal.any([signal, stop.signal]), open, true, only)[
+      Symbol.asyncIterator
+    ]();
+    const next = it.next();
+    next.catch(() => undefined);
+    return { it, stop, next };
+  };
+  const drop = (b: Branch): void => {
+    b.stop.abort(new TalkError("cancelled", "The hedge was won by the other provider."));
+    void b.it.return?.(undefined)?.catch(() => {});
+  };
+  const primary = branch((index) => index === 0);
+  let hedge: Branch | undefined;
+  const settled = (b: Branch) =>
+    b.next.then(
+      (r) => ({ b, r, err: undefined as unknown }),
+      (err: unknown) => ({ b, r: undefined, err }),
+    );
+  let timer: NodeJS.Timeout | undefined;
+  const hedgeDue = new Promise<"hedge">((resolve) => {
+    timer = setTimeout(() => resolve("hedge"), hedgeAfterMs);
+    timer.unref?.();
+  });
+  let winner: Branch | undefined;
+  let first: IteratorResult<T> | undefined;
+  try {
+    const early = await Promise.race([settled(primary), hedgeDue]);
+    if (early !== "hedge" && early.err === undefined) {
+      winner = primary;
+      first = early.r;
+    } else {
+      if (early !== "hedge" && (signal.aborted || nextStep(toTalkError(early.err)) === "throw"))
+        throw early.err;
+      hedge = branch((index) => index > 0);
+      let racing: Branch[] = early === "hedge" ? [primary, hedge] : [hedge];
+      let lastErr: unknown = early === "hedge" ? undefined : early.err;
+      while (!winner && racing.length > 0) {
+        const out = await Promise.race(racing.map(settled));
+        if (out.err === undefined) {
+          winner = out.b;
+          first = out.r;
+        } else {
+          if (signal.aborted) throw out.err;
+          lastErr = out.err;
+          racing = racing.filter((b) => b !== out.b);
+        }
+      }
+      if (!winner) throw lastErr;
+    }
+  } finally {
+    clearTimeout(timer);
+    for (const b of [primary, hedge]) if (b && b !== winner) drop(b);
+  }
+  const won = winner as Branch;
+  try {
+    if (first!.done) return;
+    yield first!.value;
+    for (;;) {
+      const r = await won.it.next();
+      if (r.done) return;
+      yield r.value;
+    }
+  } finally {
+    void won.it.return?.(undefined)?.catch(() => {});
+  }
+}
+
 /** TTS over a chain (cloud TTS -> local engine): retries and fallback before the first audio, stall timeouts throughout. */
 export class ResilientTts extends ProviderChain<TtsProvider> implements TtsProvider {
   readonly kind = "tts" as const;
 
   synthesize(request: TtsRequest): AsyncIterable<AudioChunk> {
-    return streamOverChain(
-      this,
-      request.signal,
-      (provider, index, signal) => {
-        // A fallback speaks in its own default voice: the primary's voice name means nothing to it.
-        const { voice: _voice, ...rest } = request;
-        return provider.synthesize({ ...(index === 0 ? request : rest), signal });
-      },
-      true,
-    );
+    const open = (provider: TtsProvider, index: number, signal: AbortSignal): AsyncIterable<AudioChunk> => {
+      // A fallback speaks in its own default voice: the primary's voice name means nothing to it.
+      const { voice: _voice, ...rest } = request;
+      return provider.synthesize({ ...(index === 0 ? request : rest), signal });
+    };
+    const hedgeAfterMs = this.hedgeAfterMs;
+    return hedgeAfterMs > 0 && this.chain.length > 1 && this.chain[0]!.capabilities.local !== true
+      ? hedgedOverChain(this, request.signal, open, hedgeAfterMs)
+      : streamOverChain(this, request.signal, open, true);
   }
 }
 
@@ -299,7 +400,7 @@ class ResilientSttStream implements SttStream {
     for (;;) {
       const a = this.#current;
       try {
-        return await this.#finish(a);
+        return await this.#hedged(a);
       } catch (err) {
         if (signal.aborted) throw cancelledError(signal);
         const error = a.failed ?? attemptError(err, a.stall.signal);
@@ -318,6 +419,80 @@ class ResilientSttStream implements SttStream {
         a.converter?.close();
       }
     }
+  }
+
+  /**
+   * The result of `a`, hedged: when the default provider's first try has
+   * answered nothing `hedgeAfterMs` after the end of the audio, the first
+   * fallback starts beside it on the kept audio, and the first result wins
+   * (the other attempt is stopped). Without a fallback, a hedge, or the audio
+   * kept, it is `a`'s result alone.
+   */
+  #hedged(a: SttAttempt): Promise<SttResult> {
+    const hedgeAfterMs = this.#chain.hedgeAfterMs;
+    const fallback = this.#chain.chain.findIndex((_p, index) => index > a.index);
+    const primary = this.#finish(a);
+    if (
+      hedgeAfterMs <= 0 ||
+      a.index !== 0 ||
+      a.attempt !== 0 ||
+      fallback < 0 ||
+      this.#overflow ||
+      a.provider.capabilities.local === true
+    )
+      return primary;
+    return new Promise<SttResult>((resolve, reject) => {
+      let hedge: SttAttempt | undefined;
+      let pending = 1;
+      let done = false;
+      const win = (attempt: SttAttempt, result: SttResult): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        for (const other of [a, hedge])
+          if (other && other !== attempt && !other.stall.signal.aborted)
+            other.stall.abort(new TalkError("cancelled", "The hedge was won by the other provider."));
+        if (attempt !== a) this.#current = attempt;
+        resolve(result);
+      };
+      const lose = (attempt: SttAttempt, err: unknown): void => {
+        if (done) return;
+        if (attempt !== a)
+          this.#chain.report(attempt.provider, attempt.attempt, attemptError(err, attempt.stall.signal));
+        if (--pending > 0) return;
+        done = true;
+        clearTimeout(timer);
+        // Both failed (or the primary before the hedge): the retry loop goes on from the primary's failure.
+        if (hedge) {
+          hedge.watchdog.stop();
+          hedge.converter?.close();
+        }
+        reject(err);
+      };
+      const timer = setTimeout(() => {
+        if (done || this.#options.signal.aborted) return;
+        pending++;
+        const b = (hedge = this.#open({
+          provider: this.#chain.chain[fallback]!,
+          index: fallback,
+          attempt: 0,
+        }));
+        for (const pcm of this.#kept) this.#feed(b, pcm);
+        this.#finish(b).then(
+          (result) => {
+            b.watchdog.stop();
+            b.converter?.close();
+            win(b, result);
+          },
+          (err: unknown) => lose(b, err),
+        );
+      }, hedgeAfterMs);
+      timer.unref?.();
+      primary.then(
+        (result) => win(a, result),
+        (err: unknown) => lose(a, err),
+      );
+    });
   }
 
   #open(step: { provider: SttProvider; index: number; attempt: number }): SttAttempt {

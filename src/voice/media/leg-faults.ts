@@ -1,5 +1,6 @@
 import type { TalkLogger } from "../../core/index.js";
 import type { FaultDecision, FaultHandler, ProviderFault, ResolvedFaultOptions } from "../../core/index.js";
+import type { ProviderKind } from "../../core/index.js";
 import type { FaultSpeech, PrerenderedSpeech } from "../faults/prerendered-speech.js";
 import type { TalkAudioSink } from "../pipelines/controller-types.js";
 import type { TalkSession } from "../../core/index.js";
@@ -79,6 +80,16 @@ export class LegFaults implements FaultHandler {
     this.#ctx.logger.info({ sessionId: this.#ctx.session.id }, "media leg: provider recovered");
   }
 
+  holding(provider: ProviderKind): void {
+    // Over audio still playing it would be heard on top of it; after a hang-up began, never.
+    if (this.#hangingUp || this.#ctx.session.state !== "active" || this.#ctx.playing()) return;
+    if (this.#say(this.#ctx.speech?.holding, { clear: false }) === undefined) return;
+    this.#ctx.logger.info(
+      { sessionId: this.#ctx.session.id, provider },
+      "media leg: provider late, holding line",
+    );
+  }
+
   #report(fault: ProviderFault, recovery: FaultDecision): void {
     const { session, logger } = this.#ctx;
     logger.warn(
@@ -109,13 +120,13 @@ export class LegFaults implements FaultHandler {
     });
   }
 
-  /** Writes a line to the sink (clearing what still plays first); returns its item id. */
-  #say(line: PrerenderedSpeech | undefined): string | undefined {
+  /** Writes a line to the sink (clearing what still plays first, unless told not to); returns its item id. */
+  #say(line: PrerenderedSpeech | undefined, how: { clear: boolean } = { clear: true }): string | undefined {
     const { sink, session } = this.#ctx;
     if (!line || !sink) return undefined;
     try {
       const rendered = line.audioFor(this.#ctx.outputFormat());
-      if (this.#ctx.playing()) sink.clear({ turnId: "", reason: "error" });
+      if (how.clear && this.#ctx.playing()) sink.clear({ turnId: "", reason: "error" });
       const itemId = `fault-line-${++this.#lines}`;
       sink.write({ data: rendered.data, format: rendered.format }, { turnId: "", itemId });
       return itemId;

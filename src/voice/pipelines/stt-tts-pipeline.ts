@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
-import type { TtsProvider } from "../../core/index.js";
+import type { ProviderDescriptor, TtsProvider } from "../../core/index.js";
 import type { TalkSession, TalkTurn } from "../../core/index.js";
 import type { TerminalReason, TranscriptPayload } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
@@ -94,6 +94,8 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
   #closing: Promise<void> | undefined;
   /** The last turn reported to the failure path (one report per turn). */
   #faultedTurn: string | undefined;
+  /** The turn the holding line was said for (once a turn). */
+  #heldTurn: string | undefined;
   /** The turn whose agent's tools are running: a line said meanwhile (a transfer's announcement) is part of it. */
   #toolTurn: string | undefined;
   readonly #direct: DirectToolTurns;
@@ -376,12 +378,15 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     const turnId = turn.id;
     try {
       let heard: string;
+      const late = this.#holdingTimer(turnId, "stt", this.#deps.providers.stt(session));
       try {
         ({ text: heard } = await capture.finish());
       } catch (err) {
         if (isCancellation(err, turn.signal)) return;
         this.#failed(turnId, err, "stt");
         return;
+      } finally {
+        clearTimeout(late);
       }
       const text = heard.trim();
       const transcript: TranscriptPayload = { role: "user", text };
@@ -477,6 +482,7 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
         parentId: parentId ?? consultCallId(itemId),
         prefetch: this.#deps.options.brain.ttsPrefetch,
         logger: this.#deps.logger,
+        ...(this.#deps.faults ? { firstAudioLate: () => this.#holdingTimer(turnId, "tts", tts) } : {}),
       });
       const playing = queue.play();
       this.#track(itemId, queue, playing);
@@ -507,6 +513,33 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     this.session.emit({ type: "output.text.delta", turnId, itemId, payload: { text } });
     queue.push(text, this.#voice.settings());
     return { text, chunks: 1, timedOut: false, toolCalls: [] };
+  }
+
+  /**
+   * Arms the holding line for `turnId`: when `provider` is still awaited
+   * after talk.faults.holdingAfterMs, the leg says it (once a turn). The
+   * caller clears the timer when the provider answers or fails. A local
+   * engine first in its chain is not timed (its speed is the machine's, as
+   * for the stall timeouts).
+   */
+  #holdingTimer(
+    turnId: string,
+    provider: "stt" | "tts",
+    engine: ProviderDescriptor | undefined,
+  ): NodeJS.Timeout | undefined {
+    const faults = this.#deps.faults;
+    const after = faults?.options.holdingAfterMs ?? 0;
+    if (!faults || after <= 0 || this.#heldTurn === turnId || engine?.capabilities.local === true)
+      return undefined;
+    const timer = setTimeout(() => {
+      const turn = this.session.activeTurn;
+      if (this.#heldTurn === turnId || this.#closing || this.#faultedTurn === turnId) return;
+      if (turn && turn.id !== turnId) return;
+      this.#heldTurn = turnId;
+      faults.handler.holding(provider);
+    }, after);
+    timer.unref?.();
+    return timer;
   }
 
   /**

@@ -32,6 +32,8 @@ export interface TtsQueueContext {
   /** Segments synthesized ahead of the one playing. */
   prefetch: number;
   logger: TalkLogger;
+  /** Called as the first segment's synthesis starts; the timer it returns is cleared at its first audio (the holding line). */
+  firstAudioLate?: () => NodeJS.Timeout | undefined;
 }
 
 /** Extra fields of output.audio.delta from a queue: which segment (chunk) of the answer the audio belongs to. */
@@ -332,8 +334,11 @@ export class TtsQueue {
   ): Promise<void> {
     const { tts, outputFormat } = this.#ctx;
     let converter: PcmConverter | undefined;
+    let late = segment.index === 0 ? this.#ctx.firstAudioLate?.() : undefined;
     const add = (pcm: Int16Array): void => {
       if (pcm.length === 0 || signal.aborted) return;
+      clearTimeout(late);
+      late = undefined;
       segment.audio.push(bytesFromPcm16(pcm));
       this.#notify();
     };
@@ -357,6 +362,7 @@ export class TtsQueue {
       if (signal.aborted) throw cancelledError(signal);
       if (converter) add(converter.flush());
     } finally {
+      clearTimeout(late);
       converter?.close();
     }
   }
