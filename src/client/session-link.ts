@@ -62,6 +62,12 @@ export class SessionLink {
   #reconnecting = false;
   #closed = false;
   #playback: PlaybackPosition | undefined;
+  /**
+   * Events that arrived while `create` was answered and not yet read: the
+   * server sends the first ones right after its response, and a socket may
+   * hand both over before the response's promise continuation runs.
+   */
+  #early: TalkEvent[] | undefined;
   readonly stats: SessionLinkStats = { joins: 0, replayed: 0, duplicates: 0, gaps: 0, incompleteReplays: 0 };
 
   constructor(options: SessionLinkOptions) {
@@ -89,11 +95,19 @@ export class SessionLink {
 
   /** `talk.session.create`; the session's events and audio flow from now on. */
   async create(params: TalkParams<"talk.session.create">): Promise<SessionCreateResult> {
-    const result = await this.#current().request("talk.session.create", params);
+    const early: TalkEvent[] = [];
+    this.#early = early;
+    let result: SessionCreateResult;
+    try {
+      result = await this.#current().request("talk.session.create", params);
+    } finally {
+      this.#early = undefined;
+    }
     this.#sessionId = result.sessionId;
     this.#joinToken = result.joinToken;
     this.#lastSeq = 0;
     this.#playback = undefined;
+    for (const event of early) this.#onEvent(event);
     return result;
   }
 
@@ -108,7 +122,12 @@ export class SessionLink {
     if (this.#reconnecting)
       return Promise.reject(new TalkError("cancelled", "The connection is down; rejoining the session."));
     // Through the typed path, which adds the reported playback position to the verbs that carry it.
-    const client = this.#current();
+    let client: TalkClient;
+    try {
+      client = this.#current();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     const request = client.request as (method: string, params: unknown) => Promise<unknown>;
     return request.call(client, `talk.session.${name}`, {
       ...params,
@@ -129,9 +148,9 @@ export class SessionLink {
   /** Closes the session (when connected) and the connection. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    this.#closed = true;
     const client = this.#client;
     if (this.#sessionId && this.connected) await this.verb("close").catch(() => undefined);
+    this.#closed = true;
     this.#detach();
     await client?.close().catch(() => undefined);
   }
@@ -164,7 +183,10 @@ export class SessionLink {
   }
 
   #onEvent(event: TalkEvent): void {
-    if (event.sessionId !== this.#sessionId) return;
+    if (event.sessionId !== this.#sessionId) {
+      if (this.#early && this.#early.length < 1000) this.#early.push(event);
+      return;
+    }
     if (event.seq <= this.#lastSeq) {
       this.stats.duplicates += 1;
       return;
