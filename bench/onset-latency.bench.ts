@@ -12,7 +12,7 @@
  *   node --import tsx bench/onset-latency.bench.ts [--seeds 1,2,3] [--minutes 3] [--min-speech-ms 120]
  *     [--threshold=-45] [--tail-ms 300] [--no-ec] [--no-double-talk] [--lag-ms 0] [--jitter-frames 0] [--answer-start-ms 400] [--calls]
  *     [--trace interruption-9]   (that call's frames around its onset, per seed: levels, the guard, the gate)
- *     [--grid [--per-cell 4] [--echo-minutes 10]]   (issue 40's talker-to-echo grid instead of the corpus)
+ *     [--grid [--per-cell 4] [--echo-minutes 10] [--erls 3,6,10,20] [--ters=-10,-6,-3,0,3,6,10]]   (issue 40's talker-to-echo grid instead of the corpus)
  *     [--baseline <commit or checkout dir>]   (today's code on the same frames, call after call)
  *     [--echo-json '{"doubleTalk":true}']   (talk.input.echoCancellation for the change, over the flags)
  *
@@ -53,6 +53,8 @@ const { values } = parseArgs({
     grid: { type: "boolean", default: false },
     "per-cell": { type: "string", default: "4" },
     "echo-minutes": { type: "string", default: "10" },
+    erls: { type: "string" },
+    ters: { type: "string" },
     baseline: { type: "string" },
     "echo-json": { type: "string" },
   },
@@ -93,6 +95,10 @@ const seeds = values.seeds.split(",").map((s) => Math.trunc(number(s, "seeds")))
 const minutes = number(values.minutes, "minutes");
 const perCell = Math.trunc(number(values["per-cell"], "per-cell"));
 const echoMinutes = number(values["echo-minutes"], "echo-minutes");
+const dbList = (v: string | undefined): number[] | undefined =>
+  v === undefined ? undefined : v.split(",").map((s) => Number(s));
+const erls = dbList(values.erls) ?? [...GRID_ERLS_DB];
+const ters = dbList(values.ters) ?? [...GRID_TERS_DB];
 
 const chains: ChainModules[] = [{ ...(await loadChain("change")), echo: echoJson }];
 if (values.baseline) {
@@ -106,7 +112,7 @@ const started = performance.now();
 const results: OnsetResult[] = [];
 for (const seed of seeds) {
   const calls = values.grid
-    ? buildGrid({ seed, perCell, echoMinutes: echoMinutes / seeds.length })
+    ? buildGrid({ seed, perCell, echoMinutes: echoMinutes / seeds.length, erls, ters })
     : buildCorpus({ seed, minutes });
   for (const call of calls) {
     const r = runOnsetCall(call, chain, chains);
@@ -169,7 +175,7 @@ function printGrid(): void {
     );
   const level = (erl: number, ter: number): number =>
     echoLevelDb({ delayMs: 0, lossDb: erl, response: "line", responseSeed: 0 }) + ter;
-  for (const line of gridTables(byConfig, GRID_ERLS_DB, GRID_TERS_DB, level)) console.log(line);
+  for (const line of gridTables(byConfig, erls, ters, level)) console.log(line);
   console.log("");
   for (const [name, outcomes] of byConfig) console.log(`${name}: ${gridSummary(outcomes, -6)}`);
 }

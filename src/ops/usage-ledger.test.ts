@@ -62,6 +62,42 @@ describe("UsageLedger", () => {
     expect((await ledger.list(today, today)).map((r) => r.sessionId)).toEqual([session.id]);
   });
 
+  it("a call's line goes in its record: the leg's echo report (usage.metrics echo) and its resumed answers by why", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "talkgate-ledger-")), "usage");
+    runtime = createTalkRuntime({});
+    ledger = new UsageLedger({ runtime, dir, workerId: "w1", prices, logger: NOOP_LOGGER });
+    const session = runtime.createSession({
+      mode: "stt-tts",
+      transport: "managed-room",
+      brain: "agent-consult",
+      owner: "gateway",
+    });
+    const turn = session.startTurn();
+    const resumed = (reason: "no_words" | "backchannel"): void => {
+      session.emit({ type: "output.audio.resumed", turnId: turn.id, payload: { reason, fromMs: 400 } });
+    };
+    resumed("no_words");
+    resumed("no_words");
+    resumed("backchannel");
+    const echo = {
+      frames: 1500,
+      suppressedFrames: 900,
+      doubleTalkFrames: 12,
+      echoReturnLossDb: 6.2,
+      delayMs: 120,
+    };
+    session.emit({ type: "usage.metrics", payload: { echo } });
+    // A malformed report is not taken for one (nor charged to a provider).
+    session.emit({ type: "usage.metrics", payload: { echo: { frames: -1 } } });
+    await session.close("completed");
+    await ledger.flushed();
+    const today = new Date().toISOString().slice(0, 10);
+    const [record] = await ledger.list(today, today);
+    expect(record).toMatchObject({ resumed: { noWords: 2, backchannel: 1 }, echo, providers: {} });
+    const [, row] = usageCsv([record!]).trim().split("\r\n");
+    expect(row).toContain(",2,1,6.2,900,12,completed,");
+  });
+
   it("CSV quotes cells with commas and quotes", () => {
     const csv = usageCsv([
       {
@@ -82,14 +118,16 @@ describe("UsageLedger", () => {
         turns: 2,
         toolCalls: 0,
         bargeIns: 1,
+        resumed: { noWords: 3, backchannel: 0 },
+        echo: { frames: 100, suppressedFrames: 40, doubleTalkFrames: 2, echoReturnLossDb: 9.5 },
         closeReason: 'said "bye", left',
         cost: { total: 0.5, currency: "USD" },
       },
     ]);
     const [header, row] = csv.trim().split("\r\n");
-    expect(header?.split(",").length).toBe(21);
+    expect(header?.split(",").length).toBe(26);
     expect(row).toBe(
-      's1,w1,phone,,,realtime,2026-01-01T00:00:00.000Z,2026-01-01T00:01:00.000Z,60,50,20,0,0,1,2,2,0,1,"said ""bye"", left",0.5,USD',
+      's1,w1,phone,,,realtime,2026-01-01T00:00:00.000Z,2026-01-01T00:01:00.000Z,60,50,20,0,0,1,2,2,0,1,3,0,9.5,40,2,"said ""bye"", left",0.5,USD',
     );
   });
 });

@@ -34,9 +34,31 @@ export interface UsageRecord {
   turns: number;
   toolCalls: number;
   bargeIns: number;
+  /**
+   * Answers held on a caller's sound and resumed, by why (output.audio.resumed): `noWords` are the
+   * self-interruptions caught (echo or noise that the words then did not confirm), `backchannel` the
+   * caller's "mm-hm"s. Absent in records written before it was counted.
+   */
+  resumed?: { noWords: number; backchannel: number };
+  /** The phone line's echo as the leg's echo guard saw it (legs with echo cancellation), from its usage.metrics. */
+  echo?: LineEcho;
   closeReason: string;
   /** From `ops.usage.prices`; 0 where nothing has a price. */
   cost: { total: number; currency: string };
+}
+
+/** A call's echo as its leg's guard measured it (media/echo-guard.ts EchoStats): what tells a bad line. */
+export interface LineEcho {
+  /** The line's echo return loss, dB: how much quieter than the answer its echo came back; absent until measured. */
+  echoReturnLossDb?: number;
+  /** 20 ms frames of caller audio while the answer's echo could be on the line. */
+  frames: number;
+  /** ...attenuated as the answer's residual echo. */
+  suppressedFrames: number;
+  /** ...under the echo's level but let through as the caller talking over the answer. */
+  doubleTalkFrames: number;
+  /** The echo's delay as estimated, ms. */
+  delayMs?: number;
 }
 
 export interface PriceTable {
@@ -73,6 +95,8 @@ export class SessionUsage {
   #turns = 0;
   #toolCalls = 0;
   #bargeIns = 0;
+  readonly #resumed = { noWords: 0, backchannel: 0 };
+  #echo: LineEcho | undefined;
 
   constructor(created: TalkEvent & { type: "session.created" }, workerId: string) {
     this.#start = created;
@@ -82,6 +106,11 @@ export class SessionUsage {
   observe(event: TalkEvent): void {
     switch (event.type) {
       case "usage.metrics": {
+        const echo = lineEcho(event.payload["echo"]);
+        if (echo) this.#echo = echo;
+        // The leg's line report carries no tokens: no provider to charge.
+        if (event.payload.inputTokens === undefined && event.payload.outputTokens === undefined && echo)
+          return;
         const named = event.provider ?? event.payload["provider"];
         const p = this.#provider(typeof named === "string" ? named : (this.#realtimeProvider ?? "unknown"));
         p.inputTokens += count(event.payload.inputTokens);
@@ -96,6 +125,10 @@ export class SessionUsage {
         return;
       case "tool.call":
         this.#toolCalls++;
+        return;
+      case "output.audio.resumed":
+        if (event.payload.reason === "no_words") this.#resumed.noWords++;
+        else if (event.payload.reason === "backchannel") this.#resumed.backchannel++;
         return;
       case "output.audio.cancelled":
       case "turn.cancelled": {
@@ -176,6 +209,8 @@ export class SessionUsage {
       turns: this.#turns,
       toolCalls: this.#toolCalls,
       bargeIns: this.#bargeIns,
+      resumed: { ...this.#resumed },
+      ...(this.#echo ? { echo: this.#echo } : {}),
       closeReason: String(closed.payload.reason),
       cost: { total: round(cost, 6), currency: prices.currency },
     };
@@ -187,6 +222,22 @@ export class SessionUsage {
       this.#providers.set(id, (p = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsCharacters: 0 }));
     return p;
   }
+}
+
+/** The leg's EchoStats from a usage.metrics payload's `echo`; undefined when absent or malformed. */
+function lineEcho(value: unknown): LineEcho | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const whole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 0;
+  if (!whole(v["frames"]) || !whole(v["suppressedFrames"]) || !whole(v["doubleTalkFrames"])) return undefined;
+  const finite = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n);
+  return {
+    ...(finite(v["echoReturnLossDb"]) ? { echoReturnLossDb: v["echoReturnLossDb"] } : {}),
+    frames: v["frames"],
+    suppressedFrames: v["suppressedFrames"],
+    doubleTalkFrames: v["doubleTalkFrames"],
+    ...(finite(v["delayMs"]) ? { delayMs: v["delayMs"] } : {}),
+  };
 }
 
 function count(value: unknown): number {
@@ -213,6 +264,11 @@ export const USAGE_CSV_COLUMNS = [
   "turns",
   "toolCalls",
   "bargeIns",
+  "resumedNoWords",
+  "resumedBackchannels",
+  "echoReturnLossDb",
+  "suppressedEchoFrames",
+  "doubleTalkFrames",
   "closeReason",
   "cost",
   "currency",
@@ -226,7 +282,17 @@ export function usageCsv(records: readonly UsageRecord[]): string {
   };
   const lines = [USAGE_CSV_COLUMNS.join(",")];
   for (const r of records) {
-    const row: Record<string, unknown> = { ...r, cost: r.cost.total, currency: r.cost.currency };
+    const row: Record<string, unknown> = {
+      ...r,
+      cost: r.cost.total,
+      currency: r.cost.currency,
+      // Records written before these fields existed have none: empty cells.
+      resumedNoWords: r.resumed?.noWords,
+      resumedBackchannels: r.resumed?.backchannel,
+      echoReturnLossDb: r.echo?.echoReturnLossDb,
+      suppressedEchoFrames: r.echo?.suppressedFrames,
+      doubleTalkFrames: r.echo?.doubleTalkFrames,
+    };
     lines.push(USAGE_CSV_COLUMNS.map((c) => cell(row[c])).join(","));
   }
   return `${lines.join("\r\n")}\r\n`;

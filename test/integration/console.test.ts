@@ -51,6 +51,7 @@ interface Snapshot {
     transcript: { role: string; text: string; final: boolean }[];
     events: string[];
     latency: { name: string; ms: number }[];
+    line?: { frames: number; suppressedFrames: number; doubleTalkFrames: number; echoReturnLossDb?: number };
   };
 }
 
@@ -204,6 +205,16 @@ describe("the operations console", () => {
     expect(h.eventsOf(sessionId, "session.closed")[0]?.payload).toMatchObject({ reason: "admin" });
     const after = await until((x) => x.detail.ended !== undefined, "the follow ended");
     expect(after.detail.ended).toBe("admin");
+    // The line as the leg's echo guard saw it, in the call view (the caller was silent while the answer
+    // played here, so few or no frames were weighed: the report is there all the same).
+    expect(after.detail.line).toMatchObject({
+      frames: expect.any(Number),
+      suppressedFrames: expect.any(Number),
+      doubleTalkFrames: expect.any(Number),
+    });
+    expect(await page.$eval("#detail-facts", (el) => el.textContent)).toMatch(
+      /line.*double-talk of \d+ frames/,
+    );
   }, 40_000);
 
   it("a test-room bot appears and is removed from the console", async () => {

@@ -45,12 +45,25 @@ function describe(event) {
     case "tool.call":
       return p.name;
     case "usage.metrics":
-      return `tokens in ${p.inputTokens ?? 0} / out ${p.outputTokens ?? 0}`;
+      return p.echo ? lineText(p.echo) : `tokens in ${p.inputTokens ?? 0} / out ${p.outputTokens ?? 0}`;
+    case "output.audio.resumed":
+      return String(p.reason ?? "");
     case "output.audio.done":
       return ms(p.durationMs);
     default:
       return "";
   }
+}
+
+/**
+ * A call's echo as its leg's guard reported it at the end (usage.metrics `echo`): the line's echo return
+ * loss (a speakerphone returns the answer 3-10 dB down, a handset 20 and more), and of the frames heard
+ * while the answer played, how many were its echo and how many the caller talking over it.
+ */
+export function lineText(echo) {
+  const erl =
+    typeof echo.echoReturnLossDb === "number" ? `ERL ${echo.echoReturnLossDb} dB` : "ERL not measured";
+  return `${erl} · ${echo.suppressedFrames} echo / ${echo.doubleTalkFrames} double-talk of ${echo.frames} frames`;
 }
 
 export class SessionDetail {
@@ -61,6 +74,9 @@ export class SessionDetail {
     this.events = [];
     this.latency = [];
     this.endedReason = undefined;
+    /** The call's line (its echo report) and its answers resumed by why: a bad line shows here. */
+    this.line = undefined;
+    this.resumed = { no_words: 0, backchannel: 0 };
     this.transcript = new Transcript(els.transcript, {
       who: (role, env) => {
         if (role === "assistant") return this.summary?.surface === "meeting" ? "Bot" : "Assistant";
@@ -90,6 +106,8 @@ export class SessionDetail {
     this.events = [];
     this.latency = [];
     this.endedReason = undefined;
+    this.line = undefined;
+    this.resumed = { no_words: 0, backchannel: 0 };
     this.transcript.clear();
     this.els.events.replaceChildren();
     this.els.root.hidden = false;
@@ -112,6 +130,14 @@ export class SessionDetail {
     if (event.type === "latency.metrics") {
       this.latency.push({ turnId: event.turnId, name: event.payload.name, ms: event.payload.ms });
       this.#renderLatency();
+    }
+    if (event.type === "usage.metrics" && event.payload?.echo) {
+      this.line = event.payload.echo;
+      this.#renderHead();
+    }
+    if (event.type === "output.audio.resumed" && event.payload?.reason in this.resumed) {
+      this.resumed[event.payload.reason] += 1;
+      this.#renderHead();
     }
     this.events.push({ seq: event.seq, type: event.type, at: event.timestamp });
     if (this.events.length > MAX_EVENTS) this.events.shift();
@@ -143,17 +169,18 @@ export class SessionDetail {
       transcript: this.transcript.snapshot(),
       events: this.events.map((e) => e.type),
       latency: this.latency,
+      line: this.line,
+      resumed: this.resumed,
     };
   }
 
   #renderHead() {
     const s = this.summary;
     const facts = [];
+    const fact = (k, v) => h("div", { class: "fact" }, h("span", { class: "muted small" }, k), h("b", {}, v));
     if (s) {
       const { kind, label } = kindOf(s);
       const who = counterpartOf(s);
-      const fact = (k, v) =>
-        h("div", { class: "fact" }, h("span", { class: "muted small" }, k), h("b", {}, v));
       facts.push(
         fact(kind, label),
         fact("counterpart", `${who.main} ${who.sub}`.trim()),
@@ -163,6 +190,10 @@ export class SessionDetail {
         fact("state", this.endedReason ? "ended" : `${s.state} · ${s.activity}`),
       );
     }
+    const { no_words: noWords, backchannel } = this.resumed;
+    if (noWords + backchannel > 0)
+      facts.push(fact("answers resumed", `${noWords} no words · ${backchannel} backchannel`));
+    if (this.line) facts.push(fact("line", lineText(this.line)));
     if (this.endedReason)
       facts.push(
         h(

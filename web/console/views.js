@@ -202,6 +202,20 @@ export function renderUsage(body, totals, records) {
               `${r.surface}${r.carrier ? ` · ${r.carrier}` : ""}${r.platform ? ` · ${r.platform}` : ""}`,
             ),
             h("div", { class: "mono muted small" }, r.sessionId.slice(0, 13)),
+            // A bad line at a glance: its echo return loss and the answers its echo (or noise) held.
+            r.echo || r.resumed?.noWords
+              ? h(
+                  "div",
+                  { class: "muted small", dataset: { line: r.sessionId } },
+                  [
+                    typeof r.echo?.echoReturnLossDb === "number" ? `ERL ${r.echo.echoReturnLossDb} dB` : "",
+                    r.echo ? `${r.echo.doubleTalkFrames} double-talk frames` : "",
+                    r.resumed?.noWords ? `${r.resumed.noWords} resumed` : "",
+                  ]
+                    .filter(Boolean)
+                    .join(" · "),
+                )
+              : undefined,
           ),
           h("td", { class: "num" }, seconds(r.durationSeconds)),
           h("td", { class: "num" }, `${r.audioInSeconds.toFixed(1)} / ${r.audioOutSeconds.toFixed(1)} s`),

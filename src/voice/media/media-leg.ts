@@ -407,11 +407,14 @@ export class MediaLeg {
     this.#turns?.close();
     this.#gate?.close();
     if (this.#echo) {
-      // One line per call: how much echo the line had and what the guard did about it.
+      // One line per call: how much echo the line had and what the guard did about it, logged and in the
+      // session's usage record (usage.metrics `echo`, read by the usage ledger and the console).
+      const echo = this.#echo.stats();
       this.#options.logger.info(
-        { sessionId: this.session.id, echo: this.#echo.stats() },
+        { sessionId: this.session.id, echo },
         "media leg: echo cancellation over the call",
       );
+      this.session.emit({ type: "usage.metrics", payload: { echo } });
       this.#echo.close();
     }
     this.#noise?.close();
