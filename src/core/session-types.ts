@@ -135,6 +135,15 @@ export interface TalkSession {
    * emits exactly one `output.audio.cancelled`. Returns false when no output was active.
    */
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean;
+  /**
+   * An interruption (barge-in) stops the active output with exactly one
+   * terminal event: when the output's turn still has work of its own running
+   * (a tool call, an agent), the whole turn is cancelled (`turn.cancelled`,
+   * the output among what it aborted), since that turn is over too; else only
+   * the output (`output.audio.cancelled`) and the turn, with nothing left of
+   * it, ends quietly when the next one starts. False when no output was active.
+   */
+  interruptOutput(reason: TerminalReason): boolean;
 
   startCapture(turnId?: string): TalkCapture;
   stopCapture(): void;

@@ -232,6 +232,21 @@ export class LiveTalkSession implements TalkSession {
     return true;
   }
 
+  interruptOutput(reason: TerminalReason): boolean {
+    if (this.#state !== "active") return false;
+    const output = this.#output;
+    if (!output) return false;
+    const turn = this.#turn;
+    const otherWork =
+      turn?.id === output.turnId &&
+      this.#work.kindsFor(turn.id).some((kind) => kind !== "tts" && kind !== "output-stream");
+    if (turn && otherWork) {
+      this.#cancelTurn(turn, reason);
+      return true;
+    }
+    return this.cancelOutput(output.turnId, reason);
+  }
+
   startCapture(turnId?: string): TalkCapture {
     this.#assertOpen("startCapture");
     const turn = this.#requireCurrentTurn(turnId);

@@ -56,7 +56,9 @@ async function answerPlaying(realtime: FakeOpenAiRealtimeServer, rec: ReturnType
   const itemId = started.itemId!;
   // Ten deltas of 100 ms reach the client before the stand-in holds the rest.
   await expect
-    .poll(() => rec.audio.filter((a) => a.itemId === itemId).reduce((n, a) => n + msOf(a.audioBase64), 0))
+    .poll(() => rec.audio.filter((a) => a.itemId === itemId).reduce((n, a) => n + msOf(a.audioBase64), 0), {
+      timeout: 20_000,
+    })
     .toBe(1000);
   return { itemId, turnId: started.turnId! };
 }
@@ -129,6 +131,66 @@ describe("the heard position a Talk API client reports (playback)", () => {
       ).cancelled,
     ).toBe(false);
     expect(await client.request("talk.session.startTurn", { sessionId })).toMatchObject({ sessionId });
+  });
+});
+
+describe("the one interruption sequence on a relayed session", () => {
+  it("a response cancelled before its first audio delta never plays: its in-flight audio is dropped, not stamped with the new turn", async () => {
+    const { realtime, client, rec, sessionId } = await setup({
+      replies: [{ audio: toneAudio(2000, "pcm16"), transcript: "Never heard.", holdAfterDeltas: 0 }],
+      // Three deltas already on the wire when the cancel arrives, as the real service's are.
+      inFlightOnCancel: 3,
+    });
+    realtime.respond();
+    // The response started with no turn of the caller's: it got a turn of its own.
+    await rec.next((e) => e.type === "turn.started" && e.source === "provider");
+    const { turnId } = await client.request("talk.session.startTurn", { sessionId });
+    await realtime.waitFor((e) => e.type === "response.cancel");
+    // The cancelled response.done (its usage) arrives after its in-flight deltas.
+    await rec.next((e) => e.type === "usage.metrics");
+    expect(rec.audio).toEqual([]);
+    expect(rec.events.filter((e) => e.type.startsWith("output.") || e.type === "transcript.delta")).toEqual(
+      [],
+    );
+    expect(rec.events.filter((e) => e.turnId === turnId).map((e) => e.type)).toEqual([
+      "turn.started",
+      "capture.started",
+    ]);
+  });
+
+  it("barge-in while a tool runs and the answer still plays ends the answering turn with one terminal event", async () => {
+    const { realtime, client, rec, sessionId } = await setup(
+      {
+        replies: [
+          {
+            audio: toneAudio(10_000, "pcm16"),
+            transcript: "Let me look that up.",
+            toolCall: { name: "slow", arguments: {} },
+          },
+        ],
+      },
+      { allowTools: ["slow"] },
+    );
+    realtime.respond();
+    const started = await rec.next((e) => e.type === "output.audio.started");
+    // The client plays the answer from its start: it is still playing while the tool runs.
+    await client.request("talk.session.appendAudio", {
+      sessionId,
+      audioBase64: Buffer.alloc(960).toString("base64"),
+      playback: { itemId: started.itemId!, playedMs: 0 },
+    });
+    await rec.next((e) => e.type === "tool.call");
+    expect(rec.events.some((e) => e.type === "output.audio.done")).toBe(false);
+    realtime.triggerSpeechStarted();
+    const next = await rec.next((e) => e.type === "turn.started" && e.turnId !== started.turnId);
+    const terminal = rec.events.filter(
+      (e) =>
+        e.turnId === started.turnId &&
+        (e.type === "turn.cancelled" || e.type === "output.audio.cancelled" || e.type === "turn.ended"),
+    );
+    expect(terminal.map((e) => e.type)).toEqual(["turn.ended", "turn.cancelled"]);
+    expect(terminal[1]!.payload).toMatchObject({ reason: "barge_in" });
+    expect(next.seq).toBeGreaterThan(terminal[1]!.seq);
   });
 });
 

@@ -82,6 +82,11 @@ export class RealtimeEventMapper {
         this.#noteItem(event.itemId, event.responseId);
         output.audioDelta(event);
         return;
+      case "tool_call":
+        // A call of a response the caller interrupted is not run: the model no longer waits for it.
+        if (output.isCancelledResponse(event.responseId)) return;
+        this.#ctx.toolCalls.handle(event);
+        return;
       case "audio_done":
         output.audioDone(event.itemId);
         return;
@@ -92,12 +97,9 @@ export class RealtimeEventMapper {
       case "transcript_done":
         this.#transcript(event);
         return;
-      case "tool_call":
-        this.#ctx.toolCalls.handle(event);
-        return;
       case "response_done": {
         const active = this.#ctx.session.activeOutput;
-        if (active) output.audioDone(active.itemId);
+        if (active && !output.isCancelledResponse(event.responseId)) output.audioDone(active.itemId);
         this.#flushTexts(event.responseId);
         if (event.status === "failed")
           this.#ctx.fault(
@@ -150,7 +152,7 @@ export class RealtimeEventMapper {
     const { session, output } = this.#ctx;
     const turn = session.activeTurn;
     this.#noteItem(event.itemId, event.responseId);
-    if (!turn || output.isCancelled(event.itemId)) return;
+    if (!turn || output.isCancelled(event.itemId) || output.isCancelledResponse(event.responseId)) return;
     this.#texts.set(event.itemId, (this.#texts.get(event.itemId) ?? "") + event.text);
     session.emit({
       type: "output.text.delta",
@@ -162,11 +164,13 @@ export class RealtimeEventMapper {
   }
 
   #transcript(event: EventOf<"transcript_delta" | "transcript_done">): void {
-    const { session } = this.#ctx;
+    const { session, output } = this.#ctx;
     const turn = session.activeTurn;
     if (!turn) return;
     const done = event.type === "transcript_done";
     const parentId = event.role === "assistant" ? this.#itemResponses.get(event.itemId) : undefined;
+    // The words of a cancelled response, still arriving, belong to no turn (the next turn's least of all).
+    if (parentId !== undefined && output.isCancelledResponse(parentId)) return;
     const parent = parentId !== undefined ? { parentId } : {};
     session.emit({
       type: done ? "transcript.done" : "transcript.delta",

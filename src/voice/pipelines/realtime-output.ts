@@ -45,6 +45,8 @@ export class RealtimeOutput {
   readonly #ctx: RealtimeOutputContext;
   readonly #items = new Map<string, OutputItem>();
   readonly #cancelled = new Set<string>();
+  /** Provider responses cancelled, so items they still start (audio in flight at the cancel) never play. */
+  readonly #cancelledResponses = new Set<string>();
 
   constructor(ctx: RealtimeOutputContext) {
     this.#ctx = ctx;
@@ -55,9 +57,24 @@ export class RealtimeOutput {
     return this.#cancelled.has(itemId);
   }
 
+  /** Records a cancelled provider response: none of its audio plays later, even of items not begun yet. */
+  cancelResponse(responseId: string): void {
+    remember(this.#cancelledResponses, responseId);
+  }
+
+  /** True for a response that was cancelled (its late items, text and tool calls are dropped). */
+  isCancelledResponse(responseId: string): boolean {
+    return this.#cancelledResponses.has(responseId);
+  }
+
   audioDelta(event: Extract<RealtimeProviderEvent, { type: "audio_delta" }>): void {
     const { session, format } = this.#ctx;
     if (this.#cancelled.has(event.itemId)) return; // late audio of an interrupted answer
+    if (this.#cancelledResponses.has(event.responseId)) {
+      // In flight when its response was cancelled, before any of it played: it never does.
+      remember(this.#cancelled, event.itemId);
+      return;
+    }
     const turn = session.activeTurn;
     if (!turn) return;
     let item = this.#items.get(event.itemId);
@@ -134,11 +151,7 @@ export class RealtimeOutput {
 
   /** Forgets a cancelled item: its converter is freed and its late audio dropped. */
   forget(itemId: string): void {
-    this.#cancelled.add(itemId);
-    if (this.#cancelled.size > CANCELLED_ITEM_MEMORY) {
-      const oldest = this.#cancelled.values().next().value;
-      if (oldest !== undefined) this.#cancelled.delete(oldest);
-    }
+    remember(this.#cancelled, itemId);
     this.#items.get(itemId)?.converter?.close();
     this.#items.delete(itemId);
   }
@@ -183,5 +196,14 @@ export class RealtimeOutput {
       parentId: item.responseId,
       payload,
     });
+  }
+}
+
+/** Adds `key` to a set that keeps the newest CANCELLED_ITEM_MEMORY entries. */
+function remember(set: Set<string>, key: string): void {
+  set.add(key);
+  if (set.size > CANCELLED_ITEM_MEMORY) {
+    const oldest = set.values().next().value;
+    if (oldest !== undefined) set.delete(oldest);
   }
 }

@@ -81,8 +81,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   /** Latched at creation (seed 003): provider_native offers and runs tools, transport_only does neither. */
   readonly toolOwnership: ToolOwnership;
   readonly #progressive: ProgressiveSpeech;
-  /** A provider response is in progress (response_started .. response_done). */
-  #responding = false;
+  /** The provider response in progress (response_started .. response_done). */
+  #responseId: string | undefined;
   /** The turn the client started with startTurn: the client ends it (endTurn), not the provider's VAD. */
   #explicitTurn: string | undefined;
   /** Latched at creation (seed 003): who plans the replies; see brain-options.ts. */
@@ -210,18 +210,12 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     // An active turn makes session.startTurn throw turn_already_active: nothing is stopped for it.
     const stopping = previous !== undefined && previous.state !== "active";
     const output = stopping ? session.activeOutput : undefined;
-    const heard = output ? this.#sink.heardMs(output.itemId) : undefined;
-    if (output) {
-      this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason: "barge_in" });
-      this.#output.reportPending(output.itemId);
-    }
-    // Supersedes the answering turn: one turn.cancelled (barge_in) when anything of it still runs.
-    const turn = session.startTurn({ reason: "barge_in" });
-    if (stopping && (output || this.#responding)) this.#voice?.cancelResponse();
-    if (output) {
-      this.#output.forget(output.itemId);
-      this.#truncate(output.itemId, heard);
-    }
+    let turn!: TalkTurn;
+    this.#interrupt(output, "barge_in", stopping && (output !== undefined || this.#responding), () => {
+      // Supersedes the answering turn: one turn.cancelled (barge_in) when anything of it still runs.
+      turn = session.startTurn({ reason: "barge_in" });
+      return true;
+    });
     this.#explicitTurn = turn.id;
     if (this.#local) {
       this.#local.begin(turn);
@@ -259,13 +253,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean {
-    const output = this.session.activeOutput;
-    if (output) this.#output.reportPending(output.itemId);
     const explicit = this.#explicitTurn;
-    const cancelled = this.session.cancelTurn(turnId, reason);
+    const cancelled = this.#interrupt(this.#outputOf(turnId), reason, true, () =>
+      this.session.cancelTurn(turnId, reason),
+    );
     if (!cancelled) return false;
-    this.#voice?.cancelResponse();
-    if (output) this.#dropOutput(output, reason);
     if (explicit !== undefined && this.session.activeTurn?.id !== explicit) {
       this.#explicitTurn = undefined;
       this.#turnDetection(true);
@@ -274,13 +266,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   }
 
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean {
-    const output = this.session.activeOutput;
-    if (output && (turnId === undefined || output.turnId === turnId))
-      this.#output.reportPending(output.itemId);
-    const cancelled = this.session.cancelOutput(turnId, reason);
+    const output = this.#outputOf(turnId);
+    const cancelled = this.#interrupt(output, reason, output !== undefined, () =>
+      this.session.cancelOutput(turnId, reason),
+    );
     if (!cancelled || !output) return cancelled;
-    this.#voice?.cancelResponse();
-    this.#dropOutput(output, reason);
     // A local barge-in (providerBargeIn false): speech the provider hears is the caller's turn now.
     if (reason === "barge_in") this.#events.outputCut();
     return true;
@@ -456,13 +446,11 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     const old = this.#voice;
     this.#voice = undefined;
     this.#generation++;
-    this.#responding = false;
     const output = this.session.activeOutput;
-    if (output) {
-      this.#output.reportPending(output.itemId);
-      this.session.cancelOutput(output.turnId, "error");
-      this.#dropOutput(output, "error");
-    }
+    // The dropped session's response ends with it: nothing to cancel there, none of it to play.
+    if (output)
+      this.#interrupt(output, "error", false, () => this.session.cancelOutput(output.turnId, "error"));
+    this.#responseId = undefined;
     old?.close().catch((err: unknown) => {
       this.#deps.logger.debug({ err, sessionId: this.session.id }, "dropped realtime session close failed");
     });
@@ -470,8 +458,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   #onEvent(event: RealtimeProviderEvent): void {
     if (this.session.state !== "active") return;
-    if (event.type === "response_started") this.#responding = true;
-    else if (event.type === "response_done" || event.type === "closed") this.#responding = false;
+    if (event.type === "response_started") this.#responseId = event.responseId;
+    else if (event.type === "response_done" || event.type === "closed") this.#responseId = undefined;
     this.#recovery.observe(event);
     try {
       this.#progressive.observe(event);
@@ -485,28 +473,53 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     }
   }
 
-  /**
-   * Barge-in: the line is cleared first, so the caller stops hearing the
-   * answer before anything else is done; then the output is cancelled, the
-   * provider's response cancelled and its item truncated at what was heard
-   * (read before clearing: the position the provider keeps of the item).
-   */
+  /** Barge-in on the answer that plays: one terminal event (TalkSession.interruptOutput). */
   #bargeIn(output: TalkOutput): void {
-    const heard = this.#sink.heardMs(output.itemId);
-    this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason: "barge_in" });
-    this.#output.reportPending(output.itemId);
-    this.session.cancelOutput(output.turnId, "barge_in");
-    this.#voice?.cancelResponse();
-    this.#output.forget(output.itemId);
-    this.#truncate(output.itemId, heard);
+    this.#interrupt(output, "barge_in", true, () => this.session.interruptOutput("barge_in"));
   }
 
-  /** Forgets a cancelled output item and clears what the sink still holds of it. */
-  #dropOutput(output: TalkOutput, reason: TerminalReason): void {
-    this.#output.forget(output.itemId);
-    const heard = this.#sink.heardMs(output.itemId);
-    this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
-    this.#truncate(output.itemId, heard);
+  get #responding(): boolean {
+    return this.#responseId !== undefined;
+  }
+
+  /** The active output a verb naming `turnId` (or none) stops; undefined when it is another turn's. */
+  #outputOf(turnId: string | undefined): TalkOutput | undefined {
+    const output = this.session.activeOutput;
+    return output && (turnId === undefined || output.turnId === turnId) ? output : undefined;
+  }
+
+  /**
+   * The one interruption sequence, whoever asked (the provider's or a local
+   * detector's speech, startTurn, cancelOutput, cancelTurn, a fault): the line
+   * is cleared first, so the listener stops hearing the answer before
+   * anything else is done; then `terminal` emits the one terminal event; then
+   * the provider's response is cancelled and recorded (none of its audio,
+   * even of items not begun, plays later) and the item truncated at what was
+   * heard (read before the clear: the position the provider keeps of the
+   * item). Returns `terminal`'s answer; nothing after the clear runs when it
+   * is false.
+   */
+  #interrupt(
+    output: TalkOutput | undefined,
+    reason: TerminalReason,
+    cancelResponse: boolean,
+    terminal: () => boolean,
+  ): boolean {
+    const heard = output ? this.#sink.heardMs(output.itemId) : undefined;
+    if (output) {
+      this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
+      this.#output.reportPending(output.itemId);
+    }
+    if (!terminal()) return false;
+    if (cancelResponse) {
+      if (this.#responseId !== undefined) this.#output.cancelResponse(this.#responseId);
+      this.#voice?.cancelResponse();
+    }
+    if (output) {
+      this.#output.forget(output.itemId);
+      this.#truncate(output.itemId, heard);
+    }
+    return true;
   }
 
   #truncate(itemId: string, heard: number | undefined): void {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type { ProviderDescriptor, TtsProvider } from "../../core/index.js";
-import type { TalkSession, TalkTurn } from "../../core/index.js";
+import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
 import type { TerminalReason, TranscriptPayload } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
 import type {
@@ -199,23 +199,32 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     void this.#answer(turn, capture);
   }
 
+  // Both verbs run the interruption in its one order (docs/architecture.md): the line is cleared first,
+  // so the listener stops hearing the answer before the terminal event fans out to subscribers.
   cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean {
-    const output = this.session.activeOutput;
+    const output = this.#outputOf(turnId);
+    if (output) this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
     const cancelled = this.session.cancelTurn(turnId, reason);
     if (!cancelled) return false;
     if (this.#capture && this.#capture.turnId !== this.session.activeTurn?.id) {
       this.#capture.close();
       this.#capture = undefined;
     }
-    if (output?.signal.aborted) this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
     return true;
   }
 
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean {
+    const output = this.#outputOf(turnId);
+    if (output) this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
+    return this.session.cancelOutput(turnId, reason);
+  }
+
+  /** The active output a verb naming `turnId` (or none) stops; undefined when it is another turn's. */
+  #outputOf(turnId: string | undefined): TalkOutput | undefined {
     const output = this.session.activeOutput;
-    const cancelled = this.session.cancelOutput(turnId, reason);
-    if (cancelled && output) this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
-    return cancelled;
+    return output && !output.signal.aborted && (turnId === undefined || output.turnId === turnId)
+      ? output
+      : undefined;
   }
 
   holdOutput(): boolean {
