@@ -78,6 +78,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     { config: loaded.path ?? "(embedded defaults)", env: loaded.envOverrides },
     "talkgate starting",
   );
+  for (const warning of loaded.warnings ?? []) logger.warn(warning);
 
   const providers = buildProviders(config, logger, options.providers);
   const runtime = createTalkRuntime({

@@ -5,7 +5,7 @@
  */
 import type { TalkgateConfig } from "../config/index.js";
 import { LOCAL_SPEECH_PROVIDER_IDS, openAiSpeechEntries } from "../config/index.js";
-import { TalkError } from "../core/index.js";
+import { TalkError, WindowedLogLimiter } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
 import type { PipelineProviderResolver } from "../voice/index.js";
 import { ProviderOutcomes } from "../core/index.js";
@@ -189,6 +189,7 @@ export function buildProviders(
   const outcomes = new ProviderOutcomes({
     failureThreshold: config.runtime.providerFailureThreshold,
     retryAfterMs: config.runtime.providerRetryAfterMs,
+    onFailure: providerFailureLog(logger),
   });
   const missing = new Map<string, string>();
   for (const provider of providers) {
@@ -224,5 +225,25 @@ export function buildProviders(
     },
     realtimeRelayAvailable: () =>
       registry.list().some((p) => p.kind === "realtime" && p.capabilities.gatewayRelay === true),
+  };
+}
+
+/**
+ * One warning per failed provider request (a connection that could not be
+ * made, a key refused, an upstream error), rate-limited per provider like
+ * other fault logs: the operator sees an unreachable provider in the log,
+ * not only in /readyz.
+ */
+function providerFailureLog(logger: TalkLogger): (kind: ProviderKind, id: string, err: unknown) => void {
+  const limiter = new WindowedLogLimiter();
+  return (kind, id, err) => {
+    const decision = limiter.take(`${kind}/${id}`);
+    if (!decision.log) return;
+    const code = err instanceof TalkError ? err.code : "provider_error";
+    const message = err instanceof Error ? err.message : String(err);
+    logger.warn(
+      { kind, provider: id, code, ...(decision.suppressed > 0 ? { suppressed: decision.suppressed } : {}) },
+      `${kind} provider ${id} failed: ${message}`,
+    );
   };
 }

@@ -8,6 +8,8 @@ export interface DoctorOptions {
   path: string;
   /** Report only; do not write the file. */
   dryRun?: boolean;
+  /** The environment `serve` would read (its keys count as configured). Default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface DoctorReport {
@@ -18,6 +20,8 @@ export interface DoctorReport {
   backupPath?: string;
   /** Problems that remain after migration (validation errors), one per line. */
   problems: string[];
+  /** What `serve` would warn about at start-up. */
+  warnings: string[];
 }
 
 /**
@@ -35,12 +39,15 @@ export function runDoctor(options: DoctorOptions): DoctorReport {
       conflicts: [],
       written: false,
       problems: ["(root): the configuration must be a JSON object"],
+      warnings: [],
     };
   }
   const { config, moves, conflicts } = migrateLegacyRealtime(raw as Record<string, unknown>);
   let problems: string[] = [];
+  let warnings: string[] = [];
   try {
-    validateConfig(config, { env: {}, path });
+    // The same validation as `serve`, over the same environment, so both agree on a file.
+    warnings = validateConfig(config, { env: options.env ?? process.env, path }).warnings;
   } catch (err) {
     problems =
       isTalkError(err) && Array.isArray(err.details?.problems)
@@ -48,11 +55,11 @@ export function runDoctor(options: DoctorOptions): DoctorReport {
         : [String(err)];
   }
   const changed = moves.length > 0 || conflicts.length > 0;
-  if (!changed || options.dryRun) return { path, moves, conflicts, written: false, problems };
+  if (!changed || options.dryRun) return { path, moves, conflicts, written: false, problems, warnings };
   const backupPath = `${path}.bak`;
   copyFileSync(path, backupPath);
   writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`);
-  return { path, moves, conflicts, written: true, backupPath, problems };
+  return { path, moves, conflicts, written: true, backupPath, problems, warnings };
 }
 
 export function formatDoctorReport(report: DoctorReport): string {
@@ -67,5 +74,6 @@ export function formatDoctorReport(report: DoctorReport): string {
     lines.push("  remaining problems:");
     for (const p of report.problems) lines.push(`    - ${p}`);
   } else lines.push("  configuration is valid");
+  for (const w of report.warnings) lines.push(`  warning: ${w}`);
   return lines.join("\n");
 }

@@ -5,6 +5,7 @@ import { TalkError } from "../core/index.js";
 import { configSchema, type TalkgateConfig } from "./config-schema.js";
 import { applyEnvironment } from "./environment.js";
 import { findLegacyRealtimeKeys } from "./legacy-realtime.js";
+import { checkProviders } from "./provider-checks.js";
 
 export interface LoadConfigOptions {
   /** Path of a JSON config file (`--config`); falls back to TALKGATE_CONFIG; none means embedded defaults. */
@@ -19,6 +20,8 @@ export interface LoadedConfig {
   path: string | undefined;
   /** Keys set from the environment, for the start-up log (names only, never values). */
   envOverrides: string[];
+  /** What start-up logs as warnings (a provider without its key: provider-checks.ts). */
+  warnings: string[];
 }
 
 /**
@@ -56,7 +59,9 @@ export function validateConfig(
   if (errors.length > 0) throw configError(errors, options.path);
   const parsed = configSchema.safeParse(value);
   if (!parsed.success) throw configError(formatIssues(parsed.error.issues), options.path);
-  return { config: parsed.data, path: options.path, envOverrides: applied };
+  const { errors: problems, warnings } = checkProviders(parsed.data);
+  if (problems.length > 0) throw configError(problems, options.path);
+  return { config: parsed.data, path: options.path, envOverrides: applied, warnings };
 }
 
 function readConfigFile(path: string): unknown {

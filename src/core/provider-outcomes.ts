@@ -28,6 +28,8 @@ export interface ProviderOutcomesOptions {
   retryAfterMs?: number;
   /** Clock, ms (tests inject one). Default Date.now. */
   now?: () => number;
+  /** Told of each failure as it is counted (the process logs it, rate-limited). */
+  onFailure?(kind: ProviderKind, id: string, err: unknown): void;
 }
 
 /** What /readyz shows of one provider's recent requests. */
@@ -59,6 +61,7 @@ export class ProviderOutcomes {
   readonly #retryAfterMs: number;
   readonly #now: () => number;
   readonly #tracks = new Map<string, Track>();
+  readonly #onFailure: ProviderOutcomesOptions["onFailure"];
 
   constructor(options: ProviderOutcomesOptions = {}) {
     const threshold = options.failureThreshold ?? 3;
@@ -70,6 +73,7 @@ export class ProviderOutcomes {
     this.#threshold = threshold;
     this.#retryAfterMs = retryAfterMs;
     this.#now = options.now ?? Date.now;
+    this.#onFailure = options.onFailure;
   }
 
   /** A request of `kind`/`id` succeeded: the provider is ready again. */
@@ -90,6 +94,7 @@ export class ProviderOutcomes {
     track.lastError = err instanceof TalkError ? err.code : "provider_error";
     track.lastFailureAt = this.#now();
     this.#tracks.set(key, track);
+    this.#onFailure?.(kind, id, err);
   }
 
   status(kind: ProviderKind, id: string): ProviderOutcomeStatus {
