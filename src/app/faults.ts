@@ -150,8 +150,30 @@ export function resilientResolver(
   logger: TalkLogger,
   wrap: SessionProviderWrap = (provider) => provider,
 ): PipelineProviderResolver {
-  const options: ResilienceOptions = { ...faultOptions(config), logger };
+  const shared: ResilienceOptions = { ...faultOptions(config), logger };
   const ids = fallbacks(config, registry);
+  // Each session's view of its providers' health: health.changed when one fails or works again.
+  const health = new WeakMap<TalkSession, Map<string, boolean>>();
+  const optionsFor = (session: TalkSession): ResilienceOptions => ({
+    ...shared,
+    onOutcome: (provider, ok, error) => {
+      let seen = health.get(session);
+      if (!seen) health.set(session, (seen = new Map()));
+      const key = `${provider.kind}:${provider.id}`;
+      // Unknown counts as working: the first success says nothing new.
+      if ((seen.get(key) ?? true) === ok || session.state !== "active") return;
+      seen.set(key, ok);
+      session.emit({
+        type: "health.changed",
+        provider: provider.id,
+        payload: {
+          ok,
+          kind: provider.kind,
+          ...(error ? { code: error.code, message: error.message } : {}),
+        },
+      });
+    },
+  });
   const chainOf = <P extends SttProvider | TtsProvider | AgentProvider>(
     session: TalkSession,
     primary: P | undefined,
@@ -165,15 +187,15 @@ export function resilientResolver(
   return {
     stt: (s) => {
       const chain = chainOf(s, base.stt(s));
-      return chain && new ResilientStt(chain, options);
+      return chain && new ResilientStt(chain, optionsFor(s));
     },
     tts: (s) => {
       const chain = chainOf(s, base.tts(s));
-      return chain && new ResilientTts(chain, options);
+      return chain && new ResilientTts(chain, optionsFor(s));
     },
     agent: (s) => {
       const chain = chainOf(s, base.agent(s));
-      return chain && new ResilientAgent(chain, options);
+      return chain && new ResilientAgent(chain, optionsFor(s));
     },
     realtime: (s) => {
       const provider = base.realtime(s);

@@ -279,7 +279,12 @@ export interface LatencyMetricsPayload {
   [field: string]: unknown;
 }
 
-/** `health.changed`: an adapter's health, e.g. a meeting bot's fatal end `{ok: false, botId, state, subCode}`. */
+/**
+ * `health.changed`: a provider's or an adapter's health. A provider's (envelope
+ * `provider`: its id): `{ok: false, kind, code, message}` when its requests fail,
+ * `{ok: true, kind}` when it works again (`kind`: stt, tts, agent, realtime); a
+ * meeting bot's fatal end `{ok: false, botId, state, subCode}`.
+ */
 export interface HealthChangedPayload {
   ok?: boolean;
   [field: string]: unknown;

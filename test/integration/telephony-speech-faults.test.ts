@@ -243,3 +243,31 @@ describe("telephony: a late recognizer or synthesizer says the holding line (iss
     expect(heard.indexOf(Buffer.from(holding.subarray(0, 8000)), first + 1)).toBe(-1);
   });
 });
+
+describe("telephony: provider health on the session's events (issue 36)", () => {
+  it("a TTS failing once then answering: health.changed ok false (its code), then ok true, naming the provider", async () => {
+    const { client, sessionId } = await call({ retries: 2, fallback: { tts: [] } });
+    openai!.failNext(503, UNAVAILABLE, 1, "/v1/audio/speech");
+    await speak(client);
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const health = h!.eventsOf(sessionId, "health.changed");
+    expect(health.map((e) => [e.provider, e.payload])).toEqual([
+      ["openai", expect.objectContaining({ ok: false, kind: "tts", code: "provider_unavailable" })],
+      ["openai", { ok: true, kind: "tts" }],
+    ]);
+  });
+
+  it("a realtime provider dropped: health.changed ok false, then ok true once the new session is up", async () => {
+    h = await startTelephony({ mode: "realtime", talk: { faults: { retryBackoffMs: 20 } } });
+    const client = await h.dial();
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    const connections = h.realtime!.connections;
+    h.realtime!.disconnect();
+    await waitUntil(() => h!.eventsOf(sessionId, "health.changed").length === 2);
+    expect(h.realtime!.connections).toBeGreaterThan(connections);
+    expect(h.eventsOf(sessionId, "health.changed").map((e) => e.payload)).toEqual([
+      expect.objectContaining({ ok: false, kind: "realtime", fault: "connection_lost" }),
+      { ok: true, kind: "realtime" },
+    ]);
+  });
+});

@@ -25,7 +25,11 @@ export type ResilienceOptions = Pick<
   ResolvedFaultOptions,
   "retries" | "retryBackoffMs" | "firstByteTimeoutMs" | "interChunkTimeoutMs"
 > &
-  Partial<Pick<ResolvedFaultOptions, "retryFirstByteTimeoutMs" | "hedgeAfterMs">> & { logger: TalkLogger };
+  Partial<Pick<ResolvedFaultOptions, "retryFirstByteTimeoutMs" | "hedgeAfterMs">> & {
+    logger: TalkLogger;
+    /** Each attempt's outcome: failed (with its error) or delivered (its first audio, text or result). */
+    onOutcome?(provider: ProviderDescriptor, ok: boolean, error?: TalkError): void;
+  };
 
 /** Caller audio an STT stream keeps for a retry or a fallback, seconds; a longer turn is not retried. */
 const STT_REPLAY_SECONDS = 120;
@@ -108,7 +112,13 @@ abstract class ProviderChain<P extends ProviderDescriptor> {
     });
   }
 
+  /** An attempt of `provider` delivered: it works (again). */
+  delivered(provider: P): void {
+    this.o.onOutcome?.(provider, true);
+  }
+
   report(provider: P, attempt: number, error: TalkError): void {
+    this.o.onOutcome?.(provider, false, error);
     this.o.logger.warn(
       {
         provider: provider.id,
@@ -200,6 +210,7 @@ async function* streamOverChain<P extends ProviderDescriptor, T>(
           watchdog.expect();
           watchdog.progress();
         }
+        if (!delivered) chain.delivered(provider);
         delivered = true;
         yield r.value;
       }
@@ -400,7 +411,9 @@ class ResilientSttStream implements SttStream {
     for (;;) {
       const a = this.#current;
       try {
-        return await this.#hedged(a);
+        const result = await this.#hedged(a);
+        this.#chain.delivered(this.#current.provider);
+        return result;
       } catch (err) {
         if (signal.aborted) throw cancelledError(signal);
         const error = a.failed ?? attemptError(err, a.stall.signal);

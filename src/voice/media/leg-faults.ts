@@ -42,6 +42,8 @@ export class LegFaults implements FaultHandler {
   #consecutive = 0;
   #lines = 0;
   #hangingUp = false;
+  /** A realtime fault was told (health.changed ok: false) and no recovery since. */
+  #realtimeDown = false;
 
   constructor(ctx: LegFaultsContext) {
     this.#ctx = ctx;
@@ -77,7 +79,11 @@ export class LegFaults implements FaultHandler {
   }
 
   recovered(): void {
-    this.#ctx.logger.info({ sessionId: this.#ctx.session.id }, "media leg: provider recovered");
+    const { session } = this.#ctx;
+    this.#ctx.logger.info({ sessionId: session.id }, "media leg: provider recovered");
+    if (this.#realtimeDown && session.state === "active")
+      session.emit({ type: "health.changed", payload: { ok: true, kind: "realtime" } });
+    this.#realtimeDown = false;
   }
 
   holding(provider: ProviderKind): void {
@@ -103,6 +109,14 @@ export class LegFaults implements FaultHandler {
       "media leg: provider fault",
     );
     if (session.state !== "active") return;
+    // STT, TTS and agent health is told by their provider chains; a realtime session's here.
+    if (fault.provider === "realtime" && !this.#realtimeDown) {
+      this.#realtimeDown = true;
+      session.emit({
+        type: "health.changed",
+        payload: { ok: false, kind: "realtime", fault: fault.kind, message: fault.message },
+      });
+    }
     session.emit({
       type: "session.error",
       payload: {
