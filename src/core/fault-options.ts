@@ -36,7 +36,7 @@ export interface FaultOptions {
   /**
    * An STT or TTS request whose default provider has delivered nothing this
    * long is hedged: the fallback starts beside it and the first to deliver is
-   * used, ms; 0: no hedge (the fallback only after the retries). Default 0.
+   * used, ms; 0: no hedge (the fallback only after the retries). Default 1500.
    */
   hedgeAfterMs?: number;
 }
@@ -52,7 +52,7 @@ export const FAULT_DEFAULTS: ResolvedFaultOptions = Object.freeze({
   maxConsecutiveFaults: 3,
   holdingAfterMs: 1000,
   retryFirstByteTimeoutMs: 0,
-  hedgeAfterMs: 0,
+  hedgeAfterMs: 1500,
 });
 
 /** Bounds of each numeric option (also the config schema's). */

@@ -246,4 +246,14 @@ describe("hung requests replaced sooner (issue 38)", () => {
     expect(primary.requests).toHaveLength(3);
     expect(fallback.requests).toHaveLength(1);
   });
+
+  it("short retries: an STT retry waits retryFirstByteTimeoutMs for its result", async () => {
+    const primary = new ScriptedStt("cloud", ["unavailable", "stall", "stall"]);
+    const fallback = new ScriptedStt("local", []);
+    const stt = new ResilientStt([primary, fallback], { ...SLOW, retryFirstByteTimeoutMs: 50 });
+    const stream = stt.startStream({ format: PCM16_16K, signal: new AbortController().signal });
+    stream.write(new Int16Array(1600));
+    expect((await stream.finish()).text).toBe("local:1600 at 16000");
+    expect(primary.streams).toHaveLength(3);
+  });
 });

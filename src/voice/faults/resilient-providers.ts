@@ -512,7 +512,12 @@ class ResilientSttStream implements SttStream {
     const { provider } = step;
     const stall = new AbortController();
     const signal = AbortSignal.any([this.#options.signal, stall.signal]);
-    const watchdog = this.#chain.guard(provider, (e) => stall.abort(e), `stt provider ${provider.id}`);
+    const watchdog = this.#chain.guard(
+      provider,
+      (e) => stall.abort(e),
+      `stt provider ${provider.id}`,
+      step.attempt,
+    );
     const wanted = provider.capabilities.inputFormats;
     const format =
       !wanted || wanted.length === 0 || wanted.some((f) => sameAudioFormat(f, this.#options.format))
