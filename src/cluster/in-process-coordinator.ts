@@ -67,6 +67,7 @@ export class InProcessCoordinator extends CoordinatorBase implements Coordinator
       info: () => this.info(),
       deliver: (sessionId, command) => this.applyRemote(sessionId, command),
       deliverWorker: (command) => this.applyWorker(command),
+      holds: (sessionId) => this.leases.has(sessionId),
       onSessionLost: (event) => this.#onSessionLost(event),
     });
     this.#hub.settings.attach(this.settingChanges);

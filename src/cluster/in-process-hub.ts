@@ -13,6 +13,8 @@ export interface HubMember {
   deliver(sessionId: string, command: unknown): Promise<CommandReply>;
   /** Applies a worker command (worker-command.ts) addressed to the member, as received. */
   deliverWorker(command: unknown): Promise<CommandReply>;
+  /** Whether the member still keeps this session's lease (its lease keeper holds it). */
+  holds(sessionId: string): boolean;
   onSessionLost(event: SessionLostEvent): void;
 }
 
@@ -159,7 +161,7 @@ export class InProcessHub {
   /** Declares lapsed leases lost, once, to every attached worker. */
   sweep(now = Date.now()): void {
     for (const [sessionId, lease] of this.#leases) {
-      if (lease.deadline > now) continue;
+      if (this.#alive(lease, sessionId, now)) continue;
       this.#leases.delete(sessionId);
       this.#tombstones.set(sessionId, now + TOMBSTONE_MS);
       this.#expireStream(sessionId, 60_000);
@@ -176,7 +178,22 @@ export class InProcessHub {
 
   #live(sessionId: string): Lease | undefined {
     const lease = this.#leases.get(sessionId);
-    return lease && lease.deadline > Date.now() ? lease : undefined;
+    return lease && this.#alive(lease, sessionId, Date.now()) ? lease : undefined;
+  }
+
+  /**
+   * A lease lives while its owner is attached and keeps it, whatever the
+   * clock says: the hub and its members share one process and one event
+   * loop, so a renewal that came late means the loop was starved (a busy
+   * CPU, a long synchronous task), never that the owner died; judging it by
+   * the wall-clock TTL made a lone worker declare its own sessions lost
+   * (owner_lost) after every stall longer than the TTL. The deadline decides
+   * only once the owner detached without releasing (a crash) or stopped
+   * keeping the lease.
+   */
+  #alive(lease: Lease, sessionId: string, now: number): boolean {
+    if (lease.deadline > now) return true;
+    return this.#members.get(lease.workerId)?.holds(sessionId) ?? false;
   }
 
   #expireStream(sessionId: string, retentionMs: number): void {

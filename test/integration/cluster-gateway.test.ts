@@ -193,4 +193,26 @@ describe("Gateway sessions across in-process coordinators", () => {
     const closed = session?.replay(0).events.find((e) => e.type === "session.closed");
     expect(closed?.payload).toMatchObject({ reason: "owner_lost" });
   });
+
+  it("a lone worker's session outlives an event-loop stall longer than its lease TTL (no owner_lost to itself)", async () => {
+    const a = await startWorker(new InProcessHub(), "gw-a");
+    const owner = await connect(a);
+    const rec = recordEvents(owner);
+    const { sessionId } = await owner.request("talk.session.create", ROOM);
+    await a.binder.claimed(sessionId);
+
+    // A starved loop (heavy CPU, a long synchronous task): the 1 s lease's renewal and the hub's sweep
+    // both fall due while nothing runs.
+    const until = Date.now() + 1600;
+    while (Date.now() < until) {
+      // busy
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    expect(a.h.runtime.getSession(sessionId)?.state).toBe("active");
+    expect(a.coordinator.owns(sessionId)).toBe(true);
+    // The session still answers its verbs, and nothing closed it.
+    await owner.request("talk.session.startTurn", { sessionId });
+    expect(rec.events.filter((e) => e.type === "session.closed")).toEqual([]);
+  });
 });
