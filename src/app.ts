@@ -30,6 +30,7 @@ import {
   nativeMemoryUnavailable,
   observedProvider,
   ProviderProbes,
+  UsageEvents,
   registerNativeMemoryMetrics,
   traceLogMixin,
 } from "./ops/index.js";
@@ -102,6 +103,8 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
   // Every provider call of every pipeline is observed (metrics, traces, usage): the observers join in registerOps.
   // Each provider of a session's chains (fallbacks too) is observed as that session's.
   const probes = new ProviderProbes(logger);
+  // Each STT, TTS and agent call's usage.metrics on its session, with or without the operations surface.
+  probes.add(new UsageEvents());
   await prepareInputProcessing(config);
   const pipelines = buildPipelines(
     config,

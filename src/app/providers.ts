@@ -56,6 +56,7 @@ export function configuredProviders(config: TalkgateConfig): TalkProvider[] {
         baseUrl: endpoint.baseUrl,
         model: endpoint.model,
         timeoutMs: endpoint.timeoutMs,
+        streamUsage: endpoint.streamUsage,
         ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
       }),
     );

@@ -410,6 +410,8 @@ export const agentSchema = z
         apiKey: secret(z.string().min(1)).optional(),
         /** Upper bound on one consult, ms. */
         timeoutMs: positiveInt.default(120_000),
+        /** Ask for each answer's token counts (stream_options.include_usage); false for a server that refuses it. */
+        streamUsage: z.boolean().default(true),
       })
       .strict()
       .optional(),

@@ -184,11 +184,17 @@ export interface AgentConsultRequest {
   signal: AbortSignal;
 }
 
+/** What one consult used, as the agent reported it (an agent that reports nothing leaves it out). */
+export interface AgentUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
 /** A consult streams text, then possibly tool calls (each complete), then `done`. */
 export type AgentDelta =
   | { type: "text"; text: string }
   | ({ type: "tool_call" } & AgentToolCall)
-  | { type: "done"; finishReason?: string };
+  | { type: "done"; finishReason?: string; usage?: AgentUsage };
 
 export interface AgentProvider extends ProviderDescriptor {
   readonly kind: "agent";

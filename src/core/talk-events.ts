@@ -265,10 +265,18 @@ export interface ToolCancelledPayload {
   reason: string;
 }
 
-/** `usage.metrics`: the provider's usage report; token counts when it gives them. */
+/**
+ * `usage.metrics`: a provider's usage report (envelope `provider`: its id,
+ * except a realtime session's own provider): token counts when it gives them;
+ * for a call to a recognizer, synthesizer or agent its `kind` ("stt", "tts",
+ * "agent") and `sttSeconds` (audio heard) or `ttsCharacters` (text spoken).
+ */
 export interface UsageMetricsPayload {
   inputTokens?: number;
   outputTokens?: number;
+  kind?: string;
+  sttSeconds?: number;
+  ttsCharacters?: number;
   [field: string]: unknown;
 }
 

@@ -9,12 +9,14 @@ export {
   type WorkerSummary,
 } from "./admin-service.js";
 export { ProviderProbes } from "./provider-probes.js";
+export { UsageEvents } from "./usage-events.js";
 export {
   observedProvider,
   observedProviders,
   type ProviderCall,
   type ProviderCallKind,
   type ProviderCallTrace,
+  type ProviderCallUnits,
   type ProviderObserver,
 } from "./provider-probe.js";
 export { OpsMetrics } from "./ops-metrics.js";

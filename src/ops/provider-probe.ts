@@ -22,15 +22,23 @@ export interface ProviderCall {
   readonly turnId: string | undefined;
 }
 
+/**
+ * What one call used: stt the seconds of audio heard, tts the characters spoken, agent the tokens it
+ * reported (an agent that reports none leaves them out).
+ */
+export interface ProviderCallUnits {
+  sttSeconds?: number;
+  ttsCharacters?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
 /** Marks in a call's life; each is called at most once, `end` last. */
 export interface ProviderCallTrace {
   /** The first output (audio for tts and realtime, text for agent and stt partials) arrived. */
   first(): void;
-  /**
-   * It finished. `units`: what it used, for the usage ledger (stt: seconds
-   * of audio heard; tts: characters spoken).
-   */
-  end(outcome: "ok" | "error" | "cancelled", units?: { sttSeconds?: number; ttsCharacters?: number }): void;
+  /** It finished. `units`: what it used (the session's usage.metrics, the usage ledger). */
+  end(outcome: "ok" | "error" | "cancelled", units?: ProviderCallUnits): void;
 }
 
 /** Who wants to know about provider calls (metrics, traces, the ledger). Must not throw. */
@@ -192,22 +200,25 @@ function observeAgent(
     const trace = observer.call({ ...describe("agent", provider.id, session), turnId: request.turnId });
     let first = false;
     let ended = false;
+    let usage: ProviderCallUnits | undefined;
     try {
       for await (const delta of provider.consult(request)) {
         if (!first && delta.type === "text") {
           first = true;
           trace.first();
         }
+        if (delta.type === "done" && delta.usage) usage = { ...delta.usage };
         yield delta;
       }
       ended = true;
-      trace.end("ok");
+      trace.end("ok", usage);
     } catch (err) {
       ended = true;
-      trace.end(outcomeOf(err, request.signal));
+      trace.end(outcomeOf(err, request.signal), usage);
       throw err;
     } finally {
-      if (!ended) trace.end("cancelled");
+      // A consumer may stop reading at `done`: the tokens it reported still count.
+      if (!ended) trace.end(usage ? "ok" : "cancelled", usage);
     }
   };
   return overlay(provider, { consult });

@@ -18,6 +18,8 @@ function fileOf(day: string, workerId: string): string {
   return `${day}.${workerId.replace(/[^A-Za-z0-9_.-]/g, "_")}.jsonl`;
 }
 
+const UNCOUNTED: ProviderCallTrace = Object.freeze({ first: () => {}, end: () => {} });
+
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.[A-Za-z0-9_.-]+\.jsonl$/;
 
 /**
@@ -45,13 +47,9 @@ export class UsageLedger implements ProviderObserver {
     if (ok) this.#open.get(call.session.id)?.realtimeConnected(call.provider);
   }
 
-  call(call: ProviderCall): ProviderCallTrace {
-    return {
-      first: () => {},
-      end: (_outcome, units) => {
-        if (units) this.#open.get(call.session.id)?.providerCallEnded(call, units);
-      },
-    };
+  /** STT, TTS and agent calls are counted from the usage.metrics they are told as (usage-events.ts). */
+  call(): ProviderCallTrace {
+    return UNCOUNTED;
   }
 
   inputAudio(call: ProviderCall, seconds: number): void {

@@ -1,5 +1,4 @@
 import type { TalkEvent } from "../core/index.js";
-import type { ProviderCall } from "./provider-probe.js";
 
 /** What one provider used in one session. */
 export interface ProviderUsage {
@@ -78,10 +77,11 @@ export interface PriceTable {
 const round = (n: number, places = 3): number => Math.round(n * 10 ** places) / 10 ** places;
 
 /**
- * One session's usage while it runs: fed by its events (tokens from
- * `usage.metrics`, output audio, tools, barge-ins, turns) and by its provider
- * calls (STT seconds, TTS characters, realtime input audio); finished into a
- * `UsageRecord` when it closes.
+ * One session's usage while it runs: fed by its events (`usage.metrics`:
+ * tokens, STT seconds, TTS characters, by the provider on the envelope;
+ * output audio, tools, barge-ins, turns) and by its realtime provider's
+ * connection (its id, its input audio); finished into a `UsageRecord` when it
+ * closes. What a client sees as usage is what is recorded: one source.
  */
 export class SessionUsage {
   readonly #start: TalkEvent & { type: "session.created" };
@@ -108,13 +108,17 @@ export class SessionUsage {
       case "usage.metrics": {
         const echo = lineEcho(event.payload["echo"]);
         if (echo) this.#echo = echo;
-        // The leg's line report carries no tokens: no provider to charge.
-        if (event.payload.inputTokens === undefined && event.payload.outputTokens === undefined && echo)
-          return;
+        const { inputTokens, outputTokens, sttSeconds, ttsCharacters } = event.payload;
+        // A report with nothing to charge (the leg's line report): no provider entry.
+        if ([inputTokens, outputTokens, sttSeconds, ttsCharacters].every((n) => count(n) === 0)) return;
         const named = event.provider ?? event.payload["provider"];
         const p = this.#provider(typeof named === "string" ? named : (this.#realtimeProvider ?? "unknown"));
-        p.inputTokens += count(event.payload.inputTokens);
-        p.outputTokens += count(event.payload.outputTokens);
+        p.inputTokens += count(inputTokens);
+        p.outputTokens += count(outputTokens);
+        p.sttSeconds += count(sttSeconds);
+        p.ttsCharacters += count(ttsCharacters);
+        // What the recognizer heard is audio sent to a provider.
+        this.#audioIn += count(sttSeconds);
         return;
       }
       case "output.audio.delta":
@@ -142,15 +146,6 @@ export class SessionUsage {
       default:
         return;
     }
-  }
-
-  providerCallEnded(call: ProviderCall, units: { sttSeconds?: number; ttsCharacters?: number }): void {
-    const p = this.#provider(call.provider);
-    if (units.sttSeconds) {
-      p.sttSeconds += units.sttSeconds;
-      this.#audioIn += units.sttSeconds;
-    }
-    if (units.ttsCharacters) p.ttsCharacters += units.ttsCharacters;
   }
 
   realtimeConnected(providerId: string): void {

@@ -77,6 +77,8 @@ export class FakeChatCompletionsServer {
   completedStreams = 0;
   /** Tokens written in the current (or last) stream. */
   tokensSent = 0;
+  /** The `usage` of each stream that asked for it (`stream_options.include_usage`), in order. */
+  readonly usages: { prompt_tokens: number; completion_tokens: number; total_tokens: number }[] = [];
   /** Tokens written when the last disconnect was observed. */
   tokensSentAtDisconnect: number | undefined;
   #disconnectWaiters: Array<() => void> = [];
@@ -193,10 +195,10 @@ export class FakeChatCompletionsServer {
       res.end(o.errorBody ?? JSON.stringify({ error: { message: "fake failure" } }));
       return;
     }
-    await this.#stream(res);
+    await this.#stream(res, body);
   }
 
-  async #stream(res: ServerResponse): Promise<void> {
+  async #stream(res: ServerResponse, body: unknown): Promise<void> {
     const o = this.#options;
     let gone = false;
     res.on("close", () => {
@@ -248,9 +250,23 @@ export class FakeChatCompletionsServer {
       }
     }
     const finish = calls.length > 0 ? "tool_calls" : "stop";
-    await this.#write(res, event({}, finish) + (o.omitDone ? "" : "data: [DONE]\n\n"));
+    // As OpenAI does when asked (stream_options.include_usage): one last chunk, no choices, the usage.
+    const usage = wantsUsage(body) ? this.#usage(body, reply) : undefined;
+    const usageChunk = usage ? `data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n` : "";
+    await this.#write(res, event({}, finish) + usageChunk + (o.omitDone ? "" : "data: [DONE]\n\n"));
     this.completedStreams++;
     res.end();
+  }
+
+  /** Prompt tokens: the messages' characters / 4 (rounded up); completion: the tokens streamed plus one per call. */
+  #usage(body: unknown, reply: ScriptedReply): (typeof this.usages)[number] {
+    const messages = (body as { messages?: { content?: unknown }[] }).messages ?? [];
+    const chars = messages.reduce((n, m) => n + (typeof m.content === "string" ? m.content.length : 0), 0);
+    const prompt = Math.ceil(chars / 4);
+    const completion = this.#tokenize(reply.text ?? "").length + (reply.toolCalls?.length ?? 0);
+    const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    this.usages.push(usage);
+    return usage;
   }
 
   #wakeTokenWaiters(): void {
@@ -298,6 +314,11 @@ export function longAnswer(chars: number): string {
     text += text.length === 0 || s.startsWith("\n") ? s : ` ${s}`;
   }
   return text.slice(0, chars);
+}
+
+function wantsUsage(body: unknown): boolean {
+  const options = (body as { stream_options?: { include_usage?: unknown } } | null)?.stream_options;
+  return options?.include_usage === true;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -81,7 +81,11 @@ describe("OpenAiChatAgent against a chat completions server", () => {
         argumentsJson: JSON.stringify({ target: "front desk", briefing: "Ana, order 42" }),
       },
       { type: "tool_call", callId: "call_b", name: "end_call", argumentsJson: "{}" },
-      { type: "done", finishReason: "tool_calls" },
+      {
+        type: "done",
+        finishReason: "tool_calls",
+        usage: { inputTokens: expect.any(Number), outputTokens: 5 },
+      },
     ]);
     expect(textOf(deltas)).toBe("One moment.");
     expect((server.requests[0]!.body as { tools: unknown }).tools).toEqual([
@@ -145,8 +149,33 @@ describe("OpenAiChatAgent against a chat completions server", () => {
     const deltas = await collect(agent().consult(request()));
     expect(textOf(deltas)).toBe(server.answer);
     expect(deltas.filter((d) => d.type === "text")).toHaveLength(server.tokens.length);
-    expect(deltas.at(-1)).toEqual({ type: "done", finishReason: "stop" });
+    expect(deltas.at(-1)).toEqual({
+      type: "done",
+      finishReason: "stop",
+      usage: { inputTokens: server.usages[0]!.prompt_tokens, outputTokens: server.tokens.length },
+    });
     expect(deltas.filter((d) => d.type === "done")).toHaveLength(1);
+  });
+
+  it("asks for the stream's usage and reports it on done; streamUsage: false asks for none and reports none", async () => {
+    await collect(agent().consult(request()));
+    expect((server.requests[0]!.body as Record<string, unknown>).stream_options).toEqual({
+      include_usage: true,
+    });
+    expect(server.usages[0]!.prompt_tokens).toBeGreaterThan(0);
+    const deltas = await collect(agent({ streamUsage: false }).consult(request()));
+    expect(server.requests[1]!.body).not.toHaveProperty("stream_options");
+    expect(deltas.at(-1)).toEqual({ type: "done", finishReason: "stop" });
+    // A server that sends usage unasked (or a malformed one) is read only where it holds token counts.
+    server.configure({
+      rawStream:
+        'data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\n' +
+        'data: {"choices":[],"usage":{"prompt_tokens":"many","completion_tokens":-1}}\n\ndata: [DONE]\n\n',
+    });
+    expect((await collect(agent().consult(request()))).at(-1)).toEqual({
+      type: "done",
+      finishReason: "stop",
+    });
   });
 
   it("sends model, messages, stream:true and the bearer key to {baseUrl}/chat/completions", async () => {
@@ -162,6 +191,7 @@ describe("OpenAiChatAgent against a chat completions server", () => {
       model: "fake-model",
       messages: request().messages,
       stream: true,
+      stream_options: { include_usage: true },
       max_tokens: 300,
     });
   });
@@ -284,7 +314,7 @@ describe("OpenAiChatAgent against a chat completions server", () => {
     server.configure({ answer: "Short answer.", omitDone: true });
     const deltas = await collect(agent().consult(request()));
     expect(textOf(deltas)).toBe("Short answer.");
-    expect(deltas.at(-1)).toEqual({ type: "done", finishReason: "stop" });
+    expect(deltas.at(-1)).toMatchObject({ type: "done", finishReason: "stop" });
   });
 
   it("reports an unreachable endpoint as provider_unavailable", async () => {

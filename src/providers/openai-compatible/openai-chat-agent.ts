@@ -2,6 +2,7 @@ import { TalkError } from "../../core/index.js";
 import type {
   AgentConsultRequest,
   AgentDelta,
+  AgentUsage,
   AgentProvider,
   ProviderCapabilities,
   ProviderHealth,
@@ -38,6 +39,11 @@ export interface OpenAiChatAgentOptions {
   maxTokens?: number;
   /** Sent as `temperature` when set. Default none. */
   temperature?: number;
+  /**
+   * Ask for the stream's token counts (`stream_options.include_usage`, a last chunk with `usage`), which
+   * the session reports as `usage.metrics`. Off for a server that refuses the field. Default true.
+   */
+  streamUsage?: boolean;
 }
 
 type ResolvedOptions = Required<Omit<OpenAiChatAgentOptions, "apiKey" | "maxTokens" | "temperature">> &
@@ -45,6 +51,7 @@ type ResolvedOptions = Required<Omit<OpenAiChatAgentOptions, "apiKey" | "maxToke
 
 export const OPENAI_CHAT_AGENT_DEFAULTS = Object.freeze({
   timeoutMs: 120_000,
+  streamUsage: true,
   id: "openai-compatible-agent",
   label: "OpenAI-compatible chat agent",
 });
@@ -136,6 +143,7 @@ export class OpenAiChatAgent implements AgentProvider {
       const parser = new SseParser();
       const calls = new ToolCallAssembler();
       let finishReason: string | undefined;
+      let usage: AgentUsage | undefined;
       let done = false;
       try {
         for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
@@ -146,6 +154,7 @@ export class OpenAiChatAgent implements AgentProvider {
               break;
             }
             if (delta.finishReason) finishReason = delta.finishReason;
+            if (delta.usage) usage = delta.usage;
             if (delta.toolCalls !== undefined) calls.push(delta.toolCalls);
             if (delta.text) yield { type: "text", text: delta.text };
             if (signal.aborted) throw cancelled(signal);
@@ -157,6 +166,7 @@ export class OpenAiChatAgent implements AgentProvider {
             const delta = this.#fromEvent(event.data);
             if (delta === "done") done = true;
             else {
+              if (delta.usage) usage = delta.usage;
               if (delta.toolCalls !== undefined) calls.push(delta.toolCalls);
               if (delta.text) yield { type: "text", text: delta.text };
             }
@@ -172,7 +182,11 @@ export class OpenAiChatAgent implements AgentProvider {
       }
       for (const call of calls.finish()) yield { type: "tool_call", ...call };
       finished = true;
-      yield finishReason === undefined ? { type: "done" } : { type: "done", finishReason };
+      yield {
+        type: "done",
+        ...(finishReason !== undefined ? { finishReason } : {}),
+        ...(usage ? { usage } : {}),
+      };
     } finally {
       clearTimeout(timer);
       // Consumer stopped early or an error: close the HTTP stream now rather than let it drain.
@@ -195,6 +209,7 @@ export class OpenAiChatAgent implements AgentProvider {
       messages: request.messages.map(toWireMessage),
       stream: true,
     };
+    if (this.#options.streamUsage) body.stream_options = { include_usage: true };
     if (request.tools && request.tools.length > 0) body.tools = toWireTools(request.tools);
     if (this.#options.maxTokens !== undefined) body.max_tokens = this.#options.maxTokens;
     if (this.#options.temperature !== undefined) body.temperature = this.#options.temperature;
@@ -202,7 +217,9 @@ export class OpenAiChatAgent implements AgentProvider {
   }
 
   /** One SSE `data` payload: a text delta with an optional finish reason, or the end marker. */
-  #fromEvent(data: string): { text?: string; finishReason?: string; toolCalls?: unknown } | "done" {
+  #fromEvent(
+    data: string,
+  ): { text?: string; finishReason?: string; toolCalls?: unknown; usage?: AgentUsage } | "done" {
     if (data.trim() === "[DONE]") return "done";
     let chunk: unknown;
     try {
@@ -222,8 +239,11 @@ export class OpenAiChatAgent implements AgentProvider {
       );
     }
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    // Keep-alive or usage-only chunks carry no choice.
-    if (!isRecord(choice)) return {};
+    // The usage chunk (stream_options.include_usage) comes last, with no choice; keep-alives carry neither.
+    if (!isRecord(choice)) {
+      const usage = usageOf(chunk.usage);
+      return usage ? { usage } : {};
+    }
     const delta = isRecord(choice.delta) ? choice.delta : {};
     const result: { text?: string; finishReason?: string; toolCalls?: unknown } = {};
     if (typeof delta.content === "string" && delta.content.length > 0) result.text = delta.content;
@@ -257,7 +277,12 @@ export class OpenAiChatAgent implements AgentProvider {
     }
     const finishReason =
       isRecord(choice) && typeof choice.finish_reason === "string" ? choice.finish_reason : undefined;
-    yield finishReason === undefined ? { type: "done" } : { type: "done", finishReason };
+    const usage = isRecord(body) ? usageOf(body.usage) : undefined;
+    yield {
+      type: "done",
+      ...(finishReason !== undefined ? { finishReason } : {}),
+      ...(usage ? { usage } : {}),
+    };
   }
 
   async #httpError(response: Response): Promise<TalkError> {
@@ -321,6 +346,20 @@ function cancelled(signal: AbortSignal): TalkError {
 /** A field explicitly set to undefined keeps its default (config loaders produce such fields). */
 function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** A completion's `usage` ({prompt_tokens, completion_tokens}) as token counts; undefined when it holds none. */
+function usageOf(value: unknown): AgentUsage | undefined {
+  if (!isRecord(value)) return undefined;
+  const tokens = (n: unknown): number | undefined =>
+    typeof n === "number" && Number.isInteger(n) && n >= 0 ? n : undefined;
+  const inputTokens = tokens(value.prompt_tokens);
+  const outputTokens = tokens(value.completion_tokens);
+  if (inputTokens === undefined && outputTokens === undefined) return undefined;
+  return {
+    ...(inputTokens !== undefined ? { inputTokens } : {}),
+    ...(outputTokens !== undefined ? { outputTokens } : {}),
+  };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
