@@ -218,4 +218,32 @@ describe("the whole bot against the Google Meet simulator", () => {
       await automated.close();
     }
   }, 30_000);
+
+  it("joins past the host's “Gemini is taking notes” notice with its Join now (never Leave), and the notes pill on the call holds nothing", async () => {
+    const meeting = sim.meeting(code(), { consent: "gemini" });
+    const id = await join(meeting.code);
+    await h.waitFor(id, (s) => s.state === "in_waiting_room" || finished(s), {
+      within: 30_000,
+      what: "lobby",
+    });
+    meeting.admit();
+    // The notice stands over participant tiles and call controls: only its Join now lets the call's media in.
+    const inCall = await h.waitFor(id, (s) => s.state === "in_call" || finished(s), {
+      within: 20_000,
+      what: "the call",
+    });
+    expect(inCall.state).toBe("in_call");
+    expect(meeting.consented).toBe(true);
+    expect(meeting.state).toBe("in_call");
+    const notice = inCall.screens?.find((s) => s.screen === "consent");
+    expect(notice?.reason).toMatch(/gemini is taking notes/i);
+    // The pill "Gemini is taking notes" stays on the call's page: not a notice, the bot stays in the call.
+    await new Promise((r) => setTimeout(r, 1500));
+    const later = await h.status(id);
+    expect(later.state).toBe("in_call");
+    expect(later.history.filter((t) => t.state === "in_call")).toHaveLength(1);
+    expect(meeting.untrusted).toEqual([]);
+    meeting.end();
+    await h.waitFor(id, finished, { within: 15_000, what: "the end" });
+  }, 90_000);
 });

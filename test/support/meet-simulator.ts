@@ -17,7 +17,14 @@
  *   googlemeet/selectors.ts);
  * - after admission a recording notice (a dialog with "Join now": attendee
  *   click_this_meeting_is_being_recorded_join_now_button) holds the bot out
- *   of the call's media until it is accepted;
+ *   of the call's media until it is accepted; or, with `consent: "gemini"`,
+ *   the host's Gemini notes notice (a dialog "Gemini is taking notes" with
+ *   Leave / Join now: Vexa-ai/vexa PR #1251; attendee
+ *   google_meet_chromedriver_payload.js), over participant tiles and call
+ *   controls, whose Leave or Escape refuses the bot (Meeting-BaaS/meet-teams-bot
+ *   PR #105: dismissing it gets the bot rejected), and once accepted a
+ *   "Gemini is taking notes" pill stays on the call's page (Vexa
+ *   googlemeet/selectors.ts);
  * - in the call: the call-controls region, participant tiles, the captions
  *   button, and the chat panel open with its history, where a participant
  *   writes "the meeting has ended";
@@ -51,8 +58,11 @@ export type SimState = "prejoin" | "lobby" | "consent" | "in_call" | "ended" | "
 export interface SimMeetingOptions {
   /** The first N loads get "You can’t join this video call". Default 0. */
   refuseLoads?: number;
-  /** A recording notice to accept after admission. Default true. */
-  consent?: boolean;
+  /**
+   * A notice to accept after admission: true or "recording" (default), the
+   * recording notice; "gemini", the Gemini notes notice; false, none.
+   */
+  consent?: boolean | "recording" | "gemini";
   /** The participant's voice (a WAV file, ending in its own pause), looped in the call: Alice Example's. */
   voiceWav?: string;
   /**
@@ -133,7 +143,7 @@ export async function startMeetSimulator(): Promise<MeetSimulator> {
       return send(
         200,
         "text/html; charset=utf-8",
-        page(refused !== null, names.length ? names : ["Alice Example"]),
+        page(refused !== null, names.length ? names : ["Alice Example"], m.options.consent === "gemini"),
       );
     }
     if (req.method === "GET" && action === "sfu") return send(200, "text/html; charset=utf-8", SFU_PAGE);
@@ -382,7 +392,7 @@ function signal(pc, voices, tracks) {
 </script></body></html>`;
 
 /** The meeting page: Meet's screens as the bot's browser sees them. */
-function page(refusedByServer: boolean, names: string[]): string {
+function page(refusedByServer: boolean, names: string[], gemini: boolean): string {
   return `<!doctype html><html lang="en"><head><title>Meet</title><style>
 button, [role=button] { margin: 6px; padding: 8px 14px; font-size: 15px; }
 [role=region] { position: fixed; bottom: 0; left: 0; right: 380px; background: #202124; padding: 6px; }
@@ -437,12 +447,19 @@ button, [role=button] { margin: 6px; padding: 8px 14px; font-size: 15px; }
       wireToggles();
       on(document.getElementById("leave"), "leave", () => post({ type: "left" }));
       const dialog = document.getElementById("dialog");
-      if (s === "consent") {
+      if (s === "consent" && ${gemini}) {
+        dialog.innerHTML = '<div role="dialog" aria-modal="true" tabindex="-1" id="gemini"><h2>Gemini is taking notes</h2><button id="consent-leave" data-mdc-dialog-action="cancel">Leave</button><button id="consent-join" data-mdc-dialog-action="ok">Join now</button></div>';
+        on(document.getElementById("consent-join"), "consent", () => post({ type: "consent" }));
+        on(document.getElementById("consent-leave"), "leave", () => post({ type: "left" }));
+        // Dismissing the notice is refusing it.
+        document.getElementById("gemini").addEventListener("keydown", (ev) => { if (ev.key === "Escape" && ev.isTrusted) post({ type: "left" }); });
+      } else if (s === "consent") {
         dialog.innerHTML = '<div role="dialog" aria-modal="true"><h2>This call is being recorded</h2><div>By joining you consent to being recorded.</div><button id="consent-leave">Leave call</button><button id="consent-join">Join now</button></div>';
         on(document.getElementById("consent-join"), "consent", () => post({ type: "consent" }));
         on(document.getElementById("consent-leave"), "leave", () => post({ type: "left" }));
       } else {
-        dialog.innerHTML = "";
+        // While Gemini takes notes, Meet keeps a pill saying so on the call's page (not a dialog).
+        dialog.innerHTML = ${gemini} ? '<div class="notes-pill">Gemini is taking notes</div>' : "";
         if (!joined) { joined = true; connect(); }
       }
     } else if (s === "ended") {

@@ -123,7 +123,7 @@ export const MEET_SCREENS: Readonly<Record<string, ScreenRule>> = Object.freeze(
   lobby: { phase: "waiting_room", source: `${VEXA}; ${SCREENAPP}; ${ATTENDEE}` },
   consent: {
     phase: "joining",
-    source: ATTENDEE,
+    source: `${ATTENDEE}; attendee google_meet_chromedriver_payload.js (Gemini); Vexa-ai/vexa PR #1251; Meeting-BaaS/meet-teams-bot PR #105`,
     act: async (page) => {
       await page.clickText(MEET_SELECTORS.consentJoinTexts, {
         within: '[role="dialog"], [role="alertdialog"], [aria-modal="true"]',

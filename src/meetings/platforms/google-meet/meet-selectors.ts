@@ -58,7 +58,11 @@ export const MEET_SELECTORS = Object.freeze({
   signInUrl: "https://accounts.google.com/",
   /** "Got it" notices over the call ("Others may see your meeting differently": attendee; Meeting-BaaS machine.ts). */
   gotItTexts: ["Got it"],
-  /** The recording / transcript notice: its "Join now" (attendee click_this_meeting_is_being_recorded_join_now_button). */
+  /**
+   * The recording / transcript / Gemini notes notice: its "Join now" (attendee
+   * click_this_meeting_is_being_recorded_join_now_button; the Gemini one's
+   * button[data-mdc-dialog-action="ok"]), never its Leave.
+   */
   consentJoinTexts: ["Join now", "Join", "Continue"],
 });
 
@@ -131,13 +135,21 @@ export const MEET_TEXTS = Object.freeze({
   /**
    * A notice to accept before taking part: the recording / transcript notice
    * (attendee: "If the meeting you're about to join is being recorded, gmeet
-   * makes you click an additional button after you're admitted").
+   * makes you click an additional button after you're admitted"), and the
+   * same notice when the host's Gemini takes notes: a dialog "Gemini is
+   * taking notes" with Leave / Join now, which holds the call's media until
+   * Join now and whose dismissal gets the bot refused (attendee
+   * google_meet_chromedriver_payload.js checkNeededInteractions; Vexa-ai/vexa
+   * PR #1251, seen live; Meeting-BaaS/meet-teams-bot PR #105). Read from
+   * dialogs only: the "Gemini is taking notes" pill stays on the call's page
+   * while notes run (Vexa googlemeet/selectors.ts).
    */
   consent: [
     "This call is being recorded",
     "This meeting is being recorded",
     "is being recorded",
     "is being transcribed",
+    "Gemini is taking notes",
   ],
 });
 
