@@ -144,24 +144,36 @@ export function speakerphone(
   // gaps (a hold after a clear drained the path's queue and brought the resumed answer's echo back at
   // once); otherwise only the audio played exists, without a clock.
   const source = client.realtime ? client.line : client.played;
+  const started = performance.now();
+  // One clock for the loudspeaker and the microphone, as on a phone: frame k is sent at started + k * 20
+  // ms, right after the line played up to then (the marks its playback echoes go out before it).
+  client.driveLine();
+  client.advanceLine(started);
   let read = client.realtime ? source.length : 0;
   let frames = 0;
   let stopped = false;
   const sentAt: number[] = [];
-  const started = performance.now();
+  const send = (): void => {
+    client.advanceLine(started + frames * 20);
+    for (; read < source.length; read++) path.played(source[read]!);
+    const echo = path.next();
+    const pcm = new Int16Array(FRAME);
+    const at = frames * FRAME;
+    for (let i = 0; i < FRAME; i++) {
+      const v = track ? (track[at + i] ?? 0) : 0;
+      pcm[i] = Math.max(-32768, Math.min(32767, Math.round(echo[i]! + v)));
+    }
+    sentAt.push(performance.now());
+    client.sendMedia(encodeMulaw(pcm));
+    frames++;
+  };
   const loop = (async () => {
     while (!stopped && client.closeCode === undefined) {
-      for (; read < source.length; read++) path.played(source[read]!);
-      const echo = path.next();
-      const pcm = new Int16Array(FRAME);
-      const at = frames * FRAME;
-      for (let i = 0; i < FRAME; i++) {
-        const v = track ? (track[at + i] ?? 0) : 0;
-        pcm[i] = Math.max(-32768, Math.min(32767, Math.round(echo[i]! + v)));
-      }
-      sentAt.push(performance.now());
-      client.sendMedia(encodeMulaw(pcm));
-      frames++;
+      // Every frame due by now at once: a starved process sends late frames in a burst, as a carrier's
+      // frames reach a starved server, never by a clock of its own that falls behind the line's (one
+      // frame per timer turn did: the marks, on the line's clock, then ran ahead of the echo).
+      do send();
+      while (started + frames * 20 <= performance.now() && client.closeCode === undefined);
       const wait = started + frames * 20 - performance.now();
       await new Promise((r) => setTimeout(r, Math.max(0, wait)));
     }
@@ -170,6 +182,7 @@ export function speakerphone(
     async stop() {
       stopped = true;
       await loop;
+      client.driveLine(false);
     },
     get framesSent() {
       return frames;

@@ -66,6 +66,8 @@ export class TwilioStreamClient {
   /** Line time emitted so far (bytes) and when the line's clock started. */
   #lineBytes = 0;
   #lineStartedAt = 0;
+  /** A speakerphone advances the line in step with the caller's frames (driveLine): the timer then leaves it. */
+  #lineDriven = false;
   /** performance.now() when each `clear` arrived (turn-taking latencies). */
   readonly clearedAt: number[] = [];
   /** Close code when the server closed the socket. */
@@ -127,7 +129,9 @@ export class TwilioStreamClient {
     this.sendJson(this.#messages.start(this.#options.customParameters ?? {}));
     if (this.#options.playback === "realtime") {
       this.#lineStartedAt = performance.now();
-      this.#timer = setInterval(() => this.#catchUp(), 20);
+      this.#timer = setInterval(() => {
+        if (!this.#lineDriven) this.#catchUp();
+      }, 20);
     }
   }
 
@@ -233,11 +237,26 @@ export class TwilioStreamClient {
   }
 
   /**
+   * Realtime playback, driven by the caller's side (a speakerphone): from now on the line plays only
+   * when advanceLine() says (and when a clear lands), so the marks it echoes go out in order with the
+   * caller's frames captured before them, as a phone's one clock sends them; `false` hands the line
+   * back to the timer.
+   */
+  driveLine(driven = true): void {
+    this.#lineDriven = driven;
+  }
+
+  /** Realtime playback: plays the line up to `until` (performance.now() time; never beyond now). */
+  advanceLine(until: number): void {
+    if (this.#options.playback === "realtime") this.#catchUp(Math.min(until, performance.now()));
+  }
+
+  /**
    * Realtime playback: plays the line time passed since the last tick (also right before a clear
    * lands), counted from the line's start so rounding never accumulates, and records it on `line`.
    */
-  #catchUp(): void {
-    const due = Math.round((performance.now() - this.#lineStartedAt) * ULAW_BYTES_PER_MS) - this.#lineBytes;
+  #catchUp(until = performance.now()): void {
+    const due = Math.round((until - this.#lineStartedAt) * ULAW_BYTES_PER_MS) - this.#lineBytes;
     if (due <= 0) return;
     this.#lineBytes += due;
     const from = this.played.length;

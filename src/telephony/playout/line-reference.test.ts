@@ -43,6 +43,29 @@ describe("LineReference", () => {
     expect(ref.take(160)[0]).toBeLessThan(0);
   });
 
+  it("an acknowledgement behind the head puts back what the carrier had not played: the caller's next frame gets it", () => {
+    // A starved process sent 40 frames, then read a backlog of caller frames captured before they reached
+    // the carrier: the mirror handed them 15 frames. The carrier's mark after its 10th frame comes back in
+    // order with the caller's frames: the mirror had run 15 frames ahead of it, 5 past its own head.
+    const ref = new LineReference((b) => decodeMulaw(b));
+    for (let i = 0; i < 40; i++) ref.sent(frame(100 * (i + 1)));
+    for (let i = 0; i < 15; i++) ref.take(160);
+    for (let i = 0; i < 5; i++) ref.take(160);
+    ref.acknowledged(10);
+    expect(ref.rewoundFrames).toBe(10);
+    expect(ref.queuedFrames).toBe(30);
+    expect(Math.abs(ref.take(160)[0]! - 1100)).toBeLessThan(60);
+    // In step (a frame's grain either way): left alone.
+    ref.take(160);
+    ref.acknowledged(13);
+    expect(ref.rewoundFrames).toBe(10);
+    // A clear drops the frames taken too: nothing sent before it plays again.
+    ref.clear();
+    ref.acknowledged(60);
+    expect(ref.queuedFrames).toBe(0);
+    expect(ref.take(160).every((s) => s === 0)).toBe(true);
+  });
+
   it("after a clear, new audio plays from the start (nothing sent is left in the carrier's buffer)", () => {
     const ref = new LineReference((b) => decodeMulaw(b));
     for (let i = 0; i < 100; i++) ref.sent(frame(1000));

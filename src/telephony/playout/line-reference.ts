@@ -12,6 +12,15 @@
  * position (a carrier whose playback stalls plays nothing, and its echo is
  * none), and an acknowledgement beyond the mirror's head drops what the
  * carrier has evidently played already (the caller's frames came late).
+ * An acknowledgement behind the head puts back what the carrier has not
+ * played yet: the carrier sends its mark in order with the caller's frames,
+ * so the caller's next frame is captured right after the mark's position
+ * played. The head runs ahead when caller frames captured before the audio
+ * reached the carrier are handled after it was sent: a process starved for
+ * CPU reads a backlog of them after its sends (measured, 12-20 frames: the
+ * echo then fell outside the canceller's tail and its guard's window, and
+ * an answer nobody spoke over interrupted itself), and a network's round
+ * trip leaves the same lead at each answer's start.
  *
  * Frames are kept in the wire format and decoded only when taken.
  */
@@ -20,12 +29,19 @@
 const MAX_FRAMES = 6000;
 /** Frames (20 ms) the mirror may run ahead of the last acknowledgement: a mark's interval and its round trip. */
 const SLACK_FRAMES = 25;
+/**
+ * Frames the head may stand past an acknowledged position before it is put back: the carrier echoes a mark
+ * as playback crosses it, somewhere inside a caller frame, so a frame either way is the mark's own grain.
+ */
+const REWIND_TOLERANCE = 1;
 
 export class LineReference {
   readonly #toPcm: (bytes: Uint8Array) => Int16Array;
   /** Bytes per sample of the wire format (G.711: 1, PCM16: 2), when known: skip() then decodes nothing. */
   readonly #bytesPerSample: number | undefined;
   #frames: Uint8Array[] = [];
+  /** The last frames taken (the head can be at most SLACK_FRAMES past an acknowledgement), oldest first. */
+  #taken: Uint8Array[] = [];
   /** Samples of the head frame already taken. */
   #headOffset = 0;
   #head: Int16Array | undefined;
@@ -55,16 +71,25 @@ export class LineReference {
     return this.#sentTotal;
   }
 
-  /** The carrier played everything up to `position` (a mark came back). */
+  /**
+   * The carrier played everything up to `position` (a mark came back, in order with the caller's frames):
+   * the caller's next frame carries the echo of what follows it.
+   */
   acknowledged(position: number): void {
     if (position <= this.#acked) return;
     this.#acked = position;
     while (this.#frames.length > 0 && this.#headIndex < position) this.#shift();
+    const ahead = Math.min(this.#headIndex - position, this.#taken.length);
+    if (ahead > REWIND_TOLERANCE) this.#rewind(ahead);
   }
+
+  /** Frames the mirror was put back by (tests, metrics). */
+  rewoundFrames = 0;
 
   /** The carrier's buffer was dropped (clear, a new socket): nothing sent is left to play. */
   clear(): void {
     this.#frames = [];
+    this.#taken = [];
     this.#head = undefined;
     this.#headOffset = 0;
     this.#acked = this.#sentTotal;
@@ -114,8 +139,18 @@ export class LineReference {
   }
 
   #shift(): void {
-    this.#frames.shift();
+    const frame = this.#frames.shift();
+    if (frame) this.#taken.push(frame);
+    if (this.#taken.length > SLACK_FRAMES) this.#taken.shift();
     this.#head = undefined;
     this.#headOffset = 0;
+  }
+
+  /** Puts the last `frames` taken back at the head (a partly taken head plays again from its start). */
+  #rewind(frames: number): void {
+    this.#frames.unshift(...this.#taken.splice(this.#taken.length - frames, frames));
+    this.#head = undefined;
+    this.#headOffset = 0;
+    this.rewoundFrames += frames;
   }
 }

@@ -221,6 +221,35 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
     });
   });
 
+  it("a reference that ran ahead of the line at the answer's start, then put back, keeps the echo return: echo-only starts no speech", () => {
+    // A starved process sent the answer, then read a backlog of 15 caller frames captured before it reached
+    // the carrier: the mirror gave them its first 15 frames (no echo of them on the line yet) and ran on
+    // until the carrier's first acknowledgement (its 10th frame played) put it back 15 frames. Read as
+    // echo-free played audio, that lead took the measured return to nothing: the bar fell and the echo
+    // went through as the caller (in a starved real-time call: the answer cut itself).
+    const LEAD = 15;
+    const cut: number[] = [];
+    for (let answerAt = 60; answerAt < 110; answerAt += 7) {
+      const lineLength = (answerAt + 300) * FRAME;
+      const played = new Int16Array(lineLength);
+      played.set(far.subarray(0, lineLength - answerAt * FRAME), answerAt * FRAME);
+      const reference = new Int16Array(lineLength);
+      const ackAt = answerAt + 10;
+      // Before the acknowledgement the mirror leads the line by LEAD frames; after it, in step.
+      reference.set(far.subarray(0, (ackAt - answerAt + LEAD) * FRAME), (answerAt - LEAD) * FRAME);
+      reference.set(far.subarray((ackAt - answerAt) * FRAME, lineLength - answerAt * FRAME), ackAt * FRAME);
+      const mic = line(played, 120, 6);
+      const guard = new EchoGuard((o) => createEchoCanceller(o), resolveEchoCancellation(), RATE);
+      const gate = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 800, sampleRate: RATE });
+      open.push(guard, gate);
+      for (let at = 0; at + FRAME <= mic.length; at += FRAME) {
+        const heard = guard.process(mic.subarray(at, at + FRAME), reference.subarray(at, at + FRAME));
+        if (gate.process(heard) === "speech-start") cut.push(answerAt);
+      }
+    }
+    expect(cut).toEqual([]);
+  });
+
   it("measures the echo return with the reference at the echo's delay: an answer resumed late in a window keeps it", () => {
     // The return is the quietest of the last windows (1 s each). Measured frame for frame, a window the
     // answer resumed in near its end, its echo still 200 ms away, read 12 dB to all of it too little (5 of

@@ -22,7 +22,7 @@
  * 2 s; until they agree, the loudest frame of the whole tail, and never more
  * than 10 dB under that) times the line's echo return. That return is
  * measured (the lowest caller-to-reference power ratio of the last five 1 s
- * windows with audio played: an echo-only window gives the echo return, a
+ * windows of audio played throughout: an echo-only window gives the echo return, a
  * window with the caller talking only a higher ratio, plus 3 dB for a line
  * response's peaks and the windows' misalignment) and assumed 6 dB (a Geigel
  * double-talk test) until measured, so a caller on a handset (little echo)
@@ -116,6 +116,15 @@ const HEADROOM_DB = 3;
 /** Frames (20 ms) per window of the echo return measurement, and windows kept. */
 const WINDOW_FRAMES = 50;
 const WINDOWS = 5;
+/**
+ * Frames a played reference may run ahead of the line besides the echo's delay: a mirror of a remote
+ * buffer is put back in step by the far end's acknowledgements, and until the first of an answer comes
+ * back it leads by their round trip, or by the backlog of caller frames a process starved for CPU read
+ * after its sends (12-20 frames measured; the mirror runs at most 25 past an acknowledgement).
+ */
+const LEAD_FRAMES = 25;
+/** A reference frame under this (mean square, about -70 dBFS) played nothing the line could return. */
+const PLAYING_FLOOR = 32768 ** 2 * 1e-7;
 /** A window counts only when the reference was at least this loud (mean square, about -50 dBFS). */
 const MIN_WINDOW_REFERENCE = 32768 ** 2 * 1e-5;
 /** Attenuation of a frame that can only be residual echo. */
@@ -181,8 +190,10 @@ export class EchoGuard {
    */
   #sinceCaller = Number.POSITIVE_INFINITY;
   #closed = false;
-  /** The current measurement window: reference and caller power summed, frames. */
-  #window = { reference: 0, caller: 0, frames: 0 };
+  /** The current measurement window: reference and caller power summed, frames, all of them steady playing. */
+  #window = { reference: 0, caller: 0, frames: 0, steady: true };
+  /** Reference frames in a row, up to the newest, that played something the line could return. */
+  #playingFor = 0;
   /** Caller-to-reference power ratios of the last windows with audio played. */
   readonly #returns: number[] = [];
   /** Minimum statistics of the caller channel's frame levels: the line's noise. */
@@ -308,8 +319,8 @@ export class EchoGuard {
     this.#trackNoise(caller);
     this.#references.push(reference);
     this.#callers.push(caller);
-    // The caller frame holds the echo of the reference `delay` frames older: an answer that starts (or
-    // resumes) late in a window has no echo in it yet, and the return measured so would be too small.
+    this.#playingFor = reference >= PLAYING_FLOOR ? this.#playingFor + 1 : 0;
+    // The caller frame holds the echo of the reference `delay` frames older.
     const delay = this.delayFrames ?? 0;
     this.#measure(this.#loudestReference(delay, delay), caller);
     if (this.#references.length > DELAY_FRAMES + this.#tailFrames) {
@@ -360,16 +371,25 @@ export class EchoGuard {
     }
   }
 
+  /**
+   * One frame into the echo return's window: the reference at the echo's delay against the caller frame.
+   * A window counts only when audio had been playing through the whole tail and a mirror's lead before
+   * each of its frames: where an answer starts (or resumes) in it, or its reference ran ahead of the line,
+   * part of the reference has no echo in the caller channel yet, the return reads far too small, the bar
+   * falls with it and the echo goes through as the caller (measured: an answer resumed late in a window
+   * read 12 dB low; an answer nobody spoke over cut itself in a starved process, its mirror 15 frames ahead).
+   */
   #measure(reference: number, caller: number): void {
     const w = this.#window;
     w.reference += reference;
     w.caller += caller;
+    if (this.#playingFor <= this.#tailFrames + LEAD_FRAMES) w.steady = false;
     if (++w.frames < WINDOW_FRAMES) return;
-    if (w.reference / w.frames >= MIN_WINDOW_REFERENCE) {
+    if (w.steady && w.reference / w.frames >= MIN_WINDOW_REFERENCE) {
       this.#returns.push(w.caller / w.reference);
       if (this.#returns.length > WINDOWS) this.#returns.shift();
     }
-    this.#window = { reference: 0, caller: 0, frames: 0 };
+    this.#window = { reference: 0, caller: 0, frames: 0, steady: true };
   }
 
   #trackNoise(level: number): void {
