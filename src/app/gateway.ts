@@ -20,7 +20,7 @@ import {
 } from "../gateway/index.js";
 import { EFFECTIVE_CONFIG_SCHEMA, effectiveConfigOf } from "./effective-config.js";
 import type { AppProviders } from "./providers.js";
-import { checkSessionRequest } from "./session-request.js";
+import { checkSessionRequest, sessionProvidersOf } from "./session-request.js";
 import { silenceTimeoutOf } from "./pipelines.js";
 import { readinessProbe } from "./readiness.js";
 import type { AppTools } from "./tools.js";
@@ -58,6 +58,7 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
       return admin ? effective : redactSecrets(effective, EFFECTIVE_CONFIG_SCHEMA);
     },
     checkSession: (request) => checkSessionRequest(registry, resolver, request),
+    sessionProviders: (request) => sessionProvidersOf(registry, resolver, request),
     speak: (request, signal) => resolver.resolve("tts").synthesize({ ...request, signal }),
     createController: async (session, request) => {
       const replyPath = request.replyPath ?? config.agent.realtime.replyPath;

@@ -17,7 +17,7 @@ import type {
   TalkProvider,
 } from "../core/index.js";
 import { replyPathProblem } from "../voice/index.js";
-import type { TalkMode } from "../core/index.js";
+import type { SessionProviders, TalkBrain, TalkMode } from "../core/index.js";
 
 export interface SessionRequestFields {
   mode: TalkMode;
@@ -50,6 +50,34 @@ function chosen(
 ): TalkProvider | undefined {
   const wanted = id !== undefined && registry.has(kind, id) ? id : resolver.defaultId(kind);
   return wanted === undefined ? undefined : registry.list(kind).find((p) => p.id === wanted);
+}
+
+/**
+ * The provider id per kind a checked request's session runs on, as the pipelines resolve them
+ * (app/providers.ts): a realtime session its realtime provider, a transcription its recognizer, stt-tts
+ * its recognizer, synthesizer and (agent-consult) agent; `provider` where it is of that kind, else the
+ * default. A kind nothing serves is left out.
+ */
+export function sessionProvidersOf(
+  registry: ProviderRegistry,
+  resolver: ProviderResolver,
+  request: { mode: TalkMode; brain: TalkBrain; provider?: string | undefined },
+): SessionProviders {
+  const kinds: ("stt" | "tts" | "agent" | "realtime")[] =
+    request.mode === "realtime"
+      ? ["realtime"]
+      : request.mode === "transcription"
+        ? ["stt"]
+        : request.brain === "agent-consult"
+          ? ["stt", "tts", "agent"]
+          : ["stt", "tts"];
+  const out: Partial<Record<(typeof kinds)[number], string>> = {};
+  for (const kind of kinds) {
+    // The agent is never named by a request: always the default.
+    const id = chosen(registry, resolver, kind, kind === "agent" ? undefined : request.provider)?.id;
+    if (id !== undefined) out[kind] = id;
+  }
+  return out;
 }
 
 /** Throws invalid_params (details.issues naming the field) when the request names what no provider serves. */

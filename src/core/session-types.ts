@@ -20,12 +20,21 @@ export type TalkSessionState = "active" | "closing" | "closed";
 export type TalkWorkKind =
   "provider-response" | "stt" | "agent-consult" | "tool" | "tts" | "output-stream" | (string & {});
 
+/** A provider id per provider kind (stt, tts, agent, realtime). */
+export type SessionProviders = Readonly<Partial<Record<"stt" | "tts" | "agent" | "realtime", string>>>;
+
 export interface CreateSessionOptions {
   mode: TalkMode;
   transport: TalkTransport;
   brain: TalkBrain;
   owner: TalkSessionOwner;
   provider?: string;
+  /**
+   * The provider id per kind the session runs on (e.g. `{stt, tts, agent}`),
+   * named or the defaults, as the creator resolved them: told in
+   * `session.created` so a client that named none knows what it got.
+   */
+  providers?: SessionProviders;
   /** Input audio format the session expects from appendAudio. */
   inputFormat?: AudioFormat;
   /** Output audio format the session produces. */
@@ -98,6 +107,8 @@ export interface TalkSession {
   readonly brain: TalkBrain;
   readonly owner: TalkSessionOwner;
   readonly provider: string | undefined;
+  /** CreateSessionOptions.providers (absent when the creator resolved none). */
+  readonly providers?: SessionProviders;
   readonly metadata: Readonly<Record<string, string>>;
   readonly createdAt: number;
   readonly state: TalkSessionState;

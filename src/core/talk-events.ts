@@ -105,6 +105,8 @@ export interface SessionCreatedPayload {
   owner: TalkSessionOwner;
   /** The adapter's opaque metadata (call sid, meeting id, ...). */
   metadata: Readonly<Record<string, string>>;
+  /** The provider id per kind the session runs on, named or the defaults (CreateSessionOptions.providers). */
+  providers?: Readonly<Partial<Record<"stt" | "tts" | "agent" | "realtime", string>>>;
   inputFormat?: AudioFormat;
   outputFormat?: AudioFormat;
 }

@@ -7,6 +7,7 @@ import type { TalkLogger } from "./logger.js";
 import { SessionEventChannel, type SessionEventSinks } from "./session-event-channel.js";
 import type {
   CreateSessionOptions,
+  SessionProviders,
   StartTurnOptions,
   TalkCapture,
   TalkEventListener,
@@ -67,6 +68,7 @@ export class LiveTalkSession implements TalkSession {
   readonly brain: TalkBrain;
   readonly owner: TalkSessionOwner;
   readonly provider: string | undefined;
+  readonly providers?: SessionProviders;
   readonly metadata: Readonly<Record<string, string>>;
   readonly createdAt = Date.now();
 
@@ -94,6 +96,7 @@ export class LiveTalkSession implements TalkSession {
     this.brain = options.brain;
     this.owner = options.owner;
     this.provider = options.provider;
+    if (options.providers) this.providers = Object.freeze({ ...options.providers });
     this.metadata = Object.freeze({ ...(options.metadata ?? {}) });
     this.#logger = options.logger;
     this.#hooks = options.hooks ?? {};
@@ -115,6 +118,7 @@ export class LiveTalkSession implements TalkSession {
       payload: {
         owner: this.owner,
         metadata: this.metadata,
+        ...(this.providers ? { providers: this.providers } : {}),
         ...(options.inputFormat ? { inputFormat: options.inputFormat } : {}),
         ...(options.outputFormat ? { outputFormat: options.outputFormat } : {}),
       },

@@ -8,7 +8,7 @@ import type {
 } from "../cluster/index.js";
 import type { TalkSessionController } from "../voice/index.js";
 import type { AudioChunk, ClientSessionGrant } from "../core/index.js";
-import type { TalkRuntime, TalkSession } from "../core/index.js";
+import type { SessionProviders, TalkRuntime, TalkSession } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import type { ToolCallOutcome } from "../core/index.js";
 import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../core/index.js";
@@ -59,6 +59,13 @@ export interface GatewayDeps {
    * it the request is not checked beyond its schema.
    */
   checkSession?(request: SessionCheckRequest): void;
+
+  /**
+   * `talk.session.create`, after the check: the provider id per kind a session
+   * of this shape runs on (the named one, else the defaults), told in the
+   * create response and `session.created`. Optional: without it nothing is told.
+   */
+  sessionProviders?(request: SessionProvidersRequest): SessionProviders;
 
   /**
    * `talk.client.create`: resolves the realtime provider that declares
@@ -135,6 +142,12 @@ export interface SpeakRequest {
   voice?: string;
   speed?: number;
   format?: AudioFormat;
+}
+
+export interface SessionProvidersRequest {
+  mode: TalkMode;
+  brain: TalkBrain;
+  provider?: string;
 }
 
 export interface SessionCheckRequest {

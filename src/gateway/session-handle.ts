@@ -53,13 +53,24 @@ export interface SessionHandle {
 /** Standard base64 (RFC 4648 §4) with padding: the only alphabet appendAudio accepts. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+/** A realtime session's realtime provider, a transcription's recognizer: the mode's one provider. */
+function single(session: TalkSession): string | undefined {
+  if (session.mode === "realtime") return session.providers?.realtime;
+  if (session.mode === "transcription") return session.providers?.stt;
+  return undefined;
+}
+
 export function describeSession(session: TalkSession): SessionDescription {
   return {
     sessionId: session.id,
     mode: session.mode,
     transport: session.transport,
     brain: session.brain,
-    ...(session.provider !== undefined ? { provider: session.provider } : {}),
+    // The one provider of a realtime session or a transcription, named or the default.
+    ...((session.provider ?? single(session)) !== undefined
+      ? { provider: session.provider ?? single(session) }
+      : {}),
+    ...(session.providers !== undefined ? { providers: session.providers } : {}),
     seq: session.lastSeq,
   };
 }

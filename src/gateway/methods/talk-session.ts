@@ -77,6 +77,12 @@ export const talkSessionMethods: MethodGroup = {
         ...(params.model !== undefined ? { model: params.model } : {}),
         ...(params.replyPath !== undefined ? { replyPath: params.replyPath } : {}),
       });
+      // What it runs on, named or the defaults: told in the response and session.created.
+      const providers = ctx.deps.sessionProviders?.({
+        mode,
+        brain,
+        ...(params.provider !== undefined ? { provider: params.provider } : {}),
+      });
       const session = ctx.deps.runtime.createSession({
         mode,
         transport,
@@ -85,6 +91,7 @@ export const talkSessionMethods: MethodGroup = {
         source: "gateway",
         metadata: { surface: "gateway", connection: ctx.caller.id },
         ...(params.provider !== undefined ? { provider: params.provider } : {}),
+        ...(providers !== undefined ? { providers } : {}),
         ...(params.inputFormat !== undefined ? { inputFormat: params.inputFormat } : {}),
         ...(params.outputFormat !== undefined ? { outputFormat: params.outputFormat } : {}),
       });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AUDIO_ENCODINGS, TALK_BRAINS, TALK_MODES, TALK_TRANSPORTS } from "../../core/index.js";
-import type { AudioFormat, TalkBrain, TalkMode, TalkTransport } from "../../core/index.js";
+import type { AudioFormat, SessionProviders, TalkBrain, TalkMode, TalkTransport } from "../../core/index.js";
 
 /**
  * The public Talk API (seed 000, "Final Gateway API"): method names, parameter
@@ -228,7 +228,10 @@ export interface SessionDescription {
   mode: TalkMode;
   transport: TalkTransport;
   brain: TalkBrain;
+  /** The named provider, else a realtime session's or a transcription's default one. */
   provider?: string;
+  /** The provider id per kind the session runs on, named or the defaults (`{stt, tts, agent}`, `{realtime}`, `{stt}`). */
+  providers?: SessionProviders;
   /** Highest seq emitted so far. */
   seq: number;
 }
