@@ -19,6 +19,14 @@
  *    simulator (`--sim-joins N`: POST to the lobby, and the host's admission to
  *    the call, recording notice accepted, N bots one after another).
  *
+ * 5. flag variants side by side (`--variant 'label=--flag --flag=value'`, repeated;
+ *    `--rounds N`): 1 bot per step, the variants interleaved round by round so
+ *    the machine's load moves alike for each; a summary line per variant at the
+ *    end (median Chromium CPU and PSS, captions seen).
+ * 6. `--profile-seconds N`: after each step's window, the first bot's page
+ *    under V8's sampling profiler for N s, its top functions by self time
+ *    (`firstBotPageProfile`, in cores of that thread's wall time).
+ *
  * Run: npm run bench:meetings -- --seconds 40 --max-bots 3
  *      npm run bench:meetings -- --compare --seconds 40 --sim-joins 5
  * The bot camera: `--camera card` (each bot's page asks the room for a camera,
@@ -53,6 +61,10 @@ const { values } = parseArgs({
     display: { type: "string", default: "shared" },
     compare: { type: "boolean", default: false },
     "sim-joins": { type: "string", default: "0" },
+    variant: { type: "string", multiple: true, default: [] },
+    // After the window: the first bot's page profiled this long (V8 sampling), its top functions by self time.
+    "profile-seconds": { type: "string", default: "0" },
+    rounds: { type: "string", default: "1" },
   },
 });
 if (values.browser !== "headed" && values.browser !== "headless")
@@ -209,7 +221,65 @@ function xvfbPids(): number[] {
     .map((p) => p.pid);
 }
 
-async function step(bots: number, browser = values.browser as "headed" | "headless"): Promise<void> {
+interface StepFigures {
+  cpu: number;
+  pss: number;
+  captions: number;
+  alive: boolean;
+}
+
+/**
+ * The bot page's JavaScript by self time: a second DevTools client on the
+ * bot's browser (its DevToolsActivePort), V8's sampling profiler on the
+ * meeting page for `seconds`; "(program)" and "(garbage collector)" are V8's
+ * own buckets. Runs after the CPU window (the profiler costs CPU itself).
+ */
+async function profileBotPage(root: number, seconds: number): Promise<Record<string, number>> {
+  const args = processTable().find((p) => p.pid === root)?.args ?? "";
+  const dir = /--user-data-dir=(\S+)/.exec(args)?.[1];
+  if (!dir) return {};
+  const [port] = readFileSync(`${dir}/DevToolsActivePort`, "utf8").split("\n");
+  const { default: puppeteer } = await import("puppeteer-core");
+  const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${port}`, defaultViewport: null });
+  try {
+    const pages = await browser.pages();
+    const page = pages.find((p) => !p.url().startsWith("about:")) ?? pages[0]!;
+    const cdp = await page.createCDPSession();
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: 1000 });
+    await cdp.send("Profiler.start");
+    await sleep(seconds * 1000);
+    const { profile } = await cdp.send("Profiler.stop");
+    const self = new Map<string, number>();
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const deltas = profile.timeDeltas ?? [];
+    (profile.samples ?? []).forEach((id, i) => {
+      const f = byId.get(id)?.callFrame;
+      if (!f) return;
+      const where = f.url ? `${f.url.replace(/^.*\//, "").slice(0, 30)}:${f.lineNumber + 1}` : "";
+      const key = `${f.functionName || "(anonymous)"} ${where}`.trim();
+      self.set(key, (self.get(key) ?? 0) + (deltas[i] ?? 0));
+    });
+    await cdp.detach();
+    self.delete("(idle)");
+    // Each function's share of a core over the profile (µs sampled / µs elapsed).
+    return Object.fromEntries(
+      [...self]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 15)
+        .map(([k, us]) => [k, Number((us / (seconds * 1e6)).toFixed(4))]),
+    );
+  } finally {
+    await browser.disconnect();
+  }
+}
+
+async function step(
+  bots: number,
+  browser = values.browser as "headed" | "headless",
+  flags: string[] = botFlags,
+  label?: string,
+): Promise<StepFigures> {
   const pageServer = camera === "url" ? await cameraPageServer() : undefined;
   const h = await startMeetingsHarness({
     browser,
@@ -217,7 +287,7 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
     aloneTimeoutMs: 600_000,
     utteranceSilenceMs: SILENCE_MS,
     maxBots: 8,
-    chromiumArgs: botFlags,
+    chromiumArgs: flags,
     receiveVideo,
     camera: { fps: cameraFps, urlOrigins: pageServer ? [pageServer.origin] : [] },
   });
@@ -315,6 +385,10 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
     const load1 = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
     const pss = mem.map((m) => m.pss);
     const rss = mem.map((m) => m.rss);
+    const pageProfile =
+      Number(values["profile-seconds"]) > 0
+        ? await profileBotPage(roots[0]!, Number(values["profile-seconds"]))
+        : undefined;
     const serverMem = memoryMb([process.pid]);
     const sttMem = memoryMb(
       processTable()
@@ -323,6 +397,7 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
     );
     console.log(
       JSON.stringify({
+        ...(label !== undefined ? { variant: label } : {}),
         bots,
         browser,
         display: browser === "headed" ? values.display : "none",
@@ -333,7 +408,7 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
         cameraFps,
         participantVideo,
         receiveVideo,
-        botFlags,
+        botFlags: flags,
         chromiumPerBotPssMb: {
           mean: Math.round(pss.reduce((a, b) => a + b, 0) / pss.length),
           max: Math.round(Math.max(...pss)),
@@ -357,8 +432,15 @@ async function step(bots: number, browser = values.browser as "headed" | "headle
         captions: latencies.length,
         eventTypes: Object.fromEntries(typesSeen),
         captionLatencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+        ...(pageProfile ? { firstBotPageProfile: pageProfile } : {}),
       }),
     );
+    return {
+      cpu: cpuShare[0]!,
+      pss: pss.reduce((a, b) => a + b, 0) / pss.length,
+      captions: latencies.length,
+      alive: alive.every(Boolean),
+    };
   } finally {
     await h.close();
     pageServer?.close();
@@ -420,7 +502,37 @@ async function simJoinTimes(n: number): Promise<void> {
   );
 }
 
-if (values.compare) {
+/** `label=--flag --flag=value`: a named set of extra bot flags (empty after `=`: the defaults). */
+function parseVariant(text: string): { label: string; flags: string[] } {
+  const at = text.indexOf("=");
+  if (at <= 0) throw new Error(`--variant label=flags, got ${text}`);
+  const flags = text.slice(at + 1).trim();
+  return { label: text.slice(0, at), flags: flags ? flags.split(/\s+/) : [] };
+}
+
+const variants = (values.variant ?? []).map(parseVariant);
+if (variants.length > 0) {
+  const rounds = Number(values.rounds);
+  const seen = new Map<string, StepFigures[]>(variants.map((v) => [v.label, []]));
+  for (let r = 0; r < rounds; r++)
+    for (const v of variants) seen.get(v.label)!.push(await step(1, undefined, v.flags, v.label));
+  const median = (xs: number[]): number => percentile(xs, 50);
+  for (const v of variants) {
+    const runs = seen.get(v.label)!;
+    console.log(
+      JSON.stringify({
+        summary: v.label,
+        flags: v.flags,
+        rounds: runs.length,
+        chromiumCpuCores: runs.map((x) => Number(x.cpu.toFixed(3))),
+        medianCpuCores: Number(median(runs.map((x) => x.cpu)).toFixed(3)),
+        medianPssMb: Math.round(median(runs.map((x) => x.pss))),
+        captions: runs.map((x) => x.captions),
+        botsAliveAtEnd: runs.map((x) => x.alive),
+      }),
+    );
+  }
+} else if (values.compare) {
   await step(1, "headless");
   await step(1, "headed");
 } else for (let bots = 1; bots <= maxBots; bots++) await step(bots);
