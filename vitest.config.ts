@@ -1,19 +1,35 @@
 import { defineConfig } from "vitest/config";
+import DurationSequencer from "./test/support/duration-sequencer.js";
 
 // Unit tests live beside the code (src/**/*.test.ts); tests that need Redis,
 // Chromium, child processes or the whole server live in test/.
 export default defineConfig({
   test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
     // Two files at a time on the 2-core CI machine (vitest's default is cores - 1 = one): most
     // integration files wait on real time (audio paced at 1x, Chromium, child processes), so two
-    // overlap well; the suite stays under 15 minutes.
+    // overlap well.
     maxWorkers: 2,
+    // Longest files first (test/support/file-durations.json), so no long file starts last and runs alone.
+    sequence: { sequencer: DurationSequencer },
     reporters: ["default", "./test/support/summary-reporter.ts"],
     // The client messages the stand-ins receive are captured and type-checked against the vendors' SDKs at the end.
     globalSetup: ["./test/wire/global-setup.ts"],
+    projects: [
+      {
+        extends: true,
+        // Unit files share one module graph per worker: importing the code under test again for each
+        // of ~180 small files cost more than running them. They keep no state between files (fake
+        // timers are restored in afterEach; nothing is mocked at module level).
+        test: { name: "unit", include: ["src/**/*.test.ts"], isolate: false },
+      },
+      {
+        extends: true,
+        // Each integration file starts servers, browsers and child processes: a fresh process each.
+        test: { name: "integration", include: ["test/**/*.test.ts"] },
+      },
+    ],
   },
 });

@@ -31,6 +31,13 @@ import { createLocalProviders } from "../../src/providers/index.js";
 
 let log: ((fields: Record<string, unknown>) => void) | undefined;
 
+// The test process holds this worker's stdin (a pipe). When that process is gone (a beforeAll
+// that timed out never reaches the afterAll that kills its workers; a test run killed by hand),
+// stdin ends and the worker exits: an orphan would otherwise keep serving, and keep a core
+// busy, for the rest of the suite (seen: five orphans at 1-5% CPU each after one run).
+const commands = createInterface({ input: process.stdin });
+commands.on("close", () => process.exit(0));
+
 const telephonyOutbound = process.env.TALKGATE_TEST_OUTBOUND === "telephony";
 const registerHandler = JobQueue.prototype.process;
 let probeRegistration = false;
@@ -79,8 +86,7 @@ function onListening(app: App): void {
   jobs.on("job", (event) => log?.({ probe: "job-event", ...event }));
   probeRegistration = true;
   if (!telephonyOutbound) registerProbeJobs(app);
-  const lines = createInterface({ input: process.stdin });
-  lines.on("line", (line) => {
+  commands.on("line", (line) => {
     void (async () => {
       const cmd = JSON.parse(line) as {
         cmd: string;
