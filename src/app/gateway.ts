@@ -8,7 +8,7 @@ import type { AppCluster } from "../app-cluster.js";
 import type { TalkgateConfig } from "../config/index.js";
 import { redactSecrets } from "../config/index.js";
 import { TalkError } from "../core/index.js";
-import type { SessionControllerFactory } from "../voice/index.js";
+import { startClientLeg, type SessionControllerFactory } from "../voice/index.js";
 import type { TalkRuntime } from "../core/index.js";
 import { buildTalkCatalog } from "../core/index.js";
 import { exportToolsForProvider } from "../core/index.js";
@@ -64,8 +64,11 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
       const replyPath = request.replyPath ?? config.agent.realtime.replyPath;
       // bridge / brain hear the caller with the local STT: its turns end after talk.input.silenceTimeoutMs.
       const localEars = session.mode === "realtime" && replyPath !== "native";
-      const controller = createController({
+      // Every session has a media leg: a Talk API session's is built here, as a call's or a bot's is.
+      return startClientLeg({
         session,
+        createController,
+        logger,
         ...(request.clientTools !== undefined ? { clientTools: request.clientTools } : {}),
         options: {
           maxAppendBytes: config.gateway.maxAudioBytesPerFrame,
@@ -83,11 +86,9 @@ function gatewayDeps(i: AppGatewayInputs): GatewayDeps {
               : { voice: request.voice }
             : {}),
         },
-        ...(request.inputFormat !== undefined ? { inputFormat: request.inputFormat } : {}),
-        ...(request.outputFormat !== undefined ? { outputFormat: request.outputFormat } : {}),
+        inputFormat: request.inputFormat,
+        outputFormat: request.outputFormat,
       });
-      await controller.ready;
-      return controller;
     },
     createClientSession: async (request) => {
       const provider = resolver.resolve("realtime", request.provider, {

@@ -324,6 +324,7 @@ export class SessionOwnership {
       // nothing of it plays past this point.
       clear: (meta) => entry.playback.cleared(meta.itemId),
       heardMs: (itemId) => entry.playback.heardMs(itemId),
+      playingOut: () => entry.playback.playing,
       drained: (itemId, signal) => playedOut(entry.playback, itemId, signal),
     };
   }

@@ -2,6 +2,7 @@
 // the Talk model (src/core) and the codecs. Surfaces and the composition root import from here.
 export { MediaLeg } from "./media/media-leg.js";
 export type { MediaLegAdapter } from "./media/media-leg.js";
+export { ClientLeg, startClientLeg } from "./media/client-leg.js";
 export type {
   NoiseSuppressorFactory,
   NoiseSuppressorPort,

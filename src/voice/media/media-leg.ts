@@ -1,8 +1,8 @@
 /**
- * One media leg: the core side of a phone call's stream or a meeting bot's
- * voice. It owns one Talk session and its controller; the adapter (a
- * carrier-neutral call, a meeting assistant) owns the wire and hands audio
- * in and out:
+ * One media leg: the core side of a phone call's stream, a meeting bot's
+ * voice or a Talk API session. It owns one Talk session and its controller;
+ * the adapter (a carrier-neutral call, a meeting assistant, the gateway's
+ * client) owns the wire and hands audio in and out:
  *
  *   adapter --(Int16Array + AudioFormat, or encoded passthrough)--> leg --> controller --> provider
  *   adapter <--(TalkAudioSink: write / clear / drained / heardMs)-- leg <-- controller
@@ -22,12 +22,24 @@
  * fallback provider) or the leg closes with `provider_lost`. Never a silent
  * open line.
  */
+import { pcm16FromBytes } from "../../codecs/index.js";
 import { TalkError, toTalkError } from "../../core/index.js";
-import type { TalkLogger } from "../../core/index.js";
+import type { RealtimeToolDefinition, TalkLogger } from "../../core/index.js";
 import { BargeInPolicy, type BargeInOptions, type BargeInSource } from "../pipelines/barge-in-policy.js";
 import type { SessionControllerFactory } from "../pipelines/controller-factory.js";
-import type { TalkAudioSink, TalkTextInput } from "../pipelines/controller-types.js";
-import type { PipelineOptions, PipelineProviderResolver } from "../pipelines/pipeline-options.js";
+import type {
+  DirectToolCall,
+  DirectToolResult,
+  TalkAudioSink,
+  TalkTextInput,
+} from "../pipelines/controller-types.js";
+import { hasDirectTools } from "../pipelines/direct-tools-turns.js";
+import {
+  resolvePipelineOptions,
+  type PipelineOptions,
+  type PipelineProviderResolver,
+} from "../pipelines/pipeline-options.js";
+import { checkAppend } from "../pipelines/pipeline-support.js";
 import { sameAudioFormat } from "../../core/index.js";
 import { hasTextInput, type SessionController } from "../pipelines/session-controller.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
@@ -81,7 +93,12 @@ export type TurnTaking =
       endOfTurn?: EndOfTurnOptions;
     }
   /** The adapter drives turns itself (text input, an external segmenter). */
-  | { kind: "adapter" };
+  | { kind: "adapter" }
+  /**
+   * A Talk API client: its verbs start and end turns (push-to-talk), and the pipeline's own end of turn
+   * stays on (a realtime provider's turn detection, a caption's silence timer).
+   */
+  | { kind: "client" };
 
 /** Timing hooks of the leg's local barge-in and end of speech (a surface's latency metrics). */
 export interface MediaLegObserver {
@@ -94,8 +111,14 @@ export interface MediaLegOptions {
   session: TalkSession;
   createController: SessionControllerFactory;
   adapter: MediaLegAdapter;
-  /** The PCM format the adapter decodes caller audio to (appendAudio); also the assistant audio's format unless passthrough is chosen. */
+  /**
+   * The PCM format the adapter decodes caller audio to (appendAudio); also the assistant audio's format
+   * unless passthrough is chosen or `outputFormat` says otherwise. An encoded format here (a Talk API
+   * client's u-law to a realtime provider that carries it) is taken as is (appendEncoded, appendBytes).
+   */
   format: AudioFormat;
+  /** The assistant audio's format when it is not `format` (a Talk API client asks for each). */
+  outputFormat?: AudioFormat;
   /** An encoded format the adapter can hand over untouched (u-law 8 kHz); used when the realtime provider carries it both ways. */
   passthrough?: AudioFormat;
   turnTaking: TurnTaking;
@@ -105,6 +128,8 @@ export interface MediaLegOptions {
   bargeIn?: BargeInOptions;
   /** Offer the server's tools to this leg's session. Default true. */
   tools?: boolean;
+  /** Tools the session's client completes (talk.session.submitToolResult), already checked against policy. */
+  clientTools?: readonly RealtimeToolDefinition[];
   /** Overrides of the trusted pipeline options for this leg. */
   options?: PipelineOptions;
   /** Wraps the provider resolver (a surface times a realtime provider's events). */
@@ -114,9 +139,10 @@ export interface MediaLegOptions {
    * The failure path (talk.faults, the lines from the controller factory):
    * "speak" tells the caller and applies the policy (hang up with
    * `provider_lost` or recover); "report" applies it without speaking (a
-   * leg whose sink must not get unannounced audio). Default "speak".
+   * leg whose sink must not get unannounced audio); "pipeline" leaves a fatal failure to the pipeline
+   * (the session closes with `error` and its client decides: a Talk API session). Default "speak".
    */
-  faults?: "speak" | "report";
+  faults?: "speak" | "report" | "pipeline";
   /**
    * The adapter passes, with its caller audio, the assistant audio played into the line over the same span
    * (appendAudio's `reference`, a phone line): the echo is cancelled before the gate and STT when
@@ -148,6 +174,8 @@ export class MediaLeg {
   #appendFailures = 0;
   /** Caller audio taken so far, ms of audio time: the clock of input.audio.speech_* positions. */
   #inputMs = 0;
+  /** The largest frame appendBytes takes (talk.gateway's maxAudioBytesPerFrame through the pipeline options). */
+  readonly #maxAppendBytes: number;
   readonly #faults: LegFaults;
 
   constructor(options: MediaLegOptions) {
@@ -161,6 +189,10 @@ export class MediaLeg {
       interruptible: options.adapter.interruptible?.bind(options.adapter),
       ...(options.bargeIn ?? options.createController.turns.bargeIn),
     });
+    this.#maxAppendBytes = resolvePipelineOptions({
+      ...options.createController.options,
+      ...options.options,
+    }).maxAppendBytes;
     const { faults } = options.createController;
     this.#faults = new LegFaults({
       session: options.session,
@@ -200,7 +232,8 @@ export class MediaLeg {
 
   /** The format of the assistant audio the sink receives; known once started. */
   get outputFormat(): AudioFormat {
-    return this.passthrough ? this.#controller!.inputFormat : this.#options.format;
+    if (this.#options.passthrough && this.passthrough) return this.#controller!.inputFormat;
+    return this.#options.outputFormat ?? this.#options.format;
   }
 
   /** Creates the controller and waits until it takes audio. Idempotent; rejects session_closed after close. */
@@ -236,7 +269,7 @@ export class MediaLeg {
     const controller = o.createController({
       session: this.session,
       inputFormat: o.format,
-      outputFormat: o.format,
+      outputFormat: o.outputFormat ?? o.format,
       ...(o.passthrough ? { passthrough: o.passthrough } : {}),
       ...(o.adapter.sink ? { sink: o.adapter.sink } : {}),
       // The relay pipeline applies its own BargeInPolicy (talk.input.interruptOnSpeech) with the same hook.
@@ -245,7 +278,10 @@ export class MediaLeg {
       options: { ...o.options, ...legPipelineOptions(o.turnTaking) },
       ...(o.wrapProviders ? { wrapProviders: o.wrapProviders } : {}),
       ...(o.tools === false ? { tools: false } : {}),
-      faults: { handler: this.#faults, options: o.createController.faults.options },
+      ...(o.clientTools ? { clientTools: o.clientTools } : {}),
+      ...(o.faults === "pipeline"
+        ? {}
+        : { faults: { handler: this.#faults, options: o.createController.faults.options } }),
     });
     this.#controller = controller;
     if (this.#gate && o.turnTaking.kind === "provider")
@@ -306,6 +342,23 @@ export class MediaLeg {
     }
   }
 
+  /**
+   * A Talk API client's frame, bytes in the leg's format: checked at the boundary (session_closed,
+   * invalid_audio, payload_too_large thrown to the client), then as any caller audio: PCM through the
+   * leg's input processing and turn-taking, an encoded format passed through.
+   */
+  appendBytes(data: Uint8Array, base64?: string): void {
+    const controller = this.#live();
+    if (!controller) throw new TalkError(this.#closedOr("invalid_state"));
+    if (this.passthrough) {
+      controller.appendAudio(data, base64);
+      return;
+    }
+    const { format } = this.#options;
+    if (!checkAppend(this.session, data, format, this.#maxAppendBytes)) return;
+    this.appendAudio(pcm16FromBytes(data), format);
+  }
+
   /** Caller audio in the passthrough format, untouched (only when `passthrough` was chosen). */
   appendEncoded(data: Uint8Array, base64?: string): void {
     const controller = this.#live();
@@ -347,25 +400,51 @@ export class MediaLeg {
   }
 
   /**
-   * Starts a user turn (adapter turn-taking: an external segmenter decides).
-   * An adapter's turn is a segment of speech its own detector found, so it is
-   * reported as `input.audio.speech_started` (source "adapter"). Throws
-   * session_closed / invalid_state.
+   * Starts a user turn: an adapter's (an external segmenter decides) or a
+   * Talk API client's (push-to-talk; an answer playing is interrupted, a
+   * client's verb being its own decision). An adapter's turn is a segment of
+   * speech its own detector found, so it is reported as
+   * `input.audio.speech_started` (source "adapter"). Throws session_closed /
+   * invalid_state.
    */
   startTurn(): TalkTurn {
-    const turn = this.#adapterTurns().startTurn();
-    this.#speech("input.audio.speech_started", turn.id, "adapter", this.#inputMs);
+    const turn = this.#explicitTurns().startTurn();
+    if (this.#options.turnTaking.kind === "adapter")
+      this.#speech("input.audio.speech_started", turn.id, "adapter", this.#inputMs);
     return turn;
   }
 
   /**
-   * Ends a user turn the adapter started (`input.audio.speech_stopped` first);
-   * resolves when the pipeline has finished with it (a caption's final).
+   * Ends a user turn the adapter or client started (an adapter's:
+   * `input.audio.speech_stopped` first); resolves when the pipeline has
+   * finished with it (a caption's final).
    */
   async endTurn(turnId: string): Promise<void> {
-    const controller = this.#adapterTurns();
-    this.#speech("input.audio.speech_stopped", turnId, "adapter", this.#inputMs);
+    const controller = this.#explicitTurns();
+    if (this.#options.turnTaking.kind === "adapter")
+      this.#speech("input.audio.speech_stopped", turnId, "adapter", this.#inputMs);
     await controller.endTurn(turnId);
+  }
+
+  /** Cancels `turnId` (or the current turn) and its answer: an explicit verb, whatever the policy. */
+  cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean {
+    return this.#verbs().cancelTurn(turnId, reason);
+  }
+
+  /** Completes a tool call of the session's client (talk.session.submitToolResult). Throws tool_not_found. */
+  submitToolResult(callId: string, output: string): void {
+    this.#verbs().submitToolResult(callId, output);
+  }
+
+  /** A direct-tools session's call (talk.session.callTool); capability_unsupported where the pipeline has none. */
+  callTool(request: DirectToolCall): Promise<DirectToolResult> {
+    const controller = this.#verbs();
+    if (!hasDirectTools(controller))
+      throw new TalkError(
+        "capability_unsupported",
+        `A ${this.session.mode} session calls no tools directly.`,
+      );
+    return controller.callTool(request);
   }
 
   /** Speaks `text` verbatim in a turn of its own (a greeting, a farewell). */
@@ -383,9 +462,10 @@ export class MediaLeg {
     return this.#controller !== undefined && hasTextInput(this.#controller);
   }
 
-  /** Cancels the answer that plays, whatever the policy (an explicit verb). */
-  cancelOutput(reason: TerminalReason): boolean {
-    return this.#live()?.cancelOutput(undefined, reason) ?? false;
+  /** Cancels the answer that plays (of `turnId` when given), whatever the policy (an explicit verb). */
+  cancelOutput(reason: TerminalReason, turnId?: string): boolean {
+    const controller = this.#options.turnTaking.kind === "client" ? this.#verbs() : this.#live();
+    return controller?.cancelOutput(turnId, reason) ?? false;
   }
 
   /**
@@ -451,14 +531,22 @@ export class MediaLeg {
     return this.#state === "live" ? this.#controller : undefined;
   }
 
-  #adapterTurns(): SessionController {
-    if (this.#options.turnTaking.kind !== "adapter")
+  #explicitTurns(): SessionController {
+    const { kind } = this.#options.turnTaking;
+    if (kind !== "adapter" && kind !== "client")
       throw new TalkError("invalid_state", "This leg's turns are not the adapter's to drive.");
+    return this.#verbs();
+  }
+
+  /** The controller, for a verb that must say why it cannot run (session_closed, invalid_state). */
+  #verbs(): SessionController {
     const controller = this.#live();
     if (controller) return controller;
-    throw new TalkError(
-      this.#state === "closing" || this.#state === "closed" ? "session_closed" : "invalid_state",
-    );
+    throw new TalkError(this.#closedOr("invalid_state"));
+  }
+
+  #closedOr(code: "invalid_state"): "session_closed" | "invalid_state" {
+    return this.#state === "closing" || this.#state === "closed" ? "session_closed" : code;
   }
 
   #textInput(): TalkTextInput {

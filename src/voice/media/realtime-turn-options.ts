@@ -48,13 +48,16 @@ export function resolveRealtimeEcho(
  */
 export function legPipelineOptions(
   /** The leg's TurnTaking (media-leg.ts; structural here: that module imports this one). */
-  turnTaking: { kind: "local-vad" | "adapter" | "provider"; localBargeIn?: object | undefined },
+  turnTaking: { kind: "local-vad" | "adapter" | "provider" | "client"; localBargeIn?: object | undefined },
 ): Pick<PipelineOptions, "silenceTimeoutMs" | "providerBargeIn" | "providerTurnDetection"> {
   switch (turnTaking.kind) {
     case "local-vad":
       return { silenceTimeoutMs: 0, providerTurnDetection: false, providerBargeIn: false };
     case "adapter":
       return { silenceTimeoutMs: 0 };
+    case "client":
+      // A Talk API client pushes turns with its verbs; the pipeline's own end of turn stays as configured.
+      return {};
     case "provider":
       return turnTaking.localBargeIn ? { providerBargeIn: false } : {};
   }

@@ -28,6 +28,11 @@ export interface TalkAudioSink {
    * knows what was heard.
    */
   heardMs?(itemId: string): number | undefined;
+  /**
+   * Optional: whether the listener still plays audio written to it, whichever output it was (a Talk API
+   * client's estimate from its playback reports). A media leg clears such a tail on barge-in. Absent: false.
+   */
+  playingOut?(): boolean;
 }
 
 /** A speech-to-text stream outside any turn: the words of speech over a held answer. */
