@@ -71,7 +71,7 @@ const DEFAULTS: Readonly<Required<OpenAiRealtimeOptions>> = Object.freeze({
   realtimeUrl: "",
   apiKeyHeader: "authorization",
   inputTranscriptionModel: "gpt-4o-mini-transcribe",
-  // The relay decides about barge-in itself (greeting protection, interruptOnSpeech) and cancels the
+  // The media leg decides about barge-in (greeting protection, interruptOnSpeech) and the relay cancels the
   // response on speech_started; the server must not cancel on its own behind our back.
   turnDetection: Object.freeze({ type: "server_vad" as const, interrupt_response: false }),
   connectTimeoutMs: 10_000,

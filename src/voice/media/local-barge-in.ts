@@ -3,8 +3,8 @@
  * (talk.input.echoCancellation.realtime): the leg's speech gate on the
  * caller's cleaned audio (echo removed) says when the caller talks over the
  * answer, and the one BargeInPolicy (through the leg's bargeIn) says whether
- * that cuts it. The provider's own speech_started no longer does
- * (PipelineOptions.providerBargeIn false).
+ * that cuts it. The provider's own speech_started no longer does (the
+ * leg answers the pipeline's trigger with "no" and the speech is only noted).
  *
  * Nor does the provider hear what the canceller leaves of the assistant's own
  * voice: while the line plays the answer (and for the echo's tail after), the

@@ -53,7 +53,6 @@ import { TurnEndpoint } from "./turn-endpoint.js";
 import { resolveEndOfTurn, type EndOfTurnOptions } from "../speech/end-of-turn.js";
 import { NoiseGuard } from "./input-processing.js";
 import { bargeInGate, LocalBargeIn } from "./local-barge-in.js";
-import { legPipelineOptions } from "./realtime-turn-options.js";
 
 export type MediaLegState = "created" | "starting" | "live" | "closing" | "closed";
 
@@ -272,10 +271,12 @@ export class MediaLeg {
       outputFormat: o.outputFormat ?? o.format,
       ...(o.passthrough ? { passthrough: o.passthrough } : {}),
       ...(o.adapter.sink ? { sink: o.adapter.sink } : {}),
-      // The relay pipeline applies its own BargeInPolicy (talk.input.interruptOnSpeech) with the same hook.
-      ...(o.adapter.interruptible ? { interruptible: o.adapter.interruptible.bind(o.adapter) } : {}),
-      // Turns and barge-in the leg (or the adapter) decides are not the pipeline's or the provider's.
-      options: { ...o.options, ...legPipelineOptions(o.turnTaking) },
+      // Speech the pipeline hears over an answer (the provider's speech_started, a local STT path's VAD) is
+      // one more trigger: this leg's one policy decides and its one sequence interrupts.
+      speechOverOutput: (output) => this.#speechOverOutput(output),
+      // The leg's VAD and endpoint end the caller's turns: not the provider's turn detection.
+      ...(o.turnTaking.kind === "local-vad" ? { turns: "leg" as const } : {}),
+      ...(o.options ? { options: o.options } : {}),
       ...(o.wrapProviders ? { wrapProviders: o.wrapProviders } : {}),
       ...(o.tools === false ? { tools: false } : {}),
       ...(o.clientTools ? { clientTools: o.clientTools } : {}),
@@ -385,9 +386,7 @@ export class MediaLeg {
     observer?.bargeInDetected?.(source);
     try {
       const output = this.session.activeOutput;
-      if (output) {
-        return this.#policy.interrupts(output) && controller.cancelOutput(output.turnId, "barge_in");
-      }
+      if (output) return this.#interrupt(controller, output);
       const { sink } = this.#options.adapter;
       if (sink && this.#options.adapter.playing?.() === true) {
         sink.clear({ turnId: "", reason: "barge_in" });
@@ -397,6 +396,25 @@ export class MediaLeg {
     } finally {
       observer?.bargeInHandled?.();
     }
+  }
+
+  /**
+   * The pipeline heard speech over `output` (the realtime provider's speech_started, the local STT path's
+   * VAD): where the leg's own gate decides barge-in (echo-cancelled audio), that gate's onset will, and the
+   * provider's speech is only noted; otherwise the policy decides here. Timed by the surface around the
+   * provider's event (CallLatency.timedRealtime), so not observed again.
+   */
+  #speechOverOutput(output: TalkOutput): boolean {
+    const controller = this.#controller;
+    if (!controller || this.#state === "closing" || this.#state === "closed") return false;
+    if (this.#localBargeIn) return false;
+    return this.#interrupt(controller, output);
+  }
+
+  /** Decide, then the controller's one interruption sequence (clear, one terminal event, cancel, truncate, drain). */
+  #interrupt(controller: SessionController, output: TalkOutput): boolean {
+    if (!this.#policy.interrupts(output)) return false;
+    return controller.interrupt?.(output) ?? controller.cancelOutput(output.turnId, "barge_in");
   }
 
   /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sessionControllerFactory } from "../pipelines/controller-factory.js";
 import { NOOP_LOGGER } from "../../core/logger.js";
-import { legPipelineOptions, resolveRealtimeEcho, resolveTurnEnd } from "./realtime-turn-options.js";
+import { resolveRealtimeEcho, resolveTurnEnd } from "./realtime-turn-options.js";
 
 const providers = {
   stt: () => undefined,
@@ -46,16 +46,5 @@ describe("realtime turn options", () => {
     expect(make).toThrow(
       expect.objectContaining({ code: "config_invalid", message: expect.stringContaining(key) }),
     );
-  });
-
-  it("what each turn-taking takes from the pipeline", () => {
-    expect(legPipelineOptions({ kind: "local-vad" })).toEqual({
-      silenceTimeoutMs: 0,
-      providerTurnDetection: false,
-      providerBargeIn: false,
-    });
-    expect(legPipelineOptions({ kind: "adapter" })).toEqual({ silenceTimeoutMs: 0 });
-    expect(legPipelineOptions({ kind: "provider" })).toEqual({});
-    expect(legPipelineOptions({ kind: "provider", localBargeIn: {} })).toEqual({ providerBargeIn: false });
   });
 });

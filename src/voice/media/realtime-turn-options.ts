@@ -16,7 +16,6 @@
  *   end-of-turn rule) commits the caller's audio and asks for the answer.
  */
 import { TalkError } from "../../core/index.js";
-import type { PipelineOptions } from "../pipelines/pipeline-options.js";
 
 /** talk.input.turnEnd. */
 export type TurnEnd = "provider" | "talkgate";
@@ -39,26 +38,4 @@ export function resolveRealtimeEcho(
 ): boolean {
   if (typeof value !== "boolean") throw new TalkError("config_invalid", `${key} must be true or false.`);
   return value;
-}
-
-/**
- * What a leg's turn-taking takes from its pipeline: turns the leg (or its adapter) ends get no second
- * silence timer, and on a realtime session neither the provider's end of turn (the leg commits) nor, where
- * the leg decides barge-in, the provider's speech_started cutting the answer.
- */
-export function legPipelineOptions(
-  /** The leg's TurnTaking (media-leg.ts; structural here: that module imports this one). */
-  turnTaking: { kind: "local-vad" | "adapter" | "provider" | "client"; localBargeIn?: object | undefined },
-): Pick<PipelineOptions, "silenceTimeoutMs" | "providerBargeIn" | "providerTurnDetection"> {
-  switch (turnTaking.kind) {
-    case "local-vad":
-      return { silenceTimeoutMs: 0, providerTurnDetection: false, providerBargeIn: false };
-    case "adapter":
-      return { silenceTimeoutMs: 0 };
-    case "client":
-      // A Talk API client pushes turns with its verbs; the pipeline's own end of turn stays as configured.
-      return {};
-    case "provider":
-      return turnTaking.localBargeIn ? { providerBargeIn: false } : {};
-  }
 }

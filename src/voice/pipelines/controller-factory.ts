@@ -36,7 +36,14 @@ import { resolveRealtimeEcho, resolveTurnEnd, type TurnEnd } from "../media/real
  */
 export interface SessionControllerRequest extends Pick<
   SessionControllerDeps,
-  "session" | "inputFormat" | "outputFormat" | "passthrough" | "sink" | "interruptible" | "faults"
+    | "session"
+  | "inputFormat"
+  | "outputFormat"
+  | "passthrough"
+  | "sink"
+  | "speechOverOutput"
+  | "turns"
+  | "faults"
 > {
   /** Overrides of the base options, for this controller only. */
   options?: PipelineOptions;

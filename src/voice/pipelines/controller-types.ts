@@ -1,6 +1,6 @@
 import type { TerminalReason } from "../../core/index.js";
 import type { AudioChunk } from "../../core/index.js";
-import type { TalkSession, TalkTurn } from "../../core/index.js";
+import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
 
 /**
  * Where a Gateway-owned session's assistant audio goes. The owner of the
@@ -125,6 +125,13 @@ export interface TalkSessionController {
   endTurn(turnId: string): Promise<void>;
   cancelTurn(turnId: string | undefined, reason: TerminalReason): boolean;
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean;
+  /**
+   * Barge-in, decided by the media leg's policy: the one interruption sequence on `output` (the sink
+   * cleared first, one terminal event: `output.audio.cancelled`, or `turn.cancelled` while the turn's tool
+   * or agent still runs; the provider's response cancelled and its item truncated at the heard position;
+   * TTS drained). False when `output` no longer plays. Absent (transcription): nothing ever plays.
+   */
+  interrupt?(output: TalkOutput): boolean;
   /** Completes a provider tool call emitted in this session. Throws tool_not_found. */
   submitToolResult(callId: string, output: string): void;
   /** Replaces where assistant audio goes (e.g. after talk.session.join from another connection). */

@@ -46,23 +46,10 @@ export interface PipelineOptions {
    */
   silenceTimeoutMs?: number;
   /**
-   * Realtime: provider speech-started while assistant audio plays cancels that
-   * output (barge-in, talk.input.interruptOnSpeech). Default true.
+   * Speech while assistant audio plays interrupts it (talk.input.interruptOnSpeech): read by the media
+   * leg's one BargeInPolicy, for every trigger. Default true.
    */
   interruptOnSpeech?: boolean;
-  /**
-   * Realtime: the provider's speech_started may interrupt the answer that plays (as the barge-in policy
-   * says). False: a local detector decides (a media leg's gate on echo-cancelled audio calls cancelOutput);
-   * the provider's speech over the answer is only noted, and starts the caller's turn once the answer is cut.
-   * Default true.
-   */
-  providerBargeIn?: boolean;
-  /**
-   * Realtime: the provider's turn detection ends the caller's turns and answers (native reply path).
-   * False: it is off for the whole session (`autoRespond: false`); the owner's startTurn / endTurn
-   * commit the caller's audio and ask for each answer (talk.input.turnEnd "talkgate"). Default true.
-   */
-  providerTurnDetection?: boolean;
   /** Largest appendAudio frame accepted, bytes. Default 65 536 (about 2 s of 16 kHz PCM16). */
   maxAppendBytes?: number;
   /**
@@ -113,8 +100,6 @@ export const PIPELINE_DEFAULTS: Readonly<
   speed: 1,
   silenceTimeoutMs: 0,
   interruptOnSpeech: true,
-  providerBargeIn: true,
-  providerTurnDetection: true,
   maxAppendBytes: 65_536,
   heldAudioMs: 2000,
   outputDeltaIntervalMs: 200,
@@ -147,8 +132,6 @@ export function resolvePipelineOptions(options: PipelineOptions = {}): ResolvedP
   ) {
     bad("silenceTimeoutMs", "must be 0 or a multiple of 10 between 100 and 10000");
   }
-  for (const flag of ["providerBargeIn", "providerTurnDetection"] as const)
-    if (typeof o[flag] !== "boolean") bad(flag, "must be true or false");
   if (!Number.isInteger(o.maxAppendBytes) || o.maxAppendBytes < 2)
     bad("maxAppendBytes", "must be an integer >= 2");
   if (!Number.isInteger(o.heldAudioMs) || o.heldAudioMs < 0)
@@ -228,11 +211,21 @@ export interface SessionControllerDeps {
   /** Where assistant audio goes; replaceable with setAudioSink. Default: none (audio is dropped, events still flow). */
   sink?: TalkAudioSink;
   /**
-   * Asked when provider-detected speech arrives while `output` plays; false
-   * keeps it playing (the speech is only noted), e.g. the first seconds of a
-   * phone greeting. Default: every output is interruptible.
+   * Speech the pipeline heard while `output` plays (a realtime provider's
+   * speech_started, the local STT path's VAD onset): a trigger handed to the
+   * media leg, whose one BargeInPolicy decides and which carries the
+   * interruption out (the controller's `interrupt`). True when the answer was
+   * interrupted; false keeps it playing (the speech is only noted). Absent (a
+   * pipeline with no leg, in unit tests): speech interrupts.
    */
-  interruptible?: (output: TalkOutput) => boolean;
+  speechOverOutput?: (output: TalkOutput) => boolean;
+  /**
+   * Who ends the caller's turns. "leg": the media leg's VAD and endpoint (talk.input.turnEnd "talkgate",
+   * stt-tts calls): a realtime provider's turn detection is off for the whole session (`autoRespond:
+   * false`), the leg's startTurn / endTurn commit the caller's audio and ask for each answer. Default
+   * "pipeline": the provider's turn detection (realtime), the pipeline's silence timer, the client's verbs.
+   */
+  turns?: "pipeline" | "leg";
   /**
    * The one failure path of the media leg that owns this session: provider
    * failures are reported to it (after the pipeline's own retries) instead of

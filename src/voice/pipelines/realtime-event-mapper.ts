@@ -1,6 +1,5 @@
 import type { RealtimeProviderEvent } from "../../core/index.js";
 import type { TalkOutput, TalkSession } from "../../core/index.js";
-import type { BargeInPolicy } from "./barge-in-policy.js";
 import type { RealtimeOutput } from "./realtime-output.js";
 import type { RealtimeToolCalls } from "./realtime-tool-calls.js";
 import type { ProviderFault } from "../../core/index.js";
@@ -15,14 +14,11 @@ export interface RealtimeEventMapperContext {
   session: TalkSession;
   output: RealtimeOutput;
   toolCalls: RealtimeToolCalls;
-  bargeIn: BargeInPolicy;
-  /** Interrupts the answer that plays (the line is cleared first). */
-  interrupt(output: TalkOutput): void;
   /**
-   * False: the provider's speech_started never interrupts the answer that plays (a local detector on
-   * echo-cancelled audio decides, PipelineOptions.providerBargeIn); it is only noted. Default true.
+   * The provider heard speech over the answer that plays: a trigger for the media leg, which decides and
+   * interrupts (true) or keeps the answer playing (false: the speech is only noted).
    */
-  providerBargeIn?: boolean;
+  speechOverOutput(output: TalkOutput): boolean;
   /** True for the turn the client started and ends itself (push-to-talk): the provider's speech_stopped does not end it. */
   clientEndsTurn?(turnId: string): boolean;
   /**
@@ -38,8 +34,8 @@ export interface RealtimeEventMapperContext {
 /**
  * Maps a realtime provider's events onto the Talk turn model:
  *
- * - speech_started ensures a turn; while an answer plays it interrupts it
- *   when the barge-in policy says so (real speech only, never raw audio),
+ * - speech_started ensures a turn; while an answer plays it is a trigger
+ *   for the media leg (its one barge-in policy decides and interrupts),
  *   otherwise the speech is only noted;
  * - speech_stopped ends the user turn, the response flows under it, unless
  *   the client started the turn (it ends it with endTurn);
@@ -57,7 +53,7 @@ export class RealtimeEventMapper {
   readonly #itemResponses = new Map<string, string>();
   /** Text deltas of items whose output.text.done has not been emitted yet. */
   readonly #texts = new Map<string, string>();
-  /** The provider's speech noted over an answer (providerBargeIn false), until its speech_stopped. */
+  /** The provider's speech noted over an answer the leg kept playing, until its speech_stopped. */
   #notedSpeech: EventOf<"speech_started"> | undefined;
 
   constructor(ctx: RealtimeEventMapperContext) {
@@ -260,23 +256,20 @@ export class RealtimeEventMapper {
   #speechStarted(event: EventOf<"speech_started">): void {
     const { session } = this.#ctx;
     const output = session.activeOutput;
-    const decidedHere = this.#ctx.providerBargeIn !== false;
-    if (output && (!decidedHere || !this.#ctx.bargeIn.interrupts(output))) {
-      // Speech over the answer is only noted; the answer keeps playing (or the local detector cuts it).
-      if (!decidedHere) this.#notedSpeech = event;
+    if (output && !this.#ctx.speechOverOutput(output)) {
+      // Kept playing (the policy, or the leg's own gate decides): noted, and the caller's turn once it is cut.
+      this.#notedSpeech = event;
       session.emit(speechStartedEvent(event, output.turnId));
       return;
     }
-    if (output) this.#ctx.interrupt(output);
     this.#startCallerTurn(event);
   }
 
   /**
-   * The local detector cut the answer (providerBargeIn false) while the provider hears the caller speak:
-   * that speech is the caller's turn now, as if the provider's speech_started had cut the answer itself,
-   * so the provider's speech_stopped ends it and its answer flows under it.
+   * The answer was interrupted (the pipeline's `interrupt`): speech the provider reported over it and
+   * still hears is the caller's turn now, so its speech_stopped ends that turn and the answer flows under it.
    */
-  outputCut(): void {
+  callerSpeaking(): void {
     const noted = this.#notedSpeech;
     this.#notedSpeech = undefined;
     if (noted && this.#ctx.session.state === "active") this.#startCallerTurn(noted);

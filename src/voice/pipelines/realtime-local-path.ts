@@ -3,7 +3,6 @@ import type { TalkLogger } from "../../core/index.js";
 import type { AgentProvider, RealtimeVoiceSession, SttProvider } from "../../core/index.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
-import type { BargeInPolicy } from "./barge-in-policy.js";
 import { DEFAULT_LOCAL_END_OF_SPEECH_MS, LocalSpeechTurns } from "./local-speech-turns.js";
 import type { PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
 import type { ProgressiveSpeech } from "./progressive-speech.js";
@@ -20,11 +19,10 @@ export interface RealtimeLocalPathContext {
   /** PCM16: what the caller's samples arrive as. */
   inputFormat: AudioFormat;
   logger: TalkLogger;
-  bargeIn: BargeInPolicy;
+  /** The VAD heard speech over the answer that plays: the media leg decides and interrupts (true) or not. */
+  speechOverOutput(output: TalkOutput): boolean;
   speech: ProgressiveSpeech;
   voice(): RealtimeVoiceSession | undefined;
-  /** Interrupts the answer that plays (line cleared, response cancelled, item truncated). */
-  interrupt(output: TalkOutput): void;
   /** A provider response is in progress. */
   responding(): boolean;
   /** bridge: the caller's words join the conversation a reconnected provider session is given. */
@@ -34,8 +32,9 @@ export interface RealtimeLocalPathContext {
 /**
  * Reply paths bridge and brain: the caller's audio goes to the local STT
  * (LocalSpeechTurns), whose transcripts LocalReplies answers. Speech the
- * local VAD hears while the assistant answers is a barge-in as on the
- * native path (the one BargeInPolicy decides), and a turn of its own.
+ * local VAD hears while the assistant answers is a trigger for the media
+ * leg as on the native path (its one BargeInPolicy decides), and a turn of
+ * its own.
  */
 export function createLocalPath(ctx: RealtimeLocalPathContext): LocalSpeechTurns {
   const { session, stt, options } = ctx;
@@ -69,19 +68,18 @@ export function createLocalPath(ctx: RealtimeLocalPathContext): LocalSpeechTurns
 
 /**
  * The local VAD heard the caller start speaking: what plays is interrupted
- * when the barge-in policy says so (else the speech is only noted and not
- * captured), a response under way is cancelled, and the speech gets a turn
- * of its own, superseding the previous one (its consult stops).
+ * when the leg's barge-in policy says so (else the speech is only noted and
+ * not captured), a response under way is cancelled, and the speech gets a
+ * turn of its own, superseding the previous one (its consult stops).
  */
 function speechStarted(ctx: RealtimeLocalPathContext): TalkTurn | undefined {
   const { session } = ctx;
   const output = session.activeOutput;
-  if (output && !ctx.bargeIn.interrupts(output)) {
+  if (output && !ctx.speechOverOutput(output)) {
     session.emit({ type: "input.audio.speech_started", turnId: output.turnId, payload: {} });
     return undefined;
   }
-  if (output) ctx.interrupt(output);
-  else if (ctx.responding()) ctx.voice()?.cancelResponse();
+  if (!output && ctx.responding()) ctx.voice()?.cancelResponse();
   const current = session.activeTurn;
   const turn = current?.state === "active" ? current : session.startTurn({ reason: "barge_in" });
   session.emit({ type: "input.audio.speech_started", turnId: turn.id, payload: {} });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { RealtimeProvider, RealtimeProviderEvent } from "../../core/provider-types.js";
-import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
+import type { TalkOutput, TalkRuntime, TalkSession } from "../../core/session-types.js";
 import { createTalkRuntime } from "../../core/session-runtime.js";
 import { type AudioFormat, PCM16_16K, PCM16_24K, ULAW_8K } from "../../core/talk-types.js";
 import type { PipelineOptions, PipelineProviderResolver } from "./pipeline-options.js";
@@ -71,6 +71,9 @@ interface SetupOptions {
   inputFormat?: AudioFormat;
   outputFormat?: AudioFormat;
   options?: PipelineOptions;
+  /** The media leg's answer to speech over an answer (SessionControllerDeps.speechOverOutput). */
+  speechOverOutput?: (output: TalkOutput) => boolean;
+  turns?: "pipeline" | "leg";
 }
 
 /** A relay session on a scripted provider, its controller ready. */
@@ -87,6 +90,8 @@ async function setup(o: SetupOptions = {}) {
     inputFormat: o.inputFormat ?? PCM16_16K,
     outputFormat: o.outputFormat ?? PCM16_24K,
     options: o.options ?? { persona: "Trusted persona from config." },
+    ...(o.speechOverOutput ? { speechOverOutput: o.speechOverOutput } : {}),
+    ...(o.turns ? { turns: o.turns } : {}),
   });
   await controller.ready;
   return { session, provider, sink, log, controller };
@@ -161,8 +166,11 @@ describe("realtime relay pipeline", () => {
     expect(log.ofType("turn.cancelled")).toHaveLength(0);
   });
 
-  it("speech does not interrupt when interruptOnSpeech is off", async () => {
-    const { provider, sink, log } = await setup({ options: { interruptOnSpeech: false } });
+  it("speech the leg keeps playing (its policy says no) does not interrupt", async () => {
+    const asked: string[] = [];
+    const { provider, sink, log } = await setup({
+      speechOverOutput: (output) => (asked.push(output.itemId), false),
+    });
     provider.play({ type: "response_started", responseId: "r1" });
     provider.play(toneDelta());
     provider.play({ type: "speech_started" });
@@ -170,10 +178,12 @@ describe("realtime relay pipeline", () => {
     expect(log.ofType("output.audio.cancelled")).toHaveLength(0);
     expect(provider.calls).not.toContain("cancelResponse");
     expect(sink.bytes).toBe(9600);
+    // The pipeline decided nothing itself: it asked the leg, once, about the answer that played.
+    expect(asked).toEqual(["out_1"]);
   });
 
-  it("providerBargeIn off: the provider's speech over the answer is only noted; a local cut makes it the caller's turn", async () => {
-    const { session, provider, sink, log, controller } = await setup({ options: { providerBargeIn: false } });
+  it("speech the leg leaves to its own gate is only noted; the leg's interruption makes it the caller's turn", async () => {
+    const { session, provider, sink, log, controller } = await setup({ speechOverOutput: () => false });
     provider.play({ type: "response_started", responseId: "r1" });
     provider.play(toneDelta());
     const answering = session.activeTurn!;
@@ -183,8 +193,8 @@ describe("realtime relay pipeline", () => {
     expect(provider.calls).not.toContain("cancelResponse");
     expect(sink.bytes).toBe(9600);
     expect(log.ofType("input.audio.speech_started")[0]?.turnId).toBe(answering.id);
-    // The local detector (a media leg's gate on echo-cancelled audio) cuts the answer.
-    expect(controller.cancelOutput(answering.id, "barge_in")).toBe(true);
+    // The local detector (a media leg's gate on echo-cancelled audio) cuts the answer: the one sequence.
+    expect(controller.interrupt!(session.activeOutput!)).toBe(true);
     expect(provider.calls).toContain("cancelResponse");
     expect(sink.entries.at(-1)).toMatchObject({ kind: "clear", itemId: "out_1", reason: "barge_in" });
     const caller = session.activeTurn!;
@@ -198,8 +208,8 @@ describe("realtime relay pipeline", () => {
     expect(log.ofType("turn.ended").at(-1)?.turnId).toBe(caller.id);
   });
 
-  it("providerBargeIn off: echo the provider heard and the gate did not is no turn when the answer ends", async () => {
-    const { session, provider, log } = await setup({ options: { providerBargeIn: false } });
+  it("echo the provider heard and the leg's gate did not is no turn when the answer ends", async () => {
+    const { session, provider, log } = await setup({ speechOverOutput: () => false });
     provider.play({ type: "response_started", responseId: "r1" });
     provider.play(toneDelta());
     provider.play({ type: "speech_started", itemId: "in_2" });
@@ -209,8 +219,8 @@ describe("realtime relay pipeline", () => {
     expect(session.activeOutput).toBeUndefined();
   });
 
-  it("providerTurnDetection off: the provider session never answers by itself", async () => {
-    const { provider } = await setup({ options: { providerTurnDetection: false } });
+  it("the leg's turns: the provider session never answers by itself", async () => {
+    const { provider } = await setup({ turns: "leg" });
     expect(provider.options).toMatchObject({ autoRespond: false });
   });
 

@@ -11,7 +11,6 @@ import type {
 import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
 import type { TerminalReason } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
-import { BargeInPolicy } from "./barge-in-policy.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import type { PipelineFaults, PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
 import { RealtimeRecovery } from "./realtime-recovery.js";
@@ -36,8 +35,10 @@ export interface RealtimeRelayPipelineDeps {
   inputFormat: AudioFormat;
   outputFormat: AudioFormat;
   sink: TalkAudioSink | undefined;
-  /** See SessionControllerDeps.interruptible. */
-  interruptible?: ((output: TalkOutput) => boolean) | undefined;
+  /** See SessionControllerDeps.turns. */
+  turns: "pipeline" | "leg";
+  /** See SessionControllerDeps.speechOverOutput. */
+  speechOverOutput?: ((output: TalkOutput) => boolean) | undefined;
   /** See SessionControllerDeps.faults. */
   faults?: PipelineFaults | undefined;
   /** Reply paths bridge and brain: the session's STT (the caller's ears). */
@@ -51,7 +52,8 @@ export interface RealtimeRelayPipelineDeps {
  * relays audio both ways. This class holds the provider connection and the
  * session verbs; its stages do the rest: RealtimeInput (the caller's audio
  * to the provider, held while connecting), RealtimeEventMapper (provider
- * events -> the Talk turn model, barge-in by the one BargeInPolicy),
+ * events -> the Talk turn model; speech over an answer is a trigger for
+ * the media leg, whose one BargeInPolicy decides and which calls `interrupt`),
  * RealtimeOutput (audio items, sink, delta coalescing, heard-before-done),
  * RealtimeToolCalls (core's one dispatch path, progressive speech) and, for
  * reply paths bridge and brain (latched at creation), the local path
@@ -89,7 +91,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   readonly replyPath: ReplyPath;
   /** bridge / brain: the caller's audio goes to the local STT, not to the provider. */
   readonly #local: LocalSpeechTurns | undefined;
-  readonly #bargeInPolicy: BargeInPolicy;
+  /** Speech heard over the answer that plays: the leg decides (and interrupts through `interrupt`). */
+  readonly #speechOverOutput: (output: TalkOutput) => boolean;
 
   constructor(deps: RealtimeRelayPipelineDeps) {
     this.session = deps.session;
@@ -129,10 +132,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       format: deps.outputFormat,
       deltaIntervalMs: deps.options.outputDeltaIntervalMs,
     });
-    this.#bargeInPolicy = new BargeInPolicy({
-      interruptOnSpeech: deps.options.interruptOnSpeech,
-      interruptible: deps.interruptible,
-    });
+    this.#speechOverOutput = deps.speechOverOutput ?? ((output) => this.interrupt(output));
     const path = this.replyPath;
     this.#local =
       path === "native"
@@ -140,10 +140,9 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         : createLocalPath({
             ...deps,
             path,
-            bargeIn: this.#bargeInPolicy,
+            speechOverOutput: this.#speechOverOutput,
             speech: this.#progressive,
             voice: () => this.#voice,
-            interrupt: (output) => this.#bargeIn(output),
             responding: () => this.#responding,
             remember: (text) => this.#recovery.userText(text),
           });
@@ -159,9 +158,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         voice: () => this.#voice,
         logger: deps.logger,
       }),
-      bargeIn: this.#bargeInPolicy,
-      providerBargeIn: deps.options.providerBargeIn,
-      interrupt: (output) => this.#bargeIn(output),
+      speechOverOutput: this.#speechOverOutput,
       clientEndsTurn: (turnId) => this.#explicitTurn === turnId,
       fault: (fault, fatal) => this.#recovery.failed(fault, fatal),
       closing: () => this.#closing !== undefined,
@@ -267,13 +264,21 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean {
     const output = this.#outputOf(turnId);
-    const cancelled = this.#interrupt(output, reason, output !== undefined, () =>
-      this.session.cancelOutput(turnId, reason),
-    );
-    if (!cancelled || !output) return cancelled;
-    // A local barge-in (providerBargeIn false): speech the provider hears is the caller's turn now.
-    if (reason === "barge_in") this.#events.outputCut();
-    return true;
+    return this.#interrupt(output, reason, output !== undefined, () => this.session.cancelOutput(turnId, reason));
+  }
+
+  /**
+   * Barge-in on the answer that plays, as the leg decided: the one sequence
+   * with one terminal event (TalkSession.interruptOutput). Speech the
+   * provider already reported over that answer is the caller's turn from
+   * here, as if it had interrupted by itself, so its speech_stopped ends that
+   * turn and the answer flows under it.
+   */
+  interrupt(output: TalkOutput): boolean {
+    if (this.session.activeOutput !== output) return false;
+    const done = this.#interrupt(output, "barge_in", true, () => this.session.interruptOutput("barge_in"));
+    if (done) this.#events.callerSpeaking();
+    return done;
   }
 
   submitToolResult(callId: string, output: string): void {
@@ -327,7 +332,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         `Provider ${this.#deps.provider.id} takes no text input.`,
       );
     const output = session.activeOutput;
-    if (output) this.#bargeIn(output);
+    if (output) this.interrupt(output);
     const current = session.activeTurn;
     const own = !current || current.state !== "active";
     const turn = own ? session.startTurn({ reason: "barge_in" }) : current;
@@ -406,8 +411,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         ...(options.realtimeVoice !== undefined ? { voice: options.realtimeVoice } : {}),
         instructions,
         tools: providerToolsFor(this.toolOwnership, this.#deps.tools, provider, this.#deps.logger, session),
-        // brain: speech transport only; talkgate's turns (providerTurnDetection false): we commit and ask.
-        ...(this.replyPath === "brain" || !options.providerTurnDetection ? { autoRespond: false } : {}),
+        // brain: speech transport only; the leg's turns (talkgate's end of turn): we commit and ask.
+        ...(this.replyPath === "brain" || this.#deps.turns === "leg" ? { autoRespond: false } : {}),
         inputFormat: this.#input.providerFormat,
         inputAppendMs: options.providerAppendMs,
         outputFormat: this.#providerOutput,
@@ -424,7 +429,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     }
     this.#voice = voice;
     // A session reopened during the client's turn keeps that turn the client's.
-    if (this.#explicitTurn !== undefined && this.#deps.options.providerTurnDetection)
+    if (this.#explicitTurn !== undefined && this.#deps.turns === "pipeline")
       voice.setTurnDetection?.(false);
     this.#input.flush(voice);
     const pending = this.#pendingSay;
@@ -471,11 +476,6 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
         "realtime event could not be mapped",
       );
     }
-  }
-
-  /** Barge-in on the answer that plays: one terminal event (TalkSession.interruptOutput). */
-  #bargeIn(output: TalkOutput): void {
-    this.#interrupt(output, "barge_in", true, () => this.session.interruptOutput("barge_in"));
   }
 
   get #responding(): boolean {
@@ -533,7 +533,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   /** The client's turn starts or ends: the provider's turn detection off / back on (off all along without it). */
   #turnDetection(enabled: boolean): void {
-    if (this.#deps.options.providerTurnDetection) this.#voice?.setTurnDetection?.(enabled);
+    if (this.#deps.turns === "pipeline") this.#voice?.setTurnDetection?.(enabled);
   }
 
   #requireVoice(): RealtimeVoiceSession {

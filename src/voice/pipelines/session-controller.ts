@@ -99,7 +99,7 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
           details: { field: "replyPath", reason: problem.reason },
         });
       // talk.input.turnEnd "talkgate": refused on a provider that says it cannot take turns it does not detect.
-      if (native && !options.providerTurnDetection && provider.capabilities.ownerTurns === false)
+      if (native && deps.turns === "leg" && provider.capabilities.ownerTurns === false)
         throw new TalkError(
           "capability_unsupported",
           `Provider ${provider.id} cannot leave the end of the caller's turn to talkgate.`,
@@ -130,7 +130,8 @@ export function createSessionController(deps: SessionControllerDeps): SessionCon
         inputFormat,
         outputFormat,
         sink: deps.sink,
-        interruptible: deps.interruptible,
+        speechOverOutput: deps.speechOverOutput,
+        turns: deps.turns ?? "pipeline",
         faults: deps.faults,
       });
     }

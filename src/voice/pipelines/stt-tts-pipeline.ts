@@ -158,15 +158,11 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
   startTurn(): TalkTurn {
     const stt = this.#require("stt", this.#deps.providers.stt(this.session));
     const previousOutput = this.session.activeOutput;
-    // Pressing to talk while the assistant answers supersedes (cancels) that answer.
+    // Pressing to talk while the assistant answers supersedes (cancels) that answer: the sink is cleared
+    // first, before the terminal event fans out (a turn still active makes startTurn throw: nothing cleared).
+    if (previousOutput && this.session.activeTurn?.state !== "active")
+      this.#sink.clear({ turnId: previousOutput.turnId, itemId: previousOutput.itemId, reason: "superseded" });
     const turn = this.session.startTurn({ reason: "superseded" });
-    if (previousOutput?.signal.aborted) {
-      this.#sink.clear({
-        turnId: previousOutput.turnId,
-        itemId: previousOutput.itemId,
-        reason: "superseded",
-      });
-    }
     this.#capture?.close();
     this.#capture = startUserTurnCapture(
       { ...this.#deps, fail: (turnId, err) => this.#failed(turnId, err, "stt") },
@@ -217,6 +213,17 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     const output = this.#outputOf(turnId);
     if (output) this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason });
     return this.session.cancelOutput(turnId, reason);
+  }
+
+  /**
+   * Barge-in (the leg decided): the sink cleared before anything fans out, then one terminal event
+   * (`turn.cancelled` while the turn's agent or tool still runs, else `output.audio.cancelled`); the
+   * output's abort drains its TTS queue.
+   */
+  interrupt(output: TalkOutput): boolean {
+    if (this.session.activeOutput !== output) return false;
+    this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason: "barge_in" });
+    return this.session.interruptOutput("barge_in");
   }
 
   /** The active output a verb naming `turnId` (or none) stops; undefined when it is another turn's. */
