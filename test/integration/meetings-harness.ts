@@ -76,6 +76,12 @@ export interface MeetingsHarness {
   roomUrl(room: string): string;
   /** A Chromium participant speaking `wav` in a loop (or silent without one); `query` adds page options. */
   participant(room: string, name: string, wav?: string, query?: Record<string, string>): Promise<Participant>;
+  /**
+   * A participant without a recording: a page of one Chromium the harness keeps for its guests (launched on
+   * first use, closed with the harness), so a file's silent participants cost one browser start, not one
+   * each. `close` closes the page (the participant leaves); the browser stays for the next guest.
+   */
+  guest(room: string, name: string, query?: Record<string, string>): Promise<Participant>;
   post(
     body: Record<string, unknown>,
   ): Promise<{ status: number; body: BotStatus & { error?: { code: string } } }>;
@@ -129,7 +135,21 @@ export async function launchParticipant(
   wav?: string,
   query: Record<string, string> = {},
 ): Promise<Participant> {
-  const browser = await puppeteer.launch({
+  const browser = await launchParticipantBrowser(name, dir, wav);
+  const close = (): Promise<void> => closeBrowser(browser);
+  try {
+    const page = (await browser.pages())[0] ?? (await browser.newPage());
+    await enterRoom(page, roomUrl, name, query);
+    return { name, page, browser, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** A participant's Chromium: headless, its microphone `wav` in a loop (or the fake device's beep). */
+function launchParticipantBrowser(name: string, dir: string, wav?: string): Promise<Browser> {
+  return puppeteer.launch({
     executablePath: "/usr/bin/chromium",
     headless: true,
     userDataDir: mkdtempSync(join(dir, `profile-${name}-`)),
@@ -139,20 +159,23 @@ export async function launchParticipant(
       ...(wav ? [`--use-file-for-fake-audio-capture=${wav}`] : []),
     ],
   });
-  const close = async (): Promise<void> => {
-    await browser.close().catch(() => {});
-    const proc = browser.process();
-    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
-  };
-  try {
-    const page = (await browser.pages())[0] ?? (await browser.newPage());
-    await page.goto(`${roomUrl}?${new URLSearchParams({ ...query, name }).toString()}`);
-    await page.waitForFunction(`document.body.dataset.state === "in_call"`);
-    return { name, page, browser, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
+}
+
+async function closeBrowser(browser: Browser): Promise<void> {
+  await browser.close().catch(() => {});
+  const proc = browser.process();
+  if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+}
+
+/** Opens the test room in `page` as `name` and waits until the page is in the call. */
+async function enterRoom(
+  page: Page,
+  roomUrl: string,
+  name: string,
+  query: Record<string, string> = {},
+): Promise<void> {
+  await page.goto(`${roomUrl}?${new URLSearchParams({ ...query, name }).toString()}`);
+  await page.waitForFunction(`document.body.dataset.state === "in_call"`);
 }
 
 /** `config` is merged into the server's configuration (e.g. `agent.endpoint`). */
@@ -173,6 +196,7 @@ export async function startMeetingsHarness(
   const { port } = await app.listen({ port: 0 });
   const baseUrl = `http://127.0.0.1:${port}`;
   const participants = new Set<Participant>();
+  let guestBrowser: Promise<Browser> | undefined;
   let closed = false;
   // Polling loops stop with the harness, so a timed-out test leaves nothing running.
   const assertOpen = (): void => {
@@ -192,6 +216,28 @@ export async function startMeetingsHarness(
         await close();
       };
       participants.add(p);
+      return p;
+    },
+    async guest(room, name, query) {
+      guestBrowser ??= launchParticipantBrowser("guests", dir);
+      const browser = await guestBrowser;
+      const page = await browser.newPage();
+      const p: Participant = {
+        name,
+        page,
+        browser,
+        close: async () => {
+          participants.delete(p);
+          await page.close().catch(() => {});
+        },
+      };
+      participants.add(p);
+      try {
+        await enterRoom(page, harness.roomUrl(room), name, query);
+      } catch (err) {
+        await p.close();
+        throw err;
+      }
       return p;
     },
     async post(body) {
@@ -217,6 +263,7 @@ export async function startMeetingsHarness(
     async close() {
       closed = true;
       await Promise.allSettled([...participants].map((p) => p.close()));
+      if (guestBrowser) await guestBrowser.then(closeBrowser, () => {});
       await app.close();
       rmSync(dir, { recursive: true, force: true });
     },

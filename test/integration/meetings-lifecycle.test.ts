@@ -13,7 +13,7 @@ function botBrowserPid(botId: string): number {
   return Number.parseInt(line.trim(), 10);
 }
 
-/** Chromium processes: at most 1 bot + 1 participant at a time. */
+/** Chromium processes: at most 1 bot + 2 participants (the guests' shared one, Dave's) at a time. */
 describe("meeting bot lifecycle in the local test meeting", () => {
   let h: MeetingsHarness;
   // The camera URL page: one colour, which the page reads from here every 100 ms (the test changes it).
@@ -69,7 +69,7 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 30_000);
 
   it("leaves with left_alone once the last participant has gone", async () => {
-    const carol = await h.participant("solo", "Carol");
+    const carol = await h.guest("solo", "Carol");
     const res = await h.post({ meetingUrl: h.roomUrl("solo"), botName: "Bot", mode: "transcribe" });
     const id = res.body.id;
     await h.waitFor(id, (s) => s.state === "in_call" && s.participants.includes("Carol"));
@@ -81,7 +81,7 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 40_000);
 
   it("leaves with requested on DELETE", async () => {
-    const erin = await h.participant("delete-me", "Erin");
+    const erin = await h.guest("delete-me", "Erin");
     const res = await h.post({ meetingUrl: h.roomUrl("delete-me"), botName: "Bot", mode: "transcribe" });
     const id = res.body.id;
     await h.waitFor(id, (s) => s.state === "in_call");
@@ -96,7 +96,7 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 40_000);
 
   it("leaves with session_closed when its session is closed from outside (the runtime, a lost lease)", async () => {
-    const fay = await h.participant("closed-session", "Fay");
+    const fay = await h.guest("closed-session", "Fay");
     const res = await h.post({ meetingUrl: h.roomUrl("closed-session"), botName: "Bot", mode: "transcribe" });
     const id = res.body.id;
     const inCall = await h.waitFor(id, (s) => s.state === "in_call");
@@ -129,7 +129,7 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 60_000);
 
   it("shows a page from an allowed origin as its camera, as it changes; refuses other origins", async () => {
-    const gina = await h.participant("camera-url", "Gina");
+    const gina = await h.guest("camera-url", "Gina");
     const request = (cameraUrl: string) =>
       h.post({
         meetingUrl: `${h.roomUrl("camera-url")}?video=on`,
