@@ -2,7 +2,7 @@
 import "./keep-names-fix.js";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { isTalkError } from "../core/index.js";
+import { isTalkError, NOOP_LOGGER } from "../core/index.js";
 
 const HELP = `talkgate: telephony and meeting media server for an AI assistant
 
@@ -74,7 +74,13 @@ const commands: Record<string, Command> = {
       return 2;
     }
     const { runDoctor, formatDoctorReport } = await import("../config/doctor.js");
-    const report = runDoctor({ path, dryRun: values["dry-run"] });
+    const { buildProviders } = await import("../app/providers.js");
+    const report = runDoctor({
+      path,
+      dryRun: values["dry-run"],
+      // The provider defaults serve resolves at start-up; its warnings are serve's to log.
+      checkProviders: (config) => void buildProviders(config, NOOP_LOGGER),
+    });
     process.stdout.write(`${formatDoctorReport(report)}\n`);
     return report.problems.length > 0 ? 1 : 0;
   },

@@ -2,6 +2,7 @@ import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { migrateLegacyRealtime, type LegacyMove } from "./legacy-realtime.js";
 import { validateConfig } from "./load-config.js";
+import type { TalkgateConfig } from "./config-schema.js";
 import { isTalkError } from "../core/index.js";
 
 export interface DoctorOptions {
@@ -10,6 +11,12 @@ export interface DoctorOptions {
   dryRun?: boolean;
   /** The environment `serve` would read (its keys count as configured). Default process.env. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The checks `serve` runs on the validated configuration when it builds its providers (a
+   * `talk.provider` or `talk.realtime.provider` that names no configured provider); a thrown
+   * error is a problem. The caller passes the app's own check, so both refuse the same files.
+   */
+  checkProviders?: (config: TalkgateConfig) => void;
 }
 
 export interface DoctorReport {
@@ -47,12 +54,14 @@ export function runDoctor(options: DoctorOptions): DoctorReport {
   let warnings: string[] = [];
   try {
     // The same validation as `serve`, over the same environment, so both agree on a file.
-    warnings = validateConfig(config, { env: options.env ?? process.env, path }).warnings;
+    const loaded = validateConfig(config, { env: options.env ?? process.env, path });
+    warnings = loaded.warnings;
+    options.checkProviders?.(loaded.config);
   } catch (err) {
     problems =
       isTalkError(err) && Array.isArray(err.details?.problems)
         ? (err.details.problems as string[])
-        : [String(err)];
+        : [isTalkError(err) ? err.message : String(err)];
   }
   const changed = moves.length > 0 || conflicts.length > 0;
   if (!changed || options.dryRun) return { path, moves, conflicts, written: false, problems, warnings };

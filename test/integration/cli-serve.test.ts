@@ -268,6 +268,23 @@ describe("talkgate serve (embedded defaults)", () => {
     expect(JSON.parse(readFileSync(path, "utf8")).talk.realtime.provider).toBe("openai");
   });
 
+  it("doctor refuses a talk.provider that names no provider, as serve does, with serve's message", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
+    const path = join(dir, "unknown-provider.json");
+    writeFileSync(path, JSON.stringify({ talk: { provider: "whisperx" } }));
+    const serve = runCli(["serve", "--config", path]);
+    const serveLogs = collect(serve);
+    const doctor = runCli(["doctor", "--config", path]);
+    const doctorLogs = collect(doctor);
+    expect(await exitOf(serve)).not.toBe(0);
+    expect(await exitOf(doctor)).toBe(1);
+    const refusal = /talk\.provider: no speech provider "whisperx" is configured[^\n]*/;
+    const said = serveLogs.stderr().match(refusal)?.[0];
+    expect(said).toContain("moonshine");
+    expect(doctorLogs.stdout()).toContain(said);
+    expect(doctorLogs.stdout()).not.toContain("configuration is valid");
+  });
+
   it("an unknown command prints the help and exits 2", async () => {
     const child = runCli(["serv"]);
     const logs = collect(child);
