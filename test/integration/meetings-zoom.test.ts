@@ -27,7 +27,9 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
       (origin) => ({
         aloneTimeoutMs: 3000,
         joinTimeoutMs: 60_000,
-        zoom: { testOrigins: [origin], hostNotStarted: { reloadMs: 1500, maxReloads: 30 } },
+        // The schema's shortest reload (the test waits for two loads and then the one that finds the host),
+        // with as long a total as before (45 s) before the bot would give up.
+        zoom: { testOrigins: [origin], hostNotStarted: { reloadMs: 500, maxReloads: 90 } },
       }),
       { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
     );
