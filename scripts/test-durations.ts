@@ -19,8 +19,11 @@ if (!reportPath) {
 const root = resolve(import.meta.dirname, "..");
 const report = JSON.parse(readFileSync(reportPath, "utf8")) as JsonReport;
 const table: Record<string, number> = {};
-for (const file of report.testResults)
-  table[relative(root, file.name)] = Math.round((file.endTime - file.startTime) / 100) * 100;
+for (const file of report.testResults) {
+  // Keyed from src/ or test/ on, so a report written in another checkout of the project reads the same.
+  const path = /(?:^|\/)((?:src|test)\/.+)$/.exec(file.name)?.[1] ?? relative(root, file.name);
+  table[path] = Math.round((file.endTime - file.startTime) / 100) * 100;
+}
 const sorted = Object.fromEntries(Object.entries(table).sort(([, a], [, b]) => b - a));
 const out = resolve(root, "test/support/file-durations.json");
 writeFileSync(out, `${JSON.stringify(sorted, null, 2)}\n`);
