@@ -190,10 +190,12 @@ export class EchoGuard {
    */
   #sinceCaller = Number.POSITIVE_INFINITY;
   #closed = false;
-  /** The current measurement window: reference and caller power summed, frames, all of them steady playing. */
+  /** The current measurement window: reference and caller power summed, frames, and whether it may count. */
   #window = { reference: 0, caller: 0, frames: 0, steady: true };
-  /** Reference frames in a row, up to the newest, that played something the line could return. */
-  #playingFor = 0;
+  /** Reference frames in a row, up to the newest, that played nothing the line could return. */
+  #quietFor = Number.POSITIVE_INFINITY;
+  /** Frames since the reference came back after a silence as long as the tail and a mirror's lead. */
+  #sinceResume = 0;
   /** Caller-to-reference power ratios of the last windows with audio played. */
   readonly #returns: number[] = [];
   /** Minimum statistics of the caller channel's frame levels: the line's noise. */
@@ -319,7 +321,12 @@ export class EchoGuard {
     this.#trackNoise(caller);
     this.#references.push(reference);
     this.#callers.push(caller);
-    this.#playingFor = reference >= PLAYING_FLOOR ? this.#playingFor + 1 : 0;
+    if (reference < PLAYING_FLOOR) this.#quietFor++;
+    else {
+      if (this.#quietFor > this.#tailFrames + LEAD_FRAMES) this.#sinceResume = 0;
+      this.#quietFor = 0;
+    }
+    this.#sinceResume++;
     // The caller frame holds the echo of the reference `delay` frames older.
     const delay = this.delayFrames ?? 0;
     this.#measure(this.#loudestReference(delay, delay), caller);
@@ -373,17 +380,21 @@ export class EchoGuard {
 
   /**
    * One frame into the echo return's window: the reference at the echo's delay against the caller frame.
-   * A window counts only when audio had been playing through the whole tail and a mirror's lead before
-   * each of its frames: where an answer starts (or resumes) in it, or its reference ran ahead of the line,
-   * part of the reference has no echo in the caller channel yet, the return reads far too small, the bar
-   * falls with it and the echo goes through as the caller (measured: an answer resumed late in a window
-   * read 12 dB low; an answer nobody spoke over cut itself in a starved process, its mirror 15 frames ahead).
+   * A window counts only when none of its frames is within a mirror's lead of audio coming back after a
+   * silence as long as the tail and that lead (an answer's start, a resume after a hold): there the
+   * reference may have run ahead of the line, with no echo of it in the caller channel yet; the return
+   * read far too small, the bar fell with it and the echo went through as the caller (an answer nobody
+   * spoke over cut itself in a starved process, its mirror 15 frames ahead). Shorter pauses (espeak-ng's
+   * digital silence between words) keep a window: barred by every quiet frame and the tail after it
+   * (ad736b4), too few were measured, and with the reference drifting +-2 frames an answer at a 3 dB echo
+   * return cut itself 61 times per 10 minutes under the 6 dB assumed; with this rule 1.6, as before
+   * ad736b4 (bench/onset-latency.bench.ts --grid --jitter-frames 2, docs/performance.md).
    */
   #measure(reference: number, caller: number): void {
     const w = this.#window;
     w.reference += reference;
     w.caller += caller;
-    if (this.#playingFor <= this.#tailFrames + LEAD_FRAMES) w.steady = false;
+    if (this.#sinceResume <= LEAD_FRAMES) w.steady = false;
     if (++w.frames < WINDOW_FRAMES) return;
     if (w.steady && w.reference / w.frames >= MIN_WINDOW_REFERENCE) {
       this.#returns.push(w.caller / w.reference);
