@@ -217,3 +217,50 @@ describe("a joiner's replay", () => {
 });
 
 export type { TalkClient };
+
+/** `ms` of 16 kHz PCM16 sent as 20 ms appendAudio frames: a loud tone (speech to the stand-in's VAD) or silence. */
+async function sendAudio(client: TalkClient, sessionId: string, ms: number, loud: boolean): Promise<void> {
+  for (let at = 0; at < ms; at += 20) {
+    const pcm = new Int16Array(320);
+    if (loud)
+      for (let i = 0; i < pcm.length; i++)
+        pcm[i] = Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 16_000));
+    await client.request("talk.session.appendAudio", {
+      sessionId,
+      audioBase64: Buffer.from(pcm.buffer).toString("base64"),
+    });
+  }
+}
+
+describe("speech over an answer that does not interrupt (talk.input.interruptOnSpeech off)", () => {
+  it("gets a turn of its own once that answer is over: its transcript and the answer to it carry a new turn id", async () => {
+    const { realtime, client, rec, sessionId } = await setup(
+      {
+        replies: [
+          { audio: toneAudio(1500, "pcm16"), transcript: "The first answer.", holdAfterDeltas: 5 },
+          { audio: toneAudio(500, "pcm16"), transcript: "The second answer." },
+        ],
+        userTranscript: "a question asked over the first answer",
+      },
+      { input: { interruptOnSpeech: false }, realtimeTranscription: true },
+    );
+    realtime.respond();
+    const first = await rec.next((e) => e.type === "output.audio.started");
+    // The caller speaks over the answer: the stand-in's VAD hears it, the policy keeps the answer playing.
+    await sendAudio(client, sessionId, 600, true);
+    await rec.next((e) => e.type === "input.audio.speech_started");
+    realtime.resume();
+    await rec.next((e) => e.type === "output.audio.done" && e.itemId === first.itemId);
+    // The caller stops: the stand-in ends the speech, transcribes it and answers it.
+    await sendAudio(client, sessionId, 1000, false);
+    const words = await rec.next(
+      (e) => e.type === "transcript.done" && (e.payload as { role?: string }).role === "user",
+    );
+    const second = await rec.next((e) => e.type === "output.audio.started" && e.itemId !== first.itemId);
+    expect(words.turnId).not.toBe(first.turnId);
+    expect(second.turnId).toBe(words.turnId);
+    expect(
+      rec.events.filter((e) => e.type === "output.audio.cancelled" || e.type === "turn.cancelled"),
+    ).toEqual([]);
+  });
+});

@@ -404,11 +404,11 @@ export class MediaLeg {
    * provider's speech is only noted; otherwise the policy decides here. Timed by the surface around the
    * provider's event (CallLatency.timedRealtime), so not observed again.
    */
-  #speechOverOutput(output: TalkOutput): boolean {
+  #speechOverOutput(output: TalkOutput): "interrupted" | "kept" | "deferred" {
     const controller = this.#controller;
-    if (!controller || this.#state === "closing" || this.#state === "closed") return false;
-    if (this.#localBargeIn) return false;
-    return this.#interrupt(controller, output);
+    if (!controller || this.#state === "closing" || this.#state === "closed") return "kept";
+    if (this.#localBargeIn) return "deferred";
+    return this.#interrupt(controller, output) ? "interrupted" : "kept";
   }
 
   /** Decide, then the controller's one interruption sequence (clear, one terminal event, cancel, truncate, drain). */

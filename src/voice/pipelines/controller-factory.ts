@@ -36,7 +36,7 @@ import { resolveRealtimeEcho, resolveTurnEnd, type TurnEnd } from "../media/real
  */
 export interface SessionControllerRequest extends Pick<
   SessionControllerDeps,
-    | "session"
+  | "session"
   | "inputFormat"
   | "outputFormat"
   | "passthrough"

@@ -87,6 +87,13 @@ export interface PipelineOptions {
   brain?: BrainOptions;
 }
 
+/**
+ * The leg's answer to speech over an answer: "interrupted"; "kept" (the policy keeps the answer playing,
+ * a protected greeting: the speech is real, and gets a turn of its own once that answer is over);
+ * "deferred" (the leg's own gate on echo-cancelled audio decides: the provider's speech may be echo).
+ */
+export type SpeechOverOutput = (output: TalkOutput) => "interrupted" | "kept" | "deferred";
+
 export const DEFAULT_PERSONA =
   "You are a helpful voice assistant on a live call. Answer briefly, in plain spoken sentences without markup.";
 
@@ -214,11 +221,10 @@ export interface SessionControllerDeps {
    * Speech the pipeline heard while `output` plays (a realtime provider's
    * speech_started, the local STT path's VAD onset): a trigger handed to the
    * media leg, whose one BargeInPolicy decides and which carries the
-   * interruption out (the controller's `interrupt`). True when the answer was
-   * interrupted; false keeps it playing (the speech is only noted). Absent (a
-   * pipeline with no leg, in unit tests): speech interrupts.
+   * interruption out (the controller's `interrupt`). Absent (a pipeline with
+   * no leg, in unit tests): speech interrupts.
    */
-  speechOverOutput?: (output: TalkOutput) => boolean;
+  speechOverOutput?: SpeechOverOutput;
   /**
    * Who ends the caller's turns. "leg": the media leg's VAD and endpoint (talk.input.turnEnd "talkgate",
    * stt-tts calls): a realtime provider's turn detection is off for the whole session (`autoRespond:

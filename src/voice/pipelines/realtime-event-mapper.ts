@@ -1,5 +1,6 @@
 import type { RealtimeProviderEvent } from "../../core/index.js";
-import type { TalkOutput, TalkSession } from "../../core/index.js";
+import type { TalkSession } from "../../core/index.js";
+import type { SpeechOverOutput } from "./pipeline-options.js";
 import type { RealtimeOutput } from "./realtime-output.js";
 import type { RealtimeToolCalls } from "./realtime-tool-calls.js";
 import type { ProviderFault } from "../../core/index.js";
@@ -18,7 +19,7 @@ export interface RealtimeEventMapperContext {
    * The provider heard speech over the answer that plays: a trigger for the media leg, which decides and
    * interrupts (true) or keeps the answer playing (false: the speech is only noted).
    */
-  speechOverOutput(output: TalkOutput): boolean;
+  speechOverOutput: SpeechOverOutput;
   /** True for the turn the client started and ends itself (push-to-talk): the provider's speech_stopped does not end it. */
   clientEndsTurn?(turnId: string): boolean;
   /**
@@ -53,8 +54,8 @@ export class RealtimeEventMapper {
   readonly #itemResponses = new Map<string, string>();
   /** Text deltas of items whose output.text.done has not been emitted yet. */
   readonly #texts = new Map<string, string>();
-  /** The provider's speech noted over an answer the leg kept playing, until its speech_stopped. */
-  #notedSpeech: EventOf<"speech_started"> | undefined;
+  /** The provider's speech noted over an answer the leg kept playing (and why), until its speech_stopped. */
+  #notedSpeech: { event: EventOf<"speech_started">; verdict: "kept" | "deferred" } | undefined;
 
   constructor(ctx: RealtimeEventMapperContext) {
     this.#ctx = ctx;
@@ -117,8 +118,14 @@ export class RealtimeEventMapper {
   }
 
   #speechStopped(event: EventOf<"speech_stopped">): void {
+    const noted = this.#notedSpeech;
     this.#notedSpeech = undefined;
     const { session } = this.#ctx;
+    // Real speech the policy let the answer play over (a protected greeting), that answer over by now: a turn
+    // of its own, so its words and the answer to them are not stamped with the greeting's turn. Speech left
+    // to the leg's gate that the gate never confirmed was the answer's echo: no turn.
+    if (noted?.verdict === "kept" && !session.activeOutput && session.activeTurn?.state !== "active")
+      this.#startCallerTurn(noted.event);
     const turn = session.activeTurn;
     if (!turn || turn.state !== "active") return;
     session.emit({
@@ -256,9 +263,10 @@ export class RealtimeEventMapper {
   #speechStarted(event: EventOf<"speech_started">): void {
     const { session } = this.#ctx;
     const output = session.activeOutput;
-    if (output && !this.#ctx.speechOverOutput(output)) {
+    const verdict = output ? this.#ctx.speechOverOutput(output) : "interrupted";
+    if (output && verdict !== "interrupted") {
       // Kept playing (the policy, or the leg's own gate decides): noted, and the caller's turn once it is cut.
-      this.#notedSpeech = event;
+      this.#notedSpeech = { event, verdict };
       session.emit(speechStartedEvent(event, output.turnId));
       return;
     }
@@ -272,7 +280,7 @@ export class RealtimeEventMapper {
   callerSpeaking(): void {
     const noted = this.#notedSpeech;
     this.#notedSpeech = undefined;
-    if (noted && this.#ctx.session.state === "active") this.#startCallerTurn(noted);
+    if (noted && this.#ctx.session.state === "active") this.#startCallerTurn(noted.event);
   }
 
   #startCallerTurn(event: EventOf<"speech_started">): void {

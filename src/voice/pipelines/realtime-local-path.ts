@@ -1,10 +1,14 @@
 import { TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type { AgentProvider, RealtimeVoiceSession, SttProvider } from "../../core/index.js";
-import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
+import type { TalkSession, TalkTurn } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
 import { DEFAULT_LOCAL_END_OF_SPEECH_MS, LocalSpeechTurns } from "./local-speech-turns.js";
-import type { PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
+import type {
+  PipelineToolDispatcher,
+  ResolvedPipelineOptions,
+  SpeechOverOutput,
+} from "./pipeline-options.js";
 import type { ProgressiveSpeech } from "./progressive-speech.js";
 import { LocalReplies } from "./realtime-local-replies.js";
 
@@ -20,7 +24,7 @@ export interface RealtimeLocalPathContext {
   inputFormat: AudioFormat;
   logger: TalkLogger;
   /** The VAD heard speech over the answer that plays: the media leg decides and interrupts (true) or not. */
-  speechOverOutput(output: TalkOutput): boolean;
+  speechOverOutput: SpeechOverOutput;
   speech: ProgressiveSpeech;
   voice(): RealtimeVoiceSession | undefined;
   /** A provider response is in progress. */
@@ -75,7 +79,7 @@ export function createLocalPath(ctx: RealtimeLocalPathContext): LocalSpeechTurns
 function speechStarted(ctx: RealtimeLocalPathContext): TalkTurn | undefined {
   const { session } = ctx;
   const output = session.activeOutput;
-  if (output && !ctx.speechOverOutput(output)) {
+  if (output && ctx.speechOverOutput(output) !== "interrupted") {
     session.emit({ type: "input.audio.speech_started", turnId: output.turnId, payload: {} });
     return undefined;
   }

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { RealtimeProvider, RealtimeProviderEvent } from "../../core/provider-types.js";
-import type { TalkOutput, TalkRuntime, TalkSession } from "../../core/session-types.js";
+import type { TalkRuntime, TalkSession } from "../../core/session-types.js";
 import { createTalkRuntime } from "../../core/session-runtime.js";
 import { type AudioFormat, PCM16_16K, PCM16_24K, ULAW_8K } from "../../core/talk-types.js";
-import type { PipelineOptions, PipelineProviderResolver } from "./pipeline-options.js";
+import type { PipelineOptions, PipelineProviderResolver, SpeechOverOutput } from "./pipeline-options.js";
 import { createSessionController } from "./session-controller.js";
 import { EventLog, RecordingSink } from "./testing/pipeline-harness.js";
 import { ScriptedRealtimeProvider } from "./testing/scripted-realtime-provider.js";
@@ -72,7 +72,7 @@ interface SetupOptions {
   outputFormat?: AudioFormat;
   options?: PipelineOptions;
   /** The media leg's answer to speech over an answer (SessionControllerDeps.speechOverOutput). */
-  speechOverOutput?: (output: TalkOutput) => boolean;
+  speechOverOutput?: SpeechOverOutput;
   turns?: "pipeline" | "leg";
 }
 
@@ -169,7 +169,7 @@ describe("realtime relay pipeline", () => {
   it("speech the leg keeps playing (its policy says no) does not interrupt", async () => {
     const asked: string[] = [];
     const { provider, sink, log } = await setup({
-      speechOverOutput: (output) => (asked.push(output.itemId), false),
+      speechOverOutput: (output) => (asked.push(output.itemId), "kept"),
     });
     provider.play({ type: "response_started", responseId: "r1" });
     provider.play(toneDelta());
@@ -183,7 +183,7 @@ describe("realtime relay pipeline", () => {
   });
 
   it("speech the leg leaves to its own gate is only noted; the leg's interruption makes it the caller's turn", async () => {
-    const { session, provider, sink, log, controller } = await setup({ speechOverOutput: () => false });
+    const { session, provider, sink, log, controller } = await setup({ speechOverOutput: () => "deferred" });
     provider.play({ type: "response_started", responseId: "r1" });
     provider.play(toneDelta());
     const answering = session.activeTurn!;
@@ -209,7 +209,7 @@ describe("realtime relay pipeline", () => {
   });
 
   it("echo the provider heard and the leg's gate did not is no turn when the answer ends", async () => {
-    const { session, provider, log } = await setup({ speechOverOutput: () => false });
+    const { session, provider, log } = await setup({ speechOverOutput: () => "deferred" });
     provider.play({ type: "response_started", responseId: "r1" });
     provider.play(toneDelta());
     provider.play({ type: "speech_started", itemId: "in_2" });

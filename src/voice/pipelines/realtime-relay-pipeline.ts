@@ -12,7 +12,12 @@ import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
 import type { TerminalReason } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
-import type { PipelineFaults, PipelineToolDispatcher, ResolvedPipelineOptions } from "./pipeline-options.js";
+import type {
+  PipelineFaults,
+  PipelineToolDispatcher,
+  ResolvedPipelineOptions,
+  SpeechOverOutput,
+} from "./pipeline-options.js";
 import { RealtimeRecovery } from "./realtime-recovery.js";
 import { toolOwnershipOf, type ReplyPath, type ToolOwnership } from "./brain-options.js";
 import type { LocalSpeechTurns } from "./local-speech-turns.js";
@@ -38,7 +43,7 @@ export interface RealtimeRelayPipelineDeps {
   /** See SessionControllerDeps.turns. */
   turns: "pipeline" | "leg";
   /** See SessionControllerDeps.speechOverOutput. */
-  speechOverOutput?: ((output: TalkOutput) => boolean) | undefined;
+  speechOverOutput?: SpeechOverOutput | undefined;
   /** See SessionControllerDeps.faults. */
   faults?: PipelineFaults | undefined;
   /** Reply paths bridge and brain: the session's STT (the caller's ears). */
@@ -92,7 +97,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
   /** bridge / brain: the caller's audio goes to the local STT, not to the provider. */
   readonly #local: LocalSpeechTurns | undefined;
   /** Speech heard over the answer that plays: the leg decides (and interrupts through `interrupt`). */
-  readonly #speechOverOutput: (output: TalkOutput) => boolean;
+  readonly #speechOverOutput: SpeechOverOutput;
 
   constructor(deps: RealtimeRelayPipelineDeps) {
     this.session = deps.session;
@@ -132,7 +137,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       format: deps.outputFormat,
       deltaIntervalMs: deps.options.outputDeltaIntervalMs,
     });
-    this.#speechOverOutput = deps.speechOverOutput ?? ((output) => this.interrupt(output));
+    this.#speechOverOutput =
+      deps.speechOverOutput ?? ((output) => (this.interrupt(output) ? "interrupted" : "kept"));
     const path = this.replyPath;
     this.#local =
       path === "native"
@@ -264,7 +270,9 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
 
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean {
     const output = this.#outputOf(turnId);
-    return this.#interrupt(output, reason, output !== undefined, () => this.session.cancelOutput(turnId, reason));
+    return this.#interrupt(output, reason, output !== undefined, () =>
+      this.session.cancelOutput(turnId, reason),
+    );
   }
 
   /**
@@ -429,8 +437,7 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     }
     this.#voice = voice;
     // A session reopened during the client's turn keeps that turn the client's.
-    if (this.#explicitTurn !== undefined && this.#deps.turns === "pipeline")
-      voice.setTurnDetection?.(false);
+    if (this.#explicitTurn !== undefined && this.#deps.turns === "pipeline") voice.setTurnDetection?.(false);
     this.#input.flush(voice);
     const pending = this.#pendingSay;
     this.#pendingSay = undefined;

@@ -161,7 +161,11 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     // Pressing to talk while the assistant answers supersedes (cancels) that answer: the sink is cleared
     // first, before the terminal event fans out (a turn still active makes startTurn throw: nothing cleared).
     if (previousOutput && this.session.activeTurn?.state !== "active")
-      this.#sink.clear({ turnId: previousOutput.turnId, itemId: previousOutput.itemId, reason: "superseded" });
+      this.#sink.clear({
+        turnId: previousOutput.turnId,
+        itemId: previousOutput.itemId,
+        reason: "superseded",
+      });
     const turn = this.session.startTurn({ reason: "superseded" });
     this.#capture?.close();
     this.#capture = startUserTurnCapture(
