@@ -10,6 +10,7 @@
  * table says what the session's events must then be, checked alike.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import type { AgentProvider } from "../../src/core/provider-types.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import { createTalkRuntime } from "../../src/core/session-runtime.js";
 import type { TalkRuntime } from "../../src/core/session-types.js";
@@ -19,6 +20,8 @@ import { Utterance } from "../../src/meetings/bot/utterance-segmenter.js";
 import { EspeakTtsProvider } from "../../src/providers/espeak-ng/espeak-tts.js";
 import { createLocalAgent } from "../../src/providers/local-agent/local-agent.js";
 import { sessionControllerFactory } from "../../src/voice/pipelines/controller-factory.js";
+import { OpenAiChatAgent } from "../../src/providers/openai-compatible/openai-chat-agent.js";
+import { FakeChatCompletionsServer, longAnswer } from "../support/fake-chat-completions-server.js";
 import { FakeOpenAiRealtimeServer, toneAudio } from "../support/fake-openai-realtime-server.js";
 import { OPENAI_KEY, recordEvents, startGateway, type GatewayHarness } from "../support/gateway-harness.js";
 import { sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
@@ -33,6 +36,12 @@ interface Surface {
   finish(): void | Promise<void>;
   /** Whether the listener was told to stop what it plays (the carrier's clear, the page's clear); undefined: the surface has no such message (a Talk API client stops on the terminal event). */
   cleared(): boolean | undefined;
+  /**
+   * The one terminal event speech over the answer must give: `turn.cancelled` while the turn's agent
+   * still streams the answer (the speech ends the turn), `output.audio.cancelled` once only the answer's
+   * audio is left. Undefined: either (the surface's answer is scripted whole).
+   */
+  bargeInTerminal?: "turn.cancelled" | "output.audio.cancelled";
   close(): Promise<void>;
 }
 
@@ -177,10 +186,41 @@ const talkApi: SurfaceStart = async ({ interruptOnSpeech }) => {
 
 // --- the meeting path: the assistant's stt-tts leg, its page sink and its echo gate ----------------
 
-const meeting: SurfaceStart = async ({ interruptOnSpeech }) => {
+const meeting: SurfaceStart = (o) => meetingWith(o, createLocalAgent({ maxEchoLength: 400 }));
+
+/**
+ * The meeting assistant whose agent (chat completions over real HTTP) still streams its long answer when
+ * the participant speaks over it: the speech ends the turn, one turn.cancelled, the agent's stream closed.
+ */
+const meetingStreaming: SurfaceStart = async (o) => {
+  const chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(3000), tokenDelayMs: 40 });
+  const baseUrl = await chat.start();
+  try {
+    const agent = new OpenAiChatAgent({ baseUrl, model: "fake-model", apiKey: "k" });
+    const { surface, answer } = await meetingWith(o, agent);
+    const streaming: Surface = {
+      ...surface,
+      bargeInTerminal: "turn.cancelled",
+      close: async () => {
+        await surface.close();
+        await chat.close();
+      },
+    };
+    // The answer plays while its agent has sent only part of it.
+    expect(chat.completedStreams).toBe(0);
+    return { surface: streaming, answer };
+  } catch (err) {
+    await chat.close();
+    throw err;
+  }
+};
+
+async function meetingWith(
+  { interruptOnSpeech }: { interruptOnSpeech: boolean },
+  agent: AgentProvider,
+): Promise<{ surface: Surface; answer: Answer }> {
   const runtime: TalkRuntime = createTalkRuntime();
   const tts = new EspeakTtsProvider();
-  const agent = createLocalAgent({ maxEchoLength: 400 });
   const createController = sessionControllerFactory({
     providers: { stt: () => undefined, tts: () => tts, agent: () => agent, realtime: () => undefined },
     options: { persona: "The meeting's test assistant.", interruptOnSpeech },
@@ -230,7 +270,7 @@ const meeting: SurfaceStart = async ({ interruptOnSpeech }) => {
     await runtime.close();
     throw err;
   }
-};
+}
 
 const SURFACES: [string, SurfaceStart][] = [
   ["phone call", phone],
@@ -239,34 +279,37 @@ const SURFACES: [string, SurfaceStart][] = [
 ];
 
 describe.each(SURFACES)("interruption table: %s", (_name, start) => {
-  it.each(CASES)(
-    "$name",
-    async (c) => {
-      const { surface, answer } = await start({ interruptOnSpeech: c.interruptOnSpeech });
-      current = surface;
-      await surface.speak();
-      if (c.ends === "barge_in") {
-        await until(() => terminalsOf(surface.events(), answer).length > 0, "the answer's terminal event");
-        // Give anything still in flight the time to (wrongly) show up.
-        await new Promise((r) => setTimeout(r, 300));
-        const events = surface.events();
-        const terminals = terminalsOf(events, answer);
-        expect(terminals).toHaveLength(1);
-        expect(TERMINAL.has(terminals[0]!.type)).toBe(true);
-        expect(terminals[0]!.payload).toMatchObject({ reason: "barge_in" });
-        const at = events.indexOf(terminals[0]!);
-        expect(
-          events.slice(at + 1).filter((e) => e.type === "output.audio.delta" && e.itemId === answer.itemId),
-        ).toEqual([]);
-        expect(surface.cleared() ?? true).toBe(true);
-      } else {
-        surface.finish();
-        await until(() => terminalsOf(surface.events(), answer).length > 0, "the answer's end", 90_000);
-        const terminals = terminalsOf(surface.events(), answer);
-        expect(terminals.map((e) => e.type)).toEqual(["output.audio.done"]);
-        expect(surface.cleared() ?? false).toBe(false);
-      }
-    },
-    180_000,
-  );
+  it.each(CASES)("$name", (c) => runCase(start, c), 180_000);
 });
+
+describe("interruption table: meeting assistant, its agent still streaming the answer", () => {
+  it.each(CASES.filter((c) => c.ends === "barge_in"))("$name", (c) => runCase(meetingStreaming, c), 180_000);
+});
+
+async function runCase(start: SurfaceStart, c: Case): Promise<void> {
+  const { surface, answer } = await start({ interruptOnSpeech: c.interruptOnSpeech });
+  current = surface;
+  await surface.speak();
+  if (c.ends === "barge_in") {
+    await until(() => terminalsOf(surface.events(), answer).length > 0, "the answer's terminal event");
+    // Give anything still in flight the time to (wrongly) show up.
+    await new Promise((r) => setTimeout(r, 300));
+    const events = surface.events();
+    const terminals = terminalsOf(events, answer);
+    expect(terminals).toHaveLength(1);
+    expect(TERMINAL.has(terminals[0]!.type)).toBe(true);
+    if (surface.bargeInTerminal) expect(terminals[0]!.type).toBe(surface.bargeInTerminal);
+    expect(terminals[0]!.payload).toMatchObject({ reason: "barge_in" });
+    const at = events.indexOf(terminals[0]!);
+    expect(
+      events.slice(at + 1).filter((e) => e.type === "output.audio.delta" && e.itemId === answer.itemId),
+    ).toEqual([]);
+    expect(surface.cleared() ?? true).toBe(true);
+  } else {
+    await surface.finish();
+    await until(() => terminalsOf(surface.events(), answer).length > 0, "the answer's end", 90_000);
+    const terminals = terminalsOf(surface.events(), answer);
+    expect(terminals.map((e) => e.type)).toEqual(["output.audio.done"]);
+    expect(surface.cleared() ?? false).toBe(false);
+  }
+}

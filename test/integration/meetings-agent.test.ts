@@ -78,15 +78,22 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
   }, 180_000);
 
   it("cancels the answer with one barge_in terminal event when a participant speaks over it", async () => {
-    // Alice's next loop starts while the 2,000-character answer is still playing.
-    await waitUntil(() => events.some((e) => e.type === "output.audio.cancelled"));
+    // Alice's next loop starts while the 2,000-character answer is still playing, its agent still streaming
+    // it: the speech ends the turn (docs/architecture.md, the one interruption sequence, step 3), one
+    // turn.cancelled, never an output.audio.cancelled beside it.
     const first = events.find((e) => e.type === "output.audio.started")!;
+    await waitUntil(() => events.some((e) => e.type === "turn.cancelled" && e.turnId === first.turnId));
     const terminals = events.filter(
       (e) =>
-        e.itemId === first.itemId && (e.type === "output.audio.cancelled" || e.type === "output.audio.done"),
+        (e.itemId === first.itemId &&
+          (e.type === "output.audio.cancelled" || e.type === "output.audio.done")) ||
+        (e.type === "turn.cancelled" && e.turnId === first.turnId),
     );
-    expect(terminals.map((e) => e.type)).toEqual(["output.audio.cancelled"]);
-    expect((terminals[0]!.payload as { reason?: string }).reason).toBe("barge_in");
+    expect(terminals.map((e) => e.type)).toEqual(["turn.cancelled"]);
+    expect(terminals[0]!.payload).toMatchObject({
+      reason: "barge_in",
+      aborted: expect.arrayContaining(["output"]),
+    });
     // Nothing of the cancelled answer is written after its terminal event.
     const cancelAt = events.indexOf(terminals[0]!);
     expect(

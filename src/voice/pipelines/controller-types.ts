@@ -127,8 +127,8 @@ export interface TalkSessionController {
   cancelOutput(turnId: string | undefined, reason: TerminalReason): boolean;
   /**
    * Barge-in, decided by the media leg's policy: the one interruption sequence on `output` (the sink
-   * cleared first, one terminal event: `output.audio.cancelled`, or on the relay `turn.cancelled` while the
-   * turn's tool still runs; the provider's response cancelled and its item truncated at the heard position;
+   * cleared first, one terminal event: `output.audio.cancelled`, or `turn.cancelled` while the turn's tool
+   * or agent still runs; the provider's response cancelled and its item truncated at the heard position;
    * TTS drained). False when `output` no longer plays. Absent (transcription): nothing ever plays.
    */
   interrupt?(output: TalkOutput): boolean;

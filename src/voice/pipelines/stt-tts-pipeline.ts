@@ -220,14 +220,14 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
   }
 
   /**
-   * Barge-in (the leg decided): the sink cleared before anything fans out, then `output.audio.cancelled`;
-   * the output's abort drains its TTS queue. (Still the output alone, not the turn while its agent
-   * streams, as the relay's interruptOutput does: the meeting assistant's answer is cut, its turn goes on.)
+   * Barge-in (the leg decided): the sink cleared before anything fans out, then one terminal event
+   * (`turn.cancelled` while the turn's agent or tool still runs, else `output.audio.cancelled`); the
+   * output's abort drains its TTS queue.
    */
   interrupt(output: TalkOutput): boolean {
     if (this.session.activeOutput !== output) return false;
     this.#sink.clear({ turnId: output.turnId, itemId: output.itemId, reason: "barge_in" });
-    return this.session.cancelOutput(output.turnId, "barge_in");
+    return this.session.interruptOutput("barge_in");
   }
 
   /** The active output a verb naming `turnId` (or none) stops; undefined when it is another turn's. */
