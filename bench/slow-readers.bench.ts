@@ -58,7 +58,9 @@ async function serve(bounds: Bounds): Promise<void> {
     capabilities: { streaming: true, local: true },
     health: async () => ({ ok: true }),
     async *synthesize() {
-      yield { data: audio, format: { encoding: "pcm16" as const, sampleRate: 16_000, channels: 1 } };
+      // Both shapes of a chunk, so a peer checkout from before typed audio (chunk.data) reads it too.
+      const format = { encoding: "pcm16" as const, sampleRate: 16_000, channels: 1 };
+      yield { kind: "pcm" as const, samples: new Int16Array(audio.buffer), format, data: audio };
     },
   };
   const loaded = validateConfig({

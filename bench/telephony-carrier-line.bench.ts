@@ -22,7 +22,7 @@ import {
   encodeMulaw,
   pcm16FromBytes,
 } from "../src/codecs/index.js";
-import { PCM16_16K, ULAW_8K } from "../src/core/index.js";
+import { encodedChunk, pcmChunk, PCM16_16K, ULAW_8K } from "../src/core/index.js";
 import { lineAudio } from "../src/telephony/line-audio.js";
 import { twilioStreamCodec } from "../src/telephony/twilio/twilio-protocol.js";
 import { vonageStreamCodec } from "../src/telephony/vonage/vonage-stream-codec.js";
@@ -76,7 +76,7 @@ function twilioUlaw(): () => void {
       },
     }),
   );
-  const chunk = { data: frame, format: ULAW_8K };
+  const chunk = encodedChunk(frame, ULAW_8K);
   return () => {
     for (let i = 0; i < FRAMES; i++) {
       codec.decode(inbound, false); // in: parsed, u-law handed to the provider as is
@@ -97,7 +97,7 @@ function vonagePcm24k(): () => void {
       const r = codec.decode(inbound, true);
       if (r.ok && r.event?.type === "media") up.process(line.toPcm(r.event.audio));
       const pcm = down.process(provider);
-      codec.media(line.fromChunk({ data: bytesFromPcm16(pcm), format: PCM16_16K }));
+      codec.media(line.fromChunk(pcmChunk(pcm, PCM16_16K)));
     }
   };
 }
@@ -114,7 +114,7 @@ function vonageUlaw(): () => void {
       const r = codec.decode(inbound, true);
       if (r.ok && r.event?.type === "media") encodeMulaw(down.process(pcm16FromBytes(r.event.audio)));
       const pcm = up.process(decodeMulaw(provider));
-      codec.media(line.fromChunk({ data: bytesFromPcm16(pcm), format: PCM16_16K }));
+      codec.media(line.fromChunk(pcmChunk(pcm, PCM16_16K)));
     }
   };
 }

@@ -3,7 +3,8 @@ import { validateConfig } from "../config/load-config.js";
 import { TalkError } from "../core/errors.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import { ProviderRegistry } from "../core/provider-registry.js";
-import type { AudioChunk, TtsProvider, TtsRequest } from "../core/provider-types.js";
+import { pcmChunk, type AudioChunk } from "../core/audio-chunk.js";
+import type { TtsProvider, TtsRequest } from "../core/provider-types.js";
 import type { TalkSession } from "../core/session-types.js";
 import { resilientResolver, type SessionProviderWrap } from "./faults.js";
 
@@ -18,7 +19,7 @@ function tts(id: string, fails: boolean): TtsProvider {
     health: async () => ({ ok: true }),
     async *synthesize(_request: TtsRequest): AsyncGenerator<AudioChunk> {
       if (fails) throw new TalkError("provider_unavailable", `${id} is down`, { retryable: true });
-      yield { data: new Uint8Array(640), format: PCM };
+      yield pcmChunk(new Int16Array(320), PCM);
     },
   };
 }

@@ -4,7 +4,6 @@
  * provider chains (retries, stall timeouts, fallbacks) every pipeline
  * resolves its STT, TTS and agent through (talk.faults).
  */
-import { pcm16FromBytes } from "../codecs/index.js";
 import type { TalkgateConfig } from "../config/index.js";
 import { LOCAL_SPEECH_PROVIDER_IDS } from "../config/index.js";
 import { TalkError } from "../core/index.js";
@@ -45,7 +44,7 @@ export async function renderLine(tts: TtsProvider, text: string): Promise<Preren
   const chunks: Int16Array[] = [];
   let format: AudioFormat | undefined;
   for await (const chunk of tts.synthesize({ text, signal: AbortSignal.timeout(RENDER_TIMEOUT_MS) })) {
-    if (chunk.format.encoding !== "pcm16")
+    if (chunk.kind !== "pcm")
       throw new TalkError("config_invalid", `The local TTS answered ${chunk.format.encoding}, not PCM16.`);
     if (
       format &&
@@ -53,7 +52,7 @@ export async function renderLine(tts: TtsProvider, text: string): Promise<Preren
     )
       throw new TalkError("config_invalid", "The local TTS changed format within one line.");
     format = chunk.format;
-    chunks.push(pcm16FromBytes(chunk.data).slice());
+    chunks.push(chunk.samples.slice());
   }
   if (!format) throw new TalkError("config_invalid", `The local TTS rendered no audio for "${text}".`);
   const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));

@@ -4,6 +4,7 @@ export * from "./talk-types.js";
 export * from "./errors.js";
 export * from "./talk-events.js";
 export * from "./provider-types.js";
+export * from "./audio-chunk.js";
 export * from "./session-types.js";
 export * from "./logger.js";
 export * from "./abortable.js";

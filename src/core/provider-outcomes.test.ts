@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { TalkError } from "./errors.js";
 import { ProviderOutcomes } from "./provider-outcomes.js";
-import type { AudioChunk, TtsProvider, TtsRequest } from "./provider-types.js";
+import { pcmChunk, type AudioChunk } from "./audio-chunk.js";
+import type { TtsProvider, TtsRequest } from "./provider-types.js";
 
 /** A TTS provider with a switch: failing or answering one chunk. */
 class SwitchTts implements TtsProvider {
@@ -16,10 +17,7 @@ class SwitchTts implements TtsProvider {
   }
   async *synthesize(_request: TtsRequest): AsyncIterable<AudioChunk> {
     if (this.failing) throw new TalkError("provider_unavailable", "503 from upstream");
-    yield {
-      data: new Uint8Array(2),
-      format: { encoding: "pcm16", sampleRate: 16000, channels: 1 },
-    } as AudioChunk;
+    yield pcmChunk(new Int16Array(1), { encoding: "pcm16", sampleRate: 16000, channels: 1 });
   }
 }
 

@@ -1,9 +1,9 @@
+import type { AudioChunk } from "./audio-chunk.js";
 import { TalkError } from "./errors.js";
 import type {
   AgentConsultRequest,
   AgentDelta,
   AgentProvider,
-  AudioChunk,
   ProviderKind,
   RealtimeProvider,
   RealtimeProviderEvent,

@@ -1,3 +1,4 @@
+import type { AudioChunk } from "./audio-chunk.js";
 import type { AudioFormat, TalkMode, TalkTransport } from "./talk-types.js";
 
 /**
@@ -101,15 +102,12 @@ export interface TtsRequest {
   signal: AbortSignal;
 }
 
-export interface AudioChunk {
-  /** PCM16 when format.encoding is pcm16; encoded bytes otherwise. */
-  data: Uint8Array;
-  format: AudioFormat;
-}
-
 export interface TtsProvider extends ProviderDescriptor {
   readonly kind: "tts";
-  /** Streams synthesized audio in order. Aborting the signal stops synthesis. */
+  /**
+   * Streams synthesized audio in order: PCM chunks (at a rate and layout the provider names per chunk),
+   * or encoded ones only when asked for that `format`. Aborting the signal stops synthesis.
+   */
   synthesize(request: TtsRequest): AsyncIterable<AudioChunk>;
 }
 

@@ -1,4 +1,4 @@
-import { TalkError } from "../core/index.js";
+import { audioBytes, TalkError } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
 import type { TalkAudioSink, TalkSessionController } from "../voice/index.js";
 import type { TalkRuntime, TalkSession } from "../core/index.js";
@@ -306,17 +306,17 @@ export class SessionOwnership {
     return {
       write: (chunk, meta) => {
         if (!entry.live || !entry.owner) return;
+        // talk.audio carries the wire bytes of either kind (PCM16 little-endian, or encoded as they are) with their format.
+        const bytes = audioBytes(chunk);
         const payload: TalkAudioPayload = {
           sessionId: entry.session.id,
           turnId: meta.turnId,
           itemId: meta.itemId,
           format: chunk.format,
-          audioBase64: Buffer.from(chunk.data.buffer, chunk.data.byteOffset, chunk.data.byteLength).toString(
-            "base64",
-          ),
+          audioBase64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"),
         };
         entry.owner.sendEvent("talk.audio", payload);
-        entry.playback.written(meta.itemId, chunk.format, chunk.data.byteLength);
+        entry.playback.written(meta.itemId, chunk.format, bytes.byteLength);
         entry.latency?.audioSent(meta.turnId);
       },
       // Audio already handed to the socket cannot be recalled; the client stops

@@ -5,10 +5,10 @@
  * carrier's refusal or outage is the tool's error and the caller hears the
  * apology (talk.faults.apology) after what already plays.
  */
-import { TalkError, toTalkError } from "../core/index.js";
+import { pcmChunk, TalkError, toTalkError } from "../core/index.js";
 import type { TalkLogger, TerminalReason } from "../core/index.js";
 import type { MediaLeg, SessionControllerFactory } from "../voice/index.js";
-import { bytesFromPcm16, dtmfTones } from "../codecs/index.js";
+import { dtmfTones } from "../codecs/index.js";
 import type { CallCarrier } from "./call-types.js";
 import { runCarrierAction, type CarrierActionContext } from "./carrier-actions.js";
 import type { CallQuiet } from "./call-quiet.js";
@@ -92,7 +92,7 @@ export class CallControlVerbs {
     const format = carrier.line.pcmFormat;
     const tones = dtmfTones(digits, { sampleRate: format.sampleRate, toneMs: 100, gapMs: 80 });
     const itemId = `dtmf-${++this.#items}`;
-    playout.write({ data: bytesFromPcm16(tones), format }, { turnId: "dtmf", itemId });
+    playout.write(pcmChunk(tones, format), { turnId: "dtmf", itemId });
     await playout.drained(itemId, signal);
   }
 
@@ -153,6 +153,6 @@ export class CallControlVerbs {
     if (!this.#o.connected()) return;
     const rendered = line.audioFor(this.#o.leg.outputFormat);
     const itemId = `call-control-apology-${++this.#items}`;
-    this.#o.playout.write({ data: rendered.data, format: rendered.format }, { turnId: "", itemId });
+    this.#o.playout.write(rendered.audio, { turnId: "", itemId });
   }
 }

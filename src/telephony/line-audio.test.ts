@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decodeMulaw, encodeMulaw } from "../codecs/index.js";
-import { PCM16_16K, ULAW_8K } from "../core/index.js";
+import { audioFromBytes, encodedChunk, pcmChunk, PCM16_16K, ULAW_8K } from "../core/index.js";
 import { lineAudio } from "./line-audio.js";
 import { CallPlayout, type PlayoutLine } from "./playout/call-playout.js";
 
@@ -18,22 +18,35 @@ describe("line audio", () => {
     const pcm = tone(160, 8000);
     const ulaw = encodeMulaw(pcm);
     expect(line.toPcm(ulaw)).toEqual(decodeMulaw(ulaw));
-    const bytes = new Uint8Array(pcm.buffer);
-    expect(line.fromChunk({ data: bytes, format: line.pcmFormat })).toEqual(ulaw);
-    expect(line.fromChunk({ data: ulaw, format: ULAW_8K })).toBe(ulaw);
+    expect(line.fromChunk(pcmChunk(pcm, line.pcmFormat))).toEqual(ulaw);
+    // An encoded passthrough in the line's own format goes on untouched (the same bytes).
+    expect(line.fromChunk(encodedChunk(ulaw, ULAW_8K))).toBe(ulaw);
   });
 
   it("L16 16 kHz: 640-byte frames of 20 ms, PCM both ways untouched", () => {
     const line = lineAudio(PCM16_16K);
     expect(line).toMatchObject({ bytesPerMs: 32, frameBytes: 640, silenceByte: 0 });
     const bytes = new Uint8Array(tone(320, 16_000).buffer);
-    expect(line.fromChunk({ data: bytes, format: PCM16_16K })).toBe(bytes);
+    const played = line.fromChunk(audioFromBytes(bytes, PCM16_16K));
+    expect(played).toEqual(bytes);
+    expect(played.buffer).toBe(bytes.buffer); // no copy
     expect(Array.from(line.toPcm(bytes))).toEqual(Array.from(tone(320, 16_000)));
     expect(() => line.toPcm(new Uint8Array(3))).toThrow(expect.objectContaining({ code: "invalid_audio" }));
   });
 
   it("refuses audio in another format, and lines no carrier has", () => {
-    expect(() => lineAudio(ULAW_8K).fromChunk({ data: new Uint8Array(10), format: PCM16_16K })).toThrow(
+    expect(() => lineAudio(ULAW_8K).fromChunk(pcmChunk(new Int16Array(10), PCM16_16K))).toThrow(
+      expect.objectContaining({ code: "invalid_audio" }),
+    );
+    // Encoded audio of another codec is refused, never sent to the line as if it were the line's.
+    expect(() =>
+      lineAudio(ULAW_8K).fromChunk(
+        encodedChunk(new Uint8Array(10), { encoding: "g711_alaw", sampleRate: 8000, channels: 1 }),
+      ),
+    ).toThrow(
+      expect.objectContaining({ code: "invalid_audio", message: expect.stringContaining("g711_alaw") }),
+    );
+    expect(() => lineAudio(PCM16_16K).fromChunk(encodedChunk(new Uint8Array(10), ULAW_8K))).toThrow(
       expect.objectContaining({ code: "invalid_audio" }),
     );
     expect(() => lineAudio({ encoding: "pcm16", sampleRate: 24_000, channels: 1 })).toThrow(
@@ -56,10 +69,7 @@ describe("line audio", () => {
     const playout = new CallPlayout({ line: lineAudio(PCM16_16K) });
     playout.attach(wire);
     // 110 ms of audio: five whole frames and a padded sixth.
-    playout.write(
-      { data: new Uint8Array(110 * 32).fill(1), format: PCM16_16K },
-      { turnId: "t", itemId: "i" },
-    );
+    playout.write(audioFromBytes(new Uint8Array(110 * 32).fill(1), PCM16_16K), { turnId: "t", itemId: "i" });
     void playout.drained("i", new AbortController().signal);
     expect(sent.every((f) => f.byteLength === 640)).toBe(true);
     expect(sent).toHaveLength(6);

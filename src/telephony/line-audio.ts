@@ -5,8 +5,15 @@
  * carrier (`CarrierProtocol.lineFormat`): G.711 u-law or A-law at 8 kHz
  * (Twilio, Telnyx, Plivo), or 16-bit PCM (Vonage's L16 at 16 kHz).
  */
-import { decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw, pcm16FromBytes } from "../codecs/index.js";
-import { TalkError } from "../core/index.js";
+import {
+  bytesFromPcm16,
+  decodeAlaw,
+  decodeMulaw,
+  encodeAlaw,
+  encodeMulaw,
+  pcm16FromBytes,
+} from "../codecs/index.js";
+import { describeAudioFormat as describe, TalkError } from "../core/index.js";
 import type { AudioChunk, AudioFormat } from "../core/index.js";
 import { sameAudioFormat } from "../core/index.js";
 
@@ -22,7 +29,10 @@ export interface LineAudio {
   readonly silenceByte: number;
   /** Caller audio to PCM; throws invalid_audio for a payload that is not whole samples. */
   toPcm(bytes: Uint8Array): Int16Array;
-  /** Assistant audio (the line's format, or PCM16 at its rate) to the line's bytes; invalid_audio otherwise. */
+  /**
+   * Assistant audio to the line's bytes: PCM16 at the line's rate (encoded here), or encoded audio already
+   * in the line's format (passed through untouched); invalid_audio otherwise.
+   */
   fromChunk(chunk: AudioChunk): Uint8Array;
 }
 
@@ -35,20 +45,26 @@ export function lineAudio(format: AudioFormat): LineAudio {
     channels: 1,
   });
   const ms = format.sampleRate / 1000;
-  const fromPcm = (pcm: Uint8Array): Uint8Array => {
+  const fromPcm = (pcm: Int16Array): Uint8Array => {
     switch (format.encoding) {
       case "g711_ulaw":
-        return encodeMulaw(pcm16FromBytes(pcm));
+        return encodeMulaw(pcm);
       case "g711_alaw":
-        return encodeAlaw(pcm16FromBytes(pcm));
+        return encodeAlaw(pcm);
       default:
-        return pcm;
+        return bytesFromPcm16(pcm);
     }
   };
   const base = { format, pcmFormat, fromChunk } as const;
   function fromChunk(chunk: AudioChunk): Uint8Array {
-    if (sameAudioFormat(chunk.format, format)) return chunk.data;
-    if (sameAudioFormat(chunk.format, pcmFormat)) return fromPcm(chunk.data);
+    switch (chunk.kind) {
+      case "pcm":
+        if (sameAudioFormat(chunk.format, pcmFormat)) return fromPcm(chunk.samples);
+        break;
+      case "encoded":
+        if (sameAudioFormat(chunk.format, format)) return chunk.bytes;
+        break;
+    }
     throw new TalkError(
       "invalid_audio",
       `This phone line plays ${describe(format)} or ${describe(pcmFormat)}, not ${describe(chunk.format)}.`,
@@ -88,8 +104,4 @@ export function lineAudio(format: AudioFormat): LineAudio {
     default:
       throw new TalkError("config_invalid", `A phone line cannot carry ${describe(format)}.`);
   }
-}
-
-function describe(f: AudioFormat): string {
-  return `${f.encoding}/${f.sampleRate}/${f.channels}`;
 }

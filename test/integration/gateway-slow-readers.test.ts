@@ -7,7 +7,8 @@
  * paused (the kernel's buffers fill, then the server's queue grows).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { AudioChunk, TtsProvider } from "../../src/core/provider-types.js";
+import { audioFromBytes, type AudioChunk } from "../../src/core/audio-chunk.js";
+import type { TtsProvider } from "../../src/core/provider-types.js";
 import type { TOKENS } from "../support/gateway-harness.js";
 import { type GatewayHarness, type RawSocket, startGateway } from "../support/gateway-harness.js";
 
@@ -23,7 +24,7 @@ const instantTts: TtsProvider = {
   capabilities: { streaming: true, local: true },
   health: async () => ({ ok: true }),
   async *synthesize(): AsyncGenerator<AudioChunk> {
-    yield { data: AUDIO, format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 } };
+    yield audioFromBytes(AUDIO, { encoding: "pcm16", sampleRate: 16_000, channels: 1 });
   },
 };
 

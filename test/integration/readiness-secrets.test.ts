@@ -8,7 +8,8 @@ import { type App, configuredProviders, createApp } from "../../src/app.js";
 import { TalkClient } from "../../src/client/talk-client.js";
 import { validateConfig } from "../../src/config/load-config.js";
 import { TalkError } from "../../src/core/errors.js";
-import type { AudioChunk, TtsProvider, TtsRequest } from "../../src/core/provider-types.js";
+import type { AudioChunk } from "../../src/core/audio-chunk.js";
+import type { TtsProvider, TtsRequest } from "../../src/core/provider-types.js";
 import { EspeakTtsProvider } from "../../src/providers/espeak-ng/espeak-tts.js";
 
 const PLANTED = "PLANTED-SECRET-7f3a9c";

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PcmConverter } from "../../src/voice/pipelines/pcm-converter.js";
-import type { AudioChunk, TtsProvider, TtsRequest } from "../../src/core/provider-types.js";
+import type { AudioChunk } from "../../src/core/audio-chunk.js";
+import type { TtsProvider, TtsRequest } from "../../src/core/provider-types.js";
 import { PCM16_16K } from "../../src/core/talk-types.js";
 import { EspeakTtsProvider } from "../../src/providers/espeak-ng/espeak-tts.js";
 import {

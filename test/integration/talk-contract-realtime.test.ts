@@ -3,7 +3,7 @@ import type { PipelineProviderResolver } from "../../src/voice/pipelines/pipelin
 import { createSessionController } from "../../src/voice/pipelines/session-controller.js";
 import type { TalkAudioSink } from "../../src/voice/pipelines/controller-types.js";
 import { EventLog } from "../../src/voice/pipelines/testing/pipeline-harness.js";
-import type { AudioChunk } from "../../src/core/provider-types.js";
+import { audioByteLength, type AudioChunk } from "../../src/core/audio-chunk.js";
 import { createTalkRuntime } from "../../src/core/session-runtime.js";
 import type { TalkRuntime } from "../../src/core/session-types.js";
 import type { TerminalReason } from "../../src/core/talk-events.js";
@@ -33,8 +33,9 @@ class InstantSink implements TalkAudioSink {
   bytes = 0;
 
   write(chunk: AudioChunk, meta: { turnId: string; itemId: string }): void {
-    this.bytes += chunk.data.byteLength;
-    this.written.set(meta.itemId, (this.written.get(meta.itemId) ?? 0) + chunk.data.byteLength);
+    const bytes = audioByteLength(chunk);
+    this.bytes += bytes;
+    this.written.set(meta.itemId, (this.written.get(meta.itemId) ?? 0) + bytes);
   }
 
   clear(meta: { turnId: string; itemId?: string; reason: TerminalReason }): void {

@@ -8,6 +8,7 @@ import { createApp, type CreateAppOptions } from "../../src/app.js";
 import { TalkClient } from "../../src/client/talk-client.js";
 import type { TalkClientOptions } from "../../src/client/talk-client.js";
 import { validateConfig } from "../../src/config/load-config.js";
+import { audioBytes } from "../../src/core/audio-chunk.js";
 import type { AgentProvider, SttProvider, TtsProvider } from "../../src/core/provider-types.js";
 import type { TalkRuntime } from "../../src/core/session-types.js";
 import { TalkError } from "../../src/core/errors.js";
@@ -296,7 +297,7 @@ export async function speechPcm(text: string): Promise<Buffer> {
     text,
     signal: new AbortController().signal,
   })) {
-    parts.push(chunk.data);
+    parts.push(audioBytes(chunk));
   }
   return Buffer.concat(parts);
 }

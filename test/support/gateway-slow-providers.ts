@@ -2,10 +2,10 @@ import type {
   AgentConsultRequest,
   AgentDelta,
   AgentProvider,
-  AudioChunk,
   TtsProvider,
   TtsRequest,
 } from "../../src/core/provider-types.js";
+import { pcmChunk, type AudioChunk } from "../../src/core/audio-chunk.js";
 import { TalkError } from "../../src/core/errors.js";
 import { PCM16_16K } from "../../src/core/talk-types.js";
 
@@ -58,7 +58,7 @@ export class SlowTtsProvider extends AbortProbe implements TtsProvider {
 
   async *synthesize(request: TtsRequest): AsyncIterable<AudioChunk> {
     this.signals.push(request.signal);
-    yield { data: new Uint8Array(320), format: PCM16_16K };
+    yield pcmChunk(new Int16Array(160), PCM16_16K);
     this.markStarted();
     await this.untilAborted(request.signal);
   }

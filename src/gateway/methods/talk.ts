@@ -1,6 +1,6 @@
 import { abortWith, TalkError, toTalkError } from "../../core/index.js";
 import { durationMs } from "../../core/index.js";
-import { sameAudioFormat, type AudioFormat } from "../../core/index.js";
+import { audioBytes, sameAudioFormat, type AudioFormat } from "../../core/index.js";
 import type { MethodGroup } from "../method-registry.js";
 
 /**
@@ -51,14 +51,16 @@ export const talkMethods: MethodGroup = {
           else if (!sameAudioFormat(format, chunk.format)) {
             throw new TalkError("provider_error", "The TTS provider changed audio format mid-stream.");
           }
-          bytes += chunk.data.byteLength;
+          // talk.speak answers the wire bytes of the TTS's format (PCM16 little-endian, or encoded as asked).
+          const data = audioBytes(chunk);
+          bytes += data.byteLength;
           if (bytes > ctx.options.maxSpeakAudioBytes) {
             throw new TalkError(
               "payload_too_large",
               `The synthesized audio exceeds ${ctx.options.maxSpeakAudioBytes} bytes.`,
             );
           }
-          parts.push(chunk.data);
+          parts.push(data);
         }
         signal.throwIfAborted();
       } catch (err) {

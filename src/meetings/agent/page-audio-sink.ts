@@ -1,4 +1,6 @@
+import { bytesFromPcm16 } from "../../codecs/index.js";
 import type { AudioChunk } from "../../core/index.js";
+import { expectPcm } from "../../core/index.js";
 import type { TalkAudioSink } from "../../voice/index.js";
 import type { TerminalReason } from "../../core/index.js";
 import { encodeCaptureFrame } from "../bot/capture-framing.js";
@@ -51,20 +53,21 @@ export class PageAudioSink implements TalkAudioSink {
 
   write(chunk: AudioChunk, meta: { turnId: string; itemId: string }): void {
     if (this.#muted.has(meta.turnId)) return;
-    const { format } = chunk;
-    const samples = chunk.data.byteLength / 2 / format.channels;
-    if (samples <= 0) return;
+    // The page's microphone plays samples: encoded audio is refused (invalid_audio), never played as noise.
+    const { samples, format } = expectPcm(chunk, "A meeting's microphone");
+    const frames = samples.length / format.channels;
+    if (frames <= 0) return;
     this.#send(
       encodeCaptureFrame({
         kind: "pcm16",
         trackId: ASSISTANT_TRACK_ID,
         channels: format.channels,
         sampleRate: format.sampleRate,
-        payload: chunk.data,
+        payload: bytesFromPcm16(samples),
       }),
     );
     const start = Math.max(this.#playhead, this.#now() + PAGE_LEAD_MS);
-    this.#playhead = start + (samples * 1000) / format.sampleRate;
+    this.#playhead = start + (frames * 1000) / format.sampleRate;
     this.#schedule();
   }
 

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { TalkError } from "../../core/errors.js";
-import type { AudioChunk } from "../../core/provider-types.js";
+import { audioBytes, type AudioChunk } from "../../core/audio-chunk.js";
 import { rmsOfPcm16Bytes } from "../support/pcm-stats.js";
 import { createEspeakTts, ESPEAK_OUTPUT_FORMAT, parseVoiceList } from "./espeak-tts.js";
 
@@ -12,7 +12,7 @@ async function collect(iterable: AsyncIterable<AudioChunk>): Promise<AudioChunk[
 }
 
 function concat(chunks: AudioChunk[]): Uint8Array {
-  return Buffer.concat(chunks.map((c) => c.data));
+  return Buffer.concat(chunks.map((c) => audioBytes(c)));
 }
 
 /** espeak-ng processes that are children of this test process. */
@@ -56,7 +56,7 @@ describe("espeak-ng TTS", () => {
     const text = "This sentence is long enough to need more than one pipe read. ".repeat(20);
     const chunks = await collect(tts.synthesize({ text, signal: new AbortController().signal }));
     expect(chunks.length).toBeGreaterThan(1);
-    for (const c of chunks) expect(c.data.byteLength % 2).toBe(0);
+    for (const c of chunks) expect(c.kind).toBe("pcm");
   });
 
   it("speaks faster at a higher speed", async () => {

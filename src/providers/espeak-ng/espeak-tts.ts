@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { TalkError } from "../../core/index.js";
+import { audioFromBytes, TalkError } from "../../core/index.js";
 import type {
   AudioChunk,
   ProviderCapabilities,
@@ -144,7 +144,7 @@ export class EspeakTtsProvider implements TtsProvider {
         for await (const bytes of child.stdout as AsyncIterable<Buffer>) {
           if (signal.aborted) break;
           const pcm = parser.push(bytes);
-          if (pcm.byteLength > 0 && parser.format) yield { data: pcm, format: parser.format };
+          if (pcm.byteLength > 0 && parser.format) yield audioFromBytes(pcm, parser.format);
           if (signal.aborted) break;
         }
       } catch (err) {

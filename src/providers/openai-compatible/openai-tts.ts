@@ -1,4 +1,5 @@
-import { TalkError } from "../../core/index.js";
+import { pcm16FromBytes } from "../../codecs/index.js";
+import { pcmChunk, TalkError } from "../../core/index.js";
 import type {
   AudioChunk,
   ProviderCapabilities,
@@ -142,7 +143,7 @@ export class OpenAiTtsProvider implements TtsProvider {
         const carried = odd;
         odd = total % 2 === 1 ? bytes[bytes.byteLength - 1] : undefined;
         if (even === 0) continue;
-        // A fresh, aligned buffer: consumers may view it as Int16Array.
+        // A fresh, aligned buffer, viewed as samples without a copy.
         const data = new Uint8Array(even);
         if (carried !== undefined) {
           data[0] = carried;
@@ -150,7 +151,7 @@ export class OpenAiTtsProvider implements TtsProvider {
         } else {
           data.set(bytes.subarray(0, even));
         }
-        yield { data, format: this.#format };
+        yield pcmChunk(pcm16FromBytes(data), this.#format);
         if (signal.aborted) break;
       }
       if (signal.aborted) throw cancelledError(signal, "Speech synthesis");

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { encodedChunk, pcmChunk } from "../../core/audio-chunk.js";
 import { ULAW_8K } from "../../core/talk-types.js";
 import { lineAudio } from "../line-audio.js";
 import { CallPlayout } from "./call-playout.js";
@@ -23,12 +24,12 @@ describe("CallPlayout clear", () => {
     const playout = new CallPlayout({ onClearSent: () => cleared.push(1) });
     playout.attach(l);
     playout.clear({ turnId: "t0", reason: "barge_in" }); // nothing ever sent: nothing to drop
-    playout.write({ data: new Uint8Array(1600).fill(0x7f), format: ULAW_8K }, { turnId: "t1", itemId: "i1" });
+    playout.write(encodedChunk(new Uint8Array(1600).fill(0x7f), ULAW_8K), { turnId: "t1", itemId: "i1" });
     playout.clear({ turnId: "t1", itemId: "i1", reason: "barge_in" });
     playout.clear({ turnId: "t1", itemId: "i1", reason: "barge_in" }); // the pipeline's clear after the adapter's
     expect(sent.filter((m) => m["event"] === "clear")).toHaveLength(1);
     expect(cleared).toHaveLength(1);
-    playout.write({ data: new Uint8Array(160).fill(0x7f), format: ULAW_8K }, { turnId: "t2", itemId: "i2" });
+    playout.write(encodedChunk(new Uint8Array(160).fill(0x7f), ULAW_8K), { turnId: "t2", itemId: "i2" });
     playout.clear({ turnId: "t2", itemId: "i2", reason: "barge_in" });
     expect(sent.filter((m) => m["event"] === "clear")).toHaveLength(2);
   });
@@ -43,7 +44,7 @@ describe("CallPlayout clear", () => {
       clear: () => order.push("clear"),
       flush: () => order.push("flush"),
     });
-    playout.write({ data: new Uint8Array(160).fill(0x7f), format: ULAW_8K }, { turnId: "t1", itemId: "i1" });
+    playout.write(encodedChunk(new Uint8Array(160).fill(0x7f), ULAW_8K), { turnId: "t1", itemId: "i1" });
     order.length = 0;
     playout.clear({ turnId: "t1", itemId: "i1", reason: "barge_in" });
     expect(order).toEqual(["clear", "flush", "metric"]);
@@ -53,7 +54,7 @@ describe("CallPlayout clear", () => {
     const { sent, line: l } = line();
     const playout = new CallPlayout({ minFramesPerMark: 5 });
     playout.attach(l);
-    playout.write({ data: new Uint8Array(1600).fill(0x7f), format: ULAW_8K }, { turnId: "t1", itemId: "i1" });
+    playout.write(encodedChunk(new Uint8Array(1600).fill(0x7f), ULAW_8K), { turnId: "t1", itemId: "i1" });
     const marks = sent.filter((m) => m["event"] === "mark").map((m) => (m["mark"] as { name: string }).name);
     expect(marks).toHaveLength(1); // 10 frames in one burst, one mark
     playout.markPlayed(marks[0]!);
@@ -73,7 +74,7 @@ describe("CallPlayout pacing by a bounded carrier buffer (maxUnplayedMs)", () =>
     playout.attach(l);
     // 90 s of PCM16 at 16 kHz (more than the old 30 s the framer held at 32 bytes/ms), written at once.
     for (let s = 0; s < 90; s++)
-      playout.write({ data: new Uint8Array(32_000), format: pcm16k }, { turnId: "t1", itemId: "i1" });
+      playout.write(pcmChunk(new Int16Array(16_000), pcm16k), { turnId: "t1", itemId: "i1" });
     const frames = () => sent.filter((m) => m["event"] === "media").length;
     expect(frames() * 20).toBeLessThanOrEqual(10_000 + 200);
     expect(frames() * 20).toBeGreaterThanOrEqual(10_000);
@@ -91,7 +92,7 @@ describe("CallPlayout pacing by a bounded carrier buffer (maxUnplayedMs)", () =>
     const { sent, line: l } = line();
     const playout = new CallPlayout({ line: lineAudio(pcm16k), maxUnplayedMs: 2_000 });
     playout.attach(l);
-    playout.write({ data: new Uint8Array(32 * 5_000), format: pcm16k }, { turnId: "t1", itemId: "i1" });
+    playout.write(pcmChunk(new Int16Array(16 * 5_000), pcm16k), { turnId: "t1", itemId: "i1" });
     const before = sent.filter((m) => m["event"] === "media").length;
     expect(before * 20).toBeLessThanOrEqual(2_200);
     const other = line();
@@ -99,7 +100,7 @@ describe("CallPlayout pacing by a bounded carrier buffer (maxUnplayedMs)", () =>
     expect(other.sent.filter((m) => m["event"] === "media").length).toBeGreaterThan(0);
     playout.clear({ turnId: "t1", itemId: "i1", reason: "barge_in" });
     expect(playout.unplayedMs).toBe(0);
-    playout.write({ data: new Uint8Array(32 * 1_000), format: pcm16k }, { turnId: "t2", itemId: "i2" });
+    playout.write(pcmChunk(new Int16Array(16 * 1_000), pcm16k), { turnId: "t2", itemId: "i2" });
     expect(other.sent.filter((m) => m["event"] === "media").length).toBeGreaterThan(50);
   });
 

@@ -1,13 +1,16 @@
 import { bytesFromPcm16, encodeAlaw, encodeMulaw } from "../../codecs/index.js";
 import { TalkError } from "../../core/index.js";
 import { PcmConverter } from "../pipelines/pcm-converter.js";
-import { durationMs, type AudioFormat } from "../../core/index.js";
+import { audioFromBytes, durationMs, type AudioChunk, type AudioFormat } from "../../core/index.js";
 
 /** A rendered line in one format: the bytes a sink takes as they are. */
 export interface RenderedLine {
   readonly text: string;
   readonly format: AudioFormat;
+  /** The line's bytes in `format` (PCM16 little-endian, or G.711). */
   readonly data: Uint8Array;
+  /** The same audio as a chunk of its kind, to write to a sink. */
+  readonly audio: AudioChunk;
   readonly durationMs: number;
 }
 
@@ -42,6 +45,7 @@ export class PrerenderedSpeech {
         text: this.text,
         format,
         data,
+        audio: audioFromBytes(data, format),
         durationMs: durationMs(format, data.byteLength),
       });
       this.#cache.set(key, line);

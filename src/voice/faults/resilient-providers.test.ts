@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { TalkError } from "../../core/errors.js";
 import { NOOP_LOGGER } from "../../core/logger.js";
+import { pcmChunk, type AudioChunk } from "../../core/audio-chunk.js";
 import type {
   AgentConsultRequest,
   AgentDelta,
   AgentProvider,
-  AudioChunk,
   SttProvider,
   SttStreamOptions,
   TtsProvider,
@@ -40,7 +40,7 @@ class ScriptedTts implements TtsProvider {
   async *synthesize(request: TtsRequest): AsyncIterable<AudioChunk> {
     this.requests.push(request);
     const behaviour = this.script[this.requests.length - 1] ?? "ok";
-    const chunk = { data: new Uint8Array([this.requests.length, 0]), format: PCM16_16K };
+    const chunk = pcmChunk(new Int16Array([this.requests.length]), PCM16_16K);
     if (behaviour === "unavailable") throw new TalkError("provider_unavailable", "503");
     if (behaviour === "invalid") throw new TalkError("invalid_params", "no such voice");
     if (behaviour === "stall") {

@@ -5,6 +5,7 @@ import { sessionControllerFactory } from "../pipelines/controller-factory.js";
 import { EventLog, RecordingSink } from "../pipelines/testing/pipeline-harness.js";
 import { ScriptedRealtimeProvider } from "../pipelines/testing/scripted-realtime-provider.js";
 import type { TalkRuntime } from "../../core/session-types.js";
+import { audioBytes } from "../../core/audio-chunk.js";
 import { createTalkRuntime } from "../../core/session-runtime.js";
 import type { TerminalReason } from "../../core/talk-events.js";
 import { PCM16_16K, type AudioFormat } from "../../core/talk-types.js";
@@ -78,7 +79,7 @@ describe("media leg: the one failure path", () => {
     provider.play({ type: "closed", reason: "socket closed (1006)" });
     const apology = adapter.sink.writes[0]!;
     expect(apology.chunk.format).toEqual(PCM16_8K);
-    expect(apology.chunk.data).toEqual(speech.apology.audioFor(PCM16_8K).data);
+    expect(audioBytes(apology.chunk)).toEqual(speech.apology.audioFor(PCM16_8K).data);
     await until(() => provider.options !== firstOptions);
     expect(provider.options!.instructions).toContain("Assistant: Hello there.");
     expect(session.state).toBe("active");
@@ -93,7 +94,7 @@ describe("media leg: the one failure path", () => {
     provider.play({ type: "closed", reason: "lost again" });
     await until(() => adapter.closes.length === 1);
     expect(adapter.closes).toEqual(["provider_lost"]);
-    const lines = adapter.sink.writes.map((w) => w.chunk.data);
+    const lines = adapter.sink.writes.map((w) => audioBytes(w.chunk));
     expect(lines).toEqual([speech.apology.audioFor(PCM16_8K).data, speech.goodbye.audioFor(PCM16_8K).data]);
     expect(events.types().filter((t) => t === "session.error")).toHaveLength(2);
   });

@@ -142,7 +142,7 @@ export class LegFaults implements FaultHandler {
       const rendered = line.audioFor(this.#ctx.outputFormat());
       if (how.clear && this.#ctx.playing()) sink.clear({ turnId: "", reason: "error" });
       const itemId = `fault-line-${++this.#lines}`;
-      sink.write({ data: rendered.data, format: rendered.format }, { turnId: "", itemId });
+      sink.write(rendered.audio, { turnId: "", itemId });
       return itemId;
     } catch (err) {
       // Nothing here should fail; if it does, the policy still applies.

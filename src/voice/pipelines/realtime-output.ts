@@ -1,9 +1,10 @@
-import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
+import { pcm16FromBytes } from "../../codecs/index.js";
 import type { RealtimeProviderEvent } from "../../core/index.js";
 import type { TalkSession } from "../../core/index.js";
 import type { OutputAudioPayload } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
-import { durationMs } from "../../core/index.js";
+import type { AudioChunk } from "../../core/index.js";
+import { audioByteLength, audioFromBytes, durationMs, pcmChunk } from "../../core/index.js";
 import { PcmConverter } from "./pcm-converter.js";
 import { sameAudioFormat } from "../../core/index.js";
 import type { SinkSlot } from "./pipeline-support.js";
@@ -98,15 +99,15 @@ export class RealtimeOutput {
       });
     }
     if (sameAudioFormat(event.format, format)) {
-      // Passthrough (u-law in, u-law out): the provider's bytes go to the sink as they are.
-      this.#deliver(event.itemId, item, event.data);
+      // The session's own format: samples as they are, or an encoded passthrough (u-law in, u-law out).
+      this.#deliver(event.itemId, item, audioFromBytes(event.data, format));
       return;
     }
     if (!item.converter || !sameAudioFormat(item.converter.from, event.format)) {
       item.converter?.close();
       item.converter = new PcmConverter(event.format, format);
     }
-    this.#deliver(event.itemId, item, bytesFromPcm16(item.converter.convert(pcm16FromBytes(event.data))));
+    this.#deliver(event.itemId, item, pcmChunk(item.converter.convert(pcm16FromBytes(event.data)), format));
   }
 
   /** The provider finished the item: output.audio.done once the sink has played it (it stays interruptible until then). */
@@ -116,7 +117,7 @@ export class RealtimeOutput {
     if (!item) return;
     this.#items.delete(itemId);
     if (item.converter) {
-      this.#deliver(itemId, item, bytesFromPcm16(item.converter.flush()));
+      this.#deliver(itemId, item, pcmChunk(item.converter.flush(), format));
       item.converter.close();
     }
     this.#report(itemId, item);
@@ -167,12 +168,12 @@ export class RealtimeOutput {
     this.#items.clear();
   }
 
-  #deliver(itemId: string, item: OutputItem, data: Uint8Array): void {
-    if (data.byteLength === 0 || this.#cancelled.has(itemId)) return;
-    const { format } = this.#ctx;
-    item.bytes += data.byteLength;
-    item.unreported += data.byteLength;
-    this.#ctx.sink.current()?.write({ data, format }, { turnId: item.turnId, itemId });
+  #deliver(itemId: string, item: OutputItem, audio: AudioChunk): void {
+    const bytes = audioByteLength(audio);
+    if (bytes === 0 || this.#cancelled.has(itemId)) return;
+    item.bytes += bytes;
+    item.unreported += bytes;
+    this.#ctx.sink.current()?.write(audio, { turnId: item.turnId, itemId });
     const now = performance.now();
     if (now - item.reportedAt >= this.#ctx.deltaIntervalMs) this.#report(itemId, item, now);
   }

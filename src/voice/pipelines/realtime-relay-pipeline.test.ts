@@ -326,7 +326,9 @@ describe("realtime relay pipeline", () => {
     provider.play({ type: "response_started", responseId: "r1" });
     const reply = new Uint8Array(800).fill(0x55);
     provider.play({ type: "audio_delta", responseId: "r1", itemId: "out_1", data: reply, format: ULAW_8K });
-    expect(sink.writes[0]!.chunk).toEqual({ data: reply, format: ULAW_8K });
+    // An encoded passthrough: the provider's u-law bytes reach the sink untouched, said to be u-law.
+    expect(sink.writes[0]!.chunk).toEqual({ kind: "encoded", bytes: reply, format: ULAW_8K });
+    expect((sink.writes[0]!.chunk as { bytes: Uint8Array }).bytes).toBe(reply);
   });
 
   it("refuses u-law with a provider that does not declare it, rather than transcoding silently", () => {

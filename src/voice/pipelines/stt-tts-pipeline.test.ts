@@ -6,6 +6,7 @@ import { createEspeakTts } from "../../providers/espeak-ng/espeak-tts.js";
 import { createLocalAgent } from "../../providers/local-agent/local-agent.js";
 import { createPocketsphinxStt } from "../../providers/pocketsphinx/pocketsphinx-stt.js";
 import type { TalkRuntime } from "../../core/session-types.js";
+import { audioBytes } from "../../core/audio-chunk.js";
 import { createTalkRuntime } from "../../core/session-runtime.js";
 import type { OutputAudioPayload, TranscriptPayload } from "../../core/talk-events.js";
 import { PCM16_24K } from "../../core/talk-types.js";
@@ -83,6 +84,7 @@ describe("stt-tts pipeline (espeak-ng + pocketsphinx + local agent)", () => {
 
     expect(sink.writes.length).toBeGreaterThan(0);
     for (const w of sink.writes) {
+      expect(w.chunk.kind).toBe("pcm");
       expect(w.chunk.format).toEqual(PCM16_24K);
       expect(w.turnId).toBe(turn.id);
     }
@@ -90,7 +92,7 @@ describe("stt-tts pipeline (espeak-ng + pocketsphinx + local agent)", () => {
     expect(deltas.reduce((n, d) => n + d.bytes, 0)).toBe(sink.bytes);
     expect((done.payload as OutputAudioPayload).bytes).toBe(sink.bytes);
     expect((done.payload as OutputAudioPayload).durationMs).toBeGreaterThan(1000);
-    const audio = Buffer.concat(sink.writes.map((w) => w.chunk.data));
+    const audio = Buffer.concat(sink.writes.map((w) => audioBytes(w.chunk)));
     expect(rms(pcm16FromBytes(new Uint8Array(audio))) / 32768).toBeGreaterThan(0.02);
 
     // Events carry metadata only, and arrive in the contract's order.

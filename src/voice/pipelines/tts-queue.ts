@@ -1,5 +1,5 @@
 import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
-import { cancelledError } from "../../core/index.js";
+import { cancelledError, expectPcm, pcmChunk } from "../../core/index.js";
 import { TalkError, toTalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type { TtsProvider } from "../../core/index.js";
@@ -207,7 +207,8 @@ export class TtsQueue {
     segment.audible = true;
     this.#bytes += data.byteLength;
     this.#written.push(data);
-    if (!this.#held) this.#ctx.sink()?.write({ data, format: outputFormat }, { turnId, itemId });
+    if (!this.#held)
+      this.#ctx.sink()?.write(pcmChunk(pcm16FromBytes(data), outputFormat), { turnId, itemId });
     const payload: SegmentAudioPayload = {
       format: { ...outputFormat },
       bytes: data.byteLength,
@@ -266,7 +267,7 @@ export class TtsQueue {
     const { outputFormat, turnId, itemId } = this.#ctx;
     const rest = concatFrom(this.#written, this.#resumeAt);
     if (rest.byteLength > 0)
-      this.#ctx.sink()?.write({ data: rest, format: outputFormat }, { turnId, itemId });
+      this.#ctx.sink()?.write(pcmChunk(pcm16FromBytes(rest), outputFormat), { turnId, itemId });
     this.#ctx.session.emit({
       type: "output.audio.resumed",
       turnId,
@@ -352,12 +353,14 @@ export class TtsQueue {
       };
       for await (const chunk of tts.synthesize(request)) {
         if (signal.aborted) break;
-        if (!converter || !sameAudioFormat(converter.from, chunk.format)) {
+        // Spoken audio is resampled here: a TTS that answers encoded bytes is refused, never read as samples.
+        const pcm = expectPcm(chunk, "A spoken answer");
+        if (!converter || !sameAudioFormat(converter.from, pcm.format)) {
           if (converter) add(converter.flush());
           converter?.close();
-          converter = new PcmConverter(chunk.format, outputFormat);
+          converter = new PcmConverter(pcm.format, outputFormat);
         }
-        add(converter.convert(pcm16FromBytes(chunk.data)));
+        add(converter.convert(pcm.samples));
       }
       if (signal.aborted) throw cancelledError(signal);
       if (converter) add(converter.flush());

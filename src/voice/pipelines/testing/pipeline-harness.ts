@@ -1,4 +1,5 @@
 import type { AudioChunk } from "../../../core/index.js";
+import { audioByteLength } from "../../../core/index.js";
 import type { TalkEvent, TalkEventType } from "../../../core/index.js";
 import type { TalkSession } from "../../../core/index.js";
 import type { TerminalReason } from "../../../core/index.js";
@@ -63,6 +64,6 @@ export class RecordingSink implements TalkAudioSink {
   }
 
   get bytes(): number {
-    return this.writes.reduce((n, w) => n + w.chunk.data.byteLength, 0);
+    return this.writes.reduce((n, w) => n + audioByteLength(w.chunk), 0);
   }
 }
