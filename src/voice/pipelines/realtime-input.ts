@@ -1,7 +1,13 @@
 import { bytesFromPcm16 } from "../../codecs/index.js";
 import type { RealtimeVoiceSession } from "../../core/index.js";
-import type { AudioFormat } from "../../core/index.js";
-import { bytesPerSecond, sameAudioFormat } from "../../core/index.js";
+import type { AudioChunk, AudioFormat } from "../../core/index.js";
+import {
+  audioByteLength,
+  bytesPerSecond,
+  encodedChunk,
+  pcmChunk,
+  sameAudioFormat,
+} from "../../core/index.js";
 import { PcmConverter } from "./pcm-converter.js";
 
 /**
@@ -19,7 +25,7 @@ export class RealtimeInput {
   readonly #converter: PcmConverter | undefined;
   /** Told the input bytes of each piece as it reaches the provider (input.audio.appended). */
   readonly #onForward: ((bytes: number) => void) | undefined;
-  #held: (Uint8Array | Int16Array)[] = [];
+  #held: AudioChunk[] = [];
   #heldBytes = 0;
 
   constructor(
@@ -38,20 +44,20 @@ export class RealtimeInput {
   }
 
   /**
-   * Input bytes (passthrough) or samples: to `voice` when there is one, else
-   * held. `base64` is the passthrough bytes' encoding as the caller received
-   * it, sent on as it is.
+   * Input samples, or encoded bytes passed through: to `voice` when there is
+   * one, else held. `base64` is the passthrough bytes' encoding as the caller
+   * received it, sent on as it is.
    */
-  push(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession | undefined, base64?: string): void {
-    if (voice) this.#forward(data, voice, base64);
-    else this.#hold(data);
+  push(audio: AudioChunk, voice: RealtimeVoiceSession | undefined, base64?: string): void {
+    if (voice) this.#forward(audio, voice, base64);
+    else this.#hold(audio);
   }
 
   /** Forwards what was held to a session that is now up. */
   flush(voice: RealtimeVoiceSession): void {
     const held = this.#held;
     this.clear();
-    for (const data of held) this.#forward(data, voice);
+    for (const audio of held) this.#forward(audio, voice);
   }
 
   clear(): void {
@@ -64,23 +70,28 @@ export class RealtimeInput {
     this.#converter?.close();
   }
 
-  #forward(data: Uint8Array | Int16Array, voice: RealtimeVoiceSession, base64?: string): void {
-    this.#onForward?.(data.byteLength);
+  #forward(audio: AudioChunk, voice: RealtimeVoiceSession, base64?: string): void {
+    this.#onForward?.(audioByteLength(audio));
     // Not copied: a session that keeps audio past appendAudio copies it (provider-types.ts).
-    if (data instanceof Uint8Array) {
-      voice.appendAudio(data, base64);
+    if (audio.kind === "encoded") {
+      voice.appendAudio(audio.bytes, base64);
       return;
     }
-    const pcm = this.#converter ? this.#converter.convert(data) : data;
+    const pcm = this.#converter ? this.#converter.convert(audio.samples) : audio.samples;
     if (pcm.length > 0) voice.appendAudio(bytesFromPcm16(pcm));
   }
 
-  #hold(data: Uint8Array | Int16Array): void {
+  #hold(audio: AudioChunk): void {
     const limit = (this.#heldAudioMs * bytesPerSecond(this.#format)) / 1000;
-    this.#held.push(data.slice());
-    this.#heldBytes += data.byteLength;
+    // Copied: the caller may reuse its buffers once push returns.
+    this.#held.push(
+      audio.kind === "pcm"
+        ? pcmChunk(audio.samples.slice(), audio.format)
+        : encodedChunk(audio.bytes.slice(), audio.format),
+    );
+    this.#heldBytes += audioByteLength(audio);
     while (this.#heldBytes > limit && this.#held.length > 0)
-      this.#heldBytes -= this.#held.shift()!.byteLength;
+      this.#heldBytes -= audioByteLength(this.#held.shift()!);
   }
 }
 

@@ -1,5 +1,4 @@
-import { pcm16FromBytes } from "../../codecs/index.js";
-import { TalkError, toTalkError } from "../../core/index.js";
+import { audioFromBytes, expectPcm, pcmChunk, TalkError, toTalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type {
   AgentProvider,
@@ -10,7 +9,7 @@ import type {
 } from "../../core/index.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
 import type { TerminalReason } from "../../core/index.js";
-import type { AudioFormat } from "../../core/index.js";
+import type { AudioChunk, AudioFormat } from "../../core/index.js";
 import type { TalkAudioSink, TalkSessionController, TalkTextInput } from "./controller-types.js";
 import type {
   PipelineFaults,
@@ -182,21 +181,21 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
     // Bytes of a PCM16 session are samples; of an encoded one (u-law passthrough), passed on as they are.
     // An encoded passthrough goes on unchanged, so the carrier's base64 of it still holds (no decode-encode per frame).
-    this.#caller(this.#deps.inputFormat.encoding === "pcm16" ? pcm16FromBytes(data) : data, base64);
+    this.#caller(audioFromBytes(data, this.#deps.inputFormat), base64);
   }
 
   appendPcm(pcm: Int16Array): void {
     if (!checkAppendPcm(this.session, pcm, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
-    this.#caller(pcm);
+    this.#caller(pcmChunk(pcm, this.#deps.inputFormat));
   }
 
-  #caller(data: Uint8Array | Int16Array, base64?: string): void {
+  #caller(audio: AudioChunk, base64?: string): void {
     if (this.#local) {
       // Outboard ASR: the provider hears nothing; the input format is PCM16 (session-controller.ts).
-      this.#local.write(data instanceof Int16Array ? data : pcm16FromBytes(data));
+      this.#local.write(expectPcm(audio, "Local speech recognition").samples);
       return;
     }
-    this.#input.push(data, this.#voice, base64);
+    this.#input.push(audio, this.#voice, base64);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { TalkError } from "../../core/index.js";
+import { audioFromBytes, expectPcm, TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type { ProviderDescriptor, TtsProvider } from "../../core/index.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
@@ -25,7 +25,6 @@ import type {
 import type { ProviderFaultKind } from "../../core/index.js";
 import type { ProviderKind } from "../../core/index.js";
 import { toTalkError } from "../../core/index.js";
-import { pcm16FromBytes } from "../../codecs/index.js";
 import {
   checkAppend,
   checkAppendPcm,
@@ -138,7 +137,10 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
 
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
-    this.#capturePcm(pcm16FromBytes(data));
+    // Recognized as samples: an encoded input format is refused, never read as PCM.
+    this.#capturePcm(
+      expectPcm(audioFromBytes(data, this.#deps.inputFormat), "An stt-tts session's input").samples,
+    );
   }
 
   appendPcm(pcm: Int16Array): void {

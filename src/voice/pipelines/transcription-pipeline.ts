@@ -1,11 +1,10 @@
-import { TalkError } from "../../core/index.js";
+import { audioFromBytes, expectPcm, TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
 import type { TalkSession, TalkTurn } from "../../core/index.js";
 import type { TerminalReason, TranscriptPayload } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
 import type { TalkAudioSink, TalkSessionController } from "./controller-types.js";
 import type { PipelineProviderResolver, ResolvedPipelineOptions } from "./pipeline-options.js";
-import { pcm16FromBytes } from "../../codecs/index.js";
 import { checkAppend, checkAppendPcm, failTurn, isCancellation } from "./pipeline-support.js";
 import type { SttCapture } from "./stt-capture.js";
 import { startUserTurnCapture } from "./user-turn-capture.js";
@@ -51,7 +50,10 @@ export class TranscriptionPipeline implements TalkSessionController {
 
   appendAudio(data: Uint8Array): void {
     if (!checkAppend(this.session, data, this.#deps.inputFormat, this.#deps.options.maxAppendBytes)) return;
-    this.#capturePcm(pcm16FromBytes(data));
+    // Recognized as samples: an encoded input format is refused, never read as PCM.
+    this.#capturePcm(
+      expectPcm(audioFromBytes(data, this.#deps.inputFormat), "A transcription session's input").samples,
+    );
   }
 
   appendPcm(pcm: Int16Array): void {
