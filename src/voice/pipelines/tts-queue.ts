@@ -1,4 +1,3 @@
-import { bytesFromPcm16, pcm16FromBytes } from "../../codecs/index.js";
 import { cancelledError, expectPcm, pcmChunk } from "../../core/index.js";
 import { TalkError, toTalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
@@ -52,7 +51,8 @@ interface Segment {
   error: unknown;
   /** Some of its audio reached the sink (segmentText goes on the first delta only). */
   audible: boolean;
-  readonly audio: Uint8Array[];
+  /** Synthesized samples in the output format, not yet written. */
+  readonly audio: Int16Array[];
 }
 
 /**
@@ -75,7 +75,7 @@ export class TtsQueue {
   #bytes = 0;
   #signal: AbortSignal | undefined;
   /** Everything written for the item, in order: a held answer resumes from it. */
-  readonly #written: Uint8Array[] = [];
+  readonly #written: Int16Array[] = [];
   /** Held (hold()): audio is kept, not sent; `#resumeAt` is the byte position heard when it was held. */
   #held = false;
   #resumeAt = 0;
@@ -188,9 +188,9 @@ export class TtsQueue {
     }
   }
 
-  #write(segment: Segment, data: Uint8Array, signal: AbortSignal): void {
+  #write(segment: Segment, pcm: Int16Array, signal: AbortSignal): void {
     // Checked right before the write: cancellation is synchronous, so nothing reaches the sink after it.
-    if (signal.aborted || data.byteLength === 0) return;
+    if (signal.aborted || pcm.length === 0) return;
     const { outputFormat, turnId, itemId } = this.#ctx;
     const s = this.#ctx.session;
     if (!this.#started) {
@@ -205,14 +205,13 @@ export class TtsQueue {
     }
     const first = !segment.audible;
     segment.audible = true;
-    this.#bytes += data.byteLength;
-    this.#written.push(data);
-    if (!this.#held)
-      this.#ctx.sink()?.write(pcmChunk(pcm16FromBytes(data), outputFormat), { turnId, itemId });
+    this.#bytes += pcm.byteLength;
+    this.#written.push(pcm);
+    if (!this.#held) this.#ctx.sink()?.write(pcmChunk(pcm, outputFormat), { turnId, itemId });
     const payload: SegmentAudioPayload = {
       format: { ...outputFormat },
-      bytes: data.byteLength,
-      durationMs: durationMs(outputFormat, data.byteLength),
+      bytes: pcm.byteLength,
+      durationMs: durationMs(outputFormat, pcm.byteLength),
       segment: segment.index,
       ...(first ? { segmentText: segment.text } : {}),
     };
@@ -265,9 +264,8 @@ export class TtsQueue {
     this.#held = false;
     this.#generation++;
     const { outputFormat, turnId, itemId } = this.#ctx;
-    const rest = concatFrom(this.#written, this.#resumeAt);
-    if (rest.byteLength > 0)
-      this.#ctx.sink()?.write(pcmChunk(pcm16FromBytes(rest), outputFormat), { turnId, itemId });
+    const rest = concatFrom(this.#written, this.#resumeAt / 2);
+    if (rest.byteLength > 0) this.#ctx.sink()?.write(pcmChunk(rest, outputFormat), { turnId, itemId });
     this.#ctx.session.emit({
       type: "output.audio.resumed",
       turnId,
@@ -340,7 +338,7 @@ export class TtsQueue {
       if (pcm.length === 0 || signal.aborted) return;
       clearTimeout(late);
       late = undefined;
-      segment.audio.push(bytesFromPcm16(pcm));
+      segment.audio.push(pcm);
       this.#notify();
     };
     try {
@@ -381,16 +379,16 @@ export class TtsQueue {
   }
 }
 
-/** The bytes of `chunks` (in order) from byte `from` on, as one array. */
-function concatFrom(chunks: readonly Uint8Array[], from: number): Uint8Array {
+/** The samples of `chunks` (in order) from sample `from` on, as one array. */
+function concatFrom(chunks: readonly Int16Array[], from: number): Int16Array {
   let total = 0;
-  for (const c of chunks) total += c.byteLength;
-  const out = new Uint8Array(Math.max(0, total - from));
+  for (const c of chunks) total += c.length;
+  const out = new Int16Array(Math.max(0, total - from));
   let at = 0;
   for (const c of chunks) {
-    const skip = Math.max(0, Math.min(c.byteLength, from - at));
-    if (skip < c.byteLength) out.set(c.subarray(skip), Math.max(0, at - from));
-    at += c.byteLength;
+    const skip = Math.max(0, Math.min(c.length, from - at));
+    if (skip < c.length) out.set(c.subarray(skip), Math.max(0, at - from));
+    at += c.length;
   }
   return out;
 }
