@@ -2,15 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { RealtimeProvider, RealtimeProviderEvent } from "../core/provider-types.js";
 import { CallLatency, type CallLatencyPayload } from "./call-latency.js";
 
-function latency(endpointingMs?: number): { l: CallLatency; out: CallLatencyPayload[] } {
+function latency(): { l: CallLatency; out: CallLatencyPayload[] } {
   const out: CallLatencyPayload[] = [];
-  return {
-    l: new CallLatency({
-      emit: (p) => out.push(p),
-      ...(endpointingMs !== undefined ? { endpointingMs } : {}),
-    }),
-    out,
-  };
+  return { l: new CallLatency({ emit: (p) => out.push(p) }), out };
 }
 
 describe("CallLatency", () => {
@@ -33,9 +27,9 @@ describe("CallLatency", () => {
   });
 
   it("times the first answer frame after the caller stopped, once, with the VAD hangover beside it", () => {
-    const { l, out } = latency(800);
+    const { l, out } = latency();
     l.itemFirstFrame(); // a greeting: nobody spoke yet
-    l.speechEnded("local_vad");
+    l.speechEnded("local_vad", 800);
     l.itemFirstFrame();
     l.itemFirstFrame();
     expect(out).toEqual([
@@ -46,6 +40,17 @@ describe("CallLatency", () => {
         endpointingMs: 800,
       },
     ]);
+  });
+
+  it("reports each turn's own endpoint (an adaptive end of turn differs from turn to turn)", () => {
+    const { l, out } = latency();
+    l.speechEnded("local_vad", 550);
+    l.itemFirstFrame();
+    l.speechEnded("local_vad", 1500);
+    l.itemFirstFrame();
+    l.speechEnded("provider");
+    l.itemFirstFrame();
+    expect(out.map((p) => p.endpointingMs)).toEqual([550, 1500, undefined]);
   });
 
   it("wraps a realtime provider so its speech events are timed and still delivered in order", async () => {

@@ -5,8 +5,9 @@
  * - `speech_end_to_first_audio`: the end of the caller's speech was detected
  *   (local VAD `speech-end` for stt-tts, provider `speech_stopped` for
  *   realtime) -> the first 20 ms frame of the next answer sent to Twilio.
- *   The detector's own end-of-speech hangover (`endpointingMs` for the local
- *   VAD; the provider's silence duration for realtime) comes before it.
+ *   The silence that ended the turn (`endpointingMs` for the local VAD: the
+ *   end-of-turn rule's endpoint for that turn, fixed or adaptive; the
+ *   provider's silence duration for realtime) comes before it.
  * - `barge_in_to_clear`: caller speech over an answer was detected (the
  *   provider's `speech_started` event as it reached the adapter, or the local
  *   VAD onset) -> `clear` sent to Twilio.
@@ -21,15 +22,13 @@ export type LatencyDetector = "local_vad" | "provider";
 export interface CallLatencyPayload extends LatencyMetricsPayload {
   name: "speech_end_to_first_audio" | "barge_in_to_clear";
   detector: LatencyDetector;
-  /** stt-tts: the silence the local VAD waits for before it calls speech ended, ms. */
+  /** Local VAD: the silence after which this turn ended (talk.input.endOfTurn's endpoint for it), ms. */
   endpointingMs?: number;
 }
 
 export interface CallLatencyOptions {
   /** Emits one measurement (the call puts it on its session as `latency.metrics`). */
   emit(payload: CallLatencyPayload): void;
-  /** Local VAD end-of-speech hangover, reported beside speech_end_to_first_audio (stt-tts). */
-  endpointingMs?: number;
 }
 
 export class CallLatency {
@@ -38,6 +37,7 @@ export class CallLatency {
   #bargeInDetector: LatencyDetector = "provider";
   #speechEndAt: number | undefined;
   #speechEndDetector: LatencyDetector = "provider";
+  #endpointingMs: number | undefined;
 
   constructor(options: CallLatencyOptions) {
     this.#o = options;
@@ -69,10 +69,11 @@ export class CallLatency {
     });
   }
 
-  /** The caller stopped speaking (as the detector sees it). */
-  speechEnded(detector: LatencyDetector): void {
+  /** The caller stopped speaking (as the detector sees it); `endpointingMs`: the local VAD's silence for this turn. */
+  speechEnded(detector: LatencyDetector, endpointingMs?: number): void {
     this.#speechEndAt = performance.now();
     this.#speechEndDetector = detector;
+    this.#endpointingMs = endpointingMs;
   }
 
   /** The first frame of an answer went out (CallPlayout reports each item's first frame). */
@@ -85,8 +86,8 @@ export class CallLatency {
       name: "speech_end_to_first_audio",
       ms: round(performance.now() - at),
       detector,
-      ...(detector === "local_vad" && this.#o.endpointingMs !== undefined
-        ? { endpointingMs: this.#o.endpointingMs }
+      ...(detector === "local_vad" && this.#endpointingMs !== undefined
+        ? { endpointingMs: this.#endpointingMs }
         : {}),
     });
   }

@@ -44,7 +44,6 @@ export function createCallMedia(
       ctx.stats?.recordLatency(payload.name, payload.ms);
       if (session.state === "active") session.emit({ type: "latency.metrics", payload, source: "telephony" });
     },
-    ...(localTurns ? { endpointingMs: settings.silenceTimeoutMs } : {}),
   });
   const playout = new CallPlayout({
     line: carrier.line,
@@ -89,7 +88,7 @@ export function createCallMedia(
     observer: {
       bargeInDetected: (source) => latency.bargeInDetected(source),
       bargeInHandled: () => latency.bargeInHandled(),
-      speechEnded: (source) => latency.speechEnded(source),
+      speechEnded: (source, endpointMs) => latency.speechEnded(source, endpointMs),
     },
     // The playout mirrors what the carrier plays: the reference of the leg's echo canceller.
     echoReference: !realtime || realtimeEcho,

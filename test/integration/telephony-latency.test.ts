@@ -77,6 +77,32 @@ describe("telephony: latency.metrics", () => {
     });
     await client.stop();
   });
+
+  it("stt-tts, adaptive end of turn: the metric carries the endpoint that ended that turn, not silenceTimeoutMs", async () => {
+    // maxMs 600: whatever the words (none yet: 600; words: 550; a finished sentence: 300), not the 800 ms.
+    h = await startTelephony({
+      mode: "stt-tts",
+      telephony: { greeting: "Welcome to the test line. ".repeat(8), greetingProtectMs: 0 },
+      talk: { input: { endOfTurn: { mode: "adaptive", minMs: 300, maxMs: 600 } } },
+    });
+    const client = await h.dial({ playback: "manual" });
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    await client.waitFor(() => client.receivedAudioMs >= 2000);
+    await client.sendAudio(speech, { pace: "fast" });
+    await client.waitFor(() => client.clears === 1);
+    await client.sendAudio(silence(1500), { pace: "fast" });
+    client.play(600_000);
+    await waitUntil(() => metrics(h!.eventsOf(sessionId), "speech_end_to_first_audio").length === 1);
+    const stopped = h.eventsOf(sessionId, "input.audio.speech_stopped").at(-1)!.payload as {
+      endpointMs: number;
+    };
+    expect(stopped.endpointMs).toBeLessThan(h.app.config.talk.input.silenceTimeoutMs);
+    expect(metrics(h.eventsOf(sessionId), "speech_end_to_first_audio")[0]).toMatchObject({
+      detector: "local_vad",
+      endpointingMs: stopped.endpointMs,
+    });
+    await client.stop();
+  });
 });
 
 async function waitUntil(predicate: () => boolean): Promise<void> {

@@ -35,7 +35,8 @@ export interface LocalTurnsContext {
   ): void;
   bargeInDetected?(): void;
   bargeInHandled?(): void;
-  speechEnded?(): void;
+  /** The turn ended after `endpointMs` of silence (the end-of-turn rule's endpoint for it). */
+  speechEnded?(endpointMs: number): void;
   logger: TalkLogger;
 }
 
@@ -145,7 +146,7 @@ export class LocalTurns {
       Math.max(0, this.#ctx.inputMs() - silence),
       silence,
     );
-    this.#ctx.speechEnded?.();
+    this.#ctx.speechEnded?.(silence);
     controller.endTurn(turnId).catch((err: unknown) => {
       this.#ctx.logger.debug({ err, sessionId: this.#ctx.session.id }, "media leg: turn end lost a race");
     });

@@ -103,7 +103,8 @@ export type TurnTaking =
 export interface MediaLegObserver {
   bargeInDetected?(source: BargeInSource): void;
   bargeInHandled?(): void;
-  speechEnded?(source: BargeInSource): void;
+  /** The caller's speech ended; `endpointMs`: the silence the leg's endpoint waited for (local VAD). */
+  speechEnded?(source: BargeInSource, endpointMs?: number): void;
 }
 
 export interface MediaLegOptions {
@@ -307,7 +308,7 @@ export class MediaLeg {
         speech: (type, turnId, atMs, endpointMs) => this.#speech(type, turnId, "local_vad", atMs, endpointMs),
         bargeInDetected: () => observer?.bargeInDetected?.("local_vad"),
         bargeInHandled: () => observer?.bargeInHandled?.(),
-        speechEnded: () => observer?.speechEnded?.("local_vad"),
+        speechEnded: (endpointMs) => observer?.speechEnded?.("local_vad", endpointMs),
         logger: o.logger,
       });
     }
