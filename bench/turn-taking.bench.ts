@@ -22,8 +22,10 @@
  * at once finish sooner but on a loaded 2-core machine starve the server and
  * the caller's 20 ms pacing, which shows up as false barge-ins and latency
  * (docs/notes/performance-history.md, "Turn-taking").
- * Realtime calls (--configs rt-passthrough,rt-ec,rt-talkgate; not run unless named): the answer is the
- * OpenAI Realtime stand-in's, whose energy VAD stands in for server VAD, one call at a time.
+ * Realtime calls (--configs rt-passthrough,rt-ec,rt-talkgate,rt-talkgate-adaptive; not run unless named): the
+ * answer is the OpenAI Realtime stand-in's, whose energy VAD stands in for server VAD, one call at a time.
+ * fixed-eot / adaptive-eot (and rt-talkgate / rt-talkgate-adaptive) name the end-of-turn rule whichever is the
+ * default; with --grid each cell also gets premature cut-offs, speech end -> commit and voice to voice.
  * A configuration whose keys today's config schema refuses is skipped with a
  * line saying so. --kinds keeps the corpus's calls of those kinds only (echo-only, interruption,
  * backchannel, noisy-echo, noisy-interruption) and --repeat places each call that many times (ids
@@ -297,6 +299,10 @@ function printGrid(): void {
         missed: c.kind !== "echo-only" && !c.preempted && !c.interrupted,
         latencyMs: c.onsetToClearMs,
         activeLatencyMs: c.activeOnsetToClearMs,
+        premature: c.premature,
+        endToCommitMs: c.endToCommitMs,
+        // As turn-figures.ts: the reply to the turn only once the interrupted answer was cut.
+        voiceToVoiceMs: c.cut ? c.voiceToVoiceMs : undefined,
       })),
     );
   const level = (erl: number, ter: number): number =>

@@ -25,6 +25,12 @@ export interface GridOutcome {
   latencyMs?: number | undefined;
   /** The first P.56-active 10 ms -> clear, ms. */
   activeLatencyMs?: number | undefined;
+  /** Real time only: a turn committed before the caller finished (cut off mid-utterance). */
+  premature?: boolean | undefined;
+  /** Real time only: end of speech -> the commit after it, ms. */
+  endToCommitMs?: number | undefined;
+  /** Real time only: end of speech -> the first assistant audio on the line after it, ms. */
+  voiceToVoiceMs?: number | undefined;
 }
 
 const fmt = (v: number): string => (Number.isNaN(v) ? "-" : String(Math.round(v)));
@@ -91,6 +97,22 @@ export function gridTables(
       return `${live.filter((c) => c.missed).length}+${calls.length - live.length}/${calls.length}`;
     },
   );
+  if (ids.some((id) => byConfig.get(id)!.some((o) => o.premature !== undefined)))
+    grid(
+      "end of turn: premature cut-offs, of the cell's calls / speech end -> commit p50 / voice to voice p50, ms (as turn-figures.ts counts them: calls not pre-empted; times of turns not cut short)",
+      (calls) => {
+        const spoken = calls.filter((c) => !c.preempted);
+        const whole = spoken.filter((c) => !c.premature);
+        const p50 = (pick: (o: GridOutcome) => number | undefined): string =>
+          fmt(
+            percentile(
+              whole.flatMap((c) => (pick(c) !== undefined ? [pick(c)!] : [])),
+              0.5,
+            ),
+          );
+        return `${spoken.length - whole.length}/${spoken.length} ${p50((c) => c.endToCommitMs)} ${p50((c) => c.voiceToVoiceMs)}`;
+      },
+    );
   out.push(`| ERL \\ TER | ${ters.map((t) => `${t > 0 ? "+" : ""}${t} dB`).join(" | ")} |`, rule);
   for (const erl of erls)
     out.push(

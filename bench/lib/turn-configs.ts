@@ -62,6 +62,12 @@ export const TURN_CONFIGS: readonly TurnConfig[] = [
     talk: { input: { bargeIn: { confirmWithWords: true } } },
   },
   {
+    // The end-of-turn rules named, whichever is the default: fixed-eot beside adaptive-eot (issue 40).
+    id: "fixed-eot",
+    label: "echo cancellation + fixed end of turn (800 ms)",
+    talk: { input: { endOfTurn: { mode: "fixed" } } },
+  },
+  {
     id: "adaptive-eot",
     label: "echo cancellation + adaptive end of turn",
     talk: { input: { endOfTurn: { mode: "adaptive" } } },
@@ -89,9 +95,19 @@ export const REALTIME_TURN_CONFIGS: readonly TurnConfig[] = [
   },
   {
     id: "rt-talkgate",
-    label: "realtime, echoCancellation.realtime + turnEnd talkgate",
+    label: "realtime, echoCancellation.realtime + turnEnd talkgate, fixed end of turn",
     mode: "realtime",
-    talk: { input: { echoCancellation: { realtime: true }, turnEnd: "talkgate" } },
+    talk: {
+      input: { echoCancellation: { realtime: true }, turnEnd: "talkgate", endOfTurn: { mode: "fixed" } },
+    },
+  },
+  {
+    id: "rt-talkgate-adaptive",
+    label: "realtime, echoCancellation.realtime + turnEnd talkgate, adaptive end of turn",
+    mode: "realtime",
+    talk: {
+      input: { echoCancellation: { realtime: true }, turnEnd: "talkgate", endOfTurn: { mode: "adaptive" } },
+    },
   },
 ];
 
