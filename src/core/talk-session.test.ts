@@ -386,3 +386,34 @@ describe("TalkSession close, replay and join tokens", () => {
     expect(session.verifyJoinToken(again)).toBe(false);
   });
 });
+
+describe("interruptOutput: one terminal event", () => {
+  const pending = () => (signal: AbortSignal) =>
+    new Promise<void>((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+
+  it("ends the turn while its agent still runs (turn.cancelled), only the output once synthesis alone is left", async () => {
+    const { session, events } = open();
+    const turn = session.startTurn();
+    session.endTurn(turn.id);
+    session.beginOutput({ turnId: turn.id });
+    const agent = session.runWork("agent-consult", pending()).catch(() => undefined);
+    expect(session.interruptOutput("barge_in")).toBe(true);
+    await agent;
+    expect(types(events).filter((t) => t.endsWith("cancelled"))).toEqual(["turn.cancelled"]);
+
+    const next = session.startTurn();
+    session.endTurn(next.id);
+    session.beginOutput({ turnId: next.id });
+    const tts = session
+      .runWork("tts", pending(), { turnId: next.id, scope: "output" })
+      .catch(() => undefined);
+    // A recognizer hearing the speech over the answer runs in the answer's turn: not the turn's own work.
+    const probe = session.runWork("stt", pending()).catch(() => undefined);
+    expect(session.interruptOutput("barge_in")).toBe(true);
+    await tts;
+    const after = events.filter((e) => e.turnId === next.id && e.type.endsWith("cancelled"));
+    expect(after.map((e) => e.type)).toEqual(["output.audio.cancelled"]);
+    session.cancelTurn(next.id, "client_request");
+    await probe;
+  });
+});

@@ -241,9 +241,13 @@ export class LiveTalkSession implements TalkSession {
     const output = this.#output;
     if (!output) return false;
     const turn = this.#turn;
+    // The turn goes on while its agent, tool or provider response runs; its output's synthesis and
+    // playout, and a recognizer hearing the speech over that output (it runs in the answer's turn), do not.
     const otherWork =
       turn?.id === output.turnId &&
-      this.#work.kindsFor(turn.id).some((kind) => kind !== "tts" && kind !== "output-stream");
+      this.#work
+        .kindsFor(turn.id)
+        .some((kind) => kind !== "tts" && kind !== "output-stream" && kind !== "stt");
     if (turn && otherWork) {
       this.#cancelTurn(turn, reason);
       return true;
