@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { TalkError } from "../../core/errors.js";
-import { decodeCaptureFrame, encodeCaptureFrame, parseSourcesMessage } from "./capture-framing.js";
+import {
+  decodeCaptureFrame,
+  encodeCaptureFrame,
+  parseSourcesMessage,
+  silencePayload,
+  silenceSamples,
+} from "./capture-framing.js";
 
 describe("capture framing", () => {
   it("round-trips an Opus frame with its track id, channels and rate", () => {
@@ -10,6 +16,37 @@ describe("capture framing", () => {
     );
     expect(frame).toMatchObject({ kind: "opus", trackId: "trk-é", channels: 2, sampleRate: 48_000 });
     expect([...frame.payload]).toEqual([...payload]);
+  });
+
+  it("round-trips a silence frame's sample count", () => {
+    const frame = decodeCaptureFrame(
+      encodeCaptureFrame({
+        kind: "silence",
+        trackId: "t",
+        channels: 1,
+        sampleRate: 48_000,
+        payload: silencePayload(4800),
+      }),
+    );
+    expect(frame.kind).toBe("silence");
+    expect(silenceSamples(frame)).toBe(4800);
+  });
+
+  it.each([
+    ["no count", new Uint8Array(0)],
+    ["a torn count", new Uint8Array(3)],
+    ["zero samples", silencePayload(0)],
+    ["more than 10 s", silencePayload(480_001)],
+    ["a count and more", new Uint8Array([1, 0, 0, 0, 0])],
+  ])("refuses a silence frame with %s with invalid_audio", (_what, payload) => {
+    const data = encodeCaptureFrame({
+      kind: "silence",
+      trackId: "t",
+      channels: 1,
+      sampleRate: 48_000,
+      payload,
+    });
+    expect(() => decodeCaptureFrame(data)).toThrow(expect.objectContaining({ code: "invalid_audio" }));
   });
 
   it("rejects frames with a bad header, an unknown kind or torn PCM samples with invalid_audio", () => {

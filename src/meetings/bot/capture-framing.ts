@@ -10,21 +10,25 @@ import type { RtpSourceSample, TrackSourceReport } from "./speaker-attribution.j
  *
  * | offset | size | field                                                        |
  * | ------ | ---- | ------------------------------------------------------------ |
- * | 0      | 1    | kind: 1 = Opus packet, 2 = PCM16 samples, 3 = track ended    |
+ * | 0      | 1    | kind: 1 = Opus packet, 2 = PCM16 samples, 3 = track ended,   |
+ * |        |      | 4 = silence (the page skipped encoding silent audio)         |
  * | 1      | 1    | channels (1 or 2; PCM16 interleaved)                         |
  * | 2      | 2    | track id length N in bytes (1..255)                          |
  * | 4      | 4    | sample rate in Hz (Opus: the encoder's input rate)           |
  * | 8      | N    | track id, UTF-8 (the page's MediaStreamTrack.id)             |
  * | 8+N    | rest | payload: one Opus packet, or PCM16 samples; empty for "ended" |
+ * |        |      | silence: uint32, the number of silent samples at the rate    |
  *
  * Server -> page binary frames carry assistant audio in the same layout with
  * kind 2 and the track id "assistant".
  */
-export const FRAME_KIND = Object.freeze({ opus: 1, pcm16: 2, ended: 3 });
-export type FrameKind = "opus" | "pcm16" | "ended";
+export const FRAME_KIND = Object.freeze({ opus: 1, pcm16: 2, ended: 3, silence: 4 });
+export type FrameKind = "opus" | "pcm16" | "ended" | "silence";
 
 export const HEADER_BYTES = 8;
 const MAX_TRACK_ID_BYTES = 255;
+/** The most silence one frame may claim: the page reports it every 100 ms; more is a broken or hostile page. */
+export const MAX_SILENCE_SECONDS = 10;
 
 export interface CaptureFrame {
   kind: FrameKind;
@@ -34,7 +38,7 @@ export interface CaptureFrame {
   payload: Uint8Array;
 }
 
-const KIND_NAMES: Record<number, FrameKind> = { 1: "opus", 2: "pcm16", 3: "ended" };
+const KIND_NAMES: Record<number, FrameKind> = { 1: "opus", 2: "pcm16", 3: "ended", 4: "silence" };
 
 /** Parses one binary frame. Throws invalid_audio on anything malformed (the caller drops it). */
 export function decodeCaptureFrame(data: Uint8Array): CaptureFrame {
@@ -57,7 +61,26 @@ export function decodeCaptureFrame(data: Uint8Array): CaptureFrame {
   if (kind === "pcm16" && payload.byteLength % (2 * channels) !== 0) {
     throw new TalkError("invalid_audio", "PCM16 payload is not whole samples");
   }
+  if (kind === "silence") {
+    if (payload.byteLength !== 4)
+      throw new TalkError("invalid_audio", "silence frame payload is not 4 bytes");
+    const samples = new DataView(payload.buffer, payload.byteOffset, 4).getUint32(0, true);
+    if (samples === 0 || samples > sampleRate * MAX_SILENCE_SECONDS)
+      throw new TalkError("invalid_audio", `silence frame claims ${samples} samples`);
+  }
   return { kind, trackId, channels, sampleRate, payload };
+}
+
+/** A silence frame's sample count (at its sample rate); decodeCaptureFrame has checked it. */
+export function silenceSamples(frame: CaptureFrame): number {
+  return new DataView(frame.payload.buffer, frame.payload.byteOffset, 4).getUint32(0, true);
+}
+
+/** The payload of a silence frame of `samples` samples. */
+export function silencePayload(samples: number): Uint8Array {
+  const out = new Uint8Array(4);
+  new DataView(out.buffer).setUint32(0, samples, true);
+  return out;
 }
 
 /** Builds one binary frame (server side: assistant audio; tests: page frames). */

@@ -11,12 +11,19 @@
  *   `MediaStreamTrackProcessor`, or, where WebCodecs is unavailable (a
  *   non-secure page, an old browser, or `forcePcm`), sends PCM16 from a Web
  *   Audio ScriptProcessor;
+ * - skips the encoder while an Opus track is silent (every sample under
+ *   `SILENCE_PEAK` for `SILENCE_HOLD_MS`): the encoder is drained at a packet
+ *   boundary and the silent time goes out as `silence` frames (a sample count,
+ *   capture-framing.ts) every `SILENCE_REPORT_MS`, which the server decodes as
+ *   zeros, so its timeline and VAD run as if the silence had been sent;
  * - sends media as binary frames (capture-framing.ts) and track metadata as
  *   JSON text on one WebSocket to the server;
  * - every `sourceIntervalMs`, reports per track the RTP sources (SSRCs and,
  *   on mixed SFU streams, CSRCs) whose packets arrived since the last report
  *   and were not silent, with their audio levels, from the track's
- *   RTCRtpReceiver (speaker attribution, speaker-attribution.ts). Chromium
+ *   RTCRtpReceiver (speaker attribution, speaker-attribution.ts); a track whose
+ *   decoded audio is silent is not asked (no source on it can be above
+ *   `SOURCE_MIN_LEVEL` then: its mix is quieter than that). Chromium
  *   fills these only for a track that is being played out, so each track is
  *   also attached to a muted audio element;
  * - where the platform sends one mixed stream beside per-speaker copies
@@ -41,6 +48,11 @@ export interface CaptureScriptConfig {
   opusFrameMs?: number;
   /** How often active RTP sources are reported, ms. Default 200. */
   sourceIntervalMs?: number;
+  /**
+   * Skip the Opus encoder while a track is silent and send `silence` frames
+   * instead (default true). false: every frame is encoded, as before.
+   */
+  skipSilence?: boolean;
   /**
    * The bot's camera when the page asks for one: "off" (no video track) or
    * "card" (a canvas the page draws: the bot's name, a speaking indicator,
@@ -96,10 +108,17 @@ window.__talkgateCapture = true;
 const NativePC = window.RTCPeerConnection;
 const textEncoder = new TextEncoder();
 const tracks = new Map();
-// trackId -> { track, receiver, seen: Map<"s"|"c" + source, timestamp>, sink }
+// trackId -> { track, receiver, seen: Map<"s"|"c" + source, timestamp>, sink, silent }
 const receivers = new Map();
 // Levels below this are silence: not reported (speech is around 0.01..0.5).
 const SOURCE_MIN_LEVEL = 0.002;
+// A decoded 10 ms frame whose every sample is under this (-60 dBFS) is silent: far below any speech a
+// recognizer or the server's VAD could use, and below SOURCE_MIN_LEVEL (a peak is never under its RMS).
+const SILENCE_PEAK = 0.001;
+// Encoding goes on this long after the last sound (word gaps, soft word ends): only real pauses are skipped.
+const SILENCE_HOLD_MS = 400;
+// Skipped silence is reported this often (the server's VAD ends an utterance on it: captions wait on this).
+const SILENCE_REPORT_MS = 100;
 let ws = null;
 let open = false;
 let pending = [];
@@ -160,16 +179,62 @@ function connect() {
   ws.onclose = () => { open = false; };
 }
 
+let silenceScratch = null;
+
+/** Whether every sample of every channel of an AudioData is under SILENCE_PEAK (throws if it cannot be read). */
+function isSilent(data) {
+  const n = data.numberOfFrames;
+  if (!silenceScratch || silenceScratch.length < n) silenceScratch = new Float32Array(n);
+  for (let c = 0; c < data.numberOfChannels; c++) {
+    data.copyTo(silenceScratch, { planeIndex: c, format: "f32-planar" });
+    for (let i = 0; i < n; i++) {
+      const v = silenceScratch[i];
+      if (v > SILENCE_PEAK || v < -SILENCE_PEAK) return false;
+    }
+  }
+  return true;
+}
+
+function silenceFrame(trackId, channels, rate, samples) {
+  const count = new Uint8Array(4);
+  new DataView(count.buffer).setUint32(0, samples, true);
+  return frame(4, trackId, channels, rate, count);
+}
+
 async function captureOpus(track) {
   const reader = new MediaStreamTrackProcessor({ track }).readable.getReader();
+  const watched = receivers.get(track.id);
   let encoder = null;
+  let channels = 1;
+  let rate = 48000;
+  // Samples given to the encoder since it was configured: it holds a partial packet unless a multiple of
+  // frameSamples; it is drained for silence only on a whole packet, so no audio is padded or moved.
+  let fed = 0;
+  let frameSamples = 0;
+  let quiet = 0; // samples under SILENCE_PEAK since the last sound
+  let skipping = CFG.skipSilence !== false;
+  let silent = false; // the encoder is drained; silent audio is counted, not encoded
+  let skipped = 0; // silent samples not yet reported
+  // Silence frames go out once the encoder's last packet did (its flush), never before it.
+  let drained = Promise.resolve();
+  const reportSilence = () => {
+    if (skipped === 0) return;
+    const samples = skipped;
+    skipped = 0;
+    drained = drained.then(() => send(silenceFrame(track.id, channels, rate, samples)));
+  };
+  const setSilent = (value) => {
+    silent = value;
+    if (watched) watched.silent = value;
+  };
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
       if (!encoder) {
-        const channels = Math.min(2, value.numberOfChannels);
-        const rate = value.sampleRate;
+        channels = Math.min(2, value.numberOfChannels);
+        rate = value.sampleRate;
+        frameSamples = Math.round((rate * (CFG.opusFrameMs || 60)) / 1000);
         encoder = new AudioEncoder({
           output: (chunk) => {
             const packet = new Uint8Array(chunk.byteLength);
@@ -186,9 +251,42 @@ async function captureOpus(track) {
           opus: { complexity: CFG.opusComplexity ?? 3, frameDuration: (CFG.opusFrameMs || 60) * 1000 },
         });
       }
-      if (encoder.state === "configured") encoder.encode(value);
+      let hush = false;
+      if (skipping) {
+        try {
+          hush = value.sampleRate === rate && isSilent(value);
+        } catch (err) {
+          skipping = false; // this browser cannot read the samples: every frame is encoded
+          report(track.id, err);
+        }
+      }
+      const n = value.numberOfFrames;
+      if (hush && silent) {
+        skipped += n;
+        if (skipped * 1000 >= rate * SILENCE_REPORT_MS) reportSilence();
+        value.close();
+        continue;
+      }
+      if (!hush) {
+        quiet = 0;
+        if (silent) {
+          reportSilence();
+          setSilent(false);
+        }
+      } else quiet += n;
+      if (encoder.state === "configured") {
+        encoder.encode(value);
+        fed += n;
+      }
       value.close();
+      if (hush && quiet * 1000 >= rate * SILENCE_HOLD_MS && fed % frameSamples === 0 && encoder.state === "configured") {
+        setSilent(true);
+        const flushed = encoder.flush().catch(() => {});
+        drained = drained.then(() => flushed);
+      }
     }
+    reportSilence();
+    await drained;
     if (encoder && encoder.state === "configured") await encoder.flush();
   } finally {
     if (encoder && encoder.state !== "closed") encoder.close();
@@ -230,7 +328,8 @@ function watchSources(track, receiver) {
     sink.srcObject = new MediaStream([track]);
     sink.play().catch(() => {});
   } catch {}
-  receivers.set(track.id, { track, receiver, seen: new Map(), sink });
+  // silent: set by the track's capture while its decoded audio is silent (no source on it is then worth a report).
+  receivers.set(track.id, { track, receiver, seen: new Map(), sink, silent: false });
 }
 
 function activeSources(entry, list, kind, seen) {
@@ -255,6 +354,7 @@ function reportSources() {
       if (entry.sink) entry.sink.srcObject = null;
       continue;
     }
+    if (entry.silent) continue;
     const seen = new Map();
     let ssrc = [];
     let csrc = [];

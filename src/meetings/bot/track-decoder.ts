@@ -1,12 +1,15 @@
 import { createOpusDecoder, createResampler, type OpusDecoder, type Resampler } from "../../codecs/index.js";
 import { TalkError } from "../../core/index.js";
-import type { CaptureFrame } from "./capture-framing.js";
+import { silenceSamples, type CaptureFrame } from "./capture-framing.js";
 import { CAPTURE_RATE } from "./capture-rate.js";
 
 /**
  * One remote track's audio, from capture frames to 16 kHz mono PCM16. Opus
  * decodes straight to 16 kHz (libopus downmixes a stereo packet); PCM16 is
- * downmixed and resampled. State (decoder, resampler) lives as long as the
+ * downmixed and resampled; a silence frame (the page skipped encoding
+ * silent audio) becomes as many zeros at 16 kHz, so the track's timeline and
+ * its VAD run on as if the silence had been sent. State (decoder, resampler,
+ * the fraction of a sample silence frames left over) lives as long as the
  * track.
  */
 export class TrackDecoder {
@@ -14,6 +17,9 @@ export class TrackDecoder {
   #opus: OpusDecoder | undefined;
   #resampler: Resampler | undefined;
   #closed = false;
+  /** Silence not yet turned into whole 16 kHz samples: (samples at the frame's rate) x 16 000, remainder. */
+  #silenceRest = 0;
+  #silenceRate = 0;
 
   constructor(trackId: string) {
     this.trackId = trackId;
@@ -23,6 +29,7 @@ export class TrackDecoder {
   decode(frame: CaptureFrame): Int16Array {
     if (this.#closed) throw new TalkError("invalid_state", "The track decoder is closed.");
     if (frame.kind === "ended") return new Int16Array(0);
+    if (frame.kind === "silence") return this.#silence(frame);
     if (frame.kind === "opus") {
       this.#opus ??= createOpusDecoder({ sampleRate: CAPTURE_RATE, channels: 1 });
       try {
@@ -45,6 +52,16 @@ export class TrackDecoder {
       throw new TalkError("invalid_audio", `Unsupported capture rate ${frame.sampleRate}.`, { cause: err });
     }
     return this.#resampler.process(pcm);
+  }
+
+  #silence(frame: CaptureFrame): Int16Array {
+    if (frame.sampleRate !== this.#silenceRate) {
+      this.#silenceRate = frame.sampleRate;
+      this.#silenceRest = 0;
+    }
+    const scaled = silenceSamples(frame) * CAPTURE_RATE + this.#silenceRest;
+    this.#silenceRest = scaled % frame.sampleRate;
+    return new Int16Array(Math.floor(scaled / frame.sampleRate));
   }
 
   /** Idempotent. */
