@@ -22,7 +22,10 @@
  * 5. flag variants side by side (`--variant 'label=--flag --flag=value'`, repeated;
  *    `--rounds N`): 1 bot per step, the variants interleaved round by round so
  *    the machine's load moves alike for each; a summary line per variant at the
- *    end (median Chromium CPU and PSS, captions seen).
+ *    end (median Chromium CPU and PSS, the Xvfb share, captions seen).
+ *    `--baseline <commit|dir>` (bench/lib/baseline-checkout.ts) adds the variant
+ *    `baseline`: that checkout's own harness, bot and capture script, default
+ *    flags, interleaved with this checkout's variants (`this=` when none is given).
  * 6. `--profile-seconds N`: after each step's window, the first bot's page
  *    under V8's sampling profiler for N s, its top functions by self time
  *    (`firstBotPageProfile`, in cores of that thread's wall time).
@@ -43,9 +46,19 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { TalkEvent } from "../src/core/talk-events.js";
 import { speechWav, startMeetingsHarness } from "../test/integration/meetings-harness.js";
+import { baselineCheckout } from "./lib/baseline-checkout.js";
+
+/** The test meeting's harness of one checkout: this one, or a baseline's. */
+interface HarnessModule {
+  speechWav: typeof speechWav;
+  startMeetingsHarness: typeof startMeetingsHarness;
+}
+const THIS_CHECKOUT: HarnessModule = { speechWav, startMeetingsHarness };
 
 const { values } = parseArgs({
   options: {
@@ -65,6 +78,8 @@ const { values } = parseArgs({
     // After the window: the first bot's page profiled this long (V8 sampling), its top functions by self time.
     "profile-seconds": { type: "string", default: "0" },
     rounds: { type: "string", default: "1" },
+    // A commit or checkout directory whose own bot runs as the variant "baseline" beside this one's.
+    baseline: { type: "string" },
   },
 });
 if (values.browser !== "headed" && values.browser !== "headless")
@@ -224,8 +239,11 @@ function xvfbPids(): number[] {
 interface StepFigures {
   cpu: number;
   pss: number;
+  /** The Xvfb server's CPU over the window (headed; one bot per step, so all of it is that bot's share). */
+  xvfb: number;
   captions: number;
   alive: boolean;
+  load: [string, string];
 }
 
 /**
@@ -279,8 +297,10 @@ async function step(
   browser = values.browser as "headed" | "headless",
   flags: string[] = botFlags,
   label?: string,
+  checkout: HarnessModule = THIS_CHECKOUT,
 ): Promise<StepFigures> {
   const pageServer = camera === "url" ? await cameraPageServer() : undefined;
+  const { speechWav, startMeetingsHarness } = checkout;
   const h = await startMeetingsHarness({
     browser,
     display: values.display,
@@ -438,8 +458,10 @@ async function step(
     return {
       cpu: cpuShare[0]!,
       pss: pss.reduce((a, b) => a + b, 0) / pss.length,
+      xvfb: xvfbShare,
       captions: latencies.length,
       alive: alive.every(Boolean),
+      load: [load0!, load1!],
     };
   } finally {
     await h.close();
@@ -502,31 +524,56 @@ async function simJoinTimes(n: number): Promise<void> {
   );
 }
 
+interface Variant {
+  label: string;
+  flags: string[];
+  checkout?: HarnessModule;
+  describe?: string;
+}
+
 /** `label=--flag --flag=value`: a named set of extra bot flags (empty after `=`: the defaults). */
-function parseVariant(text: string): { label: string; flags: string[] } {
+function parseVariant(text: string): Variant {
   const at = text.indexOf("=");
   if (at <= 0) throw new Error(`--variant label=flags, got ${text}`);
   const flags = text.slice(at + 1).trim();
   return { label: text.slice(0, at), flags: flags ? flags.split(/\s+/) : [] };
 }
 
+/** The baseline checkout's harness, loaded from its own tree (its src, its capture script). */
+async function baselineVariant(baseline: string): Promise<Variant> {
+  const { dir, describe } = baselineCheckout(baseline);
+  const checkout = (await import(
+    pathToFileURL(join(dir, "test", "integration", "meetings-harness.ts")).href
+  )) as HarnessModule;
+  return { label: "baseline", flags: [], checkout, describe };
+}
+
 const variants = (values.variant ?? []).map(parseVariant);
+if (values.baseline !== undefined) {
+  if (variants.length === 0) variants.push({ label: "this", flags: [] });
+  variants.unshift(await baselineVariant(values.baseline));
+}
 if (variants.length > 0) {
   const rounds = Number(values.rounds);
   const seen = new Map<string, StepFigures[]>(variants.map((v) => [v.label, []]));
   for (let r = 0; r < rounds; r++)
-    for (const v of variants) seen.get(v.label)!.push(await step(1, undefined, v.flags, v.label));
+    for (const v of variants)
+      seen.get(v.label)!.push(await step(1, undefined, v.flags, v.label, v.checkout ?? THIS_CHECKOUT));
   const median = (xs: number[]): number => percentile(xs, 50);
   for (const v of variants) {
     const runs = seen.get(v.label)!;
     console.log(
       JSON.stringify({
         summary: v.label,
+        ...(v.describe ? { checkout: v.describe } : {}),
         flags: v.flags,
         rounds: runs.length,
         chromiumCpuCores: runs.map((x) => Number(x.cpu.toFixed(3))),
         medianCpuCores: Number(median(runs.map((x) => x.cpu)).toFixed(3)),
+        // The bot's whole share: its Chromium and the Xvfb it draws on (1 bot per step).
+        medianWithXvfbCores: Number(median(runs.map((x) => x.cpu + x.xvfb)).toFixed(3)),
         medianPssMb: Math.round(median(runs.map((x) => x.pss))),
+        loadAverages: runs.map((x) => x.load),
         captions: runs.map((x) => x.captions),
         botsAliveAtEnd: runs.map((x) => x.alive),
       }),
