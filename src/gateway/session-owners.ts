@@ -144,11 +144,15 @@ export class SessionOwnership {
 
   /**
    * The owner's client reports what it played (`playback` on a verb): read by
-   * the session's sink (heardMs, drained) before the verb runs.
+   * the session's sink (heardMs, drained) and the leg's echo reference before the verb runs.
    */
   reportPlayback(owned: OwnedSession, position: PlaybackPosition | undefined): void {
     if (position === undefined) return;
-    this.#entries.get(owned.session.id)?.playback.report(position);
+    const entry = this.#entries.get(owned.session.id);
+    if (!entry) return;
+    entry.playback.report(position);
+    // The leg aligns its echo reference by the same report.
+    entry.controller?.playbackReported?.(position);
   }
 
   /**

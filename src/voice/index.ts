@@ -3,6 +3,7 @@
 export { MediaLeg } from "./media/media-leg.js";
 export type { MediaLegAdapter } from "./media/media-leg.js";
 export { ClientLeg, startClientLeg } from "./media/client-leg.js";
+export { LineReference } from "./media/line-reference.js";
 export type {
   NoiseSuppressorFactory,
   NoiseSuppressorPort,

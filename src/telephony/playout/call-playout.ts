@@ -16,12 +16,11 @@
  */
 import { TalkError, ULAW_8K } from "../../core/index.js";
 import type { AudioChunk } from "../../core/index.js";
-import type { TalkAudioSink } from "../../voice/index.js";
+import { LineReference, type TalkAudioSink } from "../../voice/index.js";
 import type { TerminalReason } from "../../core/index.js";
 import { lineAudio, type LineAudio } from "../line-audio.js";
 import { OutboundFramer } from "./outbound-framer.js";
 import { PlaybackTracker } from "./playback-tracker.js";
-import { LineReference } from "./line-reference.js";
 
 /** Where the playout sends: the current stream socket (replaced when the carrier reconnects), in the carrier's wire format. */
 export interface PlayoutLine {

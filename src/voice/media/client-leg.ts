@@ -5,8 +5,13 @@
  * interruption sequence are the leg's on every surface. Two things stay the
  * client's: its turns (push-to-talk verbs; a realtime provider's own turn
  * detection stays on) and a provider failure (session.error and the close
- * with `error`, as before: nothing is spoken to it). No echo guard: a client
- * sends no played reference. The gateway still
+ * with `error`, as before: nothing is spoken to it). The echo guard of a
+ * realtime session's leg takes its reference from what was sent to the client,
+ * aligned by the client's playback reports (ClientReference): once the client
+ * reports, its microphone hearing its own speaker no longer interrupts the
+ * answer (the leg's gate on the cleaned audio decides barge-in, as on a
+ * realtime phone call with echo cancellation); a client that reports nothing
+ * is heard as before. The gateway still
  * sees a session controller (its verbs and its one audio sink per session);
  * each verb goes to the leg:
  *
@@ -39,7 +44,16 @@ import {
   DEFAULT_OUTPUT_FORMAT,
   type PipelineOptions,
 } from "../pipelines/pipeline-options.js";
+import { ClientReference } from "./client-reference.js";
 import { MediaLeg } from "./media-leg.js";
+
+/**
+ * The local barge-in gate of a client's leg once its echo is cancelled: the telephony VAD's defaults
+ * (telephony.vad: -45 dBFS, 120 ms of speech) and a caller turn's usual silence.
+ */
+const CLIENT_BARGE_IN = Object.freeze({ threshold: -45, minSpeechMs: 120, silenceMs: 500 });
+/** Rates every speech detector of the gate takes (WebRTC VAD, Silero); a client at another is heard as before. */
+const GATE_RATES: readonly number[] = [8000, 16_000];
 
 export interface ClientLegOptions {
   session: TalkSession;
@@ -56,7 +70,17 @@ export interface ClientLegOptions {
 
 /** Builds a Talk API session's leg and waits until it takes audio; rejects (the session closed) when it cannot. */
 export async function startClientLeg(o: ClientLegOptions): Promise<ClientLeg> {
-  const sink = new ClientSink();
+  const format = o.inputFormat ?? DEFAULT_INPUT_FORMAT;
+  const { echo } = o.createController;
+  // A realtime session's PCM caller audio: the echo guard runs once the client reports its playback.
+  const echoGuard =
+    o.session.mode === "realtime" &&
+    format.encoding === "pcm16" &&
+    format.channels === 1 &&
+    GATE_RATES.includes(format.sampleRate) &&
+    echo.options.enabled &&
+    echo.create !== undefined;
+  const sink = new ClientSink(echoGuard ? new ClientReference(format) : undefined);
   const leg = new MediaLeg({
     session: o.session,
     createController: o.createController,
@@ -66,9 +90,10 @@ export async function startClientLeg(o: ClientLegOptions): Promise<ClientLeg> {
       // The gateway closes its sessions through close(); nothing else to tell it.
       legClosed: () => {},
     },
-    format: o.inputFormat ?? DEFAULT_INPUT_FORMAT,
+    format,
     outputFormat: o.outputFormat ?? DEFAULT_OUTPUT_FORMAT,
-    turnTaking: { kind: "client" },
+    turnTaking: echoGuard ? { kind: "client", localBargeIn: CLIENT_BARGE_IN } : { kind: "client" },
+    ...(echoGuard ? { echoReference: "reported" as const } : {}),
     ...(o.options ? { options: o.options } : {}),
     ...(o.clientTools ? { clientTools: o.clientTools } : {}),
     // A Talk API client hears of a failure (session.error, the close) and decides; nothing is spoken to it.
@@ -97,7 +122,12 @@ export class ClientLeg implements TalkSessionController, TalkDirectTools {
   }
 
   appendAudio(data: Uint8Array, base64?: string): void {
-    this.leg.appendBytes(data, base64);
+    this.leg.appendBytes(data, base64, this.#sink.reference);
+  }
+
+  /** The client played `playedMs` of `itemId` (its `playback` report): aligns the echo reference. */
+  playbackReported(position: { itemId: string; playedMs: number }): void {
+    this.#sink.reported(position);
   }
 
   appendPcm(pcm: Int16Array): void {
@@ -132,8 +162,9 @@ export class ClientLeg implements TalkSessionController, TalkDirectTools {
     this.#sink.set(sink);
   }
 
-  close(reason: TerminalReason): Promise<void> {
-    return this.leg.close(reason);
+  async close(reason: TerminalReason): Promise<void> {
+    await this.leg.close(reason);
+    this.#sink.close();
   }
 }
 
@@ -144,17 +175,40 @@ export class ClientLeg implements TalkSessionController, TalkDirectTools {
  */
 class ClientSink implements TalkAudioSink {
   #sink: TalkAudioSink | undefined;
+  readonly #reference: ClientReference | undefined;
+
+  constructor(reference: ClientReference | undefined) {
+    this.#reference = reference;
+  }
+
+  /**
+   * What the client played over the next `samples` of its audio, once it reports its playback
+   * (undefined before, or without an echo guard).
+   */
+  readonly reference = (samples: number): Int16Array | undefined =>
+    this.#reference?.reporting ? this.#reference.take(samples) : undefined;
+
+  reported(position: { itemId: string; playedMs: number }): void {
+    this.#reference?.reported(position);
+  }
 
   set(sink: TalkAudioSink | undefined): void {
     this.#sink = sink;
   }
 
+  close(): void {
+    this.#reference?.close();
+  }
+
   write(chunk: Parameters<TalkAudioSink["write"]>[0], meta: { turnId: string; itemId: string }): void {
-    this.#sink?.write(chunk, meta);
+    if (!this.#sink) return;
+    this.#sink.write(chunk, meta);
+    this.#reference?.written(chunk, meta.itemId);
   }
 
   clear(meta: { turnId: string; itemId?: string; reason: TerminalReason }): void {
     this.#sink?.clear(meta);
+    this.#reference?.clear();
   }
 
   drained(itemId: string, signal: AbortSignal): Promise<void> {

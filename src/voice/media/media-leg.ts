@@ -95,9 +95,11 @@ export type TurnTaking =
   | { kind: "adapter" }
   /**
    * A Talk API client: its verbs start and end turns (push-to-talk), and the pipeline's own end of turn
-   * stays on (a realtime provider's turn detection, a caption's silence timer).
+   * stays on (a realtime provider's turn detection, a caption's silence timer). With `localBargeIn`, once
+   * the client's audio comes with a reference (echoReference "reported"), a local gate on the cleaned
+   * audio decides barge-in, as on a realtime phone leg with echo cancellation.
    */
-  | { kind: "client" };
+  | { kind: "client"; localBargeIn?: { threshold: number; minSpeechMs: number; silenceMs: number } };
 
 /** Timing hooks of the leg's local barge-in and end of speech (a surface's latency metrics). */
 export interface MediaLegObserver {
@@ -146,9 +148,12 @@ export interface MediaLegOptions {
   /**
    * The adapter passes, with its caller audio, the assistant audio played into the line over the same span
    * (appendAudio's `reference`, a phone line): the echo is cancelled before the gate and STT when
-   * talk.input.echoCancellation is enabled and the process has a canceller. Default false.
+   * talk.input.echoCancellation is enabled and the process has a canceller. "reported": only once the
+   * adapter knows what its listener plays (a Talk API client reporting its playback) does it pass one;
+   * until its first reference the caller audio goes on as without echo cancellation (nor does the
+   * local barge-in gate decide). Default false.
    */
-  echoReference?: boolean;
+  echoReference?: boolean | "reported";
   logger: TalkLogger;
 }
 
@@ -172,6 +177,8 @@ export class MediaLeg {
   #closing: Promise<void> | undefined;
   #resolveClosed!: (reason: TerminalReason) => void;
   #appendFailures = 0;
+  /** echoReference "reported": a reference came with the caller's audio (from then on the guard runs). */
+  #referenced = false;
   /** Caller audio taken so far, ms of audio time: the clock of input.audio.speech_* positions. */
   #inputMs = 0;
   /** The largest frame appendBytes takes (talk.gateway's maxAudioBytesPerFrame through the pipeline options). */
@@ -261,7 +268,10 @@ export class MediaLeg {
         ...(preRollMs !== undefined ? { preRollMs } : {}),
         ...(vad ? { detector: vad } : {}),
       });
-    } else if (o.turnTaking.kind === "provider" && o.turnTaking.localBargeIn) {
+    } else if (
+      (o.turnTaking.kind === "provider" || o.turnTaking.kind === "client") &&
+      o.turnTaking.localBargeIn
+    ) {
       this.#gate = bargeInGate(o.turnTaking.localBargeIn, o.format.sampleRate, o.createController.input.vad);
     }
     this.#echo = this.#createEchoGuard();
@@ -286,7 +296,7 @@ export class MediaLeg {
         : { faults: { handler: this.#faults, options: o.createController.faults.options } }),
     });
     this.#controller = controller;
-    if (this.#gate && o.turnTaking.kind === "provider")
+    if (this.#gate && (o.turnTaking.kind === "provider" || o.turnTaking.kind === "client"))
       this.#localBargeIn = new LocalBargeIn({
         controller,
         gate: this.#gate,
@@ -332,11 +342,13 @@ export class MediaLeg {
         );
       }
       this.#inputMs += (pcm.length / format.channels / format.sampleRate) * 1000;
-      const cancelled = this.#echo ? this.#echo.process(pcm, reference) : pcm;
+      if (reference !== undefined) this.#referenced = true;
+      const guarded = this.#guarded;
+      const cancelled = this.#echo && guarded ? this.#echo.process(pcm, reference) : pcm;
       const heard = this.#noise && cancelled.length > 0 ? this.#noise.process(cancelled) : cancelled;
       if (heard.length === 0) return;
       if (this.#turns) this.#turns.audio(heard);
-      else if (this.#localBargeIn) this.#localBargeIn.audio(heard);
+      else if (this.#localBargeIn && guarded) this.#localBargeIn.audio(heard);
       else controller.appendPcm(heard);
       if (this.#gate?.speaking === true) this.#echo?.callerSpeaking();
     } catch (err) {
@@ -349,7 +361,11 @@ export class MediaLeg {
    * invalid_audio, payload_too_large thrown to the client), then as any caller audio: PCM through the
    * leg's input processing and turn-taking, an encoded format passed through.
    */
-  appendBytes(data: Uint8Array, base64?: string): void {
+  appendBytes(
+    data: Uint8Array,
+    base64?: string,
+    reference?: (samples: number) => Int16Array | undefined,
+  ): void {
     const controller = this.#live();
     if (!controller) throw new TalkError(this.#closedOr("invalid_state"));
     if (this.passthrough) {
@@ -358,7 +374,8 @@ export class MediaLeg {
     }
     const { format } = this.#options;
     if (!checkAppend(this.session, data, format, this.#maxAppendBytes)) return;
-    this.appendAudio(pcm16FromBytes(data), format);
+    const pcm = pcm16FromBytes(data);
+    this.appendAudio(pcm, format, reference?.(pcm.length / format.channels));
   }
 
   /** Caller audio in the passthrough format, untouched (only when `passthrough` was chosen). */
@@ -402,13 +419,15 @@ export class MediaLeg {
   /**
    * The pipeline heard speech over `output` (the realtime provider's speech_started, the local STT path's
    * VAD): where the leg's own gate decides barge-in (echo-cancelled audio), that gate's onset will, and the
-   * provider's speech is only noted; otherwise the policy decides here. Timed by the surface around the
-   * provider's event (CallLatency.timedRealtime), so not observed again.
+   * provider's speech is only noted; otherwise the policy decides here. A Talk API client's leg is the
+   * exception: while its answer plays the pipeline hears silence in place of the client's audio (LocalBargeIn)
+   * unless the gate let speech through, so what it reports is speech and the policy decides it too. Timed
+   * by the surface around the provider's event (CallLatency.timedRealtime), so not observed again.
    */
   #speechOverOutput(output: TalkOutput): "interrupted" | "kept" | "deferred" {
     const controller = this.#controller;
     if (!controller || this.#state === "closing" || this.#state === "closed") return "kept";
-    if (this.#localBargeIn) return "deferred";
+    if (this.#localBargeIn && this.#guarded && this.#options.turnTaking.kind !== "client") return "deferred";
     return this.#interrupt(controller, output) ? "interrupted" : "kept";
   }
 
@@ -535,7 +554,7 @@ export class MediaLeg {
   /** The leg's echo canceller, when its adapter supplies the reference and echo cancellation is on. */
   #createEchoGuard(): EchoGuard | undefined {
     const { echo } = this.#options.createController;
-    if (this.#options.echoReference !== true || !echo.options.enabled || !echo.create) return undefined;
+    if (!this.#options.echoReference || !echo.options.enabled || !echo.create) return undefined;
     return new EchoGuard(echo.create, echo.options, this.#options.format.sampleRate);
   }
 
@@ -544,6 +563,11 @@ export class MediaLeg {
     const { noiseSuppression, createSuppressor } = this.#options.createController.input;
     if (!noiseSuppression.enabled || !createSuppressor) return undefined;
     return new NoiseGuard(createSuppressor, noiseSuppression, this.#options.format.sampleRate);
+  }
+
+  /** Whether the echo guard (and a local barge-in gate) hears the caller: always, or once a reference came. */
+  get #guarded(): boolean {
+    return this.#options.echoReference !== "reported" || this.#referenced;
   }
 
   #live(): SessionController | undefined {

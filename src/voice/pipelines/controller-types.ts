@@ -136,6 +136,11 @@ export interface TalkSessionController {
   submitToolResult(callId: string, output: string): void;
   /** Replaces where assistant audio goes (e.g. after talk.session.join from another connection). */
   setAudioSink(sink: TalkAudioSink | undefined): void;
+  /**
+   * Optional: the client says it played `playedMs` of `itemId` (its `playback` report, before the verb
+   * it came with runs): a Talk API client's leg aligns its echo reference by it.
+   */
+  playbackReported?(position: { itemId: string; playedMs: number }): void;
   /** Closes provider work and the session. Idempotent. */
   close(reason: TerminalReason): Promise<void>;
 }

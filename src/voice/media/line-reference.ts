@@ -23,6 +23,10 @@
  * trip leaves the same lead at each answer's start.
  *
  * Frames are kept in the wire format and decoded only when taken.
+ *
+ * A Talk API client's leg keeps one too (client-reference.ts): the audio sent
+ * to the client as 20 ms frames, acknowledged by the client's `playback`
+ * reports instead of a carrier's marks.
  */
 
 /** Two minutes of audio at most (the framer's own bound); older audio is dropped first. */
