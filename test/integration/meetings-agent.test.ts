@@ -33,6 +33,7 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     h = await startMeetingsHarness(
       { aloneTimeoutMs: 60_000, wakeTriggers: ["ten meter"] },
       { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
+      { levelMeters: false, participantsListen: false },
     );
     h.app.runtime.subscribeAll((event) => {
       if (event.sessionId === assistantSessionId) events.push(event);
@@ -43,7 +44,8 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
       "Alice",
       speechSequenceWav(h.dir, "alice", ["goforward.raw", "something.raw"], 1.0, 9),
     );
-    bob = await h.participant("ask", "Bob", silenceWav(h.dir));
+    // Bob's page listens and measures what it hears (its audio and level meters on).
+    bob = await h.participant("ask", "Bob", silenceWav(h.dir), { levels: "on", audio: "on" });
   }, 60_000);
 
   afterAll(async () => {

@@ -73,7 +73,8 @@ export interface MeetingsHarness {
   app: App;
   baseUrl: string;
   dir: string;
-  roomUrl(room: string): string;
+  /** The room's address with `query` (page options) and the harness's own (`levels=off` when meters are off). */
+  roomUrl(room: string, query?: Record<string, string>): string;
   /** A Chromium participant speaking `wav` in a loop (or silent without one); `query` adds page options. */
   participant(room: string, name: string, wav?: string, query?: Record<string, string>): Promise<Participant>;
   /**
@@ -98,6 +99,20 @@ export interface MeetingsHarness {
     bound?: WaitBound,
   ): Promise<TranscriptLine[]>;
   close(): Promise<void>;
+}
+
+export interface MeetingsHarnessOptions {
+  /**
+   * false: every test room page of the harness (participants, guests, the rooms bots are sent to with
+   * `roomUrl`) runs without level meters (`levels=off`), unless a page's own query asks (`levels: "on"`
+   * for a participant whose `peakLevel` the test reads). Default true (benches measure the page as it is).
+   */
+  levelMeters?: boolean;
+  /**
+   * false: participants and guests play none of what they hear (`audio=off`), unless a page's own query
+   * asks (`audio: "on"`). The bots' rooms are not touched: a bot hears through the page's audio. Default true.
+   */
+  participantsListen?: boolean;
 }
 
 /** A wait's own deadline and what it waits for, for the failure's message. */
@@ -182,6 +197,7 @@ async function enterRoom(
 export async function startMeetingsHarness(
   meetings: Record<string, unknown> = {},
   config: Record<string, unknown> = {},
+  options: MeetingsHarnessOptions = {},
 ): Promise<MeetingsHarness> {
   const dir = mkdtempSync(join(tmpdir(), "talkgate-meetings-"));
   const loaded = validateConfig({
@@ -196,6 +212,12 @@ export async function startMeetingsHarness(
   const { port } = await app.listen({ port: 0 });
   const baseUrl = `http://127.0.0.1:${port}`;
   const participants = new Set<Participant>();
+  const pageQuery: Record<string, string> = options.levelMeters === false ? { levels: "off" } : {};
+  const participantQuery: Record<string, string> = {
+    ...pageQuery,
+    ...(options.participantsListen === false ? { audio: "off" } : {}),
+  };
+  const roomBase = (room: string): string => `${baseUrl}/meetings/test-room/${room}`;
   let guestBrowser: Promise<Browser> | undefined;
   let closed = false;
   // Polling loops stop with the harness, so a timed-out test leaves nothing running.
@@ -207,9 +229,12 @@ export async function startMeetingsHarness(
     app,
     baseUrl,
     dir,
-    roomUrl: (room) => `${baseUrl}/meetings/test-room/${room}`,
+    roomUrl: (room, query = {}) => {
+      const search = new URLSearchParams({ ...pageQuery, ...query }).toString();
+      return search ? `${roomBase(room)}?${search}` : roomBase(room);
+    },
     async participant(room, name, wav, query) {
-      const p = await launchParticipant(harness.roomUrl(room), name, dir, wav, query);
+      const p = await launchParticipant(roomBase(room), name, dir, wav, { ...participantQuery, ...query });
       const close = p.close;
       p.close = async () => {
         participants.delete(p);
@@ -233,7 +258,7 @@ export async function startMeetingsHarness(
       };
       participants.add(p);
       try {
-        await enterRoom(page, harness.roomUrl(room), name, query);
+        await enterRoom(page, roomBase(room), name, { ...participantQuery, ...query });
       } catch (err) {
         await p.close();
         throw err;

@@ -20,7 +20,11 @@ describe("meeting bot in transcribe mode, in the local test meeting", () => {
   let botId: string;
 
   beforeAll(async () => {
-    h = await startMeetingsHarness({ aloneTimeoutMs: 60_000 });
+    h = await startMeetingsHarness(
+      { aloneTimeoutMs: 60_000 },
+      {},
+      { levelMeters: false, participantsListen: false },
+    );
     // Alice joins first, so she is the host.
     alice = await h.participant("standup", "Alice", speechWav(h.dir, "goforward.raw"));
     bob = await h.participant("standup", "Bob", speechWav(h.dir, "something.raw"));
@@ -44,6 +48,8 @@ describe("meeting bot in transcribe mode, in the local test meeting", () => {
 
     const inCall = await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.length === 2);
     expect(inCall.participants.sort()).toEqual(["Alice", "Bob"]);
+    // The pages run without level meters (levels=off): a level read fails rather than reading silence.
+    await expect(alice.page.evaluate(`window.testRoom.peakLevel("Bob")`)).rejects.toThrow(/levels=off/);
 
     const lines = await h.waitForTranscript(botId, (l) => {
       const a = wordsOf(l, "Alice");

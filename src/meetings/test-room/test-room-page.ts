@@ -25,6 +25,13 @@
  * remote audio outside the tiles, as SFU platforms do (tracks no longer map
  * to names, only RTP sources do); `ssrc=withhold` strips this participant's
  * `a=ssrc` lines from what it sends, so nobody can name its audio source.
+ * For tests and benches whose pages nobody listens to or reads levels from:
+ * `audio=off` plays no remote audio (a participant that speaks and never
+ * listens: nothing pulls its remote tracks); `levels=off` runs no level
+ * meters (each polls an analyser at 20 Hz and keeps an AudioContext
+ * rendering: docs/performance.md, "Meetings"), so no level bars and no
+ * speaking marks (ignored with `marks=on`, whose marks the meters make). On
+ * such a page `peakLevel` and `speaking` throw rather than read silence.
  * - `.tile video`: a participant's camera, when it sends one (`video=on` on
  *   its page asks for a camera); `videoLevel(name)` measures its latest frame
  * - `#chat`: the room's chat panel, `#chat-log li[data-from][data-at]` (every
@@ -120,8 +127,10 @@ const PAGE_SCRIPT = String.raw`
 const params = new URLSearchParams(location.search);
 const myName = (params.get("name") || "guest").slice(0, 64);
 const detachedAudio = params.get("audio") === "detached";
+const playsAudio = params.get("audio") !== "off";
 const withholdSsrc = params.get("ssrc") === "withhold";
 const sendVideo = params.get("video") === "on";
+const levelsOff = params.get("levels") === "off" && params.get("marks") !== "on";
 const peers = new Map();
 const peaks = new Map();
 let me = null;
@@ -182,6 +191,7 @@ const SPEAKING_HOLD_MS = 400;
 // Measures what this page hears from a peer (tests check that the bot's voice arrives) and drives its
 // tile's level bar and speaking mark. Answers a stop function.
 function watchLevel(name, stream, tile) {
+  if (levelsOff) return () => {};
   try {
     audioContext = audioContext || new AudioContext();
     const analyser = audioContext.createAnalyser();
@@ -243,6 +253,8 @@ function addPeer(id, name, initiator) {
       tile.append(video);
       return;
     }
+    // audio=off: nobody listens here, so nothing pulls (decodes) the track.
+    if (!playsAudio) return;
     const stream = e.streams[0] || new MediaStream([e.track]);
     audio.srcObject = stream;
     audio.play().catch(() => {});
@@ -399,13 +411,21 @@ function postCaption(speaker, text) {
 window.testRoom = {
   leave,
   end,
-  peakLevel: (name) => peaks.get(name) || 0,
+  peakLevel: (name) => {
+    if (levelsOff) throw new Error("this page has no level meters (levels=off)");
+    if (!playsAudio) throw new Error("this page plays no remote audio (audio=off)");
+    return peaks.get(name) || 0;
+  },
   videoLevel,
   sendChat,
   chatLog: () => chatMessages.map((m) => ({ ...m })),
   showCaption: postCaption,
   captions: () => captionLines.map((m) => ({ ...m })),
-  speaking: () => [...document.querySelectorAll(".tile[data-speaking]:not([data-self])")].map((t) => t.dataset.name),
+  speaking: () => {
+    if (levelsOff) throw new Error("this page has no level meters (levels=off)");
+    if (!playsAudio) throw new Error("this page plays no remote audio (audio=off)");
+    return [...document.querySelectorAll(".tile[data-speaking]:not([data-self])")].map((t) => t.dataset.name);
+  },
   get state() { return document.body.dataset.state; },
 };
 document.getElementById("leave").onclick = leave;
