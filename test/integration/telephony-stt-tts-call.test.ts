@@ -105,7 +105,7 @@ describe("telephony: stt-tts calls", () => {
 });
 
 describe("telephony: stt-tts greeting protection", () => {
-  it("caller speech during a protected greeting neither cancels it nor supersedes its turn", async () => {
+  it("caller speech during a protected greeting neither cancels it nor supersedes its turn; once it is over, the speech is a turn of its own", async () => {
     h = await startTelephony({
       mode: "stt-tts",
       telephony: { greeting: "Welcome to the test line. ".repeat(6), greetingProtectMs: 600_000 },
@@ -124,6 +124,18 @@ describe("telephony: stt-tts greeting protection", () => {
     expect(client.clears).toBe(0);
     expect(h.eventsOf(sessionId, "turn.cancelled")).toHaveLength(0);
     expect(h.eventsOf(sessionId, "output.audio.cancelled")).toHaveLength(0);
+    // The speech was kept: the greeting over, it is a turn of its own, its words on that turn, not the greeting's.
+    const greetingTurn = h.eventsOf(sessionId, "output.audio.done")[0]!.turnId;
+    const userWords = () =>
+      h!
+        .eventsOf(sessionId, "transcript.done")
+        .filter((e) => (e.payload as { role: string }).role === "user");
+    await waitUntil(() => userWords().length > 0);
+    const words = userWords()[0]!;
+    expect(words.turnId).not.toBe(greetingTurn);
+    expect(h.eventsOf(sessionId, "turn.started").map((e) => e.turnId)).toContain(words.turnId);
+    expect((words.payload as { text: string }).text).toMatch(/forward|ten|meters/);
+    expect(h.eventsOf(sessionId, "turn.cancelled")).toHaveLength(0);
     await client.stop();
   });
 });

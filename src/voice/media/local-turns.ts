@@ -40,16 +40,32 @@ export interface LocalTurnsContext {
   logger: TalkLogger;
 }
 
+/** Speech kept over a protected answer, at most this long (the rest of it still reaches the turn live), ms. */
+const MAX_PENDING_MS = 30_000;
+
+/** Speech over an answer the policy keeps playing: kept until that answer is over, then a turn of its own. */
+interface PendingSpeech {
+  onsetMs: number;
+  audio: Int16Array[];
+  samples: number;
+  /** The gate heard the speech end (its silence) while the answer still played. */
+  ended: boolean;
+}
+
 export class LocalTurns {
   readonly #ctx: LocalTurnsContext;
   #capturingTurn: string | undefined;
   #held: HeldSpeech | undefined;
+  #pending: PendingSpeech | undefined;
   readonly #unsubscribe: () => void;
 
   constructor(ctx: LocalTurnsContext) {
     this.#ctx = ctx;
     // The endpoint reads the turn's running transcript (the recognizer's partials).
     this.#unsubscribe = ctx.session.subscribe((event) => {
+      // Kept speech waits for the answer's end: also when no caller audio follows it (a line gone quiet).
+      if (this.#pending && (event.type === "output.audio.done" || event.type === "output.audio.cancelled"))
+        setImmediate(() => this.#flushPending());
       if (event.type !== "transcript.delta" || event.payload.role !== "user") return;
       ctx.endpoint.transcriptDelta(event.turnId, event.payload.text, event.payload.replace === true);
     });
@@ -59,6 +75,10 @@ export class LocalTurns {
   audio(pcm: Int16Array): void {
     const { gate, controller, endpoint } = this.#ctx;
     const event = gate.process(pcm);
+    if (this.#pending) {
+      this.#pendingAudio(pcm, event);
+      return;
+    }
     if (event === "speech-start") {
       if (this.#capturingTurn !== undefined) {
         // Speech again before the endpoint: the same turn goes on (its pre-roll is already in it).
@@ -83,6 +103,7 @@ export class LocalTurns {
     this.#unsubscribe();
     this.#held?.release();
     this.#held = undefined;
+    this.#pending = undefined;
   }
 
   #onset(): void {
@@ -112,14 +133,63 @@ export class LocalTurns {
       }
     }
     this.#ctx.bargeIn("local_vad");
-    // Speech over an answer the policy keeps playing (a protected greeting) starts no turn: a turn would
-    // supersede, and so cancel, that answer. The speech is heard (and noted), not captured.
+    // Speech over an answer the policy keeps playing (a protected greeting) starts no turn yet: a turn would
+    // supersede, and so cancel, that answer. The speech is noted on it and kept; once that answer is over it
+    // becomes a turn of its own (its words and the answer to them are not the greeting's).
     const playing = session.activeOutput;
     if (playing && !playing.signal.aborted && !policy.interrupts(playing)) {
-      this.#ctx.speech("input.audio.speech_started", playing.turnId, this.#onsetMs());
+      const onsetMs = this.#onsetMs();
+      this.#ctx.speech("input.audio.speech_started", playing.turnId, onsetMs);
+      const audio = this.#ctx.gate.takePreRoll();
+      const samples = audio.reduce((n, frame) => n + frame.length, 0);
+      this.#pending = { onsetMs, audio, samples, ended: false };
       return;
     }
     this.#startTurn(this.#onsetMs(), this.#ctx.gate.takePreRoll());
+  }
+
+  /**
+   * Caller audio while speech over a protected answer is kept: the speech's audio is added (up to its
+   * end; again when it resumes); once that answer is over, the speech is a turn of its own, ended at
+   * once when the speech already ended, else it goes on live to its endpoint.
+   */
+  #pendingAudio(pcm: Int16Array, event: "speech-start" | "speech-end" | undefined): void {
+    const p = this.#pending!;
+    if (event === "speech-start") {
+      // Speech again over an answer the policy no longer keeps (a greeting's protection ran out): a barge-in.
+      const output = this.#ctx.session.activeOutput;
+      if (output && !output.signal.aborted && this.#ctx.policy.interrupts(output)) {
+        this.#pending = undefined;
+        this.#onset();
+        return;
+      }
+      p.ended = false;
+    }
+    const max = (MAX_PENDING_MS / 1000) * this.#ctx.gate.sampleRate;
+    if (!p.ended && p.samples < max) {
+      p.audio.push(pcm);
+      p.samples += pcm.length;
+    }
+    if (event === "speech-end") p.ended = true;
+    this.#flushPending();
+  }
+
+  /** The answer kept playing over the pending speech is over: the speech is a turn of its own now. */
+  #flushPending(): void {
+    const p = this.#pending;
+    if (!p || this.#ctx.session.state !== "active") return;
+    const output = this.#ctx.session.activeOutput;
+    if (output && !output.signal.aborted) return;
+    this.#pending = undefined;
+    try {
+      const turnId = this.#startTurn(p.onsetMs, p.audio);
+      if (p.ended) this.#endTurn(turnId);
+    } catch (err) {
+      this.#ctx.logger.debug(
+        { err, sessionId: this.#ctx.session.id },
+        "media leg: speech kept over an answer lost its turn",
+      );
+    }
   }
 
   /** The onset was confirmed after minSpeechMs of speech: that is where it began. */
@@ -127,13 +197,14 @@ export class LocalTurns {
     return Math.max(0, this.#ctx.inputMs() - this.#ctx.minSpeechMs);
   }
 
-  #startTurn(onsetMs: number, audio: Int16Array[]): void {
+  #startTurn(onsetMs: number, audio: Int16Array[]): string {
     const { controller, endpoint } = this.#ctx;
     const turn = controller.startTurn();
     this.#capturingTurn = turn.id;
     endpoint.begin(turn.id);
     this.#ctx.speech("input.audio.speech_started", turn.id, onsetMs);
     for (const frame of audio) controller.appendPcm(frame);
+    return turn.id;
   }
 
   #endTurn(turnId: string): void {

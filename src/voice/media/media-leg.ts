@@ -526,13 +526,16 @@ export class MediaLeg {
     this.#gate?.close();
     if (this.#echo) {
       // One line per call: how much echo the line had and what the guard did about it, logged and in the
-      // session's usage record (usage.metrics `echo`, read by the usage ledger and the console).
-      const echo = this.#echo.stats();
-      this.#options.logger.info(
-        { sessionId: this.session.id, echo },
-        "media leg: echo cancellation over the call",
-      );
-      this.session.emit({ type: "usage.metrics", payload: { echo } });
+      // session's usage record (usage.metrics `echo`, read by the usage ledger and the console). A guard
+      // that never ran (a Talk API client that reported no playback) has nothing to say.
+      if (this.#guarded) {
+        const echo = this.#echo.stats();
+        this.#options.logger.info(
+          { sessionId: this.session.id, echo },
+          "media leg: echo cancellation over the call",
+        );
+        this.session.emit({ type: "usage.metrics", payload: { echo } });
+      }
       this.#echo.close();
     }
     this.#noise?.close();
