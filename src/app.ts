@@ -13,7 +13,7 @@ import { sessionLogFiles } from "./voice/index.js";
 import type { TalkRuntime, TalkRuntimeOptions } from "./core/index.js";
 import type { ToolDefinition } from "./core/index.js";
 import type { GatewayDeps, GatewayOptionsInput, GatewayServer } from "./gateway/index.js";
-import type { VoiceWakeStore } from "./meetings/index.js";
+import type { BrowserLauncher, VoiceWakeStore } from "./meetings/index.js";
 import { type AppCluster, createAppCluster } from "./app-cluster.js";
 import { renderFaultSpeech } from "./app/faults.js";
 import { buildGateway } from "./app/gateway.js";
@@ -69,6 +69,11 @@ export interface CreateAppOptions {
   gateway?: GatewayOptionsInput;
   /** Gateway dependencies used instead of the ones built here (an embedder's own readiness probe or cluster). */
   deps?: Partial<Omit<GatewayDeps, "runtime" | "logger">>;
+  /**
+   * What starts the meeting bots' browsers, instead of one Debian Chromium per bot (tests hand a file's
+   * bots one browser; the bots' pages, joining, capture and speech are the same). Default: per bot.
+   */
+  meetingBrowsers?: BrowserLauncher;
 }
 
 export async function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): Promise<App> {
@@ -139,7 +144,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     logger,
   });
   const surfaces = { config, ctx, gateway, cluster, providers, tools };
-  const voiceWake = await registerMeetings(surfaces);
+  const voiceWake = await registerMeetings({ ...surfaces, meetingBrowsers: options.meetingBrowsers });
   await registerTelephonySurface(surfaces);
   await registerPages(gateway);
   await registerOps({ config, ctx, gateway, cluster, tools, probes });

@@ -14,7 +14,12 @@ import {
   type GatewayServer,
   type SurfaceContext,
 } from "../gateway/index.js";
-import { defaultPlatformDrivers, meetingsPlugin, VoiceWakeStore } from "../meetings/index.js";
+import {
+  defaultPlatformDrivers,
+  meetingsPlugin,
+  VoiceWakeStore,
+  type BrowserLauncher,
+} from "../meetings/index.js";
 import { localSpeech } from "./faults.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
@@ -54,6 +59,8 @@ export interface SurfacesInputs {
   cluster: AppCluster;
   providers: AppProviders;
   tools: AppTools;
+  /** The bots' browser launcher (CreateAppOptions.meetingBrowsers); default one Chromium per bot. */
+  meetingBrowsers?: BrowserLauncher | undefined;
 }
 
 /**
@@ -100,6 +107,7 @@ export async function registerMeetings(i: SurfacesInputs): Promise<VoiceWakeStor
           : {}),
       }),
       voiceWake,
+      ...(i.meetingBrowsers ? { launcher: i.meetingBrowsers } : {}),
     }),
   );
   return voiceWake;

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { routeCheck, type SurfaceContext } from "../gateway/index.js";
 import type { VoiceWakeStore } from "./agent/voice-wake-store.js";
 import { BotManager } from "./bot/bot-manager.js";
+import type { BrowserLauncher } from "./bot/browser-launcher.js";
 import { meetingsRoutes } from "./http/meetings-routes.js";
 import type { MeetingsOptions } from "./meetings-options.js";
 import type { PlatformDriver } from "./platforms/platform-driver.js";
@@ -22,6 +23,8 @@ export interface MeetingsPluginOptions {
    * limits, joined with a write token; false (default): not served (404).
    */
   testRoom?: Omit<TestRoomOptions, "authorize"> | false;
+  /** Starts the bots' browsers (BotManagerOptions.launcher); default one Chromium per bot. */
+  launcher?: BrowserLauncher;
 }
 
 /**
@@ -45,6 +48,7 @@ export function meetingsPlugin(ctx: SurfaceContext, options: MeetingsPluginOptio
       // Agent mode answers through the brain's stt-tts path with the same persona and brain options.
       agent: { voiceWake: options.voiceWake },
       logger: ctx.logger,
+      ...(options.launcher ? { launcher: options.launcher } : {}),
       ...(options.options.chromiumArgs && options.options.chromiumArgs.length > 0
         ? { browserArgs: options.options.chromiumArgs }
         : {}),

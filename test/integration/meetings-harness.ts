@@ -14,6 +14,7 @@ import { createApp, type App } from "../../src/app.js";
 import { validateConfig } from "../../src/config/load-config.js";
 import type { BotStatus, TranscriptLine } from "../../src/meetings/index.js";
 import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
+import { SharedBotBrowser } from "../support/shared-bot-browser.js";
 
 export const SPEECH_DIR = "/usr/share/pocketsphinx/test/data";
 
@@ -113,6 +114,12 @@ export interface MeetingsHarnessOptions {
    * asks (`audio: "on"`). The bots' rooms are not touched: a bot hears through the page's audio. Default true.
    */
   participantsListen?: boolean;
+  /**
+   * true: the file's bots share one Chromium, each in a browser context of its own
+   * (test/support/shared-bot-browser.ts), rather than a browser start per bot. Default false: tests of a
+   * bot browser's death or process need their own.
+   */
+  sharedBotBrowser?: boolean;
 }
 
 /** A wait's own deadline and what it waits for, for the failure's message. */
@@ -208,7 +215,8 @@ export async function startMeetingsHarness(
     meetings: { pollIntervalMs: 200, testRoom: { enabled: true }, ...meetings },
     ...config,
   });
-  const app = await createApp(loaded);
+  const botBrowser = options.sharedBotBrowser ? new SharedBotBrowser() : undefined;
+  const app = await createApp(loaded, botBrowser ? { meetingBrowsers: botBrowser } : {});
   const { port } = await app.listen({ port: 0 });
   const baseUrl = `http://127.0.0.1:${port}`;
   const participants = new Set<Participant>();
@@ -290,6 +298,7 @@ export async function startMeetingsHarness(
       await Promise.allSettled([...participants].map((p) => p.close()));
       if (guestBrowser) await guestBrowser.then(closeBrowser, () => {});
       await app.close();
+      await botBrowser?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

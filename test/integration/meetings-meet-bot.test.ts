@@ -24,10 +24,12 @@ describe("meeting bot against the Google Meet fixtures", () => {
 
   beforeAll(async () => {
     meet = await startMeetFixtureServer();
-    h = await startMeetingsHarness({
-      aloneTimeoutMs: 500,
-      googleMeet: { testOrigins: [meet.origin] },
-    });
+    // Six bots one after another: one browser for them all, a context each.
+    h = await startMeetingsHarness(
+      { aloneTimeoutMs: 500, googleMeet: { testOrigins: [meet.origin] } },
+      {},
+      { sharedBotBrowser: true },
+    );
   }, 30_000);
 
   afterAll(async () => {
