@@ -4,8 +4,9 @@
  * its energy VAD standing in for server VAD. The client plays the answer it
  * is sent at 1x, reports its playback (`playback` on each appendAudio, as the
  * talk page does), and its microphone returns what it played through an echo
- * path (100 ms, 6 dB, resampled to the microphone's 16 kHz), mixed with a
- * real caller recording when the caller speaks.
+ * path (100 ms, 6 dB, resampled to the microphone's rate: 16 kHz, or the
+ * talk page's 24 kHz), mixed with a real caller recording when the caller
+ * speaks.
  *
  * The client sends no reference: the leg builds it from the audio it sent,
  * aligned by those reports (ClientReference, the phone line's LineReference).
@@ -28,7 +29,6 @@ const CALLER = new Int16Array(
   new Uint8Array(readFileSync("/usr/share/pocketsphinx/test/data/goforward.raw")).buffer,
 );
 
-const MIC_RATE = 16_000;
 const OUT_RATE = 24_000;
 const FRAME_MS = 20;
 
@@ -50,8 +50,16 @@ afterEach(async () => {
 function speakerClient(
   client: TalkClient,
   sessionId: string,
-  options: { delayMs: number; lossDb: number; speech?: { pcm: Int16Array; atMs: number; gain: number } },
+  options: {
+    /** The microphone's rate (the session's input format). */
+    micRate: number;
+    delayMs: number;
+    lossDb: number;
+    /** The caller's speech at `micRate`. */
+    speech?: { pcm: Int16Array; atMs: number; gain: number };
+  },
 ) {
+  const { micRate } = options;
   const queue: { itemId: string; pcm: Int16Array; at: number }[] = [];
   const played = new Map<string, number>();
   const cancelled = new Set<string>();
@@ -69,12 +77,12 @@ function speakerClient(
     if (e.itemId) cancelled.add(e.itemId);
     for (let i = queue.length - 1; i >= 0; i--) if (cancelled.has(queue[i]!.itemId)) queue.splice(i, 1);
   });
-  const resampler = createResampler({ from: OUT_RATE, to: MIC_RATE, channels: 1 });
+  const resampler = createResampler({ from: OUT_RATE, to: micRate, channels: 1 });
   const gain = 10 ** (-options.lossDb / 20);
   // The echo path: the loudspeaker's output at the microphone's rate, behind the path's delay.
-  const path: number[] = new Array<number>((MIC_RATE * options.delayMs) / 1000).fill(0);
+  const path: number[] = new Array<number>((micRate * options.delayMs) / 1000).fill(0);
   const outFrame = (OUT_RATE * FRAME_MS) / 1000;
-  const micFrame = (MIC_RATE * FRAME_MS) / 1000;
+  const micFrame = (micRate * FRAME_MS) / 1000;
   let frames = 0;
   let stopped = false;
   const sent: Promise<unknown>[] = [];
@@ -101,7 +109,7 @@ function speakerClient(
     for (let i = 0; i < micFrame; i++) {
       let v = path.shift() ?? 0;
       if (speech) {
-        const k = at + i - (speech.atMs * MIC_RATE) / 1000;
+        const k = at + i - (speech.atMs * micRate) / 1000;
         if (k >= 0 && k < speech.pcm.length) v += speech.pcm[k]! * speech.gain;
       }
       mic[i] = Math.max(-32768, Math.min(32767, Math.round(v)));
@@ -139,7 +147,20 @@ function speakerClient(
   };
 }
 
-async function speakerCall(speech?: { atMs: number }) {
+/** The caller's recording at `rate`. */
+function callerAt(rate: number): Int16Array {
+  if (rate === 16_000) return CALLER;
+  const resampler = createResampler({ from: 16_000, to: rate, channels: 1 });
+  const head = resampler.process(CALLER);
+  const tail = resampler.flush();
+  resampler.close();
+  const out = new Int16Array(head.length + tail.length);
+  out.set(head);
+  out.set(tail, head.length);
+  return out;
+}
+
+async function speakerCall(speech?: { atMs: number }, micRate = 16_000) {
   const audio = speechAudio(ANSWER, "pcm16");
   realtime = new FakeOpenAiRealtimeServer({
     apiKey: OPENAI_KEY,
@@ -155,12 +176,14 @@ async function speakerCall(speech?: { atMs: number }) {
   const { sessionId } = await client.request("talk.session.create", {
     mode: "realtime",
     transport: "gateway-relay",
+    ...(micRate !== 16_000 ? { inputFormat: { encoding: "pcm16", sampleRate: micRate, channels: 1 } } : {}),
   });
   await realtime.waitFor((e) => e.type === "session.update");
   const speaker = speakerClient(client, sessionId, {
+    micRate,
     delayMs: 100,
     lossDb: 6,
-    ...(speech ? { speech: { pcm: CALLER, atMs: speech.atMs, gain: 2 } } : {}),
+    ...(speech ? { speech: { pcm: callerAt(micRate), atMs: speech.atMs, gain: 2 } } : {}),
   });
   stopClient = () => speaker.stop();
   realtime.respond();
@@ -174,25 +197,30 @@ async function speakerCall(speech?: { atMs: number }) {
   return { rec, itemId, end, speaker, answerMs: audio.byteLength / 48, realtime };
 }
 
-describe.skipIf(!echoCancellerAvailable())("a Talk API client whose microphone hears its speaker", () => {
-  it("the caller never speaks: the whole answer plays, its echo interrupts nothing", async () => {
-    const { rec, itemId, end, speaker, answerMs, realtime } = await speakerCall();
-    expect(end.type).toBe("output.audio.done");
-    expect(
-      rec.events.filter((e) => e.type === "output.audio.cancelled" || e.type === "turn.cancelled"),
-    ).toEqual([]);
-    expect(realtime.received.some((e) => e.type === "response.cancel")).toBe(false);
-    // The client played the whole answer (done waits for its playback reports).
-    expect(speaker.playedMs(itemId)).toBeGreaterThan(answerMs - 200);
-  }, 60_000);
+/** 16 kHz (a native client), 24 kHz (the talk page: a realtime provider's own rate). */
+const MIC_RATES = [16_000, 24_000];
 
-  it("a caller speaking over the echo still interrupts the answer: one barge_in terminal event", async () => {
-    const { rec, itemId, end, speaker, answerMs } = await speakerCall({ atMs: 2500 });
-    expect(["output.audio.cancelled", "turn.cancelled"]).toContain(end.type);
-    expect(end.payload).toMatchObject({ reason: "barge_in" });
-    // Cut once the caller spoke (2.5 s into the client's stream), not by the echo before, nor at the end.
-    expect(speaker.playedMs(itemId)).toBeGreaterThan(1500);
-    expect(speaker.playedMs(itemId)).toBeLessThan(answerMs - 1000);
-    expect(rec.events.filter((e) => e.itemId === itemId && e.type === "output.audio.done")).toEqual([]);
-  }, 60_000);
+describe.skipIf(!echoCancellerAvailable())("a Talk API client whose microphone hears its speaker", () => {
+  describe.each(MIC_RATES)("its microphone at %i Hz", (micRate) => {
+    it("the caller never speaks: the whole answer plays, its echo interrupts nothing", async () => {
+      const { rec, itemId, end, speaker, answerMs, realtime } = await speakerCall(undefined, micRate);
+      expect(end.type).toBe("output.audio.done");
+      expect(
+        rec.events.filter((e) => e.type === "output.audio.cancelled" || e.type === "turn.cancelled"),
+      ).toEqual([]);
+      expect(realtime.received.some((e) => e.type === "response.cancel")).toBe(false);
+      // The client played the whole answer (done waits for its playback reports).
+      expect(speaker.playedMs(itemId)).toBeGreaterThan(answerMs - 200);
+    }, 60_000);
+
+    it("a caller speaking over the echo still interrupts the answer: one barge_in terminal event", async () => {
+      const { rec, itemId, end, speaker, answerMs } = await speakerCall({ atMs: 2500 }, micRate);
+      expect(["output.audio.cancelled", "turn.cancelled"]).toContain(end.type);
+      expect(end.payload).toMatchObject({ reason: "barge_in" });
+      // Cut once the caller spoke (2.5 s into the client's stream), not by the echo before, nor at the end.
+      expect(speaker.playedMs(itemId)).toBeGreaterThan(1500);
+      expect(speaker.playedMs(itemId)).toBeLessThan(answerMs - 1000);
+      expect(rec.events.filter((e) => e.itemId === itemId && e.type === "output.audio.done")).toEqual([]);
+    }, 60_000);
+  });
 });

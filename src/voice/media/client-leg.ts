@@ -52,8 +52,11 @@ import { MediaLeg } from "./media-leg.js";
  * (telephony.vad: -45 dBFS, 120 ms of speech) and a caller turn's usual silence.
  */
 const CLIENT_BARGE_IN = Object.freeze({ threshold: -45, minSpeechMs: 120, silenceMs: 500 });
-/** Rates every speech detector of the gate takes (WebRTC VAD, Silero); a client at another is heard as before. */
-const GATE_RATES: readonly number[] = [8000, 16_000];
+/**
+ * The client rates the echo guard runs at: the phone lines' and the talk page's 24 kHz (a realtime
+ * provider's own rate; the gate's detector hears a 16 kHz copy of it). A client at another is heard as before.
+ */
+const GATE_RATES: readonly number[] = [8000, 16_000, 24_000];
 
 export interface ClientLegOptions {
   session: TalkSession;

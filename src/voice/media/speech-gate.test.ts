@@ -109,3 +109,50 @@ describe("SpeechGate.voiced and the end of a turn", () => {
     },
   );
 });
+
+describe("SpeechGate at a rate no detector takes (24 kHz, the talk page's)", () => {
+  /** The events of `gate` over `audio` in `frameMs` frames, at ms of audio. */
+  function events(gate: SpeechGate, audio: Int16Array, frameMs: number): string[] {
+    const step = (gate.sampleRate * frameMs) / 1000;
+    const seen: string[] = [];
+    for (let at = 0; at + step <= audio.length; at += step) {
+      const event = gate.process(audio.subarray(at, at + step));
+      if (event) seen.push(`${event}@${((at + step) / gate.sampleRate) * 1000}`);
+    }
+    gate.close();
+    return seen;
+  }
+  const at = (rate: number): Int16Array => {
+    const words = loadSpeech("goforward.raw", rate);
+    const audio = new Int16Array(words.length + rate * 2);
+    audio.set(words, rate / 2);
+    return audio;
+  };
+  const options = { threshold: -45, minSpeechMs: 120, silenceMs: 300 };
+
+  it.each([10, 20, 30])("hears the same speech as at 16 kHz, within a frame, in %i ms frames", (frameMs) => {
+    const native = events(new SpeechGate({ ...options, sampleRate: 16_000 }), at(16_000), frameMs);
+    const copied = events(new SpeechGate({ ...options, sampleRate: 24_000 }), at(24_000), frameMs);
+    expect(native.length).toBeGreaterThanOrEqual(2);
+    expect(copied.map((e) => e.split("@")[0])).toEqual(native.map((e) => e.split("@")[0]));
+    for (const [i, e] of copied.entries())
+      expect(Math.abs(Number(e.split("@")[1]) - Number(native[i]!.split("@")[1]))).toBeLessThanOrEqual(
+        frameMs,
+      );
+  });
+
+  it("keeps its pre-roll at the caller's rate: the frames it was given", () => {
+    const gate = new SpeechGate({ ...options, sampleRate: 24_000 });
+    const audio = at(24_000);
+    const fed: Int16Array[] = [];
+    for (let at = 0; at + 480 <= audio.length; at += 480) {
+      const frame = audio.subarray(at, at + 480);
+      fed.push(frame);
+      if (gate.process(frame) === "speech-start") break;
+    }
+    const preRoll = gate.takePreRoll();
+    expect(preRoll.length).toBeGreaterThan(1);
+    expect(preRoll).toEqual(fed.slice(-preRoll.length));
+    gate.close();
+  });
+});

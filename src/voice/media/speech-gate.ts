@@ -1,14 +1,17 @@
 /**
  * Local voice activity for a media leg whose turns are not the provider's:
  * the codecs VAD (WebRTC VAD plus an energy gate over a tracked noise floor)
- * on the caller's audio (8, 16, 32 or 48 kHz mono).
+ * on the caller's audio (mono). The detectors model 8, 16, 32 and 48 kHz; at
+ * another rate (a Talk API client at 24 kHz, a realtime provider's own) they
+ * hear a 16 kHz copy from the codecs' resampler, while the pre-roll keeps the
+ * caller's own audio.
  * Speech must clear `threshold` (dBFS) for `minSpeechMs` before it counts,
  * so silence, line noise or a click never starts a turn or interrupts the
  * assistant; `silenceMs` of non-speech ends it. A short pre-roll is kept so
  * the turn's audio starts before the onset was confirmed. The detector is
  * injectable (talk.input.vad: the Silero VAD instead of the default).
  */
-import { createVad, type Vad } from "../../codecs/index.js";
+import { createResampler, createVad, type Resampler, type Vad } from "../../codecs/index.js";
 import type { SpeechDetectorFactory } from "./input-processing.js";
 
 export interface SpeechGateOptions {
@@ -20,7 +23,7 @@ export interface SpeechGateOptions {
   silenceMs: number;
   /** Audio kept from before the onset, ms. Default 300. */
   preRollMs?: number;
-  /** Sample rate of the audio, Hz. Default 8000 (a phone line). */
+  /** Sample rate of the audio, Hz: any the codecs' resampler takes. Default 8000 (a phone line). */
   sampleRate?: number;
   /** The detector. Default: the codecs' gated WebRTC VAD. */
   detector?: SpeechDetectorFactory;
@@ -28,20 +31,31 @@ export interface SpeechGateOptions {
 
 export type SpeechGateEvent = "speech-start" | "speech-end" | undefined;
 
+/** The rates both detectors (WebRTC VAD, Silero) take as they are. */
+const DETECTOR_RATES: readonly number[] = [8000, 16_000, 32_000, 48_000];
+/** What the detector hears at any other rate. */
+const COPY_RATE = 16_000;
+
 export class SpeechGate {
   readonly sampleRate: number;
   readonly #vad: Vad;
   readonly #preRollFrames: number;
-  /** Samples in 10 ms, the VAD's step. */
+  /** Samples in 10 ms at the detector's rate, its step. */
   readonly #step: number;
   #preRoll: Int16Array[] = [];
+  /** At a rate no detector takes: the 16 kHz copy's resampler, and its samples short of a whole step. */
+  readonly #copy: Resampler | undefined;
+  #carry: Int16Array = new Int16Array(0);
 
   constructor(options: SpeechGateOptions) {
     const sampleRate = options.sampleRate ?? 8000;
     this.sampleRate = sampleRate;
-    this.#step = sampleRate / 100;
+    const detectorRate = DETECTOR_RATES.includes(sampleRate) ? sampleRate : COPY_RATE;
+    this.#step = detectorRate / 100;
+    this.#copy =
+      detectorRate === sampleRate ? undefined : createResampler({ from: sampleRate, to: detectorRate });
     this.#vad = (options.detector ?? createVad)({
-      sampleRate,
+      sampleRate: detectorRate,
       onsetMs: options.minSpeechMs,
       hangoverMs: options.silenceMs,
       minLevelDbfs: options.threshold,
@@ -66,9 +80,10 @@ export class SpeechGate {
   /** Feeds 20 ms or any multiple of 10 ms; returns a transition, if any. */
   process(pcm: Int16Array): SpeechGateEvent {
     let event: SpeechGateEvent;
-    const whole = pcm.length - (pcm.length % this.#step);
+    const heard = this.#copy ? this.#copyOf(pcm) : pcm;
+    const whole = heard.length - (heard.length % this.#step);
     if (whole > 0) {
-      const e = this.#vad.process(whole === pcm.length ? pcm : pcm.subarray(0, whole));
+      const e = this.#vad.process(whole === heard.length ? heard : heard.subarray(0, whole));
       if (e === "speech-start" || e === "speech-end") event = e;
     }
     if (!this.#vad.speaking || event === "speech-start") {
@@ -87,5 +102,25 @@ export class SpeechGate {
 
   close(): void {
     this.#vad.close();
+    this.#copy?.close();
   }
+
+  /**
+   * The detector's copy of `pcm`, whole steps only: the resampler returns what became ready (not always
+   * a whole 10 ms), so the rest waits for the next frame instead of being dropped.
+   */
+  #copyOf(pcm: Int16Array): Int16Array {
+    const out = this.#copy!.process(pcm);
+    const all = this.#carry.length === 0 ? out : concat(this.#carry, out);
+    const whole = all.length - (all.length % this.#step);
+    this.#carry = all.slice(whole);
+    return all.subarray(0, whole);
+  }
+}
+
+function concat(a: Int16Array, b: Int16Array): Int16Array {
+  const out = new Int16Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
