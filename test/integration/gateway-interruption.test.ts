@@ -264,3 +264,61 @@ describe("speech over an answer that does not interrupt (talk.input.interruptOnS
     ).toEqual([]);
   });
 });
+
+describe("speech that ends while a protected answer still plays (talk.input.interruptOnSpeech off)", () => {
+  it("gets a turn of its own once that answer has played: its words and the answer to them carry a new turn id", async () => {
+    const { realtime, client, rec, sessionId } = await setup(
+      {
+        replies: [
+          { audio: toneAudio(4000, "pcm16"), transcript: "The first answer." },
+          { audio: toneAudio(500, "pcm16"), transcript: "The second answer." },
+        ],
+        userTranscript: "a question asked over the first answer",
+      },
+      // No echo guard: the provider hears the caller's speech over the answer (not silence in its place).
+      {
+        input: { interruptOnSpeech: false, echoCancellation: { enabled: false } },
+        realtimeTranscription: true,
+      },
+    );
+    realtime.respond();
+    const first = await rec.next((e) => e.type === "output.audio.started");
+    // The provider sent the whole answer at once; the client plays it from now, at 1x (4 s).
+    await client.request("talk.session.appendAudio", {
+      sessionId,
+      audioBase64: Buffer.alloc(640).toString("base64"),
+      playback: { itemId: first.itemId!, playedMs: 0 },
+    });
+    // The caller speaks over the answer and stops while it still plays: the stand-in's VAD ends the speech,
+    // transcribes it and answers it (its first response is over: only the client still plays it).
+    await sendAudio(client, sessionId, 600, true);
+    await sendAudio(client, sessionId, 800, false);
+    await expect.poll(() => realtime!.itemAudioMs.size, { timeout: 10_000 }).toBe(2);
+    expect(rec.events.some((e) => e.type === "output.audio.done" && e.itemId === first.itemId)).toBe(false);
+    // The protected answer is not cut for it: it ends when the client has played it, on its own turn.
+    const done = await rec.next((e) => e.type === "output.audio.done" && e.itemId === first.itemId);
+    expect(done.turnId).toBe(first.turnId);
+    const words = await rec.next(
+      (e) => e.type === "transcript.done" && (e.payload as { role?: string }).role === "user",
+    );
+    const second = await rec.next((e) => e.type === "output.audio.started" && e.itemId !== first.itemId);
+    expect(words.turnId).not.toBe(first.turnId);
+    expect(second.turnId).toBe(words.turnId);
+    expect(words.seq).toBeGreaterThan(done.seq);
+    expect(
+      rec.events
+        .filter((e) => e.turnId === words.turnId)
+        .map((e) => e.type)
+        .slice(0, 4),
+    ).toEqual([
+      "turn.started",
+      "capture.started",
+      "input.audio.speech_started",
+      "input.audio.speech_stopped",
+    ]);
+    await rec.next((e) => e.type === "output.audio.done" && e.itemId === second.itemId);
+    expect(
+      rec.events.filter((e) => e.type === "output.audio.cancelled" || e.type === "turn.cancelled"),
+    ).toEqual([]);
+  }, 30_000);
+});

@@ -39,7 +39,10 @@ export interface RealtimeEventMapperContext {
  *   for the media leg (its one barge-in policy decides and interrupts),
  *   otherwise the speech is only noted;
  * - speech_stopped ends the user turn, the response flows under it, unless
- *   the client started the turn (it ends it with endTurn);
+ *   the client started the turn (it ends it with endTurn); speech the leg
+ *   kept an answer playing over that ends while that answer still plays
+ *   waits for its end (outputEnded) to become a turn, and the provider's
+ *   events after it wait with it;
  * - audio goes to the output stage, events carry metadata only;
  * - the assistant's text ends with one output.text.done per item (its
  *   transcript, or the text deltas of a text response);
@@ -56,6 +59,21 @@ export class RealtimeEventMapper {
   readonly #texts = new Map<string, string>();
   /** The provider's speech noted over an answer the leg kept playing (and why), until its speech_stopped. */
   #notedSpeech: { event: EventOf<"speech_started">; verdict: "kept" | "deferred" } | undefined;
+  /**
+   * Speech over a kept answer that ended while that answer still plays: its turn waits for the answer's
+   * end (one active turn per session, and a new one would cut the answer), and so do the provider's events
+   * after it (its words, the answer to them), held here in order; the playing answer's own events go on.
+   */
+  #waiting:
+    | {
+        /** The turn whose output plays, and that output's provider response. */
+        turnId: string;
+        responseId: string | undefined;
+        speech: EventOf<"speech_started">;
+        stopped: EventOf<"speech_stopped">;
+        held: RealtimeProviderEvent[];
+      }
+    | undefined;
 
   constructor(ctx: RealtimeEventMapperContext) {
     this.#ctx = ctx;
@@ -63,6 +81,10 @@ export class RealtimeEventMapper {
 
   handle(event: RealtimeProviderEvent): void {
     const { output } = this.#ctx;
+    if (this.#waiting && this.#holds(event, this.#waiting.responseId)) {
+      this.#waiting.held.push(event);
+      return;
+    }
     switch (event.type) {
       case "ready":
         return;
@@ -95,8 +117,14 @@ export class RealtimeEventMapper {
         this.#transcript(event);
         return;
       case "response_done": {
+        // The response's own item: another response's may play by now (one held while an answer played out).
         const active = this.#ctx.session.activeOutput;
-        if (active && !output.isCancelledResponse(event.responseId)) output.audioDone(active.itemId);
+        if (
+          active &&
+          !output.isCancelledResponse(event.responseId) &&
+          this.#itemResponses.get(active.itemId) === event.responseId
+        )
+          output.audioDone(active.itemId);
         this.#flushTexts(event.responseId);
         if (event.status === "failed")
           this.#ctx.fault(
@@ -121,11 +149,74 @@ export class RealtimeEventMapper {
     const noted = this.#notedSpeech;
     this.#notedSpeech = undefined;
     const { session } = this.#ctx;
-    // Real speech the policy let the answer play over (a protected greeting), that answer over by now: a turn
-    // of its own, so its words and the answer to them are not stamped with the greeting's turn. Speech left
-    // to the leg's gate that the gate never confirmed was the answer's echo: no turn.
-    if (noted?.verdict === "kept" && !session.activeOutput && session.activeTurn?.state !== "active")
-      this.#startCallerTurn(noted.event);
+    // Real speech the policy let the answer play over (a protected greeting): a turn of its own, so its words
+    // and the answer to them are not stamped with the greeting's turn; at once when that answer is over, else
+    // when it ends (outputEnded). Speech left to the leg's gate that the gate never confirmed was the
+    // answer's echo: no turn.
+    if (noted?.verdict === "kept" && session.activeTurn?.state !== "active") {
+      const playing = session.activeOutput;
+      if (!playing) this.#startCallerTurn(noted.event);
+      else {
+        // More speech over the same answer joins the turn already waiting for its end.
+        this.#waiting ??= {
+          turnId: playing.turnId,
+          responseId: this.#itemResponses.get(playing.itemId),
+          speech: noted.event,
+          stopped: event,
+          held: [],
+        };
+        return;
+      }
+    }
+    this.#callerStopped(event);
+  }
+
+  /**
+   * An output ended (played out, or cancelled): once none of the waiting turn's plays, the speech that
+   * ended over it starts its turn (ended at once: its speech is over) unless a turn is live by now (a
+   * client's push-to-talk), and the provider's events held meanwhile follow, in order.
+   */
+  outputEnded(): void {
+    const waiting = this.#waiting;
+    const { session } = this.#ctx;
+    if (!waiting || session.activeOutput?.turnId === waiting.turnId) return;
+    this.#waiting = undefined;
+    if (session.state !== "active") return;
+    if (session.activeTurn?.state !== "active") {
+      this.#startCallerTurn(waiting.speech);
+      this.#callerStopped(waiting.stopped);
+    }
+    for (const event of waiting.held) this.handle(event);
+  }
+
+  /**
+   * While a turn waits for a playing answer's end: the events that wait with it (anything but that
+   * answer's own audio, text and end, the provider's speech detection, usage and failures).
+   */
+  #holds(event: RealtimeProviderEvent, responseId: string | undefined): boolean {
+    switch (event.type) {
+      case "ready":
+      case "speech_started":
+      case "speech_stopped":
+      case "usage":
+      case "error":
+      case "closed":
+        return false;
+      case "response_started":
+        return true;
+      case "transcript_delta":
+      case "transcript_done": {
+        const of = this.#itemResponses.get(event.itemId);
+        return of === undefined || of !== responseId;
+      }
+      default:
+        return event.responseId !== responseId;
+    }
+  }
+
+  /** The caller's speech ended: input.audio.speech_stopped, and the turn ends unless the client ends it. */
+  #callerStopped(event: EventOf<"speech_stopped">): void {
+    const { session } = this.#ctx;
     const turn = session.activeTurn;
     if (!turn || turn.state !== "active") return;
     session.emit({

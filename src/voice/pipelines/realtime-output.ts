@@ -17,6 +17,8 @@ export interface RealtimeOutputContext {
   format: AudioFormat;
   /** Coalescing of output.audio.delta events (PipelineOptions.outputDeltaIntervalMs). */
   deltaIntervalMs: number;
+  /** An item stopped playing: played out (after its output.audio.done) or cancelled (forget). */
+  ended?(): void;
 }
 
 interface OutputItem {
@@ -139,6 +141,7 @@ export class RealtimeOutput {
         payload,
       });
       session.endOutput(itemId);
+      this.#ctx.ended?.();
     };
     if (sink.confirmsPlayback) void sink.drained(itemId, signal).then(finish);
     else finish();
@@ -155,6 +158,7 @@ export class RealtimeOutput {
     remember(this.#cancelled, itemId);
     this.#items.get(itemId)?.converter?.close();
     this.#items.delete(itemId);
+    this.#ctx.ended?.();
   }
 
   /** Reports every pending delta (before the session closes). */

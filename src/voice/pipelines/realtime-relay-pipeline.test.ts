@@ -219,6 +219,85 @@ describe("realtime relay pipeline", () => {
     expect(session.activeOutput).toBeUndefined();
   });
 
+  describe("speech over a kept answer that ends while that answer still plays", () => {
+    /** Response r2's 100 ms for item out_2: the answer to that speech. */
+    const answerDelta = (): RealtimeProviderEvent => ({
+      type: "audio_delta",
+      responseId: "r2",
+      itemId: "out_2",
+      data: tone24k(),
+      format: PCM16_24K,
+    });
+
+    it("waits for that answer's end, then is a turn of its own with its words and the answer to them", async () => {
+      const { session, provider, sink, log } = await setup({ speechOverOutput: () => "kept" });
+      provider.play({ type: "response_started", responseId: "r1" });
+      provider.play(toneDelta());
+      const greeting = session.activeTurn!;
+      provider.play({ type: "speech_started", itemId: "in_2" });
+      provider.play({ type: "speech_stopped", itemId: "in_2" });
+      provider.play({ type: "transcript_done", itemId: "in_2", text: "hello", role: "user" });
+      provider.play({ type: "response_started", responseId: "r2" });
+      provider.play(answerDelta());
+      // The greeting still plays: its own audio goes on, the rest waits with the caller's turn.
+      provider.play(toneDelta());
+      expect(sink.bytes).toBe(9600);
+      expect(session.activeTurn?.id).toBe(greeting.id);
+      expect(log.ofType("transcript.done")).toHaveLength(0);
+      provider.play({ type: "audio_done", responseId: "r1", itemId: "out_1" });
+      provider.play({ type: "response_done", responseId: "r1", status: "completed" });
+      const caller = session.activeTurn!;
+      expect(caller.id).not.toBe(greeting.id);
+      expect(log.ofType("output.audio.done")[0]).toMatchObject({ turnId: greeting.id, itemId: "out_1" });
+      expect(log.ofType("transcript.done")[0]).toMatchObject({
+        turnId: caller.id,
+        payload: { text: "hello" },
+      });
+      expect(log.ofType("output.audio.started").at(-1)).toMatchObject({ turnId: caller.id, itemId: "out_2" });
+      expect(log.ofType("turn.ended").at(-1)?.turnId).toBe(caller.id);
+      expect(log.ofType("input.audio.speech_stopped").at(-1)?.turnId).toBe(caller.id);
+      expect(sink.bytes).toBe(14_400);
+      // r1's end ends none of r2's audio: the answer to the caller plays on until its own end.
+      expect(session.activeOutput?.itemId).toBe("out_2");
+      provider.play({ type: "response_done", responseId: "r2", status: "completed" });
+      expect(log.ofType("output.audio.done").map((e) => [e.itemId, e.turnId])).toEqual([
+        ["out_1", greeting.id],
+        ["out_2", caller.id],
+      ]);
+      expect(log.ofType("output.audio.cancelled")).toHaveLength(0);
+      expect(log.ofType("turn.cancelled")).toHaveLength(0);
+    });
+
+    it("speech that then interrupts the answer (no longer kept) cuts it at once; the waiting turn's answer never plays", async () => {
+      let keep = true;
+      const { session, provider, sink, log, controller } = await setup({
+        speechOverOutput: (output) =>
+          keep ? "kept" : controller.interrupt!(output) ? "interrupted" : "kept",
+      });
+      provider.play({ type: "response_started", responseId: "r1" });
+      provider.play(toneDelta());
+      provider.play({ type: "speech_started", itemId: "in_2" });
+      provider.play({ type: "speech_stopped", itemId: "in_2" });
+      provider.play({ type: "response_started", responseId: "r2" });
+      provider.play(answerDelta());
+      keep = false;
+      provider.play({ type: "speech_started", itemId: "in_3" });
+      expect(log.ofType("output.audio.cancelled")[0]).toMatchObject({
+        itemId: "out_1",
+        payload: { reason: "barge_in" },
+      });
+      expect(provider.calls).toContain("cancelResponse");
+      // The waiting speech had its turn (ended), the answer to it was cancelled with r2; the new speech is live.
+      const turns = log.ofType("turn.started").map((e) => e.turnId);
+      expect(turns).toHaveLength(3);
+      expect(log.ofType("turn.ended").map((e) => e.turnId)).toContain(turns[1]);
+      expect(session.activeTurn?.id).toBe(turns[2]);
+      expect(session.activeTurn?.state).toBe("active");
+      expect(log.ofType("output.audio.started").map((e) => e.itemId)).toEqual(["out_1"]);
+      expect(sink.bytes).toBe(4800);
+    });
+  });
+
   it("the leg's turns: the provider session never answers by itself", async () => {
     const { provider } = await setup({ turns: "leg" });
     expect(provider.options).toMatchObject({ autoRespond: false });

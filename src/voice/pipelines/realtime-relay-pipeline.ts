@@ -135,6 +135,8 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       sink: this.#sink,
       format: deps.outputFormat,
       deltaIntervalMs: deps.options.outputDeltaIntervalMs,
+      // Speech that ended over an answer kept playing gets its turn once that answer is over.
+      ended: () => this.#outputEnded(),
     });
     this.#speechOverOutput =
       deps.speechOverOutput ?? ((output) => (this.interrupt(output) ? "interrupted" : "kept"));
@@ -480,6 +482,18 @@ export class RealtimeRelayPipeline implements TalkSessionController, TalkTextInp
       this.#deps.logger.warn(
         { err, sessionId: this.session.id, type: event.type },
         "realtime event could not be mapped",
+      );
+    }
+  }
+
+  #outputEnded(): void {
+    try {
+      this.#events.outputEnded();
+    } catch (err) {
+      // The held events' mapping failed: the output's end and the provider's event loop go on.
+      this.#deps.logger.warn(
+        { err, sessionId: this.session.id },
+        "realtime: held events could not be mapped",
       );
     }
   }
