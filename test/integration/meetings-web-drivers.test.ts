@@ -88,7 +88,10 @@ async function drive(
       await sleep(100); // navigating
       continue;
     }
-    if (passed.at(-1) !== seen.screen) passed.push(seen.screen);
+    // "unknown" is no screen: a page between two documents (the launcher's navigation to the pre-join
+    // screen) reads so for a moment under load (a full run, 2026-11-29). A page stuck there still fails
+    // at the deadline below, naming it.
+    if (seen.screen !== "unknown" && passed.at(-1) !== seen.screen) passed.push(seen.screen);
     if (done(seen.screen)) return passed;
     if (Date.now() > deadline)
       throw new Error(`stuck on ${seen.screen} (${seen.reason}); passed ${passed.join(" > ")}`);
