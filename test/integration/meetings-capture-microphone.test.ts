@@ -1,9 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import puppeteer, { type Browser } from "puppeteer-core";
+import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BOT_CHROMIUM_ARGS } from "../../src/meetings/bot/browser-launcher.js";
 import { captureScript } from "../../src/meetings/bot/capture-script.js";
+import { startCapturePageHost, type CapturePageHost } from "../support/capture-page-host.js";
 
 /**
  * The bot's microphone in a real Chromium page: the capture script's
@@ -13,25 +11,17 @@ import { captureScript } from "../../src/meetings/bot/capture-script.js";
  * that may speak has it running from the page's first getUserMedia.
  */
 describe("the capture script's microphone", () => {
+  let host: CapturePageHost;
   let browser: Browser;
-  let server: Server;
   let origin: string;
 
   beforeAll(async () => {
-    // A loopback origin: a secure context, where getUserMedia exists.
-    server = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<p>call"));
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await puppeteer.launch({
-      executablePath: "/usr/bin/chromium",
-      headless: true,
-      args: [...BOT_CHROMIUM_ARGS],
-    });
+    host = await startCapturePageHost();
+    ({ browser, origin } = host);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    server?.close();
+    await host?.close();
   });
 
   /** The states of the page's AudioContexts after the platform asks for the microphone. */

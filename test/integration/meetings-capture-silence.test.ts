@@ -1,9 +1,5 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import puppeteer, { type Browser } from "puppeteer-core";
+import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocketServer } from "ws";
-import { BOT_CHROMIUM_ARGS } from "../../src/meetings/bot/browser-launcher.js";
 import {
   decodeCaptureFrame,
   silenceSamples,
@@ -11,6 +7,7 @@ import {
 } from "../../src/meetings/bot/capture-framing.js";
 import { captureScript } from "../../src/meetings/bot/capture-script.js";
 import { TrackDecoder } from "../../src/meetings/bot/track-decoder.js";
+import { startCapturePageHost, type CapturePageHost } from "../support/capture-page-host.js";
 
 /**
  * The capture script skips the Opus encoder while a remote track is silent and
@@ -21,34 +18,20 @@ import { TrackDecoder } from "../../src/meetings/bot/track-decoder.js";
  * real capture socket and decoded here with the server's TrackDecoder.
  */
 describe("the capture script over a silent track", () => {
+  let host: CapturePageHost;
   let browser: Browser;
-  let server: Server;
-  let sockets: WebSocketServer;
   let origin: string;
   const frames: CaptureFrame[] = [];
 
   beforeAll(async () => {
-    // A loopback origin: a secure context, where WebCodecs exists.
-    server = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<p>call"));
-    sockets = new WebSocketServer({ server, path: "/capture" });
-    sockets.on("connection", (socket) =>
-      socket.on("message", (data: Buffer, binary: boolean) => {
-        if (binary) frames.push(decodeCaptureFrame(new Uint8Array(data)));
-      }),
-    );
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await puppeteer.launch({
-      executablePath: "/usr/bin/chromium",
-      headless: true,
-      args: [...BOT_CHROMIUM_ARGS],
+    host = await startCapturePageHost((data, binary) => {
+      if (binary) frames.push(decodeCaptureFrame(new Uint8Array(data)));
     });
+    ({ browser, origin } = host);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    sockets?.close();
-    server?.close();
+    await host?.close();
   });
 
   it("sends the pause as silence frames, not Opus, and the decoded timeline keeps the pause's length", async () => {
