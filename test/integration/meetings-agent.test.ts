@@ -16,7 +16,7 @@ import {
  * tolerant match) then the question ("go somewhere and do something"), then
  * a pause shorter than the assistant's answer, so her next loop speaks over
  * it (barge-in). The agent is an OpenAI-compatible server on loopback
- * streaming a long answer; espeak-ng speaks it into the bot's microphone.
+ * streaming a long answer, slowly; espeak-ng speaks it into the bot's microphone.
  * Bob is silent and measures what his page receives from the bot.
  */
 describe("meeting bot in agent mode, in the local test meeting", () => {
@@ -28,7 +28,10 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
   const events: TalkEvent[] = [];
 
   beforeAll(async () => {
-    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(2000), tokenDelayMs: 2 });
+    // 500 tokens of 4 characters, one every 60 ms: the agent still streams the answer 30 s after the question,
+    // when Alice's next loop (~10 s after it) barges in. At 2 ms a token the stream was over by then, and the
+    // barge-in an output.audio.cancelled, not the turn.cancelled the second test expects.
+    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(2000), tokenDelayMs: 60 });
     const baseUrl = await chat.start();
     h = await startMeetingsHarness(
       { aloneTimeoutMs: 60_000, wakeTriggers: ["ten meter"] },
@@ -37,12 +40,6 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     h.app.runtime.subscribeAll((event) => {
       if (event.sessionId === assistantSessionId) events.push(event);
     });
-    // Alice asks; the harness owns her page and closes it.
-    await h.participant(
-      "ask",
-      "Alice",
-      speechSequenceWav(h.dir, "alice", ["goforward.raw", "something.raw"], 1.0, 9),
-    );
     bob = await h.participant("ask", "Bob", silenceWav(h.dir));
   }, 60_000);
 
@@ -51,6 +48,13 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     await chat?.close();
   }, 30_000);
 
+  /** The assistant session's events but deltas (type@turn), for a failed wait's message. */
+  const eventTypes = (): string =>
+    events
+      .filter((e) => !e.type.endsWith(".delta") && e.type !== "input.audio.appended")
+      .map((e) => `${e.type}@${e.turnId ?? "-"}`)
+      .join(" ");
+
   const bobHearsBot = (): Promise<number> =>
     bob.page.evaluate(`window.testRoom.peakLevel("Assistant")`) as Promise<number>;
 
@@ -58,15 +62,29 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     const created = await h.post({ meetingUrl: h.roomUrl("ask"), botName: "Assistant", mode: "agent" });
     expect(created.status).toBe(201);
     botId = created.body.id;
-    const inCall = await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.length === 2);
+    const inCall = await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.includes("Bob"));
     assistantSessionId = inCall.assistantSessionId!;
     expect(assistantSessionId).toBeTruthy();
+    // Alice asks; the harness owns her page and closes it. She joins after the bot: her microphone's loop
+    // starts as she joins, so the bot hears it from its start, not from wherever the loop was when the bot
+    // got in (up to a whole loop, ~17 s, of waiting for the next wake phrase).
+    await h.participant(
+      "ask",
+      "Alice",
+      speechSequenceWav(h.dir, "alice", ["goforward.raw", "something.raw"], 1.0, 9),
+    );
+    await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.length === 2);
     // The bot's microphone is muted until the assistant speaks.
     expect(await bobHearsBot()).toBeLessThan(0.002);
 
     // The first spoken answer: audio written for it, and Bob's page hears the bot's track.
-    await waitUntil(() => events.some((e) => e.type === "output.audio.delta"));
-    await waitUntil(async () => (await bobHearsBot()) > 0.02);
+    await waitUntil(
+      () => events.some((e) => e.type === "output.audio.delta"),
+      "the answer's audio",
+      eventTypes,
+      120_000,
+    );
+    await waitUntil(async () => (await bobHearsBot()) > 0.02, "Bob hearing the bot", eventTypes);
 
     const asked = chat.requests.map((r) => lastUserMessage(r.body));
     expect(asked.length).toBeGreaterThan(0);
@@ -82,7 +100,12 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     // it: the speech ends the turn (docs/architecture.md, the one interruption sequence, step 3), one
     // turn.cancelled, never an output.audio.cancelled beside it.
     const first = events.find((e) => e.type === "output.audio.started")!;
-    await waitUntil(() => events.some((e) => e.type === "turn.cancelled" && e.turnId === first.turnId));
+    await waitUntil(
+      () => events.some((e) => e.type === "turn.cancelled" && e.turnId === first.turnId),
+      "the answer's turn.cancelled",
+      eventTypes,
+      45_000,
+    );
     const terminals = events.filter(
       (e) =>
         (e.itemId === first.itemId &&
@@ -102,8 +125,10 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     // The agent's stream for that answer was closed.
     await expect.poll(() => chat.disconnects + chat.completedStreams, { timeout: 10_000 }).toBeGreaterThan(0);
     // The bot's own voice never became a caption line: its only lines are its answers, as heard.
-    const lines = await h.waitForTranscript(botId, (all) =>
-      all.some((l) => l.role === "assistant" && l.turnId === first.turnId),
+    const lines = await h.waitForTranscript(
+      botId,
+      (all) => all.some((l) => l.role === "assistant" && l.turnId === first.turnId),
+      { within: 40_000, what: "the cut answer's line" },
     );
     // (Its chat posts are lines too, role "chat": below.)
     expect(lines.some((l) => l.speaker === "Assistant" && l.role === undefined)).toBe(false);
@@ -140,6 +165,16 @@ function lastUserMessage(body: unknown): string {
   return [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
 }
 
-async function waitUntil(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 100));
+/** Polls `check`; past `within` ms fails naming `what` and the event types seen (a test timeout names nothing). */
+async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  seen: () => string,
+  within = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + within;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`waited ${within} ms for ${what}; events: ${seen()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
