@@ -36,11 +36,14 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     h = await startMeetingsHarness(
       { aloneTimeoutMs: 60_000, wakeTriggers: ["ten meter"] },
       { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
+      // Alice plays nothing she hears and nobody reads her levels; the bot's room has no level meters. Bob
+      // measures the bot's voice: his page keeps both.
+      { levelMeters: false, participantsListen: false },
     );
     h.app.runtime.subscribeAll((event) => {
       if (event.sessionId === assistantSessionId) events.push(event);
     });
-    bob = await h.participant("ask", "Bob", silenceWav(h.dir));
+    bob = await h.participant("ask", "Bob", silenceWav(h.dir), { levels: "on", audio: "on" });
   }, 60_000);
 
   afterAll(async () => {
