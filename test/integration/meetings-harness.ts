@@ -79,7 +79,7 @@ export interface MeetingsHarness {
   /** A Chromium participant speaking `wav` in a loop (or silent without one); `query` adds page options. */
   participant(room: string, name: string, wav?: string, query?: Record<string, string>): Promise<Participant>;
   /**
-   * A participant without a recording: a page of one Chromium the harness keeps for its guests (launched on
+   * A silent participant: a page of one Chromium the harness keeps for its guests (launched on
    * first use, closed with the harness), so a file's silent participants cost one browser start, not one
    * each. `close` closes the page (the participant leaves); the browser stays for the next guest.
    */
@@ -252,7 +252,8 @@ export async function startMeetingsHarness(
       return p;
     },
     async guest(room, name, query) {
-      guestBrowser ??= launchParticipantBrowser("guests", dir);
+      // A silent microphone: without a file Chromium's fake device beeps, which bots would caption.
+      guestBrowser ??= launchParticipantBrowser("guests", dir, silenceWav(dir));
       const browser = await guestBrowser;
       const page = await browser.newPage();
       const p: Participant = {

@@ -31,11 +31,13 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
     });
     await new Promise<void>((r) => board.listen(0, "127.0.0.1", r));
     boardOrigin = `http://127.0.0.1:${(board.address() as AddressInfo).port}`;
-    h = await startMeetingsHarness({
-      aloneTimeoutMs: 500,
-      captureTimeoutMs: 10_000,
-      camera: { urlOrigins: [boardOrigin] },
-    });
+    // No page here is listened to or has its audio levels read (the camera test reads video): no level
+    // meters in the rooms, participants that play nothing they hear.
+    h = await startMeetingsHarness(
+      { aloneTimeoutMs: 500, captureTimeoutMs: 10_000, camera: { urlOrigins: [boardOrigin] } },
+      {},
+      { levelMeters: false, participantsListen: false },
+    );
   }, 30_000);
 
   afterAll(async () => {
@@ -132,7 +134,7 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
     const gina = await h.guest("camera-url", "Gina");
     const request = (cameraUrl: string) =>
       h.post({
-        meetingUrl: `${h.roomUrl("camera-url")}?video=on`,
+        meetingUrl: h.roomUrl("camera-url", { video: "on" }),
         botName: "Bot",
         mode: "transcribe",
         camera: "url",
