@@ -6,12 +6,20 @@
  * same over a u-law phone line (docs/providers.md).
  *
  * Moonshine decodes whole utterances, not a stream: the stream keeps the
- * audio written, decodes what it holds every `partialIntervalMs` of new audio
- * for a running hypothesis (at most one such decode in flight per stream),
- * and the whole at finish(). Silence before and after the speech is trimmed
- * first (Moonshine answers nothing for a word inside seconds of silence), and
- * audio longer than `segmentSeconds` is cut at its quietest 10 ms and decoded
- * in pieces.
+ * audio written and decodes the whole at finish(). Running hypotheses cost a
+ * decode of everything held so far each, so they follow the stream contract
+ * (SttStreamOptions.eagerPartials): a stream that decides on the words while
+ * the speaker talks (a barge-in confirmed by words) gets one every
+ * `partialIntervalMs` of new audio; any other stream (a turn's own words, a
+ * meeting's captions) gets one at each pause inside the utterance (200 ms
+ * quiet after speech), as pocketsphinx's resident decoder gives ended
+ * utterances only. Over a meeting's two talkers that took the server's CPU
+ * per bot from 0.16 to under 0.1 core (docs/performance.md, "Meetings"). At
+ * most one running decode is in flight per stream, and finish() reuses the
+ * last one when no speech came after it (the same samples, the same text).
+ * Silence before and after the speech is trimmed first (Moonshine answers
+ * nothing for a word inside seconds of silence), and audio longer than
+ * `segmentSeconds` is cut at its quietest 10 ms and decoded in pieces.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -34,7 +42,10 @@ export interface MoonshineSttOptions {
   id?: string;
   /** Directory of encoder_model.onnx and decoder_model_merged.onnx. Default: the npm package's tiny model. */
   modelDir?: string;
-  /** A running hypothesis every this much new audio, ms; 0: none (the final text only). Default 500. */
+  /**
+   * Streams that ask for running hypotheses (`eagerPartials`): one every this much new audio, ms. Other
+   * streams: one at each pause inside the utterance. 0: none at all (the final text only). Default 500.
+   */
   partialIntervalMs?: number;
   /** Audio decoded in one piece at most, s (5-30). Default 20. */
   segmentSeconds?: number;
@@ -57,6 +68,8 @@ const TRIM_BELOW_PEAK_DB = 35;
 const TRIM_FLOOR_DBFS = -65;
 /** Kept either side of what the trim finds, samples (200 ms). */
 const TRIM_PAD = RATE / 5;
+/** Quiet after speech that is a pause: a running hypothesis for a stream that is not eager, samples (200 ms). */
+const PAUSE = TRIM_PAD;
 /** Shorter than this after the trim: nothing to decode, samples (100 ms). */
 const MIN_SPEECH = RATE / 10;
 /** The margins tried in turn while a decode of enough speech comes back empty, samples (200, 100, 300 ms). */
@@ -165,8 +178,20 @@ class MoonshineStream implements SttStream {
   /** Texts of the segments already cut off, in order (each a decode in flight or done). */
   readonly #segments: Promise<string>[] = [];
   #sinceDecode = 0;
-  #partialInFlight = false;
+  #partialInFlight: Promise<void> | undefined;
   #lastPartial = "";
+  /** Running hypotheses every #partialSamples (eager) or at pauses (not). */
+  readonly #eager: boolean;
+  /** Cut-off segments so far: a decode's samples are named by (segment, start, end). */
+  #segmentIndex = 0;
+  /** The last running decode's samples and text, reused by finish() when it decodes the same samples. */
+  #lastDecode: { segment: number; start: number; end: number; text: string } | undefined;
+  /** Pause tracking over whole 10 ms frames: the next frame to look at, the loudest so far, the last loud one's end. */
+  #scanned = 0;
+  #peakEnergy = 0;
+  #loudEnd = 0;
+  /** Speech since the last running decode (a pause with none after it asks for nothing). */
+  #speechSinceDecode = false;
   #finish: Promise<SttResult> | undefined;
   readonly #onAbort = (): void => {
     this.#state = "ended";
@@ -183,6 +208,7 @@ class MoonshineStream implements SttStream {
     this.#onPartial = options.onPartial;
     this.#partialSamples = partialSamples;
     this.#segmentSamples = segmentSamples;
+    this.#eager = options.eagerPartials === true;
     if (this.#signal.aborted) this.#state = "ended";
     else this.#signal.addEventListener("abort", this.#onAbort, { once: true });
   }
@@ -200,8 +226,27 @@ class MoonshineStream implements SttStream {
     this.#length += pcm.length;
     this.#sinceDecode += pcm.length;
     if (this.#length >= this.#segmentSamples) this.#cutSegment();
-    if (this.#partialSamples > 0 && this.#sinceDecode >= this.#partialSamples && !this.#partialInFlight)
+    if (this.#partialSamples === 0 || this.#partialInFlight) return;
+    if (this.#eager ? this.#sinceDecode >= this.#partialSamples : this.#pausedAfterSpeech())
       this.#decodePartial();
+  }
+
+  /**
+   * True when the audio ends in a pause after speech not yet decoded: PAUSE of frames under the loudness
+   * bar speechSpan() uses (35 dB under the loudest so far, and above -65 dBFS) after one over it.
+   */
+  #pausedAfterSpeech(): boolean {
+    const floor = 32768 * 32768 * 10 ** (TRIM_FLOOR_DBFS / 10);
+    for (; this.#scanned + FRAME <= this.#length; this.#scanned += FRAME) {
+      const energy = frameEnergy(this.#audio, this.#scanned);
+      if (energy > this.#peakEnergy) this.#peakEnergy = energy;
+      const bar = Math.max(this.#peakEnergy * 10 ** (-TRIM_BELOW_PEAK_DB / 10), floor);
+      if (energy >= bar) {
+        this.#loudEnd = this.#scanned + FRAME;
+        this.#speechSinceDecode = true;
+      }
+    }
+    return this.#speechSinceDecode && this.#length - this.#loudEnd >= PAUSE;
   }
 
   finish(): Promise<SttResult> {
@@ -212,6 +257,10 @@ class MoonshineStream implements SttStream {
   async #finishOnce(): Promise<SttResult> {
     if (this.#state === "open") this.#state = "finishing";
     try {
+      this.#throwIfAborted();
+      // The model's thread takes one decode at a time: waiting for a running one first costs nothing, and
+      // its text is the result when no speech came after it.
+      await this.#partialInFlight;
       this.#throwIfAborted();
       const last = this.#decode(this.#audio.subarray(0, this.#length), true);
       const texts = await Promise.all([...this.#segments, last]);
@@ -250,13 +299,17 @@ class MoonshineStream implements SttStream {
     this.#audio = new Int16Array(Math.max(RATE * 4, rest.length * 2));
     this.#audio.set(rest);
     this.#length = rest.length;
+    this.#segmentIndex++;
+    this.#scanned = 0;
+    this.#peakEnergy = 0;
+    this.#loudEnd = 0;
   }
 
   #decodePartial(): void {
     this.#sinceDecode = 0;
-    this.#partialInFlight = true;
+    this.#speechSinceDecode = false;
     const current = this.#decode(this.#audio.subarray(0, this.#length), false);
-    void Promise.all([...this.#segments, current])
+    this.#partialInFlight = Promise.all([...this.#segments, current])
       .then((texts) => {
         const text = joinTexts(texts);
         if (this.#state === "open" && text && text !== this.#lastPartial) {
@@ -266,7 +319,7 @@ class MoonshineStream implements SttStream {
       })
       .catch(() => {}) // a failed running hypothesis is not the result; finish() decodes again
       .finally(() => {
-        this.#partialInFlight = false;
+        this.#partialInFlight = undefined;
       });
   }
 
@@ -281,12 +334,18 @@ class MoonshineStream implements SttStream {
   async #decode(pcm: Int16Array, retry: boolean): Promise<string> {
     const span = speechSpan(pcm);
     if (!span) return "";
+    const segment = this.#segmentIndex;
     for (const pad of retry ? RETRY_PADS : RETRY_PADS.slice(0, 1)) {
       const start = Math.max(0, span.speechStart - pad);
       const end = Math.min(pcm.length, span.speechEnd + pad);
+      // The same samples as the last running decode of this segment (the audio is only appended to): its text.
+      const last = this.#lastDecode;
+      if (last && last.segment === segment && last.start === start && last.end === end && last.text)
+        return last.text;
       const audio = new Float32Array(end - start);
       for (let i = 0; i < audio.length; i++) audio[i] = pcm[start + i]! / 32768;
       const { text } = await this.#model.transcribe(audio);
+      if (!retry) this.#lastDecode = { segment, start, end, text };
       if (text || span.speechEnd - span.speechStart < RETRY_MIN_SPEECH) return text;
     }
     return "";
