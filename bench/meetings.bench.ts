@@ -26,6 +26,12 @@
  *    `--baseline <commit|dir>` (bench/lib/baseline-checkout.ts) adds the variant
  *    `baseline`: that checkout's own harness, bot and capture script, default
  *    flags, interleaved with this checkout's variants (`this=` when none is given).
+ * 7. the server's share of a bot: the server process's CPU over the meeting before
+ *    any bot joins (`--server-baseline-seconds`, default 15: the test room's
+ *    signalling, the harness driving the participants, this bench's polling),
+ *    subtracted from its CPU with the bots, per bot (`serverCpuCoresPerBot`);
+ *    the summary's `medianBotInAllCores` is the bot's Chromium, its Xvfb share
+ *    and that.
  * 6. `--profile-seconds N`: after each step's window, the first bot's page
  *    under V8's sampling profiler for N s, its top functions by self time
  *    (`firstBotPageProfile`, in cores of that thread's wall time).
@@ -77,6 +83,7 @@ const { values } = parseArgs({
     variant: { type: "string", multiple: true, default: [] },
     // After the window: the first bot's page profiled this long (V8 sampling), its top functions by self time.
     "profile-seconds": { type: "string", default: "0" },
+    "server-baseline-seconds": { type: "string", default: "15" },
     rounds: { type: "string", default: "1" },
     // A commit or checkout directory whose own bot runs as the variant "baseline" beside this one's.
     baseline: { type: "string" },
@@ -244,6 +251,8 @@ interface StepFigures {
   captions: number;
   alive: boolean;
   load: [string, string];
+  /** The server process's CPU per bot: with the bots, less the same meeting without them (see step()). */
+  serverPerBot: number;
 }
 
 /**
@@ -316,6 +325,13 @@ async function step(
     const video = participantVideo ? { video: "on" } : undefined;
     await h.participant(room, "Alice", speechWav(h.dir, "goforward.raw", 2.5), video);
     await h.participant(room, "Bob", speechWav(h.dir, "something.raw", 3.5), video);
+    // The server process without any bot first: the test room's signalling for the participants, the harness
+    // driving their pages over CDP and this bench's own polling run in it too, and are not a bot's share.
+    const withoutBotsSeconds = Number(values["server-baseline-seconds"]);
+    const idle0 = cpuTicks([process.pid], true);
+    const idleT0 = Date.now();
+    await sleep(withoutBotsSeconds * 1000);
+    const serverWithoutBots = (cpuTicks([process.pid], true) - idle0) / TICK / ((Date.now() - idleT0) / 1000);
     const ended = new Map<string, number>();
     const latencies: number[] = [];
     let measuring = false;
@@ -445,6 +461,9 @@ async function step(
         // The split: this Node process (capture sockets, Opus decode, VAD, floor, the rest of the harness,
         // which also drives the participant browsers over CDP) and the STT decoder processes.
         serverNodeCpuCores: Number(nodeShare.toFixed(3)),
+        // The same process over the same meeting before any bot joined, and what the bots added, per bot.
+        serverCpuCoresWithoutBots: Number(serverWithoutBots.toFixed(3)),
+        serverCpuCoresPerBot: Number(((serverShare - serverWithoutBots) / bots).toFixed(3)),
         sttCpuCores: Number((serverShare - nodeShare).toFixed(3)),
         loadAverage: [load0, load1],
         browsersAliveAtEnd: alive,
@@ -462,6 +481,7 @@ async function step(
       captions: latencies.length,
       alive: alive.every(Boolean),
       load: [load0!, load1!],
+      serverPerBot: (serverShare - serverWithoutBots) / bots,
     };
   } finally {
     await h.close();
@@ -573,6 +593,9 @@ if (variants.length > 0) {
         // The bot's whole share: its Chromium and the Xvfb it draws on (1 bot per step).
         medianWithXvfbCores: Number(median(runs.map((x) => x.cpu + x.xvfb)).toFixed(3)),
         medianPssMb: Math.round(median(runs.map((x) => x.pss))),
+        // The server's share of the bot (capture, decode, VAD, recognizer), and the bot in all with it.
+        serverPerBotCores: runs.map((x) => Number(x.serverPerBot.toFixed(3))),
+        medianBotInAllCores: Number(median(runs.map((x) => x.cpu + x.xvfb + x.serverPerBot)).toFixed(3)),
         loadAverages: runs.map((x) => x.load),
         captions: runs.map((x) => x.captions),
         botsAliveAtEnd: runs.map((x) => x.alive),
