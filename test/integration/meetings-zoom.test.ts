@@ -1,9 +1,9 @@
 /**
  * The whole bot (its headed Chromium on Xvfb, capture, local captions, the
  * agent) in Zoom's web client as simulated from the maintained bots' facts
- * (test/support/meeting-sim/zoom-sim-page.ts): every behaviour the simulator
- * has, end to end. Chromium processes: the bot's, and one for the meetings'
- * media cores.
+ * (test/support/meeting-sim/zoom-sim-page.ts): every behaviour the
+ * simulator has, end to end. Chromium processes: one the bots share (a
+ * context each), and one for the meetings' media cores.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
@@ -32,6 +32,8 @@ describe("the bot in Zoom's web client (simulated), end to end", () => {
         zoom: { testOrigins: [origin], hostNotStarted: { reloadMs: 500, maxReloads: 90 } },
       }),
       { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
+      // Three bots one after another: one browser for them all, a context each.
+      { sharedBotBrowser: true },
     );
     alice = speechWav(s.h.dir, "goforward.raw", 0.3);
     bob = speechWav(s.h.dir, "something.raw", 0.3);

@@ -9,7 +9,11 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { BOT_CHROMIUM_ARGS } from "../../../src/meetings/index.js";
-import { startMeetingsHarness, type MeetingsHarness } from "../../integration/meetings-harness.js";
+import {
+  startMeetingsHarness,
+  type MeetingsHarness,
+  type MeetingsHarnessOptions,
+} from "../../integration/meetings-harness.js";
 import { startMeetingSimulator, type MeetingSimulator, type SimMeeting } from "./sim-server.js";
 
 export interface SimHarness {
@@ -23,9 +27,10 @@ export interface SimHarness {
 export async function startSimHarness(
   meetings: (origin: string) => Record<string, unknown>,
   config: Record<string, unknown> = {},
+  options: MeetingsHarnessOptions = {},
 ): Promise<SimHarness> {
   const sim = await startMeetingSimulator();
-  const h = await startMeetingsHarness(meetings(sim.origin), config);
+  const h = await startMeetingsHarness(meetings(sim.origin), config, options);
   const profile = mkdtempSync(join(tmpdir(), "talkgate-sim-core-"));
   let browser: Browser | undefined;
   return {
