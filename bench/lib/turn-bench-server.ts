@@ -75,13 +75,15 @@ h.app.runtime.subscribeAll((e) => {
     callSids.set(e.sessionId, (callSid = found));
   }
   const payload = e.payload as
-    { role?: string; text?: unknown; endpointMs?: unknown; reason?: unknown } | undefined;
+    { role?: string; text?: unknown; replace?: unknown; endpointMs?: unknown; reason?: unknown } | undefined;
   if (e.type.startsWith("transcript.") && payload?.role !== "user") return;
   process.send?.({
     callSid,
     type: e.type,
     at: performance.timeOrigin + performance.now(),
     ...(typeof payload?.text === "string" ? { text: payload.text } : {}),
+    // A delta's text replaces the running transcript rather than extending it (stt-capture PartialTracker).
+    ...(e.type === "transcript.delta" && payload?.replace === true ? { replace: true } : {}),
     ...(typeof payload?.endpointMs === "number" ? { endpointMs: payload.endpointMs } : {}),
     ...(e.type === "output.audio.resumed" && typeof payload?.reason === "string"
       ? { reason: payload.reason }

@@ -12,13 +12,15 @@ import { TwilioStreamClient } from "../../test/support/twilio-stream-client.js";
 import { readProcessCpu, type CpuReading } from "./process-cpu.js";
 
 /**
- * One event of a call as the server forwarded it; `text` of a user transcript, `endpointMs` of a speech
- * stop, `reason` of a resume ("backchannel" or "no_words").
+ * One event of a call as the server forwarded it; `text` (and `replace`) of a user transcript, `endpointMs`
+ * of a speech stop, `reason` of a resume ("backchannel" or "no_words").
  */
 export interface ServerEvent {
   type: string;
   at: number;
   text?: string;
+  /** A user transcript.delta whose text replaces the running transcript instead of extending it. */
+  replace?: boolean;
   endpointMs?: number;
   reason?: string;
 }
