@@ -23,6 +23,20 @@ describe("talk.input.echoCancellation.doubleTalk", () => {
   );
 });
 
+describe("talk.input.echoCancellation.residualVad", () => {
+  const resolved = (input: Record<string, unknown>) =>
+    echoCancellation(validateConfig({ talk: { input } }).config, NOOP_LOGGER).options.residualVad;
+
+  it("off unless set; set: reaches the legs' echo guard options", () => {
+    expect(resolved({})).toBe(false);
+    expect(resolved({ echoCancellation: { residualVad: true } })).toBe(true);
+  });
+
+  it.each([["yes"], [1], [null]])("refuses %j at start, naming the key", (bad) =>
+    expectTalkInputRefused({ echoCancellation: { residualVad: bad } }, "echoCancellation.residualVad"),
+  );
+});
+
 describe("talk.input.vad and talk.input.noiseSuppression", () => {
   it.each([
     [{ vad: "rnn" }, "talk.input.vad"],

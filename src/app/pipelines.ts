@@ -122,6 +122,17 @@ export function echoCancellation(
   // (6 -> 10 of 16 backchannels cut); so unless set, it is on only where words do not decide.
   const options = { ...rest, doubleTalk: doubleTalk ?? !config.talk.input.bargeIn.confirmWithWords };
   if (!options.enabled) return { options, realtime };
+  // The residual's detector is the Silero VAD: a process that cannot load it is refused at start, as talk.input.vad is.
+  if (options.residualVad)
+    try {
+      sileroModel();
+    } catch (err) {
+      throw new TalkError(
+        "config_invalid",
+        `talk.input.echoCancellation.residualVad is on but the Silero model cannot be loaded: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
   if (!echoCancellerAvailable()) {
     logger.warn(
       {},

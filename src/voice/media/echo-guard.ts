@@ -54,7 +54,15 @@
  * caller is not. Measured offline, the slowest interruption 1538 -> 661 ms
  * with no echo-only call cut, with or without the reference drifting
  * (docs/performance.md).
+ *
+ * With `residualVad` (default off), a second test for a frame under the bar: the Silero VAD on the
+ * canceller's output (fed only while echo could be on the line) hears speech, the output stands 6 dB over
+ * the residual the canceller's measured attenuation leaves and no louder than its input, and the reference
+ * explains under 0.35 of it (0.6 within ten frames of a frame let through as double talk). Offline, on the
+ * talker-to-echo grid without drift, it halved the onset where the caller is up to 6 dB under the echo with
+ * no echo-only call cut; with the reference drifting it gave today's figures (docs/performance.md).
  */
+import { createSileroVad, type Vad } from "../../codecs/index.js";
 import { TalkError } from "../../core/index.js";
 
 /** One canceller's state (per leg). */
@@ -91,6 +99,8 @@ export interface EchoCancellationOptions {
   denoise?: boolean;
   /** Let a caller talking over the answer through where the reference does not explain the canceller's output. Default true. */
   doubleTalk?: boolean;
+  /** Also let a frame under the bar through where the Silero VAD hears speech in the canceller's output. Default false. */
+  residualVad?: boolean;
 }
 
 export type ResolvedEchoCancellation = Readonly<Required<EchoCancellationOptions>>;
@@ -100,13 +110,13 @@ export function resolveEchoCancellation(
   options: EchoCancellationOptions = {},
   key = "talk.input.echoCancellation",
 ): ResolvedEchoCancellation {
-  const { enabled = true, tailMs = 300, denoise = false, doubleTalk = true } = options;
-  for (const [name, value] of Object.entries({ enabled, denoise, doubleTalk }))
+  const { enabled = true, tailMs = 300, denoise = false, doubleTalk = true, residualVad = false } = options;
+  for (const [name, value] of Object.entries({ enabled, denoise, doubleTalk, residualVad }))
     if (typeof value !== "boolean")
       throw new TalkError("config_invalid", `${key}.${name} must be true or false.`);
   if (typeof tailMs !== "number" || !Number.isInteger(tailMs) || tailMs < 20 || tailMs > 1000)
     throw new TalkError("config_invalid", `${key}.tailMs must be an integer from 20 to 1000, got ${tailMs}.`);
-  return Object.freeze({ enabled, tailMs, denoise, doubleTalk });
+  return Object.freeze({ enabled, tailMs, denoise, doubleTalk, residualVad });
 }
 
 /** The echo return assumed until measured: a frame louder than the reference minus this may be the caller, dB. */
@@ -156,6 +166,36 @@ const NOISE_BLOCKS = 5;
 const NOISE_BLOCK_FRAMES = 10;
 /** A frame under the bar is the caller's when the reference explains less than this fraction of it. */
 const MAX_EXPLAINED = 0.2;
+
+/** The rates the Silero VAD takes as they are (residualVad does nothing at another). */
+const SILERO_RATES: readonly number[] = [8000, 16_000, 32_000, 48_000];
+/**
+ * residualVad: the Silero probability a window of the canceller's output must reach. Residual echo of a
+ * spoken answer is speech too: at 0.5 the detector alone cut every echo-only call; at 0.9 (with the tests
+ * below) a drifting reference's echo read 0.72-0.86 where a caller's first syllables read 0.96-0.99.
+ */
+const RESIDUAL_SPEECH = 0.9;
+/**
+ * ...and the output must stand this far (power ratio, 6 dB) over what the canceller leaves of echo: the
+ * frame's input times the lowest output-to-input ratio of the last windows (the canceller's measured
+ * attenuation, WINDOW_FRAMES each, WINDOWS kept, at least two)...
+ */
+const OVER_RESIDUAL = 10 ** (6 / 10);
+const MIN_ATTENUATION_WINDOWS = 2;
+/**
+ * ...and under its own input: a filter misadapted after the reference slipped subtracts an estimate of
+ * echo that is not there, and its output comes out louder than its input (0 to +30 dB, measured with
+ * --jitter-frames 2), where the caller's speech over the echo comes out at or under it (power ratio, 0 dB)...
+ */
+const MAX_KEPT = 1;
+/**
+ * ...and the reference must explain under this much of it, or under the looser bound within
+ * RESIDUAL_HANG_FRAMES of a frame let through as double talk: the coherence is smoothed over about six
+ * frames, so a caller's first frames read 0.3-0.6 while the answer's echo still weighs in it.
+ */
+const RESIDUAL_EXPLAINED = 0.35;
+const RESIDUAL_HANG_EXPLAINED = 0.6;
+const RESIDUAL_HANG_FRAMES = 10;
 
 /** What a leg's guard saw over its call: what ops read to tell a speakerphone from a handset. */
 export interface EchoStats {
@@ -210,6 +250,17 @@ export class EchoGuard {
   suppressedFrames = 0;
   /** Frames under the bar let through as the caller talking over the answer (tests, metrics). */
   doubleTalkFrames = 0;
+  /** With residualVad: the Silero VAD on the canceller's output, fed while echo could be on the line. */
+  readonly #residual: Vad | undefined;
+  /** The residual detector has heard the current stretch of echo from its start (reset after a silence). */
+  #residualLive = false;
+  /** residualVad: the current window of the canceller's attenuation, and the output-to-input ratios of the last ones. */
+  #attenuation = { output: 0, input: 0, frames: 0 };
+  readonly #attenuations: number[] = [];
+  /** residualVad: the power of the caller frame the output frame being weighed comes from. */
+  #input = 0;
+  /** Frames under the bar since one was let through as double talk. */
+  #sinceDoubleTalk = Number.POSITIVE_INFINITY;
 
   constructor(create: EchoCancellerFactory, options: ResolvedEchoCancellation, sampleRate: number) {
     this.#canceller = create({
@@ -221,6 +272,8 @@ export class EchoGuard {
     this.#frame = sampleRate / 50;
     this.#tailFrames = Math.max(1, Math.ceil(options.tailMs / 20));
     this.#lagFrames = Math.round((this.#canceller.outputLagMs ?? 0) / 20);
+    if (options.residualVad && SILERO_RATES.includes(sampleRate))
+      this.#residual = createSileroVad({ sampleRate, threshold: RESIDUAL_SPEECH });
   }
 
   /**
@@ -238,15 +291,33 @@ export class EchoGuard {
     }
     const out = this.#canceller.process(mic);
     // Nothing played within the tail: no echo to bar (the loudest of the tail, found without a copy per call).
-    if (this.#loudestReference(0, this.#tailFrames - 1) === 0) return out;
+    if (this.#loudestReference(0, this.#tailFrames - 1) === 0) {
+      this.#residualLive = false;
+      return out;
+    }
+    if (this.#residual && !this.#residualLive) {
+      this.#residual.reset();
+      this.#residualLive = true;
+    }
     const echo = this.#expectedReference() * this.echoReturn;
     const noiseBar = this.noise * NOISE_MARGIN;
+    const outFrames = Math.ceil(out.length / this.#frame);
     for (let at = 0; at < out.length; at += this.#frame) {
       const end = Math.min(out.length, at + this.#frame);
       const level = meanSquare(out, at, end);
       this.framesUnderEcho++;
+      if (this.#residual) {
+        // The caller channel's frame this output frame comes from (the canceller's lag behind it).
+        const input =
+          this.#callers[this.#callers.length - outFrames + at / this.#frame - this.#lagFrames] ?? 0;
+        this.#attenuationIn(level, input);
+        this.#residual.process(out.subarray(at, end));
+        this.#input = input;
+      }
       if (level >= Math.max(echo, noiseBar)) continue;
-      if (level >= noiseBar && this.#callerOverAnswer(level, noiseBar)) {
+      this.#sinceDoubleTalk++;
+      if (level >= noiseBar && (this.#callerOverAnswer(level, noiseBar) || this.#callerInResidual(level))) {
+        this.#sinceDoubleTalk = 0;
         this.doubleTalkFrames++;
         continue;
       }
@@ -264,13 +335,49 @@ export class EchoGuard {
   #callerOverAnswer(level: number, noiseBar: number): boolean {
     const explainedWithin = this.#canceller.explainedWithin;
     if (!explainedWithin) return false;
+    const explained = this.#explained(explainedWithin);
+    return explained < MAX_EXPLAINED && level * (1 - explained) >= noiseBar;
+  }
+
+  /**
+   * residualVad: whether an output frame (of power `level`) under the bar is the caller's by the Silero VAD
+   * on the canceller's output, the canceller's measured attenuation and the coherence (the constants'
+   * comments say why each).
+   */
+  #callerInResidual(level: number): boolean {
+    const vad = this.#residual;
+    if (!vad?.voiced || vad.probability < RESIDUAL_SPEECH) return false;
+    if (level > this.#input * MAX_KEPT || this.#attenuations.length < MIN_ATTENUATION_WINDOWS) return false;
+    if (level < this.#input * Math.min(...this.#attenuations) * OVER_RESIDUAL) return false;
+    const explainedWithin = this.#canceller.explainedWithin;
+    if (!explainedWithin) return false;
+    const explained = this.#explained(explainedWithin);
+    return (
+      explained < RESIDUAL_EXPLAINED ||
+      (this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < RESIDUAL_HANG_EXPLAINED)
+    );
+  }
+
+  /** The largest fraction of the last output frame the reference explains around the echo's delay (or in the whole tail). */
+  #explained(explainedWithin: NonNullable<EchoCancellerPort["explainedWithin"]>): number {
     const d = this.delayFrames;
     const lag = this.#lagFrames;
-    const explained =
-      d === undefined
-        ? explainedWithin.call(this.#canceller, lag, this.#tailFrames + lag)
-        : explainedWithin.call(this.#canceller, d + lag - NEWER_FRAMES, d + lag + OLDER_FRAMES);
-    return explained < MAX_EXPLAINED && level * (1 - explained) >= noiseBar;
+    return d === undefined
+      ? explainedWithin.call(this.#canceller, lag, this.#tailFrames + lag)
+      : explainedWithin.call(this.#canceller, d + lag - NEWER_FRAMES, d + lag + OLDER_FRAMES);
+  }
+
+  /** One frame under echo into the canceller's attenuation window: its output and input power. */
+  #attenuationIn(output: number, input: number): void {
+    const w = this.#attenuation;
+    w.output += output;
+    w.input += input;
+    if (++w.frames < WINDOW_FRAMES) return;
+    if (w.input > 0) {
+      this.#attenuations.push(w.output / w.input);
+      if (this.#attenuations.length > WINDOWS) this.#attenuations.shift();
+    }
+    this.#attenuation = { output: 0, input: 0, frames: 0 };
   }
 
   /** The call so far, for its summary (EchoStats). */
@@ -304,6 +411,7 @@ export class EchoGuard {
     if (this.#closed) return;
     this.#closed = true;
     this.#canceller.close();
+    this.#residual?.close();
   }
 
   /**
