@@ -14,7 +14,13 @@ describe("meeting captions attributed by RTP sources", () => {
   let h: MeetingsHarness;
 
   beforeAll(async () => {
-    h = await startMeetingsHarness({ aloneTimeoutMs: 60_000 });
+    // Nobody reads a level here, and the participants need not hear each other: no level meters in the
+    // room (the bot's page included: sources, not speaking marks, name the lines), no playback for them.
+    h = await startMeetingsHarness(
+      { aloneTimeoutMs: 60_000 },
+      {},
+      { levelMeters: false, participantsListen: false },
+    );
     await h.participant("sources", "Alice", speechWav(h.dir, "goforward.raw"));
     await h.participant("sources", "Bob", speechWav(h.dir, "something.raw"), { ssrc: "withhold" });
   }, 60_000);
@@ -25,7 +31,7 @@ describe("meeting captions attributed by RTP sources", () => {
 
   it("names Alice by her SSRC and captions Bob's unannounced source as unknown", async () => {
     const created = await h.post({
-      meetingUrl: `${h.roomUrl("sources")}?audio=detached`,
+      meetingUrl: h.roomUrl("sources", { audio: "detached" }),
       botName: "Notetaker",
       mode: "transcribe",
     });
