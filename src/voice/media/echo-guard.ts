@@ -58,9 +58,10 @@
  * With `residualVad` (default off), a second test for a frame under the bar: the Silero VAD on the
  * canceller's output (fed only while echo could be on the line) hears speech, the output stands 6 dB over
  * the residual the canceller's measured attenuation leaves and no louder than its input, and the reference
- * explains under 0.35 of it (0.6 within ten frames of a frame let through as double talk). Offline, on the
+ * explains under 0.35 of it (0.6 within five frames of a frame let through as double talk). Offline, on the
  * talker-to-echo grid without drift, it halved the onset where the caller is up to 6 dB under the echo with
- * no echo-only call cut; with the reference drifting it gave today's figures (docs/performance.md).
+ * no echo-only call cut; with the reference drifting, today's figures on two seeds of three and one
+ * echo-only cut more on the third: off by default (docs/performance.md).
  */
 import { createSileroVad, type Vad } from "../../codecs/index.js";
 import { TalkError } from "../../core/index.js";
@@ -190,12 +191,15 @@ const MIN_ATTENUATION_WINDOWS = 2;
 const MAX_KEPT = 1;
 /**
  * ...and the reference must explain under this much of it, or under the looser bound within
- * RESIDUAL_HANG_FRAMES of a frame let through as double talk: the coherence is smoothed over about six
- * frames, so a caller's first frames read 0.3-0.6 while the answer's echo still weighs in it.
+ * RESIDUAL_HANG_FRAMES of a frame let through as double talk under the tighter one: the coherence is
+ * smoothed over about six frames, so a caller's first frames read 0.3-0.6 while the answer's echo still
+ * weighs in it. A frame let through by the looser bound does not extend it (chained, a drifting echo read
+ * 0.44-0.59 for 35 frames after one frame at 0.32), and five frames, not ten: ten after a frame at 0.32
+ * were the gate's 120 ms of a drifting echo (bench/onset-latency.bench.ts --jitter-frames 2 --seeds 3).
  */
 const RESIDUAL_EXPLAINED = 0.35;
 const RESIDUAL_HANG_EXPLAINED = 0.6;
-const RESIDUAL_HANG_FRAMES = 10;
+const RESIDUAL_HANG_FRAMES = 5;
 
 /** What a leg's guard saw over its call: what ops read to tell a speakerphone from a handset. */
 export interface EchoStats {
@@ -259,7 +263,7 @@ export class EchoGuard {
   readonly #attenuations: number[] = [];
   /** residualVad: the power of the caller frame the output frame being weighed comes from. */
   #input = 0;
-  /** Frames under the bar since one was let through as double talk. */
+  /** Frames under the bar since one was let through as double talk by a coherence under RESIDUAL_EXPLAINED (or MAX_EXPLAINED). */
   #sinceDoubleTalk = Number.POSITIVE_INFINITY;
 
   constructor(create: EchoCancellerFactory, options: ResolvedEchoCancellation, sampleRate: number) {
@@ -317,7 +321,6 @@ export class EchoGuard {
       if (level >= Math.max(echo, noiseBar)) continue;
       this.#sinceDoubleTalk++;
       if (level >= noiseBar && (this.#callerOverAnswer(level, noiseBar) || this.#callerInResidual(level))) {
-        this.#sinceDoubleTalk = 0;
         this.doubleTalkFrames++;
         continue;
       }
@@ -336,7 +339,9 @@ export class EchoGuard {
     const explainedWithin = this.#canceller.explainedWithin;
     if (!explainedWithin) return false;
     const explained = this.#explained(explainedWithin);
-    return explained < MAX_EXPLAINED && level * (1 - explained) >= noiseBar;
+    if (explained >= MAX_EXPLAINED || level * (1 - explained) < noiseBar) return false;
+    this.#sinceDoubleTalk = 0;
+    return true;
   }
 
   /**
@@ -352,10 +357,12 @@ export class EchoGuard {
     const explainedWithin = this.#canceller.explainedWithin;
     if (!explainedWithin) return false;
     const explained = this.#explained(explainedWithin);
-    return (
-      explained < RESIDUAL_EXPLAINED ||
-      (this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < RESIDUAL_HANG_EXPLAINED)
-    );
+    if (explained < RESIDUAL_EXPLAINED) {
+      this.#sinceDoubleTalk = 0;
+      return true;
+    }
+    // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
+    return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < RESIDUAL_HANG_EXPLAINED;
   }
 
   /** The largest fraction of the last output frame the reference explains around the echo's delay (or in the whole tail). */
