@@ -164,9 +164,12 @@ async function speakerCall(speech?: { atMs: number }, micRate = 16_000) {
   const audio = speechAudio(ANSWER, "pcm16");
   realtime = new FakeOpenAiRealtimeServer({
     apiKey: OPENAI_KEY,
+    // Streamed at twice real time, as the service streams an answer: until a client's first playback report
+    // the Gateway counts sent audio as played (client-playback.ts), so an answer sent whole in a millisecond
+    // was done before this client's first report whenever its process was slow to send one (seen in full runs).
     replies: [
-      { audio, transcript: ANSWER },
-      { audio, transcript: ANSWER },
+      { audio, transcript: ANSWER, deltaIntervalMs: 50 },
+      { audio, transcript: ANSWER, deltaIntervalMs: 50 },
     ],
   });
   const realtimeUrl = await realtime.start();

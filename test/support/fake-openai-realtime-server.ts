@@ -43,6 +43,11 @@ export interface FakeRealtimeReply {
   chunkBytes?: number;
   /** Stream this many deltas, then wait for resume() or a cancel. Default: stream all. */
   holdAfterDeltas?: number;
+  /**
+   * Wait this long between deltas, ms, as the real service streams an answer over seconds (a 100 ms delta
+   * every 50 ms is twice real time). Default: one delta per macrotask, the whole answer at once.
+   */
+  deltaIntervalMs?: number;
   /** A function call the response makes after its audio item (a second output item, as the model does). */
   toolCall?: FakeToolCall;
 }
@@ -99,6 +104,8 @@ interface ActiveResponse {
   chunks: Uint8Array[];
   next: number;
   holdAt: number;
+  /** Between deltas, ms; 0: one per macrotask. */
+  intervalMs: number;
   transcript: string;
   toolCall: FakeToolCall | undefined;
 }
@@ -547,6 +554,7 @@ export class FakeOpenAiRealtimeServer {
       chunks,
       next: 0,
       holdAt: reply.holdAfterDeltas ?? Number.POSITIVE_INFINITY,
+      intervalMs: reply.deltaIntervalMs ?? 0,
       transcript: reply.transcript ?? "",
       toolCall: reply.toolCall,
     };
@@ -582,7 +590,9 @@ export class FakeOpenAiRealtimeServer {
     if (!active || active.next >= active.holdAt) return;
     if (active.next >= active.chunks.length) return this.#finishResponse("completed");
     this.#sendDelta(active);
-    setImmediate(() => this.#pump());
+    // (A timer that outlives its response, cancelled meanwhile, does not pump the next one.)
+    if (active.intervalMs > 0) setTimeout(() => this.#active === active && this.#pump(), active.intervalMs);
+    else setImmediate(() => this.#pump());
   }
 
   /** The response's next audio chunk as an output_audio.delta (its transcript delta with the first). */
