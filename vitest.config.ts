@@ -8,11 +8,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Three files at a time on the 2-core CI machine (vitest's default is cores - 1 = one): most
-    // integration files wait on real time (audio paced at 1x, Chromium, child processes); with two,
-    // a third of the two cores waited (1039 s); three took the whole run to 720 s
-    // (docs/performance.md, "The test suite").
-    maxWorkers: 3,
+    // Two files at a time on the 2-core CI machine (vitest's default is cores - 1 = one): most
+    // integration files wait on real time (audio paced at 1x, Chromium, child processes), so two
+    // overlap well. Three took the run from 441 to 423 s only, with more real-time tests starved
+    // beside each other (docs/performance.md, "The test suite").
+    maxWorkers: 2,
     // Longest files first (test/support/file-durations.json), so no long file starts last and runs alone.
     sequence: { sequencer: DurationSequencer },
     reporters: ["default", "./test/support/summary-reporter.ts"],
