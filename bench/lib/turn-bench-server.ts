@@ -28,6 +28,8 @@ const mode = config.mode ?? "stt-tts";
 
 const FORWARDED = new Set([
   "input.audio.committed",
+  // The end of a caller's turn on the realtime relay, where no audio is committed here (turn-call.ts).
+  "turn.ended",
   "turn.cancelled",
   "output.audio.done",
   "output.audio.cancelled",

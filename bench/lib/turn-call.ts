@@ -99,7 +99,10 @@ export async function runCall(server: TurnServer, call: CorpusCall): Promise<Cal
   const heardMs = client.played.reduce((n, a) => n + a.byteLength, 0) / 8;
   const at = (ms: number): number => line.sentAt[Math.min(line.sentAt.length - 1, Math.floor(ms / 20))]!;
   const clears = client.clearedAt;
-  const commits = events("input.audio.committed");
+  // The end of the caller's turn: the local stack commits its audio (input.audio.committed, with the turn's
+  // turn.ended); on the realtime relay the provider takes the audio, so the turn's end is its turn.ended alone.
+  const committed = events("input.audio.committed");
+  const commits = committed.length > 0 ? committed : events("turn.ended");
   const cancels = events("output.audio.cancelled");
   const resumes = events("output.audio.resumed");
   const zero = call.speech ? at(call.speech.onsetMs) : started;
