@@ -87,10 +87,11 @@ function watch(callSid: string): Watcher {
   return { status, events, ended, close: () => req.destroy() };
 }
 
-async function until(what: string, check: () => boolean, ms = 20_000): Promise<void> {
+async function until(what: string, check: () => boolean, ms = 20_000, seen?: () => string): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${seen ? `; had: ${seen()}` : ""}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -106,8 +107,14 @@ describe("serve --workers 2: a call's events", () => {
       // Six requests in turn: three on each worker.
       for (let i = 0; i < 6; i++) watchers.push(watch(callSid));
       expect(await Promise.all(watchers.map((w) => w.status))).toEqual([200, 200, 200, 200, 200, 200]);
-      for (const w of watchers) {
-        await until("the replay", () => w.events.some((e) => e.type === "output.audio.started"));
+      // (A full run once timed out here, not reproduced since: on a timeout, say which watcher and what it had.)
+      for (const [i, w] of watchers.entries()) {
+        await until(
+          `watcher ${i}'s replay to reach output.audio.started`,
+          () => w.events.some((e) => e.type === "output.audio.started"),
+          20_000,
+          () => w.events.map((e) => `${e.seq}:${e.type}`).join(", ") || "no event",
+        );
         expect(w.events[0]).toMatchObject({ type: "session.created", seq: 1 });
         expect((w.events[0]!.payload as { metadata: Record<string, string> }).metadata.callSid).toBe(callSid);
       }
