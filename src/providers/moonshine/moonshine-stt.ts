@@ -236,12 +236,10 @@ class MoonshineStream implements SttStream {
    * bar speechSpan() uses (35 dB under the loudest so far, and above -65 dBFS) after one over it.
    */
   #pausedAfterSpeech(): boolean {
-    const floor = 32768 * 32768 * 10 ** (TRIM_FLOOR_DBFS / 10);
     for (; this.#scanned + FRAME <= this.#length; this.#scanned += FRAME) {
       const energy = frameEnergy(this.#audio, this.#scanned);
       if (energy > this.#peakEnergy) this.#peakEnergy = energy;
-      const bar = Math.max(this.#peakEnergy * 10 ** (-TRIM_BELOW_PEAK_DB / 10), floor);
-      if (energy >= bar) {
+      if (energy >= speechBar(this.#peakEnergy)) {
         this.#loudEnd = this.#scanned + FRAME;
         this.#speechSinceDecode = true;
       }
@@ -352,6 +350,14 @@ class MoonshineStream implements SttStream {
   }
 }
 
+/** The quietest energy (mean square) that counts as speech: -65 dBFS. */
+const FLOOR_ENERGY = 32768 * 32768 * 10 ** (TRIM_FLOOR_DBFS / 10);
+
+/** A frame's energy that counts as the utterance, given the loudest so far: 35 dB under it, and over the floor. */
+function speechBar(peakEnergy: number): number {
+  return Math.max(peakEnergy * 10 ** (-TRIM_BELOW_PEAK_DB / 10), FLOOR_ENERGY);
+}
+
 /** Mean square of the 10 ms frame at `at`. */
 function frameEnergy(pcm: Int16Array, at: number): number {
   return rms(pcm.subarray(at, at + FRAME)) ** 2;
@@ -373,9 +379,8 @@ export function speechSpan(
     energies[f] = frameEnergy(pcm, f * FRAME);
     if (energies[f]! > peak) peak = energies[f]!;
   }
-  const floor = 32768 * 32768 * 10 ** (TRIM_FLOOR_DBFS / 10);
-  const bar = Math.max(peak * 10 ** (-TRIM_BELOW_PEAK_DB / 10), floor);
-  if (peak < floor) return undefined;
+  const bar = speechBar(peak);
+  if (peak < FLOOR_ENERGY) return undefined;
   let first = 0;
   while (energies[first]! < bar) first++;
   let last = frames - 1;
