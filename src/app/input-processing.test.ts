@@ -5,9 +5,12 @@ import { noiseSuppressorAvailable } from "../codecs/noise-suppressor.js";
 import { echoCancellation, inputProcessing, prepareInputProcessing } from "./pipelines.js";
 import { expectTalkInputRefused } from "../../test/support/config-refusal.js";
 
+/** The echo guard's options a leg gets from talk.input. */
+const echoOptions = (input: Record<string, unknown>) =>
+  echoCancellation(validateConfig({ talk: { input } }).config, NOOP_LOGGER).options;
+
 describe("talk.input.echoCancellation.doubleTalk", () => {
-  const resolved = (input: Record<string, unknown>) =>
-    echoCancellation(validateConfig({ talk: { input } }).config, NOOP_LOGGER).options.doubleTalk;
+  const resolved = (input: Record<string, unknown>) => echoOptions(input).doubleTalk;
 
   it("unset: on, and off where words confirm the barge-in; set: as set", () => {
     expect(resolved({})).toBe(true);
@@ -24,8 +27,7 @@ describe("talk.input.echoCancellation.doubleTalk", () => {
 });
 
 describe("talk.input.echoCancellation.residualVad", () => {
-  const resolved = (input: Record<string, unknown>) =>
-    echoCancellation(validateConfig({ talk: { input } }).config, NOOP_LOGGER).options.residualVad;
+  const resolved = (input: Record<string, unknown>) => echoOptions(input).residualVad;
 
   it("off unless set; set: reaches the legs' echo guard options", () => {
     expect(resolved({})).toBe(false);

@@ -97,6 +97,17 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
     RATE * 8,
   );
   const near = loadSpeech("goforward.raw", RATE);
+  /**
+   * The caller from `at`, `under` times the level of `echo` (the answer over a 6 dB echo return, 120 ms):
+   * the microphone with both, and the gate's onsets on the caller alone.
+   */
+  const callerUnderEcho = (echo: Int16Array, under: number, at: number) => {
+    const gain = under * Math.sqrt(level(echo, at, far.length) / level(near, 0, far.length - at));
+    return {
+      mic: line(far, 120, 6, { pcm: near, at, gain }),
+      alone: onsets(line(new Int16Array(far.length), 120, 6, { pcm: near, at, gain }), far, false),
+    };
+  };
 
   for (const [delayMs, lossDb] of [
     [20, 6],
@@ -135,9 +146,7 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
     const heard = { tested: 0, waited: 0 };
     for (const under of [1, 0.7, 0.5, 0.35])
       for (const at of [RATE * 3, RATE * 4, RATE * 5]) {
-        const gain = under * Math.sqrt(level(echo, at, far.length) / level(near, 0, far.length - at));
-        const mic = line(far, 120, 6, { pcm: near, at, gain });
-        const alone = onsets(line(new Int16Array(far.length), 120, 6, { pcm: near, at, gain }), far, false);
+        const { mic, alone } = callerUnderEcho(echo, under, at);
         const tested = onsets(mic, far, true, false, true);
         const waited = onsets(mic, far, true, false, false);
         expect(alone).toHaveLength(1);
@@ -171,13 +180,7 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
         const heard = { with: 0, without: 0, sooner: 0 };
         for (const under of [1, 0.7, 0.5])
           for (const at of [RATE * 3, RATE * 4, RATE * 5]) {
-            const gain = under * Math.sqrt(level(echo, at, far.length) / level(near, 0, far.length - at));
-            const mic = line(far, 120, 6, { pcm: near, at, gain });
-            const alone = onsets(
-              line(new Int16Array(far.length), 120, 6, { pcm: near, at, gain }),
-              far,
-              false,
-            );
+            const { mic, alone } = callerUnderEcho(echo, under, at);
             const without = onsets(mic, far, true, false, true, false);
             const tested = onsets(mic, far, true, false, true, true);
             expect(alone).toHaveLength(1);
