@@ -11,7 +11,8 @@
  *
  *   node --import tsx bench/onset-latency.bench.ts [--seeds 1,2,3] [--minutes 3] [--min-speech-ms 120]
  *     [--threshold=-45] [--tail-ms 300] [--no-ec] [--no-double-talk] [--lag-ms 0] [--jitter-frames 0] [--answer-start-ms 400] [--calls]
- *     [--trace interruption-9]   (that call's frames around its onset, per seed: levels, the guard, the gate)
+ *     [--trace interruption-9]   (that call's frames around its onset, per seed: levels, the guard, the gate;
+ *       grid-echo-erl3-2@6060: an echo-only call's frames around a stream time, its false onset's)
  *     [--grid [--per-cell 4] [--echo-minutes 10] [--erls 3,6,10,20] [--ters=-10,-6,-3,0,3,6,10]]   (issue 40's talker-to-echo grid instead of the corpus)
  *     [--baseline <commit or checkout dir>]   (today's code on the same frames, call after call)
  *     [--echo-json '{"doubleTalk":true}']   (talk.input.echoCancellation for the change, over the flags)

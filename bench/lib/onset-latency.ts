@@ -46,7 +46,10 @@ export interface OnsetChain {
    * within +-this many frames of `referenceLagMs` (0: none).
    */
   jitterFrames: number;
-  /** Print this call's frames from just before its onset to a second after (levels, the guard's verdict, the gate). */
+  /**
+   * Print this call's frames from just before its onset to a second after (levels, the guard's verdict, the
+   * gate); "id@ms": from 600 ms before that stream time instead (an echo-only call's false onset).
+   */
   traceCallId?: string | undefined;
 }
 
@@ -272,17 +275,21 @@ function runChain(
     cpuUs: 0,
     frames: 0,
   };
-  const trace = chain.traceCallId === call.id && onsetMs !== undefined;
+  const [traceId, traceAt] = (chain.traceCallId ?? "").split("@");
+  const traceMs = traceAt !== undefined ? Number(traceAt) : onsetMs;
+  const trace = traceId === call.id && traceMs !== undefined;
   const started = process.cpuUsage();
   for (let k = 0; k < audio.line.length; k++) {
     const suppressedBefore = guard?.suppressedFrames ?? 0;
+    const doubleTalkBefore = guard?.doubleTalkFrames ?? 0;
     const heard = guard ? guard.process(audio.line[k]!, audio.reference[k]) : audio.line[k]!;
     const endMs = (k + 1) * 20;
-    if (trace && endMs > onsetMs - 60 && endMs < onsetMs + 1000)
+    if (trace && endMs > traceMs - (traceAt !== undefined ? 600 : 60) && endMs < traceMs + 1000)
       console.log(
-        `  ${m.name} ${call.id} t${endMs - onsetMs >= 0 ? "+" : ""}${endMs - onsetMs} ms: caller ${column(dbfs(audio.near[k]!))} echo ${column(levelDb(audio.echo[k]!))} ` +
+        `  ${m.name} ${call.id} t${endMs - traceMs >= 0 ? "+" : ""}${endMs - traceMs} ms: caller ${column(dbfs(audio.near[k]!))} echo ${column(levelDb(audio.echo[k]!))} ` +
           `reference ${column(dbfs(audio.reference[k]!))} heard ${column(dbfs(heard))} dBFS` +
-          `${guard && guard.suppressedFrames > suppressedBefore ? " (attenuated as residual)" : ""} gate ${gate.speaking ? "speech" : gate.voiced ? "voiced" : "-"}`,
+          `${guard && guard.suppressedFrames > suppressedBefore ? " (attenuated as residual)" : ""}` +
+          `${guard && guard.doubleTalkFrames > doubleTalkBefore ? " (double talk)" : ""} gate ${gate.speaking ? "speech" : gate.voiced ? "voiced" : "-"}`,
       );
     if (heard.length > 0 && gate.process(heard) === "speech-start") {
       if (onsetMs === undefined || endMs <= onsetMs) {
