@@ -26,7 +26,7 @@
  * generated from seeds (bench/lib/noise-synth.ts): the same figures on every
  * run but for the cost.
  *
- * Run: node --import tsx bench/vad.bench.ts [--part cost|vad|wer] [--noise-seconds 60]
+ * Run: node --import tsx bench/vad.bench.ts [--part cost|vad|wer] [--noise-seconds 60] [--min-level=-45] [--mode 3]
  */
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
@@ -48,15 +48,23 @@ const { values } = parseArgs({
   options: {
     part: { type: "string" },
     "noise-seconds": { type: "string", default: "60" },
+    /** The gate's level bar, dBFS (telephony.vad.threshold). */
+    "min-level": { type: "string", default: "-45" },
+    /** The WebRTC VAD's aggressiveness, 0..3 (the codecs' default 3). */
+    mode: { type: "string", default: "3" },
   },
 });
 const part = values.part;
 const noiseSeconds = Number(values["noise-seconds"]);
-const GATE = { onsetMs: 120, hangoverMs: 400, minLevelDbfs: -45 };
+const minLevelDbfs = Number(values["min-level"]);
+if (!Number.isFinite(minLevelDbfs) || minLevelDbfs > 0 || minLevelDbfs < -90)
+  throw new Error("--min-level must be a level -90..0 dBFS (--min-level=-45)");
+const GATE = { onsetMs: 120, hangoverMs: 400, minLevelDbfs };
+const mode = Number(values.mode);
 const KINDS: NoiseKind[] = ["pink", "street", "babble"];
 const SNRS = [20, 10, 5, 0];
 const DETECTORS = {
-  webrtc: (rate: number) => createVad({ sampleRate: rate, ...GATE }),
+  webrtc: (rate: number) => createVad({ sampleRate: rate, ...GATE, mode }),
   silero: (rate: number) => createSileroVad({ sampleRate: rate, ...GATE }),
 } as const;
 type Detector = keyof typeof DETECTORS;
