@@ -16,6 +16,8 @@
  *     [--grid [--per-cell 4] [--echo-minutes 10] [--erls 3,6,10,20] [--ters=-10,-6,-3,0,3,6,10]]   (issue 40's talker-to-echo grid instead of the corpus)
  *     [--baseline <commit or checkout dir>]   (today's code on the same frames, call after call)
  *     [--echo-json '{"doubleTalk":true}']   (talk.input.echoCancellation for the change, over the flags)
+ *     [--words [--words-json '{"maxDistance":0.6}'] [--words-log]]   (the words probe on the change's guard:
+ *       Moonshine on the canceller's output while frames are held as echo, bench/lib/words-probe.ts; each decode printed)
  *
  * With --baseline, every call runs through this checkout's chain and the
  * baseline's in turn, in one process, so a shared machine's load falls on both
@@ -34,7 +36,9 @@ import {
   type OnsetResult,
 } from "./lib/onset-latency.js";
 import { buildGrid, echoLevelDb, GRID_ERLS_DB, GRID_TERS_DB } from "./lib/talker-echo-grid.js";
-import { buildCorpus, ECHO_RETURN_LOSSES_DB } from "./lib/turn-corpus.js";
+import { ANSWER, buildCorpus, ECHO_RETURN_LOSSES_DB } from "./lib/turn-corpus.js";
+import { defaultMoonshineModelDir, MoonshineModel } from "../src/providers/moonshine/moonshine-model.js";
+import { WordsProbe, type WordsDecode, type WordsProbeOptions } from "./lib/words-probe.js";
 import { percentile } from "./lib/turn-figures.js";
 
 const { values } = parseArgs({
@@ -58,6 +62,9 @@ const { values } = parseArgs({
     ters: { type: "string" },
     baseline: { type: "string" },
     "echo-json": { type: "string" },
+    words: { type: "boolean", default: false },
+    "words-json": { type: "string" },
+    "words-log": { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -101,7 +108,10 @@ const dbList = (v: string | undefined): number[] | undefined =>
 const erls = dbList(values.erls) ?? [...GRID_ERLS_DB];
 const ters = dbList(values.ters) ?? [...GRID_TERS_DB];
 
-const chains: ChainModules[] = [{ ...(await loadChain("change")), echo: echoJson }];
+const words = values.words ? await wordsProbes(values["words-json"]) : undefined;
+const chains: ChainModules[] = [
+  { ...(await loadChain("change")), echo: echoJson, wordsProbe: words?.create },
+];
 if (values.baseline) {
   const base = baselineCheckout(values.baseline);
   chains.push(await loadChain("baseline", base.dir));
@@ -116,7 +126,12 @@ for (const seed of seeds) {
     ? buildGrid({ seed, perCell, echoMinutes: echoMinutes / seeds.length, erls, ters })
     : buildCorpus({ seed, minutes });
   for (const call of calls) {
-    const r = runOnsetCall(call, chain, chains);
+    const r = await runOnsetCall(
+      call,
+      chain,
+      chains,
+      values["words-log"] ? (line) => console.log(`${line} (s${seed})`) : undefined,
+    );
     results.push({ ...r, id: `s${seed}/${r.id}` });
   }
 }
@@ -152,6 +167,16 @@ const cpu = names.map((name) => {
 if (values.grid) printGrid();
 else printCorpus();
 row("input chain CPU per 20 ms frame (guard + gate)", cpu);
+if (words) {
+  const decodes = results.reduce((n, r) => n + r.chains.change!.decodes, 0);
+  const frames = results.reduce((n, r) => n + r.chains.change!.frames, 0);
+  const { decodeMs } = words.model.stats;
+  console.log(
+    `words probe ${JSON.stringify(words.options)}: ${decodes} decodes (${((decodes / frames) * 3000).toFixed(1)} a minute of call), ` +
+      `recognizer thread ${(decodeMs / Math.max(1, decodes)).toFixed(1)} ms a decode, ${((decodeMs * 1000) / frames).toFixed(1)} us per 20 ms frame (in the change's CPU above)`,
+  );
+  await words.model.close();
+}
 
 function printGrid(): void {
   const byConfig = new Map<string, GridOutcome[]>();
@@ -263,4 +288,39 @@ function printCorpus(): void {
       ),
     );
   }
+}
+
+/**
+ * --words: a words probe (src/voice/media/words-probe.ts) on the change's guard, Moonshine's tiny model
+ * on its thread, the answer's text the corpus's ANSWER; --words-json sets its options (windowMs, stepMs,
+ * minHeldMs, hangMs, maxDistance, minLetters, latencyMs: the decode's modelled wait, default 100 ms).
+ */
+async function wordsProbes(json: string | undefined): Promise<{
+  model: MoonshineModel;
+  options: Partial<WordsProbeOptions>;
+  create: (onDecode: (d: WordsDecode) => void) => WordsProbe;
+}> {
+  const dir = defaultMoonshineModelDir();
+  if (!dir) throw new Error("--words: the Moonshine model is not installed (@usefulsensors/moonshine-js)");
+  const model = new MoonshineModel(dir);
+  let options: Partial<WordsProbeOptions> = { latencyMs: 100 };
+  if (json) {
+    try {
+      options = { ...options, ...(JSON.parse(json) as Partial<WordsProbeOptions>) };
+    } catch (err) {
+      throw new Error(`--words-json is not JSON: ${(err as Error).message}`);
+    }
+  }
+  return {
+    model,
+    options,
+    create: (onDecode) =>
+      new WordsProbe({
+        ...options,
+        sampleRate: 8000,
+        transcribe: async (audio) => (await model.transcribe(audio)).text,
+        answerText: () => ANSWER,
+        onDecode,
+      }),
+  };
 }

@@ -23,6 +23,7 @@ import { dbfs } from "../../src/codecs/pcm.js";
 import type * as CancellerModule from "../../src/codecs/echo-canceller.js";
 import type * as GuardModule from "../../src/voice/media/echo-guard.js";
 import type * as GateModule from "../../src/voice/media/speech-gate.js";
+import type { WordsDecode, WordsProbe } from "./words-probe.js";
 import { SpeechGate } from "../../src/voice/media/speech-gate.js";
 import { EchoPath, lineResponse, roomResponse } from "../../test/support/echo-path.js";
 import { espeak, levelDb, rng } from "./corpus-audio.js";
@@ -72,6 +73,8 @@ export interface ChainModules {
   resolveEchoCancellation: typeof GuardModule.resolveEchoCancellation;
   SpeechGate: typeof GateModule.SpeechGate;
   createEchoCanceller: typeof CancellerModule.createEchoCanceller;
+  /** A words probe for each call's guard (this checkout's only: --words), told of each decode. */
+  wordsProbe?: ((onDecode: (decode: WordsDecode) => void) => WordsProbe) | undefined;
 }
 
 /** The chain's modules from the checkout at `root` (default: this one). */
@@ -112,6 +115,8 @@ export interface ChainResult {
   suppressedFrames: number;
   /** Frames under the guard's bar let through as double talk. */
   doubleTalkFrames: number;
+  /** The words probe's decodes (--words). */
+  decodes: number;
   /** CPU of the guard and the gate over the call, microseconds, and the frames they took. */
   cpuUs: number;
   frames: number;
@@ -157,14 +162,14 @@ function callFrames(call: CorpusCall): number {
 const column = (db: number): string => (Number.isFinite(db) ? db.toFixed(0) : "-inf").padStart(4);
 
 /** The caller channel as the line carries it, the reference as the leg's mirror gives it, the near end alone. */
-interface CallFrames {
+export interface CallFrames {
   line: Int16Array[];
   reference: Int16Array[];
   near: Int16Array[];
   echo: Float64Array[];
 }
 
-function callAudio(call: CorpusCall, chain: OnsetChain): CallFrames {
+export function callAudio(call: CorpusCall, chain: OnsetChain): CallFrames {
   const far = answer();
   const response = call.echo.response === "line" ? lineResponse() : roomResponse(call.echo.responseSeed);
   const path = new EchoPath({ delayMs: call.echo.delayMs, lossDb: call.echo.lossDb, response });
@@ -204,11 +209,12 @@ function callAudio(call: CorpusCall, chain: OnsetChain): CallFrames {
 }
 
 /** Runs `call` through every chain of `chains` (in turn, on the same frames). */
-export function runOnsetCall(
+export async function runOnsetCall(
   call: CorpusCall,
   chain: OnsetChain,
   chains: readonly ChainModules[],
-): OnsetResult {
+  wordsLog?: (line: string) => void,
+): Promise<OnsetResult> {
   const audio = callAudio(call, chain);
   const onsetMs = call.speech?.onsetMs;
   const active = activeOnsetMs(call);
@@ -233,7 +239,8 @@ export function runOnsetCall(
   const startFrame = Math.round(chain.answerStartMs / 20);
   const heardFrames = Math.max(0, Math.min(answerFrames, audio.line.length - startFrame));
   const results: Record<string, ChainResult> = {};
-  for (const modules of chains) results[modules.name] = runChain(call, chain, modules, audio, active);
+  for (const modules of chains)
+    results[modules.name] = await runChain(call, chain, modules, audio, active, wordsLog);
   return {
     id: call.id,
     kind: call.kind,
@@ -251,16 +258,26 @@ export function runOnsetCall(
   };
 }
 
-function runChain(
+async function runChain(
   call: CorpusCall,
   chain: OnsetChain,
   m: ChainModules,
   audio: CallFrames,
   activeOnset: number | undefined,
-): ChainResult {
+  wordsLog?: (line: string) => void,
+): Promise<ChainResult> {
   const echo = chain.echo ? m.resolveEchoCancellation({ ...chain.echo, ...m.echo }) : undefined;
+  const at = (frame: number): string => {
+    const ms = frame * 20 - (call.speech?.onsetMs ?? 0);
+    return call.speech ? `onset${ms >= 0 ? "+" : ""}${ms} ms` : `${ms} ms`;
+  };
+  const probe = m.wordsProbe?.((d) =>
+    wordsLog?.(
+      `  words ${call.id} ${at(d.frame)}: ${d.verdict.padEnd(6)} ${d.distance.toFixed(2)} ${JSON.stringify(d.text)}`,
+    ),
+  );
   const guard = echo
-    ? new m.EchoGuard((o) => m.createEchoCanceller({ ...o, frameMs: 20 }), echo, 8000)
+    ? new m.EchoGuard((o) => m.createEchoCanceller({ ...o, frameMs: 20 }), echo, 8000, probe)
     : undefined;
   const gate = new m.SpeechGate({
     threshold: chain.threshold,
@@ -272,6 +289,7 @@ function runChain(
     falseOnsets: 0,
     suppressedFrames: 0,
     doubleTalkFrames: 0,
+    decodes: 0,
     cpuUs: 0,
     frames: 0,
   };
@@ -283,6 +301,8 @@ function runChain(
     const suppressedBefore = guard?.suppressedFrames ?? 0;
     const doubleTalkBefore = guard?.doubleTalkFrames ?? 0;
     const heard = guard ? guard.process(audio.line[k]!, audio.reference[k]) : audio.line[k]!;
+    // Offline the stream waits for a decode (its verdict counts from the modelled latency on).
+    if (probe) await probe.settle();
     const endMs = (k + 1) * 20;
     if (trace && endMs > traceMs - (traceAt !== undefined ? 600 : 60) && endMs < traceMs + 1000)
       console.log(
@@ -307,6 +327,7 @@ function runChain(
   result.frames = audio.line.length;
   result.suppressedFrames = guard?.suppressedFrames ?? 0;
   result.doubleTalkFrames = guard?.doubleTalkFrames ?? 0;
+  result.decodes = probe?.decodes ?? 0;
   guard?.close();
   gate.close();
   return result;

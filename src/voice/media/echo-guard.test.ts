@@ -3,7 +3,7 @@ import { createEchoCanceller, echoCancellerAvailable } from "../../codecs/echo-c
 import { sileroVadAvailable } from "../../codecs/silero-model.js";
 import { loadSpeech } from "../../codecs/testing/audio-tools.js";
 import { phoneLine as line } from "../../codecs/testing/phone-line.js";
-import { EchoGuard, resolveEchoCancellation } from "./echo-guard.js";
+import { EchoGuard, resolveEchoCancellation, type WordsProbePort } from "./echo-guard.js";
 import { SpeechGate } from "./speech-gate.js";
 
 const RATE = 8000;
@@ -74,11 +74,13 @@ function onsets(
   denoise = false,
   doubleTalk = true,
   residualVad = false,
+  words?: WordsProbePort,
 ): number[] {
   const guard = new EchoGuard(
     (o) => createEchoCanceller(o),
     resolveEchoCancellation({ denoise, doubleTalk, residualVad }),
     RATE,
+    words,
   );
   const gate = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 800, sampleRate: RATE });
   open.push(guard, gate);
@@ -198,6 +200,39 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
       });
     },
   );
+
+  it("a words probe that heard the caller's words lets the frames held as echo through; one that did not leaves them held", () => {
+    const echo = line(far, 120, 6);
+    const at = RATE * 4;
+    // 9 dB under the echo: with the bar alone (no double-talk test) the caller is never heard.
+    const { mic, alone } = callerUnderEcho(echo, 0.35, at);
+    const frames = mic.length / FRAME;
+    // A scripted probe (the bench decodes with Moonshine): the caller's words from 100 ms after the onset.
+    const probe = (fromFrame: number) => {
+      const seen = { frames: 0, held: 0 };
+      const port: WordsProbePort = {
+        frame: (pcm, held) => {
+          expect(pcm).toHaveLength(FRAME);
+          if (held) seen.held++;
+          return ++seen.frames >= fromFrame;
+        },
+        idle: () => undefined,
+      };
+      return { port, seen };
+    };
+    const deaf = probe(Number.POSITIVE_INFINITY);
+    expect(onsets(mic, far, true, false, false, false, deaf.port)).toEqual([]);
+    // Fed every frame while echo could be on the line (here all of them), held ones marked.
+    expect(deaf.seen.held).toBeGreaterThan(0);
+    expect(deaf.seen.frames).toBeGreaterThan(deaf.seen.held);
+    const unfed = frames - deaf.seen.frames;
+    const hearing = probe((at + RATE / 10) / FRAME - unfed);
+    const passed = onsets(mic, far, true, false, false, false, hearing.port);
+    expect(alone).toHaveLength(1);
+    expect(passed).toHaveLength(1);
+    // Measured: 4900 ms, 260 ms after the gate on the caller alone (4640), 800 ms after the probe's verdict.
+    expect(passed[0]!).toBeGreaterThanOrEqual(alone[0]!);
+  });
 
   it("on a handset (30 dB echo return) a caller at the recording's level is heard once the echo return is measured", () => {
     const at = RATE * 3;

@@ -83,6 +83,18 @@ export interface EchoCancellerPort {
   close(): void;
 }
 
+/**
+ * A words probe on the canceller's output (bench/onset-latency.bench.ts --words): fed every output frame
+ * while echo could be on the line, before any attenuation, with whether the guard holds it as echo.
+ * Returns whether the caller's own words (words not of the answer) were heard recently: the held frame
+ * passes as double talk.
+ */
+export interface WordsProbePort {
+  frame(pcm: Int16Array, held: boolean): boolean;
+  /** Nothing played within the tail: the window starts afresh. */
+  idle(): void;
+}
+
 export type EchoCancellerFactory = (options: {
   sampleRate: number;
   tailMs: number;
@@ -266,7 +278,16 @@ export class EchoGuard {
   /** Frames under the bar since one was let through as double talk by a coherence under RESIDUAL_EXPLAINED (or MAX_EXPLAINED). */
   #sinceDoubleTalk = Number.POSITIVE_INFINITY;
 
-  constructor(create: EchoCancellerFactory, options: ResolvedEchoCancellation, sampleRate: number) {
+  /** The words probe, when given (a bench's, for now). */
+  readonly #words: WordsProbePort | undefined;
+
+  constructor(
+    create: EchoCancellerFactory,
+    options: ResolvedEchoCancellation,
+    sampleRate: number,
+    words?: WordsProbePort,
+  ) {
+    this.#words = words;
     this.#canceller = create({
       sampleRate,
       tailMs: options.tailMs,
@@ -297,6 +318,7 @@ export class EchoGuard {
     // Nothing played within the tail: no echo to bar (the loudest of the tail, found without a copy per call).
     if (this.#loudestReference(0, this.#tailFrames - 1) === 0) {
       this.#residualLive = false;
+      this.#words?.idle();
       return out;
     }
     if (this.#residual && !this.#residualLive) {
@@ -318,9 +340,17 @@ export class EchoGuard {
         this.#residual.process(out.subarray(at, end));
         this.#input = input;
       }
-      if (level >= Math.max(echo, noiseBar)) continue;
+      if (level >= Math.max(echo, noiseBar)) {
+        this.#words?.frame(out.subarray(at, end), false);
+        continue;
+      }
       this.#sinceDoubleTalk++;
       if (level >= noiseBar && (this.#callerOverAnswer(level, noiseBar) || this.#callerInResidual(level))) {
+        this.#words?.frame(out.subarray(at, end), false);
+        this.doubleTalkFrames++;
+        continue;
+      }
+      if (this.#words?.frame(out.subarray(at, end), level >= noiseBar) === true && level >= noiseBar) {
         this.doubleTalkFrames++;
         continue;
       }
