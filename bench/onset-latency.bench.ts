@@ -293,7 +293,7 @@ function printCorpus(): void {
 /**
  * --words: a words probe (src/voice/media/words-probe.ts) on the change's guard, Moonshine's tiny model
  * on its thread, the answer's text the corpus's ANSWER; --words-json sets its options (windowMs, stepMs,
- * minHeldMs, hangMs, maxDistance, minLetters, latencyMs: the decode's modelled wait, default 100 ms).
+ * minHeldMs, hangMs, maxDistance, minLetters, maxExplained, latencyMs: the decode's modelled wait, default 100 ms).
  */
 async function wordsProbes(json: string | undefined): Promise<{
   model: MoonshineModel;

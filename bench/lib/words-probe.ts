@@ -39,10 +39,15 @@ export interface WordsProbeOptions {
   minHeldMs?: number;
   /** A caller verdict lets held frames through for this long, ms. Default 400. */
   hangMs?: number;
-  /** Above this distance (edit distance per letter) the words are not the answer's. Default 0.4. */
+  /**
+   * Above this distance (edit distance per letter) the words are not the answer's. Default 0.6 (issue 40's
+   * grid without drift: over 0.5 one echo window in ten, over 0.65 a quarter of the callers).
+   */
   maxDistance?: number;
   /** Fewer letters than this decide nothing. Default 6. */
   minLetters?: number;
+  /** A caller verdict lets a held frame through only where the reference explains under this much of it. Default 1 (any). */
+  maxExplained?: number;
   /** A verdict counts from this long after the frame it was asked at (offline), ms. Default 0. */
   latencyMs?: number;
   /** Each decode, as it counts (bench output). */
@@ -72,15 +77,16 @@ export class WordsProbe {
       stepMs: 200,
       minHeldMs: 100,
       hangMs: 400,
-      maxDistance: 0.4,
+      maxDistance: 0.6,
       minLetters: 6,
       latencyMs: 0,
+      maxExplained: 1,
       ...options,
     };
     this.#windowFrames = Math.round(this.#o.windowMs / FRAME_MS);
   }
 
-  frame(pcm: Int16Array, held: boolean): boolean {
+  frame(pcm: Int16Array, held: boolean, explained = 0): boolean {
     this.#count++;
     this.#frames.push(Int16Array.from(pcm));
     this.#held.push(held);
@@ -94,7 +100,9 @@ export class WordsProbe {
       const heldFrames = this.#held.reduce((n, h) => n + (h ? 1 : 0), 0);
       if (heldFrames * FRAME_MS >= this.#o.minHeldMs) this.#ask();
     }
-    return this.#count <= this.#callerUntil;
+    return (
+      this.#count <= this.#callerUntil && (this.#o.maxExplained >= 1 || explained < this.#o.maxExplained)
+    );
   }
 
   idle(): void {

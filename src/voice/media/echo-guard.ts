@@ -87,10 +87,11 @@ export interface EchoCancellerPort {
  * A words probe on the canceller's output (bench/onset-latency.bench.ts --words): fed every output frame
  * while echo could be on the line, before any attenuation, with whether the guard holds it as echo.
  * Returns whether the caller's own words (words not of the answer) were heard recently: the held frame
- * passes as double talk.
+ * passes as double talk. `explained`: for a frame under the bar, the fraction of it the reference explains
+ * (the coherence test's), when the canceller tells.
  */
 export interface WordsProbePort {
-  frame(pcm: Int16Array, held: boolean): boolean;
+  frame(pcm: Int16Array, held: boolean, explained?: number): boolean;
   /** Nothing played within the tail: the window starts afresh. */
   idle(): void;
 }
@@ -350,7 +351,10 @@ export class EchoGuard {
         this.doubleTalkFrames++;
         continue;
       }
-      if (this.#words?.frame(out.subarray(at, end), level >= noiseBar) === true && level >= noiseBar) {
+      if (
+        this.#words?.frame(out.subarray(at, end), level >= noiseBar, this.#explainedNow()) === true &&
+        level >= noiseBar
+      ) {
         this.doubleTalkFrames++;
         continue;
       }
@@ -393,6 +397,12 @@ export class EchoGuard {
     }
     // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
     return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < RESIDUAL_HANG_EXPLAINED;
+  }
+
+  /** #explained when the canceller can tell, else undefined. */
+  #explainedNow(): number | undefined {
+    const explainedWithin = this.#canceller.explainedWithin;
+    return explainedWithin ? this.#explained(explainedWithin) : undefined;
   }
 
   /** The largest fraction of the last output frame the reference explains around the echo's delay (or in the whole tail). */
