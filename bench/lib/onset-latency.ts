@@ -162,14 +162,14 @@ function callFrames(call: CorpusCall): number {
 const column = (db: number): string => (Number.isFinite(db) ? db.toFixed(0) : "-inf").padStart(4);
 
 /** The caller channel as the line carries it, the reference as the leg's mirror gives it, the near end alone. */
-export interface CallFrames {
+interface CallFrames {
   line: Int16Array[];
   reference: Int16Array[];
   near: Int16Array[];
   echo: Float64Array[];
 }
 
-export function callAudio(call: CorpusCall, chain: OnsetChain): CallFrames {
+function callAudio(call: CorpusCall, chain: OnsetChain): CallFrames {
   const far = answer();
   const response = call.echo.response === "line" ? lineResponse() : roomResponse(call.echo.responseSeed);
   const path = new EchoPath({ delayMs: call.echo.delayMs, lossDb: call.echo.lossDb, response });
