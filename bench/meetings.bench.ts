@@ -28,13 +28,18 @@
  *    flags, interleaved with this checkout's variants (`this=` when none is given).
  * 7. the server's share of a bot: the server process's CPU over the meeting before
  *    any bot joins (`--server-baseline-seconds`, default 15: the test room's
- *    signalling, the harness driving the participants, this bench's polling),
- *    subtracted from its CPU with the bots, per bot (`serverCpuCoresPerBot`);
+ *    signalling, the harness driving the participants), subtracted from its CPU
+ *    with the bots, per bot (`serverCpuCoresPerBot`); the window's memory
+ *    sampling (ps, the browsers' smaps: `benchSamplingCores`) is taken out too;
  *    the summary's `medianBotInAllCores` is the bot's Chromium, its Xvfb share
  *    and that.
  * 6. `--profile-seconds N`: after each step's window, the first bot's page
  *    under V8's sampling profiler for N s, its top functions by self time
  *    (`firstBotPageProfile`, in cores of that thread's wall time).
+ *    `--trace-seconds N`: the first bot's browser under Chromium's tracing for
+ *    N s, each thread's CPU time by the origin of the tasks it ran (the
+ *    `src_file:src_func` a task was posted from), `firstBotTrace`, in cores:
+ *    where the renderer's native time ("(program)" to V8) goes.
  *
  * Run: npm run bench:meetings -- --seconds 40 --max-bots 3
  *      npm run bench:meetings -- --compare --seconds 40 --sim-joins 5
@@ -49,7 +54,7 @@
  * slows a run but adds little to it.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -83,6 +88,8 @@ const { values } = parseArgs({
     variant: { type: "string", multiple: true, default: [] },
     // After the window: the first bot's page profiled this long (V8 sampling), its top functions by self time.
     "profile-seconds": { type: "string", default: "0" },
+    // After the window: the first bot's browser traced this long, its thread time by thread and task origin.
+    "trace-seconds": { type: "string", default: "0" },
     "server-baseline-seconds": { type: "string", default: "15" },
     rounds: { type: "string", default: "1" },
     // A commit or checkout directory whose own bot runs as the variant "baseline" beside this one's.
@@ -213,6 +220,24 @@ function cpuTicks(pids: number[], reaped = false): number {
   return total;
 }
 
+/**
+ * The CPU seconds a synchronous piece of this bench costs this process: its main thread's run time
+ * (schedstat, in ns: the body runs on it alone) and what the children it started and reaped took (ps).
+ * The server's share of a bot is this process's CPU, so the bench's own sampling is taken out of it.
+ */
+function selfCost(body: () => void): number {
+  const mainThread = (): number =>
+    Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]) / 1e9;
+  const reaped = (): number => {
+    const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / TICK;
+  };
+  const main0 = mainThread();
+  const reaped0 = reaped();
+  body();
+  return mainThread() - main0 + (reaped() - reaped0);
+}
+
 function memoryMb(pids: number[]): { pss: number; rss: number } {
   let pss = 0;
   let rss = 0;
@@ -294,6 +319,78 @@ async function profileBotPage(root: number, seconds: number): Promise<Record<str
       [...self]
         .sort((a, b) => b[1] - a[1])
         .slice(0, 15)
+        .map(([k, us]) => [k, Number((us / (seconds * 1e6)).toFixed(4))]),
+    );
+  } finally {
+    await browser.disconnect();
+  }
+}
+
+/** A trace event as Chromium's JSON trace writes it (the fields read here). */
+interface TraceEvent {
+  ph: string;
+  name: string;
+  pid: number;
+  tid: number;
+  ts?: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string; src_file?: string; src_func?: string };
+}
+
+/**
+ * The first bot's browser traced for `seconds` (a second DevTools client, as
+ * profileBotPage): the thread time (`tdur`) of every top-level task, summed by
+ * process kind, thread and the place the task was posted from, in cores. A
+ * task's origin says which subsystem's work it is (a WebSocket send, an audio
+ * render callback, a paint) where V8's profiler says only "(program)".
+ */
+async function traceBotBrowser(root: number, seconds: number): Promise<Record<string, number>> {
+  const args = processTable().find((p) => p.pid === root)?.args ?? "";
+  const dir = /--user-data-dir=(\S+)/.exec(args)?.[1];
+  if (!dir) return {};
+  const kinds = new Map<number, string>();
+  for (const p of processTable()) kinds.set(p.pid, /--type=(\S+)/.exec(p.args)?.[1] ?? "browser");
+  const [port] = readFileSync(`${dir}/DevToolsActivePort`, "utf8").split("\n");
+  const { default: puppeteer } = await import("puppeteer-core");
+  const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${port}`, defaultViewport: null });
+  try {
+    const pages = await browser.pages();
+    const page = pages.find((p) => !p.url().startsWith("about:")) ?? pages[0]!;
+    await page.tracing.start({
+      categories: ["toplevel", "disabled-by-default-devtools.timeline", "mojom", "ipc"],
+    });
+    await sleep(seconds * 1000);
+    const raw = await page.tracing.stop();
+    if (process.env.MEETINGS_TRACE_OUT)
+      writeFileSync(process.env.MEETINGS_TRACE_OUT, Buffer.from(raw ?? new Uint8Array()));
+    const events = (
+      JSON.parse(Buffer.from(raw ?? new Uint8Array()).toString("utf8")) as { traceEvents: TraceEvent[] }
+    ).traceEvents;
+    const threads = new Map<string, string>();
+    for (const e of events)
+      if (e.ph === "M" && e.name === "thread_name") threads.set(`${e.pid}:${e.tid}`, e.args?.name ?? "?");
+    // Top-level slices only (a slice inside another's span on its thread is part of it): a task by the place
+    // it was posted from, any other slice (a message pump's callback, an idle task) by its name.
+    const sums = new Map<string, number>();
+    const open = new Map<string, number>();
+    const slices = events.filter((e) => e.ph === "X" && e.dur !== undefined).sort((a, b) => a.ts! - b.ts!);
+    for (const e of slices) {
+      const thread = `${e.pid}:${e.tid}`;
+      if ((open.get(thread) ?? -1) > e.ts!) continue;
+      open.set(thread, e.ts! + e.dur!);
+      if (!e.tdur) continue;
+      const what =
+        e.name === "ThreadControllerImpl::RunTask"
+          ? `${(e.args?.src_file ?? "?").replace(/^.*\//, "")}:${e.args?.src_func ?? "?"}`
+          : e.name;
+      const key = `${kinds.get(e.pid) ?? "?"} ${threads.get(thread) ?? e.tid} ${what}`;
+      sums.set(key, (sums.get(key) ?? 0) + e.tdur);
+    }
+    return Object.fromEntries(
+      [...sums]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 30)
         .map(([k, us]) => [k, Number((us / (seconds * 1e6)).toFixed(4))]),
     );
   } finally {
@@ -389,9 +486,13 @@ async function step(
     const t0 = Date.now();
     measuring = true;
     const mem: { pss: number; rss: number }[] = [];
+    // The sampling's own CPU (its ps children, reading the browsers' smaps) is this process's, not the bot's.
+    let samplingSeconds = 0;
     while (Date.now() - t0 < seconds * 1000) {
       await sleep(5000);
-      for (const r of roots) mem.push(memoryMb(tree(r)));
+      samplingSeconds += selfCost(() => {
+        for (const r of roots) mem.push(memoryMb(tree(r)));
+      });
     }
     measuring = false;
     const wall = (Date.now() - t0) / 1000;
@@ -416,14 +517,18 @@ async function step(
     const firstBotByKind = Object.fromEntries(
       [...kinds1].map(([k, t]) => [k, Number(((t - (kinds0.get(k) ?? 0)) / TICK / wall).toFixed(3))]),
     );
-    const serverShare = (serverCpu() - srv0) / TICK / wall;
-    const nodeShare = (cpuTicks([process.pid]) - node0) / TICK / wall;
+    const serverShare = ((serverCpu() - srv0) / TICK - samplingSeconds) / wall;
+    const nodeShare = ((cpuTicks([process.pid]) - node0) / TICK - samplingSeconds) / wall;
     const load1 = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
     const pss = mem.map((m) => m.pss);
     const rss = mem.map((m) => m.rss);
     const pageProfile =
       Number(values["profile-seconds"]) > 0
         ? await profileBotPage(roots[0]!, Number(values["profile-seconds"]))
+        : undefined;
+    const botTrace =
+      Number(values["trace-seconds"]) > 0
+        ? await traceBotBrowser(roots[0]!, Number(values["trace-seconds"]))
         : undefined;
     const serverMem = memoryMb([process.pid]);
     const sttMem = memoryMb(
@@ -464,6 +569,7 @@ async function step(
         // The same process over the same meeting before any bot joined, and what the bots added, per bot.
         serverCpuCoresWithoutBots: Number(serverWithoutBots.toFixed(3)),
         serverCpuCoresPerBot: Number(((serverShare - serverWithoutBots) / bots).toFixed(3)),
+        benchSamplingCores: Number((samplingSeconds / wall).toFixed(4)),
         sttCpuCores: Number((serverShare - nodeShare).toFixed(3)),
         loadAverage: [load0, load1],
         browsersAliveAtEnd: alive,
@@ -472,6 +578,7 @@ async function step(
         eventTypes: Object.fromEntries(typesSeen),
         captionLatencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
         ...(pageProfile ? { firstBotPageProfile: pageProfile } : {}),
+        ...(botTrace ? { firstBotTrace: botTrace } : {}),
       }),
     );
     return {
