@@ -8,8 +8,7 @@
  * - replaces `RTCPeerConnection` with a subclass that reports every remote
  *   audio track (`track` event) exactly once;
  * - encodes each remote track as Opus with WebCodecs `AudioEncoder` fed by a
- *   `MediaStreamTrackProcessor`, one whole packet's audio per encode() call
- *   (packetChunk), or, where WebCodecs is unavailable (a
+ *   `MediaStreamTrackProcessor`, or, where WebCodecs is unavailable (a
  *   non-secure page, an old browser, or `forcePcm`), sends PCM16 from a Web
  *   Audio ScriptProcessor;
  * - skips the encoder while an Opus track is silent (every sample under
@@ -202,64 +201,20 @@ function silenceFrame(trackId, channels, rate, samples) {
   return frame(4, trackId, channels, rate, count);
 }
 
-/**
- * Gathers a track's 10 ms AudioData into one Opus packet's worth (frameSamples a channel, f32-planar) and
- * hands each full packet to onFull as one AudioData: the encoder is called once a packet, not once every
- * 10 ms (an encode() call cost ~65 us of the page's main thread whatever its length: docs/notes/
- * performance-history.md, "Meetings"). take() answers what is gathered (a partial packet at the end).
- */
-function packetChunk(channels, rate, frameSamples, onFull) {
-  const planes = new Float32Array(channels * frameSamples);
-  let filled = 0;
-  let timestamp = 0;
-  const take = () => {
-    let data = planes.subarray(0, channels * filled);
-    if (channels > 1 && filled < frameSamples) {
-      data = new Float32Array(channels * filled);
-      for (let c = 0; c < channels; c++) data.set(planes.subarray(c * frameSamples, c * frameSamples + filled), c * filled);
-    }
-    const out = new AudioData({ format: "f32-planar", sampleRate: rate, numberOfFrames: filled, numberOfChannels: channels, timestamp, data });
-    filled = 0;
-    return out;
-  };
-  return {
-    get filled() { return filled; },
-    add(value) {
-      const n = value.numberOfFrames;
-      let offset = 0;
-      while (offset < n) {
-        if (filled === 0) timestamp = value.timestamp + Math.round((offset * 1e6) / rate);
-        const count = Math.min(n - offset, frameSamples - filled);
-        for (let c = 0; c < channels; c++) {
-          const at = c * frameSamples + filled;
-          value.copyTo(planes.subarray(at, at + count), { planeIndex: c, frameOffset: offset, frameCount: count, format: "f32-planar" });
-        }
-        filled += count;
-        offset += count;
-        if (filled === frameSamples) onFull(take());
-      }
-    },
-    take,
-  };
-}
-
 async function captureOpus(track) {
   const reader = new MediaStreamTrackProcessor({ track }).readable.getReader();
   const watched = receivers.get(track.id);
   let encoder = null;
   let channels = 1;
   let rate = 48000;
-  // The packet being gathered: the encoder only ever gets whole packets (but the last), so it holds no
-  // partial packet and is drained for silence only between packets: no audio is padded or moved.
-  let chunk = null;
-  // Whether audio is gathered into packets; false where the samples cannot be read (AudioData.copyTo
-  // throws): each AudioData then goes to the encoder as it comes, and no silence is skipped.
-  let gather = true;
+  // Samples given to the encoder since it was configured: it holds a partial packet unless a multiple of
+  // frameSamples; it is drained for silence only on a whole packet, so no audio is padded or moved.
+  let fed = 0;
+  let frameSamples = 0;
   let quiet = 0; // samples under SILENCE_PEAK since the last sound
   let skipping = CFG.skipSilence !== false;
   let silent = false; // the encoder is drained; silent audio is counted, not encoded
   let skipped = 0; // silent samples not yet reported
-  let mismatchReported = false;
   // Silence frames go out once the encoder's last packet did (its flush), never before it.
   let drained = Promise.resolve();
   const reportSilence = () => {
@@ -272,10 +227,6 @@ async function captureOpus(track) {
     silent = value;
     if (watched) watched.silent = value;
   };
-  const encodePacket = (data) => {
-    if (encoder.state === "configured") encoder.encode(data);
-    data.close();
-  };
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -283,13 +234,12 @@ async function captureOpus(track) {
       if (!encoder) {
         channels = Math.min(2, value.numberOfChannels);
         rate = value.sampleRate;
-        const frameSamples = Math.round((rate * (CFG.opusFrameMs || 60)) / 1000);
-        chunk = packetChunk(channels, rate, frameSamples, encodePacket);
+        frameSamples = Math.round((rate * (CFG.opusFrameMs || 60)) / 1000);
         encoder = new AudioEncoder({
-          output: (packet) => {
-            const bytes = new Uint8Array(packet.byteLength);
-            packet.copyTo(bytes);
-            send(frame(1, track.id, channels, rate, bytes));
+          output: (chunk) => {
+            const packet = new Uint8Array(chunk.byteLength);
+            chunk.copyTo(packet);
+            send(frame(1, track.id, channels, rate, packet));
           },
           error: (err) => report(track.id, err),
         });
@@ -301,20 +251,12 @@ async function captureOpus(track) {
           opus: { complexity: CFG.opusComplexity ?? 3, frameDuration: (CFG.opusFrameMs || 60) * 1000 },
         });
       }
-      if (value.sampleRate !== rate || value.numberOfChannels < channels) {
-        // The encoder was configured for the track's first format; a track does not change it midway.
-        if (!mismatchReported) report(track.id, "audio format changed mid-track (" + value.sampleRate + " Hz); those frames are not captured");
-        mismatchReported = true;
-        value.close();
-        continue;
-      }
       let hush = false;
       if (skipping) {
         try {
-          hush = isSilent(value);
+          hush = value.sampleRate === rate && isSilent(value);
         } catch (err) {
-          skipping = false; // this browser cannot read the samples: every frame is encoded as it comes
-          gather = false;
+          skipping = false; // this browser cannot read the samples: every frame is encoded
           report(track.id, err);
         }
       }
@@ -332,18 +274,12 @@ async function captureOpus(track) {
           setSilent(false);
         }
       } else quiet += n;
-      if (gather) {
-        try {
-          chunk.add(value);
-        } catch (err) {
-          gather = false;
-          skipping = false;
-          report(track.id, err);
-        }
+      if (encoder.state === "configured") {
+        encoder.encode(value);
+        fed += n;
       }
-      if (gather) value.close();
-      else encodePacket(value);
-      if (hush && quiet * 1000 >= rate * SILENCE_HOLD_MS && chunk.filled === 0 && encoder.state === "configured") {
+      value.close();
+      if (hush && quiet * 1000 >= rate * SILENCE_HOLD_MS && fed % frameSamples === 0 && encoder.state === "configured") {
         setSilent(true);
         const flushed = encoder.flush().catch(() => {});
         drained = drained.then(() => flushed);
@@ -351,7 +287,6 @@ async function captureOpus(track) {
     }
     reportSilence();
     await drained;
-    if (encoder && gather && chunk.filled > 0) encodePacket(chunk.take());
     if (encoder && encoder.state === "configured") await encoder.flush();
   } finally {
     if (encoder && encoder.state !== "closed") encoder.close();
