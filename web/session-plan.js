@@ -38,7 +38,15 @@ export function planSession(mode, catalog) {
     const realtime = provider("realtime", (p) => p.capabilities?.gatewayRelay === true);
     const format = pcm(realtime?.capabilities?.inputFormats, PCM16_24K);
     return {
-      params: { mode: "realtime", transport: "gateway-relay", inputFormat: format, outputFormat: format },
+      // The page reports what its speaker played (playback on appendAudio): declared, so the Gateway
+      // trusts its reports from the first audio, not the writes until a first report.
+      params: {
+        mode: "realtime",
+        transport: "gateway-relay",
+        inputFormat: format,
+        outputFormat: format,
+        playbackReports: true,
+      },
       turns: "provider",
       inputFormat: format,
       outputFormat: format,
@@ -61,7 +69,13 @@ export function planSession(mode, catalog) {
   const input = pcm(provider("stt")?.capabilities?.inputFormats, PCM16_16K);
   const output = pcm(provider("tts")?.capabilities?.outputFormats, PCM16_24K);
   return {
-    params: { mode: "stt-tts", transport: "managed-room", inputFormat: input, outputFormat: output },
+    params: {
+      mode: "stt-tts",
+      transport: "managed-room",
+      inputFormat: input,
+      outputFormat: output,
+      playbackReports: true,
+    },
     turns: mode === "conversation" ? "detector" : "button",
     inputFormat: input,
     outputFormat: output,

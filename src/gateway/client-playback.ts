@@ -11,7 +11,9 @@ import type { PlaybackPosition } from "./protocol/talk-methods.js";
  *
  * Until the client reports a position the Gateway knows nothing of its
  * playback: heardMs is undefined (no truncation) and sent audio counts as
- * played, as before clients reported. Once it reports, playback between
+ * played, as before clients reported, unless the client declared at the
+ * session's creation that it reports (`reporting`): then its playback is
+ * estimated from the first audio sent. Once it reports, playback between
  * reports is taken to run at real time from the last report (capped at what
  * was sent), so an answer still playing on the client is still playing here.
  */
@@ -21,12 +23,14 @@ export class ClientPlayback {
   readonly #now: () => number;
   #reported = false;
 
-  constructor(options: { maxItems?: number; now?: () => number } = {}) {
+  /** `reporting`: the client declared it reports playback (talk.session.create's playbackReports). */
+  constructor(options: { maxItems?: number; now?: () => number; reporting?: boolean } = {}) {
     this.#maxItems = options.maxItems ?? 64;
     this.#now = options.now ?? (() => performance.now());
+    this.#reported = options.reporting ?? false;
   }
 
-  /** True once the client reported any position: its reports, not the writes, say what it heard. */
+  /** True once the client reported any position, or declared it would: its reports, not the writes, say what it heard. */
   get reporting(): boolean {
     return this.#reported;
   }

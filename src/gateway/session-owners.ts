@@ -122,6 +122,7 @@ export class SessionOwnership {
     session: TalkSession,
     controller: TalkSessionController | undefined,
     peer: SessionPeer,
+    options: { playbackReports?: boolean } = {},
   ): OwnedSession {
     const entry: Entry = {
       session,
@@ -133,7 +134,7 @@ export class SessionOwnership {
       graceTimer: undefined,
       unsubscribe: () => {},
       latency: controller ? new SessionLatency(session) : undefined,
-      playback: new ClientPlayback(),
+      playback: new ClientPlayback({ reporting: options.playbackReports ?? false }),
     };
     entry.unsubscribe = session.subscribe((event) => this.#onEvent(entry, event));
     this.#entries.set(session.id, entry);

@@ -57,6 +57,8 @@ function speakerClient(
     lossDb: number;
     /** The caller's speech at `micRate`. */
     speech?: { pcm: Int16Array; atMs: number; gain: number };
+    /** No playback reports before this much of the client's clock has passed (a client slow to start them). */
+    reportAfterMs?: number;
   },
 ) {
   const { micRate } = options;
@@ -115,8 +117,11 @@ function speakerClient(
       mic[i] = Math.max(-32768, Math.min(32767, Math.round(v)));
     }
     frames++;
+    const reporting = frames * FRAME_MS >= (options.reportAfterMs ?? 0);
     const playback =
-      current !== undefined ? { itemId: current, playedMs: Math.floor(played.get(current)!) } : undefined;
+      current !== undefined && reporting
+        ? { itemId: current, playedMs: Math.floor(played.get(current)!) }
+        : undefined;
     sent.push(
       client
         .request("talk.session.appendAudio", {
@@ -160,32 +165,45 @@ function callerAt(rate: number): Int16Array {
   return out;
 }
 
-async function speakerCall(speech?: { atMs: number }, micRate = 16_000) {
+async function speakerCall(
+  speech?: { atMs: number },
+  micRate = 16_000,
+  client: {
+    playbackReports?: boolean;
+    reportAfterMs?: number;
+    lossDb?: number;
+    deltaIntervalMs?: number;
+  } = {},
+) {
   const audio = speechAudio(ANSWER, "pcm16");
+  // Streamed at twice real time by default, as the service streams an answer: until a client's first playback
+  // report the Gateway counts sent audio as played (client-playback.ts) unless the client declared its reports,
+  // so an answer sent whole in a millisecond was done before this client's first report whenever its process
+  // was slow to send one (seen in full runs).
+  const deltaIntervalMs = client.deltaIntervalMs ?? 50;
   realtime = new FakeOpenAiRealtimeServer({
     apiKey: OPENAI_KEY,
-    // Streamed at twice real time, as the service streams an answer: until a client's first playback report
-    // the Gateway counts sent audio as played (client-playback.ts), so an answer sent whole in a millisecond
-    // was done before this client's first report whenever its process was slow to send one (seen in full runs).
     replies: [
-      { audio, transcript: ANSWER, deltaIntervalMs: 50 },
-      { audio, transcript: ANSWER, deltaIntervalMs: 50 },
+      { audio, transcript: ANSWER, deltaIntervalMs },
+      { audio, transcript: ANSWER, deltaIntervalMs },
     ],
   });
   const realtimeUrl = await realtime.start();
   h = await startGateway({ realtimeUrl });
-  const client = await h.connect({ as: "writer" });
-  const rec = recordEvents(client);
-  const { sessionId } = await client.request("talk.session.create", {
+  const talk = await h.connect({ as: "writer" });
+  const rec = recordEvents(talk);
+  const { sessionId } = await talk.request("talk.session.create", {
     mode: "realtime",
     transport: "gateway-relay",
     ...(micRate !== 16_000 ? { inputFormat: { encoding: "pcm16", sampleRate: micRate, channels: 1 } } : {}),
+    ...(client.playbackReports !== undefined ? { playbackReports: client.playbackReports } : {}),
   });
   await realtime.waitFor((e) => e.type === "session.update");
-  const speaker = speakerClient(client, sessionId, {
+  const speaker = speakerClient(talk, sessionId, {
     micRate,
     delayMs: 100,
-    lossDb: 6,
+    lossDb: client.lossDb ?? 6,
+    ...(client.reportAfterMs !== undefined ? { reportAfterMs: client.reportAfterMs } : {}),
     ...(speech ? { speech: { pcm: callerAt(micRate), atMs: speech.atMs, gain: 2 } } : {}),
   });
   stopClient = () => speaker.stop();
@@ -226,4 +244,18 @@ describe.skipIf(!echoCancellerAvailable())("a Talk API client whose microphone h
       expect(rec.events.filter((e) => e.itemId === itemId && e.type === "output.audio.done")).toEqual([]);
     }, 60_000);
   });
+
+  it("a client that declared its playback reports: an answer sent whole at once is done when it has played, though its first report comes a second late", async () => {
+    // No echo (the path 120 dB down): only the Gateway's count of what played is under test.
+    const { end, speaker, itemId, answerMs } = await speakerCall(undefined, 16_000, {
+      playbackReports: true,
+      reportAfterMs: 1000,
+      lossDb: 120,
+      deltaIntervalMs: 0,
+    });
+    expect(end.type).toBe("output.audio.done");
+    // Without the declaration the whole answer counted as played when sent: done came before the client's
+    // first report with 40 ms played (measured), output.audio.done being the last event of an answer.
+    expect(speaker.playedMs(itemId)).toBeGreaterThan(answerMs - 300);
+  }, 60_000);
 });

@@ -129,7 +129,9 @@ export const talkSessionMethods: MethodGroup = {
         await controller.close("owner_lost").catch(() => {});
         throw new TalkError("cancelled", "The connection closed while the session was created.");
       }
-      const owned = ctx.sessions.adopt(session, controller, ctx.caller);
+      const owned = ctx.sessions.adopt(session, controller, ctx.caller, {
+        playbackReports: params.playbackReports ?? false,
+      });
       const joinToken = session.issueJoinToken();
       ctx.afterResponse(() => ctx.sessions.goLive(owned, ctx.caller, 0, false));
       return { ...describeSession(session), joinToken };

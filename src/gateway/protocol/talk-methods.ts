@@ -120,6 +120,13 @@ export const TALK_PARAM_SCHEMAS = {
     clientTools: z.unknown().optional(),
     /** Realtime only: who plans replies (seed 003), latched for the session. Omitted: agent.realtime.replyPath. */
     replyPath: z.enum(["native", "bridge", "brain"]).optional(),
+    /**
+     * The client will report its playback (`playback` on appendAudio and the cancel verbs): its reports,
+     * not the writes, say what was heard from the first audio on, so an answer sent faster than it plays is
+     * still playing before the first report arrives. Omitted (false): sent audio counts as played until a
+     * first report.
+     */
+    playbackReports: z.boolean().optional(),
   }),
   "talk.session.join": z.strictObject({
     sessionId: id,
