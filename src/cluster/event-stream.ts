@@ -197,9 +197,13 @@ export class EventStream {
       }
       const streams = [keys.lifecycle];
       const ids = [this.#lifecycleCursor];
+      /** Where this read starts, per session: what it returns follows that seq. */
+      const from = new Map<string, number>();
       for (const [sessionId, set] of this.#subscribers) {
+        const start = Math.min(...[...set].map((s) => s.lastSeq));
+        from.set(sessionId, start);
         streams.push(keys.events(sessionId));
-        ids.push(`${Math.min(...[...set].map((s) => s.lastSeq))}-0`);
+        ids.push(`${start}-0`);
       }
       let reply: XReadReply | null;
       this.#blocked = true;
@@ -223,11 +227,11 @@ export class EventStream {
       } finally {
         this.#blocked = false;
       }
-      if (reply) this.#dispatch(reply);
+      if (reply) this.#dispatch(reply, from);
     }
   }
 
-  #dispatch(reply: XReadReply): void {
+  #dispatch(reply: XReadReply, from: ReadonlyMap<string, number>): void {
     for (const [key, entries] of reply) {
       if (key === this.#ctx.keys.lifecycle) {
         for (const [id, fields] of entries) {
@@ -245,6 +249,11 @@ export class EventStream {
       const sessionId = this.#keyToSession.get(key);
       const set = sessionId === undefined ? undefined : this.#subscribers.get(sessionId);
       if (!set) continue;
+      // A subscriber that came while this read was out, from before where the read started (a replay from 0
+      // while the others were at 9), would take its first entry (10) as the next and skip the ones before:
+      // it is left to the next read, which starts from its position.
+      const start = from.get(sessionId as string) ?? Number.POSITIVE_INFINITY;
+      const covered = [...set].filter((s) => s.lastSeq >= start);
       for (const [, fields] of entries) {
         const raw = fieldMap(fields).e;
         if (raw === undefined) continue;
@@ -254,7 +263,7 @@ export class EventStream {
         } catch {
           continue;
         }
-        for (const subscriber of [...set]) subscriber.deliver(event);
+        for (const subscriber of covered) subscriber.deliver(event);
       }
     }
   }

@@ -107,7 +107,8 @@ describe("serve --workers 2: a call's events", () => {
       // Six requests in turn: three on each worker.
       for (let i = 0; i < 6; i++) watchers.push(watch(callSid));
       expect(await Promise.all(watchers.map((w) => w.status))).toEqual([200, 200, 200, 200, 200, 200]);
-      // (A full run once timed out here, not reproduced since: on a timeout, say which watcher and what it had.)
+      // On a timeout, say which watcher and what it had (two full runs once timed out here: a watcher that
+      // subscribed while the stream's read was out took that read's event as its first, src/cluster/event-stream.ts).
       for (const [i, w] of watchers.entries()) {
         await until(
           `watcher ${i}'s replay to reach output.audio.started`,

@@ -1,0 +1,92 @@
+import { EventEmitter } from "node:events";
+import type { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import type { TalkEvent } from "../core/index.js";
+import { EventStream } from "./event-stream.js";
+import { orderedListener } from "./ordered-listener.js";
+import { RedisKeys } from "./redis-connection.js";
+
+const keys = new RedisKeys("es-test:");
+const quiet = { debug() {}, info() {}, warn() {}, error() {} } as never;
+
+type Entries = [id: string, fields: string[]][];
+const entry = (seq: number): Entries[number] => [
+  `${seq}-0`,
+  ["e", JSON.stringify({ sessionId: "s1", seq, type: "turn.started", payload: {} })],
+];
+
+/**
+ * A reader connection whose XREADs the test answers one by one: each call is recorded with its
+ * stream ids and waits until the test replies to it, as a blocking XREAD waits for Redis.
+ */
+function scriptedRedis() {
+  const reads: { ids: string[]; reply(result: [string, Entries][] | null): void }[] = [];
+  let readArrived: (() => void) | undefined;
+  const reader = Object.assign(new EventEmitter(), {
+    status: "ready",
+    call: async () => 7, // CLIENT ID
+    xread: (...args: string[]) =>
+      new Promise((resolve) => {
+        const streams = args.slice(args.indexOf("STREAMS") + 1);
+        reads.push({ ids: streams.slice(streams.length / 2), reply: resolve });
+        readArrived?.();
+      }),
+  });
+  const commands = {
+    status: "ready",
+    xrevrange: async () => [],
+    call: async () => 0, // CLIENT UNBLOCK: the scripted read is answered by the test, not unblocked
+  };
+  const nextRead = async (count: number) => {
+    while (reads.length < count) await new Promise<void>((r) => (readArrived = r));
+    return reads[count - 1]!;
+  };
+  return { reader: reader as unknown as Redis, commands: commands as unknown as Redis, nextRead };
+}
+
+describe("EventStream", () => {
+  it("a subscriber that comes while a read is out gets its replay from its own position, not that read's entries first", async () => {
+    const redis = scriptedRedis();
+    const stream = new EventStream({
+      commands: redis.commands,
+      reader: redis.reader,
+      keys,
+      retention: 1000,
+      maxPending: 100,
+      blockMs: 2000,
+      onSessionLost: () => {},
+      logger: quiet,
+    });
+    await stream.start();
+    const first: number[] = [];
+    const late: number[] = [];
+    stream.subscribe(
+      "s1",
+      orderedListener(0, (e: TalkEvent) => first.push(e.seq), quiet),
+    );
+    // The first subscriber's replay: 1..9; the next read waits from 9 for what comes next.
+    (await redis.nextRead(1)).reply(null); // the read issued before anyone subscribed
+    const replay = await redis.nextRead(2);
+    expect(replay.ids).toEqual(["0-0", "0-0"]);
+    replay.reply([[keys.events("s1"), [1, 2, 3, 4, 5, 6, 7, 8, 9].map(entry)]]);
+    const live = await redis.nextRead(3);
+    expect(live.ids[1]).toBe("9-0");
+    // A second watcher of the session arrives while that read is out; then event 10 comes back on it.
+    stream.subscribe(
+      "s1",
+      orderedListener(0, (e: TalkEvent) => late.push(e.seq), quiet),
+    );
+    live.reply([[keys.events("s1"), [entry(10)]]]);
+    // The next read starts from the late subscriber's position and hands it everything, in order.
+    const catchUp = await redis.nextRead(4);
+    expect(catchUp.ids[1]).toBe("0-0");
+    expect(late).toEqual([]);
+    catchUp.reply([[keys.events("s1"), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(entry)]]);
+    await redis.nextRead(5);
+    expect(late).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(first).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const closing = stream.close(false);
+    (await redis.nextRead(5)).reply(null);
+    await closing;
+  });
+});
