@@ -60,6 +60,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import type { Page } from "puppeteer-core";
 import type { TalkEvent } from "../src/core/talk-events.js";
 import { speechWav, startMeetingsHarness } from "../test/integration/meetings-harness.js";
 import { baselineCheckout } from "./lib/baseline-checkout.js";
@@ -281,28 +282,50 @@ interface StepFigures {
 }
 
 /**
- * The bot page's JavaScript by self time: a second DevTools client on the
- * bot's browser (its DevToolsActivePort), V8's sampling profiler on the
- * meeting page for `seconds`; "(program)" and "(garbage collector)" are V8's
- * own buckets. Runs after the CPU window (the profiler costs CPU itself).
+ * `use` with the first bot's meeting page, through a second DevTools client on
+ * its browser (its DevToolsActivePort); undefined when the browser cannot be
+ * found. Runs after the CPU window: what `use` measures costs CPU itself.
  */
-async function profileBotPage(root: number, seconds: number): Promise<Record<string, number>> {
+async function onBotPage<T>(root: number, use: (page: Page) => Promise<T>): Promise<T | undefined> {
   const args = processTable().find((p) => p.pid === root)?.args ?? "";
   const dir = /--user-data-dir=(\S+)/.exec(args)?.[1];
-  if (!dir) return {};
+  if (!dir) return undefined;
   const [port] = readFileSync(`${dir}/DevToolsActivePort`, "utf8").split("\n");
   const { default: puppeteer } = await import("puppeteer-core");
   const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${port}`, defaultViewport: null });
   try {
     const pages = await browser.pages();
-    const page = pages.find((p) => !p.url().startsWith("about:")) ?? pages[0]!;
+    return await use(pages.find((p) => !p.url().startsWith("about:")) ?? pages[0]!);
+  } finally {
+    await browser.disconnect();
+  }
+}
+
+/** The `count` largest of `us` (µs of CPU by name over `seconds`), each as its share of a core. */
+function topShares(us: Map<string, number>, seconds: number, count: number): Record<string, number> {
+  return Object.fromEntries(
+    [...us]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, count)
+      .map(([k, v]) => [k, Number((v / (seconds * 1e6)).toFixed(4))]),
+  );
+}
+
+/**
+ * The bot page's JavaScript by self time: V8's sampling profiler on the
+ * meeting page for `seconds`; "(program)" and "(garbage collector)" are V8's
+ * own buckets.
+ */
+async function profileBotPage(root: number, seconds: number): Promise<Record<string, number>> {
+  const self = await onBotPage(root, async (page) => {
     const cdp = await page.createCDPSession();
     await cdp.send("Profiler.enable");
     await cdp.send("Profiler.setSamplingInterval", { interval: 1000 });
     await cdp.send("Profiler.start");
     await sleep(seconds * 1000);
     const { profile } = await cdp.send("Profiler.stop");
-    const self = new Map<string, number>();
+    await cdp.detach();
+    const byFunction = new Map<string, number>();
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     const deltas = profile.timeDeltas ?? [];
     (profile.samples ?? []).forEach((id, i) => {
@@ -310,20 +333,12 @@ async function profileBotPage(root: number, seconds: number): Promise<Record<str
       if (!f) return;
       const where = f.url ? `${f.url.replace(/^.*\//, "").slice(0, 30)}:${f.lineNumber + 1}` : "";
       const key = `${f.functionName || "(anonymous)"} ${where}`.trim();
-      self.set(key, (self.get(key) ?? 0) + (deltas[i] ?? 0));
+      byFunction.set(key, (byFunction.get(key) ?? 0) + (deltas[i] ?? 0));
     });
-    await cdp.detach();
-    self.delete("(idle)");
-    // Each function's share of a core over the profile (µs sampled / µs elapsed).
-    return Object.fromEntries(
-      [...self]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, 15)
-        .map(([k, us]) => [k, Number((us / (seconds * 1e6)).toFixed(4))]),
-    );
-  } finally {
-    await browser.disconnect();
-  }
+    byFunction.delete("(idle)");
+    return byFunction;
+  });
+  return self ? topShares(self, seconds, 15) : {};
 }
 
 /** A trace event as Chromium's JSON trace writes it (the fields read here). */
@@ -339,63 +354,46 @@ interface TraceEvent {
 }
 
 /**
- * The first bot's browser traced for `seconds` (a second DevTools client, as
- * profileBotPage): the thread time (`tdur`) of every top-level task, summed by
- * process kind, thread and the place the task was posted from, in cores. A
- * task's origin says which subsystem's work it is (a WebSocket send, an audio
- * render callback, a paint) where V8's profiler says only "(program)".
+ * The first bot's browser traced for `seconds`: the thread time (`tdur`) of
+ * every top-level task, summed by process kind, thread and the place the task
+ * was posted from, in cores. A task's origin says which subsystem's work it is
+ * (a WebSocket send, an audio render callback, a paint) where V8's profiler
+ * says only "(program)".
  */
 async function traceBotBrowser(root: number, seconds: number): Promise<Record<string, number>> {
-  const args = processTable().find((p) => p.pid === root)?.args ?? "";
-  const dir = /--user-data-dir=(\S+)/.exec(args)?.[1];
-  if (!dir) return {};
   const kinds = new Map<number, string>();
   for (const p of processTable()) kinds.set(p.pid, /--type=(\S+)/.exec(p.args)?.[1] ?? "browser");
-  const [port] = readFileSync(`${dir}/DevToolsActivePort`, "utf8").split("\n");
-  const { default: puppeteer } = await import("puppeteer-core");
-  const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${port}`, defaultViewport: null });
-  try {
-    const pages = await browser.pages();
-    const page = pages.find((p) => !p.url().startsWith("about:")) ?? pages[0]!;
+  const raw = await onBotPage(root, async (page) => {
     await page.tracing.start({
       categories: ["toplevel", "disabled-by-default-devtools.timeline", "mojom", "ipc"],
     });
     await sleep(seconds * 1000);
-    const raw = await page.tracing.stop();
-    if (process.env.MEETINGS_TRACE_OUT)
-      writeFileSync(process.env.MEETINGS_TRACE_OUT, Buffer.from(raw ?? new Uint8Array()));
-    const events = (
-      JSON.parse(Buffer.from(raw ?? new Uint8Array()).toString("utf8")) as { traceEvents: TraceEvent[] }
-    ).traceEvents;
-    const threads = new Map<string, string>();
-    for (const e of events)
-      if (e.ph === "M" && e.name === "thread_name") threads.set(`${e.pid}:${e.tid}`, e.args?.name ?? "?");
-    // Top-level slices only (a slice inside another's span on its thread is part of it): a task by the place
-    // it was posted from, any other slice (a message pump's callback, an idle task) by its name.
-    const sums = new Map<string, number>();
-    const open = new Map<string, number>();
-    const slices = events.filter((e) => e.ph === "X" && e.dur !== undefined).sort((a, b) => a.ts! - b.ts!);
-    for (const e of slices) {
-      const thread = `${e.pid}:${e.tid}`;
-      if ((open.get(thread) ?? -1) > e.ts!) continue;
-      open.set(thread, e.ts! + e.dur!);
-      if (!e.tdur) continue;
-      const what =
-        e.name === "ThreadControllerImpl::RunTask"
-          ? `${(e.args?.src_file ?? "?").replace(/^.*\//, "")}:${e.args?.src_func ?? "?"}`
-          : e.name;
-      const key = `${kinds.get(e.pid) ?? "?"} ${threads.get(thread) ?? e.tid} ${what}`;
-      sums.set(key, (sums.get(key) ?? 0) + e.tdur);
-    }
-    return Object.fromEntries(
-      [...sums]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, 30)
-        .map(([k, us]) => [k, Number((us / (seconds * 1e6)).toFixed(4))]),
-    );
-  } finally {
-    await browser.disconnect();
+    return Buffer.from((await page.tracing.stop()) ?? new Uint8Array());
+  });
+  if (!raw) return {};
+  if (process.env.MEETINGS_TRACE_OUT) writeFileSync(process.env.MEETINGS_TRACE_OUT, raw);
+  const events = (JSON.parse(raw.toString("utf8")) as { traceEvents: TraceEvent[] }).traceEvents;
+  const threads = new Map<string, string>();
+  for (const e of events)
+    if (e.ph === "M" && e.name === "thread_name") threads.set(`${e.pid}:${e.tid}`, e.args?.name ?? "?");
+  // Top-level slices only (a slice inside another's span on its thread is part of it): a task by the place
+  // it was posted from, any other slice (a message pump's callback, an idle task) by its name.
+  const sums = new Map<string, number>();
+  const open = new Map<string, number>();
+  const slices = events.filter((e) => e.ph === "X" && e.dur !== undefined).sort((a, b) => a.ts! - b.ts!);
+  for (const e of slices) {
+    const thread = `${e.pid}:${e.tid}`;
+    if ((open.get(thread) ?? -1) > e.ts!) continue;
+    open.set(thread, e.ts! + e.dur!);
+    if (!e.tdur) continue;
+    const what =
+      e.name === "ThreadControllerImpl::RunTask"
+        ? `${(e.args?.src_file ?? "?").replace(/^.*\//, "")}:${e.args?.src_func ?? "?"}`
+        : e.name;
+    const key = `${kinds.get(e.pid) ?? "?"} ${threads.get(thread) ?? e.tid} ${what}`;
+    sums.set(key, (sums.get(key) ?? 0) + e.tdur);
   }
+  return topShares(sums, seconds, 30);
 }
 
 async function step(
