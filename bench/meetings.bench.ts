@@ -355,7 +355,7 @@ interface TraceEvent {
 
 /**
  * The first bot's browser traced for `seconds`: the thread time (`tdur`) of
- * every top-level task, summed by process kind, thread and the place the task
+ * every top-level slice, summed by process kind, thread and the place its task
  * was posted from, in cores. A task's origin says which subsystem's work it is
  * (a WebSocket send, an audio render callback, a paint) where V8's profiler
  * says only "(program)".
@@ -376,22 +376,42 @@ async function traceBotBrowser(root: number, seconds: number): Promise<Record<st
   const threads = new Map<string, string>();
   for (const e of events)
     if (e.ph === "M" && e.name === "thread_name") threads.set(`${e.pid}:${e.tid}`, e.args?.name ?? "?");
-  // Top-level slices only (a slice inside another's span on its thread is part of it): a task by the place
-  // it was posted from, any other slice (a message pump's callback, an idle task) by its name.
-  const sums = new Map<string, number>();
-  const open = new Map<string, number>();
+  // Top-level slices only (a slice inside another's span on its thread is part of it). Chromium wraps each
+  // task in a bare "RunTask" whose nested slice says where the task was posted from: a top-level slice is
+  // named by the first origin inside it (itself included), else by its own name (a message pump's callback).
+  interface Top {
+    thread: string;
+    name: string;
+    origin: string | undefined;
+    tdur: number;
+  }
+  const tops: Top[] = [];
+  const open = new Map<string, { end: number; top: Top }>();
   const slices = events.filter((e) => e.ph === "X" && e.dur !== undefined).sort((a, b) => a.ts! - b.ts!);
   for (const e of slices) {
     const thread = `${e.pid}:${e.tid}`;
-    if ((open.get(thread) ?? -1) > e.ts!) continue;
-    open.set(thread, e.ts! + e.dur!);
-    if (!e.tdur) continue;
-    const what =
-      e.name === "ThreadControllerImpl::RunTask"
-        ? `${(e.args?.src_file ?? "?").replace(/^.*\//, "")}:${e.args?.src_func ?? "?"}`
-        : e.name;
-    const key = `${kinds.get(e.pid) ?? "?"} ${threads.get(thread) ?? e.tid} ${what}`;
-    sums.set(key, (sums.get(key) ?? 0) + e.tdur);
+    const origin = e.args?.src_file
+      ? `${e.args.src_file.replace(/^.*\//, "")}:${e.args.src_func ?? "?"}`
+      : undefined;
+    const current = open.get(thread);
+    if (current && current.end > e.ts!) {
+      current.top.origin ??= origin;
+      continue;
+    }
+    const top: Top = {
+      thread: `${kinds.get(e.pid) ?? "?"} ${threads.get(thread) ?? e.tid}`,
+      name: e.name,
+      origin,
+      tdur: e.tdur ?? 0,
+    };
+    tops.push(top);
+    open.set(thread, { end: e.ts! + e.dur!, top });
+  }
+  const sums = new Map<string, number>();
+  for (const t of tops) {
+    if (!t.tdur) continue;
+    const key = `${t.thread} ${t.origin ?? t.name}`;
+    sums.set(key, (sums.get(key) ?? 0) + t.tdur);
   }
   return topShares(sums, seconds, 30);
 }
