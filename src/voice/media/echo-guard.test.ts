@@ -66,6 +66,17 @@ function level(pcm: Int16Array, from: number, to: number): number {
   return sum / Math.max(1, to - from);
 }
 
+/**
+ * A caller under the echo, as one test heard them (`tested`) beside a baseline (`baseline`) and the caller
+ * alone (`alone`, one onset): heard at most once, never before the caller speaks, never later than the baseline.
+ */
+function expectOnsetNoLater(tested: number[], baseline: number[], alone: number[]): void {
+  expect(alone).toHaveLength(1);
+  expect(tested.length).toBeLessThanOrEqual(1);
+  if (tested.length > 0) expect(tested[0]!).toBeGreaterThanOrEqual(alone[0]!);
+  if (baseline.length > 0) expect(tested[0]!).toBeLessThanOrEqual(baseline[0]!);
+}
+
 /** The gate's speech onsets (ms) on the guard's output, the reference fed in step, 20 ms at a time. */
 function onsets(
   mic: Int16Array,
@@ -151,11 +162,8 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
         const { mic, alone } = callerUnderEcho(echo, under, at);
         const tested = onsets(mic, far, true, false, true);
         const waited = onsets(mic, far, true, false, false);
-        expect(alone).toHaveLength(1);
         // Never before the caller speaks, never twice, and never later than the bar alone.
-        expect(tested.length).toBeLessThanOrEqual(1);
-        if (tested.length > 0) expect(tested[0]!).toBeGreaterThanOrEqual(alone[0]!);
-        if (waited.length > 0) expect(tested[0]!).toBeLessThanOrEqual(waited[0]!);
+        expectOnsetNoLater(tested, waited, alone);
         heard.tested += tested.length;
         heard.waited += waited.length;
       }
@@ -185,11 +193,8 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
             const { mic, alone } = callerUnderEcho(echo, under, at);
             const without = onsets(mic, far, true, false, true, false);
             const tested = onsets(mic, far, true, false, true, true);
-            expect(alone).toHaveLength(1);
             // Never before the caller speaks, never twice, never later than without it.
-            expect(tested.length).toBeLessThanOrEqual(1);
-            if (tested.length > 0) expect(tested[0]!).toBeGreaterThanOrEqual(alone[0]!);
-            if (without.length > 0) expect(tested[0]!).toBeLessThanOrEqual(without[0]!);
+            expectOnsetNoLater(tested, without, alone);
             heard.with += tested.length;
             heard.without += without.length;
             if (tested.length > 0 && (without.length === 0 || tested[0]! < without[0]!)) heard.sooner++;
