@@ -186,6 +186,20 @@ describe("turn verbs", () => {
     ).resolves.toEqual({ sessionId, bytes: 1024 });
   });
 
+  it("talk.session.create refuses a playbackReports that is not a boolean, naming it, and takes true", async () => {
+    h = await startGateway();
+    const client = await h.connect();
+    for (const playbackReports of ["yes", 1, null, {}]) {
+      const err = await rejectionOf(
+        client.request("talk.session.create", { ...ROOM, playbackReports } as never),
+      );
+      expect(err.code, JSON.stringify(playbackReports)).toBe("invalid_params");
+      expect(JSON.stringify(err.details)).toContain("playbackReports");
+    }
+    const { sessionId } = await client.request("talk.session.create", { ...ROOM, playbackReports: true });
+    expect(sessionId).toEqual(expect.any(String));
+  });
+
   it("submitToolResult for a call nobody waits on is tool_not_found", async () => {
     h = await startGateway();
     const client = await h.connect();
