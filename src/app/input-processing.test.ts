@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { validateConfig } from "../config/load-config.js";
 import { NOOP_LOGGER } from "../core/logger.js";
 import { noiseSuppressorAvailable } from "../codecs/noise-suppressor.js";
+import { sileroVadAvailable } from "../codecs/index.js";
 import { echoCancellation, inputProcessing, prepareInputProcessing } from "./pipelines.js";
 import { expectTalkInputRefused } from "../../test/support/config-refusal.js";
 
@@ -29,8 +30,9 @@ describe("talk.input.echoCancellation.doubleTalk", () => {
 describe("talk.input.echoCancellation.residualVad", () => {
   const resolved = (input: Record<string, unknown>) => echoOptions(input).residualVad;
 
-  it("off unless set; set: reaches the legs' echo guard options", () => {
-    expect(resolved({})).toBe(false);
+  it("on unless set (the Silero model ships with the install); set: reaches the legs' echo guard options", () => {
+    expect(resolved({})).toBe(sileroVadAvailable());
+    expect(resolved({ echoCancellation: { residualVad: false } })).toBe(false);
     expect(resolved({ echoCancellation: { residualVad: true } })).toBe(true);
   });
 

@@ -19,7 +19,7 @@ import type { EchoCancellationOptions, EchoCancellerFactory } from "../voice/ind
 import { createNoiseSuppressor, noiseSuppressorAvailable } from "../codecs/index.js";
 import { createRnnoiseSuppressor, loadRnnoise } from "../codecs/index.js";
 import { createSileroVad } from "../codecs/index.js";
-import { sileroModel } from "../codecs/index.js";
+import { sileroModel, sileroVadAvailable } from "../codecs/index.js";
 import { TalkError } from "../core/index.js";
 import type { AppProviders } from "./providers.js";
 import type { AppTools } from "./tools.js";
@@ -116,14 +116,26 @@ export function echoCancellation(
   config: TalkgateConfig,
   logger: TalkLogger,
 ): { options: EchoCancellationOptions; create?: EchoCancellerFactory; realtime: boolean } {
-  const { realtime, doubleTalk, ...rest } = config.talk.input.echoCancellation;
+  const { realtime, doubleTalk, residualVad, ...rest } = config.talk.input.echoCancellation;
   // Measured (docs/notes/performance-history.md, "Double talk told by coherence"): with words confirming the barge-in,
   // the test lets more backchannels and noise bursts reach the recognizer, which mishears them as words
   // (6 -> 10 of 16 backchannels cut); so unless set, it is on only where words do not decide.
-  const options = { ...rest, doubleTalk: doubleTalk ?? !config.talk.input.bargeIn.confirmWithWords };
+  const options = {
+    ...rest,
+    doubleTalk: doubleTalk ?? !config.talk.input.bargeIn.confirmWithWords,
+    residualVad: residualVad ?? true,
+  };
   if (!options.enabled) return { options, realtime };
-  // The residual's detector is the Silero VAD: a process that cannot load it is refused at start, as talk.input.vad is.
-  if (options.residualVad)
+  // The residual's detector is the Silero VAD. Unset, a process that cannot load it runs without it (the
+  // coherence test alone, as before the detector was the default); set true, it is refused at start, as
+  // talk.input.vad is.
+  if (residualVad === undefined && !sileroVadAvailable()) {
+    logger.warn(
+      {},
+      "talk.input.echoCancellation.residualVad: the Silero model cannot be loaded here; phone legs tell double talk by coherence alone",
+    );
+    options.residualVad = false;
+  } else if (options.residualVad)
     try {
       sileroModel();
     } catch (err) {

@@ -264,9 +264,11 @@ export const talkSchema = z
             /**
              * Also let a frame under the echo guard's bar through where the Silero VAD hears speech in the
              * canceller's output and the canceller's measured attenuation and the coherence agree it is not
-             * echo (voice/media/echo-guard.ts). Off: measured on the talker-to-echo grid (docs/performance.md).
+             * echo (voice/media/echo-guard.ts; measured on the talker-to-echo grid, docs/performance.md).
+             * Unset: on where the Silero model loads (a warning where it does not); set true, a process that
+             * cannot load it is refused at start.
              */
-            residualVad: z.boolean().default(false),
+            residualVad: z.boolean().optional(),
             /**
              * Also on realtime phone calls: the caller's audio is decoded, cleaned and sent to the provider as
              * PCM (no u-law passthrough), and talkgate's gate, not the provider's speech_started, decides barge-in.

@@ -20,7 +20,7 @@ describe("resolveEchoCancellation", () => {
       tailMs: 300,
       denoise: false,
       doubleTalk: true,
-      residualVad: false,
+      residualVad: true,
     });
   });
 
@@ -202,6 +202,45 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
         // Measured: heard in 9 of the 9 (20-280 ms after the gate on the caller alone), 6 without; sooner in 6.
         expect(heard.with).toBeGreaterThanOrEqual(heard.without + 3);
         expect(heard.sooner).toBeGreaterThanOrEqual(4);
+      });
+
+      /**
+       * Echo only, through a scripted canceller: it takes 30 dB off for 4 s (the measured attenuation), then
+       * `slipDb` off (a filter the reference's slip misadapted), and the reference explains 0.3 of its output
+       * (under the detector's 0.35). The frames under the bar it lets through as the caller after the slip.
+       */
+      const passedAfterSlip = (slipDb: number): number => {
+        const echo = line(far, 120, 6);
+        let processed = 0;
+        const guard = new EchoGuard(
+          () => ({
+            played: () => undefined,
+            process: (mic) => {
+              const gain = 10 ** ((processed < RATE * 4 ? -30 : -slipDb) / 20);
+              processed += mic.length;
+              return mic.map((v) => Math.round(v * gain));
+            },
+            explainedWithin: () => 0.3,
+            close: () => undefined,
+          }),
+          resolveEchoCancellation(),
+          RATE,
+        );
+        open.push(guard);
+        for (let at = 0; at + FRAME <= echo.length; at += FRAME) {
+          if (at === RATE * 4) guard.doubleTalkFrames = 0;
+          guard.process(echo.subarray(at, at + FRAME), far.subarray(at, at + FRAME));
+        }
+        return guard.doubleTalkFrames;
+      };
+
+      it("lets no drifting echo through where the output is within 1 dB of its input or over 10 dB under it", () => {
+        // A caller up to 6 dB under the echo leaves the output 1-7 dB under the input: heard.
+        expect(passedAfterSlip(4)).toBeGreaterThan(0);
+        // Measured on drifting references (bench/onset-latency.bench.ts --grid --jitter-frames 2): a filter that
+        // slipped took 0.5-1.7 dB or 10-16 dB off the echo, which the VAD heard as speech.
+        expect(passedAfterSlip(0.5)).toBe(0);
+        expect(passedAfterSlip(12)).toBe(0);
       });
     },
   );

@@ -1,0 +1,45 @@
+import { describe, expect, it, vi } from "vitest";
+import { NOOP_LOGGER, type TalkLogger } from "../core/logger.js";
+
+// A machine where the Silero model cannot load (its package missing or broken).
+vi.mock("../codecs/index.js", async (importOriginal) => {
+  const codecs = await importOriginal<typeof import("../codecs/index.js")>();
+  return {
+    ...codecs,
+    sileroVadAvailable: () => false,
+    sileroModel: () => {
+      throw new Error("no silero_vad.onnx here");
+    },
+  };
+});
+
+const { validateConfig } = await import("../config/load-config.js");
+const { echoCancellation } = await import("./pipelines.js");
+
+describe("talk.input.echoCancellation.residualVad where the Silero model cannot load", () => {
+  const run = (echo: Record<string, unknown>) => {
+    const warnings: string[] = [];
+    const logger: TalkLogger = { ...NOOP_LOGGER, warn: (_, msg) => void warnings.push(msg ?? "") };
+    const { config } = validateConfig({ talk: { input: { echoCancellation: echo } } });
+    return { options: echoCancellation(config, logger).options, warnings };
+  };
+
+  it("unset: runs without it, with a warning naming the key", () => {
+    const { options, warnings } = run({});
+    expect(options.residualVad).toBe(false);
+    expect(warnings.join("\n")).toContain("talk.input.echoCancellation.residualVad");
+  });
+
+  it("set true: refused at start with config_invalid naming the key", () => {
+    expect(() => run({ residualVad: true })).toThrow(
+      expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("residualVad") }),
+    );
+  });
+
+  it("set false: off, no warning", () => {
+    expect(run({ residualVad: false })).toEqual({
+      options: expect.objectContaining({ residualVad: false }),
+      warnings: [],
+    });
+  });
+});
