@@ -178,8 +178,17 @@ const NOISE_MARGIN = 10;
 /** The noise is the quietest frame of this many blocks of this many frames (1 s). */
 const NOISE_BLOCKS = 5;
 const NOISE_BLOCK_FRAMES = 10;
-/** A frame under the bar is the caller's when the reference explains less than this fraction of it. */
+/** A frame under the bar is the caller's when the reference explains less than this fraction of it... */
 const MAX_EXPLAINED = 0.2;
+/**
+ * ...and it is no more than this (power ratio, 6 dB) louder than the caller frame it comes from. A caller
+ * over the echo leaves the output at or under its input; a filter misadapted after the reference slipped
+ * subtracts echo that is not there, and 200 ms into an answer resumed after a pause, the echo not back yet,
+ * put out -36 dBFS from a -66 dBFS line, which its reference explained under a fifth of: every echo-only
+ * answer the drifting grid cut (bench/onset-latency.bench.ts --grid --jitter-frames 2, seeds 1-10: 15 -> 0).
+ * 0 to 10 dB here gave the same echo-only figures; under 6 dB, a few more callers were missed.
+ */
+const MAX_GAIN = 10 ** (6 / 10);
 
 /** The rates the Silero VAD takes as they are (residualVad does nothing at another). */
 const SILERO_RATES: readonly number[] = [8000, 16_000, 32_000, 48_000];
@@ -285,7 +294,7 @@ export class EchoGuard {
   /** residualVad: the current window of the canceller's attenuation, and the output-to-input ratios of the last ones. */
   #attenuation = { output: 0, input: 0, frames: 0 };
   readonly #attenuations: number[] = [];
-  /** residualVad: the power of the caller frame the output frame being weighed comes from. */
+  /** The power of the caller frame the output frame being weighed comes from. */
   #input = 0;
   /** Frames under the bar since one was let through as double talk by a coherence under RESIDUAL_EXPLAINED (or MAX_EXPLAINED). */
   #sinceDoubleTalk = Number.POSITIVE_INFINITY;
@@ -344,13 +353,11 @@ export class EchoGuard {
       const end = Math.min(out.length, at + this.#frame);
       const level = meanSquare(out, at, end);
       this.framesUnderEcho++;
+      // The caller channel's frame this output frame comes from (the canceller's lag behind it).
+      this.#input = this.#callers[this.#callers.length - outFrames + at / this.#frame - this.#lagFrames] ?? 0;
       if (this.#residual) {
-        // The caller channel's frame this output frame comes from (the canceller's lag behind it).
-        const input =
-          this.#callers[this.#callers.length - outFrames + at / this.#frame - this.#lagFrames] ?? 0;
-        this.#attenuationIn(level, input);
+        this.#attenuationIn(level, this.#input);
         this.#residual.process(out.subarray(at, end));
-        this.#input = input;
       }
       if (level >= Math.max(echo, noiseBar)) {
         this.#words?.frame(out.subarray(at, end), false);
@@ -383,6 +390,7 @@ export class EchoGuard {
   #callerOverAnswer(level: number, noiseBar: number): boolean {
     const explainedWithin = this.#canceller.explainedWithin;
     if (!explainedWithin) return false;
+    if (level > this.#input * MAX_GAIN) return false;
     const explained = this.#explained(explainedWithin);
     if (explained >= MAX_EXPLAINED || level * (1 - explained) < noiseBar) return false;
     this.#sinceDoubleTalk = 0;
