@@ -69,7 +69,7 @@ for (const rate of [8000, 16000]) {
 }
 
 /** A phone leg's echo step as the media leg runs it: EchoGuard (canceller + residual test), 8 kHz, 300 ms. */
-function guardRow(doubleTalk: boolean, print: boolean): void {
+function guardRow(doubleTalk: boolean, residualVad: boolean, print: boolean): void {
   const rate = 8000;
   const far = loadSpeech("librivox/sense_and_sensibility_01_austen_64kb-0870.wav", rate).subarray(
     0,
@@ -80,7 +80,11 @@ function guardRow(doubleTalk: boolean, print: boolean): void {
   const delayed = new Int16Array(far.length);
   for (let i = delay; i < far.length; i++) delayed[i] = Math.round(far[i - delay]! * gain);
   const mic = decodeMulaw(encodeMulaw(delayed));
-  const guard = new EchoGuard((o) => createEchoCanceller(o), resolveEchoCancellation({ doubleTalk }), rate);
+  const guard = new EchoGuard(
+    (o) => createEchoCanceller(o),
+    resolveEchoCancellation({ doubleTalk, residualVad }),
+    rate,
+  );
   const out = new Int16Array(mic.length);
   const step = rate / 50;
   // The recording played over and over in one call (ten times, 70 s): a few hundred frames read the JIT's warm-up.
@@ -95,14 +99,22 @@ function guardRow(doubleTalk: boolean, print: boolean): void {
   const perFrameUs = (used.user + used.system) / frames;
   const share = perFrameUs / 20_000;
   const erle = 10 * Math.log10(energy(mic, rate * 4) / Math.max(1, energy(out, rate * 4)));
-  const what = doubleTalk
-    ? "+ residual and double-talk tests (the default)"
-    : "+ residual test, no double-talk test";
+  const what = !doubleTalk
+    ? "+ residual test, no double-talk test"
+    : residualVad
+      ? "+ residual and double-talk tests, the residual detector (the default)"
+      : "+ residual and double-talk tests, no residual detector";
   console.log(
     `| ${rate} | 300 ms ${what} (a phone leg's EchoGuard) | ${perFrameUs.toFixed(0)} us | ${(share * 100).toFixed(2)}% | ${Math.floor(1 / share)} | ${erle.toFixed(1)} dB |`,
   );
 }
 
 // Each once unprinted first: the optimizing compiler's warm-up is not a call's steady cost.
-for (const doubleTalk of [false, true]) guardRow(doubleTalk, false);
-for (const doubleTalk of [false, true]) guardRow(doubleTalk, true);
+// The residual detector (Silero) needs the double-talk test's coherence: without it, it is never asked.
+const guardRows = [
+  [false, false],
+  [true, false],
+  [true, true],
+] as const;
+for (const [doubleTalk, residualVad] of guardRows) guardRow(doubleTalk, residualVad, false);
+for (const [doubleTalk, residualVad] of guardRows) guardRow(doubleTalk, residualVad, true);

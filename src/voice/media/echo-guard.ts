@@ -53,7 +53,9 @@
  * the line's noise: residual echo is coherent with what was played, the
  * caller is not. Measured offline, the slowest interruption 1538 -> 661 ms
  * with no echo-only call cut, with or without the reference drifting
- * (docs/performance.md).
+ * (docs/performance.md). A frame more than 6 dB louder than the caller frame
+ * it comes from is not the caller, whatever the coherence: that is a filter
+ * misadapted by a slip putting out its own estimate of echo that is not there.
  *
  * With `residualVad` (on by default), a second test for a frame under the bar: the Silero VAD on the
  * canceller's output (fed only while echo could be on the line) hears speech, the output stands 6 dB over
