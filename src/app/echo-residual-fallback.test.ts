@@ -1,9 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
 import { NOOP_LOGGER, type TalkLogger } from "../core/logger.js";
+import type * as Codecs from "../codecs/index.js";
 
 // A machine where the Silero model cannot load (its package missing or broken).
 vi.mock("../codecs/index.js", async (importOriginal) => {
-  const codecs = await importOriginal<typeof import("../codecs/index.js")>();
+  const codecs = await importOriginal<typeof Codecs>();
   return {
     ...codecs,
     sileroVadAvailable: () => false,
