@@ -19,6 +19,7 @@ import { validateConfig } from "../../src/config/load-config.js";
 import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { WorkerProcess } from "../support/cluster-workers.js";
+import { speechWav } from "./meetings-harness.js";
 import {
   ADMIN_TOKEN,
   sessionOfCall,
@@ -119,10 +120,17 @@ beforeAll(async () => {
     }),
     WorkerProcess.start({ workerId: "console-b", redisUrl: SHARED_REDIS_URL, keyPrefix: prefix }),
   ]);
+  // The test room's Carol speaks a recording in a loop: the fake device's own beep is no speech (Chromium
+  // 156.0.8078.108's beep made Moonshine say nothing at all, so the bot never captioned and the test waited out).
+  const carolSays = speechWav(mkdtempSync(join(tmpdir(), "console-carol-")), "goforward.raw");
   browser = await puppeteer.launch({
     executablePath: "/usr/bin/chromium",
     headless: true,
-    args: [...BOT_CHROMIUM_ARGS, "--use-fake-device-for-media-stream"],
+    args: [
+      ...BOT_CHROMIUM_ARGS,
+      "--use-fake-device-for-media-stream",
+      `--use-file-for-fake-audio-capture=${carolSays}`,
+    ],
   });
   page = (await browser.pages())[0] ?? (await browser.newPage());
   await page.setViewport({ width: 1440, height: 1000 });
