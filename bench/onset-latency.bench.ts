@@ -15,6 +15,8 @@
  *       grid-echo-erl3-2@6060: an echo-only call's frames around a stream time, its false onset's)
  *     [--grid [--per-cell 4] [--echo-minutes 10] [--erls 3,6,10,20] [--ters=-10,-6,-3,0,3,6,10]]   (issue 40's talker-to-echo grid instead of the corpus)
  *     [--baseline <commit or checkout dir>]   (today's code on the same frames, call after call)
+ *     [--peer webrtc-aec[:low|moderate|high],...]   (the peer on the same frames: WebRTC's echo canceller from
+ *       Debian's webrtc-audio-processing, as PulseAudio runs it, then the same gate; bench/lib/webrtc-aec-peer.ts)
  *     [--echo-json '{"doubleTalk":true}']   (talk.input.echoCancellation for the change, over the flags)
  *     [--words [--words-json '{"maxDistance":0.6}'] [--words-log]]   (the words probe on the change's guard:
  *       Moonshine on the canceller's output while frames are held as echo, bench/lib/words-probe.ts; each decode printed)
@@ -39,6 +41,7 @@ import { buildGrid, echoLevelDb, GRID_ERLS_DB, GRID_TERS_DB } from "./lib/talker
 import { ANSWER, buildCorpus, ECHO_RETURN_LOSSES_DB } from "./lib/turn-corpus.js";
 import { defaultMoonshineModelDir, MoonshineModel } from "../src/providers/moonshine/moonshine-model.js";
 import { WordsProbe, type WordsDecode, type WordsProbeOptions } from "./lib/words-probe.js";
+import { WEBRTC_SUPPRESSION, webrtcAecChain, type WebrtcSuppression } from "./lib/webrtc-aec-peer.js";
 import { percentile } from "./lib/turn-figures.js";
 
 const { values } = parseArgs({
@@ -61,6 +64,7 @@ const { values } = parseArgs({
     erls: { type: "string" },
     ters: { type: "string" },
     baseline: { type: "string" },
+    peer: { type: "string" },
     "echo-json": { type: "string" },
     words: { type: "boolean", default: false },
     "words-json": { type: "string" },
@@ -116,6 +120,12 @@ if (values.baseline) {
   const base = baselineCheckout(values.baseline);
   chains.push(await loadChain("baseline", base.dir));
   console.log(`baseline: ${base.describe} (${base.dir})`);
+}
+for (const peer of values.peer?.split(",") ?? []) {
+  const [kind, level = "moderate"] = peer.split(":");
+  if (kind !== "webrtc-aec" || !(level in WEBRTC_SUPPRESSION))
+    throw new Error(`--peer takes webrtc-aec[:low|moderate|high], got ${peer}`);
+  chains.push(webrtcAecChain(chains[0]!, level as WebrtcSuppression));
 }
 const names = chains.map((c) => c.name);
 

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*"; }
 
 # --- Debian packages ---------------------------------------------------------
-DEB_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us pocketsphinx-testdata python3-pocketsphinx ffmpeg sox chromium xvfb xauth redis-server libspeexdsp-dev)
+DEB_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us pocketsphinx-testdata python3-pocketsphinx ffmpeg sox chromium xvfb xauth redis-server libspeexdsp-dev libwebrtc-audio-processing-dev)
 missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
@@ -49,13 +49,14 @@ fi
 
 # --- the project's own native bindings (node-gyp, against the machine's Node headers) --
 # native/speexdsp: the echo canceller (Debian's libspeexdsp). native/malloc-trim: glibc's malloc_trim, which
-# gives the memory freed after a burst of calls back to the kernel (src/ops/native-memory.ts).
+# gives the memory freed after a burst of calls back to the kernel (src/ops/native-memory.ts). native/webrtc-aec:
+# WebRTC's echo canceller (Debian's webrtc-audio-processing), the echo benches' peer; the server never loads it.
 # Built with the node-gyp that ships inside npm; rebuilt when a source is newer than the addon.
 build_addon() { # dir, name of the .node, what it is
   local dir="$1" addon="$1/build/Release/$2.node" what="$3"
   local stale=0 source
   [ -f "$addon" ] || stale=1
-  for source in "$dir"/*.c "$dir/binding.gyp"; do [ "$source" -nt "$addon" ] && stale=1; done
+  for source in "$dir"/*.c "$dir"/*.cc "$dir/binding.gyp"; do [ -f "$source" ] && [ "$source" -nt "$addon" ] && stale=1; done
   [ "$stale" = 1 ] || return 0
   say "building $what ($dir)"
   local NODE_GYP
@@ -70,6 +71,7 @@ build_addon() { # dir, name of the .node, what it is
 }
 build_addon native/speexdsp speexdsp "the echo canceller binding"
 build_addon native/malloc-trim malloc_trim "the malloc_trim binding"
+build_addon native/webrtc-aec webrtc_aec "the echo benches' peer, WebRTC's echo canceller"
 
 # --- Redis (for the cluster tests; the server itself runs without it) ----------
 if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then

@@ -69,12 +69,30 @@ export interface ChainModules {
   name: string;
   /** talk.input.echoCancellation for this chain, over the run's (OnsetChain.echo); ignored without it. */
   echo?: Record<string, unknown> | undefined;
-  EchoGuard: typeof GuardModule.EchoGuard;
+  /** The leg's EchoGuard, or a peer's canceller in its place (webrtc-aec-peer.ts). */
+  EchoGuard: new (
+    create: GuardModule.EchoCancellerFactory,
+    options: GuardModule.ResolvedEchoCancellation,
+    sampleRate: number,
+    words?: GuardModule.WordsProbePort,
+  ) => ChainGuard;
   resolveEchoCancellation: typeof GuardModule.resolveEchoCancellation;
   SpeechGate: typeof GateModule.SpeechGate;
   createEchoCanceller: typeof CancellerModule.createEchoCanceller;
   /** A words probe for each call's guard (this checkout's only: --words), told of each decode. */
   wordsProbe?: ((onDecode: (decode: WordsDecode) => void) => WordsProbe) | undefined;
+}
+
+/** What a chain's guard does for runChain: the leg's EchoGuard has this shape, a peer's canceller too. */
+export interface ChainGuard {
+  /** The caller channel's frame and the reference played over it; what the gate hears. */
+  process(mic: Int16Array, reference: Int16Array | undefined): Int16Array;
+  /** Frames held as residual echo, and let through as double talk (0 for a guard that holds none). */
+  readonly suppressedFrames: number;
+  readonly doubleTalkFrames: number;
+  /** The gate hears the caller (as the media leg tells it). */
+  callerSpeaking(): void;
+  close(): void;
 }
 
 /** The chain's modules from the checkout at `root` (default: this one). */
