@@ -123,7 +123,7 @@ if (values.baseline) {
 }
 for (const peer of values.peer?.split(",") ?? []) {
   const [kind, level = "moderate"] = peer.split(":");
-  if (kind !== "webrtc-aec" || !(level in WEBRTC_SUPPRESSION))
+  if (kind !== "webrtc-aec" || !Object.hasOwn(WEBRTC_SUPPRESSION, level))
     throw new Error(`--peer takes webrtc-aec[:low|moderate|high], got ${peer}`);
   chains.push(webrtcAecChain(chains[0]!, level as WebrtcSuppression));
 }

@@ -57,7 +57,12 @@ class WebrtcAecGuard implements ChainGuard {
   }
 
   process(mic: Int16Array, reference: Int16Array | undefined): Int16Array {
-    const played = reference && reference.length === mic.length ? reference : new Int16Array(mic.length);
+    // Nothing played: silence. A reference of another span than the caller's is the bench's bug, not silence.
+    if (reference && reference.length !== mic.length)
+      throw new Error(
+        `webrtc-aec peer: ${reference.length} reference samples for ${mic.length} caller samples`,
+      );
+    const played = reference ?? new Int16Array(mic.length);
     const out = mic.length === this.#out.length ? this.#out : new Int16Array(mic.length);
     this.#native.process(mic, played, out);
     return out.slice();
