@@ -24,10 +24,12 @@
  * measured (the lowest caller-to-reference power ratio of the last five 1 s
  * windows of audio played throughout: an echo-only window gives the echo return, a
  * window with the caller talking only a higher ratio, plus 3 dB for a line
- * response's peaks and the windows' misalignment) and assumed 6 dB (a Geigel
- * double-talk test) until measured, so a caller on a handset (little echo)
- * is held to the assistant's level only for the first second of the first
- * answer. The loudest frame of the whole tail held a caller at the answer's
+ * response's peaks and the windows' misalignment) and assumed 0 dB until
+ * measured: the loudest a speakerphone returns, and the most a measured return
+ * can be. (A Geigel test's 6 dB let a 0-2 dB speakerphone's echo through in
+ * the first second of an answer: echo-guard.test.ts.) A caller on a handset
+ * (little echo) is held to the assistant's level by the bar only for the first
+ * second of the first answer; the double-talk test hears them under it. The loudest frame of the whole tail held a caller at the answer's
  * own level to its louder syllables: measured on the turn-taking corpus
  * (bench/onset-latency.bench.ts), the first 100-500 ms of speech over the
  * answer were cut as residual. A frame must also stand 10 dB above the line's
@@ -135,8 +137,16 @@ export function resolveEchoCancellation(
   return Object.freeze({ enabled, tailMs, denoise, doubleTalk, residualVad });
 }
 
-/** The echo return assumed until measured: a frame louder than the reference minus this may be the caller, dB. */
-export const ECHO_RETURN_LOSS_DB = 6;
+/**
+ * The echo return assumed until measured: a frame louder than the reference minus this may be the caller, dB.
+ * 0 dB: a speakerphone's echo can come back as loud as the answer (the measured return is capped there too).
+ * At 6 dB (a Geigel test's), a line returning 0-2 dB let 3-28 frames of the answer's first seconds over the bar,
+ * enough on some to start speech at the gate (echo-guard.test.ts); the real-time grid cut an echo-only answer
+ * 1.7 s in at ERL 3 dB (bench/turn-taking.bench.ts --grid --seed 2). At 0 dB the offline grid and corpus gave
+ * the same figures (bench/onset-latency.bench.ts): their callers start after the first measurement, and one
+ * under the bar before it is heard by the double-talk test.
+ */
+export const ECHO_RETURN_LOSS_DB = 0;
 /** Headroom over the measured echo return: a line response's peaks and a window's misalignment, dB. */
 const HEADROOM_DB = 3;
 /** Frames (20 ms) per window of the echo return measurement, and windows kept. */
@@ -465,7 +475,7 @@ export class EchoGuard {
     return stats;
   }
 
-  /** The line's echo return as a power ratio (caller / reference): measured, else -6 dB. */
+  /** The line's echo return as a power ratio (caller / reference): measured, else ECHO_RETURN_LOSS_DB. */
   get echoReturn(): number {
     if (this.#returns.length === 0) return 10 ** (-ECHO_RETURN_LOSS_DB / 10);
     return Math.min(1, Math.min(...this.#returns) * 10 ** (HEADROOM_DB / 10));
