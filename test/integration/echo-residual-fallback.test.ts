@@ -1,9 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { NOOP_LOGGER, type TalkLogger } from "../core/logger.js";
-import type * as Codecs from "../codecs/index.js";
+import { NOOP_LOGGER, type TalkLogger } from "../../src/core/logger.js";
+import type * as Codecs from "../../src/codecs/index.js";
 
-// A machine where the Silero model cannot load (its package missing or broken).
-vi.mock("../codecs/index.js", async (importOriginal) => {
+// A machine where the Silero model cannot load (its package missing or broken). A module-level mock: this
+// file runs in a process of its own (test/), not among the unit files, which share one module graph per
+// worker (vitest.config.ts), where it made src/app/input-processing.test.ts see no Silero either.
+vi.mock("../../src/codecs/index.js", async (importOriginal) => {
   const codecs = await importOriginal<typeof Codecs>();
   return {
     ...codecs,
@@ -14,8 +16,8 @@ vi.mock("../codecs/index.js", async (importOriginal) => {
   };
 });
 
-const { validateConfig } = await import("../config/load-config.js");
-const { echoCancellation } = await import("./pipelines.js");
+const { validateConfig } = await import("../../src/config/load-config.js");
+const { echoCancellation } = await import("../../src/app/pipelines.js");
 
 describe("talk.input.echoCancellation.residualVad where the Silero model cannot load", () => {
   const run = (echo: Record<string, unknown>) => {
