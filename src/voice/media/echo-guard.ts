@@ -29,8 +29,9 @@
  * can be. (A Geigel test's 6 dB let a 0-2 dB speakerphone's echo through in
  * the first second of an answer: echo-guard.test.ts.) A caller on a handset
  * (little echo) is held to the assistant's level by the bar only for the first
- * second of the first answer; the double-talk test hears them under it. The loudest frame of the whole tail held a caller at the answer's
- * own level to its louder syllables: measured on the turn-taking corpus
+ * second of the first answer; the double-talk test hears them under it. The
+ * loudest frame of the whole tail held a caller at the answer's own level to
+ * its louder syllables: measured on the turn-taking corpus
  * (bench/onset-latency.bench.ts), the first 100-500 ms of speech over the
  * answer were cut as residual. A frame must also stand 10 dB above the line's
  * noise (the quietest frame of the last second of the caller channel as
@@ -140,7 +141,7 @@ export function resolveEchoCancellation(
 /**
  * The echo return assumed until measured: a frame louder than the reference minus this may be the caller, dB.
  * 0 dB: a speakerphone's echo can come back as loud as the answer (the measured return is capped there too).
- * At 6 dB (a Geigel test's), a line returning 0-2 dB let 3-28 frames of the answer's first seconds over the bar,
+ * At 6 dB (a Geigel test's), a line returning 0-2 dB let 1-37 frames of an answer's first 3 s over the bar,
  * enough on some to start speech at the gate (echo-guard.test.ts); the real-time grid cut an echo-only answer
  * 1.7 s in at ERL 3 dB (bench/turn-taking.bench.ts --grid --seed 2). At 0 dB the offline grid and corpus gave
  * the same figures (bench/onset-latency.bench.ts): their callers start after the first measurement, and one
