@@ -49,11 +49,9 @@ class WebrtcAecGuard implements ChainGuard {
   readonly suppressedFrames = 0;
   readonly doubleTalkFrames = 0;
   readonly #native: NativeCanceller;
-  readonly #out: Int16Array;
 
-  constructor(sampleRate: number, suppression: number, frame: number) {
+  constructor(sampleRate: number, suppression: number) {
     this.#native = new (webrtcAecBinding().EchoCanceller)(sampleRate, suppression);
-    this.#out = new Int16Array(frame);
   }
 
   process(mic: Int16Array, reference: Int16Array | undefined): Int16Array {
@@ -63,9 +61,9 @@ class WebrtcAecGuard implements ChainGuard {
         `webrtc-aec peer: ${reference.length} reference samples for ${mic.length} caller samples`,
       );
     const played = reference ?? new Int16Array(mic.length);
-    const out = mic.length === this.#out.length ? this.#out : new Int16Array(mic.length);
+    const out = new Int16Array(mic.length);
     this.#native.process(mic, played, out);
-    return out.slice();
+    return out;
   }
 
   callerSpeaking(): void {}
@@ -84,7 +82,7 @@ export function webrtcAecChain(base: ChainModules, suppression: WebrtcSuppressio
     wordsProbe: undefined,
     EchoGuard: class extends WebrtcAecGuard {
       constructor(_create: unknown, _options: unknown, sampleRate: number) {
-        super(sampleRate, level, sampleRate / 50);
+        super(sampleRate, level);
       }
     },
   };
