@@ -5,7 +5,7 @@
  * provider. Decodes run one at a time in the order asked; a caller that no
  * longer needs an answer simply ignores it.
  *
- * The thread starts on the first decode and is ended by close(), which asks
+ * The thread starts with the first stream (warm()) or decode and is ended by close(), which asks
  * it to stop and waits for it: Worker.terminate() while onnxruntime-node runs
  * a session aborts the whole process ("terminate called after throwing an
  * instance of 'Napi::Error'": the binding's calls fail once V8 stops the
@@ -88,6 +88,14 @@ export class MoonshineModel {
       if (this.#pending.size === 1) worker.ref();
       worker.postMessage({ id, audio }, [audio.buffer as ArrayBuffer]);
     });
+  }
+
+  /**
+   * Starts the thread (it loads the model at once) without a decode: a stream calls this as it opens, so
+   * the load, about a second, runs while the first speaker talks, not after their first pause.
+   */
+  warm(): void {
+    if (!this.#closed && !this.#loadError) this.#start();
   }
 
   /** Ends the thread; what was waiting fails with `cancelled`. Idempotent. */

@@ -148,6 +148,7 @@ export class MoonshineSttProvider implements SttProvider {
         `The Moonshine model is missing: the npm package ${MOONSHINE_MODEL_PACKAGE} is not installed.`,
       );
     this.#model ??= new MoonshineModel(this.#modelDir, this.#threads);
+    this.#model.warm();
     return new MoonshineStream(this.#model, options, this.#partialSamples, this.#segmentSamples);
   }
 
