@@ -39,6 +39,9 @@
  * --details writes every call's result (turn-call.ts CallResult, with the server's
  * events: user transcripts, speech start / stop) per configuration; bench/turn-endpoint-replay.ts replays
  * end-of-turn rules offline on them.
+ * --agent-first-token-ms N: the agent of stt-tts calls is a chat completions stand-in whose answers start N
+ * ms after it is asked (a hosted model's time to first token), not the local agent that answers at once:
+ * for voice to voice, and the answer prepared ahead of the end of turn (fixed-eot beside fixed-eot-unprepared).
  */
 import { cpus, loadavg } from "node:os";
 import { writeFileSync } from "node:fs";
@@ -80,6 +83,7 @@ const { values } = parseArgs({
     erls: { type: "string" },
     ters: { type: "string" },
     baseline: { type: "string" },
+    "agent-first-token-ms": { type: "string" },
   },
   strict: true,
 });
@@ -92,6 +96,10 @@ const minutes = values.quick ? 0.5 : positive(values.minutes, "minutes");
 const seed = Math.trunc(positive(values.seed, "seed"));
 const concurrency = Math.trunc(positive(values.concurrency, "concurrency"));
 const repeat = Math.trunc(positive(values.repeat, "repeat"));
+const agentFirstTokenMs =
+  values["agent-first-token-ms"] === undefined
+    ? undefined
+    : Math.trunc(positive(values["agent-first-token-ms"], "agent-first-token-ms"));
 const dbList = (v: string | undefined, all: readonly number[], name: string): number[] =>
   v === undefined
     ? [...all]
@@ -159,6 +167,7 @@ const servers = await Promise.all(
         ...(config.mode === "realtime" ? { mode: "realtime" as const } : {}),
         telephony: { greeting: ANSWER, greetingProtectMs: 0, ...config.telephony },
         talk: config.talk ?? {},
+        ...(agentFirstTokenMs !== undefined ? { agentFirstTokenMs } : {}),
       },
       config.checkout,
     ),

@@ -13,14 +13,20 @@
  * with the call's CallSid.
  *
  *   node --import tsx bench/lib/turn-bench-server.ts --config-json '{"talk":{...},"telephony":{...}}'
+ *
+ * With `"agentFirstTokenMs":N` (stt-tts) the agent is a chat completions stand-in with that time to first
+ * token instead of the local rule-based agent, which answers at once.
  */
 import { parseArgs } from "node:util";
 import { execFileSync } from "node:child_process";
 import { startTelephony } from "../../test/support/telephony-harness.js";
+import { FakeChatCompletionsServer } from "../../test/support/fake-chat-completions-server.js";
 
 const { values } = parseArgs({ options: { "config-json": { type: "string", default: "{}" } } });
 const config = JSON.parse(values["config-json"]) as {
   mode?: "stt-tts" | "realtime";
+  /** stt-tts: the agent is a chat completions stand-in that waits this long before its first token, ms. */
+  agentFirstTokenMs?: number;
   talk?: Record<string, unknown>;
   telephony?: Record<string, unknown>;
 };
@@ -41,10 +47,28 @@ const FORWARDED = new Set([
   "transcript.done",
 ]);
 
+/**
+ * A model's time to first token, stood in for (--agent-first-token-ms): a chat completions server whose
+ * every answer is one short sentence, its first token after that delay, the rest at 20 ms a token.
+ */
+const agentStandIn =
+  mode === "stt-tts" && config.agentFirstTokenMs !== undefined
+    ? new FakeChatCompletionsServer({
+        apiKey: undefined,
+        answer: "All right, I can help you with that.",
+        firstTokenDelayMs: config.agentFirstTokenMs,
+        tokenDelayMs: 20,
+      })
+    : undefined;
+const agentUrl = await agentStandIn?.start();
+
 const h = await startTelephony({
   mode,
   telephony: config.telephony ?? {},
   talk: config.talk ?? {},
+  ...(agentUrl
+    ? { config: { agent: { endpoint: { baseUrl: agentUrl, model: "stand-in" }, progressCueMs: 0 } } }
+    : {}),
   ...(mode === "realtime" ? { realtime: { replies: realtimeReplies() } } : {}),
 });
 
@@ -95,7 +119,15 @@ h.app.runtime.subscribeAll((e) => {
 process.stdout.write(`${JSON.stringify({ ready: true, port: h.port, publicUrl: h.publicUrl })}\n`);
 
 const stop = (): void => {
-  void h.close().finally(() => process.exit(0));
+  // Consults asked for and closed before their end (a prepared answer the caller's next words made moot).
+  if (agentStandIn)
+    console.error(
+      `agent stand-in (${JSON.stringify(config.talk?.["input"] ?? {})}): ${agentStandIn.requests.length} consults, ${agentStandIn.disconnects} closed before their end`,
+    );
+  void h
+    .close()
+    .then(() => agentStandIn?.close())
+    .finally(() => process.exit(0));
 };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -68,6 +68,12 @@ export const TURN_CONFIGS: readonly TurnConfig[] = [
     talk: { input: { endOfTurn: { mode: "fixed" } } },
   },
   {
+    // The fixed endpoint without the answer prepared ahead of it (talk.input.endOfTurn.prepareAnswer off).
+    id: "fixed-eot-unprepared",
+    label: "echo cancellation + fixed end of turn (800 ms), the answer not prepared",
+    talk: { input: { endOfTurn: { mode: "fixed", prepareAnswer: false } } },
+  },
+  {
     id: "adaptive-eot",
     label: "echo cancellation + adaptive end of turn",
     talk: { input: { endOfTurn: { mode: "adaptive" } } },

@@ -48,6 +48,8 @@ export async function spawnTurnServer(
     mode?: "stt-tts" | "realtime";
     talk?: Record<string, unknown>;
     telephony?: Record<string, unknown>;
+    /** stt-tts: a chat completions stand-in with this time to first token answers, not the local agent (ms). */
+    agentFirstTokenMs?: number;
   },
   checkout?: string,
 ): Promise<TurnServer> {

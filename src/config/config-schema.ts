@@ -322,6 +322,12 @@ export const talkSchema = z
             minMs: z.number().int().min(100).max(5000).multipleOf(10).default(300),
             /** Silence after a filler or a trailing conjunction, ms. */
             maxMs: z.number().int().min(100).max(10_000).multipleOf(10).default(1500),
+            /**
+             * Start the agent's answer once the caller has been quiet as long as the adaptive rule would wait
+             * after their words, before the endpoint ends the turn; used only if the turn ends with the same
+             * words (otherwise dropped, its tokens spent). The fixed endpoint's cut-offs, a sooner answer.
+             */
+            prepareAnswer: z.boolean().default(true),
           })
           .strict()
           .refine((e) => e.maxMs >= e.minMs, { message: "maxMs must not be below minMs", path: ["maxMs"] })

@@ -40,6 +40,8 @@ export interface FakeChatCompletionsOptions {
   tokenChars?: number;
   /** Delay before each token, ms. Default 0. */
   tokenDelayMs?: number;
+  /** Delay before the first token, after the role chunk: a model's time to first token, ms. Default 0. */
+  firstTokenDelayMs?: number;
   /** Answer every request with this status and body instead of streaming. */
   errorStatus?: number;
   errorBody?: string;
@@ -231,6 +233,7 @@ export class FakeChatCompletionsServer {
     await this.#write(res, event({ role: "assistant", content: "" }, null));
     for (const wake of this.#requestWaiters.splice(0)) wake();
     if (o.holdFirstToken || reply.hold) await new Promise<void>((resolve) => this.#held.push(resolve));
+    if (o.firstTokenDelayMs) await sleep(o.firstTokenDelayMs);
     for (const token of this.#tokenize(reply.text ?? "")) {
       if (o.tokenDelayMs) await sleep(o.tokenDelayMs);
       if (gone) return;

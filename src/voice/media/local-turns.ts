@@ -96,7 +96,12 @@ export class LocalTurns {
     const turnId = this.#capturingTurn;
     if (turnId === undefined) return;
     controller.appendPcm(pcm);
-    if (endpoint.frame(event, gate, (pcm.length / gate.sampleRate) * 1000)) this.#endTurn(turnId);
+    if (endpoint.frame(event, gate, (pcm.length / gate.sampleRate) * 1000)) {
+      this.#endTurn(turnId);
+      return;
+    }
+    const words = controller.prepareAnswer ? endpoint.prepareDue() : undefined;
+    if (words !== undefined) controller.prepareAnswer?.(turnId, words);
   }
 
   close(): void {

@@ -76,7 +76,13 @@ describe("SpeechGate.voiced and the end of a turn", () => {
       const fixed = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 800, sampleRate: 8000 });
       // The adaptive one with a rule of 800 ms (as when nothing was recognized): a 300 ms gate, the endpoint
       // counting the rest, restarted by voice (TurnEndpoint.frame, as media/local-turns.ts runs it).
-      const endpoint = new TurnEndpoint({ mode: "adaptive", minMs: 300, maxMs: 1500, silenceMs: 800 });
+      const endpoint = new TurnEndpoint({
+        mode: "adaptive",
+        minMs: 300,
+        maxMs: 1500,
+        silenceMs: 800,
+        prepareAnswer: true,
+      });
       const gate = new SpeechGate({ threshold: -45, minSpeechMs: 120, silenceMs: 300, sampleRate: 8000 });
       const fixedEnds: number[] = [];
       const commits: number[] = [];

@@ -80,4 +80,61 @@ describe("TurnEndpoint", () => {
     expect(e.frame(undefined, quiet, 540)).toBe(false);
     expect(e.frame(undefined, quiet, 20)).toBe(true);
   });
+
+  describe("prepareDue: when the answer may be prepared, the fixed endpoint still ending the turn", () => {
+    const fixed = resolveEndOfTurn({}, 800);
+    const speaking = { speaking: true, voiced: true };
+    const hangover = { speaking: true, voiced: false };
+
+    /** 20 ms frames inside the fixed gate's hangover until prepareDue answers, ms of quiet; undefined: never. */
+    function quietUntilPrepared(e: TurnEndpoint): number | undefined {
+      for (let ms = 20; ms < 800; ms += 20) {
+        expect(e.frame(undefined, hangover, 20)).toBe(false);
+        if (e.prepareDue() !== undefined) return ms;
+      }
+      return undefined;
+    }
+
+    it("after a finished sentence at the adaptive rule's 300 ms, other words at its 550 (in 20 ms frames), inside the fixed gate's hangover", () => {
+      for (const [text, at] of [
+        ["I need a taxi.", 300],
+        ["I need a taxi", 560], // the first 20 ms frame at or past 550
+      ] as const) {
+        const e = new TurnEndpoint(fixed);
+        e.begin("t1");
+        e.frame(undefined, speaking, 20);
+        e.transcriptDelta("t1", text, false);
+        expect(quietUntilPrepared(e)).toBe(at);
+      }
+    });
+
+    it("not without words, not after a trailing 'and' before the fixed endpoint, and once per words", () => {
+      const e = new TurnEndpoint(fixed);
+      e.begin("t1");
+      expect(quietUntilPrepared(e)).toBeUndefined();
+      e.begin("t2");
+      e.transcriptDelta("t2", "I need a taxi and", false);
+      expect(quietUntilPrepared(e)).toBeUndefined();
+      e.begin("t3");
+      e.transcriptDelta("t3", "I need a taxi.", false);
+      expect(quietUntilPrepared(e)).toBe(300);
+      e.frame(undefined, hangover, 20);
+      expect(e.prepareDue()).toBeUndefined(); // the same words: prepared already
+      e.transcriptDelta("t3", "I need a taxi to the airport.", true);
+      expect(e.prepareDue()).toBe("I need a taxi to the airport."); // new words, the caller still quiet
+    });
+
+    it("voice restarts the quiet; with prepareAnswer off nothing is ever due", () => {
+      const e = new TurnEndpoint(fixed);
+      e.begin("t1");
+      e.transcriptDelta("t1", "I need a taxi.", false);
+      for (let i = 0; i < 10; i++) e.frame(undefined, hangover, 20);
+      e.frame(undefined, { speaking: true, voiced: true }, 20);
+      expect(quietUntilPrepared(e)).toBe(300);
+      const off = new TurnEndpoint(resolveEndOfTurn({ prepareAnswer: false }, 800));
+      off.begin("t1");
+      off.transcriptDelta("t1", "I need a taxi.", false);
+      expect(quietUntilPrepared(off)).toBeUndefined();
+    });
+  });
 });

@@ -5,7 +5,7 @@
  * follows (audio time) until the rule, applied to the turn's running
  * transcript, says the turn is over. Speech before then continues the turn.
  */
-import { endOfTurnSilence, type ResolvedEndOfTurn } from "../speech/end-of-turn.js";
+import { endOfTurnSilence, prepareSilence, type ResolvedEndOfTurn } from "../speech/end-of-turn.js";
 
 export class TurnEndpoint {
   readonly #rule: ResolvedEndOfTurn;
@@ -13,6 +13,14 @@ export class TurnEndpoint {
   #transcript = "";
   /** Non-speech since the end of speech, ms; undefined while the caller speaks. */
   #silenceMs: number | undefined;
+  /**
+   * Unvoiced audio since the last voiced frame, ms, counted inside the gate's hangover too: the fixed
+   * endpoint's gate reports the end of speech only after its whole silence, but the answer may be
+   * prepared before that (prepareDue).
+   */
+  #quietMs = 0;
+  /** The words an answer was last prepared for in this turn. */
+  #preparedFor: string | undefined;
 
   constructor(rule: ResolvedEndOfTurn) {
     this.#rule = rule;
@@ -33,6 +41,8 @@ export class TurnEndpoint {
     this.#turnId = turnId;
     this.#transcript = "";
     this.#silenceMs = undefined;
+    this.#quietMs = 0;
+    this.#preparedFor = undefined;
   }
 
   /** A transcript.delta of the recognizer (user role). */
@@ -50,6 +60,7 @@ export class TurnEndpoint {
   /** Speech again before the endpoint: the same turn goes on. */
   speechResumed(): void {
     this.#silenceMs = undefined;
+    this.#quietMs = 0;
   }
 
   /**
@@ -75,6 +86,7 @@ export class TurnEndpoint {
    * the turn ends now.
    */
   frame(event: "speech-end" | undefined, gate: { speaking: boolean; voiced: boolean }, ms: number): boolean {
+    this.#quietMs = gate.voiced ? 0 : this.#quietMs + ms;
     if (event === "speech-end") return this.speechEnded();
     if (gate.speaking) return false;
     if (gate.voiced) {
@@ -82,6 +94,20 @@ export class TurnEndpoint {
       return false;
     }
     return this.silence(ms);
+  }
+
+  /**
+   * The running words, when the caller has been quiet for as long as the adaptive rule would wait after
+   * them and no answer was prepared for them yet in this turn: the pipeline may consult the agent now
+   * (pipelines/prepared-answer.ts). Undefined otherwise, or with preparation off.
+   */
+  prepareDue(): string | undefined {
+    const text = this.#transcript.trim();
+    if (text === this.#preparedFor) return undefined;
+    const at = prepareSilence(text, this.#rule);
+    if (at === undefined || this.#quietMs < at) return undefined;
+    this.#preparedFor = text;
+    return text;
   }
 
   /** The silence heard is the rule's endpoint for what was said. */

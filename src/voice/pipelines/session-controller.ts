@@ -20,6 +20,12 @@ export interface SessionController extends TalkSessionController {
   readonly ready: Promise<void>;
   /** The format appendAudio takes: the requested input format, or the passthrough format when chosen. */
   readonly inputFormat: AudioFormat;
+  /**
+   * Optional (a pipeline whose agent answers the caller's words): the caller of the active turn `turnId`
+   * has gone quiet after `text` (the running words) long enough that the turn may be over; the answer to
+   * `text` may be started now, unheard until the turn ends with these words (prepared-answer.ts).
+   */
+  prepareAnswer?(turnId: string, text: string): void;
 }
 
 /** True for controllers that take text input and verbatim speech (realtime and stt-tts). */

@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { audioFromBytes, expectPcm, TalkError } from "../../core/index.js";
 import type { TalkLogger } from "../../core/index.js";
-import type { ProviderDescriptor, TtsProvider } from "../../core/index.js";
+import type {
+  AgentMessage,
+  AgentProvider,
+  ProviderDescriptor,
+  RealtimeToolDefinition,
+  TtsProvider,
+} from "../../core/index.js";
+import { NOOP_LOGGER } from "../../core/index.js";
 import type { TalkOutput, TalkSession, TalkTurn } from "../../core/index.js";
 import type { TerminalReason, TranscriptPayload } from "../../core/index.js";
 import type { AudioFormat } from "../../core/index.js";
@@ -40,6 +47,7 @@ import { agentToolsFor, runAgentToolRounds } from "./agent-tool-rounds.js";
 import { consultCallId, SessionVoice, spokenConsult } from "./spoken-consult.js";
 import { buildAgentMessages, ConversationHistory } from "./agent-context.js";
 import { TtsQueue } from "./tts-queue.js";
+import { PreparedAnswer } from "./prepared-answer.js";
 
 export interface SttTtsPipelineDeps {
   session: TalkSession;
@@ -100,6 +108,8 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
   readonly #direct: DirectToolTurns;
   /** The TTS queue of each output item still playing: what holdOutput / resumeOutput act on. */
   readonly #queues = new Map<string, TtsQueue>();
+  /** The answer consulted ahead of the end of turn (prepareAnswer), until a turn's answer takes or drops it. */
+  readonly #prepared = new PreparedAnswer();
 
   constructor(deps: SttTtsPipelineDeps) {
     this.session = deps.session;
@@ -355,6 +365,18 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     );
   }
 
+  prepareAnswer(turnId: string, text: string): void {
+    const { session } = this;
+    const turn = session.activeTurn;
+    if (session.brain === "direct-tools" || session.state !== "active") return;
+    if (!turn || turn.id !== turnId || turn.state !== "active" || turn.signal.aborted) return;
+    const agent = this.#deps.providers.agent(session);
+    if (!agent) return;
+    // The first round's request exactly as #respond will build it if the turn ends with these words.
+    const first = this.#firstRound(agent, text.trim(), NOOP_LOGGER);
+    this.#prepared.prepare(agent, { sessionId: session.id, turnId, ...first }, turn.signal);
+  }
+
   sendUserText(text: string, meta: Record<string, string> = {}): void {
     const turn = this.#textTurn("user");
     this.session.endTurn(turn.id);
@@ -390,6 +412,13 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
 
   async #close(reason: TerminalReason): Promise<void> {
     const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
+    this.#prepared.close();
+    const { prepared, used, discarded } = this.#prepared.stats;
+    if (prepared > 0)
+      this.#deps.logger.info(
+        { sessionId: this.session.id, preparedAnswers: { prepared, used, discarded } },
+        "answers prepared ahead of the end of turn",
+      );
     this.#capture?.close();
     this.#capture = undefined;
     await closed;
@@ -413,8 +442,11 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
       const text = heard.trim();
       const transcript: TranscriptPayload = { role: "user", text };
       session.emit({ type: "transcript.done", turnId, final: true, payload: transcript });
-      // Nothing heard, nothing to answer: the turn simply ends.
-      if (!text) return;
+      // Nothing heard, nothing to answer: the turn simply ends (and an answer prepared for words is not wanted).
+      if (!text) {
+        this.#prepared.discard("words_changed");
+        return;
+      }
       await this.#respond(turn, text);
     } catch (err) {
       if (isCancellation(err, turn.signal)) return;
@@ -428,23 +460,18 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     // No agent answers a direct-tools session: its surface does, with callTool.
     if (session.brain === "direct-tools") return;
     try {
-      const agent = this.#require("agent", this.#deps.providers.agent(session));
+      // The answer prepared for these words, if one was (the same request), else a consult of its own.
+      const agent = this.#prepared.agent(this.#require("agent", this.#deps.providers.agent(session)));
       const tts = this.#require("tts", this.#deps.providers.tts(session));
       const o = this.#deps.options;
-      const messages = buildAgentMessages({
-        persona: o.persona,
-        metadata: session.metadata,
-        history: this.#history.entries,
-        historyEntries: o.historyEntries,
-        request: text,
-      });
+      const { messages, tools: definitions } = this.#firstRound(agent, text, this.#deps.logger);
       this.#history.add("user", text);
       await runAgentToolRounds({
         session,
         turnId: turn.id,
         signal: turn.signal,
         tools: this.#deps.tools,
-        definitions: agentToolsFor(session, agent, this.#deps.tools, this.#deps.logger),
+        definitions,
         messages,
         maxRounds: o.brain.maxToolRounds,
         toolErrorText: o.brain.toolErrorText,
@@ -474,6 +501,23 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
       if (isCancellation(err, turn.signal)) return;
       this.#failed(turn.id, err, "agent");
     }
+  }
+
+  /** The first round's request for the caller's `text`: the messages (persona, history, the words) and tools. */
+  #firstRound(
+    agent: AgentProvider,
+    text: string,
+    logger: TalkLogger,
+  ): { messages: AgentMessage[]; tools: RealtimeToolDefinition[] } {
+    const o = this.#deps.options;
+    const messages = buildAgentMessages({
+      persona: o.persona,
+      metadata: this.session.metadata,
+      history: this.#history.entries,
+      historyEntries: o.historyEntries,
+      request: text,
+    });
+    return { messages, tools: agentToolsFor(this.session, agent, this.#deps.tools, logger) };
   }
 
   /**

@@ -23,6 +23,12 @@ export interface EndOfTurnOptions {
   minMs?: number;
   /** Silence after a filler or a trailing conjunction, ms (multiple of 10, minMs-10000). Default 1500. */
   maxMs?: number;
+  /**
+   * Consult the agent on the running words once the adaptive rule would end the turn, before the
+   * endpoint does; the answer is used when the final words are the same (pipelines/prepared-answer.ts).
+   * Default true.
+   */
+  prepareAnswer?: boolean;
 }
 
 export interface ResolvedEndOfTurn {
@@ -31,6 +37,7 @@ export interface ResolvedEndOfTurn {
   readonly maxMs: number;
   /** talk.input.silenceTimeoutMs: the fixed endpoint, and the adaptive one when nothing was recognized. */
   readonly silenceMs: number;
+  readonly prepareAnswer: boolean;
 }
 
 /** Words after which the caller is not done: fillers. */
@@ -64,7 +71,7 @@ export function resolveEndOfTurn(
   silenceMs: number,
   key = "talk.input.endOfTurn",
 ): ResolvedEndOfTurn {
-  const { mode = "fixed", minMs = 300, maxMs = 1500 } = options;
+  const { mode = "fixed", minMs = 300, maxMs = 1500, prepareAnswer = true } = options;
   if (mode !== "fixed" && mode !== "adaptive")
     throw new TalkError("config_invalid", `${key}.mode must be "fixed" or "adaptive", got ${String(mode)}.`);
   const tens = (v: unknown): boolean => typeof v === "number" && Number.isInteger(v) && v % 10 === 0;
@@ -78,7 +85,12 @@ export function resolveEndOfTurn(
       "config_invalid",
       `${key}.maxMs must be a multiple of 10 from minMs (${minMs}) to 10000, got ${maxMs}.`,
     );
-  return Object.freeze({ mode, minMs, maxMs, silenceMs });
+  if (typeof prepareAnswer !== "boolean")
+    throw new TalkError(
+      "config_invalid",
+      `${key}.prepareAnswer must be true or false, got ${String(prepareAnswer)}.`,
+    );
+  return Object.freeze({ mode, minMs, maxMs, silenceMs, prepareAnswer });
 }
 
 /** Why the endpoint is what it is (tests, the bench, debug logs). */
@@ -98,4 +110,14 @@ export function endOfTurnSilence(
   if (FILLERS.has(last) || TRAILING.has(last)) return { ms: o.maxMs, reason: "incomplete" };
   if (/[.?!]["')\]]*$/.test(text)) return { ms: o.minMs, reason: "sentence_end" };
   return { ms: clamp((o.minMs + o.silenceMs) / 2), reason: "words" };
+}
+
+/**
+ * The silence after `transcript` at which the turn's answer may be prepared (the adaptive rule's endpoint
+ * for these words, whichever rule ends the turn), ms; undefined when there is nothing to prepare: no
+ * words yet, or preparation off.
+ */
+export function prepareSilence(transcript: string, o: ResolvedEndOfTurn): number | undefined {
+  if (!o.prepareAnswer || !/[a-z0-9]/i.test(transcript)) return undefined;
+  return endOfTurnSilence(transcript, { ...o, mode: "adaptive" }).ms;
 }

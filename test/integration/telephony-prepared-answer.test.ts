@@ -1,0 +1,129 @@
+/**
+ * The answer prepared ahead of the end of turn (talk.input.endOfTurn.prepareAnswer, on by default): the
+ * whole server with a Twilio stand-in call, the local recognizer on a pocketsphinx-testdata recording,
+ * and the agent as a local OpenAI-compatible chat completions server. The agent is asked while the
+ * caller is quiet, before the fixed endpoint ends the turn, and that consult is the answer; when the
+ * caller goes on after the pause, the early consult is closed and the answer is to all the words.
+ * The endpoint is 1.5 s here so the words of the pause are in whatever the machine's load, and the
+ * caller's audio comes in real time, as the recognizer's first model load overlaps it on a real call.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
+import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
+import { sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+
+let h: TelephonyHarness | undefined;
+const chat = new FakeChatCompletionsServer({
+  apiKey: undefined,
+  answer: "Okay, going forward.",
+  tokenChars: 6,
+});
+let chatUrl = "";
+
+beforeAll(async () => {
+  chatUrl = await chat.start();
+});
+afterAll(async () => {
+  await chat.close();
+});
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === "fail" && h)
+    console.log(
+      JSON.stringify(
+        h.events.filter((e) => e.type !== "output.audio.delta").map((e) => [e.type, e.payload]),
+      ).slice(0, 6000),
+    );
+  await h?.close();
+  h = undefined;
+  chat.requests.length = 0;
+  chat.configure({ holdFirstToken: false });
+});
+
+const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);
+const silence = (ms: number) => new Uint8Array(ms * 8).fill(0xff);
+
+async function waitUntil(predicate: () => boolean): Promise<void> {
+  while (!predicate()) await new Promise((r) => setTimeout(r, 5));
+}
+
+function start(input: Record<string, unknown> = {}) {
+  return startTelephony({
+    mode: "stt-tts",
+    telephony: { greeting: "" },
+    talk: { input: { silenceTimeoutMs: 1500, ...input } },
+    config: { agent: { endpoint: { baseUrl: chatUrl, model: "fake-model" }, progressCueMs: 0 } },
+  });
+}
+
+type ChatBody = { messages: Array<{ role: string; content: string }> };
+const userWords = (i: number) => (chat.requests[i]!.body as ChatBody).messages.at(-1)!.content;
+
+describe("telephony: the answer prepared ahead of the end of turn", () => {
+  it("the agent is asked while the caller is quiet, before the turn ends, and that consult is the answer", async () => {
+    h = await start();
+    const client = await h.dial();
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    let askedByTurnEnd = -1;
+    h.app.runtime.subscribeAll((e) => {
+      if (e.sessionId === sessionId && e.type === "input.audio.speech_stopped")
+        askedByTurnEnd = chat.requests.length;
+    });
+    await client.sendAudio(speech, { pace: "realtime" });
+    // In real time: the recognizer's words at the pause come while the caller is quiet.
+    await client.sendAudio(silence(2500), { pace: "realtime" });
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const heard = (h.eventsOf(sessionId, "transcript.done")[0]!.payload as { text: string }).text;
+    expect(heard).not.toBe("");
+    expect(askedByTurnEnd).toBe(1);
+    expect(chat.requests).toHaveLength(1);
+    expect(userWords(0)).toBe(heard);
+    const said = h.eventsOf(sessionId, "output.text.done").map((e) => (e.payload as { text: string }).text);
+    expect(said).toEqual(["Okay, going forward."]);
+    expect(h.eventsOf(sessionId, "turn.cancelled")).toHaveLength(0);
+    await client.stop();
+  });
+
+  it("the caller goes on after the pause: the early consult is closed, the answer is to all the words", async () => {
+    h = await start();
+    chat.configure({ holdFirstToken: true });
+    const client = await h.dial();
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    await client.sendAudio(speech, { pace: "realtime" });
+    // The recording ends in about 640 ms of quiet and starts with about 520: a pause of 1.16 s, under the
+    // 1.5 s endpoint, so one turn; the first words are asked for in it (the stream held before its answer).
+    const closed = chat.nextDisconnect();
+    await client.sendAudio(speech, { pace: "realtime" });
+    expect(chat.requests.length).toBeGreaterThanOrEqual(1);
+    expect(userWords(0)).not.toBe("");
+    await client.sendAudio(silence(2500), { pace: "realtime" });
+    await closed;
+    await waitUntil(() => h!.eventsOf(sessionId, "transcript.done").length === 1);
+    const heard = (h.eventsOf(sessionId, "transcript.done")[0]!.payload as { text: string }).text;
+    expect(h.eventsOf(sessionId, "turn.started")).toHaveLength(1);
+    // The last request is for all the words (prepared at the second pause, or asked at the end of turn).
+    expect(chat.requests.length).toBeGreaterThanOrEqual(2);
+    expect(userWords(chat.requests.length - 1)).toBe(heard);
+    expect(heard.length).toBeGreaterThan(userWords(0).length);
+    chat.release();
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    expect(h.eventsOf(sessionId, "output.text.done")).toHaveLength(1);
+    await client.stop();
+  });
+
+  it("with prepareAnswer off the agent is asked only once the turn has ended", async () => {
+    h = await start({ endOfTurn: { prepareAnswer: false } });
+    const client = await h.dial();
+    const sessionId = sessionOfCall(h, client.callSid)!;
+    let askedByTurnEnd = -1;
+    h.app.runtime.subscribeAll((e) => {
+      if (e.sessionId === sessionId && e.type === "input.audio.speech_stopped")
+        askedByTurnEnd = chat.requests.length;
+    });
+    await client.sendAudio(speech, { pace: "realtime" });
+    await client.sendAudio(silence(2500), { pace: "realtime" });
+    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    expect(askedByTurnEnd).toBe(0);
+    expect(chat.requests).toHaveLength(1);
+    await client.stop();
+  });
+});
