@@ -120,10 +120,21 @@ process.stdout.write(`${JSON.stringify({ ready: true, port: h.port, publicUrl: h
 
 const stop = (): void => {
   // Consults asked for and closed before their end (a prepared answer the caller's next words made moot).
-  if (agentStandIn)
+  if (agentStandIn) {
+    // Each session's "answers prepared ahead of the end of turn" line (stt-tts-pipeline.ts), summed.
+    const prepared = { prepared: 0, used: 0, discarded: {} as Record<string, number> };
+    for (const line of h.logs) {
+      const p = line["preparedAnswers"] as typeof prepared | undefined;
+      if (!p) continue;
+      prepared.prepared += p.prepared;
+      prepared.used += p.used;
+      for (const [why, n] of Object.entries(p.discarded))
+        prepared.discarded[why] = (prepared.discarded[why] ?? 0) + n;
+    }
     console.error(
-      `agent stand-in (${JSON.stringify(config.talk?.["input"] ?? {})}): ${agentStandIn.requests.length} consults, ${agentStandIn.disconnects} closed before their end`,
+      `agent stand-in (${JSON.stringify(config.talk?.["input"] ?? {})}): ${agentStandIn.requests.length} consults, ${agentStandIn.disconnects} closed before their end; prepared ahead of the end of turn ${JSON.stringify(prepared)}`,
     );
+  }
   void h
     .close()
     .then(() => agentStandIn?.close())

@@ -188,6 +188,7 @@ function observeIterable<T extends AudioChunk | AgentDelta>(
 function observeStt(stream: SttStream, ok: () => void, fail: (err: unknown) => void): SttStream {
   return {
     write: (pcm: Int16Array) => stream.write(pcm),
+    pause: () => stream.pause?.(),
     finish: async () => {
       try {
         const result = await stream.finish();

@@ -141,6 +141,11 @@ export interface SttStream {
   write(pcm: Int16Array): void;
   /** Ends the input and resolves with the final transcript. Rejects with `cancelled` when aborted. */
   finish(): Promise<SttResult>;
+  /**
+   * Optional: the speaker has paused (the caller's own detector heard no voice for a while, whatever the
+   * line's noise). A recognizer that gives running words only at pauses it finds itself may give them now.
+   */
+  pause?(): void;
 }
 
 export interface SttProvider extends ProviderDescriptor {

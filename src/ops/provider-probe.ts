@@ -149,6 +149,7 @@ function observeStt(provider: SttProvider, session: TalkSession, observer: Provi
         stream.write(pcm);
         samples += pcm.length;
       },
+      pause: () => stream.pause?.(),
       finish: async () => {
         try {
           const result = await stream.finish();

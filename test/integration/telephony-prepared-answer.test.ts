@@ -58,20 +58,28 @@ function start(input: Record<string, unknown> = {}) {
 type ChatBody = { messages: Array<{ role: string; content: string }> };
 const userWords = (i: number) => (chat.requests[i]!.body as ChatBody).messages.at(-1)!.content;
 
+/**
+ * A call whose caller says one thing and is quiet (in real time: the recognizer's words at the pause come
+ * while the caller is quiet), until its answer has played; the consults asked for by the end of its turn.
+ */
+async function oneTurn(h: TelephonyHarness) {
+  const client = await h.dial();
+  const sessionId = sessionOfCall(h, client.callSid)!;
+  let askedByTurnEnd = -1;
+  h.app.runtime.subscribeAll((e) => {
+    if (e.sessionId === sessionId && e.type === "input.audio.speech_stopped")
+      askedByTurnEnd = chat.requests.length;
+  });
+  await client.sendAudio(speech, { pace: "realtime" });
+  await client.sendAudio(silence(2500), { pace: "realtime" });
+  await waitUntil(() => h.eventsOf(sessionId, "output.audio.done").length === 1);
+  return { client, sessionId, askedByTurnEnd };
+}
+
 describe("telephony: the answer prepared ahead of the end of turn", () => {
   it("the agent is asked while the caller is quiet, before the turn ends, and that consult is the answer", async () => {
     h = await start();
-    const client = await h.dial();
-    const sessionId = sessionOfCall(h, client.callSid)!;
-    let askedByTurnEnd = -1;
-    h.app.runtime.subscribeAll((e) => {
-      if (e.sessionId === sessionId && e.type === "input.audio.speech_stopped")
-        askedByTurnEnd = chat.requests.length;
-    });
-    await client.sendAudio(speech, { pace: "realtime" });
-    // In real time: the recognizer's words at the pause come while the caller is quiet.
-    await client.sendAudio(silence(2500), { pace: "realtime" });
-    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const { client, sessionId, askedByTurnEnd } = await oneTurn(h);
     const heard = (h.eventsOf(sessionId, "transcript.done")[0]!.payload as { text: string }).text;
     expect(heard).not.toBe("");
     expect(askedByTurnEnd).toBe(1);
@@ -112,16 +120,7 @@ describe("telephony: the answer prepared ahead of the end of turn", () => {
 
   it("with prepareAnswer off the agent is asked only once the turn has ended", async () => {
     h = await start({ endOfTurn: { prepareAnswer: false } });
-    const client = await h.dial();
-    const sessionId = sessionOfCall(h, client.callSid)!;
-    let askedByTurnEnd = -1;
-    h.app.runtime.subscribeAll((e) => {
-      if (e.sessionId === sessionId && e.type === "input.audio.speech_stopped")
-        askedByTurnEnd = chat.requests.length;
-    });
-    await client.sendAudio(speech, { pace: "realtime" });
-    await client.sendAudio(silence(2500), { pace: "realtime" });
-    await waitUntil(() => h!.eventsOf(sessionId, "output.audio.done").length === 1);
+    const { client, askedByTurnEnd } = await oneTurn(h);
     expect(askedByTurnEnd).toBe(0);
     expect(chat.requests).toHaveLength(1);
     await client.stop();

@@ -107,6 +107,41 @@ describe("Moonshine STT", () => {
     expect(decodesAtPause).toBeLessThan(4);
   });
 
+  it("pause(): a running hypothesis when the caller's detector hears a pause its own test cannot (a loud line)", async () => {
+    provider = createMoonshineStt({ partialIntervalMs: 500 });
+    const speech = recording("something.raw");
+    // Hiss 30 dB under the speech's loudest: within its 35 dB bar, so this stream finds no pause in it.
+    let peak = 0;
+    for (const v of speech) peak = Math.max(peak, Math.abs(v));
+    const hiss = new Int16Array(16_000 * 0.6).map((_, i) =>
+      Math.round(peak * 0.0316 * Math.sin(i * 2.1) * Math.cos(i * 0.37)),
+    );
+    const partials: string[] = [];
+    const stream = provider.startStream({
+      format: PCM16_16K,
+      signal: new AbortController().signal,
+      onPartial: (text) => partials.push(text),
+    });
+    const write = async (pcm: Int16Array): Promise<void> => {
+      for (let i = 0; i < pcm.length; i += 320) {
+        stream.write(pcm.subarray(i, i + 320));
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    await write(speech);
+    await write(hiss);
+    await new Promise((r) => setTimeout(r, 500));
+    const before = partials.length;
+    stream.pause?.();
+    for (let i = 0; i < 200 && partials.length === before; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(words(partials.at(-1)!)).toEqual("go somewhere and do something".split(" "));
+    // Asked again with no speech since: nothing more to decode.
+    const decodes = provider.stats!.decodes;
+    stream.pause?.();
+    expect(provider.stats!.decodes + provider.stats!.waiting).toBe(decodes);
+    await stream.finish();
+  });
+
   it("cuts audio longer than segmentSeconds at a pause and keeps every piece's words, in order", async () => {
     provider = createMoonshineStt({ partialIntervalMs: 0, segmentSeconds: 5 });
     const pause = new Int16Array(16_000 * 2);

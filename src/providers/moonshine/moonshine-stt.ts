@@ -248,6 +248,16 @@ class MoonshineStream implements SttStream {
     return this.#speechSinceDecode && this.#length - this.#loudEnd >= PAUSE;
   }
 
+  /**
+   * The speaker paused, by the caller's detector: a running decode now if speech came since the last one.
+   * On a noisy line this stream's own pause test (frames 35 dB under the loudest) may never fire.
+   */
+  pause(): void {
+    if (this.#state !== "open" || this.#partialSamples === 0 || this.#partialInFlight) return;
+    this.#pausedAfterSpeech(); // brings the scan (and whether speech came since the last decode) up to date
+    if (this.#speechSinceDecode) this.#decodePartial();
+  }
+
   finish(): Promise<SttResult> {
     this.#finish ??= this.#finishOnce();
     return this.#finish;

@@ -405,6 +405,16 @@ class ResilientSttStream implements SttStream {
     this.#feed(this.#current, pcm);
   }
 
+  pause(): void {
+    const a = this.#current;
+    if (!a.stream || a.failed) return;
+    try {
+      a.stream.pause?.();
+    } catch (err) {
+      a.failed = toTalkError(err, "provider_error");
+    }
+  }
+
   async finish(): Promise<SttResult> {
     const { signal } = this.#options;
     let skip = -1;

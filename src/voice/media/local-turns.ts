@@ -100,6 +100,7 @@ export class LocalTurns {
       this.#endTurn(turnId);
       return;
     }
+    if (endpoint.pauseDue()) controller.callerPaused?.(turnId);
     const words = controller.prepareAnswer ? endpoint.prepareDue() : undefined;
     if (words !== undefined) controller.prepareAnswer?.(turnId, words);
   }

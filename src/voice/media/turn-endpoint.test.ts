@@ -137,4 +137,16 @@ describe("TurnEndpoint", () => {
       expect(quietUntilPrepared(off)).toBeUndefined();
     });
   });
+
+  it("pauseDue: once per quiet run, at 200 ms of unvoiced audio, inside the fixed gate's hangover", () => {
+    const e = new TurnEndpoint(resolveEndOfTurn({}, 800));
+    e.begin("t1");
+    const hangover = { speaking: true, voiced: false };
+    const due: number[] = [];
+    for (let ms = 20; ms <= 600; ms += 20) {
+      e.frame(undefined, ms === 400 ? { speaking: true, voiced: true } : hangover, 20);
+      if (e.pauseDue()) due.push(ms);
+    }
+    expect(due).toEqual([200, 600]); // voice at 400 ms began another quiet run
+  });
 });

@@ -7,6 +7,9 @@
  */
 import { endOfTurnSilence, prepareSilence, type ResolvedEndOfTurn } from "../speech/end-of-turn.js";
 
+/** Quiet that is a pause in the caller's speech: its words may be asked for then, ms. */
+export const PAUSE_MS = 200;
+
 export class TurnEndpoint {
   readonly #rule: ResolvedEndOfTurn;
   #turnId: string | undefined;
@@ -19,6 +22,8 @@ export class TurnEndpoint {
    * prepared before that (prepareDue).
    */
   #quietMs = 0;
+  /** The current quiet run was reported as a pause (pauseDue). */
+  #pauseReported = false;
   /** The words an answer was last prepared for in this turn. */
   #preparedFor: string | undefined;
 
@@ -42,6 +47,7 @@ export class TurnEndpoint {
     this.#transcript = "";
     this.#silenceMs = undefined;
     this.#quietMs = 0;
+    this.#pauseReported = false;
     this.#preparedFor = undefined;
   }
 
@@ -61,6 +67,7 @@ export class TurnEndpoint {
   speechResumed(): void {
     this.#silenceMs = undefined;
     this.#quietMs = 0;
+    this.#pauseReported = false;
   }
 
   /**
@@ -87,6 +94,7 @@ export class TurnEndpoint {
    */
   frame(event: "speech-end" | undefined, gate: { speaking: boolean; voiced: boolean }, ms: number): boolean {
     this.#quietMs = gate.voiced ? 0 : this.#quietMs + ms;
+    if (gate.voiced) this.#pauseReported = false;
     if (event === "speech-end") return this.speechEnded();
     if (gate.speaking) return false;
     if (gate.voiced) {
@@ -94,6 +102,16 @@ export class TurnEndpoint {
       return false;
     }
     return this.silence(ms);
+  }
+
+  /**
+   * True once per quiet run, when it reaches PAUSE_MS: the caller paused, and the recognizer may be asked
+   * for its running words now (the endpoint and prepareDue read them).
+   */
+  pauseDue(): boolean {
+    if (this.#pauseReported || this.#quietMs < PAUSE_MS) return false;
+    this.#pauseReported = true;
+    return true;
   }
 
   /**

@@ -26,6 +26,11 @@ export interface SessionController extends TalkSessionController {
    * `text` may be started now, unheard until the turn ends with these words (prepared-answer.ts).
    */
   prepareAnswer?(turnId: string, text: string): void;
+  /**
+   * Optional: the caller of the active turn `turnId` has paused (the leg's gate heard no voice for
+   * PAUSE_MS): the turn's recognizer may give its running words now (SttStream.pause).
+   */
+  callerPaused?(turnId: string): void;
 }
 
 /** True for controllers that take text input and verbatim speech (realtime and stt-tts). */

@@ -113,6 +113,12 @@ export class SttCapture {
     if (pcm.length > 0) this.#write(pcm);
   }
 
+  /** The caller paused (the leg's gate heard no voice for a while): the recognizer may give its words now. */
+  pause(): void {
+    if (this.#finishing || this.#closed || this.#signal.aborted) return;
+    this.#stream?.pause?.();
+  }
+
   /** Reports the input not reported yet (input.audio.appended), e.g. before the turn's audio is committed. */
   reportInput(): void {
     this.#ctx.inputEvents?.flush();

@@ -365,6 +365,10 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     );
   }
 
+  callerPaused(turnId: string): void {
+    if (this.#capture?.turnId === turnId) this.#capture.pause();
+  }
+
   prepareAnswer(turnId: string, text: string): void {
     const { session } = this;
     const turn = session.activeTurn;
