@@ -48,7 +48,7 @@ describe("loadConfig", () => {
       providerAppendMs: 60,
       echoCancellation: { enabled: true, tailMs: 300, denoise: false, realtime: false },
       bargeIn: { confirmWithWords: false, resumeAfterMs: 1200, matchBySound: true },
-      endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500 },
+      endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500, prepareAnswer: true },
       turnEnd: "provider",
       vad: "webrtc",
       noiseSuppression: { enabled: false, engine: "speexdsp", suppressDb: -30 },
