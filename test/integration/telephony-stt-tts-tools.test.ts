@@ -11,7 +11,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
-import { sessionOfCall, startTelephony, type TelephonyHarness } from "../support/telephony-harness.js";
+import {
+  logEventsIfFailed,
+  sessionOfCall,
+  startTelephony,
+  type TelephonyHarness,
+} from "../support/telephony-harness.js";
 
 let h: TelephonyHarness | undefined;
 const chat = new FakeChatCompletionsServer({ apiKey: undefined, answer: "Okay.", tokenChars: 6 });
@@ -24,12 +29,7 @@ afterAll(async () => {
   await chat.close();
 });
 afterEach(async (ctx) => {
-  if (ctx.task.result?.state === "fail" && h)
-    console.log(
-      JSON.stringify(
-        h.events.filter((e) => e.type !== "output.audio.delta").map((e) => [e.type, e.payload]),
-      ).slice(0, 6000),
-    );
+  logEventsIfFailed(ctx, h);
   await h?.close();
   h = undefined;
   chat.requests.length = 0;

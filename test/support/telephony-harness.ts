@@ -206,3 +206,16 @@ export async function startTelephony(setup: TelephonyHarnessSetup): Promise<Tele
 export function sessionOfCall(h: TelephonyHarness, callSid: string): string | undefined {
   return h.app.runtime.listSessions().find((s) => s.metadata["callSid"] === callSid)?.id;
 }
+
+/** After a failed test: the harness's events (audio deltas left out), for the log; nothing after a pass. */
+export function logEventsIfFailed(
+  ctx: { task: { result?: { state?: string } | undefined } },
+  h: TelephonyHarness | undefined,
+): void {
+  if (ctx.task.result?.state !== "fail" || !h) return;
+  console.log(
+    JSON.stringify(
+      h.events.filter((e) => e.type !== "output.audio.delta").map((e) => [e.type, e.payload]),
+    ).slice(0, 6000),
+  );
+}

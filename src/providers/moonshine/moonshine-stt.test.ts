@@ -34,6 +34,23 @@ afterEach(async () => {
   provider = undefined;
 });
 
+/** A stream that keeps its running hypotheses, written 20 ms at a time with the model's thread answering between. */
+function pacedStream(p: MoonshineSttProvider) {
+  const partials: string[] = [];
+  const stream = p.startStream({
+    format: PCM16_16K,
+    signal: new AbortController().signal,
+    onPartial: (text) => partials.push(text),
+  });
+  const write = async (pcm: Int16Array): Promise<void> => {
+    for (let i = 0; i < pcm.length; i += 320) {
+      stream.write(pcm.subarray(i, i + 320));
+      await new Promise((r) => setImmediate(r)); // the model's thread answers between writes, as in a call
+    }
+  };
+  return { stream, partials, write };
+}
+
 async function transcribe(p: MoonshineSttProvider, pcm: Int16Array, chunk = 320): Promise<string> {
   const stream = p.startStream({ format: PCM16_16K, signal: new AbortController().signal });
   for (let i = 0; i < pcm.length; i += chunk) stream.write(pcm.subarray(i, i + chunk));
@@ -80,18 +97,7 @@ describe("Moonshine STT", () => {
     provider = createMoonshineStt({ partialIntervalMs: 500 });
     const speech = recording("something.raw");
     const pause = new Int16Array(16_000 * 0.4);
-    const partials: string[] = [];
-    const stream = provider.startStream({
-      format: PCM16_16K,
-      signal: new AbortController().signal,
-      onPartial: (text) => partials.push(text),
-    });
-    const write = async (pcm: Int16Array): Promise<void> => {
-      for (let i = 0; i < pcm.length; i += 320) {
-        stream.write(pcm.subarray(i, i + 320));
-        await new Promise((r) => setImmediate(r)); // the model's thread answers between writes, as in a call
-      }
-    };
+    const { stream, partials, write } = pacedStream(provider);
     await write(speech);
     const decodesBeforePause = provider.stats!.decodes;
     await write(pause);
@@ -116,18 +122,7 @@ describe("Moonshine STT", () => {
     const hiss = new Int16Array(16_000 * 0.6).map((_, i) =>
       Math.round(peak * 0.0316 * Math.sin(i * 2.1) * Math.cos(i * 0.37)),
     );
-    const partials: string[] = [];
-    const stream = provider.startStream({
-      format: PCM16_16K,
-      signal: new AbortController().signal,
-      onPartial: (text) => partials.push(text),
-    });
-    const write = async (pcm: Int16Array): Promise<void> => {
-      for (let i = 0; i < pcm.length; i += 320) {
-        stream.write(pcm.subarray(i, i + 320));
-        await new Promise((r) => setImmediate(r));
-      }
-    };
+    const { stream, partials, write } = pacedStream(provider);
     await write(speech);
     await write(hiss);
     await new Promise((r) => setTimeout(r, 500));
