@@ -24,6 +24,7 @@ const QUICK: Record<string, string[]> = {
   "telephony-faults.bench.ts": ["--rounds", "10"],
   "slow-readers.bench.ts": ["--requests", "100"],
   "turn-taking.bench.ts": ["--quick", "--configs", "baseline,ec"],
+  "moonshine-pause-final.bench.ts": ["--snrs", "30"],
   "web-page-input.bench.ts": ["--seconds", "3"],
   "twilio-frame-parse.bench.ts": ["--frames", "50000", "--rounds", "3"],
   "replay-ring-gc.bench.ts": ["--calls", "50"],

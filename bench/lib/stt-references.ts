@@ -38,3 +38,28 @@ export function referencePcm(path: string): Int16Array {
 /** Word errors of `hyp` against `ref`: substitutions, insertions and deletions (the Levenshtein distance the
  * barge-in policy uses over phones, here over words). */
 export const wordErrors: (ref: readonly string[], hyp: readonly string[]) => number = phoneEdits;
+
+/**
+ * Every recording of the turn-taking corpus with a transcript, by file name without its extension: the
+ * references above and the cards recordings, whose transcripts Debian ships beside them
+ * (cards/cards.transcription, Sphinx's `<s> words </s> (id)` lines).
+ */
+export function recordingTranscripts(): Map<string, string> {
+  const byName = new Map(STT_REFERENCES.map(([path, text]) => [baseName(path), text]));
+  try {
+    for (const line of readFileSync(`${DATA}/cards/cards.transcription`, "utf8").split("\n")) {
+      const m = /^<s>\s*(.*?)\s*<\/s>\s*\((\w+)\)/.exec(line.trim());
+      if (m) byName.set(m[2]!, m[1]!);
+    }
+  } catch {
+    // Without the file the cards recordings are not scored.
+  }
+  return byName;
+}
+
+function baseName(path: string): string {
+  return path
+    .split("/")
+    .pop()!
+    .replace(/\.(raw|wav)$/, "");
+}

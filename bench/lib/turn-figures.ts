@@ -6,6 +6,7 @@
 import type { CallResult } from "./turn-call.js";
 import { ECHO_RETURN_LOSSES_DB, NOISE_KINDS } from "./turn-corpus.js";
 import type { InputChainCost } from "./input-chain-cpu.js";
+import { recordingTranscripts, wordErrors } from "./stt-references.js";
 
 export interface Figure {
   row: string;
@@ -148,6 +149,12 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
     )}`,
     value: premature.length,
   });
+  const words = callerWordErrors(spoken);
+  out.push({
+    row: "the caller's words: word errors of the turns' transcripts against the recordings' (calls with words)",
+    cell: words.calls > 0 ? `${words.errors} of ${words.words} (${words.calls} calls)` : "-",
+    value: words.calls > 0 ? words.errors / words.words : undefined,
+  });
   out.push({
     row: "input chain CPU per call per 20 ms frame (canceller, suppressor, VAD)",
     cell: cpu
@@ -161,4 +168,41 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
     value: cpu ? Math.floor(20_000 / cpu.usPerFrame) : undefined,
   });
   return out;
+}
+
+/** A reference transcript's words and a recognizer's, alike: lower case, hyphens split, digits as words. */
+function wordsOf(text: string): string[] {
+  const digits = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+  return (
+    text
+      .toLowerCase()
+      .replace(/-/g, " ")
+      .match(/[a-z0-9']+/g) ?? []
+  ).map((w) => (/^(10|[0-9])$/.test(w) ? digits[Number(w)]! : w));
+}
+
+/**
+ * Word errors of what the server heard in each call (its user transcript.done texts after the caller's
+ * onset, in order) against the transcripts of the recordings the caller said (recordingTranscripts),
+ * over the calls whose every recording has one and that gave any words (a missed turn is counted elsewhere).
+ */
+function callerWordErrors(calls: readonly CallResult[]): { errors: number; words: number; calls: number } {
+  const byName = recordingTranscripts();
+  let errors = 0;
+  let words = 0;
+  let scored = 0;
+  for (const call of calls) {
+    const parts = call.speech?.label.split(/ \+ \d+ ms \+ /) ?? [];
+    const refs = parts.map((p) => byName.get(p));
+    if (parts.length === 0 || refs.some((r) => r === undefined)) continue;
+    const heard = call.log.flatMap((e) =>
+      e.type === "transcript.done" && e.at >= 0 && typeof e.text === "string" ? wordsOf(e.text) : [],
+    );
+    if (heard.length === 0) continue;
+    const ref = refs.flatMap((r) => wordsOf(r!));
+    errors += wordErrors(ref, heard);
+    words += ref.length;
+    scored++;
+  }
+  return { errors, words, calls: scored };
 }

@@ -189,6 +189,7 @@ function observeStt(stream: SttStream, ok: () => void, fail: (err: unknown) => v
   return {
     write: (pcm: Int16Array) => stream.write(pcm),
     pause: () => stream.pause?.(),
+    resume: () => stream.resume?.(),
     finish: async () => {
       try {
         const result = await stream.finish();

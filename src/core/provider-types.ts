@@ -146,6 +146,8 @@ export interface SttStream {
    * line's noise). A recognizer that gives running words only at pauses it finds itself may give them now.
    */
   pause?(): void;
+  /** Optional: the speaker's voice is back after pause(): the words at the pause are not the last ones. */
+  resume?(): void;
 }
 
 export interface SttProvider extends ProviderDescriptor {

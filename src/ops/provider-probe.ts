@@ -150,6 +150,7 @@ function observeStt(provider: SttProvider, session: TalkSession, observer: Provi
         samples += pcm.length;
       },
       pause: () => stream.pause?.(),
+      resume: () => stream.resume?.(),
       finish: async () => {
         try {
           const result = await stream.finish();

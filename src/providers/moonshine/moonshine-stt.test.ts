@@ -113,7 +113,7 @@ describe("Moonshine STT", () => {
     expect(decodesAtPause).toBeLessThan(4);
   });
 
-  it("pause(): a running hypothesis when the caller's detector hears a pause its own test cannot (a loud line)", async () => {
+  it("pause(): a running hypothesis when the caller's detector hears a pause its own test cannot (a loud line), final unless resume()", async () => {
     provider = createMoonshineStt({ partialIntervalMs: 500 });
     const speech = recording("something.raw");
     // Hiss 30 dB under the speech's loudest: within its 35 dB bar, so this stream finds no pause in it.
@@ -134,7 +134,22 @@ describe("Moonshine STT", () => {
     const decodes = provider.stats!.decodes;
     stream.pause?.();
     expect(provider.stats!.decodes + provider.stats!.waiting).toBe(decodes);
-    await stream.finish();
+    // No voice after the pause, only the line's hiss: the words at the pause are the final text, not decoded again.
+    await write(hiss);
+    expect((await stream.finish()).text).toBe(partials.at(-1));
+    expect(provider.stats!.decodes).toBe(decodes);
+
+    // The caller's voice came back after the pause (resume()), then more audio: the final text is decoded afresh.
+    const second = pacedStream(provider);
+    await second.write(speech);
+    await second.write(hiss);
+    second.stream.pause?.();
+    for (let i = 0; i < 200 && second.partials.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    second.stream.resume?.();
+    await second.write(hiss);
+    const before2 = provider.stats!.decodes;
+    expect(words((await second.stream.finish()).text)).toEqual("go somewhere and do something".split(" "));
+    expect(provider.stats!.decodes).toBe(before2 + 1);
   });
 
   it("cuts audio longer than segmentSeconds at a pause and keeps every piece's words, in order", async () => {

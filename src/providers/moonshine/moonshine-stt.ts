@@ -193,6 +193,13 @@ class MoonshineStream implements SttStream {
   #loudEnd = 0;
   /** Speech since the last running decode (a pause with none after it asks for nothing). */
   #speechSinceDecode = false;
+  /** The latest running decode's text (all segments), in flight or done. */
+  #latest: Promise<string> | undefined;
+  /**
+   * The text at the caller's last pause (pause()), while they have not resumed (resume()): the final text
+   * when the stream finishes without voice after it, whatever noise the line added since.
+   */
+  #atPause: Promise<string> | undefined;
   #finish: Promise<SttResult> | undefined;
   readonly #onAbort = (): void => {
     this.#state = "ended";
@@ -253,9 +260,19 @@ class MoonshineStream implements SttStream {
    * On a noisy line this stream's own pause test (frames 35 dB under the loudest) may never fire.
    */
   pause(): void {
-    if (this.#state !== "open" || this.#partialSamples === 0 || this.#partialInFlight) return;
-    this.#pausedAfterSpeech(); // brings the scan (and whether speech came since the last decode) up to date
-    if (this.#speechSinceDecode) this.#decodePartial();
+    if (this.#state !== "open" || this.#partialSamples === 0) return;
+    if (!this.#partialInFlight) {
+      this.#pausedAfterSpeech(); // brings the scan (and whether speech came since the last decode) up to date
+      if (this.#speechSinceDecode) this.#decodePartial();
+    }
+    // A decode in flight started at this pause (this stream's own test found it first) or before it: either
+    // way every word so far is in it or in the one just asked for.
+    this.#atPause = this.#latest;
+  }
+
+  /** The caller's voice is back after a pause: the words at the pause are not the last ones. */
+  resume(): void {
+    this.#atPause = undefined;
   }
 
   finish(): Promise<SttResult> {
@@ -271,6 +288,11 @@ class MoonshineStream implements SttStream {
       // its text is the result when no speech came after it.
       await this.#partialInFlight;
       this.#throwIfAborted();
+      // No voice since the caller's pause, by the caller's own detector: the words at the pause are final
+      // (a decode of the same speech with the line's noise after it can differ: "ten" became "10").
+      const atPause = this.#atPause && (await this.#atPause);
+      this.#throwIfAborted();
+      if (atPause) return { text: atPause };
       const last = this.#decode(this.#audio.subarray(0, this.#length), true);
       const texts = await Promise.all([...this.#segments, last]);
       this.#throwIfAborted();
@@ -301,6 +323,7 @@ class MoonshineStream implements SttStream {
         cut = at + FRAME / 2;
       }
     }
+    this.#atPause = undefined;
     const head = this.#decode(this.#audio.slice(0, cut), true);
     head.catch(() => {}); // reported by finish()
     this.#segments.push(head);
@@ -318,9 +341,11 @@ class MoonshineStream implements SttStream {
     this.#sinceDecode = 0;
     this.#speechSinceDecode = false;
     const current = this.#decode(this.#audio.subarray(0, this.#length), false);
-    this.#partialInFlight = Promise.all([...this.#segments, current])
-      .then((texts) => {
-        const text = joinTexts(texts);
+    const all = Promise.all([...this.#segments, current]).then(joinTexts);
+    // A failed running decode gives no words at a pause: finish() decodes again.
+    this.#latest = all.catch(() => "");
+    this.#partialInFlight = all
+      .then((text) => {
         if (this.#state === "open" && text && text !== this.#lastPartial) {
           this.#lastPartial = text;
           this.#onPartial?.(text);

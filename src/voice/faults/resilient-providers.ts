@@ -406,10 +406,19 @@ class ResilientSttStream implements SttStream {
   }
 
   pause(): void {
+    this.#tell((s) => s.pause?.());
+  }
+
+  resume(): void {
+    this.#tell((s) => s.resume?.());
+  }
+
+  /** A pause or its end, told to the current attempt's stream (a retry replays the audio, not these). */
+  #tell(what: (stream: SttStream) => void): void {
     const a = this.#current;
     if (!a.stream || a.failed) return;
     try {
-      a.stream.pause?.();
+      what(a.stream);
     } catch (err) {
       a.failed = toTalkError(err, "provider_error");
     }

@@ -83,6 +83,7 @@ export class LocalTurns {
       if (this.#capturingTurn !== undefined) {
         // Speech again before the endpoint: the same turn goes on (its pre-roll is already in it).
         endpoint.speechResumed();
+        this.#tellPause(this.#capturingTurn);
         controller.appendPcm(pcm);
         return;
       }
@@ -100,9 +101,15 @@ export class LocalTurns {
       this.#endTurn(turnId);
       return;
     }
-    if (endpoint.pauseDue()) controller.callerPaused?.(turnId);
+    this.#tellPause(turnId);
     const words = controller.prepareAnswer ? endpoint.prepareDue() : undefined;
     if (words !== undefined) controller.prepareAnswer?.(turnId, words);
+  }
+
+  /** The caller paused, or their voice came back after a pause: the turn's recognizer is told. */
+  #tellPause(turnId: string): void {
+    const pause = this.#ctx.endpoint.pauseChange();
+    if (pause !== undefined) this.#ctx.controller.callerPause?.(turnId, pause === "paused");
   }
 
   close(): void {

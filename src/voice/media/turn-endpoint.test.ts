@@ -138,15 +138,23 @@ describe("TurnEndpoint", () => {
     });
   });
 
-  it("pauseDue: once per quiet run, at 200 ms of unvoiced audio, inside the fixed gate's hangover", () => {
+  it("pauseChange: 'paused' once per quiet run at 200 ms of unvoiced audio (inside the fixed gate's hangover), 'resumed' at the next voice", () => {
     const e = new TurnEndpoint(resolveEndOfTurn({}, 800));
     e.begin("t1");
     const hangover = { speaking: true, voiced: false };
-    const due: number[] = [];
-    for (let ms = 20; ms <= 600; ms += 20) {
-      e.frame(undefined, ms === 400 ? { speaking: true, voiced: true } : hangover, 20);
-      if (e.pauseDue()) due.push(ms);
+    const changes: string[] = [];
+    for (let ms = 20; ms <= 700; ms += 20) {
+      e.frame(undefined, ms === 400 || ms === 420 ? { speaking: true, voiced: true } : hangover, 20);
+      const c = e.pauseChange();
+      if (c) changes.push(`${c}@${ms}`);
     }
-    expect(due).toEqual([200, 600]); // voice at 400 ms began another quiet run
+    expect(changes).toEqual(["paused@200", "resumed@400", "paused@620"]);
+    e.speechResumed(); // speech confirmed again after a pause reported: also a resumption
+    expect(e.pauseChange()).toBe("resumed");
+    for (let ms = 20; ms <= 200; ms += 20) e.frame(undefined, hangover, 20);
+    expect(e.pauseChange()).toBe("paused");
+    e.speechResumed();
+    expect(e.pauseChange()).toBe("resumed");
+    expect(e.pauseChange()).toBeUndefined();
   });
 });

@@ -67,7 +67,6 @@ export class TurnEndpoint {
   speechResumed(): void {
     this.#silenceMs = undefined;
     this.#quietMs = 0;
-    this.#pauseReported = false;
   }
 
   /**
@@ -94,7 +93,6 @@ export class TurnEndpoint {
    */
   frame(event: "speech-end" | undefined, gate: { speaking: boolean; voiced: boolean }, ms: number): boolean {
     this.#quietMs = gate.voiced ? 0 : this.#quietMs + ms;
-    if (gate.voiced) this.#pauseReported = false;
     if (event === "speech-end") return this.speechEnded();
     if (gate.speaking) return false;
     if (gate.voiced) {
@@ -105,13 +103,18 @@ export class TurnEndpoint {
   }
 
   /**
-   * True once per quiet run, when it reaches PAUSE_MS: the caller paused, and the recognizer may be asked
-   * for its running words now (the endpoint and prepareDue read them).
+   * "paused" once per quiet run, when it reaches PAUSE_MS: the caller paused, and the recognizer may be
+   * asked for its running words now (the endpoint and prepareDue read them); "resumed" at the first voiced
+   * frame after that: the words at the pause are not the last. Undefined otherwise.
    */
-  pauseDue(): boolean {
-    if (this.#pauseReported || this.#quietMs < PAUSE_MS) return false;
+  pauseChange(): "paused" | "resumed" | undefined {
+    if (this.#pauseReported && this.#quietMs === 0) {
+      this.#pauseReported = false;
+      return "resumed";
+    }
+    if (this.#pauseReported || this.#quietMs < PAUSE_MS) return undefined;
     this.#pauseReported = true;
-    return true;
+    return "paused";
   }
 
   /**

@@ -28,9 +28,10 @@ export interface SessionController extends TalkSessionController {
   prepareAnswer?(turnId: string, text: string): void;
   /**
    * Optional: the caller of the active turn `turnId` has paused (the leg's gate heard no voice for
-   * PAUSE_MS): the turn's recognizer may give its running words now (SttStream.pause).
+   * PAUSE_MS; `paused` true): the turn's recognizer may give its running words now, and they are its final
+   * ones unless the caller's voice comes back first (`paused` false). SttStream.pause / resume.
    */
-  callerPaused?(turnId: string): void;
+  callerPause?(turnId: string, paused: boolean): void;
 }
 
 /** True for controllers that take text input and verbatim speech (realtime and stt-tts). */

@@ -119,6 +119,12 @@ export class SttCapture {
     this.#stream?.pause?.();
   }
 
+  /** The caller's voice is back after a pause. */
+  resume(): void {
+    if (this.#finishing || this.#closed || this.#signal.aborted) return;
+    this.#stream?.resume?.();
+  }
+
   /** Reports the input not reported yet (input.audio.appended), e.g. before the turn's audio is committed. */
   reportInput(): void {
     this.#ctx.inputEvents?.flush();

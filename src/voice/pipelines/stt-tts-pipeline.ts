@@ -365,8 +365,10 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
     );
   }
 
-  callerPaused(turnId: string): void {
-    if (this.#capture?.turnId === turnId) this.#capture.pause();
+  callerPause(turnId: string, paused: boolean): void {
+    if (this.#capture?.turnId !== turnId) return;
+    if (paused) this.#capture.pause();
+    else this.#capture.resume();
   }
 
   prepareAnswer(turnId: string, text: string): void {
