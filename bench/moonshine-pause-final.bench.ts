@@ -14,7 +14,7 @@ import { createResampler } from "../src/codecs/resampler.js";
 import { PCM16_16K } from "../src/core/talk-types.js";
 import { createMoonshineStt } from "../src/providers/moonshine/moonshine-stt.js";
 import { activeLevelDb, pinkNoise, recording, RECORDINGS, rng, trim } from "./lib/corpus-audio.js";
-import { recordingTranscripts, wordErrors } from "./lib/stt-references.js";
+import { recordingTranscripts, transcriptWords, wordErrors } from "./lib/stt-references.js";
 
 const { values } = parseArgs({
   options: { snrs: { type: "string", default: "40,30,20" }, seed: { type: "string", default: "1" } },
@@ -22,15 +22,6 @@ const { values } = parseArgs({
 const snrs = values.snrs.split(",").map(Number);
 if (snrs.some((s) => !Number.isFinite(s))) throw new Error("--snrs: numbers, dB");
 const transcripts = recordingTranscripts();
-const words = (t: string): string[] => {
-  const digits = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
-  return (
-    t
-      .toLowerCase()
-      .replace(/-/g, " ")
-      .match(/[a-z0-9']+/g) ?? []
-  ).map((w) => (/^(10|[0-9])$/.test(w) ? digits[Number(w)]! : w));
-};
 
 /** 8 kHz float samples -> u-law -> 16 kHz PCM16, as a call's audio reaches the recognizer. */
 function overLine(pcm: Float64Array): Int16Array {
@@ -91,11 +82,11 @@ for (const path of RECORDINGS) {
     for (let i = 0; i < speech.length; i++) pcm[lead + i]! += speech[i]!;
     const audio = overLine(pcm);
     const speechEnd = (lead + speech.length) * 2;
-    const ref = words(reference);
+    const ref = transcriptWords(reference);
     const atPause = await decode(audio, "pause", speechEnd);
     const atEnd = await decode(audio, "end", speechEnd);
-    ways.pause.errors += wordErrors(ref, words(atPause));
-    ways.end.errors += wordErrors(ref, words(atEnd));
+    ways.pause.errors += wordErrors(ref, transcriptWords(atPause));
+    ways.end.errors += wordErrors(ref, transcriptWords(atEnd));
     ways.pause.words += ref.length;
     ways.end.words += ref.length;
     if (atPause === atEnd) same++;

@@ -63,3 +63,14 @@ function baseName(path: string): string {
     .pop()!
     .replace(/\.(raw|wav)$/, "");
 }
+
+/** A reference transcript's words and a recognizer's, alike: lower case, hyphens split, digits as words. */
+export function transcriptWords(text: string): string[] {
+  const digits = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+  return (
+    text
+      .toLowerCase()
+      .replace(/-/g, " ")
+      .match(/[a-z0-9']+/g) ?? []
+  ).map((w) => (/^(10|[0-9])$/.test(w) ? digits[Number(w)]! : w));
+}

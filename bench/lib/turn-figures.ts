@@ -6,7 +6,7 @@
 import type { CallResult } from "./turn-call.js";
 import { ECHO_RETURN_LOSSES_DB, NOISE_KINDS } from "./turn-corpus.js";
 import type { InputChainCost } from "./input-chain-cpu.js";
-import { recordingTranscripts, wordErrors } from "./stt-references.js";
+import { recordingTranscripts, transcriptWords, wordErrors } from "./stt-references.js";
 
 export interface Figure {
   row: string;
@@ -170,17 +170,6 @@ export function turnFigures(results: readonly CallResult[], cpu: InputChainCost 
   return out;
 }
 
-/** A reference transcript's words and a recognizer's, alike: lower case, hyphens split, digits as words. */
-function wordsOf(text: string): string[] {
-  const digits = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
-  return (
-    text
-      .toLowerCase()
-      .replace(/-/g, " ")
-      .match(/[a-z0-9']+/g) ?? []
-  ).map((w) => (/^(10|[0-9])$/.test(w) ? digits[Number(w)]! : w));
-}
-
 /**
  * Word errors of what the server heard in each call (its user transcript.done texts after the caller's
  * onset, in order) against the transcripts of the recordings the caller said (recordingTranscripts),
@@ -196,10 +185,10 @@ function callerWordErrors(calls: readonly CallResult[]): { errors: number; words
     const refs = parts.map((p) => byName.get(p));
     if (parts.length === 0 || refs.some((r) => r === undefined)) continue;
     const heard = call.log.flatMap((e) =>
-      e.type === "transcript.done" && e.at >= 0 && typeof e.text === "string" ? wordsOf(e.text) : [],
+      e.type === "transcript.done" && e.at >= 0 && typeof e.text === "string" ? transcriptWords(e.text) : [],
     );
     if (heard.length === 0) continue;
-    const ref = refs.flatMap((r) => wordsOf(r!));
+    const ref = refs.flatMap((r) => transcriptWords(r!));
     errors += wordErrors(ref, heard);
     words += ref.length;
     scored++;
