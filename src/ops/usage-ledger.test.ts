@@ -62,7 +62,7 @@ describe("UsageLedger", () => {
     expect((await ledger.list(today, today)).map((r) => r.sessionId)).toEqual([session.id]);
   });
 
-  it("a call's line goes in its record: the leg's echo report (usage.metrics echo) and its resumed answers by why", async () => {
+  it("a call's line goes in its record: the leg's echo report (usage.metrics echo), its resumed answers by why, its prepared answers", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "talkgate-ledger-")), "usage");
     runtime = createTalkRuntime({});
     ledger = new UsageLedger({ runtime, dir, workerId: "w1", prices, logger: NOOP_LOGGER });
@@ -89,13 +89,22 @@ describe("UsageLedger", () => {
     session.emit({ type: "usage.metrics", payload: { echo } });
     // A malformed report is not taken for one (nor charged to a provider).
     session.emit({ type: "usage.metrics", payload: { echo: { frames: -1 } } });
+    // The pipeline's answers prepared ahead of the end of turn, the discarded ones' tokens never reported.
+    const preparedAnswers = { prepared: 5, used: 3, discarded: 2 };
+    session.emit({ type: "usage.metrics", payload: { kind: "agent", preparedAnswers } });
+    session.emit({ type: "usage.metrics", payload: { kind: "agent", preparedAnswers: { prepared: "x" } } });
     await session.close("completed");
     await ledger.flushed();
     const today = new Date().toISOString().slice(0, 10);
     const [record] = await ledger.list(today, today);
-    expect(record).toMatchObject({ resumed: { noWords: 2, backchannel: 1 }, echo, providers: {} });
+    expect(record).toMatchObject({
+      resumed: { noWords: 2, backchannel: 1 },
+      echo,
+      preparedAnswers,
+      providers: {},
+    });
     const [, row] = usageCsv([record!]).trim().split("\r\n");
-    expect(row).toContain(",2,1,6.2,900,12,completed,");
+    expect(row).toContain(",2,1,6.2,900,12,5,2,completed,");
   });
 
   it("CSV quotes cells with commas and quotes", () => {
@@ -125,9 +134,9 @@ describe("UsageLedger", () => {
       },
     ]);
     const [header, row] = csv.trim().split("\r\n");
-    expect(header?.split(",").length).toBe(26);
+    expect(header?.split(",").length).toBe(28);
     expect(row).toBe(
-      's1,w1,phone,,,realtime,2026-01-01T00:00:00.000Z,2026-01-01T00:01:00.000Z,60,50,20,0,0,1,2,2,0,1,3,0,9.5,40,2,"said ""bye"", left",0.5,USD',
+      's1,w1,phone,,,realtime,2026-01-01T00:00:00.000Z,2026-01-01T00:01:00.000Z,60,50,20,0,0,1,2,2,0,1,3,0,9.5,40,2,,,"said ""bye"", left",0.5,USD',
     );
   });
 });

@@ -41,6 +41,12 @@ export interface UsageRecord {
   resumed?: { noWords: number; backchannel: number };
   /** The phone line's echo as the leg's echo guard saw it (legs with echo cancellation), from its usage.metrics. */
   echo?: LineEcho;
+  /**
+   * Answers the agent was asked for ahead of the end of turn (talk.input.endOfTurn.prepareAnswer): `used` by
+   * the turn they were for, `discarded` because the caller's words went on or changed. A discarded consult
+   * was closed early and reports no tokens, so its input tokens are not in `inputTokens`. Absent without any.
+   */
+  preparedAnswers?: { prepared: number; used: number; discarded: number };
   closeReason: string;
   /** From `ops.usage.prices`; 0 where nothing has a price. */
   cost: { total: number; currency: string };
@@ -97,6 +103,7 @@ export class SessionUsage {
   #bargeIns = 0;
   readonly #resumed = { noWords: 0, backchannel: 0 };
   #echo: LineEcho | undefined;
+  #prepared: { prepared: number; used: number; discarded: number } | undefined;
 
   constructor(created: TalkEvent & { type: "session.created" }, workerId: string) {
     this.#start = created;
@@ -108,6 +115,8 @@ export class SessionUsage {
       case "usage.metrics": {
         const echo = lineEcho(event.payload["echo"]);
         if (echo) this.#echo = echo;
+        const prepared = preparedAnswers(event.payload["preparedAnswers"]);
+        if (prepared) this.#prepared = prepared;
         const { inputTokens, outputTokens, sttSeconds, ttsCharacters } = event.payload;
         // A report with nothing to charge (the leg's line report): no provider entry.
         if ([inputTokens, outputTokens, sttSeconds, ttsCharacters].every((n) => count(n) === 0)) return;
@@ -206,6 +215,7 @@ export class SessionUsage {
       bargeIns: this.#bargeIns,
       resumed: { ...this.#resumed },
       ...(this.#echo ? { echo: this.#echo } : {}),
+      ...(this.#prepared ? { preparedAnswers: this.#prepared } : {}),
       closeReason: String(closed.payload.reason),
       cost: { total: round(cost, 6), currency: prices.currency },
     };
@@ -233,6 +243,15 @@ function lineEcho(value: unknown): LineEcho | undefined {
     doubleTalkFrames: v["doubleTalkFrames"],
     ...(finite(v["delayMs"]) ? { delayMs: v["delayMs"] } : {}),
   };
+}
+
+/** A pipeline's prepared-answer counts from a usage.metrics payload; undefined when absent or malformed. */
+function preparedAnswers(value: unknown): UsageRecord["preparedAnswers"] {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const whole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 0;
+  if (!whole(v["prepared"]) || !whole(v["used"]) || !whole(v["discarded"])) return undefined;
+  return { prepared: v["prepared"], used: v["used"], discarded: v["discarded"] };
 }
 
 function count(value: unknown): number {
@@ -264,6 +283,8 @@ export const USAGE_CSV_COLUMNS = [
   "echoReturnLossDb",
   "suppressedEchoFrames",
   "doubleTalkFrames",
+  "preparedAnswers",
+  "preparedAnswersDiscarded",
   "closeReason",
   "cost",
   "currency",
@@ -287,6 +308,8 @@ export function usageCsv(records: readonly UsageRecord[]): string {
       echoReturnLossDb: r.echo?.echoReturnLossDb,
       suppressedEchoFrames: r.echo?.suppressedFrames,
       doubleTalkFrames: r.echo?.doubleTalkFrames,
+      preparedAnswers: r.preparedAnswers?.prepared,
+      preparedAnswersDiscarded: r.preparedAnswers?.discarded,
     };
     lines.push(USAGE_CSV_COLUMNS.map((c) => cell(row[c])).join(","));
   }

@@ -45,7 +45,9 @@ function describe(event) {
     case "tool.call":
       return p.name;
     case "usage.metrics":
-      return p.echo ? lineText(p.echo) : `tokens in ${p.inputTokens ?? 0} / out ${p.outputTokens ?? 0}`;
+      if (p.echo) return lineText(p.echo);
+      if (p.preparedAnswers) return preparedText(p.preparedAnswers);
+      return `tokens in ${p.inputTokens ?? 0} / out ${p.outputTokens ?? 0}`;
     case "output.audio.resumed":
       return String(p.reason ?? "");
     case "output.audio.done":
@@ -64,6 +66,11 @@ export function lineText(echo) {
   const erl =
     typeof echo.echoReturnLossDb === "number" ? `ERL ${echo.echoReturnLossDb} dB` : "ERL not measured";
   return `${erl} · ${echo.suppressedFrames} echo / ${echo.doubleTalkFrames} double-talk of ${echo.frames} frames`;
+}
+
+/** Answers the agent was asked for ahead of the end of turn: the discarded ones cost tokens nobody heard. */
+export function preparedText(p) {
+  return `answers prepared ${p.prepared}: ${p.used} used, ${p.discarded} discarded`;
 }
 
 export class SessionDetail {

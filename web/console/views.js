@@ -203,7 +203,7 @@ export function renderUsage(body, totals, records) {
             ),
             h("div", { class: "mono muted small" }, r.sessionId.slice(0, 13)),
             // A bad line at a glance: its echo return loss and the answers its echo (or noise) held.
-            r.echo || r.resumed?.noWords
+            r.echo || r.resumed?.noWords || r.preparedAnswers?.discarded
               ? h(
                   "div",
                   { class: "muted small", dataset: { line: r.sessionId } },
@@ -211,6 +211,9 @@ export function renderUsage(body, totals, records) {
                     typeof r.echo?.echoReturnLossDb === "number" ? `ERL ${r.echo.echoReturnLossDb} dB` : "",
                     r.echo ? `${r.echo.doubleTalkFrames} double-talk frames` : "",
                     r.resumed?.noWords ? `${r.resumed.noWords} resumed` : "",
+                    r.preparedAnswers?.discarded
+                      ? `${r.preparedAnswers.discarded} prepared answers discarded`
+                      : "",
                   ]
                     .filter(Boolean)
                     .join(" · "),

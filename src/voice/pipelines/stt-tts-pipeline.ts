@@ -417,14 +417,22 @@ export class SttTtsPipeline implements TalkSessionController, TalkTextInput, Tal
   }
 
   async #close(reason: TerminalReason): Promise<void> {
-    const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#prepared.close();
     const { prepared, used, discarded } = this.#prepared.stats;
-    if (prepared > 0)
+    if (prepared > 0 && this.session.state === "active") {
+      // In the session's usage record (the usage ledger, the console): consults whose answer nobody heard
+      // cost their input tokens, and an aborted stream reports none, so they are counted here.
+      const wasted = Object.values(discarded).reduce((n, k) => n + (k ?? 0), 0);
       this.#deps.logger.info(
         { sessionId: this.session.id, preparedAnswers: { prepared, used, discarded } },
         "answers prepared ahead of the end of turn",
       );
+      this.session.emit({
+        type: "usage.metrics",
+        payload: { kind: "agent", preparedAnswers: { prepared, used, discarded: wasted } },
+      });
+    }
+    const closed = closeSessionClearingOutput(this.session, this.#sink, reason);
     this.#capture?.close();
     this.#capture = undefined;
     await closed;
