@@ -22,10 +22,12 @@ export class TurnEndpoint {
    * prepared before that (prepareDue).
    */
   #quietMs = 0;
-  /** The current quiet run was reported as a pause (pauseDue). */
+  /** The current quiet run was reported as a pause (pauseChange). */
   #pauseReported = false;
   /** The words an answer was last prepared for in this turn. */
   #preparedFor: string | undefined;
+  /** The running words and the quiet after which their answer may be prepared: worked out per delta, not per frame. */
+  #prepare: { text: string; atMs: number | undefined } = { text: "", atMs: undefined };
 
   constructor(rule: ResolvedEndOfTurn) {
     this.#rule = rule;
@@ -49,12 +51,15 @@ export class TurnEndpoint {
     this.#quietMs = 0;
     this.#pauseReported = false;
     this.#preparedFor = undefined;
+    this.#prepare = { text: "", atMs: undefined };
   }
 
   /** A transcript.delta of the recognizer (user role). */
   transcriptDelta(turnId: string | undefined, text: string, replace: boolean): void {
     if (turnId === undefined || turnId !== this.#turnId) return;
     this.#transcript = replace ? text : this.#transcript + text;
+    const words = this.#transcript.trim();
+    this.#prepare = { text: words, atMs: prepareSilence(words, this.#rule) };
   }
 
   /** The gate heard the end of speech (after gateSilenceMs of non-speech). True: the turn ends now. */
@@ -123,10 +128,8 @@ export class TurnEndpoint {
    * (pipelines/prepared-answer.ts). Undefined otherwise, or with preparation off.
    */
   prepareDue(): string | undefined {
-    const text = this.#transcript.trim();
-    if (text === this.#preparedFor) return undefined;
-    const at = prepareSilence(text, this.#rule);
-    if (at === undefined || this.#quietMs < at) return undefined;
+    const { text, atMs } = this.#prepare;
+    if (atMs === undefined || text === this.#preparedFor || this.#quietMs < atMs) return undefined;
     this.#preparedFor = text;
     return text;
   }
