@@ -55,6 +55,7 @@ describe("resolveEndOfTurn", () => {
     [{ minMs: 305 }, "minMs"],
     [{ maxMs: 20_000 }, "maxMs"],
     [{ minMs: 900, maxMs: 800 }, "maxMs"],
+    [{ prepareAnswer: "yes" }, "prepareAnswer"],
   ])("refuses %j naming the key", (options, key) => {
     expect(() => resolveEndOfTurn(options as never, 800)).toThrow(
       expect.objectContaining({
