@@ -17,6 +17,8 @@
  *     [--baseline <commit or checkout dir>]   (today's code on the same frames, call after call)
  *     [--peer webrtc-aec[:low|moderate|high],...]   (the peer on the same frames: WebRTC's echo canceller from
  *       Debian's webrtc-audio-processing, as PulseAudio runs it, then the same gate; bench/lib/webrtc-aec-peer.ts)
+ *     [--peer webrtc-aec3,webrtc-aec3+guard]   (WebRTC's AEC3, npm @ennuicastr/webrtcaec3.js: alone before the gate, or
+ *       under talkgate's guard in libspeexdsp's place; bench/lib/webrtc-aec3-peer.ts)
  *     [--echo-json '{"doubleTalk":true}']   (talk.input.echoCancellation for the change, over the flags)
  *     [--words [--words-json '{"maxDistance":0.6}'] [--words-log]]   (the words probe on the change's guard:
  *       Moonshine on the canceller's output while frames are held as echo, bench/lib/words-probe.ts; each decode printed)
@@ -42,6 +44,7 @@ import { ANSWER, buildCorpus, ECHO_RETURN_LOSSES_DB } from "./lib/turn-corpus.js
 import { defaultMoonshineModelDir, MoonshineModel } from "../src/providers/moonshine/moonshine-model.js";
 import { WordsProbe, type WordsDecode, type WordsProbeOptions } from "./lib/words-probe.js";
 import { WEBRTC_SUPPRESSION, webrtcAecChain, type WebrtcSuppression } from "./lib/webrtc-aec-peer.js";
+import { webrtcAec3Chain } from "./lib/webrtc-aec3-peer.js";
 import { percentile } from "./lib/turn-figures.js";
 
 const { values } = parseArgs({
@@ -122,9 +125,15 @@ if (values.baseline) {
   console.log(`baseline: ${base.describe} (${base.dir})`);
 }
 for (const peer of values.peer?.split(",") ?? []) {
+  if (peer === "webrtc-aec3" || peer === "webrtc-aec3+guard") {
+    chains.push(await webrtcAec3Chain(chains[0]!, peer));
+    continue;
+  }
   const [kind, level = "moderate"] = peer.split(":");
   if (kind !== "webrtc-aec" || !Object.hasOwn(WEBRTC_SUPPRESSION, level))
-    throw new Error(`--peer takes webrtc-aec[:low|moderate|high], got ${peer}`);
+    throw new Error(
+      `--peer takes webrtc-aec[:low|moderate|high], webrtc-aec3 or webrtc-aec3+guard, got ${peer}`,
+    );
   chains.push(webrtcAecChain(chains[0]!, level as WebrtcSuppression));
 }
 const names = chains.map((c) => c.name);
