@@ -14,11 +14,14 @@
  *     [--trace interruption-9]   (that call's frames around its onset, per seed: levels, the guard, the gate;
  *       grid-echo-erl3-2@6060: an echo-only call's frames around a stream time, its false onset's)
  *     [--grid [--per-cell 4] [--echo-minutes 10] [--erls 3,6,10,20] [--ters=-10,-6,-3,0,3,6,10]]   (issue 40's talker-to-echo grid instead of the corpus)
+ *       [--noise-steps N [--noise-step-db=-6]]   (N echo-only calls per ERL and noise kind where noise switches on
+ *       mid-answer, that many dB against the echo's level)
  *     [--baseline <commit or checkout dir>]   (today's code on the same frames, call after call)
  *     [--peer webrtc-aec[:low|moderate|high],...]   (the peer on the same frames: WebRTC's echo canceller from
  *       Debian's webrtc-audio-processing, as PulseAudio runs it, then the same gate; bench/lib/webrtc-aec-peer.ts)
  *     [--peer webrtc-aec3,webrtc-aec3+guard]   (WebRTC's AEC3, npm @ennuicastr/webrtcaec3.js: alone before the gate, or
  *       under talkgate's guard in libspeexdsp's place; bench/lib/webrtc-aec3-peer.ts)
+ *     [--peer silero-gate]   (the same guard, the gate's detector the Silero VAD: talk.input.vad "silero")
  *     [--echo-json '{"doubleTalk":true}']   (talk.input.echoCancellation for the change, over the flags)
  *     [--words [--words-json '{"maxDistance":0.6}'] [--words-log]]   (the words probe on the change's guard:
  *       Moonshine on the canceller's output while frames are held as echo, bench/lib/words-probe.ts; each decode printed)
@@ -30,6 +33,7 @@
  */
 import { parseArgs } from "node:util";
 import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
+import { createSileroVad } from "../src/codecs/silero-vad.js";
 import { baselineCheckout } from "./lib/baseline-checkout.js";
 import { gridSummary, gridTables, type GridOutcome } from "./lib/grid-figures.js";
 import {
@@ -39,7 +43,13 @@ import {
   type ChainModules,
   type OnsetResult,
 } from "./lib/onset-latency.js";
-import { buildGrid, echoLevelDb, GRID_ERLS_DB, GRID_TERS_DB } from "./lib/talker-echo-grid.js";
+import {
+  buildGrid,
+  echoLevelDb,
+  GRID_ERLS_DB,
+  GRID_TERS_DB,
+  NOISE_STEP_KINDS,
+} from "./lib/talker-echo-grid.js";
 import { ANSWER, buildCorpus, ECHO_RETURN_LOSSES_DB } from "./lib/turn-corpus.js";
 import { defaultMoonshineModelDir, MoonshineModel } from "../src/providers/moonshine/moonshine-model.js";
 import { WordsProbe, type WordsDecode, type WordsProbeOptions } from "./lib/words-probe.js";
@@ -58,6 +68,8 @@ const { values } = parseArgs({
     "no-double-talk": { type: "boolean", default: false },
     "lag-ms": { type: "string", default: "0" },
     "jitter-frames": { type: "string", default: "0" },
+    "noise-steps": { type: "string", default: "0" },
+    "noise-step-db": { type: "string", default: "-6" },
     "answer-start-ms": { type: "string", default: String(DEFAULT_CHAIN.answerStartMs) },
     calls: { type: "boolean", default: false },
     trace: { type: "string" },
@@ -110,6 +122,10 @@ const seeds = values.seeds.split(",").map((s) => Math.trunc(number(s, "seeds")))
 const minutes = number(values.minutes, "minutes");
 const perCell = Math.trunc(number(values["per-cell"], "per-cell"));
 const echoMinutes = number(values["echo-minutes"], "echo-minutes");
+const noiseSteps = Math.trunc(number(values["noise-steps"], "noise-steps"));
+const noiseStepDb = Number(values["noise-step-db"]);
+if (!Number.isFinite(noiseStepDb) || Math.abs(noiseStepDb) > 40)
+  throw new Error(`--noise-step-db must be -40..40 dB against the echo's level (--noise-step-db=-6)`);
 const dbList = (v: string | undefined): number[] | undefined =>
   v === undefined ? undefined : v.split(",").map((s) => Number(s));
 const erls = dbList(values.erls) ?? [...GRID_ERLS_DB];
@@ -125,6 +141,21 @@ if (values.baseline) {
   console.log(`baseline: ${base.describe} (${base.dir})`);
 }
 for (const peer of values.peer?.split(",") ?? []) {
+  if (peer === "silero-gate") {
+    // The same guard; the gate's detector the Silero VAD (talk.input.vad: "silero") instead of the WebRTC VAD.
+    const base = chains[0]!;
+    chains.push({
+      ...base,
+      name: peer,
+      wordsProbe: undefined,
+      SpeechGate: class extends base.SpeechGate {
+        constructor(options: ConstructorParameters<typeof base.SpeechGate>[0]) {
+          super({ ...options, detector: (o) => createSileroVad(o) });
+        }
+      },
+    });
+    continue;
+  }
   if (peer === "webrtc-aec3" || peer === "webrtc-aec3+guard") {
     chains.push(await webrtcAec3Chain(chains[0]!, peer));
     continue;
@@ -132,7 +163,7 @@ for (const peer of values.peer?.split(",") ?? []) {
   const [kind, level = "moderate"] = peer.split(":");
   if (kind !== "webrtc-aec" || !Object.hasOwn(WEBRTC_SUPPRESSION, level))
     throw new Error(
-      `--peer takes webrtc-aec[:low|moderate|high], webrtc-aec3 or webrtc-aec3+guard, got ${peer}`,
+      `--peer takes webrtc-aec[:low|moderate|high], webrtc-aec3, webrtc-aec3+guard or silero-gate, got ${peer}`,
     );
   chains.push(webrtcAecChain(chains[0]!, level as WebrtcSuppression));
 }
@@ -142,7 +173,15 @@ const started = performance.now();
 const results: OnsetResult[] = [];
 for (const seed of seeds) {
   const calls = values.grid
-    ? buildGrid({ seed, perCell, echoMinutes: echoMinutes / seeds.length, erls, ters })
+    ? buildGrid({
+        seed,
+        perCell,
+        echoMinutes: echoMinutes / seeds.length,
+        erls,
+        ters,
+        noiseSteps,
+        noiseStepDb,
+      })
     : buildCorpus({ seed, minutes });
   for (const call of calls) {
     const r = await runOnsetCall(
@@ -202,27 +241,62 @@ function printGrid(): void {
   for (const name of names)
     byConfig.set(
       name,
-      results.map((r) => {
-        const c = r.chains[name]!;
-        const spoken = r.onsetMs !== undefined;
-        return {
-          kind: r.kind,
-          lossDb: r.lossDb,
-          terDb: r.terDb,
-          selfInterruptions: c.falseOnsets,
-          echoMinutes: spoken ? Math.max(0, (r.onsetMs! - chain.answerStartMs) / 60_000) : r.answerMinutes,
-          preempted: spoken && c.falseOnsets > 0,
-          missed: spoken && c.detectMs === undefined,
-          latencyMs: c.detectMs,
-          activeLatencyMs: c.activeDetectMs,
-        };
-      }),
+      // The noise steps have their own table (printNoiseSteps).
+      results
+        .filter((r) => r.aloneFalseOnsets === undefined)
+        .map((r) => {
+          const c = r.chains[name]!;
+          const spoken = r.onsetMs !== undefined;
+          return {
+            kind: r.kind,
+            lossDb: r.lossDb,
+            terDb: r.terDb,
+            selfInterruptions: c.falseOnsets,
+            echoMinutes: spoken ? Math.max(0, (r.onsetMs! - chain.answerStartMs) / 60_000) : r.answerMinutes,
+            preempted: spoken && c.falseOnsets > 0,
+            missed: spoken && c.detectMs === undefined,
+            latencyMs: c.detectMs,
+            activeLatencyMs: c.activeDetectMs,
+          };
+        }),
     );
   const level = (erl: number, ter: number): number =>
     echoLevelDb({ delayMs: 0, lossDb: erl, response: "line", responseSeed: 0 }) + ter;
   for (const line of gridTables(byConfig, erls, ters, level)) console.log(line);
   console.log("");
   for (const [name, outcomes] of byConfig) console.log(`${name}: ${gridSummary(outcomes, -6)}`);
+  printNoiseSteps();
+}
+
+/** The grid's noise-step calls (--noise-steps): echo-only answers cut once noise switched on, per chain. */
+function printNoiseSteps(): void {
+  const steps = results.filter((r) => r.aloneFalseOnsets !== undefined);
+  if (steps.length === 0) return;
+  console.log("");
+  console.log(
+    "Noise switching on during the answer: echo-only answers cut (calls with an onset through the chain, of the cell's; " +
+      "in brackets, of those where the default gate on the noise alone, no answer playing, started no turn)",
+  );
+  console.log("");
+  console.log(`| ERL \\ noise | ${NOISE_STEP_KINDS.join(" | ")} |`);
+  console.log(`|---|${NOISE_STEP_KINDS.map(() => "---").join("|")}|`);
+  const cut = (calls: readonly OnsetResult[], n: string): number =>
+    calls.filter((r) => r.chains[n]!.falseOnsets > 0).length;
+  for (const erl of erls) {
+    const cells = NOISE_STEP_KINDS.map((kind) => {
+      const calls = steps.filter((r) => r.lossDb === erl && r.id.includes(`grid-noise-${kind}-`));
+      const quiet = calls.filter((r) => r.aloneFalseOnsets === 0);
+      return names
+        .map((n) => `${cut(calls, n)} of ${calls.length} (${cut(quiet, n)} of ${quiet.length})`)
+        .join(" · ");
+    });
+    console.log(`| ${erl} dB | ${cells.join(" | ")} |`);
+  }
+  const quiet = steps.filter((r) => r.aloneFalseOnsets === 0);
+  for (const n of names)
+    console.log(
+      `${n}: noise steps: ${cut(steps, n)} of ${steps.length} answers cut; of the ${quiet.length} where the default gate on the noise alone started no turn, ${cut(quiet, n)}`,
+    );
 }
 
 function printCorpus(): void {

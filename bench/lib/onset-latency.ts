@@ -156,6 +156,8 @@ export interface OnsetResult {
   aloneMs?: number | undefined;
   /** The first 10 ms the gate hears as speech on the track alone (after the corpus onset's soft lead-in), minus the onset, ms. */
   voicedMs?: number | undefined;
+  /** A noise-step call: the gate's speech-starts on its near-end track alone (the noise without the answer). */
+  aloneFalseOnsets?: number | undefined;
   /** Answer audio the chain heard echo of, minutes (the answer plays to its end offline: a false onset cuts nothing). */
   answerMinutes: number;
   /** Per chain, by its name. */
@@ -253,6 +255,18 @@ export async function runOnsetCall(
     alone.close();
     voiced.close();
   }
+  let aloneFalseOnsets: number | undefined;
+  if (call.noiseStartMs !== undefined) {
+    const gate = new SpeechGate({
+      threshold: chain.threshold,
+      minSpeechMs: chain.minSpeechMs,
+      silenceMs: 800,
+    });
+    aloneFalseOnsets = 0;
+    for (const frame of audio.near)
+      if (gate.process(decodeMulaw(encodeMulaw(frame))) === "speech-start") aloneFalseOnsets++;
+    gate.close();
+  }
   const answerFrames = Math.ceil(answer().length / FRAME);
   const startFrame = Math.round(chain.answerStartMs / 20);
   const heardFrames = Math.max(0, Math.min(answerFrames, audio.line.length - startFrame));
@@ -271,6 +285,7 @@ export async function runOnsetCall(
     activeOnsetMs: active,
     aloneMs,
     voicedMs,
+    aloneFalseOnsets,
     answerMinutes: (heardFrames * 20) / 60_000,
     chains: results,
   };

@@ -27,6 +27,7 @@ import {
   activeLevelDb,
   atLevel,
   espeak,
+  noise,
   RATE,
   RECORDINGS,
   recording,
@@ -49,7 +50,18 @@ export interface GridOptions {
   /** The grid's echo return losses and talker-to-echo ratios, dB. Default GRID_ERLS_DB, GRID_TERS_DB. */
   erls?: readonly number[];
   ters?: readonly number[];
+  /**
+   * Echo-only calls per ERL and noise kind where the caller's room gets noisy while the answer plays (a
+   * vacuum, a street, a room of talkers): noise switching on 3-12 s into the call (GridOptions.noiseStepDb against the echo's level),
+   * for the rest of it. Default 0 (none).
+   */
+  noiseSteps?: number;
+  /** The noise steps' level against the echo's, dB. Default -6. */
+  noiseStepDb?: number;
 }
+
+/** The noises a noise-step call switches on: the corpus's three and white noise (a fan, a vacuum, a hiss). */
+export const NOISE_STEP_KINDS = ["white", "pink", "street", "babble"] as const;
 
 /** Rough length of ANSWER as the local TTS speaks it, s: sizes the echo-only set. */
 const ANSWER_SECONDS = 22.8;
@@ -76,6 +88,10 @@ export function buildGrid(options: GridOptions): CorpusCall[] {
         hangUpMs,
       });
     }
+  for (const erl of erls)
+    for (const kind of NOISE_STEP_KINDS)
+      for (let i = 0; i < (options.noiseSteps ?? 0); i++)
+        calls.push(noiseStep(seed, erl, kind, i, options.noiseStepDb ?? -6));
   for (let j = 0; j < perCell; j++) {
     const situation = gridSituation(seed, perCell, j);
     for (const erl of erls)
@@ -109,6 +125,47 @@ export function buildGrid(options: GridOptions): CorpusCall[] {
       }
   }
   return calls;
+}
+
+/** An echo-only call whose near end gets noisy at a random time in the answer (GridOptions.noiseSteps). */
+function noiseStep(
+  seed: number,
+  erl: number,
+  kind: (typeof NOISE_STEP_KINDS)[number],
+  i: number,
+  levelDb: number,
+): CorpusCall {
+  const r = rng(seed, "grid-noise-step", erl, kind, i);
+  const echo = { ...situationEcho(r, i), lossDb: erl };
+  const hangUpMs = 15_000;
+  const track = bed(r, hangUpMs);
+  const startMs = Math.round(3000 + 9000 * r());
+  const n = Math.round(((hangUpMs - startMs) / 1000) * RATE);
+  const level = echoLevelDb(echo) + levelDb;
+  const pcm = kind === "white" ? whiteNoise(r, n, level) : noise(kind, r, n, level);
+  place(track, pcm, startMs);
+  return {
+    id: `grid-noise-${kind}-erl${erl}-${i}`,
+    kind: "noisy-echo",
+    echo,
+    noiseStartMs: startMs,
+    track,
+    hangUpMs,
+  };
+}
+
+/** Gaussian white noise at `db` dBFS (mean power). */
+function whiteNoise(r: Rng, n: number, db: number): Float64Array {
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    // Box-Muller from two uniforms of the call's generator.
+    const u = Math.max(1e-12, r());
+    out[i] = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * r());
+  }
+  let power = 0;
+  for (const v of out) power += v * v;
+  const scale = Math.sqrt((32768 ** 2 * 10 ** (db / 10)) / (power / n));
+  return out.map((v) => v * scale);
 }
 
 interface Situation {

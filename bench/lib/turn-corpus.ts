@@ -80,6 +80,8 @@ export interface CorpusCall {
   kind: CallKind;
   echo: CorpusEcho;
   noise?: { kind: NoiseKind; snrDb: number };
+  /** Stream ms at which noise switches on in an echo-only call (the grid's noise steps), when it does. */
+  noiseStartMs?: number;
   speech?: CorpusSpeech;
   /**
    * The talker-to-echo ratio of a grid call (talker-echo-grid.ts): the caller's active level over the

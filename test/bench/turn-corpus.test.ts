@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeMulaw, encodeMulaw } from "../../src/codecs/mulaw.js";
 import { activeLevelDb, espeak, lineHiss, rng } from "../../bench/lib/corpus-audio.js";
-import { buildGrid } from "../../bench/lib/talker-echo-grid.js";
+import { buildGrid, NOISE_STEP_KINDS } from "../../bench/lib/talker-echo-grid.js";
 import {
   ANSWER,
   buildCorpus,
@@ -134,6 +134,35 @@ describe("the turn-taking corpus", () => {
       expect(Math.abs(level - (SPEECH_LEVEL_DB - c.noise!.snrDb))).toBeLessThan(0.5);
     }
   });
+});
+
+describe("the grid's noise steps (--noise-steps)", () => {
+  const steps = buildGrid({
+    seed: 1,
+    perCell: 0,
+    echoMinutes: 0,
+    erls: [6],
+    noiseSteps: 1,
+    noiseStepDb: -6,
+  }).filter((c) => c.noiseStartMs !== undefined);
+
+  it("switches each noise on mid-call, 6 dB under the echo, with nothing before it but the line's hiss", () => {
+    expect(steps.map((c) => c.id)).toEqual(NOISE_STEP_KINDS.map((k) => `grid-noise-${k}-erl6-0`));
+    const answer = espeak(ANSWER);
+    for (const c of steps) {
+      expect(c.kind).toBe("noisy-echo");
+      expect(c.speech).toBeUndefined();
+      const at = Math.round(c.noiseStartMs! * 8);
+      expect(c.noiseStartMs!).toBeGreaterThanOrEqual(3000);
+      expect(c.noiseStartMs!).toBeLessThanOrEqual(12_000);
+      expect(10 * Math.log10(power(c.track.subarray(0, at)) / 32768 ** 2)).toBeLessThan(-60);
+      const response = c.echo.response === "line" ? lineResponse() : roomResponse(c.echo.responseSeed);
+      const echo = throughPath(new EchoPath({ delayMs: c.echo.delayMs, lossDb: 6, response }), answer, false);
+      const level = 10 * Math.log10(power(c.track.subarray(at)) / 32768 ** 2);
+      // The noise's mean power against the echo's active level (babble's own pauses read a dB or two under).
+      expect(Math.abs(level - (activeLevelDb(echo) - 6))).toBeLessThan(2.5);
+    }
+  }, 60_000);
 });
 
 describe("the talker-to-echo grid (issue 40)", () => {
