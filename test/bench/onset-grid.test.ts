@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { echoCancellerAvailable } from "../../src/codecs/echo-canceller.js";
+import { DEFAULT_CHAIN, loadChain, runOnsetCall } from "../../bench/lib/onset-latency.js";
+import { buildGrid } from "../../bench/lib/talker-echo-grid.js";
+
+/**
+ * The echo guard on issue 40's talker-to-echo grid (bench/onset-latency.bench.ts --grid), on the calls the
+ * benches traced, so a change that undoes a fix fails here and not only in a figure.
+ */
+describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo grid", () => {
+  it("hears a caller louder than the echo right after a loud syllable of the answer as soon as the filter accounts for the echo", async () => {
+    // Seed 1's first call at ERL 6 dB, TER -3 and 0 dB: the bar (the loudest reference frame within two frames
+    // of the delay) stood 7-20 dB over the echo on the line; the caller over the echo left the canceller's
+    // output within 1 dB of its input, which the residual detector refused as a filter that took nothing
+    // off. Heard 403 ms after the P.56-active onset before, 183 ms with the filter's own estimate consulted.
+    const chain = await loadChain("change");
+    const calls = buildGrid({ seed: 1, perCell: 1, echoMinutes: 0, erls: [6], ters: [-3, 0] }).filter(
+      (c) => c.kind === "interruption",
+    );
+    expect(calls.map((c) => c.id)).toEqual(["grid-erl6-ter-3-0", "grid-erl6-ter0-0"]);
+    for (const call of calls) {
+      const r = await runOnsetCall(call, { ...DEFAULT_CHAIN, echo: { tailMs: 300 } }, [chain]);
+      const c = r.chains.change!;
+      expect(c.falseOnsets, call.id).toBe(0);
+      expect(c.activeDetectMs, call.id).toBeDefined();
+      expect(c.activeDetectMs!, call.id).toBeLessThan(300);
+    }
+  });
+});
