@@ -9,7 +9,7 @@
  * its bench server (real time) from there.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -37,7 +37,7 @@ export function baselineCheckout(baseline: string): { dir: string; describe: str
     mkdirSync(building, { recursive: true });
     const archive = execFileSync("git", ["-C", ROOT, "archive", "--format=tar", sha], { maxBuffer: 1 << 30 });
     execFileSync("tar", ["-x", "-C", building], { input: archive });
-    symlinkSync(join(ROOT, "node_modules"), join(building, "node_modules"));
+    symlinkSync(realpathSync(join(ROOT, "node_modules")), join(building, "node_modules"));
     const npmRoot = execFileSync("npm", ["root", "-g"], { encoding: "utf8" }).trim();
     const nodeGyp = join(npmRoot, "npm", "node_modules", "node-gyp", "bin", "node-gyp.js");
     const nodedir = ["/usr", "/usr/local"].find((p) => existsSync(join(p, "include", "node", "node_api.h")));
@@ -48,6 +48,11 @@ export function baselineCheckout(baseline: string): { dir: string; describe: str
     );
     rmSync(dir, { recursive: true, force: true });
     renameSync(building, dir);
+  } else if (!existsSync(join(dir, "node_modules"))) {
+    // Cached by a checkout whose node_modules has gone (a removed worktree's): point it at this one's. The
+    // link is to the real directory, so it outlives a worktree whose node_modules is itself a link.
+    rmSync(join(dir, "node_modules"), { force: true });
+    symlinkSync(realpathSync(join(ROOT, "node_modules")), join(dir, "node_modules"));
   }
   return { dir, describe: `commit ${sha.slice(0, 10)} (${baseline})` };
 }
