@@ -327,32 +327,44 @@ describe("the talk page in Chromium", () => {
   }, 60_000);
 
   it("with auth.tokens: refused without a token, then talks with the one given as #token (the bearer subprotocol)", async () => {
-    const secured = await startServer(dir, "auth", {
-      auth: { tokens: [{ name: "page", token: "page-token-0123456789", scopes: ["write"] }] },
-    });
-    let page = await browser.newPage();
+    // Each step bounded and named: in one full-suite run (of many) this test hung to its timeout with no
+    // other word, and alone or under load it takes 1.5-2.6 s; a recurrence now says where it stood.
+    const step = <T>(label: string, work: Promise<T>, ms = 15_000): Promise<T> => {
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${label}: not done in ${ms} ms`)), ms);
+      });
+      return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+    };
+    const secured = await step(
+      "start the server",
+      startServer(dir, "auth", {
+        auth: { tokens: [{ name: "page", token: "page-token-0123456789", scopes: ["write"] }] },
+      }),
+    );
+    let page = await step("open a page", browser.newPage());
     try {
-      await page.goto(secured.url);
-      await page.click("#start");
-      const refused = await waitForPage(page, (s) => s.errors.length > 0 && !s.running);
+      await step("load the page", page.goto(secured.url));
+      await step("click Start", page.click("#start"));
+      const refused = await waitForPage(page, (s) => s.errors.length > 0 && !s.running, 15_000);
       expect(refused.errors[0]!.message).toMatch(/token/i);
       expect(await page.evaluate(`document.querySelector(".settings").open`)).toBe(true);
-      await page.close();
+      await step("close the refused page", page.close());
 
-      page = await browser.newPage();
-      await page.goto(`${secured.url}#token=page-token-0123456789`);
+      page = await step("open a second page", browser.newPage());
+      await step("load the page with #token", page.goto(`${secured.url}#token=page-token-0123456789`));
       // The fragment is taken and removed from the address bar.
       expect(new URL(page.url()).hash).toBe("");
-      await page.click(`.modes [data-mode="captions"]`);
-      await page.click("#start");
-      const s = await waitForPage(page, (s) => s.running && s.sessionId !== undefined);
+      await step("choose captions", page.click(`.modes [data-mode="captions"]`));
+      await step("click Start with the token", page.click("#start"));
+      const s = await waitForPage(page, (s) => s.running && s.sessionId !== undefined, 15_000);
       expect(secured.events.some((e) => e.sessionId === s.sessionId && e.type === "session.created")).toBe(
         true,
       );
-      await page.click("#start");
+      await step("click Stop", page.click("#start"));
     } finally {
-      await page.close();
-      await secured.app.close();
+      await step("close the page", page.close()).catch((err: unknown) => console.error(err));
+      await step("close the server", secured.app.close());
     }
   }, 60_000);
 
