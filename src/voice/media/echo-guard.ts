@@ -465,8 +465,8 @@ export class EchoGuard {
    * Whether the filter's own estimate of the echo in the frame being weighed (caller channel minus output)
    * accounts for all the echo the line returns from the reference frame at the echo's delay (the measured
    * return): a filter at work on this very frame, so what it leaves is not echo it missed. A filter barely
-   * converged or misadapted by a slip, the case MAX_KEPT is for, finds far less: taking 0.5-1.7 dB off, its
-   * estimate is 15-25 dB under the echo.
+   * converged or misadapted by a slip, the case MAX_KEPT is for, finds far less: taking 0.5-1.7 dB off an echo
+   * it is aligned with, its estimate is 15-24 dB under that echo (by arithmetic: 6-18% of its amplitude).
    */
   #filterFindsEcho(): boolean {
     const d = this.delayFrames;
