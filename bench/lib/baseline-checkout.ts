@@ -47,7 +47,13 @@ export function baselineCheckout(baseline: string): { dir: string; describe: str
       { cwd: join(building, "native", "speexdsp"), stdio: ["ignore", "ignore", "inherit"] },
     );
     rmSync(dir, { recursive: true, force: true });
-    renameSync(building, dir);
+    try {
+      renameSync(building, dir);
+    } catch (err) {
+      // A bench started beside this one placed the same checkout first: keep theirs.
+      if (!existsSync(addon)) throw err;
+      rmSync(building, { recursive: true, force: true });
+    }
   } else if (!existsSync(join(dir, "node_modules"))) {
     // Cached by a checkout whose node_modules has gone (a removed worktree's): point it at this one's. The
     // link is to the real directory, so it outlives a worktree whose node_modules is itself a link.
