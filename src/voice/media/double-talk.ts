@@ -85,21 +85,15 @@ const RESIDUAL_EXPLAINED = 0.35;
 const RESIDUAL_HANG_EXPLAINED = 0.6;
 const RESIDUAL_HANG_FRAMES = 5;
 
-/** One output frame under the bar, as the guard weighs it. */
-export interface DoubleTalkFrame {
-  /** The output frame's power (mean square). */
-  level: number;
-  /** The power of the caller frame it comes from. */
-  input: number;
-  /** The guard's noise bar (power). */
-  noiseBar: number;
-  /** The fraction of the frame the reference explains around the echo's delay; absent when the canceller cannot tell. */
-  explained: (() => number) | undefined;
+/** What the tests ask the guard of the frame being weighed, read only when a test gets that far. */
+export interface DoubleTalkPort {
+  /** The fraction of the frame the reference explains around the echo's delay; undefined when the canceller cannot tell. */
+  explained(): number | undefined;
   /**
    * Whether the filter's own estimate of the echo in the frame (caller channel minus output) accounts for all the
    * echo the line returns from the reference frame at the echo's delay (the guard's measure of both).
    */
-  filterFindsEcho: () => boolean;
+  filterFindsEcho(): boolean;
 }
 
 export class DoubleTalk {
@@ -112,6 +106,9 @@ export class DoubleTalk {
   readonly #attenuations: number[] = [];
   /** Frames under the bar since one was let through as double talk by a coherence under RESIDUAL_EXPLAINED (or MAX_EXPLAINED). */
   #sinceDoubleTalk = Number.POSITIVE_INFINITY;
+  /** The frame being weighed: its coherence, read once when the first test needs it. */
+  #explained: number | undefined;
+  #explainedRead = false;
 
   /**
    * `windowFrames` and `windows`: the attenuation windows, the same as the guard's echo-return windows.
@@ -122,6 +119,7 @@ export class DoubleTalk {
     residualVad: boolean,
     readonly windowFrames: number,
     readonly windows: number,
+    readonly port: DoubleTalkPort,
   ) {
     if (residualVad && SILERO_RATES.includes(sampleRate))
       this.#residual = createSileroVad({ sampleRate, threshold: RESIDUAL_SPEECH });
@@ -152,9 +150,13 @@ export class DoubleTalk {
     this.#sinceDoubleTalk++;
   }
 
-  /** Whether the frame under the bar is the caller talking over the answer, by either test. */
-  caller(f: DoubleTalkFrame): boolean {
-    return this.#callerOverAnswer(f) || this.#callerInResidual(f);
+  /**
+   * Whether the frame under the bar (its power `level`, the caller frame's `input`, the guard's `noiseBar`) is the
+   * caller talking over the answer, by either test.
+   */
+  caller(level: number, input: number, noiseBar: number): boolean {
+    this.#explainedRead = false;
+    return this.#callerOverAnswer(level, input, noiseBar) || this.#callerInResidual(level, input);
   }
 
   close(): void {
@@ -166,12 +168,11 @@ export class DoubleTalk {
    * that part stands over the noise bar: the caller talking over the answer. False when the canceller
    * cannot tell (no `explainedWithin`).
    */
-  #callerOverAnswer(f: DoubleTalkFrame): boolean {
-    const { level, input, noiseBar } = f;
-    if (!f.explained) return false;
+  #callerOverAnswer(level: number, input: number, noiseBar: number): boolean {
     if (level > input * MAX_GAIN) return false;
     if (this.#residual && this.#residual.probability < DOUBLE_TALK_SPEECH) return false;
-    const explained = f.explained();
+    const explained = this.#explainedOnce();
+    if (explained === undefined) return false;
     if (explained >= MAX_EXPLAINED || level * (1 - explained) < noiseBar) return false;
     this.#sinceDoubleTalk = 0;
     return true;
@@ -182,22 +183,30 @@ export class DoubleTalk {
    * on the canceller's output, the canceller's measured attenuation and the coherence (the constants'
    * comments say why each).
    */
-  #callerInResidual(f: DoubleTalkFrame): boolean {
-    const { level, input } = f;
+  #callerInResidual(level: number, input: number): boolean {
     const vad = this.#residual;
     if (!vad?.voiced || vad.probability < RESIDUAL_SPEECH) return false;
     if (level < input * MIN_KEPT) return false;
-    if (level > input * MAX_KEPT && !(level <= input && f.filterFindsEcho())) return false;
+    if (level > input * MAX_KEPT && !(level <= input && this.port.filterFindsEcho())) return false;
     if (this.#attenuations.length < MIN_ATTENUATION_WINDOWS) return false;
     if (level < input * Math.min(...this.#attenuations) * OVER_RESIDUAL) return false;
-    if (!f.explained) return false;
-    const explained = f.explained();
+    const explained = this.#explainedOnce();
+    if (explained === undefined) return false;
     if (explained < RESIDUAL_EXPLAINED) {
       this.#sinceDoubleTalk = 0;
       return true;
     }
     // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
     return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < RESIDUAL_HANG_EXPLAINED;
+  }
+
+  /** The frame's coherence from the guard, asked at most once per frame (both tests may read it). */
+  #explainedOnce(): number | undefined {
+    if (!this.#explainedRead) {
+      this.#explained = this.port.explained();
+      this.#explainedRead = true;
+    }
+    return this.#explained;
   }
 
   /** One frame under echo into the canceller's attenuation window: its output and input power. */

@@ -71,7 +71,7 @@
  * and fewer missed interruptions (docs/performance.md).
  */
 import { TalkError } from "../../core/index.js";
-import { DoubleTalk, type DoubleTalkFrame } from "./double-talk.js";
+import { DoubleTalk } from "./double-talk.js";
 
 /** One canceller's state (per leg). */
 export interface EchoCancellerPort {
@@ -248,8 +248,17 @@ export class EchoGuard {
   doubleTalkFrames = 0;
   /** The double-talk tests for frames under the bar (double-talk.ts). */
   readonly #doubleTalk: DoubleTalk;
-  /** The filter's estimate of the echo in the frame being weighed (caller channel minus output), when aligned. */
-  #estimate: number | undefined;
+  /**
+   * The frame being weighed: the caller channel and the canceller's output it is in, its span, and whether the
+   * output is the input's frames one for one (no lag, nothing carried), so the filter's estimate can be read.
+   */
+  #weighed: { mic: Int16Array; out: Int16Array; at: number; end: number; aligned: boolean } = {
+    mic: new Int16Array(0),
+    out: new Int16Array(0),
+    at: 0,
+    end: 0,
+    aligned: false,
+  };
 
   /** The words probe, when given (a bench's, for now). */
   readonly #words: WordsProbePort | undefined;
@@ -270,7 +279,10 @@ export class EchoGuard {
     this.#frame = sampleRate / 50;
     this.#tailFrames = Math.max(1, Math.ceil(options.tailMs / 20));
     this.#lagFrames = Math.round((this.#canceller.outputLagMs ?? 0) / 20);
-    this.#doubleTalk = new DoubleTalk(sampleRate, options.residualVad, WINDOW_FRAMES, WINDOWS);
+    this.#doubleTalk = new DoubleTalk(sampleRate, options.residualVad, WINDOW_FRAMES, WINDOWS, {
+      explained: () => this.#explainedNow(),
+      filterFindsEcho: () => this.#filterFindsEcho(),
+    });
   }
 
   /**
@@ -297,23 +309,25 @@ export class EchoGuard {
     const echo = this.#expectedReference() * this.echoReturn;
     const noiseBar = this.noise * NOISE_MARGIN;
     const outFrames = Math.ceil(out.length / this.#frame);
-    // The filter's own estimate of the echo in each output frame (caller channel minus output), where the
-    // output is the input's frames one for one (no lag, nothing carried).
-    const aligned = this.#lagFrames === 0 && out.length === mic.length;
+    const weighed = this.#weighed;
+    weighed.mic = mic;
+    weighed.out = out;
+    weighed.aligned = this.#lagFrames === 0 && out.length === mic.length;
     for (let at = 0; at < out.length; at += this.#frame) {
       const end = Math.min(out.length, at + this.#frame);
       const level = meanSquare(out, at, end);
       this.framesUnderEcho++;
       // The caller channel's frame this output frame comes from (the canceller's lag behind it).
       const input = this.#callers[this.#callers.length - outFrames + at / this.#frame - this.#lagFrames] ?? 0;
-      this.#estimate = aligned ? differenceSquare(mic, out, at, end) : undefined;
+      weighed.at = at;
+      weighed.end = end;
       this.#doubleTalk.observe(out.subarray(at, end), level, input);
       if (level >= Math.max(echo, noiseBar)) {
         this.#words?.frame(out.subarray(at, end), false);
         continue;
       }
       this.#doubleTalk.underBar();
-      if (level >= noiseBar && this.#doubleTalk.caller(this.#weighed(level, input, noiseBar))) {
+      if (level >= noiseBar && this.#doubleTalk.caller(level, input, noiseBar)) {
         this.#words?.frame(out.subarray(at, end), false);
         this.doubleTalkFrames++;
         continue;
@@ -340,23 +354,12 @@ export class EchoGuard {
    */
   #filterFindsEcho(): boolean {
     const d = this.delayFrames;
-    if (this.#estimate === undefined || d === undefined || this.#returns.length === 0) return false;
+    const w = this.#weighed;
+    if (!w.aligned || d === undefined || this.#returns.length === 0) return false;
     const expected =
       this.#loudestReference(d + this.#lagFrames, d + this.#lagFrames) *
       Math.min(1, Math.min(...this.#returns));
-    return expected > 0 && this.#estimate >= expected;
-  }
-
-  /** A frame under the bar as the double-talk tests weigh it (the coherence and the filter's estimate read when asked). */
-  #weighed(level: number, input: number, noiseBar: number): DoubleTalkFrame {
-    const explainedWithin = this.#canceller.explainedWithin;
-    return {
-      level,
-      input,
-      noiseBar,
-      explained: explainedWithin ? () => this.#explained(explainedWithin) : undefined,
-      filterFindsEcho: () => this.#filterFindsEcho(),
-    };
+    return expected > 0 && differenceSquare(w.mic, w.out, w.at, w.end) >= expected;
   }
 
   /** #explained when the canceller can tell, else undefined. */
