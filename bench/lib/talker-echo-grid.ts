@@ -27,6 +27,7 @@ import {
   activeLevelDb,
   atLevel,
   espeak,
+  lineHiss,
   noise,
   RATE,
   RECORDINGS,
@@ -142,7 +143,7 @@ function noiseStep(
   const startMs = Math.round(3000 + 9000 * r());
   const n = Math.round(((hangUpMs - startMs) / 1000) * RATE);
   const level = echoLevelDb(echo) + levelDb;
-  const pcm = kind === "white" ? whiteNoise(r, n, level) : noise(kind, r, n, level);
+  const pcm = kind === "white" ? lineHiss(r, n, level) : noise(kind, r, n, level);
   place(track, pcm, startMs);
   return {
     id: `grid-noise-${kind}-erl${erl}-${i}`,
@@ -152,20 +153,6 @@ function noiseStep(
     track,
     hangUpMs,
   };
-}
-
-/** Gaussian white noise at `db` dBFS (mean power). */
-function whiteNoise(r: Rng, n: number, db: number): Float64Array {
-  const out = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    // Box-Muller from two uniforms of the call's generator.
-    const u = Math.max(1e-12, r());
-    out[i] = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * r());
-  }
-  let power = 0;
-  for (const v of out) power += v * v;
-  const scale = Math.sqrt((32768 ** 2 * 10 ** (db / 10)) / (power / n));
-  return out.map((v) => v * scale);
 }
 
 interface Situation {
