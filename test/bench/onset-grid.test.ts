@@ -26,4 +26,24 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
       expect(c.activeDetectMs!, call.id).toBeLessThan(300);
     }
   });
+
+  it("hears a caller 6 dB under the echo from the first frames of its onset over a converged filter", async () => {
+    // Seed 1's first call at ERL 6 and 10 dB, TER -6 dB: the caller's first frame left the canceller's output
+    // 10.7 dB under its input (over MIN_KEPT's 10 dB then) and its second read 0.61-0.62 explained (over the
+    // hang's 0.6), so the gate's 120 ms run broke and the caller's first syllable was lost: heard 423 ms after
+    // the P.56-active onset before, 163 ms (as the gate alone, no echo, hears it) with MIN_KEPT at 12 dB and
+    // the hang at 0.65 after a frame armed at the output's speech onset.
+    const chain = await loadChain("change");
+    const calls = buildGrid({ seed: 1, perCell: 1, echoMinutes: 0, erls: [6, 10], ters: [-6] }).filter(
+      (c) => c.kind === "interruption",
+    );
+    expect(calls.map((c) => c.id)).toEqual(["grid-erl6-ter-6-0", "grid-erl10-ter-6-0"]);
+    for (const call of calls) {
+      const r = await runOnsetCall(call, { ...DEFAULT_CHAIN, echo: { tailMs: 300 } }, [chain]);
+      const c = r.chains.change!;
+      expect(c.falseOnsets, call.id).toBe(0);
+      expect(c.activeDetectMs, call.id).toBeDefined();
+      expect(c.activeDetectMs!, call.id).toBeLessThan(300);
+    }
+  });
 });
