@@ -48,6 +48,17 @@ const RESIDUAL_SPEECH = 0.9;
 const OVER_RESIDUAL = 10 ** (6 / 10);
 const MIN_ATTENUATION_WINDOWS = 2;
 /**
+ * Until the leg has measured all of those windows, the attenuation is read from half-second windows instead
+ * (EARLY_WINDOW_FRAMES, as many as fit in the same span): the first second holds the filter still converging,
+ * and its ratio (1.6 dB measured where the filter was by then taking 8-12 dB off) left the "6 dB over" bound
+ * out of reach for a caller 2-3 s into the first answer (bench/onset-latency.bench.ts --grid --seeds 2
+ * --per-cell 4: 11 -> 8 of 96 missed where TER >= -6 dB). Not for longer: half-second windows throughout
+ * catch a slipped filter's best half second, and drifting seeds 1-20 (--jitter-frames 2) cut 7 echo-only
+ * answers where none of 1-17, 19, 20 cut one; only early, none (seed 18 as main). 10- and 15-frame windows
+ * early missed fewer still (6 and 5) but cut 1-2 more of 128 noise steps.
+ */
+const EARLY_WINDOW_FRAMES = 25;
+/**
  * ...and under its own input by at least MAX_KEPT: a filter misadapted after the reference slipped
  * subtracts an estimate of echo that is not there, and its output comes out louder than its input (0 to
  * +30 dB, measured with --jitter-frames 2), where the caller's speech over the echo comes out under it. At
@@ -122,9 +133,9 @@ export class DoubleTalk {
   readonly #residual: Vad | undefined;
   /** The residual detector has heard the current stretch of echo from its start (reset after a silence). */
   #residualLive = false;
-  /** residualVad: the current window of the canceller's attenuation, and the output-to-input ratios of the last ones. */
-  #attenuation = { output: 0, input: 0, frames: 0 };
-  readonly #attenuations: number[] = [];
+  /** residualVad: the canceller's attenuation over the guard's windows, and over shorter ones until those are all measured. */
+  readonly #attenuation: AttenuationWindows;
+  readonly #earlyAttenuation: AttenuationWindows;
   /** Frames under the bar since one was let through as double talk by a coherence under RESIDUAL_EXPLAINED (or MAX_EXPLAINED). */
   #sinceDoubleTalk = Number.POSITIVE_INFINITY;
   /** Frames in a row the Silero VAD on the output has read RESIDUAL_SPEECH or more, up to this one. */
@@ -148,6 +159,9 @@ export class DoubleTalk {
   ) {
     if (residualVad && SILERO_RATES.includes(sampleRate))
       this.#residual = createSileroVad({ sampleRate, threshold: RESIDUAL_SPEECH });
+    this.#attenuation = new AttenuationWindows(windowFrames, windows);
+    const early = Math.min(EARLY_WINDOW_FRAMES, windowFrames);
+    this.#earlyAttenuation = new AttenuationWindows(early, Math.ceil((windowFrames * windows) / early));
   }
 
   /** Nothing played within the tail: the next echo starts the residual detector afresh. */
@@ -167,7 +181,8 @@ export class DoubleTalk {
   /** Every output frame while echo could be on the line, before it is weighed: the attenuation window and the VAD. */
   observe(out: Int16Array, level: number, input: number): void {
     if (!this.#residual) return;
-    this.#attenuationIn(level, input);
+    this.#attenuation.add(level, input);
+    if (!this.#attenuation.full) this.#earlyAttenuation.add(level, input);
     this.#residual.process(out);
     this.#speechFrames = this.#residual.probability >= RESIDUAL_SPEECH ? this.#speechFrames + 1 : 0;
   }
@@ -215,8 +230,9 @@ export class DoubleTalk {
     if (!vad?.voiced || vad.probability < RESIDUAL_SPEECH) return false;
     if (level < input * (this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT)) return false;
     if (level > input * MAX_KEPT && !(level <= input && this.port.filterFindsEcho())) return false;
-    if (this.#attenuations.length < MIN_ATTENUATION_WINDOWS) return false;
-    if (level < input * Math.min(...this.#attenuations) * OVER_RESIDUAL) return false;
+    const attenuation = this.#attenuation.full ? this.#attenuation : this.#earlyAttenuation;
+    if (attenuation.count < MIN_ATTENUATION_WINDOWS) return false;
+    if (level < input * attenuation.lowest() * OVER_RESIDUAL) return false;
     const explained = this.#explainedOnce();
     if (explained === undefined) return false;
     if (explained < RESIDUAL_EXPLAINED) {
@@ -242,17 +258,46 @@ export class DoubleTalk {
     }
     return this.#explained;
   }
+}
 
-  /** One frame under echo into the canceller's attenuation window: its output and input power. */
-  #attenuationIn(output: number, input: number): void {
-    const w = this.#attenuation;
-    w.output += output;
-    w.input += input;
-    if (++w.frames < this.windowFrames) return;
-    if (w.input > 0) {
-      this.#attenuations.push(w.output / w.input);
-      if (this.#attenuations.length > this.windows) this.#attenuations.shift();
+/** The canceller's attenuation over consecutive windows of frames under echo: each window's output-to-input power ratio. */
+class AttenuationWindows {
+  #output = 0;
+  #input = 0;
+  #frames = 0;
+  readonly #ratios: number[] = [];
+
+  constructor(
+    readonly frames: number,
+    readonly kept: number,
+  ) {}
+
+  /** Windows measured (at most `kept`). */
+  get count(): number {
+    return this.#ratios.length;
+  }
+
+  /** All `kept` windows measured. */
+  get full(): boolean {
+    return this.#ratios.length >= this.kept;
+  }
+
+  /** The lowest ratio of the windows kept: the most the canceller took off lately. */
+  lowest(): number {
+    return Math.min(...this.#ratios);
+  }
+
+  /** One frame under echo: its output and input power. */
+  add(output: number, input: number): void {
+    this.#output += output;
+    this.#input += input;
+    if (++this.#frames < this.frames) return;
+    if (this.#input > 0) {
+      this.#ratios.push(this.#output / this.#input);
+      if (this.#ratios.length > this.kept) this.#ratios.shift();
     }
-    this.#attenuation = { output: 0, input: 0, frames: 0 };
+    this.#output = 0;
+    this.#input = 0;
+    this.#frames = 0;
   }
 }
