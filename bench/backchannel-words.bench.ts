@@ -23,7 +23,7 @@
  * not (a false resume).
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { decodeMulaw, encodeMulaw } from "../src/codecs/mulaw.js";
 import { createResampler } from "../src/codecs/resampler.js";
 import { BargeInPolicy } from "../src/voice/pipelines/barge-in-policy.js";
@@ -35,7 +35,7 @@ import { createPocketsphinxStt } from "../src/providers/pocketsphinx/pocketsphin
 import { activeLevelDb, atLevel, espeak, lineHiss, rng, trim } from "./lib/corpus-audio.js";
 import { SPEECH_LEVEL_DB } from "./lib/turn-corpus.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     out: { type: "string" },
     audio: { type: "string" },

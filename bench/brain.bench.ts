@@ -15,7 +15,7 @@
  */
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { createSmartChunker } from "../src/voice/speech/smart-chunker.js";
 import { createSessionController } from "../src/voice/pipelines/session-controller.js";
 import { createTalkRuntime } from "../src/core/session-runtime.js";
@@ -25,7 +25,7 @@ import { OpenAiChatAgent } from "../src/providers/openai-compatible/openai-chat-
 import { createPocketsphinxStt } from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
 import { FakeChatCompletionsServer, longAnswer } from "../test/support/fake-chat-completions-server.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     seconds: { type: "string", default: "30" },
     chars: { type: "string", default: "2000" },

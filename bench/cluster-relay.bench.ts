@@ -10,7 +10,7 @@
 // the frames flowed (heartbeat and lease renewal only, if nothing per frame
 // touches Redis).
 import { randomBytes } from "node:crypto";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { createApp } from "../src/app.js";
@@ -19,7 +19,7 @@ import { validateConfig } from "../src/config/load-config.js";
 import type { SttProvider, SttStream, SttStreamOptions, TalkProvider } from "../src/core/provider-types.js";
 import { createLocalProviders } from "../src/providers/index.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: { frames: { type: "string", default: "4000" }, rounds: { type: "string", default: "3" } },
 });
 const FRAMES = Number(values.frames);

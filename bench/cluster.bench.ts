@@ -1,7 +1,9 @@
-// Cluster figures on loopback against the local Redis (not asserted by tests):
-//   node --import tsx bench/cluster.bench.ts   (REDIS_URL overrides redis://127.0.0.1:6379)
-// 1. cross-worker command latency: sendCommand on B -> handler runs on A -> reply on B
-// 2. event fan-out: A publishes, a subscriber on B receives; events/s and publish->delivery delay
+/**
+ * Cluster figures on loopback against the local Redis (not asserted by tests):
+ *   node --import tsx bench/cluster.bench.ts   (REDIS_URL overrides redis://127.0.0.1:6379)
+ * 1. cross-worker command latency: sendCommand on B -> handler runs on A -> reply on B
+ * 2. event fan-out: A publishes, a subscriber on B receives; events/s and publish->delivery delay
+ */
 import { randomBytes, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { RedisCoordinator } from "../src/cluster/redis-coordinator.js";

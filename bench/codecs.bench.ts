@@ -7,7 +7,7 @@
  * Run: npm run bench:codecs [-- --processes 5 --ms 250]
  */
 import { createRequire } from "node:module";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import alawmulaw from "alawmulaw";
 import lsr from "@alexanderolsen/libsamplerate-js";
 import OpusScript from "opusscript";
@@ -27,7 +27,7 @@ import { loadSpeech, soxResample } from "../src/codecs/testing/audio-tools.js";
 import { inBandSnrDb } from "../src/codecs/testing/spectrum.js";
 import { medianOfChildren, rates, type Figures } from "./lib/child-medians.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     processes: { type: "string", default: "5" },
     ms: { type: "string", default: "250" },

@@ -25,7 +25,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import type * as RuntimeModule from "../src/core/session-runtime.js";
 import type * as LegModule from "../src/voice/media/media-leg.js";
 import type * as FactoryModule from "../src/voice/pipelines/controller-factory.js";
@@ -35,7 +35,7 @@ import type { AudioChunk } from "../src/core/index.js";
 import { baselineCheckout } from "./lib/baseline-checkout.js";
 import { percentile } from "./lib/turn-figures.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     baseline: { type: "string" },
     trials: { type: "string", default: "40" },

@@ -13,7 +13,7 @@
  * Word errors: Levenshtein over lowercase words; "Mr." is read "mister" and
  * hyphens split words, for both alike.
  */
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { decodeMulaw, encodeMulaw } from "../src/codecs/mulaw.js";
 import { createResampler } from "../src/codecs/resampler.js";
 import type { SttProvider } from "../src/core/provider-types.js";
@@ -23,7 +23,7 @@ import { createPocketsphinxStt } from "../src/providers/pocketsphinx/pocketsphin
 import { readProcessTreeCpu } from "./lib/process-cpu.js";
 import { referencePcm, STT_REFERENCES, wordErrors } from "./lib/stt-references.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     reps: { type: "string", default: "3" },
     stt: { type: "string", default: "pocketsphinx,moonshine" },

@@ -27,11 +27,11 @@
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import type { TranscriptLine } from "../src/meetings/index.js";
 import { speechWav, startMeetingsHarness, wordList } from "../test/integration/meetings-harness.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     seconds: { type: "string", default: "60" },
     modes: { type: "string", default: "track,sources,marks" },

@@ -59,7 +59,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import type { Page } from "puppeteer-core";
 import type { TalkEvent } from "../src/core/talk-events.js";
 import { speechWav, startMeetingsHarness } from "../test/integration/meetings-harness.js";
@@ -72,7 +72,7 @@ interface HarnessModule {
 }
 const THIS_CHECKOUT: HarnessModule = { speechWav, startMeetingsHarness };
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     seconds: { type: "string", default: "40" },
     "max-bots": { type: "string", default: "3" },

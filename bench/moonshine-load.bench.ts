@@ -12,10 +12,10 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { defaultMoonshineModelDir, MoonshineModel } from "../src/providers/moonshine/moonshine-model.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: { rounds: { type: "string", default: "3" }, child: { type: "boolean" } },
 });
 

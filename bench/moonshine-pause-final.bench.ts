@@ -8,7 +8,7 @@
  *
  *   node --import tsx bench/moonshine-pause-final.bench.ts [--snrs 40,30,20] [--seed 1]
  */
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { decodeMulaw, encodeMulaw } from "../src/codecs/mulaw.js";
 import { createResampler } from "../src/codecs/resampler.js";
 import { PCM16_16K } from "../src/core/talk-types.js";
@@ -16,7 +16,7 @@ import { createMoonshineStt } from "../src/providers/moonshine/moonshine-stt.js"
 import { activeLevelDb, pinkNoise, recording, RECORDINGS, rng, trim } from "./lib/corpus-audio.js";
 import { recordingTranscripts, transcriptWords, wordErrors } from "./lib/stt-references.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: { snrs: { type: "string", default: "40,30,20" }, seed: { type: "string", default: "1" } },
 });
 const snrs = values.snrs.split(",").map(Number);

@@ -31,7 +31,7 @@
  * alike; each figure prints both (this checkout first). CPU per 20 ms frame is
  * the guard and the gate's, over every call, per chain.
  */
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
 import { createSileroVad } from "../src/codecs/silero-vad.js";
 import { baselineCheckout } from "./lib/baseline-checkout.js";
@@ -57,7 +57,7 @@ import { WEBRTC_SUPPRESSION, webrtcAecChain, type WebrtcSuppression } from "./li
 import { webrtcAec3Chain } from "./lib/webrtc-aec3-peer.js";
 import { percentile } from "./lib/turn-figures.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     seeds: { type: "string", default: "1" },
     minutes: { type: "string", default: "3" },

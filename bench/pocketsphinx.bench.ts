@@ -19,7 +19,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { PCM16_16K } from "../src/core/talk-types.js";
 import {
   createPocketsphinxStt,
@@ -29,7 +29,7 @@ import {
 } from "../src/providers/pocketsphinx/pocketsphinx-stt.js";
 import { referencePcm, STT_REFERENCES, wordErrors } from "./lib/stt-references.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: { reps: { type: "string", default: "3" }, memory: { type: "boolean", default: false } },
 });
 const reps = Number(values.reps);

@@ -13,13 +13,13 @@
  *
  *   node --import tsx bench/replay-ring-gc.bench.ts [--calls 250] [--events 600] [--rounds 7]
  */
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import type { CorrelationState } from "../src/core/event-sequencer.js";
 import { NOOP_LOGGER } from "../src/core/logger.js";
 import { SessionEventChannel } from "../src/core/session-event-channel.js";
 import { fullGc } from "./lib/full-gc.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     calls: { type: "string", default: "250" },
     events: { type: "string", default: "600" },

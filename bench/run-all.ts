@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 
 /** Quick settings per bench (file name -> args); benches not listed run with their defaults. */
 const QUICK: Record<string, string[]> = {
@@ -32,7 +32,7 @@ const QUICK: Record<string, string[]> = {
 /** Upper bound per bench, ms: an overrun is killed and reported. */
 const LIMIT_MS = 120_000;
 
-const { values } = parseArgs({ options: { only: { type: "string" } } });
+const { values } = benchParseArgs(import.meta.url, { options: { only: { type: "string" } } });
 const dir = import.meta.dirname;
 const benches = readdirSync(dir)
   .filter((f) => f.endsWith(".bench.ts"))

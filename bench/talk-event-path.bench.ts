@@ -16,14 +16,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { createApp } from "../src/app.js";
 import { validateConfig } from "../src/config/load-config.js";
 import { EventSequencer } from "../src/core/event-sequencer.js";
 import type { CorrelationState } from "../src/core/event-sequencer.js";
 import type { TalkSession } from "../src/core/session-types.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     sessions: { type: "string", default: "100" },
     events: { type: "string", default: "200000" },

@@ -11,11 +11,13 @@
  *   node --import tsx bench/telephony-faults.bench.ts [--rounds 20]
  */
 import { fmt, num, sleep } from "./lib/bench-args.js";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { toneAudio } from "../test/support/fake-openai-realtime-server.js";
 import { startTelephony } from "../test/support/telephony-harness.js";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "20" } } });
+const { values } = benchParseArgs(import.meta.url, {
+  options: { rounds: { type: "string", default: "20" } },
+});
 const rounds = num(values.rounds, "rounds");
 const h = await startTelephony({
   mode: "realtime",

@@ -15,13 +15,13 @@
  *
  *   nice -n 10 node --import tsx bench/telephony-speech-stalls.bench.ts [--rounds 3]
  */
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { fmt, num, sleep } from "./lib/bench-args.js";
 import { FakeOpenAiServer } from "../test/support/fake-openai-server.js";
 import { sessionOfCall, startTelephony } from "../test/support/telephony-harness.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../test/support/twilio-stream-client.js";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "3" } } });
+const { values } = benchParseArgs(import.meta.url, { options: { rounds: { type: "string", default: "3" } } });
 const rounds = num(values.rounds, "rounds");
 const KEY = "sk-bench-speech-0123456789abcdef";
 const speech = loadSpeechUlaw(SPEECH_RECORDINGS.goforward);

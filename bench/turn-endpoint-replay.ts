@@ -36,7 +36,7 @@
  * the run that wrote --details (the corpus is rebuilt from them; a call of the run not in it is an error).
  */
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { createEchoCanceller, echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
 import { decodeMulaw, encodeMulaw } from "../src/codecs/mulaw.js";
 import { EchoGuard, resolveEchoCancellation } from "../src/voice/media/echo-guard.js";
@@ -50,7 +50,7 @@ import type { CallResult } from "./lib/turn-call.js";
 import { ANSWER, buildCorpus, type CorpusCall } from "./lib/turn-corpus.js";
 import { percentile } from "./lib/turn-figures.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     details: { type: "string" },
     config: { type: "string", default: "adaptive-eot" },

@@ -45,7 +45,7 @@
  */
 import { cpus, loadavg } from "node:os";
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { echoCancellerAvailable } from "../src/codecs/echo-canceller.js";
 import { baselineCheckout } from "./lib/baseline-checkout.js";
 import { espeakCacheDir } from "./lib/corpus-audio.js";
@@ -66,7 +66,7 @@ import {
 import { ANSWER, buildCorpus, corpusDigest, type CorpusCall } from "./lib/turn-corpus.js";
 import { turnFigures, type Figure } from "./lib/turn-figures.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     minutes: { type: "string", default: "3" },
     quick: { type: "boolean", default: false },

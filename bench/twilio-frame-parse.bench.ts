@@ -12,11 +12,11 @@
  *   node --import tsx bench/twilio-frame-parse.bench.ts [--frames 200000] [--rounds 5]
  */
 import { getHeapSpaceStatistics } from "node:v8";
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { parseTwilioMessage } from "../src/telephony/twilio/media-stream-messages.js";
 import { fullGc } from "./lib/full-gc.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: { frames: { type: "string", default: "200000" }, rounds: { type: "string", default: "5" } },
 });
 const FRAMES = Number(values.frames);

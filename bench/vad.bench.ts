@@ -28,7 +28,7 @@
  *
  * Run: node --import tsx bench/vad.bench.ts [--part cost|vad|wer] [--noise-seconds 60] [--min-level=-45] [--mode 3]
  */
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { performance } from "node:perf_hooks";
 import { readFileSync } from "node:fs";
 import { createVad, type Vad } from "../src/codecs/index.js";
@@ -44,7 +44,7 @@ import {
 import { levelDbfs, mixAtSnr, noiseOf, type NoiseKind } from "./lib/noise-synth.js";
 import { createRnnoise } from "./lib/rnnoise-peer.js";
 
-const { values } = parseArgs({
+const { values } = benchParseArgs(import.meta.url, {
   options: {
     part: { type: "string" },
     "noise-seconds": { type: "string", default: "60" },

@@ -13,7 +13,7 @@
  *
  * Run: npm run bench:web-page [-- --seconds 20]
  */
-import { parseArgs } from "node:util";
+import { benchParseArgs } from "./lib/bench-cli.js";
 import { createResampler } from "../src/codecs/index.js";
 import { loadSpeech, soxResample } from "../src/codecs/testing/audio-tools.js";
 import { inBandSnrDb } from "../src/codecs/testing/spectrum.js";
@@ -26,7 +26,9 @@ interface PageResamplerModule {
   floatToPcm16(samples: Float32Array): Int16Array;
 }
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" } } });
+const { values } = benchParseArgs(import.meta.url, {
+  options: { seconds: { type: "string", default: "10" } },
+});
 const seconds = Number(values.seconds);
 // Loaded by URL: a browser module without TypeScript declarations.
 const page = (await import(new URL("../web/resampler.js", import.meta.url).href)) as PageResamplerModule;

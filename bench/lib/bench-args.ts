@@ -1,5 +1,6 @@
 /** Flags of the telephony benches, parsed once: numbers checked, unknown flags refused. */
-import { parseArgs } from "node:util";
+import { pathToFileURL } from "node:url";
+import { benchParseArgs } from "./bench-cli.js";
 
 export function benchArgs<T extends Record<string, string>>(
   defaults: T,
@@ -16,7 +17,8 @@ export function benchArgs<T extends Record<string, string>>(
       { type: "string" as const, ...(k in defaults ? { default: defaults[k] } : {}) },
     ]),
   );
-  const { values } = parseArgs({ options, strict: true });
+  // The usage printed for --help is the running bench's (its file is the script node was given).
+  const { values } = benchParseArgs(pathToFileURL(process.argv[1] ?? "").href, { options, strict: true });
   return values as never;
 }
 
