@@ -228,6 +228,11 @@ function callAudio(call: CorpusCall, chain: OnsetChain): CallFrames {
   return out;
 }
 
+/** The gate on the caller's track alone (no echo), as the chain's gate is set but for `minSpeechMs`: the figures' reference. */
+function aloneGate(chain: OnsetChain, minSpeechMs: number): SpeechGate {
+  return new SpeechGate({ threshold: chain.threshold, minSpeechMs, silenceMs: 800 });
+}
+
 /** Runs `call` through every chain of `chains` (in turn, on the same frames). */
 export async function runOnsetCall(
   call: CorpusCall,
@@ -241,10 +246,8 @@ export async function runOnsetCall(
   let aloneMs: number | undefined;
   let voicedMs: number | undefined;
   if (onsetMs !== undefined) {
-    const gate = (minSpeechMs: number): SpeechGate =>
-      new SpeechGate({ threshold: chain.threshold, minSpeechMs, silenceMs: 800 });
-    const alone = gate(chain.minSpeechMs);
-    const voiced = gate(10);
+    const alone = aloneGate(chain, chain.minSpeechMs);
+    const voiced = aloneGate(chain, 10);
     for (let k = 0; k < audio.near.length; k++) {
       const endMs = (k + 1) * 20;
       const nearLine = decodeMulaw(encodeMulaw(audio.near[k]!));
@@ -257,11 +260,7 @@ export async function runOnsetCall(
   }
   let aloneFalseOnsets: number | undefined;
   if (call.noiseStartMs !== undefined) {
-    const gate = new SpeechGate({
-      threshold: chain.threshold,
-      minSpeechMs: chain.minSpeechMs,
-      silenceMs: 800,
-    });
+    const gate = aloneGate(chain, chain.minSpeechMs);
     aloneFalseOnsets = 0;
     for (const frame of audio.near)
       if (gate.process(decodeMulaw(encodeMulaw(frame))) === "speech-start") aloneFalseOnsets++;
