@@ -1,5 +1,4 @@
 /** Flags of the telephony benches, parsed once: numbers checked, unknown flags refused. */
-import { pathToFileURL } from "node:url";
 import { benchParseArgs } from "./bench-cli.js";
 
 export function benchArgs<T extends Record<string, string>>(
@@ -18,7 +17,7 @@ export function benchArgs<T extends Record<string, string>>(
     ]),
   );
   // The usage printed for --help is the running bench's (its file is the script node was given).
-  const { values } = benchParseArgs(pathToFileURL(process.argv[1] ?? "").href, { options, strict: true });
+  const { values } = benchParseArgs(process.argv[1] ?? "", { options, strict: true });
   return values as never;
 }
 

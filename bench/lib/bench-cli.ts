@@ -8,12 +8,12 @@ import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 
-/** `file`: the bench's `import.meta.url`. */
+/** `file`: the bench's `import.meta.url` (or its path). */
 export function benchParseArgs<T extends ParseArgsConfig>(
   file: string,
   config: T,
 ): ReturnType<typeof parseArgs<T>> {
-  const path = fileURLToPath(file);
+  const path = file.startsWith("file:") ? fileURLToPath(file) : file;
   const args = config.args ?? process.argv.slice(2);
   if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(benchUsage(path));

@@ -153,8 +153,8 @@ export class DoubleTalk {
   constructor(
     sampleRate: number,
     residualVad: boolean,
-    readonly windowFrames: number,
-    readonly windows: number,
+    windowFrames: number,
+    windows: number,
     readonly port: DoubleTalkPort,
   ) {
     if (residualVad && SILERO_RATES.includes(sampleRate))
@@ -266,6 +266,8 @@ class AttenuationWindows {
   #input = 0;
   #frames = 0;
   readonly #ratios: number[] = [];
+  /** The lowest of #ratios, kept as each window closes (read on frames the residual test weighs). */
+  #lowest = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly frames: number,
@@ -284,7 +286,7 @@ class AttenuationWindows {
 
   /** The lowest ratio of the windows kept: the most the canceller took off lately. */
   lowest(): number {
-    return Math.min(...this.#ratios);
+    return this.#lowest;
   }
 
   /** One frame under echo: its output and input power. */
@@ -295,6 +297,7 @@ class AttenuationWindows {
     if (this.#input > 0) {
       this.#ratios.push(this.#output / this.#input);
       if (this.#ratios.length > this.kept) this.#ratios.shift();
+      this.#lowest = Math.min(...this.#ratios);
     }
     this.#output = 0;
     this.#input = 0;
