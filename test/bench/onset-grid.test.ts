@@ -56,4 +56,19 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     // windows until the 1 s ones are all measured: heard.
     await expectHeard(2, 4, ["grid-erl6-ter-6-0"]);
   });
+  it("hears a caller whose first frames the VAD on the output reads under 0.9, where they stand far over the canceller's residual", async () => {
+    // Seed 2's fourth call (a room at 31 ms delay) at ERL 6 and 10 dB, TER -6 dB: the Silero VAD on the output
+    // read the caller's first four frames 0.74-0.89 (it had heard the residual echo as speech at 0.95), the
+    // residual detector asked 0.9, and the coherence read 0.21-0.33; the canceller, taking 20 dB off the echo,
+    // left them 1-4 dB under their input. Held, the first syllable missed the gate's 120 ms run: heard 625 ms
+    // after the P.56-active onset before, 125 ms (as the gate alone hears it) with 0.6 passing 16 dB over.
+    await expectHeard(2, 4, ["grid-erl6-ter-6-3", "grid-erl10-ter-6-3"], 300);
+  });
+
+  it("hears a caller 2-3 s into the first answer at ERL 10 and 20 dB, the filter still converging", async () => {
+    // Seed 2's first call at ERL 10 and 20 dB, TER -6 dB: the early windows measured 7.4 dB off, the filter
+    // then took more frame by frame, and the caller's frames stood only 3-7 dB over what they measured: missed
+    // with "6 dB over"; 3 dB while the attenuation is read from the early windows: heard.
+    await expectHeard(2, 4, ["grid-erl10-ter-6-0", "grid-erl20-ter-6-0"]);
+  });
 });

@@ -37,7 +37,8 @@ const SILERO_RATES: readonly number[] = [8000, 16_000, 32_000, 48_000];
 /**
  * residualVad: the Silero probability a window of the canceller's output must reach. Residual echo of a
  * spoken answer is speech too: at 0.5 the detector alone cut every echo-only call; at 0.9 (with the tests
- * below) a drifting reference's echo read 0.72-0.86 where a caller's first syllables read 0.96-0.99.
+ * below) a drifting reference's echo read 0.72-0.86 where a caller's first syllables read 0.96-0.99 (under
+ * 0.9 only far over the canceller's residual: RISING_SPEECH).
  */
 const RESIDUAL_SPEECH = 0.9;
 /**
@@ -47,6 +48,24 @@ const RESIDUAL_SPEECH = 0.9;
  */
 const OVER_RESIDUAL = 10 ** (6 / 10);
 const MIN_ATTENUATION_WINDOWS = 2;
+/**
+ * ...or, at a Silero probability from RISING_SPEECH up to RESIDUAL_SPEECH, this far (16 dB) over it: the VAD
+ * lags a caller's first frames, and over a converged filter's residual (which it had heard as speech, 0.95)
+ * a caller at the echo's level read 0.65-0.89 for four frames while the canceller, taking 20 dB off the echo,
+ * left those frames 1-4 dB under their input: 16-19 dB over its residual. Held as echo, the caller's first
+ * syllable missed the gate's 120 ms run and the gate waited 500 ms for the next (bench/onset-latency.bench.ts
+ * --grid --seeds 2 --per-cell 4, a room at 31 ms delay). At 12 dB, drifting seeds 1-20 (--jitter-frames 2)
+ * cut four echo-only answers where this cuts none past main's one (seed 18): a slipped filter's best frames.
+ */
+const RISING_SPEECH = 0.6;
+const FAR_OVER_RESIDUAL = 10 ** (16 / 10);
+/**
+ * ...or this far (3 dB) over it while the attenuation is read from the early windows: the filter is still
+ * converging, so what it leaves falls frame by frame under what the windows measured (-7.4 dB) and a caller 2-3
+ * s into the first answer stood only 3-7 dB over it (missed at ERL 10 and 20 dB, TER -6 and -3 dB: seed 2's
+ * first call, --grid --seeds 2 --per-cell 4).
+ */
+const EARLY_OVER_RESIDUAL = 10 ** (3 / 10);
 /**
  * Until the leg has measured all of those windows, the attenuation is read from half-second windows instead
  * (EARLY_WINDOW_FRAMES, as many as fit in the same span): the first second holds the filter still converging,
@@ -227,18 +246,26 @@ export class DoubleTalk {
    */
   #callerInResidual(level: number, input: number): boolean {
     const vad = this.#residual;
-    if (!vad?.voiced || vad.probability < RESIDUAL_SPEECH) return false;
-    if (level < input * (this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT)) return false;
+    if (!vad) return false;
+    const speech = vad.voiced && vad.probability >= RESIDUAL_SPEECH;
+    if (!speech && vad.probability < RISING_SPEECH) return false;
+    // The onset's allowance is for a caller the VAD already hears: a rising frame keeps MIN_KEPT.
+    if (level < input * (speech && this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT))
+      return false;
     if (level > input * MAX_KEPT && !(level <= input && this.port.filterFindsEcho())) return false;
-    const attenuation = this.#attenuation.full ? this.#attenuation : this.#earlyAttenuation;
+    const early = !this.#attenuation.full;
+    const attenuation = early ? this.#earlyAttenuation : this.#attenuation;
     if (attenuation.count < MIN_ATTENUATION_WINDOWS) return false;
-    if (level < input * attenuation.lowest() * OVER_RESIDUAL) return false;
+    const over = !speech ? FAR_OVER_RESIDUAL : early ? EARLY_OVER_RESIDUAL : OVER_RESIDUAL;
+    if (level < input * attenuation.lowest() * over) return false;
     const explained = this.#explainedOnce();
     if (explained === undefined) return false;
     if (explained < RESIDUAL_EXPLAINED) {
       this.#armHang();
       return true;
     }
+    // The hang is for frames the VAD hears as speech: the rising ones pass only by the strict bound.
+    if (!speech) return false;
     // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
     const bound = this.#armedAtOnset ? RESIDUAL_ONSET_HANG_EXPLAINED : RESIDUAL_HANG_EXPLAINED;
     return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < bound;
