@@ -97,6 +97,19 @@ const MAX_KEPT = 10 ** (-1 / 10);
  * cut one on seeds 1 and 8).
  */
 /**
+ * ...and only while the filter is at work: it took WORKING_KEPT (3 dB) or more off one of the last LOST_FRAMES
+ * caller-channel frames over the guard's noise bar. A filter that lost the echo after the reference slipped
+ * leaves it within 2 dB of its input frame after frame while its misaligned estimate still matches the echo's
+ * power: at an answer's pause (drifting seed 18, an echo at 244 ms) the tail read 0.28 explained once the
+ * reference fell silent, passed by this exception, and the frames after it stood over the bar: the one
+ * echo-only answer drifting seeds 1-20 cut (now none; bench/onset-latency.bench.ts --grid --jitter-frames 2). A
+ * caller's onset comes after echo the filter was taking off. On seed 18, 4 to 30 frames at 6 dB ended it
+ * alike, but 6 dB counts a filter still converging (2-7 dB off in a call's first seconds) as lost, and over 5
+ * frames, what a loss lets through before it counts makes the gate's 120 ms.
+ */
+const WORKING_KEPT = 10 ** (-3 / 10);
+const LOST_FRAMES = 4;
+/**
  * ...and not more than MIN_KEPT under it: a converged filter that slipped takes 10-16 dB off a drifting
  * echo, which then reads as speech to the VAD and as 0.30-0.36 explained (seeds 5 and 6, ERL 6 dB). A
  * caller up to 6 dB under the echo leaves the output about 1-7 dB under the input; quieter than that, the
@@ -157,6 +170,8 @@ export class DoubleTalk {
   readonly #earlyAttenuation: AttenuationWindows;
   /** Frames under the bar since one was let through as double talk by a coherence under RESIDUAL_EXPLAINED (or MAX_EXPLAINED). */
   #sinceDoubleTalk = Number.POSITIVE_INFINITY;
+  /** Caller-channel frames over the noise bar since the filter last took WORKING_KEPT or more off one. */
+  #sinceFilterWorked = 0;
   /** Frames in a row the Silero VAD on the output has read RESIDUAL_SPEECH or more, up to this one. */
   #speechFrames = 0;
   /** The frame that last armed the hang came at the output's speech onset (ONSET_FRAMES). */
@@ -194,12 +209,18 @@ export class DoubleTalk {
       this.#residual.reset();
       this.#residualLive = true;
       this.#speechFrames = 0;
+      this.#sinceFilterWorked = 0;
     }
   }
 
-  /** Every output frame while echo could be on the line, before it is weighed: the attenuation window and the VAD. */
-  observe(out: Int16Array, level: number, input: number): void {
+  /**
+   * Every output frame while echo could be on the line, before it is weighed (`noiseBar` the guard's): the
+   * attenuation window, whether the filter is at work, and the VAD.
+   */
+  observe(out: Int16Array, level: number, input: number, noiseBar: number): void {
     if (!this.#residual) return;
+    if (input >= noiseBar)
+      this.#sinceFilterWorked = level <= input * WORKING_KEPT ? 0 : this.#sinceFilterWorked + 1;
     this.#attenuation.add(level, input);
     if (!this.#attenuation.full) this.#earlyAttenuation.add(level, input);
     this.#residual.process(out);
@@ -252,7 +273,8 @@ export class DoubleTalk {
     // The onset's allowance is for a caller the VAD already hears: a rising frame keeps MIN_KEPT.
     if (level < input * (speech && this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT))
       return false;
-    if (level > input * MAX_KEPT && !(level <= input && this.port.filterFindsEcho())) return false;
+    if (level > input * MAX_KEPT && !(level <= input && this.#filterAtWork() && this.port.filterFindsEcho()))
+      return false;
     const early = !this.#attenuation.full;
     const attenuation = early ? this.#earlyAttenuation : this.#attenuation;
     if (attenuation.count < MIN_ATTENUATION_WINDOWS) return false;
@@ -269,6 +291,11 @@ export class DoubleTalk {
     // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
     const bound = this.#armedAtOnset ? RESIDUAL_ONSET_HANG_EXPLAINED : RESIDUAL_HANG_EXPLAINED;
     return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < bound;
+  }
+
+  /** The filter took WORKING_KEPT off a frame over the noise bar within the last LOST_FRAMES of them (not lost after a slip). */
+  #filterAtWork(): boolean {
+    return this.#sinceFilterWorked <= LOST_FRAMES;
   }
 
   /** A frame passed as double talk by a strict bound: the residual detector's hang starts here. */

@@ -321,7 +321,7 @@ export class EchoGuard {
       const input = this.#callers[this.#callers.length - outFrames + at / this.#frame - this.#lagFrames] ?? 0;
       weighed.at = at;
       weighed.end = end;
-      this.#doubleTalk.observe(out.subarray(at, end), level, input);
+      this.#doubleTalk.observe(out.subarray(at, end), level, input, noiseBar);
       if (level >= Math.max(echo, noiseBar)) {
         this.#words?.frame(out.subarray(at, end), false);
         continue;
