@@ -41,7 +41,10 @@
  * the filter, adapting on echo and babble at once, took part of the noise
  * with the echo (4-5 dB in a babble call of the corpus), and babble
  * then passed as onsets: measured, calls with a false onset in noise 13 ->
- * 6 of 72 (docs/performance.md).
+ * 6 of 72 (docs/performance.md). Through a continuous answer that quietest
+ * frame is the echo's own; the double-talk tests below weigh a frame against
+ * the quietest one the echo cannot account for instead (line-noise.ts,
+ * OVER_ECHO).
  * Caller speech above the bar passes whole, and must then last `minSpeechMs`
  * at the gate to interrupt (BargeInPolicy decides whether it does).
  *
