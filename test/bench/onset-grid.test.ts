@@ -98,6 +98,14 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(1, 4, ["grid-erl6-ter0-3", "grid-erl20-ter0-3"], 300);
   });
 
+  it("hears that caller 3 and 6 dB under the echo, where the reference six frames back would have held its second syllable", async () => {
+    // The same call at ERL 6 dB, TER -3 and -6 dB: the caller's second syllable (-31..-32 dBFS, no echo on the
+    // line) stood under "3 dB over the reference six frames back" (-26 dBFS, predicting -32) counted whole, so two
+    // frames fell to the other bar and the gate's run of six broke at three: missed. The older frames counted
+    // 2 dB less per frame further back: heard 161 ms after the P.56-active onset.
+    await expectHeard(1, 4, ["grid-erl6-ter-3-3", "grid-erl6-ter-6-3"], 300);
+  });
+
   it("holds a drifting filter's lost echo in an answer's quiet part under the bar of the quietest frame of all", async () => {
     // Seed 9, the reference drifting +-2 frames: a filter that lost the echo left it 1-6 dB under its input,
     // 0.3 explained, under the quietest caller-channel frame's bar but over the echo-free one; weighed against

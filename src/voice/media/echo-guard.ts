@@ -198,7 +198,10 @@ const NOISE_MARGIN = 10;
  * The line's noise the double-talk tests weigh a frame against is the quietest frame the echo cannot
  * account for (line-noise.ts) where the caller-channel frame stands this far (power ratio, 3 dB) over the
  * echo the reference predicts in it: from NEWER_FRAMES newer than the echo's delay to ECHO_OLDER_FRAMES
- * older (6: a room's reverberation, a delay that slipped), at the measured return. Elsewhere the quietest
+ * older (6: a room's reverberation, a delay that slipped), at the measured return, each frame more than
+ * one older than the delay counted ECHO_DECAY (2 dB) less per frame further back (a room's tail decays:
+ * counted whole, a caller's syllable with no echo on the line stood under the reference six frames back and
+ * fell to the other bar; decayed, the larger grid missed 4 of 192, not 13). Elsewhere the quietest
  * frame of all. Without this condition, with the reference drifting (`--jitter-frames 2`), a filter that
  * lost the echo left it 1-6 dB under its input, 0.25-0.3 explained, in an answer's quiet part and its
  * pause, and the double-talk tests passed it: 9 echo-only answers cut on the 7 drifting seeds traced (none
@@ -206,6 +209,7 @@ const NOISE_MARGIN = 10;
  */
 const OVER_ECHO = 2;
 const ECHO_OLDER_FRAMES = 6;
+const ECHO_DECAY = 10 ** (-2 / 10);
 /** Reference frames either side of the delay whose echo makes a caller-channel frame the echo's (LineNoise). */
 const NOISE_ECHO_FRAMES = 1;
 /** What a leg's guard saw over its call: what ops read to tell a speakerphone from a handset. */
@@ -373,9 +377,13 @@ export class EchoGuard {
     const d = this.delayFrames;
     if (d === undefined || this.#returns.length === 0) return false;
     const source = d + this.#lagFrames + newer;
-    const predicted =
-      this.#loudestReference(source - NEWER_FRAMES, source + ECHO_OLDER_FRAMES) * this.#lowestReturn;
-    return input >= predicted * OVER_ECHO;
+    const refs = this.#references;
+    let loudest = 0;
+    for (let lag = Math.max(0, source - NEWER_FRAMES); lag <= source + ECHO_OLDER_FRAMES; lag++) {
+      const reference = refs[refs.length - 1 - lag] ?? 0;
+      loudest = Math.max(loudest, reference * ECHO_DECAY ** Math.max(0, lag - source - 1));
+    }
+    return input >= loudest * this.#lowestReturn * OVER_ECHO;
   }
 
   /**
