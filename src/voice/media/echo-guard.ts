@@ -377,12 +377,7 @@ export class EchoGuard {
     const d = this.delayFrames;
     if (d === undefined || this.#returns.length === 0) return false;
     const source = d + this.#lagFrames + newer;
-    const refs = this.#references;
-    let loudest = 0;
-    for (let lag = Math.max(0, source - NEWER_FRAMES); lag <= source + ECHO_OLDER_FRAMES; lag++) {
-      const reference = refs[refs.length - 1 - lag] ?? 0;
-      loudest = Math.max(loudest, reference * ECHO_DECAY ** Math.max(0, lag - source - 1));
-    }
+    const loudest = this.#loudestReference(source - NEWER_FRAMES, source + ECHO_OLDER_FRAMES, source + 1);
     return input >= loudest * this.#lowestReturn * OVER_ECHO;
   }
 
@@ -494,13 +489,16 @@ export class EchoGuard {
     return Math.max(this.#loudestReference(source - NEWER_FRAMES, source + OLDER_FRAMES), tail * MAX_DROP);
   }
 
-  /** The loudest reference frame `from` to `to` frames before the newest (0 when none are kept). */
-  #loudestReference(from: number, to: number): number {
+  /**
+   * The loudest reference frame `from` to `to` frames before the newest (0 when none are kept), each frame older
+   * than `decayAfter` counted ECHO_DECAY less per frame further back.
+   */
+  #loudestReference(from: number, to: number, decayAfter = Number.POSITIVE_INFINITY): number {
     const refs = this.#references;
     const newest = refs.length - 1;
     let max = 0;
     for (let lag = Math.max(0, from); lag <= to && newest - lag >= 0; lag++)
-      max = Math.max(max, refs[newest - lag]!);
+      max = Math.max(max, refs[newest - lag]! * (lag > decayAfter ? ECHO_DECAY ** (lag - decayAfter) : 1));
     return max;
   }
 
