@@ -24,6 +24,7 @@ import { CLOSE_CODES } from "./protocol/frames.js";
 import { RpcDispatcher } from "./rpc-dispatcher.js";
 import { RemoteSessions } from "./remote-sessions.js";
 import { SendQueueBudget } from "./send-queue-budget.js";
+import { ServerSockets } from "./server-sockets.js";
 import { SessionOwnership } from "./session-owners.js";
 import { TalkModeStore } from "./talk-mode-store.js";
 import { talkRoute } from "./talk-route.js";
@@ -95,6 +96,7 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
   const options = Object.freeze(resolveGatewayOptions(input));
   const logger: TalkLogger = deps.logger ?? NOOP_LOGGER;
   const app = gatewayFastify(deps.logger);
+  const sockets = new ServerSockets(app.server);
   const { registry, sessions, cluster, dispatcher, mode, metrics, budget } = gatewayParts(
     deps,
     options,
@@ -158,9 +160,10 @@ export function createGatewayServer(deps: GatewayDeps, input: GatewayOptionsInpu
       return announceListening(app, state, registry.names().length);
     },
     close() {
-      closing ??= closeGateway({ app, sessions, cluster, connections, metrics, logger }, (next) => {
-        serverState = next;
-      });
+      closing ??= closeGateway(
+        { app, sockets, sessions, cluster, connections, metrics, logger },
+        (next) => (serverState = next),
+      );
       return closing;
     },
   };
@@ -266,6 +269,7 @@ function announceListening(
 /** What closing the server closes, in order. */
 interface ClosingParts {
   app: FastifyInstance;
+  sockets: ServerSockets;
   sessions: SessionOwnership;
   cluster: RemoteSessions | undefined;
   connections: Set<GatewayConnection>;
@@ -278,7 +282,7 @@ async function closeGateway(
   parts: ClosingParts,
   setState: (state: GatewayServerState) => void,
 ): Promise<void> {
-  const { app, sessions, cluster, connections, metrics, logger } = parts;
+  const { app, sockets, sessions, cluster, connections, metrics, logger } = parts;
   setState("closing");
   await sessions.closeAll("closed");
   cluster?.close();
@@ -288,12 +292,39 @@ async function closeGateway(
     logger.error({ err }, "closing sockets failed");
   }
   try {
-    await app.close();
+    await closeHttpServer(app, sockets, logger);
   } catch (err) {
     logger.error({ err }, "closing the HTTP server failed");
   }
   metrics.close();
   setState("closed");
+}
+
+/**
+ * Closes Fastify: the other routes' WebSockets get 1001, then the HTTP server
+ * stops. Its close waits for every socket it accepted, and a peer decides
+ * when some end: a connection that sent no request or half of one (a browser
+ * keeps sockets it preconnected and never used in its pool for seconds), a
+ * WebSocket whose close frame is never answered. Whatever is still open after
+ * SOCKET_CLOSE_TIMEOUT_MS is cut, so the close always ends.
+ */
+async function closeHttpServer(
+  app: FastifyInstance,
+  sockets: ServerSockets,
+  logger: TalkLogger,
+): Promise<void> {
+  const timer = setTimeout(() => {
+    const cut = sockets.cut();
+    logger.info(
+      { sockets: cut, afterMs: SOCKET_CLOSE_TIMEOUT_MS },
+      "gateway close: connections still open were cut",
+    );
+  }, SOCKET_CLOSE_TIMEOUT_MS);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Closes the Talk API sockets with 1001; those that have not finished the handshake in time are cut. */

@@ -1,3 +1,4 @@
+import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { SPEECH_FORMAT, rejectionOf, startGateway } from "../support/gateway-harness.js";
 import type { GatewayHarness } from "../support/gateway-harness.js";
@@ -7,6 +8,29 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
+
+/** A plain TCP connection to the gateway that sends `bytes` (maybe none) and nothing after; `ended` once the server cuts it. */
+async function heldConnection(
+  httpUrl: string,
+  bytes = "",
+): Promise<{ socket: Socket; ended: Promise<void> }> {
+  const socket = connect(Number(new URL(httpUrl).port), "127.0.0.1");
+  const ended = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  socket.on("error", () => {}); // ECONNRESET when the server cuts it: that is what the test waits for
+  socket.resume(); // whatever the server answers is read and dropped: only its end matters
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+  if (bytes) socket.write(bytes);
+  return { socket, ended };
+}
+
+/** Fails with the step's name when `work` has not settled in `ms` (the hang being tested has no end of its own). */
+function within<T>(label: string, work: Promise<T>, ms = 15_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${label}: not done in ${ms} ms`)), ms);
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
 
 describe("gateway HTTP routes and lifecycle", () => {
   it("GET /healthz answers liveness", async () => {
@@ -93,6 +117,47 @@ describe("gateway HTTP routes and lifecycle", () => {
     expect(events).toContain("session.closed");
     expect(h.server.state).toBe("closed");
     expect((await rejectionOf(client.request("talk.mode"))).code).toBe("cancelled");
+  });
+
+  it("close() finishes while clients hold connections that sent no request, or half of one", async () => {
+    // A browser keeps sockets it opened and did not use (a preconnect, or one a request did not wait for)
+    // in its pool for seconds; the HTTP server's close closes idle keep-alive sockets only and waits for these.
+    h = await startGateway();
+    const silent = await heldConnection(h.httpUrl);
+    const half = await heldConnection(h.httpUrl, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    const held = [silent, half];
+    try {
+      await within("close the gateway", h.server.close());
+      expect(h.server.state).toBe("closed");
+      await within("the held connections cut", Promise.all(held.map((c) => c.ended)));
+      expect(h.logLines).toContainEqual(
+        expect.objectContaining({ msg: "gateway close: connections still open were cut", sockets: 2 }),
+      );
+    } finally {
+      for (const c of held) c.socket.destroy();
+    }
+  });
+
+  it("close() finishes while a WebSocket peer outside the Talk API never answers the close frame", async () => {
+    h = await startGateway();
+    // The capture route closes a socket naming no bot at once (4401) and waits for the peer's close frame,
+    // which this peer never sends: ws alone would wait 30 s before cutting it.
+    const peer = await heldConnection(
+      h.httpUrl,
+      "GET /meetings/bots/nobody/capture HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n" +
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    );
+    try {
+      const answer = await new Promise<string>((resolve) =>
+        peer.socket.once("data", (d: Buffer) => resolve(d.toString())),
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 101 /);
+      await within("close the gateway", h.server.close());
+      expect(h.server.state).toBe("closed");
+      await within("the peer cut", peer.ended);
+    } finally {
+      peer.socket.destroy();
+    }
   });
 
   it("a request pending when the connection closes rejects with a coded error", async () => {
