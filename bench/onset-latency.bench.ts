@@ -257,6 +257,11 @@ function printGrid(): void {
             missed: spoken && c.detectMs === undefined,
             latencyMs: c.detectMs,
             activeLatencyMs: c.activeDetectMs,
+            aloneHeard: spoken ? r.aloneMs !== undefined : undefined,
+            aloneActiveLatencyMs:
+              r.aloneMs !== undefined && r.activeOnsetMs !== undefined
+                ? r.aloneMs + r.onsetMs! - r.activeOnsetMs
+                : undefined,
           };
         }),
     );

@@ -25,6 +25,13 @@ export interface GridOutcome {
   latencyMs?: number | undefined;
   /** The first P.56-active 10 ms -> clear, ms. */
   activeLatencyMs?: number | undefined;
+  /**
+   * Offline only: the same gate on the caller's track alone (no echo, no guard), the first P.56-active 10 ms
+   * -> its onset, ms; undefined where it heard none (`aloneHeard` false). The floor under activeLatencyMs: what
+   * no echo guard can take off.
+   */
+  aloneActiveLatencyMs?: number | undefined;
+  aloneHeard?: boolean | undefined;
   /** Real time only: a turn committed before the caller finished (cut off mid-utterance). */
   premature?: boolean | undefined;
   /** Real time only: end of speech -> the commit after it, ms. */
@@ -86,6 +93,28 @@ export function gridTables(
     "P.56-active onset -> clear p50/p95, ms (goal 200/300 where TER >= -6 dB)",
     latency((o) => o.activeLatencyMs),
   );
+  const first = byConfig.get(ids[0]!)!;
+  if (first.some((o) => o.aloneHeard !== undefined)) {
+    out.push(
+      "the same gate on the caller's track alone (no echo, no guard): P.56-active onset -> onset p50/p95, ms; missed, of the cell's calls",
+      "",
+      header,
+      rule,
+    );
+    for (const erl of erls)
+      out.push(
+        `| ${erl} dB | ${ters
+          .map((ter) => {
+            const calls = first.filter((o) => o.kind !== "echo-only" && o.lossDb === erl && o.terDb === ter);
+            const v = calls.flatMap((c) =>
+              c.aloneActiveLatencyMs !== undefined ? [c.aloneActiveLatencyMs] : [],
+            );
+            return `${fmt(percentile(v, 0.5))}/${fmt(percentile(v, 0.95))}; ${calls.filter((c) => c.aloneHeard === false).length}/${calls.length}`;
+          })
+          .join(" | ")} |`,
+      );
+    out.push("");
+  }
   grid(
     "corpus onset -> clear p50/p95, ms",
     latency((o) => o.latencyMs),
@@ -134,6 +163,26 @@ export function gridSummary(outcomes: readonly GridOutcome[], minTer: number): s
     `missed ${live.filter((c) => c.missed).length}, pre-empted ${calls.length - live.length} of ${calls.length}; ` +
     `all TER: missed ${outcomes.filter((o) => o.kind !== "echo-only" && !o.preempted && o.missed).length}, ` +
     `pre-empted ${outcomes.filter((o) => o.kind !== "echo-only" && o.preempted).length}; ` +
-    `echo-only: ${self} self-interruptions in ${minutes.toFixed(1)} min`
+    `echo-only: ${self} self-interruptions in ${minutes.toFixed(1)} min` +
+    aloneSummary(live)
+  );
+}
+
+/**
+ * Offline, for the goal's cells: the gate alone on the callers' tracks (the floor no echo guard can take off), and
+ * what the echo path adds over it per call; "" in real time.
+ */
+function aloneSummary(calls: readonly GridOutcome[]): string {
+  if (!calls.some((c) => c.aloneHeard !== undefined)) return "";
+  const alone = calls.flatMap((c) => (c.aloneActiveLatencyMs !== undefined ? [c.aloneActiveLatencyMs] : []));
+  const cost = calls.flatMap((c) =>
+    c.activeLatencyMs !== undefined && c.aloneActiveLatencyMs !== undefined
+      ? [c.activeLatencyMs - c.aloneActiveLatencyMs]
+      : [],
+  );
+  return (
+    `; the gate alone on the callers' tracks (TER >= the same) p50/p95 ${fmt(percentile(alone, 0.5))}/${fmt(percentile(alone, 0.95))} ms, ` +
+    `missed ${calls.filter((c) => c.aloneHeard === false).length}; the echo path's cost over it where both heard ` +
+    `p50/p95 ${fmt(percentile(cost, 0.5))}/${fmt(percentile(cost, 0.95))} ms, ${cost.filter((ms) => ms >= 100).length} calls 100 ms or more`
   );
 }
