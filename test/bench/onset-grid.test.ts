@@ -83,6 +83,21 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(2, 4, ["grid-erl6-ter-6-3", "grid-erl10-ter-6-3"], 300);
   });
 
+  it("hears a caller whose first frame the VAD on the output reads 0.5-0.9, where the echo cannot account for its power", async () => {
+    // Seed 2's fourth call (a room at 31 ms delay) at ERL 3 dB, TER -3 dB: the caller's first two frames (-21..-19
+    // dBFS over an echo at -23..-25) read 0.57 to the Silero VAD on the output (the rising frames' rule asks 0.6)
+    // and 0.29-0.33 explained (the coherence test asks under 0.2). Held, the first syllable missed the gate's 120
+    // ms run by a frame: heard 625 ms after the P.56-active onset. Where the caller-channel frame stands 3 dB over
+    // the echo the reference predicts, 0.5 and the strict coherence bound (0.35): 265 ms.
+    await expectHeard(2, 4, ["grid-erl3-ter-3-3"], 300);
+  });
+
+  it("holds a drifting filter's lost echo the VAD reads 0.5-0.9 where the reference predicts that echo", async () => {
+    // Seed 4, the reference drifting +-2 frames: with 0.5 for any frame, not only one over the predicted echo,
+    // a room's echo-only answer cut itself 17 s in (45 cuts on drifting seeds 1-20).
+    await expectNoCut(4, ["grid-echo-erl3-7"]);
+  });
+
   it("hears a caller 2-3 s into the first answer at ERL 10 and 20 dB, the filter still converging", async () => {
     // Seed 2's first call at ERL 10 and 20 dB, TER -6 dB: the early windows measured 7.4 dB off, the filter
     // then took more frame by frame, and the caller's frames stood only 3-7 dB over what they measured: missed

@@ -258,8 +258,9 @@ export class EchoGuard {
         continue;
       }
       this.#doubleTalk.underBar();
-      const bar = echoFreeBar < noiseBar && this.#path.overEcho(input, newer) ? echoFreeBar : noiseBar;
-      if (level >= bar && this.#doubleTalk.caller(level, input, bar)) {
+      const overEcho = this.#path.overEcho(input, newer);
+      const bar = echoFreeBar < noiseBar && overEcho ? echoFreeBar : noiseBar;
+      if (level >= bar && this.#doubleTalk.caller(level, input, bar, overEcho)) {
         this.#words?.frame(out.subarray(at, end), false);
         this.doubleTalkFrames++;
         continue;
