@@ -54,7 +54,8 @@ export function gridTables(
   const joined = (
     cell: (calls: readonly GridOutcome[]) => string,
     pick: (o: GridOutcome) => boolean,
-  ): string => ids.map((id) => cell(byConfig.get(id)!.filter(pick))).join(" · ");
+    configs: readonly string[] = ids,
+  ): string => configs.map((id) => cell(byConfig.get(id)!.filter(pick))).join(" · ");
   out.push(`Configurations in each cell, in this order: ${ids.join(" · ")}`, "");
   out.push(
     `| ERL | self-interruptions / 10 min of echo-only answer (calls with one, of; minutes) |`,
@@ -75,12 +76,18 @@ export function gridTables(
   out.push("");
   const header = `| ERL \\ TER | ${ters.map((t) => `${t > 0 ? "+" : ""}${t} dB`).join(" | ")} |`;
   const rule = `|---|${ters.map(() => "---").join("|")}|`;
-  const grid = (title: string, cell: (calls: readonly GridOutcome[]) => string): void => {
+  const grid = (
+    title: string,
+    cell: (calls: readonly GridOutcome[]) => string,
+    configs: readonly string[] = ids,
+  ): void => {
     out.push(`${title}`, "", header, rule);
     for (const erl of erls)
       out.push(
         `| ${erl} dB | ${ters
-          .map((ter) => joined(cell, (o) => o.kind !== "echo-only" && o.lossDb === erl && o.terDb === ter))
+          .map((ter) =>
+            joined(cell, (o) => o.kind !== "echo-only" && o.lossDb === erl && o.terDb === ter, configs),
+          )
           .join(" | ")} |`,
       );
     out.push("");
@@ -93,28 +100,18 @@ export function gridTables(
     "P.56-active onset -> clear p50/p95, ms (goal 200/300 where TER >= -6 dB)",
     latency((o) => o.activeLatencyMs),
   );
-  const first = byConfig.get(ids[0]!)!;
-  if (first.some((o) => o.aloneHeard !== undefined)) {
-    out.push(
+  // The gate alone does not depend on the configuration: once, from the first's calls.
+  if (byConfig.get(ids[0]!)!.some((o) => o.aloneHeard !== undefined))
+    grid(
       "the same gate on the caller's track alone (no echo, no guard): P.56-active onset -> onset p50/p95, ms; missed, of the cell's calls",
-      "",
-      header,
-      rule,
+      (calls) => {
+        const v = calls.flatMap((c) =>
+          c.aloneActiveLatencyMs !== undefined ? [c.aloneActiveLatencyMs] : [],
+        );
+        return `${fmt(percentile(v, 0.5))}/${fmt(percentile(v, 0.95))}; ${calls.filter((c) => c.aloneHeard === false).length}/${calls.length}`;
+      },
+      ids.slice(0, 1),
     );
-    for (const erl of erls)
-      out.push(
-        `| ${erl} dB | ${ters
-          .map((ter) => {
-            const calls = first.filter((o) => o.kind !== "echo-only" && o.lossDb === erl && o.terDb === ter);
-            const v = calls.flatMap((c) =>
-              c.aloneActiveLatencyMs !== undefined ? [c.aloneActiveLatencyMs] : [],
-            );
-            return `${fmt(percentile(v, 0.5))}/${fmt(percentile(v, 0.95))}; ${calls.filter((c) => c.aloneHeard === false).length}/${calls.length}`;
-          })
-          .join(" | ")} |`,
-      );
-    out.push("");
-  }
   grid(
     "corpus onset -> clear p50/p95, ms",
     latency((o) => o.latencyMs),

@@ -1,9 +1,13 @@
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { within } from "../support/bounded-waits.js";
 import { SPEECH_FORMAT, rejectionOf, startGateway } from "../support/gateway-harness.js";
 import type { GatewayHarness } from "../support/gateway-harness.js";
 
 let h: GatewayHarness | undefined;
+/** How long a step that has an end may take before the test says which step hung. */
+const STEP_MS = 15_000;
+
 afterEach(async () => {
   await h?.close();
   h = undefined;
@@ -21,15 +25,6 @@ async function heldConnection(
   await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
   if (bytes) socket.write(bytes);
   return { socket, ended };
-}
-
-/** Fails with the step's name when `work` has not settled in `ms` (the hang being tested has no end of its own). */
-function within<T>(label: string, work: Promise<T>, ms = 15_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${label}: not done in ${ms} ms`)), ms);
-  });
-  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
 
 describe("gateway HTTP routes and lifecycle", () => {
@@ -127,9 +122,9 @@ describe("gateway HTTP routes and lifecycle", () => {
     const half = await heldConnection(h.httpUrl, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
     const held = [silent, half];
     try {
-      await within("close the gateway", h.server.close());
+      await within(STEP_MS, h.server.close(), "close the gateway");
       expect(h.server.state).toBe("closed");
-      await within("the held connections cut", Promise.all(held.map((c) => c.ended)));
+      await within(STEP_MS, Promise.all(held.map((c) => c.ended)), "the held connections cut");
       expect(h.logLines).toContainEqual(
         expect.objectContaining({ msg: "gateway close: connections still open were cut", sockets: 2 }),
       );
@@ -152,9 +147,9 @@ describe("gateway HTTP routes and lifecycle", () => {
         peer.socket.once("data", (d: Buffer) => resolve(d.toString())),
       );
       expect(answer).toMatch(/^HTTP\/1\.1 101 /);
-      await within("close the gateway", h.server.close());
+      await within(STEP_MS, h.server.close(), "close the gateway");
       expect(h.server.state).toBe("closed");
-      await within("the peer cut", peer.ended);
+      await within(STEP_MS, peer.ended, "the peer cut");
     } finally {
       peer.socket.destroy();
     }

@@ -10,6 +10,7 @@ import { BOT_CHROMIUM_ARGS } from "../../src/meetings/index.js";
 import { FakeChatCompletionsServer, longAnswer } from "../support/fake-chat-completions-server.js";
 import { FakeOpenAiRealtimeServer, speechAudio } from "../support/fake-openai-realtime-server.js";
 import { speechWav } from "./meetings-harness.js";
+import { within } from "../support/bounded-waits.js";
 
 /**
  * The talk page at `/` in real Chromium (one browser for the file), its
@@ -329,13 +330,7 @@ describe("the talk page in Chromium", () => {
   it("with auth.tokens: refused without a token, then talks with the one given as #token (the bearer subprotocol)", async () => {
     // Each step bounded and named: in one full-suite run (of many) this test hung to its timeout with no
     // other word, and alone or under load it takes 1.5-2.6 s; a recurrence now says where it stood.
-    const step = <T>(label: string, work: Promise<T>, ms = 15_000): Promise<T> => {
-      let timer: NodeJS.Timeout | undefined;
-      const limit = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${label}: not done in ${ms} ms`)), ms);
-      });
-      return Promise.race([work, limit]).finally(() => clearTimeout(timer));
-    };
+    const step = <T>(label: string, work: Promise<T>): Promise<T> => within(15_000, work, label);
     const secured = await step(
       "start the server",
       startServer(dir, "auth", {
