@@ -137,6 +137,27 @@ describe("echo canceller (libspeexdsp)", () => {
     expect(10 * Math.log10(energy(out) / energy(near, 0, out.length))).toBeGreaterThan(-3);
   });
 
+  it("with nothing played, puts its input out through speexdsp's DC notch: the voice's lowest partials go, 1-2 dB of speech at 8 kHz", () => {
+    // mdf.c high-passes the caller channel before the filter (a notch at DC, radius 0.9 under 12 kHz: about
+    // -3 dB at 180 Hz on a line). So an output frame stands under its input with no echo taken off at all, by
+    // what the voice has under 200 Hz: the echo guard's bounds on the output against its input (double-talk.ts:
+    // MAX_KEPT, MIN_KEPT) were measured with this in them, on 8 kHz lines.
+    const tone = (hz: number) =>
+      Int16Array.from({ length: RATE }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / RATE)));
+    const lossDb = (input: Int16Array) => {
+      const canceller = createEchoCanceller({ sampleRate: RATE });
+      open.push(canceller);
+      const out = canceller.process(input);
+      // Past the notch's first 100 ms (its state starting from rest).
+      return 10 * Math.log10(energy(out, RATE / 10) / energy(input, RATE / 10, out.length));
+    };
+    expect(Math.abs(lossDb(tone(1000)))).toBeLessThan(0.2);
+    expect(lossDb(tone(100))).toBeLessThan(-8);
+    const speech = lossDb(loadSpeech("goforward.raw", RATE));
+    expect(speech).toBeLessThan(-0.5);
+    expect(speech).toBeGreaterThan(-3);
+  });
+
   it("adds no delay without denoise; with denoise its preprocessor's overlap-add delays the output by a frame", () => {
     // White noise: speech's low frequencies, which the filter's DC notch and pre-emphasis reshape, would blur it.
     let seed = 3;

@@ -98,7 +98,10 @@ const EARLY_WINDOW_FRAMES = 25;
  * 0 dB, a filter that had taken only 9 dB off at ERL 3 dB and then 0.5-1.7 dB off a drifting echo let it
  * through as the caller (seeds 1 and 8); at 1 dB under, none of ten drifting seeds cut more than without the
  * detector, and at 1.5 or 2 dB the onset without drift lost a quarter of what the detector gains
- * (bench/onset-latency.bench.ts --grid): a narrow margin, kept in docs/performance.md...
+ * (bench/onset-latency.bench.ts --grid): a narrow margin, kept in docs/performance.md. The canceller's DC notch takes
+ * a voice's partials under 200 Hz off every frame before its filter (0.5-3 dB of speech on a line, more on a
+ * low-pitched onset; src/codecs/echo-canceller.test.ts): these bounds on the output against its input were measured
+ * with that in them...
  */
 const MAX_KEPT = 10 ** (-1 / 10);
 /*
