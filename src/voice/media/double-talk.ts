@@ -80,16 +80,6 @@ const RISING_OVER_ECHO = 0.5;
  * first call, --grid --seeds 2 --per-cell 4).
  */
 const EARLY_OVER_RESIDUAL = 10 ** (3 / 10);
-/*
- * ...unless the VAD hears speech (RESIDUAL_SPEECH) and the caller-channel frame stands over the echo the reference
- * predicts in it (the guard's OVER_ECHO): then no bound over the residual. A caller at the echo's level in the band
- * the line carries, 2-3 s into the first answer (a low first syllable, mostly under the canceller's DC notch), left
- * the output 5.1 dB under its input where the early windows measured 7.3 dB off ("3 dB over" asks 4.3 at most), at
- * 0.32 explained and the VAD at 0.99 (bench/onset-latency.bench.ts --grid --seeds 2 --per-cell 4, the first call). With
- * this, seed 2 p95 404 -> 384 ms where TER >= -6 dB; drifting seeds 1-20 (--jitter-frames 2) missed 74 -> 66 of 240,
- * no echo-only cut; the corpus's backchannels missed 1 -> 0 of 96. Without the over-echo condition a slipped filter's
- * residual, speech to the VAD, passed: 42 echo-only answers cut on those drifting seeds.
- */
 /**
  * Until the leg has measured all of those windows, the attenuation is read from half-second windows instead
  * (EARLY_WINDOW_FRAMES, as many as fit in the same span): the first second holds the filter still converging,
@@ -313,7 +303,7 @@ export class DoubleTalk {
     const attenuation = early ? this.#earlyAttenuation : this.#attenuation;
     if (attenuation.count < MIN_ATTENUATION_WINDOWS) return false;
     const over = !speech ? FAR_OVER_RESIDUAL : early ? EARLY_OVER_RESIDUAL : OVER_RESIDUAL;
-    if (level < input * attenuation.lowest() * over && !(speech && overEcho)) return false;
+    if (level < input * attenuation.lowest() * over) return false;
     const explained = this.#explainedOnce();
     if (explained === undefined) return false;
     if (explained < RESIDUAL_EXPLAINED) {
