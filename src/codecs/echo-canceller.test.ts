@@ -137,9 +137,9 @@ describe("echo canceller (libspeexdsp)", () => {
     expect(10 * Math.log10(energy(out) / energy(near, 0, out.length))).toBeGreaterThan(-3);
   });
 
-  it("with nothing played, puts its input out through speexdsp's DC notch: the voice's lowest partials go, 1-2 dB of speech at 8 kHz", () => {
+  it("with nothing played, puts its input out through speexdsp's DC notch: the voice's lowest partials go, 0.5-3 dB of speech at 8 kHz", () => {
     // mdf.c high-passes the caller channel before the filter (a notch at DC, radius 0.9 under 12 kHz: about
-    // -3 dB at 180 Hz on a line). So an output frame stands under its input with no echo taken off at all, by
+    // -2.3 dB at 200 Hz on a line). So an output frame stands under its input with no echo taken off at all, by
     // what the voice has under 200 Hz: the echo guard's bounds on the output against its input (double-talk.ts:
     // MAX_KEPT, MIN_KEPT) were measured with this in them, on 8 kHz lines.
     const tone = (hz: number) =>

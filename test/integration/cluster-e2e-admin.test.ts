@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import type { TalkClient } from "../../src/client/talk-client.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { eventually, WorkerProcess, within } from "../support/cluster-workers.js";
+import { WorkerProcess } from "../support/cluster-workers.js";
+import { eventually, within } from "../support/bounded-waits.js";
 import {
   appendPcm,
   recordEvents,

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { TalkClient } from "../../src/client/talk-client.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { eventually, WorkerProcess, within } from "../support/cluster-workers.js";
+import { WorkerProcess } from "../support/cluster-workers.js";
+import { eventually, within } from "../support/bounded-waits.js";
 import { recordEvents, rejectionOf, SPEECH_FORMAT } from "../support/gateway-harness.js";
 
 /** SIGTERM on a real worker process with a session in progress. */

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { TalkClient } from "../../src/client/talk-client.js";
 import { deleteKeys, SHARED_REDIS_URL, ThrowawayRedis, uniquePrefix } from "../support/cluster-redis.js";
-import { eventually, WorkerProcess, within } from "../support/cluster-workers.js";
+import { WorkerProcess } from "../support/cluster-workers.js";
+import { eventually, within } from "../support/bounded-waits.js";
 import {
   appendPcm,
   recordEvents,

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { WorkerProcess, within } from "../support/cluster-workers.js";
+import { WorkerProcess } from "../support/cluster-workers.js";
+import { within } from "../support/bounded-waits.js";
 
 /** BullMQ jobs between real worker processes: A runs outbound calls (role media), B only schedules (role bot). */
 

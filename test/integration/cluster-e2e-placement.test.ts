@@ -5,7 +5,8 @@ import type { WorkerInfo } from "../../src/cluster/coordinator.js";
 import { RedisKeys } from "../../src/cluster/redis-connection.js";
 import { WorkerRegistry } from "../../src/cluster/worker-registry.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { eventually, WorkerProcess, within } from "../support/cluster-workers.js";
+import { WorkerProcess } from "../support/cluster-workers.js";
+import { eventually, within } from "../support/bounded-waits.js";
 import { SPEECH_FORMAT } from "../support/gateway-harness.js";
 
 /**

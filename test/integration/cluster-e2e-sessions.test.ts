@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TalkClient } from "../../src/client/talk-client.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { WorkerProcess, within } from "../support/cluster-workers.js";
+import { WorkerProcess } from "../support/cluster-workers.js";
+import { within } from "../support/bounded-waits.js";
 import {
   appendPcm,
   recordEvents,

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { type LogLine, WorkerProcess, within } from "../support/cluster-workers.js";
+import { type LogLine, WorkerProcess } from "../support/cluster-workers.js";
+import { within } from "../support/bounded-waits.js";
 
 /**
  * BullMQ's stalled-job rules between real worker processes: the worker running

@@ -22,7 +22,8 @@ import { computePlivoSignature } from "../../src/telephony/plivo/plivo-signature
 import { computeTwilioSignature } from "../../src/telephony/twilio/twilio-signature.js";
 import { vonageWebhookAuthorization } from "../../src/telephony/vonage/vonage-signature.js";
 import { deleteKeys, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
-import { eventually, within, WorkerProcess } from "../support/cluster-workers.js";
+import { WorkerProcess } from "../support/cluster-workers.js";
+import { eventually, within } from "../support/bounded-waits.js";
 import { FrontDoor, hostPort } from "../support/front-door.js";
 import { PLIVO_AUTH_TOKEN } from "../support/plivo-harness.js";
 import { PlivoStreamClient } from "../support/plivo-stream-client.js";

@@ -188,6 +188,3 @@ export class WorkerProcess {
     rmSync(this.#dir, { recursive: true, force: true });
   }
 }
-
-// Kept importable from here, where the cluster tests found them first.
-export { eventually, within } from "./bounded-waits.js";

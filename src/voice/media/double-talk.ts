@@ -287,12 +287,8 @@ export class DoubleTalk {
     const vad = this.#residual;
     if (!vad) return false;
     const speech = vad.voiced && vad.probability >= RESIDUAL_SPEECH;
-    if (!speech && overEcho && vad.probability >= RISING_OVER_ECHO && level >= input * MIN_KEPT) {
-      const explained = this.#explainedOnce();
-      if (explained === undefined || explained >= RESIDUAL_EXPLAINED) return false;
-      this.#armHang();
-      return true;
-    }
+    if (!speech && overEcho && vad.probability >= RISING_OVER_ECHO && level >= input * MIN_KEPT)
+      return this.#strictlyUnexplained();
     if (!speech && vad.probability < RISING_SPEECH) return false;
     // The onset's allowance is for a caller the VAD already hears: a rising frame keeps MIN_KEPT.
     if (level < input * (speech && this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT))
@@ -304,17 +300,21 @@ export class DoubleTalk {
     if (attenuation.count < MIN_ATTENUATION_WINDOWS) return false;
     const over = !speech ? FAR_OVER_RESIDUAL : early ? EARLY_OVER_RESIDUAL : OVER_RESIDUAL;
     if (level < input * attenuation.lowest() * over) return false;
+    if (this.#strictlyUnexplained()) return true;
     const explained = this.#explainedOnce();
-    if (explained === undefined) return false;
-    if (explained < RESIDUAL_EXPLAINED) {
-      this.#armHang();
-      return true;
-    }
     // The hang is for frames the VAD hears as speech: the rising ones pass only by the strict bound.
-    if (!speech) return false;
+    if (!speech || explained === undefined) return false;
     // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
     const bound = this.#armedAtOnset ? RESIDUAL_ONSET_HANG_EXPLAINED : RESIDUAL_HANG_EXPLAINED;
     return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < bound;
+  }
+
+  /** The reference explains under RESIDUAL_EXPLAINED of the frame: it passes by the strict bound, and the hang starts. */
+  #strictlyUnexplained(): boolean {
+    const explained = this.#explainedOnce();
+    if (explained === undefined || explained >= RESIDUAL_EXPLAINED) return false;
+    this.#armHang();
+    return true;
   }
 
   /** The filter took WORKING_KEPT off a frame over the noise bar within the last LOST_FRAMES of them (not lost after a slip). */
