@@ -1,7 +1,7 @@
 // Refreshes test/support/file-durations.json, the table the test sequencer orders files by
 // (longest first), from a vitest JSON report:
 //   npx vitest run --reporter=default --reporter=json --outputFile=/tmp/vitest.json
-//   node --import tsx scripts/test-durations.ts /tmp/vitest.json
+//   npm run test:durations -- /tmp/vitest.json
 // Durations are rounded to 100 ms; only the order matters, and a run on a loaded machine
 // inflates every file alike.
 import { readFileSync, writeFileSync } from "node:fs";
