@@ -92,6 +92,8 @@ export interface ChainGuard {
   readonly doubleTalkFrames: number;
   /** The gate hears the caller (as the media leg tells it). */
   callerSpeaking(): void;
+  /** The echo return and delay as measured so far (--trace prints them; a peer's guard may not tell). */
+  stats?(): { echoReturnLossDb?: number; delayMs?: number };
   close(): void;
 }
 
@@ -160,6 +162,8 @@ export interface OnsetResult {
   aloneFalseOnsets?: number | undefined;
   /** Answer audio the chain heard echo of, minutes (the answer plays to its end offline: a false onset cuts nothing). */
   answerMinutes: number;
+  /** When the answer started, stream ms. */
+  answerStartMs: number;
   /** Per chain, by its name. */
   chains: Record<string, ChainResult>;
 }
@@ -176,6 +180,12 @@ function answer(): Int16Array {
 function callFrames(call: CorpusCall): number {
   const ms = call.speech ? Math.min(call.hangUpMs, call.speech.onsetMs + 2000) : call.hangUpMs;
   return Math.floor(ms / 20);
+}
+
+/** The guard's echo return and delay as measured so far, as the trace's last column ("-": not yet). */
+function traceMeasured(guard: ChainGuard | undefined): string {
+  const stats = guard?.stats?.();
+  return stats ? ` | return ${stats.echoReturnLossDb ?? "-"} dB, delay ${stats.delayMs ?? "-"} ms` : "";
 }
 
 /** A level (dBFS) as a trace column. */
@@ -286,6 +296,7 @@ export async function runOnsetCall(
     voicedMs,
     aloneFalseOnsets,
     answerMinutes: (heardFrames * 20) / 60_000,
+    answerStartMs: chain.answerStartMs,
     chains: results,
   };
 }
@@ -341,7 +352,8 @@ async function runChain(
         `  ${m.name} ${call.id} t${endMs - traceMs >= 0 ? "+" : ""}${endMs - traceMs} ms: caller ${column(dbfs(audio.near[k]!))} echo ${column(levelDb(audio.echo[k]!))} ` +
           `reference ${column(dbfs(audio.reference[k]!))} heard ${column(dbfs(heard))} dBFS` +
           `${guard && guard.suppressedFrames > suppressedBefore ? " (attenuated as residual)" : ""}` +
-          `${guard && guard.doubleTalkFrames > doubleTalkBefore ? " (double talk)" : ""} gate ${gate.speaking ? "speech" : gate.voiced ? "voiced" : "-"}`,
+          `${guard && guard.doubleTalkFrames > doubleTalkBefore ? " (double talk)" : ""} gate ${gate.speaking ? "speech" : gate.voiced ? "voiced" : "-"}` +
+          traceMeasured(guard),
       );
     if (heard.length > 0 && gate.process(heard) === "speech-start") {
       if (onsetMs === undefined || endMs <= onsetMs) {
