@@ -44,6 +44,21 @@ describe("EchoPath", () => {
     expect(path.playing).toBe(true);
   });
 
+  it("measures the return one window after an answer's lead, wherever the answer starts on the call's clock", () => {
+    for (const start of [41, 50, 80]) {
+      const path = new EchoPath(15, 0);
+      for (let k = 0; k < start; k++) path.frame(0, ms(-66));
+      // The first 25 frames (a mirror's lead) are not measured; the window of 50 starts after them.
+      feedEcho(path, 74, 4, 6, start);
+      expect(path.measuredReturn, `answer from frame ${start}`).toBeUndefined();
+      feedEcho(path, 1, 4, 6, start + 74);
+      // Before the delay is known the window sets each caller frame against the reference of its own frame:
+      // 4 frames of 50 misaligned, so about the return.
+      expect(db(path.measuredReturn! * 32768 ** 2), `answer from frame ${start}`).toBeGreaterThanOrEqual(-7);
+      expect(db(path.measuredReturn! * 32768 ** 2), `answer from frame ${start}`).toBeLessThanOrEqual(-5);
+    }
+  });
+
   it("holds the delay while the caller talks: their speech is not the echo arriving later", () => {
     const path = new EchoPath(15, 0);
     feedEcho(path, 400, 4, 6);

@@ -93,8 +93,8 @@ export class EchoPath {
    * arriving later (a 55 ms echo estimated at 200 ms after a backchannel, in real time).
    */
   #sinceCaller = Number.POSITIVE_INFINITY;
-  /** The current measurement window: reference and caller power summed, frames, and whether it may count. */
-  #window = { reference: 0, caller: 0, frames: 0, steady: true };
+  /** The current measurement window: reference and caller power summed, and frames. */
+  #window = { reference: 0, caller: 0, frames: 0 };
   /** Reference frames in a row, up to the newest, that played nothing the line could return. */
   #quietFor = Number.POSITIVE_INFINITY;
   /** Frames since the reference came back after a silence as long as the tail and a mirror's lead. */
@@ -246,28 +246,33 @@ export class EchoPath {
 
   /**
    * One frame into the echo return's window: the reference at the echo's delay against the caller frame.
-   * A window counts only when none of its frames is within a mirror's lead of audio coming back after a
-   * silence as long as the tail and that lead (an answer's start, a resume after a hold): there the
-   * reference may have run ahead of the line, with no echo of it in the caller channel yet; the return
-   * read far too small, the bar fell with it and the echo went through as the caller (an answer nobody
-   * spoke over cut itself in a starved process, its mirror 15 frames ahead). Shorter pauses (espeak-ng's
+   * No frame within a mirror's lead of audio coming back after a silence as long as the tail and that lead
+   * (an answer's start, a resume after a hold) is measured: there the reference may have run ahead of the
+   * line, with no echo of it in the caller channel yet; the return read far too small, the bar fell with it
+   * and the echo went through as the caller (an answer nobody spoke over cut itself in a starved process,
+   * its mirror 15 frames ahead). The window starts afresh after them: one that merely did not count (as
+   * until 2026-11-30) left the first answer unmeasured for a whole window more whenever the lead ended
+   * after a window's start (1.5-2.5 s into it, not 1.5 s), and the guard assumed the 0 dB return there. Shorter pauses (espeak-ng's
    * digital silence between words) keep a window: barred by every quiet frame and the tail after it
    * (ad736b4), too few were measured, and with the reference drifting +-2 frames an answer at a 3 dB echo
    * return cut itself 61 times per 10 minutes under the 6 dB assumed; with this rule 1.6, as before
    * ad736b4 (bench/onset-latency.bench.ts --grid --jitter-frames 2, docs/performance.md).
    */
   #measure(reference: number, caller: number): void {
+    if (this.#sinceResume <= LEAD_FRAMES) {
+      this.#window = { reference: 0, caller: 0, frames: 0 };
+      return;
+    }
     const w = this.#window;
     w.reference += reference;
     w.caller += caller;
-    if (this.#sinceResume <= LEAD_FRAMES) w.steady = false;
     if (++w.frames < WINDOW_FRAMES) return;
-    if (w.steady && w.reference / w.frames >= MIN_WINDOW_REFERENCE) {
+    if (w.reference / w.frames >= MIN_WINDOW_REFERENCE) {
       this.#returns.push(w.caller / w.reference);
       if (this.#returns.length > WINDOWS) this.#returns.shift();
       this.#lowestReturn = Math.min(...this.#returns);
     }
-    this.#window = { reference: 0, caller: 0, frames: 0, steady: true };
+    this.#window = { reference: 0, caller: 0, frames: 0 };
   }
 
   /**
