@@ -252,11 +252,11 @@ export class EchoPath {
    * and the echo went through as the caller (an answer nobody spoke over cut itself in a starved process,
    * its mirror 15 frames ahead). The window starts afresh after them: one that merely did not count (as
    * until 2026-11-30) left the first answer unmeasured for a whole window more whenever the lead ended
-   * after a window's start (1.5-2.5 s into it, not 1.5 s), and the guard assumed the 0 dB return there. Shorter pauses (espeak-ng's
-   * digital silence between words) keep a window: barred by every quiet frame and the tail after it
-   * (ad736b4), too few were measured, and with the reference drifting +-2 frames an answer at a 3 dB echo
-   * return cut itself 61 times per 10 minutes under the 6 dB assumed; with this rule 1.6, as before
-   * ad736b4 (bench/onset-latency.bench.ts --grid --jitter-frames 2, docs/performance.md).
+   * after a window's start (1.5-2.5 s into it, not 1.5 s), and the guard assumed the 0 dB return there.
+   * Shorter pauses (espeak-ng's digital silence between words) keep a window: barred by every quiet frame
+   * and the tail after it (ad736b4), too few were measured, and with the reference drifting +-2 frames an
+   * answer at a 3 dB echo return cut itself 61 times per 10 minutes under the 6 dB assumed; with this rule
+   * 1.6, as before ad736b4 (bench/onset-latency.bench.ts --grid --jitter-frames 2, docs/performance.md).
    */
   #measure(reference: number, caller: number): void {
     if (this.#sinceResume <= LEAD_FRAMES) {
