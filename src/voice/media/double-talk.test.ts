@@ -48,6 +48,10 @@ describe.skipIf(!sileroVadAvailable())("DoubleTalk (the Silero VAD on the cancel
     // 0.29-0.41 explained. No output under its input stands 3 dB over such a residual: the level test held them all.
     const passed = passedFrames(speech, 1.5, 0.3, quietLine);
     expect(passed.filter((k) => k < fullWindows).length).toBeGreaterThan(20);
+    // ...and a frame it took almost nothing off (a caller the echo has not reached yet), no louder than its input.
+    expect(passedFrames(speech, 0.3, 0.3, quietLine).filter((k) => k < fullWindows).length).toBeGreaterThan(
+      20,
+    );
     // Once the full windows are measured the level test decides again: a filter still taking 1.5 dB off then is one
     // a drifting reference keeps from converging, and its echo reads 0.25-0.3 explained too.
     expect(passed.filter((k) => k >= fullWindows)).toEqual([]);

@@ -102,6 +102,8 @@ const EARLY_WINDOW_FRAMES = 25;
  * Measured at four answer starts (bench/onset-latency.bench.ts --grid --seeds 1,2 --per-cell 4 --answer-start-ms
  * 400,800,1200,1600): missed 53 -> 40 of 768 where TER >= -6 dB, no echo-only cut; seed 2's caller 2 s into the
  * first answer (at 800 ms) had the filter 2.5 dB in, the output 1-2 dB under its input, 0.29-0.41 explained.
+ * Nor does MAX_KEPT hold such a frame (no louder than its input): skipping it too, all-TER misses 107 -> 102 of
+ * 1008 and the echo path's cost p95 460 -> 420 ms, drifting seeds 1-20 missed 68 -> 60, still no cut.
  */
 const UNCONVERGED_OVER_NOISE = 10;
 /**
@@ -309,14 +311,21 @@ export class DoubleTalk {
     // The onset's allowance is for a caller the VAD already hears: a rising frame keeps MIN_KEPT.
     if (level < input * (speech && this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT))
       return false;
-    if (level > input * MAX_KEPT && !(level <= input && this.#filterAtWork() && this.port.filterFindsEcho()))
-      return false;
     const early = !this.#attenuation.full;
     const attenuation = early ? this.#earlyAttenuation : this.#attenuation;
     if (attenuation.count < MIN_ATTENUATION_WINDOWS) return false;
     const over = !speech ? FAR_OVER_RESIDUAL : early ? EARLY_OVER_RESIDUAL : OVER_RESIDUAL;
     const unconverged =
       speech && early && attenuation.lowest() * over >= 1 && level >= noiseBar * UNCONVERGED_OVER_NOISE;
+    // A filter barely converged takes little off a caller the echo has not reached yet (0.3 dB as an answer
+    // resumed from a pause): MAX_KEPT's misadapted filter is one that had converged.
+    const unconvergedKept = unconverged && level <= input;
+    if (
+      !unconvergedKept &&
+      level > input * MAX_KEPT &&
+      !(level <= input && this.#filterAtWork() && this.port.filterFindsEcho())
+    )
+      return false;
     if (!unconverged && level < input * attenuation.lowest() * over) return false;
     if (this.#strictlyUnexplained()) return true;
     const explained = this.#explainedOnce();
