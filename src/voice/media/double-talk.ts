@@ -317,13 +317,12 @@ export class DoubleTalk {
     const over = !speech ? FAR_OVER_RESIDUAL : early ? EARLY_OVER_RESIDUAL : OVER_RESIDUAL;
     const unconverged =
       speech && early && attenuation.lowest() * over >= 1 && level >= noiseBar * UNCONVERGED_OVER_NOISE;
-    // A filter barely converged takes little off a caller the echo has not reached yet (0.3 dB as an answer
-    // resumed from a pause): MAX_KEPT's misadapted filter is one that had converged.
-    const unconvergedKept = unconverged && level <= input;
+    // A frame no louder than its input may keep more than MAX_KEPT where the filter finds the echo, or where it
+    // has barely converged (it took 0.3 dB off a caller the echo had not reached, as an answer resumed): MAX_KEPT's
+    // misadapted filter is one that had converged.
     if (
-      !unconvergedKept &&
       level > input * MAX_KEPT &&
-      !(level <= input && this.#filterAtWork() && this.port.filterFindsEcho())
+      !(level <= input && (unconverged || (this.#filterAtWork() && this.port.filterFindsEcho())))
     )
       return false;
     if (!unconverged && level < input * attenuation.lowest() * over) return false;

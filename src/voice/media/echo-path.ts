@@ -94,7 +94,7 @@ export class EchoPath {
    */
   #sinceCaller = Number.POSITIVE_INFINITY;
   /** The current measurement window: reference and caller power summed, and frames. */
-  #window = { reference: 0, caller: 0, frames: 0 };
+  #window = emptyWindow();
   /** Reference frames in a row, up to the newest, that played nothing the line could return. */
   #quietFor = Number.POSITIVE_INFINITY;
   /** Frames since the reference came back after a silence as long as the tail and a mirror's lead. */
@@ -260,7 +260,7 @@ export class EchoPath {
    */
   #measure(reference: number, caller: number): void {
     if (this.#sinceResume <= LEAD_FRAMES) {
-      this.#window = { reference: 0, caller: 0, frames: 0 };
+      this.#window = emptyWindow();
       return;
     }
     const w = this.#window;
@@ -272,7 +272,7 @@ export class EchoPath {
       if (this.#returns.length > WINDOWS) this.#returns.shift();
       this.#lowestReturn = Math.min(...this.#returns);
     }
-    this.#window = { reference: 0, caller: 0, frames: 0 };
+    this.#window = emptyWindow();
   }
 
   /**
@@ -286,6 +286,11 @@ export class EchoPath {
     if (d === undefined) return Number.POSITIVE_INFINITY;
     return this.#loudestReference(d - NOISE_ECHO_FRAMES, d + NOISE_ECHO_FRAMES) * this.#lowestReturn;
   }
+}
+
+/** A measurement window with nothing in it yet. */
+function emptyWindow(): { reference: number; caller: number; frames: number } {
+  return { reference: 0, caller: 0, frames: 0 };
 }
 
 /** Amplitude envelope (root of the levels) of levels[from, to), mean removed. */
