@@ -113,7 +113,11 @@ if (values["echo-json"]) {
 }
 // Where the caller's onset falls in the answer moves the figures more than most rules (at 400 / 800 ms seed 2's
 // grid missed 1 / 22 of 96 where TER >= -6 dB): a list runs every call with speech once at each start.
-const answerStarts = values["answer-start-ms"].split(",").map((v) => number(v, "answer-start-ms"));
+const answerStarts = values["answer-start-ms"].split(",").map((v) => {
+  if (v.trim() === "")
+    throw new Error("--answer-start-ms takes ms after the call connects, comma-separated (400,800)");
+  return number(v, "answer-start-ms");
+});
 const chain = {
   echo: values["no-ec"] ? undefined : echoFlags,
   minSpeechMs: number(values["min-speech-ms"], "min-speech-ms"),

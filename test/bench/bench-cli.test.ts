@@ -32,6 +32,18 @@ describe("a bench's command line (bench/lib/bench-cli.ts)", () => {
     }
   });
 
+  it("onset-latency refuses an empty or negative answer start before running anything", () => {
+    for (const [value, message] of [
+      ["400,", "--answer-start-ms takes ms after the call connects"],
+      ["400,-5", "--answer-start-ms must be a number >= 0"],
+    ]) {
+      const r = bench("bench/onset-latency.bench.ts", "--grid", `--answer-start-ms=${value}`);
+      expect(r.status, value).not.toBe(0);
+      expect(r.stderr, value).toContain(message);
+      expect(r.stdout, value).not.toContain("onset-latency: seeds");
+    }
+  });
+
   it("the telephony benches' shared flags (benchArgs) print their own bench's usage", () => {
     const r = bench("bench/echo-canceller.bench.ts", "--help");
     expect(r.status).toBe(0);
