@@ -180,6 +180,21 @@ const RESIDUAL_HANG_FRAMES = 5;
  */
 const RESIDUAL_ONSET_HANG_EXPLAINED = 0.65;
 const ONSET_FRAMES = 2;
+/*
+ * Within the hang, a frame under the guard's noise bar (the quietest caller-channel frame of the last second, 10 dB
+ * over: through a continuous answer in a room, the caller's and the echo's own quiet part) is weighed against the
+ * echo-free bar, as one standing over the echo is, by the coherence test alone (MAX_EXPLAINED) where the Silero VAD
+ * on the output hears speech (RESIDUAL_SPEECH): the decaying end of the caller's syllable. Seed 1's fourth call (a
+ * room, 141 ms delay), TER -6 dB, the answer from 800 ms: five frames of a syllable at -26..-28 dBFS passed, three as
+ * double talk; its sixth (-32 dBFS, the echo at -48, 0.08 explained, the VAD at 1.0) stood under the noise bar at
+ * -28.5 dBFS and no test weighed it: the gate's run of six broke at five and the caller was missed at every ERL.
+ * Measured (bench/onset-latency.bench.ts --grid --seeds 1,2 --per-cell 4 --answer-start-ms 400,800,1200,1600):
+ * missed 40 -> 33 of 768 where TER >= -6 dB, 38 calls heard sooner and none later, no echo-only cut; drifting seeds
+ * 1-20 (--jitter-frames 2) missed 60 -> 55, no cut. By the residual test's bounds instead, a drifting filter's lost
+ * echo went through: with the hang's 0.6, 9 echo-only answers cut there; with the strict 0.35, seed 8's echo at
+ * 0.30-0.31 explained cut two; with the coherence test's own VAD bound (DOUBLE_TALK_SPEECH), seed 9's lost echo at an
+ * answer's pause (0.13-0.19 explained, the VAD at 0.83-0.88) cut one.
+ */
 
 /** What the tests ask the guard of the frame being weighed, read only when a test gets that far. */
 export interface DoubleTalkPort {
@@ -259,6 +274,11 @@ export class DoubleTalk {
     this.#speechFrames = this.#residual.probability >= RESIDUAL_SPEECH ? this.#speechFrames + 1 : 0;
   }
 
+  /** The frame being weighed comes within RESIDUAL_HANG_FRAMES of one let through as double talk by a strict bound. */
+  withinHang(): boolean {
+    return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES;
+  }
+
   /** A frame under the bar is being weighed (counts frames since the last double talk). */
   underBar(): void {
     this.#sinceDoubleTalk++;
@@ -267,10 +287,13 @@ export class DoubleTalk {
   /**
    * Whether the frame under the bar (its power `level`, the caller frame's `input`, the guard's `noiseBar`) is the
    * caller talking over the answer, by either test. `overEcho`: the caller-channel frame stands over the echo the
-   * reference predicts in it (EchoPath.overEcho).
+   * reference predicts in it (EchoPath.overEcho). `syllableTail`: the frame is under the guard's noise bar and weighed
+   * only as it falls within the hang (`noiseBar` then the echo-free one): by the coherence test alone, the VAD on the
+   * output hearing speech.
    */
-  caller(level: number, input: number, noiseBar: number, overEcho: boolean): boolean {
+  caller(level: number, input: number, noiseBar: number, overEcho: boolean, syllableTail = false): boolean {
     this.#explainedRead = false;
+    if (syllableTail) return this.#hearsSpeech() && this.#callerOverAnswer(level, input, noiseBar);
     return (
       this.#callerOverAnswer(level, input, noiseBar) ||
       this.#callerInResidual(level, input, overEcho, noiseBar)
@@ -304,7 +327,7 @@ export class DoubleTalk {
   #callerInResidual(level: number, input: number, overEcho: boolean, noiseBar: number): boolean {
     const vad = this.#residual;
     if (!vad) return false;
-    const speech = vad.voiced && vad.probability >= RESIDUAL_SPEECH;
+    const speech = this.#hearsSpeech();
     if (!speech && overEcho && vad.probability >= RISING_OVER_ECHO && level >= input * MIN_KEPT)
       return this.#strictlyUnexplained();
     if (!speech && vad.probability < RISING_SPEECH) return false;
@@ -333,6 +356,12 @@ export class DoubleTalk {
     // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
     const bound = this.#armedAtOnset ? RESIDUAL_ONSET_HANG_EXPLAINED : RESIDUAL_HANG_EXPLAINED;
     return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < bound;
+  }
+
+  /** The Silero VAD on the output reads the frame as speech at the residual detector's bound (RESIDUAL_SPEECH). */
+  #hearsSpeech(): boolean {
+    const vad = this.#residual;
+    return vad !== undefined && vad.voiced && vad.probability >= RESIDUAL_SPEECH;
   }
 
   /** The reference explains under RESIDUAL_EXPLAINED of the frame: it passes by the strict bound, and the hang starts. */

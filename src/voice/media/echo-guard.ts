@@ -261,8 +261,11 @@ export class EchoGuard {
       }
       this.#doubleTalk.underBar();
       const overEcho = this.#path.overEcho(input, newer);
-      const bar = echoFreeBar < noiseBar && overEcho ? echoFreeBar : noiseBar;
-      if (level >= bar && this.#doubleTalk.caller(level, input, bar, overEcho)) {
+      // Under the noise bar within the hang of a frame let through as double talk: the end of the caller's syllable,
+      // weighed against the echo-free bar by the coherence test alone (double-talk.ts, DoubleTalk.caller).
+      const syllableTail = !overEcho && level < noiseBar && this.#doubleTalk.withinHang();
+      const bar = echoFreeBar < noiseBar && (overEcho || syllableTail) ? echoFreeBar : noiseBar;
+      if (level >= bar && this.#doubleTalk.caller(level, input, bar, overEcho, syllableTail)) {
         this.#words?.frame(out.subarray(at, end), false);
         this.doubleTalkFrames++;
         continue;
