@@ -28,10 +28,10 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
   const events: TalkEvent[] = [];
 
   beforeAll(async () => {
-    // 500 tokens of 4 characters, one every 60 ms: the agent still streams the answer 30 s after the question,
-    // when Alice's next loop (~10 s after it) barges in. At 2 ms a token the stream was over by then, and the
+    // 500 tokens of 4 characters, one every 100 ms: the agent still streams the answer 50 s after the question,
+    // when Alice's next loop (~20 s after it) barges in. At 2 ms a token the stream was over by then, and the
     // barge-in an output.audio.cancelled, not the turn.cancelled the second test expects.
-    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(2000), tokenDelayMs: 60 });
+    chat = new FakeChatCompletionsServer({ apiKey: "k", answer: longAnswer(2000), tokenDelayMs: 100 });
     const baseUrl = await chat.start();
     h = await startMeetingsHarness(
       { aloneTimeoutMs: 60_000, wakeTriggers: ["ten meter"] },
@@ -70,11 +70,14 @@ describe("meeting bot in agent mode, in the local test meeting", () => {
     expect(assistantSessionId).toBeTruthy();
     // Alice asks; the harness owns her page and closes it. She joins after the bot: her microphone's loop
     // starts as she joins, so the bot hears it from its start, not from wherever the loop was when the bot
-    // got in (up to a whole loop, ~17 s, of waiting for the next wake phrase).
+    // got in (up to a whole loop of waiting for the next wake phrase). Her next loop must start after the
+    // answer is audible: what is left of the gap once her caption is transcribed and the answer spoken. With
+    // 9 s, on a machine at half the speed of the usual one and the suite's other files beside this one, her
+    // next loop came first (its question superseded the answer instead of barging in): 18 s.
     await h.participant(
       "ask",
       "Alice",
-      speechSequenceWav(h.dir, "alice", ["goforward.raw", "something.raw"], 1.0, 9),
+      speechSequenceWav(h.dir, "alice", ["goforward.raw", "something.raw"], 1.0, 18),
     );
     await h.waitFor(botId, (s) => s.state === "in_call" && s.participants.length === 2);
     // The bot's microphone is muted until the assistant speaks.
