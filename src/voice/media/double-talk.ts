@@ -355,7 +355,7 @@ export class DoubleTalk {
     if (!speech || explained === undefined) return false;
     // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
     const bound = this.#armedAtOnset ? RESIDUAL_ONSET_HANG_EXPLAINED : RESIDUAL_HANG_EXPLAINED;
-    return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES && explained < bound;
+    return this.withinHang() && explained < bound;
   }
 
   /** The Silero VAD on the output reads the frame as speech at the residual detector's bound (RESIDUAL_SPEECH). */
