@@ -107,6 +107,19 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(2, 4, ["grid-erl10-ter-6-0", "grid-erl20-ter-6-0"]);
   });
 
+  it("hears a caller at the echo's level 2 s into the first answer, over a filter that has taken 4 dB off", async () => {
+    // Seed 2's first call with the answer from 800 ms, ERL 6 and 20 dB, TER -6 and 0 dB: the early windows measured
+    // the filter 1.9-4.1 dB in, the caller left the output 0.4-1.2 dB under its input at 0.29-0.41 explained, and
+    // MAX_KEPT or the level test's 3 dB over that residual held it frame after frame: missed. A filter under 6 dB
+    // in counts as barely converged (the coherence alone decides): heard 404 and 218 ms after the P.56 onset.
+    await expectHeard(2, 4, ["grid-erl6-ter-6-0", "grid-erl20-ter0-2"], 500, 800);
+  });
+
+  it("holds a drifting echo early in an answer where the filter has taken 6-8 dB off", async () => {
+    // Drifting seed 12's room at ERL 6 dB: with 8 dB for "barely converged" its answer cut itself 3.2 s in.
+    await expectNoCut(12, ["grid-echo-erl6-3"]);
+  });
+
   it("hears a caller over a continuous answer whose echo's quiet part had been taken for the line's noise", async () => {
     // Seed 1's fourth call (a room, 141 ms delay) at ERL 6 and 20 dB, TER 0 dB: the caller at -28..-31 dBFS stood
     // under the noise bar (-30 dBFS: the quietest caller-channel frame of a second of answer, the echo's own at

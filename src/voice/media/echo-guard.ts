@@ -63,7 +63,7 @@
  * canceller's output (fed only while echo could be on the line) hears speech, the output stands 6 dB over
  * the residual the canceller's measured attenuation leaves, 1-10 dB under its input, and the reference
  * explains under 0.35 of it (0.6 within five frames of a frame let through as double talk); early in the first
- * answer, while the filter has taken under 3 dB off, the level test is skipped for a frame 10 dB over the noise
+ * answer, while the filter has taken under 6 dB off, the level test is skipped for a frame 10 dB over the noise
  * bar (double-talk.ts, UNCONVERGED_OVER_NOISE). Offline, on the
  * talker-to-echo grid without drift, it halved the onset where the caller is up to 6 dB under the echo with
  * no echo-only call cut; with the reference drifting, on ten seeds, the same echo-only cuts as without it
