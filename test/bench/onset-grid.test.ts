@@ -94,6 +94,21 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(2, 4, ["grid-erl3-ter-3-3"], 300);
   });
 
+  it("hears a caller over the echo whose first frame the smoothed coherence still reads 0.36", async () => {
+    // Seed 2's fourth call (a room at 31 ms) at ERL 6 dB, TER 0 dB, the answer from 1600 ms: the caller's first frame
+    // (-21 dBFS over an echo at -29, the VAD on the output at 0.78) read 0.36 explained against the strict 0.35, the
+    // next four passed over the bar and the one after them was held (0.38, no hang armed): four frames of the gate's
+    // six, and the caller was heard at the next syllable, 625 ms after the P.56 onset. Under 0.4 for such a frame
+    // (the hang armed by it): 125 ms.
+    await expectHeard(2, 4, ["grid-erl6-ter0-3"], 300, 1600);
+  });
+
+  it("holds a drifting filter's lost echo that a looser bound for a rising frame over the predicted echo let through", async () => {
+    // Drifting seed 5's line at ERL 3 dB: with 0.45 for a rising frame over the predicted echo, it cut its answer
+    // 19.4 s in.
+    await expectNoCut(5, ["grid-echo-erl3-6"]);
+  });
+
   it("holds a drifting filter's lost echo the VAD reads 0.5-0.9 where the reference predicts that echo", async () => {
     // Seed 4, the reference drifting +-2 frames: with 0.5 for any frame, not only one over the predicted echo,
     // a room's echo-only answer cut itself 17 s in (45 cuts on drifting seeds 1-20).

@@ -74,6 +74,16 @@ const FAR_OVER_RESIDUAL = 10 ** (16 / 10);
  */
 const RISING_OVER_ECHO = 0.5;
 /**
+ * ...and the reference explains under this much of it (the strict bound RESIDUAL_EXPLAINED at first). The
+ * coherence is smoothed over about six frames and reads a caller alone 0.05-0.4 (echo-coherence.ts): seed 2's
+ * fourth call from 1600 ms, TER 0 dB, read 0.36 on the caller's first frame (-21 dBFS over an echo at -29, the VAD
+ * at 0.78), held, and the gate's run of six broke at four: heard 625 ms after the P.56 onset, 125 ms (as the gate
+ * alone) with 0.4, at ERL 3-20 dB (bench/onset-latency.bench.ts --grid --seeds 1,2 --per-cell 4 --answer-start-ms
+ * 400,800,1200,1600: p95 580 -> 544 ms where TER >= -6 dB, 6 calls sooner, none later). Drifting seeds 1-20
+ * (--jitter-frames 2): no cut at 0.4, one at 0.45 (seed 5's line at ERL 3 dB, 19.4 s into its answer).
+ */
+const RISING_OVER_ECHO_EXPLAINED = 0.4;
+/**
  * ...or this far (3 dB) over it while the attenuation is read from the early windows: the filter is still
  * converging, so what it leaves falls frame by frame under what the windows measured (-7.4 dB) and a caller 2-3
  * s into the first answer stood only 3-7 dB over it (missed at ERL 10 and 20 dB, TER -6 and -3 dB: seed 2's
@@ -342,7 +352,7 @@ export class DoubleTalk {
     if (!vad) return false;
     const speech = this.#hearsSpeech();
     if (!speech && overEcho && vad.probability >= RISING_OVER_ECHO && level >= input * MIN_KEPT)
-      return this.#strictlyUnexplained();
+      return this.#strictlyUnexplained(RISING_OVER_ECHO_EXPLAINED);
     if (!speech && vad.probability < RISING_SPEECH) return false;
     // The onset's allowance is for a caller the VAD already hears: a rising frame keeps MIN_KEPT.
     if (level < input * (speech && this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT))
@@ -380,10 +390,10 @@ export class DoubleTalk {
     return vad !== undefined && vad.voiced && vad.probability >= RESIDUAL_SPEECH;
   }
 
-  /** The reference explains under RESIDUAL_EXPLAINED of the frame: it passes by the strict bound, and the hang starts. */
-  #strictlyUnexplained(): boolean {
+  /** The reference explains under `bound` of the frame: it passes by a strict bound, and the hang starts. */
+  #strictlyUnexplained(bound = RESIDUAL_EXPLAINED): boolean {
     const explained = this.#explainedOnce();
-    if (explained === undefined || explained >= RESIDUAL_EXPLAINED) return false;
+    if (explained === undefined || explained >= bound) return false;
     this.#armHang();
     return true;
   }
