@@ -62,9 +62,9 @@ const FAR_OVER_RESIDUAL = 10 ** (16 / 10);
 /**
  * ...or, where the caller-channel frame stands over the echo the reference predicts in it (the guard's
  * OVER_ECHO: the echo cannot account for its power), a Silero probability of this much, the output within
- * MIN_KEPT of its input and the strict coherence bound, whatever the residual. The VAD, its state smoothed over
- * the answer's echo before them, reads a caller's first frames 0.5-0.6 where the echo is as loud as the caller:
- * held, seed 2's fourth call (a room at 31 ms, ERL 3 dB, TER -3 dB: two frames at 0.57, 0.29-0.33 explained)
+ * MIN_KEPT of its input and the coherence under RISING_OVER_ECHO_EXPLAINED, whatever the residual. The VAD,
+ * its state smoothed over the answer's echo before them, reads a caller's first frames 0.5-0.6 where the echo
+ * is as loud as the caller: held, seed 2's fourth call (a room at 31 ms, ERL 3 dB, TER -3 dB: two frames at 0.57, 0.29-0.33 explained)
  * missed the gate's 120 ms run by a frame and was heard 625 ms after its onset, 265 ms with this
  * (bench/onset-latency.bench.ts --grid --seeds 2 --per-cell 4: p95 625 -> 404 ms where TER >= -6 dB; the corpus's
  * interruptions p95 399 -> 311 ms). Without the condition, a filter that lost a drifting echo (which the
