@@ -354,6 +354,17 @@ export class DoubleTalk {
     if (!speech && overEcho && vad.probability >= RISING_OVER_ECHO && level >= input * MIN_KEPT)
       return this.#strictlyUnexplained(RISING_OVER_ECHO_EXPLAINED);
     if (!speech && vad.probability < RISING_SPEECH) return false;
+    if (!this.#keptLikeCaller(level, input, speech, noiseBar)) return false;
+    // The hang is for frames the VAD hears as speech: the rising ones pass only by the strict bound.
+    return this.#strictlyUnexplained() || (speech && this.#unexplainedWithinHang());
+  }
+
+  /**
+   * The levels' half of the residual test: the output frame (of power `level`) keeps of its `input` what a caller
+   * over the echo leaves (MIN_KEPT..MAX_KEPT under it) and stands over what the canceller's measured attenuation
+   * leaves of echo (`speech`: the VAD hears it; a rising frame must stand further over).
+   */
+  #keptLikeCaller(level: number, input: number, speech: boolean, noiseBar: number): boolean {
     // The onset's allowance is for a caller the VAD already hears: a rising frame keeps MIN_KEPT.
     if (level < input * (speech && this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT))
       return false;
@@ -374,11 +385,13 @@ export class DoubleTalk {
       !(level <= input && (unconverged || (this.#filterAtWork() && this.port.filterFindsEcho())))
     )
       return false;
-    if (!unconverged && level < input * attenuation.lowest() * over) return false;
-    if (this.#strictlyUnexplained()) return true;
+    return unconverged || level >= input * attenuation.lowest() * over;
+  }
+
+  /** Within the hang, the reference explains under the hang's looser bound (a frame that does not restart it). */
+  #unexplainedWithinHang(): boolean {
     const explained = this.#explainedOnce();
-    // The hang is for frames the VAD hears as speech: the rising ones pass only by the strict bound.
-    if (!speech || explained === undefined) return false;
+    if (explained === undefined) return false;
     // The looser bound does not restart the count: a run of it alone is how a drifting echo went through.
     const bound = this.#armedAtOnset ? RESIDUAL_ONSET_HANG_EXPLAINED : RESIDUAL_HANG_EXPLAINED;
     return this.withinHang() && explained < bound;
