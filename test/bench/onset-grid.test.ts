@@ -1,13 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { echoCancellerAvailable } from "../../src/codecs/echo-canceller.js";
 import { DEFAULT_CHAIN, loadChain, runOnsetCall } from "../../bench/lib/onset-latency.js";
-import { buildGrid } from "../../bench/lib/talker-echo-grid.js";
+import { buildGrid, type GridOptions } from "../../bench/lib/talker-echo-grid.js";
+import type { CorpusCall } from "../../bench/lib/turn-corpus.js";
 
 /**
  * The echo guard on issue 40's talker-to-echo grid (bench/onset-latency.bench.ts --grid), on the calls the
  * benches traced, so a change that undoes a fix fails here and not only in a figure.
  */
 describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo grid", () => {
+  /** The calls of these ids in the grid built with `options`, every one of them found (the ids depend on the options). */
+  function gridCalls(options: GridOptions, ids: string[]): CorpusCall[] {
+    const calls = buildGrid(options).filter((c) => ids.includes(c.id));
+    expect(calls.map((c) => c.id).sort()).toEqual([...ids].sort());
+    return calls;
+  }
+
   /**
    * The grid's interruption calls of these ids (built with `perCell` calls a cell, as the bench ran it: the calls
    * depend on it) through today's chain, the answer starting `answerStartMs` into the call (the bench's
@@ -23,9 +31,7 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     const chain = await loadChain("change");
     const erls = [...new Set(ids.map((id) => Number(/erl(\d+)/.exec(id)![1])))];
     const ters = [...new Set(ids.map((id) => Number(/ter(-?\d+)/.exec(id)![1])))];
-    const calls = buildGrid({ seed, perCell, echoMinutes: 0, erls, ters }).filter((c) => ids.includes(c.id));
-    expect(calls.map((c) => c.id).sort()).toEqual([...ids].sort());
-    for (const call of calls) {
+    for (const call of gridCalls({ seed, perCell, echoMinutes: 0, erls, ters }, ids)) {
       const r = await runOnsetCall(call, { ...DEFAULT_CHAIN, answerStartMs, echo: { tailMs: 300 } }, [chain]);
       const c = r.chains.change!;
       expect(c.falseOnsets, call.id).toBe(0);
@@ -40,11 +46,8 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
    */
   async function expectNoCut(seed: number, ids: string[]) {
     const chain = await loadChain("change");
-    const calls = buildGrid({ seed, perCell: 2, echoMinutes: 6, erls: [3, 6], ters: [-6, -3, 0] }).filter(
-      (c) => ids.includes(c.id),
-    );
-    expect(calls.map((c) => c.id).sort()).toEqual([...ids].sort());
-    for (const call of calls) {
+    const grid = { seed, perCell: 2, echoMinutes: 6, erls: [3, 6], ters: [-6, -3, 0] };
+    for (const call of gridCalls(grid, ids)) {
       const r = await runOnsetCall(call, { ...DEFAULT_CHAIN, jitterFrames: 2, echo: { tailMs: 300 } }, [
         chain,
       ]);
