@@ -112,13 +112,15 @@ describe("echo canceller (libspeexdsp)", () => {
     expect(mean(overAnswer)).toBeLessThan(mean(residual) * 0.75);
   });
 
-  it("offers explainedWithin only with doubleTalk, and doubleTalk only on 20 ms frames", () => {
+  it("offers explainedWithin (and beyond chance) only with doubleTalk, and doubleTalk only on 20 ms frames", () => {
     const plain = createEchoCanceller({ sampleRate: RATE });
     open.push(plain);
     expect(plain.explainedWithin).toBeUndefined();
+    expect(plain.explainedBeyondChanceWithin).toBeUndefined();
     const measured = createEchoCanceller({ sampleRate: RATE, doubleTalk: true });
     open.push(measured);
     expect(measured.explainedWithin!(0, 15)).toBe(0);
+    expect(measured.explainedBeyondChanceWithin!(0, 15)).toBe(0);
     try {
       createEchoCanceller({ sampleRate: RATE, frameMs: 10, doubleTalk: true });
       expect.unreachable();

@@ -44,7 +44,7 @@ export interface EchoCancellerOptions {
   denoise?: boolean;
   /**
    * Also measure how much of each output frame the reference explains (codecs/echo-coherence.ts), for a
-   * double-talk test: `explainedWithin`. 20 ms frames only. Default false.
+   * double-talk test: `explainedWithin`, `explainedBeyondChanceWithin`. 20 ms frames only. Default false.
    */
   doubleTalk?: boolean;
 }
@@ -64,6 +64,11 @@ export interface EchoCanceller {
    * frames before its caller frame). 0 before any reference. Absent without `doubleTalk`.
    */
   explainedWithin?(from: number, to: number): number;
+  /**
+   * With `doubleTalk`: as explainedWithin, less what the reference would explain of an unrelated output by
+   * chance over the frames measured (echo-coherence.ts). Absent without `doubleTalk`.
+   */
+  explainedBeyondChanceWithin?(from: number, to: number): number;
   /** Frees the native state. Idempotent; process/played after close throw invalid_state. */
   close(): void;
 }
@@ -143,7 +148,11 @@ export function createEchoCanceller(options: EchoCancellerOptions): EchoCancelle
       return result;
     },
     ...(coherence
-      ? { explainedWithin: (from: number, to: number) => coherence.explainedWithin(from, to) }
+      ? {
+          explainedWithin: (from: number, to: number) => coherence.explainedWithin(from, to),
+          explainedBeyondChanceWithin: (from: number, to: number) =>
+            coherence.explainedBeyondChanceWithin(from, to),
+        }
       : {}),
     close() {
       if (closed) return;

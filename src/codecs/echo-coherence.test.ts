@@ -2,7 +2,8 @@
  * The coherence measure on real speech (pocketsphinx-testdata): an echo of
  * the reference (delayed, attenuated, a 3-tap line response, u-law) is
  * explained at its delay and not elsewhere; a caller's speech is not
- * explained, alone or over the echo.
+ * explained, alone or over the echo, and beyond chance reads it near 0 from
+ * its first frames on.
  */
 import { describe, expect, it } from "vitest";
 import { isCodecError } from "./codec-error.js";
@@ -13,17 +14,25 @@ import { phoneLine } from "./testing/phone-line.js";
 const RATE = 8000;
 const FRAME = 160;
 
-/** Feeds reference and output frame by frame; returns the explained fraction per lag range after each frame. */
+/**
+ * Feeds reference and output frame by frame; returns the explained fraction per lag range after each frame
+ * (beyond chance with `beyondChance`).
+ */
 function explainedOver(
   reference: Int16Array,
   output: Int16Array,
   ranges: ReadonlyArray<readonly [number, number]>,
+  beyondChance = false,
 ): number[][] {
   const coherence = new EchoCoherence({ sampleRate: RATE, maxLagFrames: 20 });
   const readings: number[][] = [];
   for (let at = 0; at + FRAME <= output.length; at += FRAME) {
     coherence.frame(reference.subarray(at, at + FRAME), output.subarray(at, at + FRAME));
-    readings.push(ranges.map(([from, to]) => coherence.explainedWithin(from, to)));
+    readings.push(
+      ranges.map(([from, to]) =>
+        beyondChance ? coherence.explainedBeyondChanceWithin(from, to) : coherence.explainedWithin(from, to),
+      ),
+    );
   }
   return readings;
 }
@@ -61,6 +70,35 @@ describe("EchoCoherence", () => {
     // Measured: mean 0.27, 41% of the frames under the guard's 0.2 (an echo at its delay: over 0.6).
     expect(mean(alone)).toBeLessThan(0.35);
     expect(alone.filter((v) => v < 0.2).length / alone.length).toBeGreaterThan(0.3);
+  });
+
+  it("beyond chance: reads unrelated speech near 0 and an echo at its delay well over it", () => {
+    const spoken = (readings: number[][]): number[] =>
+      readings.filter((_, k) => energyOf(callerTrack, k) > 32768 ** 2 * 1e-4).map((r) => r[0]!);
+    const line = phoneLine(new Int16Array(far.length), 0, 0, { pcm: callerTrack });
+    const alone = spoken(explainedOver(far, line, [[4, 8]], true));
+    const echo = explainedOver(far, phoneLine(far, 120, 10), [[4, 8]], true).slice(50);
+    // Measured: the caller 0.07 on average (0.27 by explainedWithin, above), the echo 0.62.
+    expect(mean(alone)).toBeLessThan(0.12);
+    expect(mean(echo.map((r) => r[0]!))).toBeGreaterThan(0.45);
+  });
+
+  it("beyond chance: a caller's first loud frames over a quiet echo read low, the smoothed estimate not", () => {
+    // 3 s of echo 20 dB down, then the caller at full level over it.
+    const start = RATE * 3;
+    const mic = phoneLine(far, 120, 20, { pcm: caller, at: start });
+    const plain = explainedOver(far, mic, [[4, 8]]);
+    const beyond = explainedOver(far, mic, [[4, 8]], true);
+    const first = start / FRAME;
+    const loud: number[] = [];
+    for (let k = first; k < first + 40; k++)
+      if (energyOf(callerTrack, k - first) > 32768 ** 2 * 1e-3) loud.push(k);
+    // The second to sixth loud frames (the first shares its window with the echo before it). Measured: 0.35 on
+    // average by explainedWithin (0.47 at first), 0.13 beyond chance (0.22 at first, 0.06 by the sixth).
+    const onset = loud.slice(1, 6);
+    expect(onset).toHaveLength(5);
+    expect(mean(onset.map((k) => plain[k]![0]!))).toBeGreaterThan(0.3);
+    expect(mean(onset.map((k) => beyond[k]![0]!))).toBeLessThan(0.2);
   });
 
   it("reads 0 once the reference has been silent longer than its lags and window", () => {

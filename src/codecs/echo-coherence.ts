@@ -19,6 +19,13 @@
  * delay (echo-coherence.test.ts, echo-canceller.test.ts; docs/performance.md);
  * slower smoothing separated no better and let more babble through.
  *
+ * That bias is largest where one frame outweighs the rest: a caller's first
+ * loud frame over a quiet residual makes the estimate one frame's, which any
+ * signal explains by itself. `explainedBeyondChanceWithin` takes off each
+ * bin's share that unrelated signals would show over the same frames (the
+ * smoothed |X|^2 |Y|^2, decay squared), so it reads a caller near 0 from the
+ * first frame, and a residual the filter keeps changing (a lost echo) low too.
+ *
  * While the reference has been silent for longer than the lags and the
  * window (the assistant not speaking), nothing is computed and every lag
  * reads 0: the frames then carry no echo to tell apart.
@@ -68,6 +75,8 @@ export class EchoCoherence {
   #quietFrames = Number.POSITIVE_INFINITY;
   /** Per lag: the smoothed cross-spectrum (re, im) of the output with the reference that many frames back. */
   readonly #cross: Float32Array[];
+  /** Per lag: the smoothed |X|^2 |Y|^2 (decay squared): what |Sxy|^2 comes to by chance for unrelated signals. */
+  readonly #chance: Float32Array[];
   readonly #outputPower: Float32Array;
   readonly #outputSpectrum: Float32Array;
 
@@ -106,6 +115,7 @@ export class EchoCoherence {
     this.#referenceSpectra = Array.from({ length: this.#lags }, () => new Float32Array(2 * this.#bins));
     this.#referencePower = Array.from({ length: this.#lags }, () => new Float32Array(this.#bins));
     this.#cross = Array.from({ length: this.#lags }, () => new Float32Array(2 * this.#bins));
+    this.#chance = Array.from({ length: this.#lags }, () => new Float32Array(this.#bins));
     this.#outputPower = new Float32Array(this.#bins);
     this.#outputSpectrum = new Float32Array(2 * this.#bins);
   }
@@ -133,10 +143,12 @@ export class EchoCoherence {
     const outputPower = this.#outputPower;
     for (let k = 0; k < bins; k++)
       outputPower[k] = decay * outputPower[k]! + y[2 * k]! * y[2 * k]! + y[2 * k + 1]! * y[2 * k + 1]!;
+    const chanceDecay = decay * decay;
     for (let lag = 0; lag < lags; lag++) {
       const x = this.#referenceSpectra[(this.#newest - lag + lags) % lags]!;
       const cross = this.#cross[lag]!;
-      for (let re = 0; re < 2 * bins; re += 2) {
+      const chance = this.#chance[lag]!;
+      for (let k = 0, re = 0; k < bins; k++, re += 2) {
         const im = re + 1;
         const xr = x[re]!;
         const xi = x[im]!;
@@ -145,6 +157,7 @@ export class EchoCoherence {
         // The output's spectrum times the reference's conjugate.
         cross[re] = decay * cross[re]! + yr * xr + yi * xi;
         cross[im] = decay * cross[im]! + yi * xr - yr * xi;
+        chance[k] = chanceDecay * chance[k]! + (xr * xr + xi * xi) * (yr * yr + yi * yi);
       }
     }
   }
@@ -155,6 +168,19 @@ export class EchoCoherence {
    * over the sum of Syy.
    */
   explainedWithin(from: number, to: number): number {
+    return this.#explainedMax(from, to, false);
+  }
+
+  /**
+   * As explainedWithin, less what the reference would explain of an unrelated output by chance over the
+   * frames smoothed (per bin: |Sxy|^2 less the smoothed |X|^2 |Y|^2), so 0 where the output is unrelated,
+   * however few frames the estimate rests on.
+   */
+  explainedBeyondChanceWithin(from: number, to: number): number {
+    return this.#explainedMax(from, to, true);
+  }
+
+  #explainedMax(from: number, to: number, beyondChance: boolean): number {
     const bins = this.#bins;
     let outputSum = 0;
     for (let k = 0; k < bins; k++) outputSum += this.#outputPower[k]!;
@@ -163,11 +189,13 @@ export class EchoCoherence {
     const last = Math.min(this.#lags - 1, to);
     for (let lag = Math.max(0, from); lag <= last; lag++) {
       const cross = this.#cross[lag]!;
+      const chance = this.#chance[lag]!;
       const power = this.#referencePower[(this.#newest - lag + this.#lags) % this.#lags]!;
       let explained = 0;
       for (let k = 0; k < bins; k++) {
         const pxx = power[k]!;
-        if (pxx > 0) explained += (cross[2 * k]! ** 2 + cross[2 * k + 1]! ** 2) / pxx;
+        if (pxx > 0)
+          explained += (cross[2 * k]! ** 2 + cross[2 * k + 1]! ** 2 - (beyondChance ? chance[k]! : 0)) / pxx;
       }
       max = Math.max(max, explained / outputSum);
     }
@@ -177,7 +205,8 @@ export class EchoCoherence {
   /** No reference within reach: nothing to explain, and the next speech starts from clean spectra. */
   #rest(): void {
     if (this.#quietFrames !== this.#quietLimit + 1) return;
-    for (const a of [...this.#cross, ...this.#referencePower, ...this.#referenceSpectra]) a.fill(0);
+    for (const a of [...this.#cross, ...this.#chance, ...this.#referencePower, ...this.#referenceSpectra])
+      a.fill(0);
     this.#outputPower.fill(0);
   }
 
