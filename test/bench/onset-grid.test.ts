@@ -106,6 +106,22 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(2, 4, ["grid-erl6-ter0-3"], 300, 1600);
   });
 
+  it("hears a caller 6 dB under the echo whose first loud frames the smoothed coherence reads as the echo's", async () => {
+    // Seed 2's fourth call (a room at 31 ms) at ERL 3 and 6 dB, TER -6 dB, the answer from 1200 ms: the caller's
+    // first syllable stood 7-20 dB over the echo then, the VAD on the output at speech, but the coherence, smoothed
+    // over about six frames, read 0.37-0.43 (the strict bound 0.35): held, heard 625 and 645 ms after the P.56
+    // onset. Beyond chance those frames read 0.04-0.07: 145 and 245 ms.
+    await expectHeard(2, 4, ["grid-erl3-ter-6-3", "grid-erl6-ter-6-3"], 300, 1200);
+  });
+
+  it("holds a drifting filter's lost echo that reads low beyond chance, letting no hang follow such a frame", async () => {
+    // Drifting seeds 2 and 8, a line at ERL 6 dB, 2.3 s into the answer: a filter that lost the echo read 0.41
+    // explained and 0.13 beyond chance; a frame passed so that armed the hang let the frames after it through
+    // (0.41-0.6) and the answer cut itself (9 of drifting seeds 1-20).
+    await expectNoCut(2, ["grid-echo-erl6-4"]);
+    await expectNoCut(8, ["grid-echo-erl6-4"]);
+  });
+
   it("holds a drifting filter's lost echo that a looser bound for a rising frame over the predicted echo let through", async () => {
     // Drifting seed 5's line at ERL 3 dB: with 0.45 for a rising frame over the predicted echo, it cut its answer
     // 19.4 s in.

@@ -84,6 +84,22 @@ const RISING_OVER_ECHO = 0.5;
  */
 const RISING_OVER_ECHO_EXPLAINED = 0.4;
 /**
+ * The coherence is smoothed over about six frames, and an estimate over few frames reads any output as explained in
+ * part: most where one frame outweighs the rest, as a caller's first loud frames do over a quiet residual (seed 2's
+ * room at 31 ms: the caller 7-20 dB over the echo, 0.37-0.43 explained, held for 500 ms). So a frame the strict
+ * bounds hold passes too where the coherence is under CHANCE_CAP and the coherence beyond chance (what an unrelated
+ * output would read over the same frames taken off: echo-coherence.ts) is under STRICT_BEYOND_CHANCE, or
+ * RISING_BEYOND_CHANCE for the rising frames: there the same caller read 0.04-0.07. Each is the beyond-chance reading
+ * that as many echo-only frames under the bar read as read under RESIDUAL_EXPLAINED / RISING_OVER_ECHO_EXPLAINED (a
+ * quarter and a third of them; bench/onset-latency.bench.ts --grid --seeds 2). A frame passed so does not arm the
+ * hang: a filter that lost a drifting echo reads low beyond chance too (its residual changes frame by frame; 0.13 by
+ * 0.41 explained on seed 2's), and with the hang armed, drifting seeds 1-20 (--jitter-frames 2) cut 9 echo-only
+ * answers, without it none. Above CHANCE_CAP the frame is held as before: a single frame says little either way.
+ */
+const CHANCE_CAP = 0.5;
+const STRICT_BEYOND_CHANCE = 0.14;
+const RISING_BEYOND_CHANCE = 0.17;
+/**
  * ...or this far (3 dB) over it while the attenuation is read from the early windows: the filter is still
  * converging, so what it leaves falls frame by frame under what the windows measured (-7.4 dB) and a caller 2-3
  * s into the first answer stood only 3-7 dB over it (missed at ERL 10 and 20 dB, TER -6 and -3 dB: seed 2's
@@ -223,6 +239,8 @@ const ONSET_FRAMES = 2;
 export interface DoubleTalkPort {
   /** The fraction of the frame the reference explains around the echo's delay; undefined when the canceller cannot tell. */
   explained(): number | undefined;
+  /** As `explained`, less what an unrelated output reads by chance (echo-coherence.ts); undefined if not told. */
+  explainedBeyondChance(): number | undefined;
   /**
    * Whether the filter's own estimate of the echo in the frame (caller channel minus output) accounts for all the
    * echo the line returns from the reference frame at the echo's delay (the guard's measure of both).
@@ -352,7 +370,7 @@ export class DoubleTalk {
     if (!vad) return false;
     const speech = this.#hearsSpeech();
     if (!speech && overEcho && vad.probability >= RISING_OVER_ECHO && level >= input * MIN_KEPT)
-      return this.#strictlyUnexplained(RISING_OVER_ECHO_EXPLAINED);
+      return this.#strictlyUnexplained(RISING_OVER_ECHO_EXPLAINED, RISING_BEYOND_CHANCE);
     if (!speech && vad.probability < RISING_SPEECH) return false;
     if (!this.#keptLikeCaller(level, input, speech, noiseBar)) return false;
     // The hang is for frames the VAD hears as speech: the rising ones pass only by the strict bound.
@@ -403,12 +421,20 @@ export class DoubleTalk {
     return vad !== undefined && vad.voiced && vad.probability >= RESIDUAL_SPEECH;
   }
 
-  /** The reference explains under `bound` of the frame: it passes by a strict bound, and the hang starts. */
-  #strictlyUnexplained(bound = RESIDUAL_EXPLAINED): boolean {
+  /**
+   * The reference explains under `bound` of the frame: it passes by a strict bound, and the hang starts. Or, under
+   * CHANCE_CAP, under `chanceBound` beyond chance: it passes alone, without the hang.
+   */
+  #strictlyUnexplained(bound = RESIDUAL_EXPLAINED, chanceBound = STRICT_BEYOND_CHANCE): boolean {
     const explained = this.#explainedOnce();
-    if (explained === undefined || explained >= bound) return false;
-    this.#armHang();
-    return true;
+    if (explained === undefined) return false;
+    if (explained < bound) {
+      this.#armHang();
+      return true;
+    }
+    if (explained >= CHANCE_CAP) return false;
+    const beyondChance = this.port.explainedBeyondChance();
+    return beyondChance !== undefined && beyondChance < chanceBound;
   }
 
   /** The filter took WORKING_KEPT off a frame over the noise bar within the last LOST_FRAMES of them (not lost after a slip). */

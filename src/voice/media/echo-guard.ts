@@ -86,6 +86,8 @@ export interface EchoCancellerPort {
    * `from`..`to` 20 ms frames; offered by a canceller created with `doubleTalk`.
    */
   explainedWithin?(from: number, to: number): number;
+  /** As explainedWithin, less what an unrelated output would read by chance; offered with it or not at all. */
+  explainedBeyondChanceWithin?(from: number, to: number): number;
   /** Frees the state. Idempotent. */
   close(): void;
 }
@@ -212,6 +214,10 @@ export class EchoGuard {
     this.#path = new EchoPath(this.#tailFrames, this.#lagFrames);
     this.#doubleTalk = new DoubleTalk(sampleRate, options.residualVad, WINDOW_FRAMES, WINDOWS, {
       explained: () => this.#explainedNow(),
+      explainedBeyondChance: () => {
+        const beyondChance = this.#canceller.explainedBeyondChanceWithin;
+        return beyondChance ? this.#explained(beyondChance) : undefined;
+      },
       filterFindsEcho: () => this.#filterFindsEcho(),
     });
   }
@@ -302,13 +308,16 @@ export class EchoGuard {
     return explainedWithin ? this.#explained(explainedWithin) : undefined;
   }
 
-  /** The largest fraction of the last output frame the reference explains around the echo's delay (or in the whole tail). */
-  #explained(explainedWithin: NonNullable<EchoCancellerPort["explainedWithin"]>): number {
+  /**
+   * The largest fraction of the last output frame the reference explains around the echo's delay (or in the whole
+   * tail), by `explainedWithin` or by `explainedBeyondChanceWithin`.
+   */
+  #explained(measure: NonNullable<EchoCancellerPort["explainedWithin"]>): number {
     const d = this.delayFrames;
     const lag = this.#lagFrames;
     return d === undefined
-      ? explainedWithin.call(this.#canceller, lag, this.#tailFrames + lag)
-      : explainedWithin.call(this.#canceller, d + lag - NEWER_FRAMES, d + lag + OLDER_FRAMES);
+      ? measure.call(this.#canceller, lag, this.#tailFrames + lag)
+      : measure.call(this.#canceller, d + lag - NEWER_FRAMES, d + lag + OLDER_FRAMES);
   }
 
   /** The call so far, for its summary (EchoStats). */
