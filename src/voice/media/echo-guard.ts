@@ -214,10 +214,7 @@ export class EchoGuard {
     this.#path = new EchoPath(this.#tailFrames, this.#lagFrames);
     this.#doubleTalk = new DoubleTalk(sampleRate, options.residualVad, WINDOW_FRAMES, WINDOWS, {
       explained: () => this.#explainedNow(),
-      explainedBeyondChance: () => {
-        const beyondChance = this.#canceller.explainedBeyondChanceWithin;
-        return beyondChance ? this.#explained(beyondChance) : undefined;
-      },
+      explainedBeyondChance: () => this.#explainedBy(this.#canceller.explainedBeyondChanceWithin),
       filterFindsEcho: () => this.#filterFindsEcho(),
     });
   }
@@ -304,8 +301,12 @@ export class EchoGuard {
 
   /** #explained when the canceller can tell, else undefined. */
   #explainedNow(): number | undefined {
-    const explainedWithin = this.#canceller.explainedWithin;
-    return explainedWithin ? this.#explained(explainedWithin) : undefined;
+    return this.#explainedBy(this.#canceller.explainedWithin);
+  }
+
+  /** #explained by `measure` (one of the canceller's), undefined when the canceller does not offer it. */
+  #explainedBy(measure: EchoCancellerPort["explainedWithin"]): number | undefined {
+    return measure ? this.#explained(measure) : undefined;
   }
 
   /**
