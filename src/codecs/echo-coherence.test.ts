@@ -47,6 +47,9 @@ describe("EchoCoherence", () => {
   const caller = loadSpeech("goforward.raw", RATE);
   const callerTrack = new Int16Array(far.length);
   callerTrack.set(caller.subarray(0, far.length));
+  /** The first lag range's readings on the frames where the caller's track speaks. */
+  const spoken = (readings: number[][]): number[] =>
+    readings.filter((_, k) => energyOf(callerTrack, k) > 32768 ** 2 * 1e-4).map((r) => r[0]!);
 
   it("explains an echo at its delay (120 ms: frame 6) and not at lags far from it", () => {
     const echo = phoneLine(far, 120, 10);
@@ -61,8 +64,6 @@ describe("EchoCoherence", () => {
   });
 
   it("explains a caller's speech far less than an echo: estimates over ~6 frames read unrelated speech at 0.1-0.4", () => {
-    const spoken = (readings: number[][]): number[] =>
-      readings.filter((_, k) => energyOf(callerTrack, k) > 32768 ** 2 * 1e-4).map((r) => r[0]!);
     // Five lags, as the echo guard asks once it knows the delay.
     const alone = spoken(
       explainedOver(far, phoneLine(new Int16Array(far.length), 0, 0, { pcm: callerTrack }), [[4, 8]]),
@@ -73,8 +74,6 @@ describe("EchoCoherence", () => {
   });
 
   it("beyond chance: reads unrelated speech near 0 and an echo at its delay well over it", () => {
-    const spoken = (readings: number[][]): number[] =>
-      readings.filter((_, k) => energyOf(callerTrack, k) > 32768 ** 2 * 1e-4).map((r) => r[0]!);
     const line = phoneLine(new Int16Array(far.length), 0, 0, { pcm: callerTrack });
     const alone = spoken(explainedOver(far, line, [[4, 8]], true));
     const echo = explainedOver(far, phoneLine(far, 120, 10), [[4, 8]], true).slice(50);

@@ -84,22 +84,6 @@ const RISING_OVER_ECHO = 0.5;
  */
 const RISING_OVER_ECHO_EXPLAINED = 0.4;
 /**
- * The coherence is smoothed over about six frames, and an estimate over few frames reads any output as explained in
- * part: most where one frame outweighs the rest, as a caller's first loud frames do over a quiet residual (seed 2's
- * room at 31 ms: the caller 7-20 dB over the echo, 0.37-0.43 explained, held for 500 ms). So a frame the strict
- * bounds hold passes too where the coherence is under CHANCE_CAP and the coherence beyond chance (what an unrelated
- * output would read over the same frames taken off: echo-coherence.ts) is under STRICT_BEYOND_CHANCE, or
- * RISING_BEYOND_CHANCE for the rising frames: there the same caller read 0.04-0.07. Each is the beyond-chance reading
- * that as many echo-only frames under the bar read as read under RESIDUAL_EXPLAINED / RISING_OVER_ECHO_EXPLAINED (a
- * quarter and a third of them; bench/onset-latency.bench.ts --grid --seeds 2). A frame passed so does not arm the
- * hang: a filter that lost a drifting echo reads low beyond chance too (its residual changes frame by frame; 0.13 by
- * 0.41 explained on seed 2's), and with the hang armed, drifting seeds 1-20 (--jitter-frames 2) cut 9 echo-only
- * answers, without it none. Above CHANCE_CAP the frame is held as before: a single frame says little either way.
- */
-const CHANCE_CAP = 0.5;
-const STRICT_BEYOND_CHANCE = 0.14;
-const RISING_BEYOND_CHANCE = 0.17;
-/**
  * ...or this far (3 dB) over it while the attenuation is read from the early windows: the filter is still
  * converging, so what it leaves falls frame by frame under what the windows measured (-7.4 dB) and a caller 2-3
  * s into the first answer stood only 3-7 dB over it (missed at ERL 10 and 20 dB, TER -6 and -3 dB: seed 2's
@@ -219,6 +203,22 @@ const RESIDUAL_HANG_FRAMES = 5;
  */
 const RESIDUAL_ONSET_HANG_EXPLAINED = 0.65;
 const ONSET_FRAMES = 2;
+/**
+ * The coherence is smoothed over about six frames, and an estimate over few frames reads any output as explained in
+ * part: most where one frame outweighs the rest, as a caller's first loud frames do over a quiet residual (seed 2's
+ * room at 31 ms: the caller 7-20 dB over the echo, 0.37-0.43 explained, held for 500 ms). So a frame the strict
+ * bounds hold passes too where the coherence is under CHANCE_CAP and the coherence beyond chance (what an unrelated
+ * output would read over the same frames taken off: echo-coherence.ts) is under STRICT_BEYOND_CHANCE, or
+ * RISING_BEYOND_CHANCE for the rising frames: there the same caller read 0.04-0.07. Each is the beyond-chance reading
+ * that as many echo-only frames under the bar read as read under RESIDUAL_EXPLAINED / RISING_OVER_ECHO_EXPLAINED (a
+ * quarter and a third of them; bench/onset-latency.bench.ts --grid --seeds 2). A frame passed so does not arm the
+ * hang: a filter that lost a drifting echo reads low beyond chance too (its residual changes frame by frame; 0.13 by
+ * 0.41 explained on seed 2's), and with the hang armed, drifting seeds 1-20 (--jitter-frames 2) cut 9 echo-only
+ * answers, without it none. Above CHANCE_CAP the frame is held as before: a single frame says little either way.
+ */
+const CHANCE_CAP = 0.5;
+const STRICT_BEYOND_CHANCE = 0.14;
+const RISING_BEYOND_CHANCE = 0.17;
 /*
  * Within the hang, a frame under the guard's noise bar (the quietest caller-channel frame of the last second, 10 dB
  * over: through a continuous answer in a room, the caller's and the echo's own quiet part) is weighed against the
