@@ -114,6 +114,14 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(2, 4, ["grid-erl3-ter-6-3", "grid-erl6-ter-6-3"], 300, 1200);
   });
 
+  it("hears a caller whose rising first frame stands 10-16 dB over the residual where little of it is explained beyond chance", async () => {
+    // Seed 2's fourth call (a room at 31 ms) at ERL 3 dB TER -6 dB and ERL 20 dB TER -3 dB, the answer from 400 ms: its first
+    // frame read 0.65 on the VAD, 15.3 dB over the canceller's residual (a rising frame needed 16), 0.31 explained and
+    // 0.05 beyond chance: held, the gate's run broke and the caller was heard 625 ms after the P.56 onset; 125 ms
+    // with the near-residual rule.
+    await expectHeard(2, 4, ["grid-erl3-ter-6-3", "grid-erl20-ter-3-3"], 300, 400);
+  });
+
   it("holds a drifting filter's lost echo that reads low beyond chance, letting no hang follow such a frame", async () => {
     // Drifting seeds 2 and 8, a line at ERL 6 dB, 2.3 s into the answer: a filter that lost the echo read 0.41
     // explained and 0.13 beyond chance; a frame passed so that armed the hang let the frames after it through

@@ -219,6 +219,18 @@ const ONSET_FRAMES = 2;
 const CHANCE_CAP = 0.5;
 const STRICT_BEYOND_CHANCE = 0.14;
 const RISING_BEYOND_CHANCE = 0.17;
+/**
+ * A rising frame (the VAD from RISING_SPEECH up to RESIDUAL_SPEECH) short of FAR_OVER_RESIDUAL passes where it stands
+ * NEAR_OVER_RESIDUAL (10 dB) over the canceller's residual and the coherence beyond chance reads under
+ * NEAR_BEYOND_CHANCE (under CHANCE_CAP explained, no hang armed). Seed 2's room at 31 ms (ERL 3 dB TER -6 dB, ERL 20
+ * dB TER -3 dB, the answer from 400 ms): the caller's first frame read 0.65, 15.3 dB over the residual, 0.31 explained and 0.05
+ * beyond chance; held, the gate's run broke and the caller was heard 625 ms after the P.56 onset, 125 ms with this
+ * (bench/onset-latency.bench.ts --grid --seeds 1,2 --per-cell 4 --answer-start-ms 400,800,1200,1600: p95 524 -> 501
+ * ms where TER >= -6 dB, 22 calls sooner, none later). The echo-only frames that stood so far over a slipped filter's
+ * residual read 0.13 and more beyond chance (drifting seeds 1-20: no cut either way).
+ */
+const NEAR_OVER_RESIDUAL = 10 ** (10 / 10);
+const NEAR_BEYOND_CHANCE = 0.1;
 /*
  * Within the hang, a frame under the guard's noise bar (the quietest caller-channel frame of the last second, 10 dB
  * over: through a continuous answer in a room, the caller's and the echo's own quiet part) is weighed against the
@@ -372,24 +384,29 @@ export class DoubleTalk {
     if (!speech && overEcho && vad.probability >= RISING_OVER_ECHO && level >= input * MIN_KEPT)
       return this.#strictlyUnexplained(RISING_OVER_ECHO_EXPLAINED, RISING_BEYOND_CHANCE);
     if (!speech && vad.probability < RISING_SPEECH) return false;
-    if (!this.#keptLikeCaller(level, input, speech, noiseBar)) return false;
-    // The hang is for frames the VAD hears as speech: the rising ones pass only by the strict bound.
-    return this.#strictlyUnexplained() || (speech && this.#unexplainedWithinHang());
+    const over = this.#overResidual(level, input, speech, noiseBar);
+    if (speech) return over >= 1 && (this.#strictlyUnexplained() || this.#unexplainedWithinHang());
+    // The hang is for frames the VAD hears as speech: the rising ones pass only by the strict bound, or near the
+    // residual only by the chance bound.
+    if (over >= FAR_OVER_RESIDUAL) return this.#strictlyUnexplained();
+    return over >= NEAR_OVER_RESIDUAL && this.#unexplainedBeyondChance(NEAR_BEYOND_CHANCE);
   }
 
   /**
-   * The levels' half of the residual test: the output frame (of power `level`) keeps of its `input` what a caller
-   * over the echo leaves (MIN_KEPT..MAX_KEPT under it) and stands over what the canceller's measured attenuation
-   * leaves of echo (`speech`: the VAD hears it; a rising frame must stand further over).
+   * The levels' half of the residual test: how far (a power ratio) the output frame (of power `level`) stands over
+   * what the canceller's measured attenuation leaves of echo, as a multiple of the margin it needs (`speech`: the
+   * VAD hears it, OVER_RESIDUAL or EARLY_OVER_RESIDUAL; a rising frame's is 1, its callers weigh the ratio against
+   * their own margins). 0 where the frame does not keep of its `input` what a caller over the echo leaves
+   * (MIN_KEPT..MAX_KEPT under it); Infinity where an unconverged filter passes it whatever the residual.
    */
-  #keptLikeCaller(level: number, input: number, speech: boolean, noiseBar: number): boolean {
+  #overResidual(level: number, input: number, speech: boolean, noiseBar: number): number {
     // The onset's allowance is for a caller the VAD already hears: a rising frame keeps MIN_KEPT.
     if (level < input * (speech && this.#speechFrames <= ONSET_FRAMES ? MIN_KEPT_AT_ONSET : MIN_KEPT))
-      return false;
+      return 0;
     const early = !this.#attenuation.full;
     const attenuation = early ? this.#earlyAttenuation : this.#attenuation;
-    if (attenuation.count < MIN_ATTENUATION_WINDOWS) return false;
-    const over = !speech ? FAR_OVER_RESIDUAL : early ? EARLY_OVER_RESIDUAL : OVER_RESIDUAL;
+    if (attenuation.count < MIN_ATTENUATION_WINDOWS) return 0;
+    const margin = !speech ? 1 : early ? EARLY_OVER_RESIDUAL : OVER_RESIDUAL;
     const unconverged =
       speech &&
       early &&
@@ -402,8 +419,10 @@ export class DoubleTalk {
       level > input * MAX_KEPT &&
       !(level <= input && (unconverged || (this.#filterAtWork() && this.port.filterFindsEcho())))
     )
-      return false;
-    return unconverged || level >= input * attenuation.lowest() * over;
+      return 0;
+    if (unconverged) return Number.POSITIVE_INFINITY;
+    const residual = input * attenuation.lowest();
+    return residual > 0 ? level / (residual * margin) : Number.POSITIVE_INFINITY;
   }
 
   /** Within the hang, the reference explains under the hang's looser bound (a frame that does not restart it). */
@@ -432,7 +451,13 @@ export class DoubleTalk {
       this.#armHang();
       return true;
     }
-    if (explained >= CHANCE_CAP) return false;
+    return this.#unexplainedBeyondChance(chanceBound);
+  }
+
+  /** Under CHANCE_CAP explained and under `chanceBound` beyond chance: the frame passes alone, without the hang. */
+  #unexplainedBeyondChance(chanceBound: number): boolean {
+    const explained = this.#explainedOnce();
+    if (explained === undefined || explained >= CHANCE_CAP) return false;
     const beyondChance = this.port.explainedBeyondChance();
     return beyondChance !== undefined && beyondChance < chanceBound;
   }
