@@ -3,8 +3,9 @@
  * the way Twilio places one. It posts the voice webhook (unsigned in the
  * server's local demo mode; signed when TWILIO_AUTH_TOKEN and PUBLIC_URL are
  * set), opens the stream WebSocket from the TwiML, speaks the recording as
- * the caller (any WAV, converted to u-law 8 kHz by the codecs layer), keeps
- * the line open with silence until the assistant has answered, prints the
+ * the caller once the greeting has played (any WAV, converted to u-law 8 kHz
+ * by the codecs layer), keeps the line open with silence before it and until
+ * the assistant has answered after it, prints the
  * call's transcript live from `GET /telephony/calls/:callSid/events`, and
  * writes what the assistant said (as the caller heard it) to a WAV file.
  */
@@ -18,6 +19,7 @@ import { readWav, writeWav } from "../codecs/index.js";
 import { TalkError } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import { computeTwilioSignature } from "../telephony/index.js";
+import { CallProgress } from "./call-progress.js";
 import { SimulatedTwilioStream } from "./simulated-twilio-stream.js";
 
 /** Options of `talkgate call`. */
@@ -36,6 +38,11 @@ export interface CallOptions {
   maxSeconds?: number;
   /** Silence after the last event, with no answer pending or playing, that ends the call, ms. Default 3000. */
   quietMs?: number;
+  /**
+   * Speak the recording from the first frame, over the greeting, instead of once the greeting has played
+   * (or none started within GREETING_WAIT_MS). Default false.
+   */
+  overGreeting?: boolean;
   /** Caller and called numbers. Defaults "+15550100001" and "+15550100002". */
   from?: string;
   to?: string;
@@ -47,6 +54,17 @@ export interface CallIo {
 }
 
 const FRAME = 160;
+/** How long the caller waits for a greeting to start before speaking anyway, ms. */
+export const GREETING_WAIT_MS = 2000;
+
+/**
+ * Whether the caller may start speaking: the first output (the greeting) has ended and played out,
+ * or none started within GREETING_WAIT_MS.
+ */
+export function greetingOver(progress: CallProgress, playing: boolean, elapsedMs: number): boolean {
+  if (progress.answersStarted === 0) return elapsedMs >= GREETING_WAIT_MS;
+  return progress.answersEnded > 0 && progress.outputs === 0 && !playing;
+}
 
 /**
  * The server a call goes to without `--url`: the one `npm start` runs with the same environment, on
@@ -99,59 +117,47 @@ export async function runCall(options: CallOptions, io: CallIo): Promise<number>
     customParameters: parameters,
   });
   await stream.connect();
-  io.stderr(`call ${callSid} connected; speaking...`);
+  io.stderr(
+    `call ${callSid} connected; ${options.overGreeting ? "speaking..." : "listening to the greeting..."}`,
+  );
 
   const watch = new AbortController();
-  let lastEventAt = performance.now();
-  let outputs = 0;
-  // A turn that ended waits for its answer (STT and the agent may take seconds with no events).
-  let awaitingAnswer = false;
-  let sessionClosed = false;
-  const onEvent = (e: TalkEvent): void => {
-    lastEventAt = performance.now();
-    if (process.env["TALKGATE_CALL_DEBUG"])
-      io.stderr(`event ${e.type} ${JSON.stringify(e.payload).slice(0, 120)}`);
-    if (e.type === "turn.ended") awaitingAnswer = true;
-    else if (
-      e.type === "turn.cancelled" ||
-      e.type === "output.audio.done" ||
-      e.type === "output.audio.cancelled" ||
-      e.type === "session.error"
-    )
-      awaitingAnswer = false;
-    if (e.type === "output.audio.started") outputs++;
-    else if (e.type === "output.audio.done" || e.type === "output.audio.cancelled")
-      outputs = Math.max(0, outputs - 1);
-    if (e.type === "transcript.done")
-      io.stdout(`${e.payload.role === "user" ? "caller" : "assistant"}: ${String(e.payload.text ?? "")}`);
-    else if (e.type === "output.text.done") io.stdout(`assistant: ${String(e.payload.text ?? "")}`);
-    else if (e.type === "output.audio.cancelled") io.stdout("(assistant interrupted)");
-    else if (e.type === "latency.metrics")
-      io.stderr(`latency ${String(e.payload.name)}: ${String(e.payload.ms)} ms`);
-    else if (e.type === "session.closed") {
-      sessionClosed = true;
-      io.stderr(`session closed: ${String(e.payload.reason)}`);
-    }
-  };
-  const watching = watchCall(base, callSid, options.token, onEvent, watch.signal).catch((err: unknown) => {
-    io.stderr(`transcript unavailable: ${(err as Error).message}`);
-  });
+  const progress = new CallProgress(io, Boolean(process.env["TALKGATE_CALL_DEBUG"]));
+  const watching = watchCall(base, callSid, options.token, (e) => progress.observe(e), watch.signal).catch(
+    (err: unknown) => {
+      io.stderr(`transcript unavailable: ${(err as Error).message}`);
+    },
+  );
 
   const started = performance.now();
   const silence = new Uint8Array(FRAME).fill(0xff);
   let frames = 0;
-  // 1x, like a phone line: frame n leaves at start + 20 ms * n; silence keeps the line open after the recording.
+  // Where the recording starts: after the greeting (a caller who talks over it is heard as its echo on a
+  // speakerphone line, and a real caller listens first), unless --over-greeting.
+  let callerFrom: number | undefined = options.overGreeting ? 0 : undefined;
+  // 1x, like a phone line: frame n leaves at start + 20 ms * n; silence before and after the recording.
   for (;;) {
-    if (!stream.open || sessionClosed) break;
-    const at = frames * FRAME;
-    const sentAll = at >= caller.length;
+    if (!stream.open || progress.sessionClosed) break;
     const now = performance.now();
     if (now - started > maxMs) {
       io.stderr(`hanging up after ${options.maxSeconds ?? 60} s`);
       break;
     }
-    if (sentAll && !awaitingAnswer && outputs === 0 && !stream.playing && now - lastEventAt >= quietMs) break;
-    stream.sendFrame(sentAll ? silence : padFrame(caller.subarray(at, at + FRAME)));
+    if (callerFrom === undefined && greetingOver(progress, stream.playing, now - started)) {
+      callerFrom = frames;
+      if (frames > 0) io.stderr(`greeting over at ${((now - started) / 1000).toFixed(1)} s; speaking...`);
+    }
+    const at = callerFrom === undefined ? -1 : (frames - callerFrom) * FRAME;
+    const sentAll = at >= caller.length;
+    if (
+      sentAll &&
+      !progress.awaitingAnswer &&
+      progress.outputs === 0 &&
+      !stream.playing &&
+      now - progress.lastEventAt >= quietMs
+    )
+      break;
+    stream.sendFrame(at < 0 || sentAll ? silence : padFrame(caller.subarray(at, at + FRAME)));
     frames++;
     const wait = started + frames * 20 - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));

@@ -15,13 +15,14 @@ Usage:
   talkgate doctor --config PATH [--dry-run]
                                         migrate legacy realtime config into talk.realtime
   talkgate call FILE.wav [--url URL] [--out FILE.wav] [--mode realtime|stt-tts]
-                [--token TOKEN] [--max-seconds 60]
+                [--token TOKEN] [--max-seconds 60] [--over-greeting]
                                         simulated phone call against a running server:
-                                        the recording is the caller, prints the transcript,
-                                        writes the assistant's audio (default: the system's
-                                        temporary directory); --url defaults to the server on
-                                        PORT and HOST; --token (or TALKGATE_ADMIN_TOKEN) for a
-                                        server with auth.tokens
+                                        the recording is the caller, once the greeting has
+                                        played (--over-greeting: from the start); prints the
+                                        transcript, writes the assistant's audio (default:
+                                        the system's temporary directory); --url defaults to
+                                        the server on PORT and HOST; --token (or
+                                        TALKGATE_ADMIN_TOKEN) for a server with auth.tokens
   talkgate meetings probe MEETING-URL [--config PATH] [--out FILE.html] [--name NAME]
                 [--stay-seconds 15] [--max-seconds 300] [--headless]
                                         joins a live meeting as a throwaway bot, saves every
@@ -94,6 +95,7 @@ const commands: Record<string, Command> = {
         mode: { type: "string" },
         token: { type: "string" },
         "max-seconds": { type: "string" },
+        "over-greeting": { type: "boolean" },
       },
       strict: true,
     });
@@ -105,7 +107,7 @@ const commands: Record<string, Command> = {
       (mode !== undefined && mode !== "realtime" && mode !== "stt-tts")
     ) {
       process.stderr.write(
-        "talkgate call: usage: talkgate call FILE.wav [--url URL] [--out FILE.wav] [--mode realtime|stt-tts] [--token TOKEN] [--max-seconds N]\n",
+        "talkgate call: usage: talkgate call FILE.wav [--url URL] [--out FILE.wav] [--mode realtime|stt-tts] [--token TOKEN] [--max-seconds N] [--over-greeting]\n",
       );
       return 2;
     }
@@ -121,6 +123,7 @@ const commands: Record<string, Command> = {
         ...(mode !== undefined ? { mode } : {}),
         ...(token !== undefined ? { token } : {}),
         ...(values["max-seconds"] !== undefined ? { maxSeconds: Number(values["max-seconds"]) } : {}),
+        ...(values["over-greeting"] ? { overGreeting: true } : {}),
       },
       {
         stdout: (line) => process.stdout.write(`${line}\n`),

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { NO_WORDS } from "../../src/cli/call-progress.js";
 import { rms } from "../../src/codecs/pcm.js";
 import { readWav } from "../../src/codecs/wav.js";
 
@@ -73,7 +74,9 @@ describe("talkgate call", () => {
     const lines = call.stdout().split("\n");
     const caller = lines.find((l) => l.startsWith("caller: "));
     const assistant = lines.find((l) => l.startsWith("assistant: "));
+    // Words heard: not the line printed for a turn the recognizer heard nothing in.
     expect(caller?.slice("caller: ".length)).toMatch(/[a-z]+/i);
+    expect(caller).not.toBe(`caller: ${NO_WORDS}`);
     expect(assistant?.slice("assistant: ".length)).toMatch(/[a-z]+/i);
     expect(call.stderr()).toContain("session closed: completed");
 
@@ -93,7 +96,7 @@ describe("talkgate call", () => {
   it("is listed with every option in talkgate --help", async () => {
     const help = run(["--help"]);
     expect(await help.exit).toBe(0);
-    for (const option of ["--url", "--out", "--mode", "--token", "--max-seconds"])
+    for (const option of ["--url", "--out", "--mode", "--token", "--max-seconds", "--over-greeting"])
       expect(help.stdout()).toContain(option);
   });
 
