@@ -45,6 +45,7 @@ export default tseslint.config(
           "setInterval",
           "clearInterval",
           "requestAnimationFrame",
+          "matchMedia",
           "WebSocket",
           "URLSearchParams",
           "HTMLInputElement",

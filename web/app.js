@@ -549,14 +549,42 @@ function renderLatency() {
   ui.latency.replaceChildren(...rows);
 }
 
-function animate() {
+// The orb follows the voice at the display's frame rate, which costs a repaint each frame (software-drawn
+// where there is no GPU: a third of the page's CPU in the browser tests, docs/web-page.md). With
+// prefers-reduced-motion it holds still, and a frame that would draw the same level draws nothing.
+const reducedMotion = matchMedia("(prefers-reduced-motion: reduce)");
+let drawnLevel = "";
+let animating = false;
+
+function orbLevel() {
   const out = page.player?.level() ?? 0;
   const mic = Math.max(0, Math.min(1, (page.micLevel + 60) / 50));
-  const level = page.state === "speaking" ? Math.min(1, out * 6) : page.running ? mic : 0;
-  ui.orb.style.setProperty("--level", level.toFixed(3));
+  return page.state === "speaking" ? Math.min(1, out * 6) : page.running ? mic : 0;
+}
+
+function animate() {
+  if (reducedMotion.matches) {
+    animating = false;
+    drawOrb("0");
+    return;
+  }
+  drawOrb(orbLevel().toFixed(3));
   requestAnimationFrame(animate);
 }
-requestAnimationFrame(animate);
+
+function drawOrb(level) {
+  if (level === drawnLevel) return;
+  drawnLevel = level;
+  ui.orb.style.setProperty("--level", level);
+}
+
+function startAnimating() {
+  if (animating) return;
+  animating = true;
+  requestAnimationFrame(animate);
+}
+reducedMotion.addEventListener("change", startAnimating);
+startAnimating();
 setInterval(checkDrained, 50);
 
 // --- helpers ----------------------------------------------------------------------------------
@@ -593,6 +621,7 @@ window.talkPage = {
     session: page.live ? { ...page.live.stats, seqs: [...page.seqs], lastSeq: page.live.lastSeq } : undefined,
     latency: { ...page.latency },
     micSpeaking: page.detector?.speaking ?? false,
+    orb: { level: drawnLevel, animating },
     bargeIns: page.bargeIns,
     lastBargeIn: page.lastBargeIn,
     sent: { ...page.sent },

@@ -35,6 +35,8 @@ interface Snapshot {
   sessionId?: string;
   plan?: { turns: string; params: { mode: string; transport: string } };
   micSpeaking: boolean;
+  /** The orb's drawn level (a CSS number) and whether it follows the voice each frame. */
+  orb: { level: string; animating: boolean };
   transcript: {
     role: string;
     turnId: string;
@@ -146,8 +148,15 @@ describe("the talk page in Chromium", () => {
     rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 
-  async function open(server: Server, mode: string): Promise<Page> {
+  /**
+   * A page in `mode`, started. Its user prefers reduced motion unless `motion` is "full": the orb's repaint each
+   * frame was a third of the page's CPU (docs/web-page.md), and only the conversation test needs it.
+   */
+  async function open(server: Server, mode: string, motion: "reduce" | "full" = "reduce"): Promise<Page> {
     const page = await browser.newPage();
+    await page.emulateMediaFeatures([
+      { name: "prefers-reduced-motion", value: motion === "reduce" ? "reduce" : "no-preference" },
+    ]);
     await page.setViewport({ width: 390, height: 760, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
     page.on("pageerror", (err) => console.error("page error:", err));
     await page.goto(server.url);
@@ -233,17 +242,24 @@ describe("the talk page in Chromium", () => {
   });
 
   it("conversation (stt-tts on the embedded defaults): the user's words in the transcript, the answer played", async () => {
-    const page = await open(local, "conversation");
+    const page = await open(local, "conversation", "full");
     const started = await snapshot(page);
     expect(started.plan).toMatchObject({
       turns: "detector",
       params: { mode: "stt-tts", transport: "managed-room" },
     });
+    const orbLevels = new Set<string>();
     const s = await waitFor(
       page,
-      (s) => heardUser(s) && (s.player?.audibleMs ?? 0) >= 500,
+      (s) => {
+        orbLevels.add(s.orb.level);
+        return heardUser(s) && (s.player?.audibleMs ?? 0) >= 500;
+      },
       "words and audio",
     );
+    // The orb followed the voice: the user's and the answer's levels, not one still value.
+    expect(s.orb.animating).toBe(true);
+    expect(orbLevels.size).toBeGreaterThan(3);
     expect(s.transcript.some((l) => l.role === "assistant" && /you said/i.test(l.text))).toBe(true);
     const states = (await snapshot(page)).events;
     expect(states).toContain("output.audio.started");
@@ -300,6 +316,10 @@ describe("the talk page in Chromium", () => {
     });
     const s = await waitFor(page, heardUser, "captions");
     expect(s.transcript.every((l) => l.role === "user")).toBe(true);
+    // Its user prefers reduced motion: the orb held still while the microphone heard words.
+    expect(s.orb).toEqual({ level: "0", animating: false });
+    const ringAnimation = `getComputedStyle(document.querySelector("#orb .ring")).animationName`;
+    expect(await page.evaluate(ringAnimation)).toBe("none");
     expect(s.player?.chunks ?? 0).toBe(0);
     await screenshot(page, "captions");
     await page.click("#start");
