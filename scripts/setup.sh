@@ -35,15 +35,42 @@ fi
 # npm ci when node_modules is missing or older than the lockfile, or when the
 # Opus binding does not load (an install run with --ignore-scripts or cut short
 # leaves node_modules looking current, and the meeting bot tests then time
-# out; found so, 2026-11-24). @discordjs/opus
-# builds libopus from source with node-gyp; package.json's allowScripts approves
-# its install script for npm 11. onnxruntime-node's (the Silero VAD's runtime) is
-# refused there and skipped here too: it would fetch CUDA libraries from outside
-# the npm registry, and the CPU build we use is inside its npm tarball.
+# out; found so, 2026-11-24). npm ci runs no install script here; the two that
+# package.json's allowScripts approves for npm 11 run after it: esbuild's, and
+# @discordjs/opus's build of libopus from source with node-gyp (its download of
+# a prebuilt binary cannot work here). onnxruntime-node's (the Silero VAD's
+# runtime) is refused there and not run: it would fetch CUDA libraries from
+# outside the npm registry, and the CPU build we use is inside its npm tarball.
+# The Opus build is most of npm ci's time (53 of 85 s on a 2-core EPYC), so its
+# result is kept per machine, keyed by the package's version and the Node ABI,
+# under $TALKGATE_BUILD_CACHE (default ~/.cache/talkgate): a second clone or
+# worktree, and each CI run after the first, restores it instead of compiling
+# libopus again. The restored binding must load, or it is built afresh.
+OPUS_DIR=node_modules/@discordjs/opus
+opus_loads() { node -e 'require("@discordjs/opus")' >/dev/null 2>&1; }
+opus_cache() {
+  local version abi
+  version="$(node -p 'require("./node_modules/@discordjs/opus/package.json").version')"
+  abi="$(node -p 'process.versions.modules + "-" + process.platform + "-" + process.arch')"
+  printf '%s/opus-%s-node%s.tar' "${TALKGATE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/talkgate}" "$version" "$abi"
+}
 if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
-  ! node -e 'require("@discordjs/opus")' >/dev/null 2>&1; then
-  say "installing npm dependencies (npm ci; builds the native Opus binding, takes a minute)"
-  PUPPETEER_SKIP_DOWNLOAD=1 ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
+  ! opus_loads; then
+  say "installing npm dependencies (npm ci)"
+  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  # The install scripts allowScripts approves, but Opus's: esbuild's checks its binary.
+  npm rebuild esbuild --loglevel=error >/dev/null
+  cache="$(opus_cache)"
+  if [ -f "$cache" ] && tar -xf "$cache" -C "$OPUS_DIR" && opus_loads; then
+    say "the Opus binding restored from $cache"
+  else
+    say "building the Opus binding (libopus from source, about a minute; kept in $cache)"
+    rm -rf "$OPUS_DIR/prebuild"
+    npm rebuild @discordjs/opus --loglevel=error >/dev/null
+    opus_loads || { say "the Opus binding does not load after its build" >&2; exit 1; }
+    mkdir -p "$(dirname "$cache")" && tar -cf "$cache.$$" -C "$OPUS_DIR" prebuild && mv "$cache.$$" "$cache" ||
+      say "could not keep the Opus binding in $cache (it is built; the next setup builds it again)"
+  fi
   say "npm dependencies installed"
 fi
 
