@@ -61,7 +61,7 @@ if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ packag
   # The install scripts allowScripts approves, but Opus's: esbuild's checks its binary.
   npm rebuild esbuild --loglevel=error >/dev/null
   cache="$(opus_cache)"
-  if [ -f "$cache" ] && tar -xf "$cache" -C "$OPUS_DIR" && opus_loads; then
+  if [ -f "$cache" ] && tar -xf "$cache" -C "$OPUS_DIR" 2>/dev/null && opus_loads; then
     say "the Opus binding restored from $cache"
   else
     say "building the Opus binding (libopus from source, about a minute; kept in $cache)"
