@@ -14,44 +14,74 @@ import subprocess
 import sys
 import time
 
-tck = os.sysconf('SC_CLK_TCK')
-seen = {}
-def kind(pid):
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def kind(pid: int) -> str | None:
+    """What a process is: Chromium's by --type, Node's by its first arguments, others by their name."""
     try:
-        cmd = open(f'/proc/{pid}/cmdline','rb').read().split(b'\0')
-        c = [x.decode(errors='replace') for x in cmd if x]
-        if not c: return None
-        s = ' '.join(c)
-        if 'chromium' in s.split(' ')[0] or '--type=' in s:
-            m = re.search(r'--type=(\S+)', s); u = re.search(r'--utility-sub-type=(\S+)', s)
-            return 'chromium ' + (m.group(1) if m else 'browser') + (' ' + u.group(1) if u else '')
-        if 'node' in c[0]:
-            if 'vitest' in s and 'forks' in s: return 'node vitest-fork'
-            return 'node ' + ' '.join(os.path.basename(x) for x in c[1:4])[:60]
-        return os.path.basename(c[0]) + ' ' + ' '.join(os.path.basename(x) for x in c[1:2])[:40]
-    except Exception: return None
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-me = os.getpid()
-boot_ticks = int(open(f'/proc/{me}/stat').read().rsplit(')',1)[1].split()[19])
-while p.poll() is None:
-    for d in os.listdir('/proc'):
-        if not d.isdigit(): continue
-        pid = int(d)
-        try:
-            st = open(f'/proc/{pid}/stat').read()
-            f = st[st.rindex(')')+2:].split()
-            cpu = (int(f[11]) + int(f[12])) / tck
-            start = int(f[19])
-        except Exception: continue
-        key = (pid, start)
-        if key not in seen:
-            k = kind(pid)
-            if k is None: continue
-            seen[key] = [k, 0.0 if start >= boot_ticks else cpu, cpu]  # kind, first seen cpu, last cpu
-        else: seen[key][2] = cpu
-    time.sleep(0.5)
-by = collections.Counter()
-for k, first, last in seen.values(): by[k] += last - first
-for k, v in by.most_common(25):
-    if v > 0.3: print(f'{v:7.1f} {k}')
-print('total', round(sum(by.values()),1))
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return None
+    if not args:
+        return None  # a kernel thread
+    line = " ".join(args)
+    if "chromium" in args[0] or "--type=" in line:
+        kind_of = re.search(r"--type=(\S+)", line)
+        utility = re.search(r"--utility-sub-type=(\S+)", line)
+        return "chromium " + (kind_of.group(1) if kind_of else "browser") + (" " + utility.group(1) if utility else "")
+    if "node" in args[0]:
+        if "vitest" in line and "forks" in line:
+            return "node vitest-fork"
+        return "node " + " ".join(os.path.basename(a) for a in args[1:4])[:60]
+    return os.path.basename(args[0]) + " " + " ".join(os.path.basename(a) for a in args[1:2])[:40]
+
+
+def cpu_and_start(pid: int) -> tuple[float, int] | None:
+    """The process's utime + stime in seconds and its start time in clock ticks since boot."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / TICKS, int(fields[19])
+
+
+def main() -> int:
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    own = cpu_and_start(os.getpid())
+    started_ticks = own[1] if own else 0
+    # (pid, start) -> [kind, its CPU when first seen (0 if it started after us), its CPU when last seen]
+    seen: dict[tuple[int, int], list] = {}
+    command = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while command.poll() is None:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            sample = cpu_and_start(int(entry))
+            if sample is None:
+                continue
+            cpu, start = sample
+            key = (int(entry), start)
+            if key in seen:
+                seen[key][2] = cpu
+                continue
+            what = kind(int(entry))
+            if what is not None:
+                seen[key] = [what, 0.0 if start >= started_ticks else cpu, cpu]
+        time.sleep(0.5)
+    by_kind: collections.Counter = collections.Counter()
+    for what, first, last in seen.values():
+        by_kind[what] += last - first
+    for what, seconds in by_kind.most_common(25):
+        if seconds > 0.3:
+            print(f"{seconds:7.1f} {what}")
+    print("total", round(sum(by_kind.values()), 1))
+    return command.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,8 +14,6 @@ export interface CallProgressIo {
 }
 
 export class CallProgress {
-  /** Assistant outputs started and not yet done or cancelled. */
-  outputs = 0;
   /** Assistant outputs started since the call began (the greeting is the first). */
   answersStarted = 0;
   /** Assistant outputs that ended (done or cancelled). */
@@ -30,6 +28,11 @@ export class CallProgress {
     private readonly debug = false,
   ) {}
 
+  /** Assistant outputs started and not yet done or cancelled. */
+  get outputs(): number {
+    return Math.max(0, this.answersStarted - this.answersEnded);
+  }
+
   observe(e: TalkEvent): void {
     this.lastEventAt = performance.now();
     if (this.debug) this.io.stderr(`event ${e.type} ${JSON.stringify(e.payload).slice(0, 120)}`);
@@ -42,13 +45,11 @@ export class CallProgress {
         this.awaitingAnswer = false;
         break;
       case "output.audio.started":
-        this.outputs++;
         this.answersStarted++;
         break;
       case "output.audio.done":
       case "output.audio.cancelled":
         this.awaitingAnswer = false;
-        this.outputs = Math.max(0, this.outputs - 1);
         this.answersEnded++;
         if (e.type === "output.audio.cancelled") this.io.stdout("(assistant interrupted)");
         break;
