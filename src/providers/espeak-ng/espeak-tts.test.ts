@@ -1,4 +1,7 @@
 import { execFileSync } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TalkError } from "../../core/errors.js";
 import { audioBytes, type AudioChunk } from "../../core/audio-chunk.js";
@@ -163,6 +166,93 @@ describe("espeak-ng TTS", () => {
   it("rejects invalid options at construction", () => {
     expect(() => createEspeakTts({ wordsPerMinute: 5 })).toThrow(/wordsPerMinute/);
     expect(() => createEspeakTts({ defaultVoice: "-x" })).toThrow(/defaultVoice/);
+  });
+
+  describe("a short text said again", () => {
+    // espeak-ng behind a script that counts its syntheses: a binary path of its own, so its cache
+    // entries are this test's only.
+    const dir = mkdtempSync(join(tmpdir(), "espeak-count-"));
+    const counter = join(dir, "syntheses");
+    const binary = join(dir, "espeak-ng");
+    writeFileSync(
+      binary,
+      `#!/bin/sh\ncase " $* " in *" --stdin "*) echo x >> ${counter};; esac\nexec /usr/bin/espeak-ng "$@"\n`,
+    );
+    chmodSync(binary, 0o755);
+    const syntheses = (): number => {
+      try {
+        return readFileSync(counter, "utf8").split("\n").filter(Boolean).length;
+      } catch {
+        return 0;
+      }
+    };
+    const say = (text: string, options: { cache?: boolean; speed?: number } = {}) =>
+      collect(
+        createEspeakTts({ binary, cache: options.cache }).synthesize({
+          text,
+          speed: options.speed,
+          signal: new AbortController().signal,
+        }),
+      );
+
+    it("is replayed from memory, the same audio, by any provider of the process", async () => {
+      const first = await say("One moment, please.");
+      expect(syntheses()).toBe(1);
+      const again = await say("One moment, please.");
+      expect(syntheses()).toBe(1);
+      expect(Buffer.compare(Buffer.from(concat(again)), Buffer.from(concat(first)))).toBe(0);
+      // A consumer writing into its chunks changes no later replay.
+      for (const c of again) if (c.kind === "pcm") c.samples.fill(0);
+      expect(
+        Buffer.compare(Buffer.from(concat(await say("One moment, please."))), Buffer.from(concat(first))),
+      ).toBe(0);
+      expect(syntheses()).toBe(1);
+    });
+
+    it("is synthesized again with the cache off, at another rate or when long", async () => {
+      const before = syntheses();
+      await say("Good evening.");
+      await say("Good evening.", { cache: false });
+      await say("Good evening.", { speed: 1.5 });
+      expect(syntheses()).toBe(before + 3);
+      const long = "A sentence too long to keep. ".repeat(10);
+      await say(long);
+      await say(long);
+      expect(syntheses()).toBe(before + 5);
+    });
+
+    it("keeps no synthesis that was cancelled, and a replay stops at an abort", async () => {
+      const before = syntheses();
+      const aborted = new AbortController();
+      const chunks = createEspeakTts({ binary }).synthesize({
+        text: "Please hold the line.",
+        signal: aborted.signal,
+      });
+      const read = (async () => {
+        for await (const _ of chunks) aborted.abort();
+      })();
+      await expect(read).rejects.toMatchObject({ code: "cancelled" });
+      await say("Please hold the line.");
+      expect(syntheses()).toBe(before + 2);
+      // Now cached: aborted after its first chunk, the replay ends as cancelled too.
+      const replayAbort = new AbortController();
+      const replay = createEspeakTts({ binary }).synthesize({
+        text: "Please hold the line.",
+        signal: replayAbort.signal,
+      });
+      let replayed = 0;
+      await expect(
+        (async () => {
+          for await (const _ of replay) {
+            replayed += 1;
+            replayAbort.abort();
+          }
+        })(),
+      ).rejects.toMatchObject({ code: "cancelled" });
+      expect(replayed).toBe(1);
+      expect(syntheses()).toBe(before + 2);
+      rmSync(dir, { recursive: true, force: true });
+    });
   });
 
   it("parses the voice table", () => {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { audioFromBytes, TalkError } from "../../core/index.js";
+import { audioFromBytes, pcmChunk, TalkError } from "../../core/index.js";
 import type {
   AudioChunk,
   ProviderCapabilities,
@@ -11,6 +11,7 @@ import type { AudioFormat } from "../../core/index.js";
 import { TailBuffer, terminate, waitForExit } from "../support/child-process.js";
 import { findExecutable } from "../support/find-executable.js";
 import { mergeOptions } from "../support/options.js";
+import { type CachedSynthesis, SynthesisCache } from "./synthesis-cache.js";
 import { WavStreamParser } from "./wav-stream-parser.js";
 
 /** What espeak-ng writes with --stdout: 16-bit mono WAV at 22 050 Hz. */
@@ -34,6 +35,11 @@ export interface EspeakTtsOptions {
   killGraceMs?: number;
   /** Longest text accepted, in characters. Default 10 000. */
   maxTextLength?: number;
+  /**
+   * Replay a short text's finished synthesis from memory rather than start espeak-ng again (the
+   * process-wide SynthesisCache: texts up to 200 characters, 4 MiB in all). Default true.
+   */
+  cache?: boolean;
 }
 
 const DEFAULTS: Readonly<Required<EspeakTtsOptions>> = Object.freeze({
@@ -43,7 +49,13 @@ const DEFAULTS: Readonly<Required<EspeakTtsOptions>> = Object.freeze({
   wordsPerMinute: 175,
   killGraceMs: 200,
   maxTextLength: 10_000,
+  cache: true,
 });
+
+/** Shared by every espeak-ng provider of the process: each app renders the same lines at start. */
+const syntheses = new SynthesisCache();
+/** `espeak-ng --voices` per binary, read once per process (a failed read is tried again). */
+const voiceLists = new Map<string, Promise<string[]>>();
 
 /** espeak-ng's accepted -s range. */
 const MIN_WPM = 80;
@@ -94,7 +106,7 @@ export class EspeakTtsProvider implements TtsProvider {
     }
   }
 
-  /** Voice ids (espeak-ng language names), read once from `espeak-ng --voices`. */
+  /** Voice ids (espeak-ng language names), read once per binary and process from `espeak-ng --voices`. */
   listVoices(): Promise<string[]> {
     this.#voices ??= this.#loadVoices().catch((err: unknown) => {
       // A failed lookup is retried next time rather than cached.
@@ -117,16 +129,17 @@ export class EspeakTtsProvider implements TtsProvider {
     const voice = await this.#resolveVoice(request.voice);
     if (signal.aborted) throw cancelled(signal);
 
-    const args = [
-      "--stdout",
-      "-b",
-      "1",
-      "-v",
-      voice,
-      "-s",
-      String(this.#wordsPerMinute(request.speed)),
-      "--stdin",
-    ];
+    const wordsPerMinute = this.#wordsPerMinute(request.speed);
+    const key = this.#options.cache ? SynthesisCache.key(binary, voice, wordsPerMinute, text) : undefined;
+    const cached = key === undefined ? undefined : syntheses.get(key);
+    if (cached) {
+      yield* replay(cached, signal);
+      return;
+    }
+    // What a cache entry would hold: copies, as a consumer may write into the chunks it is given.
+    const kept: Int16Array[] | undefined = key === undefined ? undefined : [];
+
+    const args = ["--stdout", "-b", "1", "-v", voice, "-s", String(wordsPerMinute), "--stdin"];
     // No shell: argv is passed as is and the text only ever travels on stdin.
     const child = spawn(binary, args, { stdio: ["pipe", "pipe", "pipe"] });
     const exited = waitForExit(child);
@@ -144,7 +157,11 @@ export class EspeakTtsProvider implements TtsProvider {
         for await (const bytes of child.stdout as AsyncIterable<Buffer>) {
           if (signal.aborted) break;
           const pcm = parser.push(bytes);
-          if (pcm.byteLength > 0 && parser.format) yield audioFromBytes(pcm, parser.format);
+          if (pcm.byteLength > 0 && parser.format) {
+            const chunk = audioFromBytes(pcm, parser.format);
+            if (kept && chunk.kind === "pcm") kept.push(chunk.samples.slice());
+            yield chunk;
+          }
           if (signal.aborted) break;
         }
       } catch (err) {
@@ -173,6 +190,8 @@ export class EspeakTtsProvider implements TtsProvider {
         );
       }
       parser.end();
+      if (key !== undefined && kept && parser.format)
+        syntheses.set(key, { format: parser.format, chunks: kept });
     } finally {
       signal.removeEventListener("abort", onAbort);
       // The consumer may stop early (break / return) or fail: never leave the process behind.
@@ -223,21 +242,40 @@ export class EspeakTtsProvider implements TtsProvider {
         "provider_unavailable",
         `espeak-ng executable "${this.#options.binary}" not found.`,
       );
-    const child = spawn(binary, ["--voices"], { stdio: ["ignore", "pipe", "pipe"] });
-    const exited = waitForExit(child);
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-    const exit = await exited;
-    if (exit.error || exit.code !== 0) {
-      throw new TalkError(
-        "provider_error",
-        `espeak-ng --voices exited with ${exit.error?.message ?? exit.code}`,
-      );
+    let listed = voiceLists.get(binary);
+    if (!listed) {
+      listed = readVoices(binary);
+      voiceLists.set(binary, listed);
+      listed.catch(() => voiceLists.delete(binary));
     }
-    const voices = parseVoiceList(out);
+    const voices = await listed;
     this.#capabilities.voices = voices;
     return voices;
   }
+}
+
+async function readVoices(binary: string): Promise<string[]> {
+  const child = spawn(binary, ["--voices"], { stdio: ["ignore", "pipe", "pipe"] });
+  const exited = waitForExit(child);
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  const exit = await exited;
+  if (exit.error || exit.code !== 0) {
+    throw new TalkError(
+      "provider_error",
+      `espeak-ng --voices exited with ${exit.error?.message ?? exit.code}`,
+    );
+  }
+  return parseVoiceList(out);
+}
+
+/** A cached synthesis as fresh chunks, stopping at an abort as a running espeak-ng would. */
+function* replay(cached: CachedSynthesis, signal: AbortSignal): Generator<AudioChunk> {
+  for (const samples of cached.chunks) {
+    if (signal.aborted) throw cancelled(signal);
+    yield pcmChunk(samples.slice(), cached.format);
+  }
+  if (signal.aborted) throw cancelled(signal);
 }
 
 /** Parses `espeak-ng --voices`: a header line, then "Pty Language Age/Gender VoiceName File ...". */
@@ -268,6 +306,7 @@ function validateOptions(o: Required<EspeakTtsOptions>): void {
     bad("killGraceMs", "must be a non-negative integer");
   if (!Number.isInteger(o.maxTextLength) || o.maxTextLength < 1)
     bad("maxTextLength", "must be a positive integer");
+  if (typeof o.cache !== "boolean") bad("cache", "must be true or false");
 }
 
 function validateText(text: unknown, max: number): string {
