@@ -17,7 +17,8 @@ export default defineConfig({
     sequence: { sequencer: DurationSequencer },
     reporters: ["default", "./test/support/summary-reporter.ts"],
     // The client messages the stand-ins receive are captured and type-checked against the vendors' SDKs at the end.
-    globalSetup: ["./test/wire/global-setup.ts"],
+    // The server processes the tests start run from a bundle built once per run (test/support/child-bundle.ts).
+    globalSetup: ["./test/wire/global-setup.ts", "./test/support/child-bundle-setup.ts"],
     projects: [
       {
         extends: true,

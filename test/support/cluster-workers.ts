@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TalkClient } from "../../src/client/talk-client.js";
+import { childEntryArgs } from "./child-bundle.js";
 
 /**
  * Real talkgate worker processes for the cluster e2e tests: each runs
@@ -11,7 +12,8 @@ import { TalkClient } from "../../src/client/talk-client.js";
  * unique to the test run.
  */
 
-const ENTRY = ["--import", "tsx", "test/support/cluster-server.ts"];
+/** Its bundle, built once per test run (child-bundle.ts). */
+const ENTRY = childEntryArgs("cluster-server");
 
 export interface WorkerSpec {
   workerId: string;

@@ -2,12 +2,14 @@
  * The real `talkgate serve` CLI in a process of its own, for the tests of
  * `serve --workers N`: start it, talk HTTP to it one connection per request
  * (so node:cluster hands each to the next worker), find its workers and the
- * primary's other children in /proc, place Twilio calls through it.
+ * primary's other children in /proc, place Twilio calls through it. The CLI runs from this test run's
+ * bundle of src/cli/main.ts (child-bundle.ts); cli-serve.test.ts runs it as a user types it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
+import { childEntryArgs, childEntryMarker } from "./child-bundle.js";
 import { TwilioStreamClient } from "./twilio-stream-client.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -26,7 +28,7 @@ export class ServePool {
     env: NodeJS.ProcessEnv = {},
   ) {
     const { REDIS_URL: _redis, ...inherited } = process.env;
-    this.process = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", ...args], {
+    this.process = spawn(process.execPath, [...childEntryArgs("talkgate"), "serve", ...args], {
       cwd: ROOT,
       env: { ...inherited, ...env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -90,7 +92,7 @@ export class ServePool {
 
   /** Pids of the workers (the primary's children running the CLI), from /proc. */
   workerPids(): number[] {
-    return childrenOf(this.process.pid!).filter((pid) => cmdline(pid).includes("src/cli/main.ts"));
+    return childrenOf(this.process.pid!).filter((pid) => cmdline(pid).includes(childEntryMarker("talkgate")));
   }
 
   /** The sessions the machine's /metrics counts, over every worker. */
