@@ -2,8 +2,8 @@
  * The whole bot (its headed Chromium on Xvfb, capture, local captions, the
  * agent) in Teams on the web as simulated from the maintained bots' facts
  * (test/support/meeting-sim/teams-sim-page.ts): every behaviour the
- * simulator has, end to end. Chromium processes: the bot's, and one for the
- * meetings' media cores.
+ * simulator has, end to end. Chromium processes: one the bots share (a
+ * context each), and one for the meetings' media cores.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
@@ -26,6 +26,8 @@ describe("the bot in Teams on the web (simulated), end to end", () => {
     s = await startSimHarness(
       (origin) => ({ aloneTimeoutMs: 3000, joinTimeoutMs: 60_000, teams: { testOrigins: [origin] } }),
       { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
+      // The bots one after another: one browser for them all, a context each.
+      { sharedBotBrowser: true },
     );
     alice = speechWav(s.h.dir, "goforward.raw", 0.3);
     bob = speechWav(s.h.dir, "something.raw", 0.3);
