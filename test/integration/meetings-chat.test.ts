@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
 import { startStandardWebhookReceiver } from "../support/standard-webhooks-receiver.js";
-import {
-  silenceWav,
-  startMeetingsHarness,
-  type MeetingsHarness,
-  type Participant,
-} from "./meetings-harness.js";
+import { startMeetingsHarness, type MeetingsHarness, type Participant } from "./meetings-harness.js";
 
 interface ChatEntry {
   from: string;
@@ -19,9 +14,10 @@ const WEBHOOK_SECRET = `whsec_${Buffer.from("meetings-chat-webhook-secret-32by")
 
 /**
  * The meeting's chat both ways, end to end. Chromium processes: 1 bot (agent
- * mode) + 2 participants, both silent; they type in the test room's chat
- * panel through its page API. The agent is an OpenAI-compatible server on
- * loopback answering ANSWER; espeak-ng speaks it into the bot's microphone.
+ * mode) + 1 for the 2 participants, both silent (the harness's guests, a page
+ * each); they type in the test room's chat panel through its page API. The
+ * agent is an OpenAI-compatible server on loopback answering ANSWER;
+ * espeak-ng speaks it into the bot's microphone.
  */
 describe("meeting bot and the meeting's chat, in the local test meeting", () => {
   let h: MeetingsHarness;
@@ -44,8 +40,9 @@ describe("meeting bot and the meeting's chat, in the local test meeting", () => 
       },
       { agent: { endpoint: { baseUrl, model: "fake-model", apiKey: "k" } } },
     );
-    alice = await h.participant("chat", "Alice", silenceWav(h.dir));
-    bob = await h.participant("chat", "Bob", silenceWav(h.dir));
+    // Both silent: pages of the harness's guest browser (its microphone the silence), not a Chromium each.
+    alice = await h.guest("chat", "Alice");
+    bob = await h.guest("chat", "Bob");
     // The bot's page asks the room for a camera (video=on); its camera is the card it draws.
     const created = await h.post({
       meetingUrl: `${h.roomUrl("chat")}?video=on`,
