@@ -72,8 +72,6 @@ export interface Participant {
 
 export interface MeetingsHarness {
   app: App;
-  /** The bots' shared browser (`sharedBotBrowser`), whose `ownBrowsers` gives the next bots their own. */
-  botBrowser: SharedBotBrowser | undefined;
   baseUrl: string;
   dir: string;
   /** The room's address with `query` (page options) and the harness's own (`levels=off` when meters are off). */
@@ -237,7 +235,6 @@ export async function startMeetingsHarness(
 
   const harness: MeetingsHarness = {
     app,
-    botBrowser,
     baseUrl,
     dir,
     roomUrl: (room, query = {}) => {

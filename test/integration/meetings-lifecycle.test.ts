@@ -13,11 +13,7 @@ function botBrowserPid(botId: string): number {
   return Number.parseInt(line.trim(), 10);
 }
 
-/**
- * Chromium processes: at most 2 bot browsers (the one the first bots share, a context each; the own browser of a
- * bot whose test reads or kills its process, or shows a page in its browser as its camera) + 2 participants (the
- * guests' shared one, Dave's) at a time.
- */
+/** Chromium processes: at most 1 bot + 2 participants (the guests' shared one, Dave's) at a time. */
 describe("meeting bot lifecycle in the local test meeting", () => {
   let h: MeetingsHarness;
   // The camera URL page: one colour, which the page reads from here every 100 ms (the test changes it).
@@ -40,7 +36,7 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
     h = await startMeetingsHarness(
       { aloneTimeoutMs: 500, captureTimeoutMs: 10_000, camera: { urlOrigins: [boardOrigin] } },
       {},
-      { levelMeters: false, participantsListen: false, sharedBotBrowser: true },
+      { levelMeters: false, participantsListen: false },
     );
   }, 30_000);
 
@@ -48,11 +44,6 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
     await h?.close();
     board?.close();
   }, 30_000);
-
-  /** The next bots' browser: the shared one (a context each), or their own, as production launches every bot. */
-  const botBrowsers = (own: "shared" | "own"): void => {
-    h.botBrowser!.ownBrowsers = own === "own";
-  };
 
   it("refuses a request whose URL no platform driver handles, before launching anything", async () => {
     const res = await h.post({
@@ -67,7 +58,6 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   });
 
   it("ends fatal with meeting_not_found for a meeting URL that leads nowhere", async () => {
-    botBrowsers("shared");
     const res = await h.post({
       meetingUrl: h.roomUrl("No_Such_Room!"),
       platform: "test-room",
@@ -81,7 +71,6 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 30_000);
 
   it("leaves with left_alone once the last participant has gone", async () => {
-    botBrowsers("shared");
     const carol = await h.guest("solo", "Carol");
     const res = await h.post({ meetingUrl: h.roomUrl("solo"), botName: "Bot", mode: "transcribe" });
     const id = res.body.id;
@@ -94,7 +83,6 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 40_000);
 
   it("leaves with requested on DELETE", async () => {
-    botBrowsers("shared");
     const erin = await h.guest("delete-me", "Erin");
     const res = await h.post({ meetingUrl: h.roomUrl("delete-me"), botName: "Bot", mode: "transcribe" });
     const id = res.body.id;
@@ -110,8 +98,6 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 40_000);
 
   it("leaves with session_closed when its session is closed from outside (the runtime, a lost lease)", async () => {
-    // Its browser's process is read: a browser of its own.
-    botBrowsers("own");
     const fay = await h.guest("closed-session", "Fay");
     const res = await h.post({ meetingUrl: h.roomUrl("closed-session"), botName: "Bot", mode: "transcribe" });
     const id = res.body.id;
@@ -127,8 +113,6 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 40_000);
 
   it("ends fatal with browser_crashed when its browser is killed, keeping the transcript so far", async () => {
-    // Its browser is killed: a browser of its own.
-    botBrowsers("own");
     const dave = await h.participant("crash", "Dave", speechWav(h.dir, "goforward.raw"));
     const res = await h.post({ meetingUrl: h.roomUrl("crash"), botName: "Bot", mode: "transcribe" });
     const id = res.body.id;
@@ -147,8 +131,6 @@ setInterval(async () => { document.body.style.background = await (await fetch("/
   }, 60_000);
 
   it("shows a page from an allowed origin as its camera, as it changes; refuses other origins", async () => {
-    // The camera page opens in the bot's browser, beside its meeting page, as in production: a browser of its own.
-    botBrowsers("own");
     const gina = await h.guest("camera-url", "Gina");
     const request = (cameraUrl: string) =>
       h.post({

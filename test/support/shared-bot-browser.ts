@@ -8,9 +8,8 @@
  * it does there (joining, capture, speech), is the product's code as it
  * runs per bot; only the start and the end differ: a bot's close closes its
  * context, and its crash signal is its page's or the shared browser's.
- * Tests of a bot browser's death or process (meetings-lifecycle) give
- * their bot a browser of its own (`ownBrowsers`), as do bots launched with
- * flags of their own.
+ * Tests of a bot browser's death or process (meetings-lifecycle) keep a
+ * browser per bot, as do bots launched with flags of their own.
  */
 import type { BrowserContext, Page } from "puppeteer-core";
 import { TalkError } from "../../src/core/index.js";
@@ -26,18 +25,12 @@ export class SharedBotBrowser implements BrowserLauncher {
   readonly #launcher = new ChromiumLauncher();
   #shared: Promise<LaunchedBrowser> | undefined;
   #closed = false;
-  /**
-   * true: the bots launched from now on get a browser of their own, as in production (the product's
-   * launcher, unchanged), for a test that reads or kills a bot's browser process. Default false.
-   */
-  ownBrowsers = false;
 
   async launch(request: LaunchRequest): Promise<LaunchedBrowser> {
     request.signal.throwIfAborted();
     if (this.#closed) throw new TalkError("provider_unavailable", "The shared bot browser is closed.");
     // Flags are a browser's own: a bot that asks for some gets a browser of its own.
-    if (this.ownBrowsers || (request.extraArgs && request.extraArgs.length > 0))
-      return this.#launcher.launch(request);
+    if (request.extraArgs && request.extraArgs.length > 0) return this.#launcher.launch(request);
     const shared = await this.#browser();
     const browser = shared.page.browser();
     let context: BrowserContext | undefined;
