@@ -42,7 +42,11 @@ export interface RedisCoordinatorOptions extends CoordinatorOptions {
  * bus), and a reader that only blocks on XREAD. Everything a live call needs
  * is local (owned leases, the command handler, queued events), so a Redis
  * outage delays bookkeeping, never media; on reconnect the leases are
- * re-written, held events sent, and reads resume where they stopped.
+ * re-written, held events sent, and reads resume where they stopped. Redis
+ * counts as back only once both the commands connection and the subscriber
+ * are: a lease restored while this worker's command channel had no
+ * subscriber again told other workers to command an owner that could not hear
+ * them (owner_unreachable, "not connected"; cluster-redis-outage.test.ts).
  */
 export class RedisCoordinator extends CoordinatorBase implements Coordinator {
   readonly backend = "redis" as const;
@@ -59,6 +63,8 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
   readonly #pendingReleases = new Set<string>();
   readonly #timers: NodeJS.Timeout[] = [];
   #redisStatus: "ready" | "reconnecting" = "reconnecting";
+  /** The subscriber is connected and subscribed to this worker's channels (again, after a reconnect). */
+  #subscribed = false;
 
   constructor(options: RedisCoordinatorOptions) {
     super(options);
@@ -127,6 +133,7 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     try {
       await Promise.all([this.#commands.connect(), this.#subscriber.connect(), this.#reader.connect()]);
       await this.#bus.start();
+      this.#subscribed = true;
       await this.#settings.start();
       await this.#stream.start();
       await this.#registry.publish(this.info());
@@ -142,10 +149,11 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     this.#redisStatus = "ready";
     this.#commands.on("ready", () => this.#onReconnected());
     this.#commands.on("close", () => this.#setRedisStatus("reconnecting"));
-    // Changes announced while the subscriber was away are read back from their hashes.
-    this.#subscriber.on("ready", () => {
-      if (this.state === "ready") void this.#settings.resync();
+    this.#subscriber.on("close", () => {
+      this.#subscribed = false;
+      this.#setRedisStatus("reconnecting");
     });
+    this.#subscriber.on("ready", () => this.#onSubscriberReady());
     this.#every(this.opts.heartbeatMs, () => this.#registry.publish(this.info()));
     this.#every(this.opts.sweepIntervalMs, () => this.#directory.sweep());
     this.setState("ready");
@@ -244,11 +252,12 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
   }
 
   protected redisStatus(): ReadyReport["detail"]["redis"] {
-    return this.#commands.status === "ready" ? "ready" : "reconnecting";
+    return this.#redisBack() ? "ready" : "reconnecting";
   }
 
   protected renewLeases(leases: HeldLease[]): Promise<LostLease[]> {
-    if (this.#commands.status !== "ready") return Promise.reject(directoryUnavailable("renew leases"));
+    // Not while the subscriber is away: a lease written then names an owner that cannot hear commands.
+    if (!this.#redisBack()) return Promise.reject(directoryUnavailable("renew leases"));
     return this.#directory.renew(leases);
   }
 
@@ -267,9 +276,34 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     this.#disconnectAll();
   }
 
-  /** Redis is back (same server or a restarted one): restore everything it should know about us. */
+  /** Both connections up and this worker's channels subscribed: what other workers may rely on. */
+  #redisBack(): boolean {
+    return this.#commands.status === "ready" && this.#subscribed;
+  }
+
+  /**
+   * ioredis emits "ready" before it sends the subscriptions again (event_handler.js, readyHandler), so a PING
+   * sent after that handler has run is answered after them: only then is this worker's command channel heard.
+   */
+  #onSubscriberReady(): void {
+    setImmediate(() => {
+      if (this.state !== "ready") return;
+      this.#subscriber.ping().then(
+        () => {
+          this.#subscribed = true;
+          this.#onReconnected();
+        },
+        () => undefined, // down again: the next "ready" tries again
+      );
+    });
+  }
+
+  /**
+   * Redis is back (same server or a restarted one) on both connections: restore everything it should know about
+   * us, changes announced while the subscriber was away read back from their hashes included.
+   */
   #onReconnected(): void {
-    if (this.state !== "ready") return;
+    if (this.state !== "ready" || !this.#redisBack()) return;
     this.#setRedisStatus("ready");
     void (async () => {
       await this.leases.renewNow();
