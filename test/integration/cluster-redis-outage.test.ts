@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TalkError } from "../../src/core/errors.js";
 import { JobQueue } from "../../src/cluster/job-queue.js";
@@ -81,6 +82,41 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     await eventually(() => seen.length === 15, 10_000, "events held during the outage and after it");
     expect(seen).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
     expect(a.ownedSessions).toBe(2);
+  });
+
+  it("counts Redis as back only once the owner's subscriber has re-subscribed: a command sent then is heard", async () => {
+    redis = await ThrowawayRedis.start();
+    const make = async (workerId: string): Promise<RedisCoordinator> => {
+      const c = new RedisCoordinator({
+        redisUrl: redis!.url,
+        keyPrefix: "sub:",
+        workerId,
+        leaseTtlSec: 2,
+        heartbeatMs: 200,
+      });
+      coordinators.push(c);
+      await c.start();
+      return c;
+    };
+    const a = await make("worker-a");
+    const b = await make("worker-b");
+    const sid = `s-${randomUUID()}`;
+    await a.claim(sid);
+    a.onCommand(() => "ok");
+    // Only A's subscriber drops (its commands connection stays): A cannot hear commands until it re-subscribes.
+    const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      const away = nextEvent(a, "connection", 5000, (e) => e.status === "reconnecting");
+      const back = nextEvent(a, "connection", 10_000, (e) => e.status === "ready");
+      expect(await admin.call("CLIENT", "KILL", "TYPE", "pubsub")).toBeGreaterThan(0);
+      await away;
+      expect(a.ready()).toMatchObject({ detail: { redis: "reconnecting" } });
+      await back;
+      // Said ready only after a PING behind the re-subscription: the command channel has its listener again.
+      expect(await b.sendCommand(sid, { verb: "cancelTurn" })).toBe("ok");
+    } finally {
+      admin.disconnect();
+    }
   });
 
   /**
