@@ -52,7 +52,9 @@ export interface CallRecordingOptions {
 export class CallRecording {
   readonly name: string;
   readonly #o: CallRecordingOptions;
-  readonly #recorder: Promise<CallRecorder | undefined>;
+  readonly #recorder: CallRecorder;
+  /** The sidecar's first write and the `session.updated` that says the call is recorded. */
+  #announced: Promise<void> = Promise.resolve();
   readonly #info: RecordingInfo;
   /** Marks sent and not yet acknowledged: name -> end of the assistant audio before the mark. */
   readonly #marks = new Map<string, number>();
@@ -73,6 +75,7 @@ export class CallRecording {
       metadata: { ...session.metadata },
     };
     this.#recorder = this.#start();
+    this.#live = this.#recorder;
   }
 
   get notice(): string | undefined {
@@ -136,18 +139,15 @@ export class CallRecording {
     return this.#closing;
   }
 
-  async #start(): Promise<CallRecorder | undefined> {
+  /**
+   * The recorder exists from the call's first frame: its file (and the
+   * directory) is opened in the background while the timeline already holds
+   * the audio, so the notice's first words are never lost to a slow disk.
+   */
+  #start(): CallRecorder {
     const { policy, session, logger } = this.#o;
-    const path = join(policy.dir, `${this.name}.wav`);
-    try {
-      await mkdir(policy.dir, { recursive: true });
-    } catch (err) {
-      this.#failed((err as Error).message, "the recordings directory could not be created");
-      return undefined;
-    }
-    if (this.#closing) return undefined;
     const recorder = new CallRecorder({
-      path,
+      path: join(policy.dir, `${this.name}.wav`),
       sampleRate: this.#info.sampleRate,
       onFailure: (error) => {
         if (session.state === "active")
@@ -155,21 +155,30 @@ export class CallRecording {
       },
       logger,
     });
-    this.#live = recorder;
+    this.#announced = this.#announce();
+    return recorder;
+  }
+
+  async #announce(): Promise<void> {
+    const { session, policy } = this.#o;
+    try {
+      await mkdir(policy.dir, { recursive: true });
+    } catch {
+      return; // the recorder cannot open its file either: it reports recording_failed, with the reason
+    }
     await this.#writeInfo();
-    if (session.state === "active")
+    if (session.state === "active" && !this.#closing)
       session.emit({
         type: "session.updated",
         payload: { recording: { state: "recording", name: this.name } },
         source: "telephony",
       });
-    return recorder;
   }
 
   async #close(): Promise<void> {
-    const recorder = await this.#recorder;
+    const recorder = this.#recorder;
     this.#live = undefined;
-    if (!recorder) return;
+    await this.#announced;
     const summary = await recorder.close();
     this.#info.state = summary.state;
     this.#info.endedAt = new Date().toISOString();
@@ -187,20 +196,5 @@ export class CallRecording {
         "recording: the sidecar could not be written",
       );
     }
-  }
-
-  #failed(message: string, what: string): void {
-    const { session, logger } = this.#o;
-    logger.error({ err: message, recording: this.name, sessionId: session.id }, `recording: ${what}`);
-    if (session.state === "active")
-      session.emit({
-        type: "session.error",
-        payload: {
-          code: "recording_failed",
-          message: `The call is not recorded: ${what}.`,
-          retryable: false,
-        },
-        source: "telephony",
-      });
   }
 }

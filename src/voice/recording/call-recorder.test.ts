@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -83,11 +83,15 @@ describe("CallRecorder", () => {
     expect(failures).toHaveLength(1);
   });
 
-  it("a directory that does not exist fails the same way", async () => {
+  it("creates a missing directory; one that cannot be created (a file in the way) fails the same way", async () => {
+    const base = mkdtempSync(join(tmpdir(), "talkgate-rec-"));
+    const made = recorder(join(base, "a", "b", "x.wav"), { ms: 0 });
+    expect((await made.rec.close()).state).toBe("complete");
+    writeFileSync(join(base, "file"), "x");
     const failures: TalkError[] = [];
-    const { rec } = recorder("/nonexistent-talkgate/x.wav", { ms: 0 }, (e) => failures.push(e));
+    const { rec } = recorder(join(base, "file", "x.wav"), { ms: 0 }, (e) => failures.push(e));
     const summary = await rec.close();
     expect(summary.state).toBe("failed");
-    expect(failures.map((f) => f.details)).toEqual([{ reason: "ENOENT" }]);
+    expect(failures.map((f) => f.details)).toEqual([{ reason: "EEXIST" }]);
   });
 });

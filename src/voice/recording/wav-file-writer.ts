@@ -5,7 +5,8 @@
  * so whenever the file is cut (a crash, a full disk) it is a valid WAV file
  * up to its last complete append.
  */
-import { open, type FileHandle } from "node:fs/promises";
+import { mkdir, open, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
 import { bytesFromPcm16, WAV_HEADER_BYTES, wavHeader } from "../../codecs/index.js";
 import { TalkError } from "../../core/index.js";
 
@@ -27,9 +28,10 @@ export class WavFileWriter {
     this.#file = file;
   }
 
-  /** Creates (or truncates) `path` and writes an empty file's header. */
+  /** Creates (or truncates) `path`, and its directory when missing, and writes an empty file's header. */
   static async create(path: string, format: WavFormat): Promise<WavFileWriter> {
     const header = wavHeader(format, 0);
+    await mkdir(dirname(path), { recursive: true });
     const file = await open(path, "w");
     try {
       await writeAll(file, header, 0);
