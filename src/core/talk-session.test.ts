@@ -249,6 +249,24 @@ describe("TalkSession cancellation", () => {
     expect(output.signal.reason).toBe(turn.signal.reason);
   });
 
+  it("a turn with many outputs alive is no leak: no MaxListenersExceededWarning, each still follows the turn", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const { session } = open();
+      const turn = session.startTurn();
+      session.endTurn(turn.id);
+      const outputs = Array.from({ length: 20 }, (_, i) => session.beginOutput({ itemId: `item-${i}` }));
+      await new Promise((r) => setImmediate(r)); // Node emits the warning on the next tick
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+      session.cancelTurn(turn.id, "client_request");
+      expect(outputs.every((o) => o.signal.aborted)).toBe(true);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("starting a new turn cancels an ended turn whose answer is still running", async () => {
     const { session, events } = open();
     const first = session.startTurn();

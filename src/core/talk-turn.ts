@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { abortWith } from "./abortable.js";
 import type { TalkOutput, TalkTurn } from "./session-types.js";
 
@@ -25,6 +26,9 @@ export class TurnRecord implements TalkTurn {
     this.startedAt = startedAt;
     // Not AbortSignal.any: see abortWith (the session's signal must not keep a trace of every turn).
     this.signal = this.controller.signal;
+    // Each output of the turn follows it with one listener until the output or the turn ends: a turn with
+    // more than ten outputs alive is no leak, and Node's warning at eleven would say it is.
+    setMaxListeners(0, this.signal);
     this.#unlink = abortWith(sessionSignal, this.controller);
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import WebSocket from "ws";
 import { TalkError } from "../core/index.js";
 import type { TalkLogger } from "../core/index.js";
@@ -50,6 +51,9 @@ export class GatewayConnection implements CallerContext {
     this.#ws = ws;
     this.principal = principal;
     this.#d = deps;
+    // Each request in flight (a talk.speak's synthesis) follows the connection's signal with one listener,
+    // removed when it finishes: a client with eleven requests in flight is no leak (Node warns at eleven).
+    setMaxListeners(0, this.#abort.signal);
     this.#bucket = new TokenBucket({
       capacity: deps.options.rateLimit.burst,
       ratePerSecond: deps.options.rateLimit.requestsPerSecond,
