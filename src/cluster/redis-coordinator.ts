@@ -181,7 +181,9 @@ export class RedisCoordinator extends CoordinatorBase implements Coordinator {
     this.#pendingReleases.delete(sessionId);
     let owner: string;
     try {
-      if (this.#commands.status !== "ready") throw directoryUnavailable("claim");
+      // Not while the subscriber is away either: a lease written then sends other workers' commands to an owner
+      // that cannot hear them (owner_unreachable) until it has re-subscribed.
+      if (!this.#redisBack()) throw directoryUnavailable("claim");
       owner = await this.#directory.claim(sessionId, ttlSec);
     } catch {
       // The media is here either way: hold the lease locally, the keeper writes it when Redis is back.

@@ -111,9 +111,16 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
       expect(await admin.call("CLIENT", "KILL", "TYPE", "pubsub")).toBeGreaterThan(0);
       await away;
       expect(a.ready()).toMatchObject({ detail: { redis: "reconnecting" } });
+      // A call that starts now is held locally (ioredis waits 50 ms or more before reconnecting): its lease is
+      // written once A hears commands again, so no worker sends it one A would miss.
+      const during = `s-${randomUUID()}`;
+      expect(await a.claim(during)).toEqual({ workerId: "worker-a", synced: false });
+      expect(await b.locate(during)).toBeUndefined();
       await back;
       // Said ready only after a PING behind the re-subscription: the command channel has its listener again.
       expect(await b.sendCommand(sid, { verb: "cancelTurn" })).toBe("ok");
+      await eventually(async () => (await b.locate(during))?.workerId === "worker-a", 5000, "the held lease");
+      expect(await b.sendCommand(during, { verb: "cancelTurn" })).toBe("ok");
     } finally {
       admin.disconnect();
     }
