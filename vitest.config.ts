@@ -1,17 +1,9 @@
 import { defineConfig } from "vitest/config";
 import DurationSequencer from "./test/support/duration-sequencer.js";
+import { ISOLATED_INTEGRATION } from "./test/support/isolated-files.js";
 
 // Unit tests live beside the code (src/**/*.test.ts); tests that need Redis,
 // Chromium, child processes or the whole server live in test/.
-/**
- * Integration files that must not share a process: a module-level `vi.mock` (the codecs replaced),
- * and the OpenTelemetry SDK's global tracer provider with its environment.
- */
-const ISOLATED_INTEGRATION = [
-  "test/integration/echo-residual-fallback.test.ts",
-  "test/integration/ops-traces.test.ts",
-];
-
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -44,14 +36,14 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/**/*.test.ts"],
-          exclude: ISOLATED_INTEGRATION,
+          exclude: [...ISOLATED_INTEGRATION],
           isolate: false,
         },
       },
       {
         extends: true,
         // Files that change what every module in the process sees get a process of their own.
-        test: { name: "integration-isolated", include: ISOLATED_INTEGRATION },
+        test: { name: "integration-isolated", include: [...ISOLATED_INTEGRATION] },
       },
     ],
   },
