@@ -62,6 +62,12 @@ export interface JobQueueOptions {
   logger?: TalkLogger;
 }
 
+/** A BullMQ backend's connections, as a close with Redis away drops them. */
+interface DroppableBackend {
+  connection?: { disconnect(wait?: boolean): Promise<void> };
+  blockingConnection?: { disconnect(wait?: boolean): Promise<void> } | undefined;
+}
+
 /** How long a close with Redis unreachable waits for BullMQ's connections to close, ms. */
 const CLOSE_WHILE_DOWN_MS = 1000;
 /** How often a close under way looks whether Redis still answers, ms. */
@@ -484,7 +490,7 @@ export class JobQueue {
     if (this.#fullTimer) clearInterval(this.#fullTimer);
     // Redis gone: nothing can be finished or handed back, and an orderly close waits for it to return
     // (ioredis holds the QUIT; BullMQ's disconnect waits for an 'end' a reconnecting client never emits).
-    // The close then gets a moment, and what is still open is left to the process's exit. Redis may also
+    // The close then gets a moment, and what is still open is disconnected (#dropConnections). Redis may also
     // go while an orderly close is under way (a pool's Redis stopped by the same signal): that is watched.
     const downAtStart = this.#opts.redisReady() === false;
     const steps = this.#closeSteps(downAtStart);
@@ -492,14 +498,32 @@ export class JobQueue {
     let finished = downAtStart ? false : await Promise.race([closed, this.#redisGone()]);
     if (!finished) {
       finished = await Promise.race([closed, wait(CLOSE_WHILE_DOWN_MS, false, { ref: false })]);
-      if (!finished)
+      if (!finished) {
+        this.#dropConnections();
         this.#opts.logger.warn(
           { workerId: this.#opts.workerId, waitedMs: CLOSE_WHILE_DOWN_MS },
-          "job queue closed with Redis unreachable: its connections are left to drop",
+          "job queue closed with Redis unreachable: its connections were dropped",
         );
+      }
     }
     this.#events.clear();
     this.#state = "closed";
+  }
+
+  /**
+   * The close could not finish with Redis away: BullMQ's steps wait on commands ioredis holds until Redis
+   * returns, and their clients would reconnect for as long as the process lives (to whatever listens on that
+   * port later). Disconnecting them stops that; the steps still waiting then fail, which nobody awaits.
+   */
+  #dropConnections(): void {
+    const backends: (DroppableBackend | undefined)[] = [
+      ...[...this.#workers.values(), ...this.#queueEvents, ...this.#queues.values()].map((o) => o.backend),
+      // The Relay keeps its backend private (bullmq 6.7): reached by shape, a no-op if that changes.
+      (this.#relay as unknown as { backend?: DroppableBackend }).backend,
+    ];
+    for (const backend of backends)
+      for (const connection of [backend?.connection, backend?.blockingConnection])
+        void connection?.disconnect(false).catch(() => undefined);
   }
 
   /** Resolves false once Redis stops answering (checked every REDIS_CHECK_MS) while the close runs. */

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TalkError } from "../../src/core/errors.js";
@@ -170,6 +171,9 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     // Before, the close waited on ioredis's queued QUIT (and BullMQ's wait for an 'end' that a
     // reconnecting client never emits) until Redis came back: this test timed out.
     await queue.close();
+    // And its connections stop: before, they reconnected for the process's life (every 500 ms at most),
+    // to whatever listened on the port next.
+    expect(await connectionsTo(redis!.port, 1500)).toBe(0);
   }, 30_000);
 
   it("closes a job queue whose Redis goes while the close is under way", async () => {
@@ -180,5 +184,22 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     await down();
     // Before, the close (begun with Redis up) waited for the job and then for Redis: this timed out.
     await closing;
+    expect(await connectionsTo(redis!.port, 1500)).toBe(0);
   }, 30_000);
 });
+
+/** How many connections arrive at `port` (where a stopped Redis listened) within `ms`. */
+async function connectionsTo(port: number, ms: number): Promise<number> {
+  let count = 0;
+  const server = createServer((socket) => {
+    count++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  });
+  await new Promise((r) => setTimeout(r, ms));
+  await new Promise((r) => server.close(r));
+  return count;
+}
