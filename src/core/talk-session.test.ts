@@ -3,9 +3,10 @@ import { inspect } from "node:util";
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTalkRuntime } from "./session-runtime.js";
-import type { TalkRuntime, TalkSession } from "./session-types.js";
+import type { TalkOutput, TalkRuntime, TalkSession } from "./session-types.js";
 import type { OutputAudioPayload, TalkEvent } from "./talk-events.js";
 import { dependantSignals } from "../../test/support/abort-traces.js";
+import { warningsWhile } from "../../test/support/process-warnings.js";
 
 const runtimes: TalkRuntime[] = [];
 afterEach(async () => {
@@ -250,21 +251,16 @@ describe("TalkSession cancellation", () => {
   });
 
   it("a turn with many outputs alive is no leak: no MaxListenersExceededWarning, each still follows the turn", async () => {
-    const warnings: string[] = [];
-    const onWarning = (w: Error): void => void warnings.push(w.name);
-    process.on("warning", onWarning);
-    try {
-      const { session } = open();
-      const turn = session.startTurn();
-      session.endTurn(turn.id);
-      const outputs = Array.from({ length: 20 }, (_, i) => session.beginOutput({ itemId: `item-${i}` }));
-      await new Promise((r) => setImmediate(r)); // Node emits the warning on the next tick
-      expect(warnings).not.toContain("MaxListenersExceededWarning");
-      session.cancelTurn(turn.id, "client_request");
-      expect(outputs.every((o) => o.signal.aborted)).toBe(true);
-    } finally {
-      process.off("warning", onWarning);
-    }
+    const { session } = open();
+    const turn = session.startTurn();
+    session.endTurn(turn.id);
+    let outputs: TalkOutput[] = [];
+    const warnings = await warningsWhile(async () => {
+      outputs = Array.from({ length: 20 }, (_, i) => session.beginOutput({ itemId: `item-${i}` }));
+    });
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+    session.cancelTurn(turn.id, "client_request");
+    expect(outputs.every((o) => o.signal.aborted)).toBe(true);
   });
 
   it("starting a new turn cancels an ended turn whose answer is still running", async () => {

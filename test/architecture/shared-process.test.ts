@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tsFiles } from "../../scripts/layers.js";
 import { ISOLATED_INTEGRATION, PROCESS_WIDE } from "../support/isolated-files.js";
 
 /**
@@ -11,14 +12,6 @@ import { ISOLATED_INTEGRATION, PROCESS_WIDE } from "../support/isolated-files.js
  */
 
 const ROOT = join(import.meta.dirname, "..", "..");
-
-function testFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === "fixtures" ? [] : testFiles(path);
-    return entry.name.endsWith(".test.ts") ? [relative(ROOT, path)] : [];
-  });
-}
 
 /** The files that do something process-wide without being listed, with what they do. */
 function unlisted(files: Record<string, string>, listed: readonly string[]): string[] {
@@ -31,8 +24,9 @@ function unlisted(files: Record<string, string>, listed: readonly string[]): str
 
 describe("test files that share a process", () => {
   const files = Object.fromEntries(
-    testFiles(join(ROOT, "test"))
-      .filter((file) => file !== "test/architecture/shared-process.test.ts")
+    tsFiles(join(ROOT, "test"))
+      .map((path) => relative(ROOT, path))
+      .filter((file) => file.endsWith(".test.ts") && file !== "test/architecture/shared-process.test.ts")
       .map((file) => [file, readFileSync(join(ROOT, file), "utf8")]),
   );
 

@@ -18,22 +18,24 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     redis = undefined;
   });
 
+  /** A started coordinator on the throwaway Redis, closed after the test; leases of 2 s, heartbeats every 200 ms. */
+  async function coordinator(keyPrefix: string, workerId: string): Promise<RedisCoordinator> {
+    const c = new RedisCoordinator({
+      redisUrl: redis!.url,
+      keyPrefix,
+      workerId,
+      leaseTtlSec: 2,
+      heartbeatMs: 200,
+    });
+    coordinators.push(c);
+    await c.start();
+    return c;
+  }
+
   it("keeps local calls working, fails cross-worker operations fast, and restores leases, commands and subscriptions when Redis returns", async () => {
     redis = await ThrowawayRedis.start();
-    const make = async (workerId: string): Promise<RedisCoordinator> => {
-      const c = new RedisCoordinator({
-        redisUrl: redis!.url,
-        keyPrefix: "outage:",
-        workerId,
-        leaseTtlSec: 2,
-        heartbeatMs: 200,
-      });
-      coordinators.push(c);
-      await c.start();
-      return c;
-    };
-    const a = await make("worker-a");
-    const b = await make("worker-b");
+    const a = await coordinator("outage:", "worker-a");
+    const b = await coordinator("outage:", "worker-b");
     const sid = `s-${randomUUID()}`;
     await a.claim(sid);
     const applied: string[] = [];
@@ -87,20 +89,8 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
 
   it("counts Redis as back only once the owner's subscriber has re-subscribed: a command sent then is heard", async () => {
     redis = await ThrowawayRedis.start();
-    const make = async (workerId: string): Promise<RedisCoordinator> => {
-      const c = new RedisCoordinator({
-        redisUrl: redis!.url,
-        keyPrefix: "sub:",
-        workerId,
-        leaseTtlSec: 2,
-        heartbeatMs: 200,
-      });
-      coordinators.push(c);
-      await c.start();
-      return c;
-    };
-    const a = await make("worker-a");
-    const b = await make("worker-b");
+    const a = await coordinator("sub:", "worker-a");
+    const b = await coordinator("sub:", "worker-b");
     const sid = `s-${randomUUID()}`;
     await a.claim(sid);
     a.onCommand(() => "ok");

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TALK_MODES } from "../../src/core/talk-types.js";
 import { SlowTtsProvider } from "../support/gateway-slow-providers.js";
 import { rejectionOf, startGateway } from "../support/gateway-harness.js";
+import { warningsWhile } from "../support/process-warnings.js";
 import type { GatewayHarness } from "../support/gateway-harness.js";
 
 let h: GatewayHarness | undefined;
@@ -79,25 +80,20 @@ describe("talk.catalog, talk.config, talk.speak, talk.mode", () => {
   });
 
   it("twelve speeches in flight on one connection: no MaxListenersExceededWarning, and a disconnect stops all twelve", async () => {
-    const warnings: string[] = [];
-    const onWarning = (w: Error): void => void warnings.push(w.name);
-    process.on("warning", onWarning);
-    try {
-      const tts = new SlowTtsProvider();
-      h = await startGateway({ tts });
-      const client = await h.connect();
-      const pending = Array.from({ length: 12 }, () =>
+    const tts = new SlowTtsProvider();
+    h = await startGateway({ tts });
+    const client = await h.connect();
+    let pending: ReturnType<typeof rejectionOf>[] = [];
+    const warnings = await warningsWhile(async () => {
+      pending = Array.from({ length: 12 }, () =>
         rejectionOf(client.request("talk.speak", { text: "A long answer" })),
       );
       await expect.poll(() => tts.signals.length).toBe(12);
-      await new Promise((r) => setImmediate(r)); // Node emits the warning on the next tick
-      await client.close();
-      for (const err of await Promise.all(pending)) expect(err.code).toBe("cancelled");
-      await expect.poll(() => tts.aborted.length).toBe(12);
-      expect(warnings).not.toContain("MaxListenersExceededWarning");
-    } finally {
-      process.off("warning", onWarning);
-    }
+    });
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+    await client.close();
+    for (const err of await Promise.all(pending)) expect(err.code).toBe("cancelled");
+    await expect.poll(() => tts.aborted.length).toBe(12);
   });
 
   it("talk.mode reads the mode, and setting it broadcasts talk.mode to every connection", async () => {

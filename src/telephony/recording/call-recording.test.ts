@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { encodeMulaw, readWav } from "../../codecs/index.js";
 import { createTalkRuntime } from "../../core/session-runtime.js";
-import type { TalkLogger } from "../../core/logger.js";
+import { recordingLogger } from "../../core/testing/recording-logger.js";
 import type { TalkRuntime } from "../../core/session-types.js";
 import type { TalkEvent } from "../../core/talk-events.js";
 import { ULAW_8K } from "../../core/talk-types.js";
@@ -24,9 +24,6 @@ afterEach(async () => {
   runtime = undefined;
 });
 
-const noop = (): void => {};
-const logger: TalkLogger = { debug: noop, info: noop, warn: noop, error: noop };
-
 function recording(dir: string) {
   runtime = createTalkRuntime();
   const session = runtime.createSession({
@@ -43,7 +40,7 @@ function recording(dir: string) {
     line: lineAudio(ULAW_8K),
     carrier: "twilio",
     callId: "CA0123456789abcdef0123456789abcdef",
-    logger,
+    logger: recordingLogger(),
   });
   const sent: Uint8Array[] = [];
   const line: PlayoutLine = {

@@ -10,7 +10,6 @@
  * A file that cannot be written stops the recording with a `session.error`
  * (`recording_failed`) and a log line; the call goes on.
  */
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { CallRecorder, recordingName, writeRecordingInfo } from "../../voice/index.js";
 import type { TalkLogger, TalkSession } from "../../core/index.js";
@@ -155,17 +154,15 @@ export class CallRecording {
       },
       logger,
     });
-    this.#announced = this.#announce();
+    this.#announced = this.#announce(recorder);
     return recorder;
   }
 
-  async #announce(): Promise<void> {
-    const { session, policy } = this.#o;
-    try {
-      await mkdir(policy.dir, { recursive: true });
-    } catch {
-      return; // the recorder cannot open its file either: it reports recording_failed, with the reason
-    }
+  /** The sidecar beside the WAV once the recorder has made it (and the directory). */
+  async #announce(recorder: CallRecorder): Promise<void> {
+    const { session } = this.#o;
+    // Not made: the recorder reports recording_failed with the reason; the sidecar is written at the close.
+    if (!(await recorder.opened)) return;
     await this.#writeInfo();
     if (session.state === "active" && !this.#closing)
       session.emit({

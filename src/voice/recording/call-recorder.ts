@@ -79,6 +79,11 @@ export class CallRecorder {
     this.#timer.unref();
   }
 
+  /** Resolves true once the file (and its directory) exists with its header, false when it could not be made. */
+  get opened(): Promise<boolean> {
+    return this.#file.then((file) => file !== undefined);
+  }
+
   get state(): CallRecorderState {
     return this.#state;
   }
