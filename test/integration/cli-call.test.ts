@@ -12,8 +12,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { NO_WORDS } from "../../src/cli/call-progress.js";
 import { rms } from "../../src/codecs/pcm.js";
 import { readWav } from "../../src/codecs/wav.js";
+import { childEntryArgs } from "../support/child-bundle.js";
 
-const CLI = ["--import", "tsx", "src/cli/main.ts"];
+/**
+ * `npx talkgate` as a newcomer types it: the package's bin, which runs the TypeScript sources under tsx. The call
+ * a newcomer places runs so; the server it calls, and the checks of the command's refusals, run the same CLI from
+ * this run's bundle (test/support/child-bundle.ts), which starts in a fraction of tsx's CPU (cli-serve starts
+ * `npm start`'s form).
+ */
+const TYPED = ["bin/talkgate.js"];
 const RECORDING = "/usr/share/pocketsphinx/test/data/cards/001.wav";
 const children: ChildProcessWithoutNullStreams[] = [];
 
@@ -24,13 +31,14 @@ afterEach(() => {
 function run(
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  entry: string[] = childEntryArgs("talkgate"),
 ): {
   child: ChildProcessWithoutNullStreams;
   stdout: () => string;
   stderr: () => string;
   exit: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, [...CLI, ...args], {
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: process.cwd(),
     env: { ...process.env, ...env },
   });
@@ -66,7 +74,7 @@ describe("talkgate call", () => {
     // As a newcomer runs it: no --url (the server on PORT, as `npm start` reads it) and no --out (the
     // system's temporary directory, not the working tree).
     const port = new URL(url).port;
-    const call = run(["call", RECORDING, "--mode", "stt-tts"], { PORT: port, TMPDIR: dir });
+    const call = run(["call", RECORDING, "--mode", "stt-tts"], { PORT: port, TMPDIR: dir }, TYPED);
     expect(await call.exit).toBe(0);
     const out = join(dir, "talkgate-answer.wav");
     expect(call.stderr()).toContain(`-> ${out}`);

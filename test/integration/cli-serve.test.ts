@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TalkClient } from "../../src/client/talk-client.js";
+import { childEntryArgs } from "../support/child-bundle.js";
 
 /**
  * The server as a user runs it: the real CLI in a child process, on its
@@ -12,11 +13,21 @@ import { TalkClient } from "../../src/client/talk-client.js";
  * HTTP and WebSocket on loopback.
  */
 
-const CLI = ["--import", "tsx", "src/cli/main.ts"];
+/**
+ * How `npm start` runs the CLI: the TypeScript sources under tsx. The first test starts it so; the others test
+ * what the CLI does once started (signals, refusals) and run it from this run's bundle (test/support/child-bundle.ts),
+ * which starts in a fraction of the CPU: under tsx each of the ~400 modules goes through the loader's thread,
+ * and eleven such starts made this file the suite's slowest to start its servers.
+ */
+const TYPED = ["--import", "tsx", "src/cli/main.ts"];
 const children: ChildProcessWithoutNullStreams[] = [];
 
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
-  const child = spawn(process.execPath, [...CLI, ...args], {
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  entry: string[] = childEntryArgs("talkgate"),
+): ChildProcessWithoutNullStreams {
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: process.cwd(),
     env: { ...process.env, PORT: "0", LOG_LEVEL: "info", ...env },
   });
@@ -64,7 +75,7 @@ afterEach(() => {
 describe("talkgate serve (embedded defaults)", () => {
   it("serves the Talk API and health routes, logs its URLs, writes session logs and exits 0 on SIGTERM", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));
-    const child = runCli(["serve"], { TALKGATE_DATA_DIR: dataDir });
+    const child = runCli(["serve"], { TALKGATE_DATA_DIR: dataDir }, TYPED);
     const logs = collect(child);
     const urls = await listening(child);
     const talkUrl = urls.find((u) => u.endsWith("/talk"))!;
@@ -119,7 +130,8 @@ describe("talkgate serve (embedded defaults)", () => {
     expect(readdirSync(join(dataDir, "sessions"))).toHaveLength(1);
     // Closed cleanly: no open-log marker is left for the next start to close as process_lost.
     expect(readdirSync(join(dataDir, "open-sessions"))).toEqual([]);
-  });
+    // A hang guard, not a speed check: a cold start under tsx on a loaded 2-core machine took most of 30 s.
+  }, 120_000);
 
   it("a session log left open by a killed process gets a session.closed (process_lost) line on the next start", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "talkgate-cli-"));

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NO_WORDS } from "../../src/cli/call-progress.js";
 import type { TalkEvent } from "../../src/core/talk-events.js";
+import { childEntryArgs } from "../support/child-bundle.js";
 import { deleteKeys, freePort, SHARED_REDIS_URL, uniquePrefix } from "../support/cluster-redis.js";
 import { ServePool } from "../support/serve-pool.js";
 
@@ -146,9 +147,7 @@ describe("serve --workers 2: a call's events", () => {
     const child = spawn(
       process.execPath,
       [
-        "--import",
-        "tsx",
-        "src/cli/main.ts",
+        ...childEntryArgs("talkgate"),
         "call",
         RECORDING,
         "--url",
