@@ -21,7 +21,7 @@ import { createAppLogger } from "./app/logger.js";
 import { registerOps } from "./app/ops.js";
 import { brainOptions, buildPipelines, prepareInputProcessing } from "./app/pipelines.js";
 import { registerPages } from "./app/pages.js";
-import { buildProviders } from "./app/providers.js";
+import { buildProviders, type AppProviders } from "./app/providers.js";
 import { registerMeetings, registerTelephonySurface, surfaceContext } from "./app/surfaces.js";
 import { buildTools } from "./app/tools.js";
 import {
@@ -48,6 +48,8 @@ export interface App {
   readonly voiceWake: VoiceWakeStore;
   /** The native-memory trimmer (runtime.mallocTrimIntervalMs); undefined when off or not built here. */
   readonly memoryTrimmer: MemoryTrimmer | undefined;
+  /** The registered providers and the default of each kind (an embedder's warm-up of the recognizer, say). */
+  readonly providers: AppProviders;
   listen(overrides?: { port?: number }): Promise<{ urls: string[]; port: number }>;
   /** Closes the gateway (sockets get 1001), jobs, sessions, the coordinator, then providers. Idempotent. */
   close(): Promise<void>;
@@ -160,6 +162,7 @@ export async function createApp(loaded: LoadedConfig, options: CreateAppOptions 
     cluster,
     voiceWake,
     memoryTrimmer: trimmer,
+    providers,
     listen: (overrides) => gateway.listen(overrides),
     close() {
       closing ??= (async () => {
