@@ -9,6 +9,7 @@
  * call's first words wait for that load, and under the whole suite they came more than 2.7 s, then more than
  * 6 s, into the pause whose words these tests time (CI at 70ed1e9, f8dd816, aaf36e4's run).
  */
+import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
@@ -62,7 +63,10 @@ async function start(input: Record<string, unknown> = {}): Promise<TelephonyHarn
   return harness;
 }
 
-/** The app's recognizer (its default STT) decodes the recording once: its model is loaded when the call starts. */
+/**
+ * The app's recognizer (its default STT) decodes the recording once: its model is loaded when the call starts.
+ * Speech, not silence: a stream of silence ends without a decode, so without waiting for the model.
+ */
 async function warmRecognizer(harness: TelephonyHarness): Promise<void> {
   const stt = harness.app.providers.optional("stt");
   if (!stt) throw new Error("the app has no speech recognizer");
@@ -70,8 +74,10 @@ async function warmRecognizer(harness: TelephonyHarness): Promise<void> {
     format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 },
     signal: new AbortController().signal,
   });
-  stream.write(new Int16Array(16_000));
-  await stream.finish();
+  const raw = readFileSync(SPEECH_RECORDINGS.goforward); // 16 kHz s16le
+  stream.write(new Int16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2));
+  const { text } = await stream.finish();
+  if (!/forward/i.test(text)) throw new Error(`the recognizer's warm-up heard "${text}"`);
 }
 
 type ChatBody = { messages: Array<{ role: string; content: string }> };
