@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { Redis } from "ioredis";
+import { ReplyError, type Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import type { TalkEvent } from "../core/index.js";
 import { EventStream } from "./event-stream.js";
@@ -88,5 +88,65 @@ describe("EventStream", () => {
     const closing = stream.close(false);
     (await redis.nextRead(5)).reply(null);
     await closing;
+  });
+
+  it("an event whose XADD failed on the connection is sent again, even while the status still says ready; one Redis refused is not", async () => {
+    const redis = scriptedRedis();
+    // Each flush's batch: the seqs sent, answered from `answers` (one error or null per event, in order).
+    const sent: number[][] = [];
+    const answers: (Error | null)[][] = [];
+    const pipeline = () => {
+      const seqs: number[] = [];
+      return {
+        xadd: (...args: string[]) => seqs.push(Number.parseInt(args[4]!, 10)),
+        exec: async () => {
+          sent.push(seqs);
+          const errs = answers.shift() ?? [];
+          return seqs.map((_, i) => [errs[i] ?? null, "ok"]);
+        },
+      };
+    };
+    Object.assign(redis.commands, { pipeline });
+    const warnings: string[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (_obj: unknown, msg: string) => warnings.push(msg),
+    } as never;
+    const stream = new EventStream({
+      commands: redis.commands,
+      reader: redis.reader,
+      keys,
+      retention: 1000,
+      maxPending: 100,
+      blockMs: 2000,
+      onSessionLost: () => {},
+      logger,
+    });
+    const event = (seq: number) =>
+      ({ sessionId: "s1", seq, type: "turn.started", payload: {} }) as unknown as TalkEvent;
+    // The socket closed under the batch before ioredis noticed: its status is still "ready".
+    const closed = new Error("Stream isn't writeable and enableOfflineQueue options is false");
+    answers.push([closed, closed]);
+    stream.publish(event(1));
+    stream.publish(event(2));
+    await stream.flush();
+    expect(sent).toEqual([[1, 2]]);
+    // Redis back (the coordinator flushes on reconnect): both go again, in order; Redis refuses 3 itself.
+    answers.push([
+      null,
+      null,
+      new ReplyError("WRONGTYPE Operation against a key holding the wrong kind of value"),
+    ]);
+    stream.publish(event(3));
+    await stream.flush();
+    expect(sent).toEqual([
+      [1, 2],
+      [1, 2, 3],
+    ]);
+    expect(warnings).toEqual(["event not published"]);
+    await stream.flush();
+    expect(sent).toHaveLength(2);
   });
 });

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import { ReplyError, type Redis } from "ioredis";
 import type { TalkLogger } from "../core/index.js";
 import type { TalkEvent } from "../core/index.js";
 import type { SessionLostEvent } from "./coordinator.js";
@@ -164,12 +164,16 @@ export class EventStream {
         results.forEach(([err], i) => {
           const event = batch[i] as QueuedEvent;
           if (!err || /equal or smaller/i.test(err.message)) return; // sent, or sent before a reconnect
-          if (commands.status !== "ready") retry.push(event);
-          else logger.warn({ err, sessionId: event.sessionId, seq: event.seq }, "event not published");
+          // Only Redis's own answer refuses an event. Any other error is the connection's, and the status can
+          // still say "ready" then: a socket closed under a batch ("Stream isn't writeable") is noticed a turn
+          // later. Such events go again after the reconnect (the coordinator flushes) or with the next publish.
+          if (err instanceof ReplyError)
+            logger.warn({ err, sessionId: event.sessionId, seq: event.seq }, "event not published");
+          else retry.push(event);
         });
         if (retry.length > 0) {
           this.#queue.unshift(...retry);
-          break;
+          return;
         }
       }
     } finally {

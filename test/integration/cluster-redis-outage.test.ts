@@ -82,7 +82,11 @@ describe("Redis outage (a throwaway redis-server, killed and restarted empty)", 
     expect(await b.sendCommand(sid, { verb: "cancelTurn" })).toBe("ok");
     expect(applied).toEqual(["cancelOutput", "cancelTurn"]);
     for (let seq = 11; seq <= 15; seq++) a.publishEvent(talkEvent(sid, seq));
-    await eventually(() => seen.length === 15, 10_000, "events held during the outage and after it");
+    await eventually(() => seen.length === 15, 10_000, "events held during the outage and after it").catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; seen: ${seen.join(",")}`);
+      },
+    );
     expect(seen).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
     expect(a.ownedSessions).toBe(2);
   });
