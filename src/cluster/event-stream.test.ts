@@ -44,19 +44,24 @@ function scriptedRedis() {
   return { reader: reader as unknown as Redis, commands: commands as unknown as Redis, nextRead };
 }
 
+/** An EventStream on the scripted connections. */
+function streamOn(redis: ReturnType<typeof scriptedRedis>, logger = quiet): EventStream {
+  return new EventStream({
+    commands: redis.commands,
+    reader: redis.reader,
+    keys,
+    retention: 1000,
+    maxPending: 100,
+    blockMs: 2000,
+    onSessionLost: () => {},
+    logger,
+  });
+}
+
 describe("EventStream", () => {
   it("a subscriber that comes while a read is out gets its replay from its own position, not that read's entries first", async () => {
     const redis = scriptedRedis();
-    const stream = new EventStream({
-      commands: redis.commands,
-      reader: redis.reader,
-      keys,
-      retention: 1000,
-      maxPending: 100,
-      blockMs: 2000,
-      onSessionLost: () => {},
-      logger: quiet,
-    });
+    const stream = streamOn(redis);
     await stream.start();
     const first: number[] = [];
     const late: number[] = [];
@@ -114,16 +119,7 @@ describe("EventStream", () => {
       error() {},
       warn: (_obj: unknown, msg: string) => warnings.push(msg),
     } as never;
-    const stream = new EventStream({
-      commands: redis.commands,
-      reader: redis.reader,
-      keys,
-      retention: 1000,
-      maxPending: 100,
-      blockMs: 2000,
-      onSessionLost: () => {},
-      logger,
-    });
+    const stream = streamOn(redis, logger);
     const event = (seq: number) =>
       ({ sessionId: "s1", seq, type: "turn.started", payload: {} }) as unknown as TalkEvent;
     // The socket closed under the batch before ioredis noticed: its status is still "ready".
