@@ -1,7 +1,8 @@
 import { EventEmitter } from "node:events";
 import { ReplyError, type Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import type { TalkEvent } from "../core/index.js";
+import type { TalkEvent, TalkLogger } from "../core/index.js";
+import { recordingLogger } from "../core/testing/recording-logger.js";
 import { EventStream } from "./event-stream.js";
 import { orderedListener } from "./ordered-listener.js";
 import { RedisKeys } from "./redis-connection.js";
@@ -45,7 +46,7 @@ function scriptedRedis() {
 }
 
 /** An EventStream on the scripted connections. */
-function streamOn(redis: ReturnType<typeof scriptedRedis>, logger = quiet): EventStream {
+function streamOn(redis: ReturnType<typeof scriptedRedis>, logger: TalkLogger = quiet): EventStream {
   return new EventStream({
     commands: redis.commands,
     reader: redis.reader,
@@ -112,13 +113,7 @@ describe("EventStream", () => {
       };
     };
     Object.assign(redis.commands, { pipeline });
-    const warnings: string[] = [];
-    const logger = {
-      debug() {},
-      info() {},
-      error() {},
-      warn: (_obj: unknown, msg: string) => warnings.push(msg),
-    } as never;
+    const logger = recordingLogger();
     const stream = streamOn(redis, logger);
     const event = (seq: number) =>
       ({ sessionId: "s1", seq, type: "turn.started", payload: {} }) as unknown as TalkEvent;
@@ -141,7 +136,7 @@ describe("EventStream", () => {
       [1, 2],
       [1, 2, 3],
     ]);
-    expect(warnings).toEqual(["event not published"]);
+    expect(logger.warnings).toEqual(["event not published"]);
     await stream.flush();
     expect(sent).toHaveLength(2);
   });

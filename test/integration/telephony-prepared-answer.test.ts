@@ -11,6 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { toInt16 } from "../../src/codecs/testing/audio-tools.js";
 import { FakeChatCompletionsServer } from "../support/fake-chat-completions-server.js";
 import { loadSpeechUlaw, SPEECH_RECORDINGS } from "../support/twilio-stream-client.js";
 import {
@@ -74,8 +75,7 @@ async function warmRecognizer(harness: TelephonyHarness): Promise<void> {
     format: { encoding: "pcm16", sampleRate: 16_000, channels: 1 },
     signal: new AbortController().signal,
   });
-  const raw = readFileSync(SPEECH_RECORDINGS.goforward); // 16 kHz s16le
-  stream.write(new Int16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2));
+  stream.write(toInt16(readFileSync(SPEECH_RECORDINGS.goforward))); // 16 kHz s16le
   const { text } = await stream.finish();
   if (!/forward/i.test(text)) throw new Error(`the recognizer's warm-up heard "${text}"`);
 }
