@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { ReplyError, type Redis } from "ioredis";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { TalkEvent, TalkLogger } from "../core/index.js";
 import { recordingLogger } from "../core/testing/recording-logger.js";
 import { EventStream } from "./event-stream.js";
@@ -139,5 +139,37 @@ describe("EventStream", () => {
     expect(logger.warnings).toEqual(["event not published"]);
     await stream.flush();
     expect(sent).toHaveLength(2);
+  });
+  it("a batch whose whole pipeline failed on the connection is sent again on a timer, not in a loop on the stale status", async () => {
+    const redis = scriptedRedis();
+    const attempts: number[][] = [];
+    let delivered = false;
+    // The socket is gone for the first 100 ms while ioredis's status still says "ready": every exec then rejects.
+    const brokenUntil = Date.now() + 100;
+    const pipeline = () => {
+      const seqs: number[] = [];
+      return {
+        xadd: (...args: string[]) => seqs.push(Number.parseInt(args[4]!, 10)),
+        exec: async () => {
+          attempts.push(seqs);
+          if (Date.now() < brokenUntil) throw new Error("Connection is closed.");
+          delivered = true;
+          return seqs.map(() => [null, "ok"]);
+        },
+      };
+    };
+    Object.assign(redis.commands, { pipeline });
+    const stream = streamOn(redis);
+    const event = (seq: number) =>
+      ({ sessionId: "s1", seq, type: "turn.started", payload: {} }) as unknown as TalkEvent;
+    stream.publish(event(1));
+    stream.publish(event(2));
+    // No publish and no reconnect follow: the retry alone sends them, after the one failed try.
+    await vi.waitFor(() => expect(delivered).toBe(true), { timeout: 5_000 });
+    expect(attempts).toEqual([
+      [1, 2],
+      [1, 2],
+    ]);
+    await stream.close(false);
   });
 });

@@ -29,6 +29,12 @@ export interface EventStreamContext {
 type XReadReply = [key: string, entries: [id: string, fields: string[]][]][];
 
 const BATCH = 256;
+/**
+ * After a batch failed on the connection, the next try: late enough that a socket closed under the batch has
+ * been noticed (the status leaves "ready" and the reconnect's flush takes over), soon enough that events held
+ * on a connection that stayed up do not wait for the next publish.
+ */
+const RETRY_AFTER_CONNECTION_ERROR_MS = 250;
 
 /** An event queued for Redis: what the XADD needs. */
 interface QueuedEvent {
@@ -56,6 +62,7 @@ export class EventStream {
   #blocked = false;
   #flushScheduled = false;
   #flushing = false;
+  #retryTimer: NodeJS.Timeout | undefined;
   #dropped = 0;
   #closed = false;
   #loop: Promise<void> | undefined;
@@ -118,6 +125,8 @@ export class EventStream {
   async close(flush = true): Promise<void> {
     if (flush) await this.#flush().catch(() => undefined);
     this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
     this.#wakeReady?.();
     this.#wake();
     this.#subscribers.clear();
@@ -157,8 +166,10 @@ export class EventStream {
         try {
           results = (await pipeline.exec()) ?? [];
         } catch {
+          // The whole batch failed on the connection (closed, or ioredis gave up on it).
           this.#queue.unshift(...batch);
-          break;
+          this.#retryLater();
+          return;
         }
         const retry: QueuedEvent[] = [];
         results.forEach(([err], i) => {
@@ -166,13 +177,15 @@ export class EventStream {
           if (!err || /equal or smaller/i.test(err.message)) return; // sent, or sent before a reconnect
           // Only Redis's own answer refuses an event. Any other error is the connection's, and the status can
           // still say "ready" then: a socket closed under a batch ("Stream isn't writeable") is noticed a turn
-          // later. Such events go again after the reconnect (the coordinator flushes) or with the next publish.
+          // later. Such events go again after the reconnect (the coordinator flushes), with the next publish, or
+          // on the retry timer, whichever comes first: never in a loop on the stale status.
           if (err instanceof ReplyError)
             logger.warn({ err, sessionId: event.sessionId, seq: event.seq }, "event not published");
           else retry.push(event);
         });
         if (retry.length > 0) {
           this.#queue.unshift(...retry);
+          this.#retryLater();
           return;
         }
       }
@@ -180,6 +193,15 @@ export class EventStream {
       this.#flushing = false;
     }
     if (this.#queue.length > 0 && commands.status === "ready") this.#scheduleFlush();
+  }
+
+  #retryLater(): void {
+    if (this.#retryTimer || this.#closed) return;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      void this.#flush();
+    }, RETRY_AFTER_CONNECTION_ERROR_MS);
+    this.#retryTimer.unref();
   }
 
   async #readLoop(): Promise<void> {
