@@ -64,9 +64,10 @@ if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ packag
   if [ -f "$cache" ] && tar -xf "$cache" -C "$OPUS_DIR" 2>/dev/null && opus_loads; then
     say "the Opus binding restored from $cache"
   else
-    say "building the Opus binding (libopus from source, about a minute; kept in $cache)"
+    say "building the Opus binding (libopus from source, about half a minute; kept in $cache)"
     rm -rf "$OPUS_DIR/prebuild"
-    npm rebuild @discordjs/opus --loglevel=error >/dev/null
+    # node-gyp compiles libopus's ~200 files one at a time unless JOBS says otherwise: on 2 cores, 50 -> 36 s.
+    JOBS="${JOBS:-max}" npm rebuild @discordjs/opus --loglevel=error >/dev/null
     opus_loads || { say "the Opus binding does not load after its build" >&2; exit 1; }
     mkdir -p "$(dirname "$cache")" && tar -cf "$cache.$$" -C "$OPUS_DIR" prebuild && mv "$cache.$$" "$cache" ||
       say "could not keep the Opus binding in $cache (it is built; the next setup builds it again)"
