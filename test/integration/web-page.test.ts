@@ -191,8 +191,7 @@ describe("the talk page in Chromium", () => {
     }
   }
 
-  /** Like waitFor, without failing on page errors (the test expects one). */
-  /** Polls the page's snapshot until `done`; after `ms` fails with the last snapshot (where it stuck). */
+  /** Like waitFor without failing on page errors (the test expects one): after `ms`, fails with the last snapshot. */
   async function waitForPage(page: Page, done: (s: Snapshot) => boolean, ms = 45_000): Promise<Snapshot> {
     const until = Date.now() + ms;
     for (;;) {
