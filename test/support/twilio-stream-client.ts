@@ -17,6 +17,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
 import { WebSocket } from "ws";
 import { CarrierMessageBuilder } from "../../src/telephony/twilio/carrier-messages.js";
 import { CarrierPlayback, ULAW_BYTES_PER_MS } from "../../src/telephony/twilio/carrier-playback.js";
@@ -272,9 +273,26 @@ export class TwilioStreamClient {
   }
 }
 
+/**
+ * Each recording's conversion, once per test process (the files of a worker share it, isolate: false): the
+ * synchronous ffmpeg stalls the worker's event loop, its servers included. Each caller gets a copy.
+ */
+const converted = new Map<string, Uint8Array>();
+function convertOnce(kind: string, path: string, convert: () => Buffer): Uint8Array {
+  // A file written again under the same path is converted again.
+  const { size, mtimeMs } = statSync(path);
+  const key = `${kind}\n${path}\n${size}\n${mtimeMs}`;
+  let audio = converted.get(key);
+  if (!audio) {
+    audio = new Uint8Array(convert());
+    converted.set(key, audio);
+  }
+  return audio.slice();
+}
+
 /** A recording (WAV or any ffmpeg input) as u-law 8 kHz mono, converted by ffmpeg at test time. */
 export function loadRecordingUlaw(path: string): Uint8Array {
-  return new Uint8Array(
+  return convertOnce("any", path, () =>
     execFileSync("ffmpeg", ["-v", "error", "-i", path, "-ac", "1", "-ar", "8000", "-f", "mulaw", "pipe:1"]),
   );
 }
@@ -289,7 +307,7 @@ export const SPEECH_RECORDINGS = {
 /** A pocketsphinx-testdata recording (raw files are 16 kHz s16le) as u-law 8 kHz. */
 export function loadSpeechUlaw(path: string): Uint8Array {
   if (!path.endsWith(".raw")) return loadRecordingUlaw(path);
-  return new Uint8Array(
+  return convertOnce("raw", path, () =>
     execFileSync("ffmpeg", [
       "-v",
       "error",
