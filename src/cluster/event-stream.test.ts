@@ -144,14 +144,16 @@ describe("EventStream", () => {
     const redis = scriptedRedis();
     const attempts: number[][] = [];
     let delivered = false;
-    // The socket is gone for the first 100 ms while ioredis's status still says "ready": every exec then rejects.
-    const brokenUntil = Date.now() + 100;
+    // The socket is gone for 100 ms from the first try while ioredis's status still says "ready": every exec then
+    // rejects (measured from the first try, not the test's start, so a slow start cannot skip the failure).
+    let brokenUntil: number | undefined;
     const pipeline = () => {
       const seqs: number[] = [];
       return {
         xadd: (...args: string[]) => seqs.push(Number.parseInt(args[4]!, 10)),
         exec: async () => {
           attempts.push(seqs);
+          brokenUntil ??= Date.now() + 100;
           if (Date.now() < brokenUntil) throw new Error("Connection is closed.");
           delivered = true;
           return seqs.map(() => [null, "ok"]);
