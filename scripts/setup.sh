@@ -57,7 +57,9 @@ opus_cache() {
 if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
   ! opus_loads; then
   say "installing npm dependencies (npm ci)"
-  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  # --prefer-offline: a package already in npm's cache is taken from it without asking the registry whether it
+  # changed (the lockfile pins each by integrity); one missing is fetched as before. 37 -> 30 s with a warm cache.
+  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error --prefer-offline
   # The install scripts allowScripts approves, but Opus's: esbuild's checks its binary.
   npm rebuild esbuild --loglevel=error >/dev/null
   cache="$(opus_cache)"
