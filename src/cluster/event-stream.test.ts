@@ -46,6 +46,27 @@ function scriptedRedis() {
 }
 
 /** An EventStream on the scripted connections. */
+/**
+ * Gives `redis` a pipeline whose XADDs are recorded by seq and whose exec answers with `exec(seqs)`: one
+ * [error, reply] per event, or a rejection for the whole batch.
+ */
+function scriptPipeline(
+  redis: ReturnType<typeof scriptedRedis>,
+  exec: (seqs: number[]) => Promise<[Error | null, unknown][]>,
+): void {
+  const pipeline = () => {
+    const seqs: number[] = [];
+    return {
+      xadd: (...args: string[]) => seqs.push(Number.parseInt(args[4]!, 10)),
+      exec: () => exec(seqs),
+    };
+  };
+  Object.assign(redis.commands, { pipeline });
+}
+
+const event = (seq: number) =>
+  ({ sessionId: "s1", seq, type: "turn.started", payload: {} }) as unknown as TalkEvent;
+
 function streamOn(redis: ReturnType<typeof scriptedRedis>, logger: TalkLogger = quiet): EventStream {
   return new EventStream({
     commands: redis.commands,
@@ -101,22 +122,13 @@ describe("EventStream", () => {
     // Each flush's batch: the seqs sent, answered from `answers` (one error or null per event, in order).
     const sent: number[][] = [];
     const answers: (Error | null)[][] = [];
-    const pipeline = () => {
-      const seqs: number[] = [];
-      return {
-        xadd: (...args: string[]) => seqs.push(Number.parseInt(args[4]!, 10)),
-        exec: async () => {
-          sent.push(seqs);
-          const errs = answers.shift() ?? [];
-          return seqs.map((_, i) => [errs[i] ?? null, "ok"]);
-        },
-      };
-    };
-    Object.assign(redis.commands, { pipeline });
+    scriptPipeline(redis, async (seqs) => {
+      sent.push(seqs);
+      const errs = answers.shift() ?? [];
+      return seqs.map((_, i) => [errs[i] ?? null, "ok"]);
+    });
     const logger = recordingLogger();
     const stream = streamOn(redis, logger);
-    const event = (seq: number) =>
-      ({ sessionId: "s1", seq, type: "turn.started", payload: {} }) as unknown as TalkEvent;
     // The socket closed under the batch before ioredis noticed: its status is still "ready".
     const closed = new Error("Stream isn't writeable and enableOfflineQueue options is false");
     answers.push([closed, closed]);
@@ -147,23 +159,14 @@ describe("EventStream", () => {
     // The socket is gone for 100 ms from the first try while ioredis's status still says "ready": every exec then
     // rejects (measured from the first try, not the test's start, so a slow start cannot skip the failure).
     let brokenUntil: number | undefined;
-    const pipeline = () => {
-      const seqs: number[] = [];
-      return {
-        xadd: (...args: string[]) => seqs.push(Number.parseInt(args[4]!, 10)),
-        exec: async () => {
-          attempts.push(seqs);
-          brokenUntil ??= Date.now() + 100;
-          if (Date.now() < brokenUntil) throw new Error("Connection is closed.");
-          delivered = true;
-          return seqs.map(() => [null, "ok"]);
-        },
-      };
-    };
-    Object.assign(redis.commands, { pipeline });
+    scriptPipeline(redis, async (seqs) => {
+      attempts.push(seqs);
+      brokenUntil ??= Date.now() + 100;
+      if (Date.now() < brokenUntil) throw new Error("Connection is closed.");
+      delivered = true;
+      return seqs.map(() => [null, "ok"]);
+    });
     const stream = streamOn(redis);
-    const event = (seq: number) =>
-      ({ sessionId: "s1", seq, type: "turn.started", payload: {} }) as unknown as TalkEvent;
     stream.publish(event(1));
     stream.publish(event(2));
     // No publish and no reconnect follow: the retry alone sends them, after the one failed try.

@@ -33,6 +33,7 @@ import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
 import { decodeMulaw } from "../../src/codecs/mulaw.js";
 import { ReceivedLog } from "./received-log.js";
+import { bytesOnce } from "./bytes-once.js";
 import { recordClientMessage, type WireVendor } from "./wire-capture.js";
 
 export interface FakeRealtimeReply {
@@ -738,24 +739,13 @@ export function toneAudio(ms: number, format: "g711_ulaw" | "pcm16", hz = 440): 
   );
 }
 
-/**
- * Each text's speech, synthesized once per test process: the files of a worker share it (isolate: false),
- * and the two synchronous child processes stalled the event loop, its servers and its browser's socket
- * included, for 0.3-0.7 s a call.
- */
-const spoken = new Map<string, Uint8Array>();
-
-/** Real synthesized speech (espeak-ng, converted by ffmpeg) in u-law 8 kHz or PCM16 24 kHz; a copy each call. */
+/** Real synthesized speech (espeak-ng, converted by ffmpeg) in u-law 8 kHz or PCM16 24 kHz; made once per text. */
 export function speechAudio(text: string, format: "g711_ulaw" | "pcm16"): Uint8Array {
-  const key = `${format}\n${text}`;
-  let audio = spoken.get(key);
-  if (!audio) {
+  return bytesOnce(`speech\n${format}\n${text}`, () => {
     const wav = execFileSync("espeak-ng", ["--stdout", text]);
     const out = format === "g711_ulaw" ? ["-ar", "8000", "-f", "mulaw"] : ["-ar", "24000", "-f", "s16le"];
-    audio = new Uint8Array(
+    return new Uint8Array(
       execFileSync("ffmpeg", ["-v", "error", "-i", "pipe:0", "-ac", "1", ...out, "pipe:1"], { input: wav }),
     );
-    spoken.set(key, audio);
-  }
-  return audio.slice();
+  });
 }

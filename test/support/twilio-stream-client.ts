@@ -21,6 +21,7 @@ import { statSync } from "node:fs";
 import { WebSocket } from "ws";
 import { CarrierMessageBuilder } from "../../src/telephony/twilio/carrier-messages.js";
 import { CarrierPlayback, ULAW_BYTES_PER_MS } from "../../src/telephony/twilio/carrier-playback.js";
+import { bytesOnce } from "./bytes-once.js";
 import { PredicateWaiters } from "./predicate-waiters.js";
 
 export interface TwilioStreamClientOptions {
@@ -273,21 +274,10 @@ export class TwilioStreamClient {
   }
 }
 
-/**
- * Each recording's conversion, once per test process (the files of a worker share it, isolate: false): the
- * synchronous ffmpeg stalls the worker's event loop, its servers included. Each caller gets a copy.
- */
-const converted = new Map<string, Uint8Array>();
+/** A file's conversion, made once per process and version of the file (one written again is converted again). */
 function convertOnce(kind: string, path: string, convert: () => Buffer): Uint8Array {
-  // A file written again under the same path is converted again.
   const { size, mtimeMs } = statSync(path);
-  const key = `${kind}\n${path}\n${size}\n${mtimeMs}`;
-  let audio = converted.get(key);
-  if (!audio) {
-    audio = new Uint8Array(convert());
-    converted.set(key, audio);
-  }
-  return audio.slice();
+  return bytesOnce(`${kind}\n${path}\n${size}\n${mtimeMs}`, () => new Uint8Array(convert()));
 }
 
 /** A recording (WAV or any ffmpeg input) as u-law 8 kHz mono, converted by ffmpeg at test time. */
