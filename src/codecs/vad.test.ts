@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CodecError } from "./codec-error.js";
-import { noiseCorpus, onsetCases, concatPcm } from "./testing/vad-corpus.js";
+import { noiseCorpus, onsetCases, concatPcm, quietLineCase } from "./testing/vad-corpus.js";
 import { createVad, type VadOptions } from "./vad.js";
 
 const RATES = [16000, 8000] as const;
@@ -37,6 +37,24 @@ describe.each(RATES)("createVad at %i Hz on real recordings", (rate) => {
     expect(at - c.onsetMs).toBeLessThanOrEqual(100);
     // Not in the second of noise before the speech either.
     expect(at).toBeGreaterThan(c.onsetMs - 100);
+  });
+});
+
+describe("createVad on a quiet line, as the speech gate runs it (-45 dBFS, 120 ms)", () => {
+  const gate = { sampleRate: 8000, minLevelDbfs: -45, onsetMs: 120, hangoverMs: 500 } as const;
+
+  // A caller this quiet dips under the level floor between syllables. With each gap taking a whole point off
+  // the onset score, these were heard 530, 670 and 620 ms after their onset (the next word); on a line whose
+  // floor is under -70 dBFS a gap weighs a quarter (vad.ts, QUIET_GAP_WEIGHT): 230, 270 and 220 ms.
+  it.each([
+    ["cards/001.wav", -44],
+    ["cards/005.wav", -44],
+    ["librivox/sense_and_sensibility_01_austen_64kb-0870.wav", -42],
+  ] as const)("hears %s at %i dBFS within 300 ms of its onset", (name, dbfs) => {
+    const c = quietLineCase(name, dbfs);
+    const at = firstStartMs(gate, c.pcm);
+    expect(at - c.onsetMs).toBeLessThan(300);
+    expect(at).toBeGreaterThan(c.onsetMs);
   });
 });
 

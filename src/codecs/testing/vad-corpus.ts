@@ -99,6 +99,16 @@ export function onsetCases(rate: 8000 | 16000): OnsetCase[] {
   });
 }
 
+/**
+ * A quiet caller on a quiet line, as a phone delivers it: 1 s of pink noise at -75 dBFS, then the recording
+ * scaled to `dbfs` (its mean power), through u-law at 8 kHz.
+ */
+export function quietLineCase(name: (typeof SPEECH_FILES)[number], dbfs: number): OnsetCase {
+  const speech = loadSpeech(name, 8000);
+  const pcm = concat([sox(8000, 1, ["pinknoise"], -75), scaleTo(speech, dbfs)]);
+  return { name, pcm: telephone(pcm), onsetMs: 1000 + speechOnsetMs(speech, 8000) };
+}
+
 /** Ten minutes of non-speech in eight 75 s segments, as one continuous stream (level steps included). */
 export function noiseCorpus(rate: 8000 | 16000): { name: string; pcm: Int16Array }[] {
   const s = 75;
