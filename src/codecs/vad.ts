@@ -78,20 +78,20 @@ const STEADY_FRAMES = 25;
 const DIGITAL_SILENCE_DBFS = -90;
 const STEADY_RANGE_DB = 3;
 /**
- * Before an onset, a sub-frame that is not speech takes QUIET_GAP_WEIGHT off the onset score where the
- * noise floor is under QUIET_FLOOR_DBFS, not a whole point. A floor that low is a quiet line, or the
- * caller's channel under an answer, where the echo guard holds the echo's frames far under any line noise
- * (media/echo-guard.ts). There a gap is the caller's voice dipping under the level floor between syllables,
- * or a frame the guard held while the caller talked over the answer, not noise that looks like speech now
- * and then: a caller at -42..-45 dBFS (P.56) over the echo never held speech for 120 ms at a whole point a
- * gap, and was heard a syllable or a word later, or not at all. Measured on issue 40's talker-to-echo grid
- * (bench/onset-latency.bench.ts --grid --seeds 1,2 --per-cell 4 --echo-minutes 10 --answer-start-ms
- * 400,800,1200,1600): where TER >= -6 dB, missed 19 -> 8 of 768, P.56 onset -> clear p95 501 -> 464 ms, no
- * echo-only answer cut in 42.6 min; drifting seeds 1-20 (--jitter-frames 2) missed 46 -> 38 of 240, no cut.
- * Half a point: missed 16. A tenth: missed 3, but more onsets on the corpus's noisy echo (9 -> 13, --seeds
- * 1,2,3,4) and under RNNoise in babble (bench/vad.bench.ts). A floor of -60 dBFS took in the speexdsp
- * suppressor's output under babble (false starts at 20 dB SNR 8 -> 14 a minute); at -70 dBFS no noise of
- * that bench starts more turns. docs/performance.md has the rest.
+ * Before an onset, a sub-frame that is not speech takes QUIET_GAP_WEIGHT off the onset score where the noise
+ * floor is under QUIET_FLOOR_DBFS, not a whole point. A floor that low is a quiet line, or the caller's
+ * channel under a quiet echo, where the echo guard holds the echo's frames 30 dB under what the canceller left
+ * (media/echo-guard.ts, RESIDUAL_GAIN; the floor ignores digital silence). There a gap is the caller's voice
+ * dipping under the level floor between syllables, or a frame the guard held while the caller talked over the
+ * answer, not noise that looks like speech now and then: a caller at -42..-45 dBFS (P.56) over the echo never
+ * held speech for 120 ms at a whole point a gap, and was heard a syllable or a word later, or not at all.
+ * Measured on issue 40's talker-to-echo grid (bench/onset-latency.bench.ts --grid --seeds 1,2 --per-cell 4
+ * --echo-minutes 10 --answer-start-ms 400,800,1200,1600): where TER >= -6 dB, missed 19 -> 8 of 768, P.56
+ * onset -> clear p95 501 -> 464 ms, no echo-only answer cut in 42.6 min; drifting seeds 1-20 (--jitter-frames
+ * 2) missed 46 -> 38 of 240, no cut. Half a point: missed 16. A tenth: missed 3, but more onsets on the
+ * corpus's noisy echo (9 -> 13, --seeds 1,2,3,4) and under RNNoise in babble (bench/vad.bench.ts). A floor of
+ * -60 dBFS took in the speexdsp suppressor's output under babble (false starts at 20 dB SNR 8 -> 14 a minute);
+ * at -70 dBFS no noise of that bench starts more turns. docs/performance.md has the rest.
  */
 const QUIET_FLOOR_DBFS = -70;
 const QUIET_GAP_WEIGHT = 0.25;

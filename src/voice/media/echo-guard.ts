@@ -143,7 +143,11 @@ export function resolveEchoCancellation(
 }
 
 export { ECHO_RETURN_LOSS_DB } from "./echo-path.js";
-/** Attenuation of a frame that can only be residual echo. */
+/**
+ * Attenuation of a frame that can only be residual echo. Not to silence: under a quiet echo these frames are the
+ * quietest the gate hears, its VAD's noise floor, under which a gap before an onset weighs a quarter
+ * (codecs/vad.ts, QUIET_GAP_WEIGHT; test/bench/onset-grid.test.ts has the quiet caller it is for).
+ */
 const RESIDUAL_GAIN = 10 ** (-30 / 20);
 /** A frame must be this far above the line's noise (power ratio, 10 dB) to pass. */
 const NOISE_MARGIN = 10;
