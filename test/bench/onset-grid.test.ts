@@ -205,12 +205,14 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     // bar is only for a caller-channel frame 3 dB over the echo the reference predicts in it.
     await expectNoCut(9, ["grid-echo-erl3-1", "grid-echo-erl6-9"]);
   });
+
   it("hears a quiet caller over the echo whose dips and held frames kept breaking the gate's 120 ms run", async () => {
     // Seed 1's fourth call at ERL 20 dB, TER -3 dB (the caller at -42 dBFS P.56, a room at 141 ms): its syllables
     // passed the guard whole, but the frames between them, under the gate's -45 dBFS or held as echo, each took a
     // whole point off the VAD's onset score, and the run never reached 120 ms: missed at every answer start. Under
-    // an answer the gate's noise floor is the guard's held frames, far under -70 dBFS, where a gap now weighs a
-    // quarter (codecs/vad.ts, QUIET_GAP_WEIGHT): heard 201 and 481 ms after its P.56 onset.
+    // this quiet echo the gate's noise floor is the guard's held frames (30 dB under the canceller's output), under
+    // -70 dBFS, where a gap now weighs a quarter (codecs/vad.ts, QUIET_GAP_WEIGHT): heard 201 and 481 ms after its
+    // P.56 onset.
     await expectHeard(1, 4, ["grid-erl20-ter-3-3"], 600);
     await expectHeard(1, 4, ["grid-erl20-ter-3-3"], 600, 1200);
   });

@@ -89,24 +89,27 @@ function concat(parts: Int16Array[]): Int16Array {
   return out;
 }
 
-/** Every recording at `rate`, after 1 s of pink noise at -50 dBFS; at 8 kHz also through u-law. */
-export function onsetCases(rate: 8000 | 16000): OnsetCase[] {
-  return SPEECH_FILES.map((name) => {
-    const speech = loadSpeech(name, rate);
-    const lead = sox(rate, 1, ["pinknoise"], -50);
-    const pcm = concat([lead, speech]);
-    return { name, pcm: rate === 8000 ? telephone(pcm) : pcm, onsetMs: 1000 + speechOnsetMs(speech, rate) };
-  });
+/**
+ * The recording at `rate` after 1 s of pink noise at `leadDbfs`, scaled to `speechDbfs` (its mean power) if given;
+ * at 8 kHz through u-law, as a phone delivers it.
+ */
+function caseAfterNoise(name: string, rate: 8000 | 16000, leadDbfs: number, speechDbfs?: number): OnsetCase {
+  const speech = loadSpeech(name, rate);
+  const pcm = concat([
+    sox(rate, 1, ["pinknoise"], leadDbfs),
+    speechDbfs === undefined ? speech : scaleTo(speech, speechDbfs),
+  ]);
+  return { name, pcm: rate === 8000 ? telephone(pcm) : pcm, onsetMs: 1000 + speechOnsetMs(speech, rate) };
 }
 
-/**
- * A quiet caller on a quiet line, as a phone delivers it: 1 s of pink noise at -75 dBFS, then the recording
- * scaled to `dbfs` (its mean power), through u-law at 8 kHz.
- */
+/** Every recording at `rate`, after 1 s of pink noise at -50 dBFS; at 8 kHz also through u-law. */
+export function onsetCases(rate: 8000 | 16000): OnsetCase[] {
+  return SPEECH_FILES.map((name) => caseAfterNoise(name, rate, -50));
+}
+
+/** A quiet caller on a quiet line at 8 kHz: the recording scaled to `dbfs` after 1 s of pink noise at -75 dBFS. */
 export function quietLineCase(name: (typeof SPEECH_FILES)[number], dbfs: number): OnsetCase {
-  const speech = loadSpeech(name, 8000);
-  const pcm = concat([sox(8000, 1, ["pinknoise"], -75), scaleTo(speech, dbfs)]);
-  return { name, pcm: telephone(pcm), onsetMs: 1000 + speechOnsetMs(speech, 8000) };
+  return caseAfterNoise(name, 8000, -75, dbfs);
 }
 
 /** Ten minutes of non-speech in eight 75 s segments, as one continuous stream (level steps included). */
