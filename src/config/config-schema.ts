@@ -270,6 +270,12 @@ export const talkSchema = z
              */
             residualVad: z.boolean().optional(),
             /**
+             * With doubleTalk, also let a frame under the echo guard's bar through where the canceller's output
+             * holds a voice at a pitch the played audio around the echo's delay does not have: the caller over a
+             * voiced echo as loud as they are (voice/media/foreign-pitch.ts; docs/performance.md).
+             */
+            foreignVoice: z.boolean().default(true),
+            /**
              * Also on realtime phone calls: the caller's audio is decoded, cleaned and sent to the provider as
              * PCM (no u-law passthrough), and talkgate's gate, not the provider's speech_started, decides barge-in.
              */

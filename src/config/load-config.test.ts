@@ -46,7 +46,7 @@ describe("loadConfig", () => {
       silenceTimeoutMs: 800,
       appendedEventIntervalMs: 1000,
       providerAppendMs: 60,
-      echoCancellation: { enabled: true, tailMs: 300, denoise: false, realtime: false },
+      echoCancellation: { enabled: true, tailMs: 300, denoise: false, foreignVoice: true, realtime: false },
       bargeIn: { confirmWithWords: false, resumeAfterMs: 1200, matchBySound: true },
       endOfTurn: { mode: "fixed", minMs: 300, maxMs: 1500, prepareAnswer: true },
       turnEnd: "provider",

@@ -63,6 +63,14 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(1, 1, ["grid-erl6-ter-3-0", "grid-erl6-ter0-0"], 300);
   });
 
+  it("hears a caller over a voiced echo as loud as they are by a pitch the answer does not have", async () => {
+    // Double talk proper: seed 1's first call at ERL 3 and 6 dB, TER -3 dB, the answer from 1600 ms. The caller's
+    // first syllable falls on the answer's voiced stretch, the echo as loud as the caller, and the reference explains
+    // most of each frame: held, heard 303-343 ms after the P.56 onset before, 163 ms with the foreign-voice test
+    // (double-talk.ts, FOREIGN_PITCH), as the caller's pitch is none of the answer's.
+    await expectHeard(1, 4, ["grid-erl3-ter-3-0", "grid-erl6-ter-3-0"], 250, 1600);
+  });
+
   it("hears a caller 6 dB under the echo from the first frames of its onset over a converged filter", async () => {
     // Seed 1's first call at ERL 6 and 10 dB, TER -6 dB: the caller's first frame left the canceller's output
     // 10.7 dB under its input (over MIN_KEPT's 10 dB then) and its second read 0.61-0.62 explained (over the

@@ -33,6 +33,7 @@ function passedFrames(
     explained: () => at(explained, k),
     explainedBeyondChance: () => at(beyondChance, k),
     filterFindsEcho: () => false,
+    foreignPitch: () => 0,
   });
   doubleTalk.live();
   const passed: number[] = [];

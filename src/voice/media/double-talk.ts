@@ -247,6 +247,27 @@ const NEAR_BEYOND_CHANCE = 0.1;
  * answer's pause (0.13-0.19 explained, the VAD at 0.83-0.88) cut one.
  */
 
+/**
+ * The foreign-voice test (`foreignVoice`), for a frame both tests hold: the canceller's output, the reference's own
+ * pitch combed out of it, is periodic at least this much (normalized autocorrelation) at a pitch none of the
+ * reference frames around the echo's delay has (foreign-pitch.ts): a second voice over a voiced echo. Double talk
+ * proper, where the echo is as loud as the caller: the reference explains most of such a frame (0.6-0.9 on seed 2's
+ * first call, bench/onset-latency.bench.ts --grid --seeds 2 --answer-start-ms 1600), so neither test above can pass
+ * it. Through the guard (bench/onset-latency.bench.ts --grid --seeds 1,2 --per-cell 4 --answer-start-ms
+ * 400,800,1200,1600), where TER >= -6 dB: p95 464 -> 418 ms at 0.75 (90 calls sooner, none later, no echo-only cut),
+ * 461 ms at 0.8. A scratch study of single frames is in docs/notes/performance-history.md.
+ */
+const FOREIGN_PITCH = 0.75;
+/**
+ * ...where the frame stands this far (3 dB) over the guard's noise bar as well, no more than MAX_GAIN over its
+ * input. A room of other talkers is a foreign voice too: at the bar itself, the corpus's babble at 10 dB SNR (seed
+ * 1's fourth noisy interruption, in the answer's pause) passed one frame that bridged the gate's 120 ms run, and the
+ * caller's turn was pre-empted; babble stands little over the quietest frame of its own last second, a caller's
+ * syllable well over it. 3 and 6 dB measured the same (the corpus's noisy calls, bench/onset-latency.bench.ts
+ * --seeds 1,2,3,4).
+ */
+const FOREIGN_OVER_NOISE = 10 ** (3 / 10);
+
 /** What the tests ask the guard of the frame being weighed, read only when a test gets that far. */
 export interface DoubleTalkPort {
   /** The fraction of the frame the reference explains around the echo's delay; undefined when the canceller cannot tell. */
@@ -258,6 +279,8 @@ export interface DoubleTalkPort {
    * echo the line returns from the reference frame at the echo's delay (the guard's measure of both).
    */
   filterFindsEcho(): boolean;
+  /** How periodic the frame is at a pitch the reference around the echo's delay has not (foreign-pitch.ts), 0-1. */
+  foreignPitch(): number;
 }
 
 export class DoubleTalk {
@@ -351,6 +374,16 @@ export class DoubleTalk {
       this.#callerOverAnswer(level, input, noiseBar) ||
       this.#callerInResidual(level, input, overEcho, noiseBar)
     );
+  }
+
+  /**
+   * Whether a frame under the bar that neither test passes (its power `level`, the caller frame's `input`, the
+   * guard's `noiseBar`) holds a voice the answer does not have (FOREIGN_PITCH): the caller talking over a voiced
+   * echo as loud as they are. It arms no hang: a frame passed alone is what the measures above were taken on.
+   */
+  foreignVoice(level: number, input: number, noiseBar: number): boolean {
+    if (level < noiseBar * FOREIGN_OVER_NOISE || level > input * MAX_GAIN) return false;
+    return this.port.foreignPitch() >= FOREIGN_PITCH;
   }
 
   close(): void {

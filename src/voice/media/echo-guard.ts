@@ -72,6 +72,7 @@
 import { TalkError } from "../../core/index.js";
 import { DoubleTalk } from "./double-talk.js";
 import { EchoPath, NEWER_FRAMES, OLDER_FRAMES, WINDOW_FRAMES, WINDOWS } from "./echo-path.js";
+import { ForeignPitch } from "./foreign-pitch.js";
 
 /** One canceller's state (per leg). */
 export interface EchoCancellerPort {
@@ -124,6 +125,11 @@ export interface EchoCancellationOptions {
   doubleTalk?: boolean;
   /** Also let a frame under the bar through where the Silero VAD hears speech in the canceller's output. Default true. */
   residualVad?: boolean;
+  /**
+   * With doubleTalk, also let a frame under the bar through where the canceller's output holds a voice at a pitch
+   * the answer around the echo's delay does not have (foreign-pitch.ts). Default true.
+   */
+  foreignVoice?: boolean;
 }
 
 export type ResolvedEchoCancellation = Readonly<Required<EchoCancellationOptions>>;
@@ -133,13 +139,20 @@ export function resolveEchoCancellation(
   options: EchoCancellationOptions = {},
   key = "talk.input.echoCancellation",
 ): ResolvedEchoCancellation {
-  const { enabled = true, tailMs = 300, denoise = false, doubleTalk = true, residualVad = true } = options;
-  for (const [name, value] of Object.entries({ enabled, denoise, doubleTalk, residualVad }))
+  const {
+    enabled = true,
+    tailMs = 300,
+    denoise = false,
+    doubleTalk = true,
+    residualVad = true,
+    foreignVoice = true,
+  } = options;
+  for (const [name, value] of Object.entries({ enabled, denoise, doubleTalk, residualVad, foreignVoice }))
     if (typeof value !== "boolean")
       throw new TalkError("config_invalid", `${key}.${name} must be true or false.`);
   if (typeof tailMs !== "number" || !Number.isInteger(tailMs) || tailMs < 20 || tailMs > 1000)
     throw new TalkError("config_invalid", `${key}.tailMs must be an integer from 20 to 1000, got ${tailMs}.`);
-  return Object.freeze({ enabled, tailMs, denoise, doubleTalk, residualVad });
+  return Object.freeze({ enabled, tailMs, denoise, doubleTalk, residualVad, foreignVoice });
 }
 
 export { ECHO_RETURN_LOSS_DB } from "./echo-path.js";
@@ -149,6 +162,13 @@ export { ECHO_RETURN_LOSS_DB } from "./echo-path.js";
  * (codecs/vad.ts, QUIET_GAP_WEIGHT; test/bench/onset-grid.test.ts has the quiet caller it is for).
  */
 const RESIDUAL_GAIN = 10 ** (-30 / 20);
+/**
+ * The reference frames whose pitches an output frame's foreign voice is weighed against: from this many newer
+ * than the echo's delay (its estimate's own span, NEWER_FRAMES, and one more) to this many older (a room's
+ * reverberation keeps a pitch 100 ms on).
+ */
+const FOREIGN_NEWER_FRAMES = 3;
+const FOREIGN_OLDER_FRAMES = 5;
 /** A frame must be this far above the line's noise (power ratio, 10 dB) to pass. */
 const NOISE_MARGIN = 10;
 /** What a leg's guard saw over its call: what ops read to tell a speakerphone from a handset. */
@@ -196,6 +216,11 @@ export class EchoGuard {
     aligned: false,
   };
 
+  /** The pitches of the reference and the output, for the double-talk tests' foreign voice (with `doubleTalk`). */
+  readonly #pitch: ForeignPitch | undefined;
+  /** The output frame being weighed, counted back from the newest (0) of the canceller's last output. */
+  #newer = 0;
+
   /** The words probe, when given (a bench's, for now). */
   readonly #words: WordsProbePort | undefined;
 
@@ -216,10 +241,13 @@ export class EchoGuard {
     this.#tailFrames = Math.max(1, Math.ceil(options.tailMs / 20));
     this.#lagFrames = Math.round((this.#canceller.outputLagMs ?? 0) / 20);
     this.#path = new EchoPath(this.#tailFrames, this.#lagFrames);
+    if (options.doubleTalk && options.foreignVoice)
+      this.#pitch = new ForeignPitch(sampleRate, this.#tailFrames + this.#lagFrames + FOREIGN_OLDER_FRAMES);
     this.#doubleTalk = new DoubleTalk(sampleRate, options.residualVad, WINDOW_FRAMES, WINDOWS, {
       explained: () => this.#explainedNow(),
       explainedBeyondChance: () => this.#explainedBy(this.#canceller.explainedBeyondChanceWithin),
       filterFindsEcho: () => this.#filterFindsEcho(),
+      foreignPitch: () => this.#foreignPitch(),
     });
   }
 
@@ -235,10 +263,14 @@ export class EchoGuard {
     for (let at = 0; at < mic.length; at += this.#frame) {
       const end = Math.min(mic.length, at + this.#frame);
       this.#path.frame(meanSquare(played, at, end), meanSquare(mic, at, end));
+      this.#pitch?.played(played.subarray(Math.min(at, played.length), Math.min(end, played.length)));
     }
     const out = this.#canceller.process(mic);
     // Nothing played within the tail: no echo to bar (the loudest of the tail, found without a copy per call).
     if (!this.#path.playing) {
+      if (this.#pitch)
+        for (let at = 0; at < out.length; at += this.#frame)
+          this.#pitch.output(out.subarray(at, at + this.#frame));
       this.#doubleTalk.idle();
       this.#words?.idle();
       return out;
@@ -261,6 +293,8 @@ export class EchoGuard {
       const input = this.#path.caller(newer + this.#lagFrames);
       weighed.at = at;
       weighed.end = end;
+      this.#newer = newer;
+      this.#pitch?.output(out.subarray(at, end));
       this.#doubleTalk.observe(out.subarray(at, end), level, input, noiseBar);
       if (level >= Math.max(echo, noiseBar)) {
         this.#words?.frame(out.subarray(at, end), false);
@@ -273,6 +307,11 @@ export class EchoGuard {
       const syllableTail = !overEcho && level < noiseBar && this.#doubleTalk.withinHang();
       const bar = echoFreeBar < noiseBar && (overEcho || syllableTail) ? echoFreeBar : noiseBar;
       if (level >= bar && this.#doubleTalk.caller(level, input, bar, overEcho, syllableTail)) {
+        this.#words?.frame(out.subarray(at, end), false);
+        this.doubleTalkFrames++;
+        continue;
+      }
+      if (this.#doubleTalk.foreignVoice(level, input, noiseBar)) {
         this.#words?.frame(out.subarray(at, end), false);
         this.doubleTalkFrames++;
         continue;
@@ -301,6 +340,20 @@ export class EchoGuard {
     const w = this.#weighed;
     const expected = w.aligned ? this.#path.echoAtDelay() : undefined;
     return expected !== undefined && expected > 0 && differenceSquare(w.mic, w.out, w.at, w.end) >= expected;
+  }
+
+  /**
+   * How periodic the output frame being weighed is at a pitch none of the reference frames around the echo's delay
+   * has (foreign-pitch.ts): from FOREIGN_NEWER_FRAMES newer than the delay to FOREIGN_OLDER_FRAMES older, or the whole
+   * tail until the delay is known. 0 without `doubleTalk`.
+   */
+  #foreignPitch(): number {
+    if (!this.#pitch) return 0;
+    const back = this.#newer + this.#lagFrames;
+    const d = this.delayFrames;
+    return d === undefined
+      ? this.#pitch.foreign(back, back + this.#tailFrames)
+      : this.#pitch.foreign(back + d - FOREIGN_NEWER_FRAMES, back + d + FOREIGN_OLDER_FRAMES);
   }
 
   /** #explained when the canceller can tell, else undefined. */

@@ -1,0 +1,179 @@
+/**
+ * A voice the answer does not have (issue 40's double talk proper): how periodic the canceller's output is at a
+ * pitch that none of the played reference frames around the echo's delay has. An echo is the reference through a
+ * line or a room, and its voiced frames keep the reference's pitch period. A caller talking over it has a pitch of
+ * their own. The coherence test (echo-coherence.ts) cannot tell them apart when the echo is as loud as the caller:
+ * the reference then explains most of the frame. So the output is first comb-filtered at the reference period it
+ * is most periodic at, which takes the echo's voiced part out. Then it is searched for periodicity at lags that are
+ * none of the reference's periods, their doubles or their halves.
+ *
+ * Both signals are analysed at about 8 kHz (a block average over whole multiples of it), which is enough for a
+ * voice's pitch. The reference's pitch is measured only for the frames a question asks about, and the question is
+ * asked only of frames the other tests hold (double-talk.ts, DoubleTalk.foreignVoice). A 20 ms frame costs nothing
+ * until then.
+ */
+
+/** Pitch searched, Hz: a voice's fundamental. */
+const MIN_F0_HZ = 60;
+const MAX_F0_HZ = 400;
+/** 20 ms frames a pitch is measured over: 60 ms holds three periods of a 60 Hz voice. */
+const WINDOW_FRAMES = 3;
+/** A reference window counts as voiced at its best lag from this normalized autocorrelation. */
+const VOICED = 0.4;
+/** The rate the analysis runs at, about: a block average of the input's samples brings it there. */
+const ANALYSIS_RATE = 8000;
+
+export class ForeignPitch {
+  /** Input samples averaged into one analysis sample, and analysis samples per 20 ms frame. */
+  readonly #step: number;
+  readonly #frame: number;
+  readonly #minLag: number;
+  readonly #maxLag: number;
+  /** Reference frames kept (the tail, and a window before its oldest). */
+  readonly #keep: number;
+  /** The reference frames as analysed, newest last, with their pitch lag once measured (0: unvoiced). */
+  readonly #reference: Float64Array[] = [];
+  readonly #referenceLags: (number | undefined)[] = [];
+  /** The last WINDOW_FRAMES output frames as analysed, newest last. */
+  readonly #output: Float64Array[] = [];
+
+  /** `tailFrames`: how far back (20 ms frames) a question may ask about the reference. */
+  constructor(sampleRate: number, tailFrames: number) {
+    this.#step = Math.max(1, Math.floor(sampleRate / ANALYSIS_RATE));
+    const rate = sampleRate / this.#step;
+    this.#frame = Math.round(rate / 50);
+    this.#minLag = Math.round(rate / MAX_F0_HZ);
+    this.#maxLag = Math.round(rate / MIN_F0_HZ);
+    this.#keep = tailFrames + WINDOW_FRAMES;
+  }
+
+  /** One 20 ms frame of the reference as played, in step with the caller channel's frames (short: zeros after). */
+  played(frame: Int16Array): void {
+    this.#reference.push(this.#analysed(frame));
+    this.#referenceLags.push(undefined);
+    if (this.#reference.length > this.#keep) {
+      this.#reference.shift();
+      this.#referenceLags.shift();
+    }
+  }
+
+  /** One 20 ms frame of the canceller's output. */
+  output(frame: Int16Array): void {
+    this.#output.push(this.#analysed(frame));
+    if (this.#output.length > WINDOW_FRAMES) this.#output.shift();
+  }
+
+  /**
+   * The newest output window's periodicity (0-1) at a pitch that no reference frame from `from` to `to` frames back
+   * (0: the newest played) has, with the reference's own period combed out first. 0 where every one of those frames
+   * is unvoiced: a voice over an echo with no pitch of its own is not what this tells, and a room's other talkers
+   * are voices too (the corpus's babble went through such a pause as a turn).
+   */
+  foreign(from: number, to: number): number {
+    const lags: number[] = [];
+    for (let back = Math.max(0, from); back <= to; back++) {
+      const lag = this.#referenceLag(back);
+      if (lag !== undefined && lag > 0 && !lags.includes(lag)) lags.push(lag);
+    }
+    if (lags.length === 0) return 0;
+    const window = concat(this.#output, this.#frame, WINDOW_FRAMES);
+    let comb = lags[0]!;
+    let most = Number.NEGATIVE_INFINITY;
+    for (const lag of lags) {
+      const p = correlation(window, lag);
+      if (p > most) [most, comb] = [p, lag];
+    }
+    return this.#periodicity(combOut(window, comb), (lag) => lags.some((t) => related(lag, t))).p;
+  }
+
+  /** The reference's pitch lag `back` frames back (0: unvoiced), measured once; undefined before the first frame. */
+  #referenceLag(back: number): number | undefined {
+    const at = this.#referenceLags.length - 1 - back;
+    if (at < 0) return undefined;
+    let lag = this.#referenceLags[at];
+    if (lag === undefined) {
+      const from = Math.max(0, at - WINDOW_FRAMES + 1);
+      const best = this.#periodicity(concat(this.#reference.slice(from, at + 1), this.#frame, WINDOW_FRAMES));
+      lag = best.p >= VOICED ? best.lag : 0;
+      this.#referenceLags[at] = lag;
+    }
+    return lag;
+  }
+
+  /** The best normalized autocorrelation of `x` over the pitch lags `skip` does not rule out. */
+  #periodicity(x: Float64Array, skip?: (lag: number) => boolean): { lag: number; p: number } {
+    // Each lag's two energies from running sums of squares: one multiply-add a sample per lag, not three.
+    const squares = new Float64Array(x.length + 1);
+    for (let i = 0; i < x.length; i++) squares[i + 1] = squares[i]! + x[i]! * x[i]!;
+    let best = { lag: 0, p: 0 };
+    for (let lag = this.#minLag; lag <= this.#maxLag && lag < x.length; lag++) {
+      if (skip?.(lag)) continue;
+      const xx = squares[x.length]! - squares[lag]!;
+      const yy = squares[x.length - lag]!;
+      if (!(xx > 0 && yy > 0)) continue;
+      let xy = 0;
+      for (let i = lag; i < x.length; i++) xy += x[i]! * x[i - lag]!;
+      const p = xy / Math.sqrt(xx * yy);
+      if (p > best.p) best = { lag, p };
+    }
+    return best;
+  }
+
+  /** A frame at the analysis rate: block averages of `step` samples (zeros past a short frame's end). */
+  #analysed(frame: Int16Array): Float64Array {
+    const out = new Float64Array(this.#frame);
+    const step = this.#step;
+    for (let i = 0; i < out.length; i++) {
+      let sum = 0;
+      for (let j = i * step; j < (i + 1) * step && j < frame.length; j++) sum += frame[j]!;
+      out[i] = sum / step;
+    }
+    return out;
+  }
+}
+
+/** `count` frames end to end, the newest last; zeros where fewer are kept. */
+function concat(frames: readonly Float64Array[], frame: number, count: number): Float64Array {
+  const out = new Float64Array(frame * count);
+  const offset = count - frames.length;
+  frames.forEach((f, i) => out.set(f, (offset + i) * frame));
+  return out;
+}
+
+/** Normalized autocorrelation of x at `lag`. */
+function correlation(x: Float64Array, lag: number): number {
+  let xy = 0;
+  let xx = 0;
+  let yy = 0;
+  for (let i = lag; i < x.length; i++) {
+    const a = x[i]!;
+    const b = x[i - lag]!;
+    xy += a * b;
+    xx += a * a;
+    yy += b * b;
+  }
+  return xx > 0 && yy > 0 ? xy / Math.sqrt(xx * yy) : 0;
+}
+
+/** x less its best-fitting copy `lag` samples back (the gain held to 0..1): what is periodic at `lag` taken out. */
+function combOut(x: Float64Array, lag: number): Float64Array {
+  let xy = 0;
+  let yy = 0;
+  for (let i = lag; i < x.length; i++) {
+    xy += x[i]! * x[i - lag]!;
+    yy += x[i - lag]! * x[i - lag]!;
+  }
+  const gain = yy > 0 ? Math.max(0, Math.min(1, xy / yy)) : 0;
+  const out = new Float64Array(x.length - lag);
+  for (let i = lag; i < x.length; i++) out[i - lag] = x[i]! - gain * x[i - lag]!;
+  return out;
+}
+
+/** `lag` is the reference's period `t`, its double or its half (within 5%, 10% for the double; 2 samples at least). */
+function related(lag: number, t: number): boolean {
+  return (
+    Math.abs(lag - t) <= Math.max(2, 0.05 * t) ||
+    Math.abs(lag - 2 * t) <= Math.max(2, 0.1 * t) ||
+    Math.abs(2 * lag - t) <= Math.max(2, 0.05 * t)
+  );
+}
