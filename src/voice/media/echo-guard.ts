@@ -345,7 +345,7 @@ export class EchoGuard {
   /**
    * How periodic the output frame being weighed is at a pitch none of the reference frames around the echo's delay
    * has (foreign-pitch.ts): from FOREIGN_NEWER_FRAMES newer than the delay to FOREIGN_OLDER_FRAMES older, or the whole
-   * tail until the delay is known. 0 without `doubleTalk`.
+   * tail until the delay is known. 0 with `doubleTalk` or `foreignVoice` off.
    */
   #foreignPitch(): number {
     if (!this.#pitch) return 0;

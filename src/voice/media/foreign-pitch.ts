@@ -77,10 +77,11 @@ export class ForeignPitch {
     }
     if (lags.length === 0) return 0;
     const window = concat(this.#output, this.#frame, WINDOW_FRAMES);
+    const squares = runningSquares(window);
     let comb = lags[0]!;
     let most = Number.NEGATIVE_INFINITY;
     for (const lag of lags) {
-      const p = correlation(window, lag);
+      const p = correlation(window, squares, lag);
       if (p > most) [most, comb] = [p, lag];
     }
     return this.#periodicity(combOut(window, comb), (lag) => lags.some((t) => related(lag, t))).p;
@@ -102,18 +103,11 @@ export class ForeignPitch {
 
   /** The best normalized autocorrelation of `x` over the pitch lags `skip` does not rule out. */
   #periodicity(x: Float64Array, skip?: (lag: number) => boolean): { lag: number; p: number } {
-    // Each lag's two energies from running sums of squares: one multiply-add a sample per lag, not three.
-    const squares = new Float64Array(x.length + 1);
-    for (let i = 0; i < x.length; i++) squares[i + 1] = squares[i]! + x[i]! * x[i]!;
+    const squares = runningSquares(x);
     let best = { lag: 0, p: 0 };
     for (let lag = this.#minLag; lag <= this.#maxLag && lag < x.length; lag++) {
       if (skip?.(lag)) continue;
-      const xx = squares[x.length]! - squares[lag]!;
-      const yy = squares[x.length - lag]!;
-      if (!(xx > 0 && yy > 0)) continue;
-      let xy = 0;
-      for (let i = lag; i < x.length; i++) xy += x[i]! * x[i - lag]!;
-      const p = xy / Math.sqrt(xx * yy);
+      const p = correlation(x, squares, lag);
       if (p > best.p) best = { lag, p };
     }
     return best;
@@ -140,19 +134,24 @@ function concat(frames: readonly Float64Array[], frame: number, count: number): 
   return out;
 }
 
-/** Normalized autocorrelation of x at `lag`. */
-function correlation(x: Float64Array, lag: number): number {
+/** squares[i]: the sum of x[0..i) squared. */
+function runningSquares(x: Float64Array): Float64Array {
+  const squares = new Float64Array(x.length + 1);
+  for (let i = 0; i < x.length; i++) squares[i + 1] = squares[i]! + x[i]! * x[i]!;
+  return squares;
+}
+
+/**
+ * Normalized autocorrelation of x at `lag`, its two energies read from `squares` (runningSquares(x)): one
+ * multiply-add a sample per lag, not three.
+ */
+function correlation(x: Float64Array, squares: Float64Array, lag: number): number {
+  const xx = squares[x.length]! - squares[lag]!;
+  const yy = squares[x.length - lag]!;
+  if (!(xx > 0 && yy > 0)) return 0;
   let xy = 0;
-  let xx = 0;
-  let yy = 0;
-  for (let i = lag; i < x.length; i++) {
-    const a = x[i]!;
-    const b = x[i - lag]!;
-    xy += a * b;
-    xx += a * a;
-    yy += b * b;
-  }
-  return xx > 0 && yy > 0 ? xy / Math.sqrt(xx * yy) : 0;
+  for (let i = lag; i < x.length; i++) xy += x[i]! * x[i - lag]!;
+  return xy / Math.sqrt(xx * yy);
 }
 
 /** x less its best-fitting copy `lag` samples back (the gain held to 0..1): what is periodic at `lag` taken out. */
