@@ -83,12 +83,22 @@ function expectOnsetNoLater(tested: number[], baseline: number[], alone: number[
 function onsets(
   mic: Int16Array,
   far: Int16Array,
-  cancel: boolean,
-  denoise = false,
-  doubleTalk = true,
-  residualVad = false,
-  words?: WordsProbePort,
-  foreignVoice = false,
+  {
+    cancel = true,
+    denoise = false,
+    doubleTalk = true,
+    residualVad = false,
+    words,
+    foreignVoice = false,
+  }: {
+    /** Through the guard (default); false is the microphone straight to the gate, the no-guard baseline. */
+    cancel?: boolean;
+    denoise?: boolean;
+    doubleTalk?: boolean;
+    residualVad?: boolean;
+    words?: WordsProbePort;
+    foreignVoice?: boolean;
+  } = {},
 ): number[] {
   // The foreign-voice test off unless asked: these cases weigh the other tests, each measured without it.
   const guard = new EchoGuard(
@@ -122,7 +132,9 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
     const gain = under * Math.sqrt(level(echo, at, far.length) / level(near, 0, far.length - at));
     return {
       mic: line(far, 120, 6, { pcm: near, at, gain }),
-      alone: onsets(line(new Int16Array(far.length), 120, 6, { pcm: near, at, gain }), far, false),
+      alone: onsets(line(new Int16Array(far.length), 120, 6, { pcm: near, at, gain }), far, {
+        cancel: false,
+      }),
     };
   };
 
@@ -134,8 +146,8 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
   ] as const) {
     it(`an echo-only call (${delayMs} ms, ${lossDb} dB) starts no speech at the gate; without the guard it does`, () => {
       const mic = line(far, delayMs, lossDb);
-      expect(onsets(mic, far, true)).toEqual([]);
-      expect(onsets(mic, far, false).length).toBeGreaterThan(0);
+      expect(onsets(mic, far)).toEqual([]);
+      expect(onsets(mic, far, { cancel: false }).length).toBeGreaterThan(0);
     });
   }
 
@@ -155,8 +167,11 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
       [250, 2],
     ] as const) {
       const mic = line(answer, delayMs, lossDb);
-      expect(onsets(mic, answer, false).length, `${delayMs} ms, ${lossDb} dB, no guard`).toBeGreaterThan(0);
-      expect(onsets(mic, answer, true), `${delayMs} ms, ${lossDb} dB`).toEqual([]);
+      expect(
+        onsets(mic, answer, { cancel: false }).length,
+        `${delayMs} ms, ${lossDb} dB, no guard`,
+      ).toBeGreaterThan(0);
+      expect(onsets(mic, answer), `${delayMs} ms, ${lossDb} dB`).toEqual([]);
     }
   });
 
@@ -165,13 +180,15 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
       [20, 6],
       [250, 6],
     ] as const)
-      expect(onsets(line(far, delayMs, lossDb), far, true, true)).toEqual([]);
+      expect(onsets(line(far, delayMs, lossDb), far, { denoise: true })).toEqual([]);
   });
 
   it("a caller as loud as the assistant is heard over the echo, within 60 ms of the onset without echo", () => {
     const at = RATE * 3;
-    const alone = onsets(line(new Int16Array(far.length), 120, 6, { pcm: near, at, gain: 3 }), far, false);
-    const over = onsets(line(far, 120, 6, { pcm: near, at, gain: 3 }), far, true);
+    const alone = onsets(line(new Int16Array(far.length), 120, 6, { pcm: near, at, gain: 3 }), far, {
+      cancel: false,
+    });
+    const over = onsets(line(far, 120, 6, { pcm: near, at, gain: 3 }), far);
     expect(alone).toHaveLength(1);
     // The same onset, at most three frames later (the residual test drops the quietest start of a word).
     expect(over).toHaveLength(1);
@@ -185,8 +202,8 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
     for (const under of [1, 0.7, 0.5, 0.35])
       for (const at of [RATE * 3, RATE * 4, RATE * 5]) {
         const { mic, alone } = callerUnderEcho(echo, under, at);
-        const tested = onsets(mic, far, true, false, true);
-        const waited = onsets(mic, far, true, false, false);
+        const tested = onsets(mic, far);
+        const waited = onsets(mic, far, { doubleTalk: false });
         // Never before the caller speaks, never twice, and never later than the bar alone.
         expectOnsetNoLater(tested, waited, alone);
         heard.tested += tested.length;
@@ -257,7 +274,7 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
           [120, 3],
           [120, 12],
         ] as const)
-          expect(onsets(line(far, delayMs, lossDb), far, true, false, true, true)).toEqual([]);
+          expect(onsets(line(far, delayMs, lossDb), far, { residualVad: true })).toEqual([]);
       });
 
       it("a caller up to 6 dB under the echo (6 dB echo return) is heard sooner than by the coherence test alone", () => {
@@ -266,8 +283,8 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
         for (const under of [1, 0.7, 0.5])
           for (const at of [RATE * 3, RATE * 4, RATE * 5]) {
             const { mic, alone } = callerUnderEcho(echo, under, at);
-            const without = onsets(mic, far, true, false, true, false);
-            const tested = onsets(mic, far, true, false, true, true);
+            const without = onsets(mic, far);
+            const tested = onsets(mic, far, { residualVad: true });
             // Never before the caller speaks, never twice, never later than without it.
             expectOnsetNoLater(tested, without, alone);
             heard.with += tested.length;
@@ -281,12 +298,12 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
 
       it("with foreignVoice, hears a caller under the echo no later, and an echo-only answer still never", () => {
         const echo = line(far, 120, 6);
-        const on = (mic: Int16Array) => onsets(mic, far, true, false, true, true, undefined, true);
+        const on = (mic: Int16Array) => onsets(mic, far, { residualVad: true, foreignVoice: true });
         let sooner = 0;
         for (const under of [1, 0.7, 0.5])
           for (const at of [RATE * 3, RATE * 4, RATE * 5]) {
             const { mic, alone } = callerUnderEcho(echo, under, at);
-            const without = onsets(mic, far, true, false, true, true);
+            const without = onsets(mic, far, { residualVad: true });
             const tested = on(mic);
             expectOnsetNoLater(tested, without, alone);
             if (tested.length > 0 && (without.length === 0 || tested[0]! < without[0]!)) sooner++;
@@ -304,10 +321,12 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
         const noise = steadyNoise(far.length - at, 13);
         const mic = line(far, 120, 10, { pcm: noise, at, gain: 1 });
         expect(
-          onsets(line(new Int16Array(far.length), 120, 10, { pcm: noise, at, gain: 1 }), far, false),
+          onsets(line(new Int16Array(far.length), 120, 10, { pcm: noise, at, gain: 1 }), far, {
+            cancel: false,
+          }),
         ).toEqual([]);
-        expect(onsets(mic, far, true, false, true, false)).toHaveLength(1);
-        expect(onsets(mic, far, true, false, true, true)).toEqual([]);
+        expect(onsets(mic, far)).toHaveLength(1);
+        expect(onsets(mic, far, { residualVad: true })).toEqual([]);
       });
 
       it("lets no drifting echo through where the output is within 1 dB of its input or over 10 dB under it", () => {
@@ -370,13 +389,13 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
       return { port, seen };
     };
     const deaf = probe(Number.POSITIVE_INFINITY);
-    expect(onsets(mic, far, true, false, false, false, deaf.port)).toEqual([]);
+    expect(onsets(mic, far, { doubleTalk: false, words: deaf.port })).toEqual([]);
     // Fed every frame while echo could be on the line (here all of them), held ones marked.
     expect(deaf.seen.held).toBeGreaterThan(0);
     expect(deaf.seen.frames).toBeGreaterThan(deaf.seen.held);
     const unfed = frames - deaf.seen.frames;
     const hearing = probe((at + RATE / 10) / FRAME - unfed);
-    const passed = onsets(mic, far, true, false, false, false, hearing.port);
+    const passed = onsets(mic, far, { doubleTalk: false, words: hearing.port });
     expect(alone).toHaveLength(1);
     expect(passed).toHaveLength(1);
     // Measured: 4900 ms, 260 ms after the gate on the caller alone (4640), 800 ms after the probe's verdict.
@@ -385,8 +404,10 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
 
   it("on a handset (30 dB echo return) a caller at the recording's level is heard once the echo return is measured", () => {
     const at = RATE * 3;
-    const over = onsets(line(far, 120, 30, { pcm: near, at, gain: 1 }), far, true);
-    const alone = onsets(line(new Int16Array(far.length), 120, 30, { pcm: near, at, gain: 1 }), far, false);
+    const over = onsets(line(far, 120, 30, { pcm: near, at, gain: 1 }), far);
+    const alone = onsets(line(new Int16Array(far.length), 120, 30, { pcm: near, at, gain: 1 }), far, {
+      cancel: false,
+    });
     expect(alone).toHaveLength(1);
     expect(over).toHaveLength(1);
     expect(over[0]! - alone[0]!).toBeGreaterThanOrEqual(0);
@@ -543,7 +564,7 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
 
   it("noise on the line under the echo starts no speech at the gate (the bar stays above the line's noise)", () => {
     const mic = line(far, 120, 10, { pcm: steadyNoise(far.length, 7), at: 0, gain: 1 });
-    expect(onsets(mic, far, true)).toEqual([]);
+    expect(onsets(mic, far)).toEqual([]);
   });
 
   it("takes the line's noise from the caller channel as received, not from the canceller's output", () => {
