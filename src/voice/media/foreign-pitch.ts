@@ -29,13 +29,17 @@ export class ForeignPitch {
   readonly #frame: number;
   readonly #minLag: number;
   readonly #maxLag: number;
-  /** Reference frames kept (the tail, and a window before its oldest). */
-  readonly #keep: number;
-  /** The reference frames as analysed, newest last, with their pitch lag once measured (0: unvoiced). */
-  readonly #reference: Float64Array[] = [];
-  readonly #referenceLags: (number | undefined)[] = [];
-  /** The last WINDOW_FRAMES output frames as analysed, newest last. */
-  readonly #output: Float64Array[] = [];
+  /** The reference frames as analysed: the tail, and a window before its oldest. */
+  readonly #reference: FrameRing;
+  /** The reference frames' pitch lags by slot: UNMEASURED until a question asks, 0 for unvoiced. */
+  readonly #referenceLags: Int32Array;
+  /** The last WINDOW_FRAMES output frames as analysed. */
+  readonly #output: FrameRing;
+  /** Scratch for one window, its running sums of squares and its combed copy: a question allocates no buffer. */
+  readonly #window: Float64Array;
+  readonly #squares: Float64Array;
+  readonly #combed: Float64Array;
+  readonly #lags: number[] = [];
 
   /** `tailFrames`: how far back (20 ms frames) a question may ask about the reference. */
   constructor(sampleRate: number, tailFrames: number) {
@@ -44,23 +48,24 @@ export class ForeignPitch {
     this.#frame = Math.round(rate / 50);
     this.#minLag = Math.round(rate / MAX_F0_HZ);
     this.#maxLag = Math.round(rate / MIN_F0_HZ);
-    this.#keep = tailFrames + WINDOW_FRAMES;
+    this.#reference = new FrameRing(this.#frame, tailFrames + WINDOW_FRAMES);
+    this.#referenceLags = new Int32Array(this.#reference.capacity).fill(UNMEASURED);
+    this.#output = new FrameRing(this.#frame, WINDOW_FRAMES);
+    this.#window = new Float64Array(this.#frame * WINDOW_FRAMES);
+    this.#squares = new Float64Array(this.#window.length + 1);
+    this.#combed = new Float64Array(this.#window.length);
   }
 
   /** One 20 ms frame of the reference as played, in step with the caller channel's frames (short: zeros after). */
   played(frame: Int16Array): void {
-    this.#reference.push(this.#analysed(frame));
-    this.#referenceLags.push(undefined);
-    if (this.#reference.length > this.#keep) {
-      this.#reference.shift();
-      this.#referenceLags.shift();
-    }
+    const slot = this.#reference.push();
+    this.#analyse(frame, this.#reference.samples, slot * this.#frame);
+    this.#referenceLags[slot] = UNMEASURED;
   }
 
   /** One 20 ms frame of the canceller's output. */
   output(frame: Int16Array): void {
-    this.#output.push(this.#analysed(frame));
-    if (this.#output.length > WINDOW_FRAMES) this.#output.shift();
+    this.#analyse(frame, this.#output.samples, this.#output.push() * this.#frame);
   }
 
   /**
@@ -70,40 +75,41 @@ export class ForeignPitch {
    * are voices too (the corpus's babble went through such a pause as a turn).
    */
   foreign(from: number, to: number): number {
-    const lags: number[] = [];
+    const lags = this.#lags;
+    lags.length = 0;
     for (let back = Math.max(0, from); back <= to; back++) {
       const lag = this.#referenceLag(back);
       if (lag !== undefined && lag > 0 && !lags.includes(lag)) lags.push(lag);
     }
     if (lags.length === 0) return 0;
-    const window = concat(this.#output, this.#frame, WINDOW_FRAMES);
-    const squares = runningSquares(window);
+    const window = this.#output.window(0, this.#window);
+    const squares = runningSquares(window, this.#squares);
     let comb = lags[0]!;
     let most = Number.NEGATIVE_INFINITY;
     for (const lag of lags) {
       const p = correlation(window, squares, lag);
       if (p > most) [most, comb] = [p, lag];
     }
-    return this.#periodicity(combOut(window, comb), (lag) => lags.some((t) => related(lag, t))).p;
+    const combed = combOut(window, comb, this.#combed);
+    return this.#periodicity(combed, (lag) => lags.some((t) => related(lag, t))).p;
   }
 
   /** The reference's pitch lag `back` frames back (0: unvoiced), measured once; undefined before the first frame. */
   #referenceLag(back: number): number | undefined {
-    const at = this.#referenceLags.length - 1 - back;
-    if (at < 0) return undefined;
-    let lag = this.#referenceLags[at];
-    if (lag === undefined) {
-      const from = Math.max(0, at - WINDOW_FRAMES + 1);
-      const best = this.#periodicity(concat(this.#reference.slice(from, at + 1), this.#frame, WINDOW_FRAMES));
+    if (back >= this.#reference.length) return undefined;
+    const slot = this.#reference.slot(back);
+    let lag = this.#referenceLags[slot]!;
+    if (lag === UNMEASURED) {
+      const best = this.#periodicity(this.#reference.window(back, this.#window));
       lag = best.p >= VOICED ? best.lag : 0;
-      this.#referenceLags[at] = lag;
+      this.#referenceLags[slot] = lag;
     }
     return lag;
   }
 
   /** The best normalized autocorrelation of `x` over the pitch lags `skip` does not rule out. */
   #periodicity(x: Float64Array, skip?: (lag: number) => boolean): { lag: number; p: number } {
-    const squares = runningSquares(x);
+    const squares = runningSquares(x, this.#squares);
     let best = { lag: 0, p: 0 };
     for (let lag = this.#minLag; lag <= this.#maxLag && lag < x.length; lag++) {
       if (skip?.(lag)) continue;
@@ -113,30 +119,67 @@ export class ForeignPitch {
     return best;
   }
 
-  /** A frame at the analysis rate: block averages of `step` samples (zeros past a short frame's end). */
-  #analysed(frame: Int16Array): Float64Array {
-    const out = new Float64Array(this.#frame);
+  /** A frame at the analysis rate into `out` from `at`: block averages of `step` samples (zeros past a short frame). */
+  #analyse(frame: Int16Array, out: Float64Array, at: number): void {
     const step = this.#step;
-    for (let i = 0; i < out.length; i++) {
+    for (let i = 0; i < this.#frame; i++) {
       let sum = 0;
       for (let j = i * step; j < (i + 1) * step && j < frame.length; j++) sum += frame[j]!;
-      out[i] = sum / step;
+      out[at + i] = sum / step;
+    }
+  }
+}
+
+/** A reference frame's pitch lag not measured yet. */
+const UNMEASURED = -1;
+
+/** The last `capacity` frames of `frame` samples each, in one buffer written in place: no allocation a frame. */
+class FrameRing {
+  readonly samples: Float64Array;
+  /** Frames held, up to capacity. */
+  length = 0;
+  /** The slot the next frame goes into. */
+  #next = 0;
+
+  constructor(
+    readonly frame: number,
+    readonly capacity: number,
+  ) {
+    this.samples = new Float64Array(frame * capacity);
+  }
+
+  /** The slot of a new newest frame (the oldest's, once full), for the caller to write. */
+  push(): number {
+    const slot = this.#next;
+    this.#next = (slot + 1) % this.capacity;
+    this.length = Math.min(this.capacity, this.length + 1);
+    return slot;
+  }
+
+  /** The slot of the frame `back` frames before the newest (0: the newest); `back` under length. */
+  slot(back: number): number {
+    return (this.#next - 1 - back + 2 * this.capacity) % this.capacity;
+  }
+
+  /** The frames ending `back` frames back that fill `out`, oldest first; zeros where fewer are held. */
+  window(back: number, out: Float64Array): Float64Array {
+    const count = out.length / this.frame;
+    for (let k = 0; k < count; k++) {
+      const older = back + count - 1 - k;
+      const at = k * this.frame;
+      if (older >= this.length) out.fill(0, at, at + this.frame);
+      else {
+        const from = this.slot(older) * this.frame;
+        for (let i = 0; i < this.frame; i++) out[at + i] = this.samples[from + i]!;
+      }
     }
     return out;
   }
 }
 
-/** `count` frames end to end, the newest last; zeros where fewer are kept. */
-function concat(frames: readonly Float64Array[], frame: number, count: number): Float64Array {
-  const out = new Float64Array(frame * count);
-  const offset = count - frames.length;
-  frames.forEach((f, i) => out.set(f, (offset + i) * frame));
-  return out;
-}
-
-/** squares[i]: the sum of x[0..i) squared. */
-function runningSquares(x: Float64Array): Float64Array {
-  const squares = new Float64Array(x.length + 1);
+/** squares[i]: the sum of x[0..i) squared, into `squares` (x.length + 1 long at least). */
+function runningSquares(x: Float64Array, squares: Float64Array): Float64Array {
+  squares[0] = 0;
   for (let i = 0; i < x.length; i++) squares[i + 1] = squares[i]! + x[i]! * x[i]!;
   return squares;
 }
@@ -154,8 +197,11 @@ function correlation(x: Float64Array, squares: Float64Array, lag: number): numbe
   return xy / Math.sqrt(xx * yy);
 }
 
-/** x less its best-fitting copy `lag` samples back (the gain held to 0..1): what is periodic at `lag` taken out. */
-function combOut(x: Float64Array, lag: number): Float64Array {
+/**
+ * x less its best-fitting copy `lag` samples back (the gain held to 0..1), into the start of `out`: what is periodic
+ * at `lag` taken out.
+ */
+function combOut(x: Float64Array, lag: number, out: Float64Array): Float64Array {
   let xy = 0;
   let yy = 0;
   for (let i = lag; i < x.length; i++) {
@@ -163,9 +209,9 @@ function combOut(x: Float64Array, lag: number): Float64Array {
     yy += x[i - lag]! * x[i - lag]!;
   }
   const gain = yy > 0 ? Math.max(0, Math.min(1, xy / yy)) : 0;
-  const out = new Float64Array(x.length - lag);
-  for (let i = lag; i < x.length; i++) out[i - lag] = x[i]! - gain * x[i - lag]!;
-  return out;
+  const combed = out.subarray(0, x.length - lag);
+  for (let i = lag; i < x.length; i++) combed[i - lag] = x[i]! - gain * x[i - lag]!;
+  return combed;
 }
 
 /** `lag` is the reference's period `t`, its double or its half (within 5%, 10% for the double; 2 samples at least). */
