@@ -71,6 +71,14 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(1, 4, ["grid-erl3-ter-3-0", "grid-erl6-ter-3-0"], 250, 1600);
   });
 
+  it("hears a quiet caller's voice the answer does not have over the line's echo-free noise, not the echo's quiet part", async () => {
+    // Seed 1's fourth call (a room at 141 ms) at ERL 20 dB, TER -3 dB (the caller at -42 dBFS), the answer from 800 ms:
+    // through a continuous answer the guard's noise bar is the echo's own quiet part, and the caller's voiced frames
+    // stood under it plus the foreign-voice test's 3 dB: held, heard 461 ms after the P.56 onset. Weighed against the
+    // echo-free bar where lower: 201 ms.
+    await expectHeard(1, 4, ["grid-erl20-ter-3-3"], 300, 800);
+  });
+
   it("hears a caller 6 dB under the echo from the first frames of its onset over a converged filter", async () => {
     // Seed 1's first call at ERL 6 and 10 dB, TER -6 dB: the caller's first frame left the canceller's output
     // 10.7 dB under its input (over MIN_KEPT's 10 dB then) and its second read 0.61-0.62 explained (over the

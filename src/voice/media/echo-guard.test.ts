@@ -219,6 +219,7 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
    * Echo only (6 dB, 120 ms), through a scripted canceller: it takes 30 dB off for 4 s (the measured
    * attenuation), then puts out its input times `slipDb` (a filter the reference's slip misadapted), of which
    * the reference explains `explained`. The frames under the bar let through as the caller after the slip.
+   * The foreign-voice test is off unless asked: these cases weigh the other tests.
    */
   const passedAfterSlip = (slipDb: number, explained: number, residualVad = true): number =>
     passedAfterChange((mic) => mic.map((v) => Math.round(v * 10 ** (slipDb / 20))), explained, residualVad);
@@ -227,7 +228,13 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
     after: (mic: Int16Array, previous: Int16Array) => Int16Array,
     explained: number,
     residualVad = true,
-  ): number => {
+  ): number => slipped(after, explained, { residualVad, foreignVoice: false }).frames;
+  /** The frames let through after the change, and the longest run of them in a row. */
+  const slipped = (
+    after: (mic: Int16Array, previous: Int16Array) => Int16Array,
+    explained: number,
+    options: { residualVad: boolean; foreignVoice: boolean },
+  ): { frames: number; longestRun: number } => {
     const echo = line(far, 120, 6);
     let processed = 0;
     let previous = new Int16Array(0);
@@ -244,15 +251,20 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
         explainedWithin: () => explained,
         close: () => undefined,
       }),
-      resolveEchoCancellation({ residualVad }),
+      resolveEchoCancellation(options),
       RATE,
     );
     open.push(guard);
+    let run = 0;
+    let longestRun = 0;
     for (let at = 0; at + FRAME <= echo.length; at += FRAME) {
       if (at === RATE * 4) guard.doubleTalkFrames = 0;
+      const before = guard.doubleTalkFrames;
       guard.process(echo.subarray(at, at + FRAME), far.subarray(at, at + FRAME));
+      run = guard.doubleTalkFrames > before ? run + 1 : 0;
+      longestRun = Math.max(longestRun, run);
     }
-    return guard.doubleTalkFrames;
+    return { frames: guard.doubleTalkFrames, longestRun };
   };
 
   it("the coherence test lets nothing through that is over 6 dB louder than the caller frame it comes from", () => {
@@ -336,6 +348,19 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
         // slipped took 0.5-1.7 dB or 10-16 dB off the echo, explained 0.30-0.36 (under 0.35), which the VAD heard as speech.
         expect(passedAfterSlip(-0.5, 0.3)).toBe(0);
         expect(passedAfterSlip(-12, 0.3)).toBe(0);
+      });
+
+      it("lets a slipped filter's echo through the foreign-voice test as single frames at most, never a run", () => {
+        // The echo keeps the answer's pitch, so its frames read as no foreign voice but for the odd frame (0.14% of
+        // the grid's echo-only frames at 0.75, none three in a row: docs/notes/performance-history.md). Weighed against
+        // the line's echo-free noise, the filter slipped to 0.5 dB under its input let one such frame through, which
+        // the other tests hold; the test arms no hang, so no frame of it bridges the gate's 120 ms.
+        for (const slipDb of [-0.5, -12]) {
+          const slip = (mic: Int16Array) => mic.map((v) => Math.round(v * 10 ** (slipDb / 20)));
+          const on = slipped(slip, 0.3, { residualVad: true, foreignVoice: true });
+          expect(on.frames, `slip ${slipDb} dB`).toBeLessThanOrEqual(2);
+          expect(on.longestRun, `slip ${slipDb} dB`).toBeLessThanOrEqual(1);
+        }
       });
 
       it("lets no echo through that a filter which lost it leaves at its input's level, however well its estimate matches the echo's power", () => {
