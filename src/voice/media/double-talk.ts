@@ -1,14 +1,18 @@
 /**
  * The echo guard's double-talk tests (media/echo-guard.ts): whether a frame of the canceller's output that
- * stands under the echo bar is the caller talking over the answer after all. Two tests, each of several
+ * stands under the echo bar is the caller talking over the answer after all. Three tests, each of several
  * bounds measured on issue 40's talker-to-echo grid (bench/onset-latency.bench.ts; docs/performance.md):
  * - the coherence test (`doubleTalk`): the played reference explains under a fifth of the frame;
  * - the residual detector (`residualVad`): the Silero VAD on the canceller's output hears speech, the output
- *   stands over what the canceller's measured attenuation leaves, and the reference explains little of it.
+ *   stands over what the canceller's measured attenuation leaves, and the reference explains little of it;
+ * - the foreign-voice test (`foreignVoice`), for a frame both others hold: the output is periodic at a pitch the
+ *   answer around the echo's delay does not have (foreign-pitch.ts).
  * The guard owns the bar, the line's noise, the echo's delay and return; this owns the Silero VAD on the
- * output, the canceller's attenuation windows and how long since a frame passed as double talk.
+ * output, the canceller's attenuation windows (attenuation-windows.ts) and how long since a frame passed as double
+ * talk.
  */
 import { createSileroVad, type Vad } from "../../codecs/index.js";
+import { AttenuationWindows } from "./attenuation-windows.js";
 
 /** A frame under the bar is the caller's when the reference explains less than this fraction of it... */
 const MAX_EXPLAINED = 0.2;
@@ -518,50 +522,5 @@ export class DoubleTalk {
       this.#explainedRead = true;
     }
     return this.#explained;
-  }
-}
-
-/** The canceller's attenuation over consecutive windows of frames under echo: each window's output-to-input power ratio. */
-class AttenuationWindows {
-  #output = 0;
-  #input = 0;
-  #frames = 0;
-  readonly #ratios: number[] = [];
-  /** The lowest of #ratios, kept as each window closes (read on frames the residual test weighs). */
-  #lowest = Number.POSITIVE_INFINITY;
-
-  constructor(
-    readonly frames: number,
-    readonly kept: number,
-  ) {}
-
-  /** Windows measured (at most `kept`). */
-  get count(): number {
-    return this.#ratios.length;
-  }
-
-  /** All `kept` windows measured. */
-  get full(): boolean {
-    return this.#ratios.length >= this.kept;
-  }
-
-  /** The lowest ratio of the windows kept: the most the canceller took off lately. */
-  lowest(): number {
-    return this.#lowest;
-  }
-
-  /** One frame under echo: its output and input power. */
-  add(output: number, input: number): void {
-    this.#output += output;
-    this.#input += input;
-    if (++this.#frames < this.frames) return;
-    if (this.#input > 0) {
-      this.#ratios.push(this.#output / this.#input);
-      if (this.#ratios.length > this.kept) this.#ratios.shift();
-      this.#lowest = Math.min(...this.#ratios);
-    }
-    this.#output = 0;
-    this.#input = 0;
-    this.#frames = 0;
   }
 }
