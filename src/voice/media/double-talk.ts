@@ -263,7 +263,7 @@ const NEAR_BEYOND_CHANCE = 0.1;
  */
 const FOREIGN_PITCH = 0.75;
 /**
- * ...where the frame stands this far (3 dB) over the guard's noise bar as well (the echo-free one where lower), no
+ * ...where the frame stands this far (3 dB) over the guard's echo-free bar as well (never over its noise bar), no
  * more than MAX_GAIN over its input. A room of other talkers is a foreign voice too: at the bar itself, the corpus's
  * babble at 10 dB SNR (seed 1's fourth noisy interruption, in the answer's pause) passed one frame that bridged the
  * gate's 120 ms run, and the caller's turn was pre-empted; babble stands little over the quietest frame of its own
@@ -386,7 +386,7 @@ export class DoubleTalk {
 
   /**
    * Whether a frame under the bar that neither test passes (its power `level`, the caller frame's `input`, the
-   * lower of the guard's noise bar and its echo-free one as `bar`) holds a voice the answer does not have
+   * guard's echo-free bar, never over its noise bar, as `bar`) holds a voice the answer does not have
    * (FOREIGN_PITCH): the caller talking over a voiced echo as loud as they are. It arms no hang: a frame passed
    * alone is what the measures above were taken on.
    */

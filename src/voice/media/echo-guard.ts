@@ -311,9 +311,10 @@ export class EchoGuard {
         this.doubleTalkFrames++;
         continue;
       }
-      // A voice the answer does not have is weighed against the line's echo-free noise where that is lower: through a
-      // continuous answer the noise bar rides on the echo's own quiet part, no yardstick for what is not the echo.
-      if (this.#doubleTalk.foreignVoice(level, input, Math.min(noiseBar, echoFreeBar))) {
+      // A voice the answer does not have is weighed against the line's echo-free noise (never over the noise bar,
+      // LineNoise): through a continuous answer the noise bar rides on the echo's own quiet part, no yardstick for
+      // what is not the echo.
+      if (this.#doubleTalk.foreignVoice(level, input, echoFreeBar)) {
         this.#words?.frame(out.subarray(at, end), false);
         this.doubleTalkFrames++;
         continue;

@@ -45,8 +45,8 @@ export class ForeignPitch {
   /** The last WINDOW_FRAMES output frames as analysed. */
   readonly #output: FrameRing;
   /**
-   * Scratch for one window (and the output's onset window), its running sums of squares and its combed copy: a
-   * question allocates no buffer.
+   * Scratch for one window, its running sums of squares and its combed copy: a question allocates no buffer. The
+   * output's onset window is a view of the newest ONSET_WINDOW_FRAMES of the window, not a second copy.
    */
   readonly #window: Float64Array;
   readonly #onsetWindow: Float64Array;
@@ -65,7 +65,7 @@ export class ForeignPitch {
     this.#referenceLags = new Int32Array(this.#reference.capacity).fill(UNMEASURED);
     this.#output = new FrameRing(this.#frame, WINDOW_FRAMES);
     this.#window = new Float64Array(this.#frame * WINDOW_FRAMES);
-    this.#onsetWindow = new Float64Array(this.#frame * ONSET_WINDOW_FRAMES);
+    this.#onsetWindow = this.#window.subarray(this.#frame * (WINDOW_FRAMES - ONSET_WINDOW_FRAMES));
     this.#squares = new Float64Array(this.#window.length + 1);
     this.#combed = new Float64Array(this.#window.length);
   }
@@ -85,9 +85,9 @@ export class ForeignPitch {
   /**
    * The newest output window's periodicity (0-1) at a pitch that no reference frame from `from` to `to` frames back
    * (0: the newest played) has, with the reference's own period combed out first: the higher of the 60 ms window's
-   * and the 40 ms one's (ONSET_WINDOW_FRAMES). 0 where every one of those frames
-   * is unvoiced: a voice over an echo with no pitch of its own is not what this tells, and a room's other talkers
-   * are voices too (the corpus's babble went through such a pause as a turn).
+   * and the 40 ms one's (ONSET_WINDOW_FRAMES). 0 where every one of those frames is unvoiced: a voice over an echo
+   * with no pitch of its own is not what this tells, and a room's other talkers are voices too (the corpus's babble
+   * went through such a pause as a turn).
    */
   foreign(from: number, to: number): number {
     const lags = this.#lags;
@@ -97,10 +97,8 @@ export class ForeignPitch {
       if (lag !== undefined && lag > 0 && !lags.includes(lag)) lags.push(lag);
     }
     if (lags.length === 0) return 0;
-    return Math.max(
-      this.#foreignIn(this.#output.window(0, this.#window), lags),
-      this.#foreignIn(this.#output.window(0, this.#onsetWindow), lags),
-    );
+    this.#output.window(0, this.#window);
+    return Math.max(this.#foreignIn(this.#window, lags), this.#foreignIn(this.#onsetWindow, lags));
   }
 
   /** `window`'s periodicity at a pitch none of the reference's `lags` has, the one it is most periodic at combed out. */
