@@ -276,6 +276,13 @@ export const talkSchema = z
              */
             foreignVoice: z.boolean().default(true),
             /**
+             * With doubleTalk and residualVad, also let a frame under the echo guard's bar through where the played
+             * audio around the echo's delay is voiced and the canceller's output holds none of its pitch, the VAD
+             * hears speech in it and the played audio explains little of it: the canceller took the echo out and left
+             * the caller (voice/media/double-talk.ts, echoPitchGone; docs/performance.md).
+             */
+            echoPitchGone: z.boolean().default(true),
+            /**
              * Also on realtime phone calls: the caller's audio is decoded, cleaned and sent to the provider as
              * PCM (no u-law passthrough), and talkgate's gate, not the provider's speech_started, decides barge-in.
              */

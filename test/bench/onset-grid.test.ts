@@ -88,6 +88,23 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(1, 4, ["grid-erl20-ter-3-3"], 300, 800);
   });
 
+  it("hears a caller under an echo the canceller took out, where the output holds none of the answer's pitch", async () => {
+    // Seed 1's fourth call (a room at 141 ms) at ERL 3 and 6 dB, TER -3 dB, the answer from 1200 ms: the caller's first
+    // syllable passed but for single frames 8-10 dB under an echo the canceller took out, the output at the caller's
+    // level, 0.2-0.3 explained, 0.6-0.72 foreign; the gate's 120 ms run broke and the caller was heard at the next
+    // syllable, 441 ms after the P.56 onset. The output held none of the answer's pitch there (0.03-0.11 at its periods,
+    // where the echo alone read 0.4-0.8; double-talk.ts, ECHO_PITCH_GONE): 201 ms.
+    await expectHeard(1, 4, ["grid-erl3-ter-3-3", "grid-erl6-ter-3-3"], 300, 1200);
+  });
+
+  it("holds a lost filter's echo, periodic at neither pitch, that the answer's pitch gone would let through", async () => {
+    // Drifting seed 1: a filter that lost the echo mixes it with an estimate of another stretch of the answer, which
+    // holds neither pitch. Without the bounds on the echo bar's reach and the coherence (double-talk.ts,
+    // ECHO_BAR_REACH, ECHO_GONE_EXPLAINED) these two answers were cut at 6.9 s and 14.2 s (drifting seeds 1-20: 36
+    // answers cut where 8 without the test); either bound alone holds them.
+    await expectNoCut(1, ["grid-echo-erl3-14", "grid-echo-erl6-0"]);
+  });
+
   it("hears a caller 6 dB under the echo from the first frames of its onset over a converged filter", async () => {
     // Seed 1's first call at ERL 6 and 10 dB, TER -6 dB: the caller's first frame left the canceller's output
     // 10.7 dB under its input (over MIN_KEPT's 10 dB then) and its second read 0.61-0.62 explained (over the

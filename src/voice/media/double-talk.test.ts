@@ -34,6 +34,7 @@ function passedFrames(
     explainedBeyondChance: () => at(beyondChance, k),
     filterFindsEcho: () => false,
     foreignPitch: () => 0,
+    echoPitch: () => undefined,
   });
   doubleTalk.live();
   const passed: number[] = [];
@@ -121,3 +122,84 @@ describe.skipIf(!sileroVadAvailable())("DoubleTalk (the Silero VAD on the cancel
     ).toBeGreaterThan(20);
   });
 });
+
+/** How a frame stands for the echo-pitch test: the guard's bars and the port's readings. */
+interface EchoPitchCase {
+  /** The output's periodicity at the answer's periods (undefined: the answer around the delay is not voiced enough). */
+  echoPitch?: number | undefined;
+  /** The fraction of the frame the reference explains. */
+  explained?: number;
+  /** How far under the echo bar the frame stands, dB. */
+  underEchoBarDb?: number;
+  /** How far over the guard's echo-free bar, dB. */
+  overEchoFreeDb?: number;
+  /** How far under its input (the canceller's take), dB; negative: louder than its input. */
+  takenDb?: number;
+}
+
+/** Which frames of `pcm` the echo-pitch test passes, each frame standing as `c` says (by default, one it passes). */
+function echoPitchGoneFrames(pcm: Int16Array, c: EchoPitchCase = {}): number[] {
+  const { echoPitch = 0.05, explained = 0.3, underEchoBarDb = 8, overEchoFreeDb = 20, takenDb = 9 } = c;
+  const doubleTalk = new DoubleTalk(RATE, true, WINDOW_FRAMES, WINDOWS, {
+    explained: () => explained,
+    explainedBeyondChance: () => explained,
+    filterFindsEcho: () => false,
+    foreignPitch: () => 0,
+    echoPitch: () => ("echoPitch" in c ? c.echoPitch : echoPitch),
+  });
+  doubleTalk.live();
+  const passed: number[] = [];
+  for (let k = 0; (k + 1) * FRAME <= pcm.length; k++) {
+    const out = pcm.subarray(k * FRAME, (k + 1) * FRAME);
+    const level = power(out);
+    const input = level * 10 ** (takenDb / 10);
+    const echoFreeBar = level / 10 ** (overEchoFreeDb / 10);
+    doubleTalk.observe(out, level, input, echoFreeBar);
+    doubleTalk.underBar();
+    if (doubleTalk.echoPitchGone(level, input, level * 10 ** (underEchoBarDb / 10), echoFreeBar))
+      passed.push(k);
+  }
+  doubleTalk.close();
+  return passed;
+}
+
+describe.skipIf(!sileroVadAvailable())(
+  "DoubleTalk.echoPitchGone (the answer's pitch gone from the output)",
+  () => {
+    const speech = loadSpeech("librivox/sense_and_sensibility_01_austen_64kb-0870.wav", RATE).subarray(
+      0,
+      RATE * 8,
+    );
+
+    it("passes speech where the answer around the delay is voiced and the output holds none of its pitch", () => {
+      // Measured: a caller 8-10 dB under an echo the canceller took out, the output at the caller's level 9-10 dB under
+      // its input, 0.21-0.32 explained, 0.03-0.11 at the answer's periods.
+      expect(echoPitchGoneFrames(speech).length).toBeGreaterThan(100);
+    });
+
+    it("holds it while the output keeps the answer's pitch, or where the answer is not voiced enough to tell", () => {
+      expect(echoPitchGoneFrames(speech, { echoPitch: 0.2 })).toEqual([]);
+      expect(echoPitchGoneFrames(speech, { echoPitch: undefined })).toEqual([]);
+    });
+
+    it("holds a lost filter's echo, periodic at neither pitch: the reference explaining 0.4, or 12 dB under the echo bar", () => {
+      // Measured on drifting seeds: such frames stand 10-23 dB under the bar at 0.35-0.8 explained.
+      expect(echoPitchGoneFrames(speech, { explained: 0.4 })).toEqual([]);
+      expect(echoPitchGoneFrames(speech, { underEchoBarDb: 12.5 })).toEqual([]);
+    });
+
+    it("holds noise, which has no pitch either and which the VAD on the output does not hear as speech", () => {
+      let seed = 5;
+      const noise = Int16Array.from({ length: RATE * 4 }, () => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return Math.round((seed / 2 ** 31 - 0.5) * 8000);
+      });
+      expect(echoPitchGoneFrames(noise, { explained: 0 })).toEqual([]);
+    });
+
+    it("holds a frame under 6 dB over the line's echo-free noise, or 6 dB louder than its input", () => {
+      expect(echoPitchGoneFrames(speech, { overEchoFreeDb: 5.5 })).toEqual([]);
+      expect(echoPitchGoneFrames(speech, { takenDb: -6.5 })).toEqual([]);
+    });
+  },
+);

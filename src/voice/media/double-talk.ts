@@ -6,7 +6,9 @@
  * - the residual detector (`residualVad`): the Silero VAD on the canceller's output hears speech, the output
  *   stands over what the canceller's measured attenuation leaves, and the reference explains little of it;
  * - the foreign-voice test (`foreignVoice`), for a frame both others hold: the output is periodic at a pitch the
- *   answer around the echo's delay does not have (foreign-pitch.ts).
+ *   answer around the echo's delay does not have (foreign-pitch.ts);
+ * - the echo-pitch test (`echoPitchGone`), for a frame all three hold: the answer around the delay is voiced, the
+ *   output holds none of its periodicity, the VAD hears speech in it and the reference explains little of it.
  * The guard owns the bar, the line's noise, the echo's delay and return; this owns the Silero VAD on the
  * output, the canceller's attenuation windows (attenuation-windows.ts) and how long since a frame passed as double
  * talk.
@@ -276,6 +278,37 @@ const FOREIGN_PITCH = 0.75;
  */
 const FOREIGN_OVER_NOISE = 10 ** (3 / 10);
 
+/**
+ * The echo-pitch test (`echoPitchGone`), for a frame the other tests hold: an echo keeps the played voice's pitch
+ * period, so where ECHO_VOICED_FRAMES or more of the reference frames around the echo's delay are voiced and the
+ * canceller's output is periodic under ECHO_PITCH_GONE at every one of their periods, the canceller has taken the echo
+ * out and what it left is something else. Traced on seed 1's fourth call (ERL 6 dB, TER -6 dB, the answer from 1200 ms,
+ * bench/onset-latency.bench.ts --grid --seeds 1 --trace grid-erl6-ter-6-3): the caller 8-10 dB under an echo the
+ * canceller took out, the output at the caller's level, 0.21-0.32 explained, 0.6-0.72 foreign, and 0.03-0.11 at the
+ * answer's periods where the echo alone read 0.4-0.8; held, the gate's 120 ms run broke and the caller was heard at
+ * the next syllable. Other things leave no pitch either, so the frame must also be what those are not:
+ */
+const ECHO_PITCH_GONE = 0.2;
+const ECHO_VOICED_FRAMES = 5;
+/**
+ * ...a filter that lost a drifting echo mixes the echo with an estimate of another stretch of the answer, which is
+ * periodic at neither pitch: such frames stand 10-23 dB under the echo bar and the reference explains 0.35-0.8 of
+ * them, where a caller's stand 3-13 dB under it at 0.23-0.53 (a frame study over drifting seeds 4, 9, 10, 18,
+ * --jitter-frames 2). Within ECHO_BAR_REACH (12 dB) of the bar and under ECHO_GONE_EXPLAINED, drifting seeds 1-20 (a
+ * process each, 244 min of echo) cut the same echo-only answers as without the test, 8 on the same seeds; with
+ * neither bound, 36.
+ */
+const ECHO_BAR_REACH = 10 ** (-12 / 10);
+const ECHO_GONE_EXPLAINED = 0.4;
+/**
+ * ...noise switching on mid-answer has no pitch either and the reference does not explain it: the Silero VAD on the
+ * output must read ECHO_GONE_SPEECH or more (noise steps, --noise-steps 8 --noise-step-db=-6: 65 of 128 answers cut
+ * without it, 37 at 0.5, 35 before the test; the grid's figures the same at 0.5 as without it), and the frame stand
+ * ECHO_GONE_OVER_NOISE (6 dB) over the guard's echo-free bar, no more than MAX_GAIN over its input.
+ */
+const ECHO_GONE_SPEECH = 0.5;
+const ECHO_GONE_OVER_NOISE = 10 ** (6 / 10);
+
 /** What the tests ask the guard of the frame being weighed, read only when a test gets that far. */
 export interface DoubleTalkPort {
   /** The fraction of the frame the reference explains around the echo's delay; undefined when the canceller cannot tell. */
@@ -289,6 +322,11 @@ export interface DoubleTalkPort {
   filterFindsEcho(): boolean;
   /** How periodic the frame is at a pitch the reference around the echo's delay has not (foreign-pitch.ts), 0-1. */
   foreignPitch(): number;
+  /**
+   * How periodic the frame is at the reference's own periods around the echo's delay (foreign-pitch.ts, echoPitch),
+   * 0-1; undefined where fewer than `minVoiced` of those reference frames are voiced or the delay is not known.
+   */
+  echoPitch(minVoiced: number): number | undefined;
 }
 
 export class DoubleTalk {
@@ -363,9 +401,10 @@ export class DoubleTalk {
     return this.#sinceDoubleTalk <= RESIDUAL_HANG_FRAMES;
   }
 
-  /** A frame under the bar is being weighed (counts frames since the last double talk). */
+  /** A frame under the bar is being weighed (counts frames since the last double talk; its coherence not read yet). */
   underBar(): void {
     this.#sinceDoubleTalk++;
+    this.#explainedRead = false;
   }
 
   /**
@@ -393,6 +432,27 @@ export class DoubleTalk {
   foreignVoice(level: number, input: number, bar: number): boolean {
     if (level < bar * FOREIGN_OVER_NOISE || level > input * MAX_GAIN) return false;
     return this.port.foreignPitch() >= FOREIGN_PITCH;
+  }
+
+  /**
+   * Whether a frame under the bar that no test above passes (its power `level`, the caller frame's `input`, the
+   * guard's echo bar `echoBar` and echo-free bar `echoFreeBar`) has lost the answer's pitch while the answer around the
+   * delay is voiced (ECHO_PITCH_GONE and the bounds after it): what the canceller left is not the echo. It arms no hang.
+   * False without the residual detector, whose VAD it asks.
+   */
+  echoPitchGone(level: number, input: number, echoBar: number, echoFreeBar: number): boolean {
+    const vad = this.#residual;
+    if (!vad || vad.probability < ECHO_GONE_SPEECH) return false;
+    if (
+      level < echoFreeBar * ECHO_GONE_OVER_NOISE ||
+      level > input * MAX_GAIN ||
+      level < echoBar * ECHO_BAR_REACH
+    )
+      return false;
+    const explained = this.#explainedOnce();
+    if (explained === undefined || explained >= ECHO_GONE_EXPLAINED) return false;
+    const periodicity = this.port.echoPitch(ECHO_VOICED_FRAMES);
+    return periodicity !== undefined && periodicity < ECHO_PITCH_GONE;
   }
 
   close(): void {

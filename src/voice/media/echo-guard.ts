@@ -130,6 +130,11 @@ export interface EchoCancellationOptions {
    * the answer around the echo's delay does not have (foreign-pitch.ts). Default true.
    */
   foreignVoice?: boolean;
+  /**
+   * With doubleTalk and residualVad, also let a frame under the bar through where the answer around the echo's delay
+   * is voiced and the canceller's output holds none of its pitch (foreign-pitch.ts, echoPitch). Default true.
+   */
+  echoPitchGone?: boolean;
 }
 
 export type ResolvedEchoCancellation = Readonly<Required<EchoCancellationOptions>>;
@@ -146,13 +151,21 @@ export function resolveEchoCancellation(
     doubleTalk = true,
     residualVad = true,
     foreignVoice = true,
+    echoPitchGone = true,
   } = options;
-  for (const [name, value] of Object.entries({ enabled, denoise, doubleTalk, residualVad, foreignVoice }))
+  for (const [name, value] of Object.entries({
+    enabled,
+    denoise,
+    doubleTalk,
+    residualVad,
+    foreignVoice,
+    echoPitchGone,
+  }))
     if (typeof value !== "boolean")
       throw new TalkError("config_invalid", `${key}.${name} must be true or false.`);
   if (typeof tailMs !== "number" || !Number.isInteger(tailMs) || tailMs < 20 || tailMs > 1000)
     throw new TalkError("config_invalid", `${key}.tailMs must be an integer from 20 to 1000, got ${tailMs}.`);
-  return Object.freeze({ enabled, tailMs, denoise, doubleTalk, residualVad, foreignVoice });
+  return Object.freeze({ enabled, tailMs, denoise, doubleTalk, residualVad, foreignVoice, echoPitchGone });
 }
 
 export { ECHO_RETURN_LOSS_DB } from "./echo-path.js";
@@ -216,8 +229,11 @@ export class EchoGuard {
     aligned: false,
   };
 
-  /** The pitches of the reference and the output, for the double-talk tests' foreign voice (with `doubleTalk`). */
+  /** The pitches of the reference and the output, for the double-talk tests' pitch tests (with `doubleTalk`). */
   readonly #pitch: ForeignPitch | undefined;
+  /** Which pitch tests run (`foreignVoice`, `echoPitchGone`). */
+  readonly #foreignVoice: boolean;
+  readonly #echoPitchGone: boolean;
   /** The output frame being weighed, counted back from the newest (0) of the canceller's last output. */
   #newer = 0;
 
@@ -241,13 +257,16 @@ export class EchoGuard {
     this.#tailFrames = Math.max(1, Math.ceil(options.tailMs / 20));
     this.#lagFrames = Math.round((this.#canceller.outputLagMs ?? 0) / 20);
     this.#path = new EchoPath(this.#tailFrames, this.#lagFrames);
-    if (options.doubleTalk && options.foreignVoice)
+    this.#foreignVoice = options.doubleTalk && options.foreignVoice;
+    this.#echoPitchGone = options.doubleTalk && options.residualVad && options.echoPitchGone;
+    if (this.#foreignVoice || this.#echoPitchGone)
       this.#pitch = new ForeignPitch(sampleRate, this.#tailFrames + this.#lagFrames + FOREIGN_OLDER_FRAMES);
     this.#doubleTalk = new DoubleTalk(sampleRate, options.residualVad, WINDOW_FRAMES, WINDOWS, {
       explained: () => this.#explainedNow(),
       explainedBeyondChance: () => this.#explainedBy(this.#canceller.explainedBeyondChanceWithin),
       filterFindsEcho: () => this.#filterFindsEcho(),
       foreignPitch: () => this.#foreignPitch(),
+      echoPitch: (minVoiced) => this.#echoPitch(minVoiced),
     });
   }
 
@@ -314,7 +333,14 @@ export class EchoGuard {
       // A voice the answer does not have is weighed against the line's echo-free noise (never over the noise bar,
       // LineNoise): through a continuous answer the noise bar rides on the echo's own quiet part, no yardstick for
       // what is not the echo.
-      if (this.#doubleTalk.foreignVoice(level, input, echoFreeBar)) {
+      if (this.#foreignVoice && this.#doubleTalk.foreignVoice(level, input, echoFreeBar)) {
+        this.#words?.frame(out.subarray(at, end), false);
+        this.doubleTalkFrames++;
+        continue;
+      }
+      // The answer's pitch gone from the output while the answer around the delay is voiced: the canceller took the
+      // echo out, and what it left is weighed as not the echo (double-talk.ts, DoubleTalk.echoPitchGone).
+      if (this.#echoPitchGone && this.#doubleTalk.echoPitchGone(level, input, echo, echoFreeBar)) {
         this.#words?.frame(out.subarray(at, end), false);
         this.doubleTalkFrames++;
         continue;
@@ -348,7 +374,7 @@ export class EchoGuard {
   /**
    * How periodic the output frame being weighed is at a pitch none of the reference frames around the echo's delay
    * has (foreign-pitch.ts): from FOREIGN_NEWER_FRAMES newer than the delay to FOREIGN_OLDER_FRAMES older, or the whole
-   * tail until the delay is known. 0 with `doubleTalk` or `foreignVoice` off.
+   * tail until the delay is known. 0 without the pitch analysis (`doubleTalk` off, or both pitch tests).
    */
   #foreignPitch(): number {
     if (!this.#pitch) return 0;
@@ -357,6 +383,17 @@ export class EchoGuard {
     return d === undefined
       ? this.#pitch.foreign(back, back + this.#tailFrames)
       : this.#pitch.foreign(back + d - FOREIGN_NEWER_FRAMES, back + d + FOREIGN_OLDER_FRAMES);
+  }
+
+  /**
+   * How periodic the output frame being weighed is at the reference's own periods around the echo's delay (the same
+   * frames as #foreignPitch), undefined until the delay is known or where fewer than `minVoiced` of them are voiced.
+   */
+  #echoPitch(minVoiced: number): number | undefined {
+    const d = this.delayFrames;
+    if (!this.#pitch || d === undefined) return undefined;
+    const back = this.#newer + this.#lagFrames + d;
+    return this.#pitch.echoPitch(back - FOREIGN_NEWER_FRAMES, back + FOREIGN_OLDER_FRAMES, minVoiced);
   }
 
   /** #explained when the canceller can tell, else undefined. */

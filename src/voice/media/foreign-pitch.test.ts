@@ -90,4 +90,41 @@ describe("ForeignPitch", () => {
     }
     expect(pitch.foreign(1, 9)).toBeGreaterThan(0.75);
   });
+
+  describe("echoPitch: how much of a voiced echo the output still holds", () => {
+    /** The echo pitch of the last output frame, fed as foreignAfter feeds them, 5 voiced frames asked for. */
+    function echoPitchAfter(
+      reference: Int16Array[],
+      output: Int16Array[],
+      delay: number,
+    ): number | undefined {
+      const pitch = new ForeignPitch(RATE, 15);
+      for (let k = 0; k < output.length; k++) {
+        pitch.played(reference[k] ?? new Int16Array(FRAME));
+        pitch.output(output[k]!);
+      }
+      return pitch.echoPitch(delay - 3, delay + 5, 5);
+    }
+
+    it("reads the answer's echo as holding its pitch", () => {
+      expect(echoPitchAfter(answer, echo(4).slice(0, 12), 4)).toBeGreaterThan(0.8);
+    });
+
+    it("...and a pitch gliding a little within the window still, each period read give or take 2 samples", () => {
+      // The reference's period measured per frame; the echo's voice 2% lower (1.5 samples at 110 Hz).
+      expect(echoPitchAfter(answer, voice(108, 12, 1000).slice(0, 12), 4)).toBeGreaterThan(0.8);
+    });
+
+    it("reads noise, or a caller's voice at another pitch, in place of the echo as holding none of it", () => {
+      expect(echoPitchAfter(answer, noise(12, 3), 4)).toBeLessThan(0.2);
+      expect(echoPitchAfter(answer, voice(190, 12, 1000, 0.7), 4)).toBeLessThan(0.2);
+    });
+
+    it("tells nothing where the answer around the delay is not voiced enough for its pitch to show", () => {
+      expect(echoPitchAfter(noise(12), noise(12, 3), 4)).toBeUndefined();
+      // Four voiced frames of the nine asked about, where five are asked for.
+      const fourVoiced = [...noise(5), ...answer.slice(0, 4), ...noise(3)];
+      expect(echoPitchAfter(fourVoiced, noise(12, 3), 4)).toBeUndefined();
+    });
+  });
 });

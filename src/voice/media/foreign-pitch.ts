@@ -7,6 +7,9 @@
  * is most periodic at, which takes the echo's voiced part out. Then it is searched for periodicity at lags that are
  * none of the reference's periods, their doubles or their halves.
  *
+ * The same analysis tells the opposite case too (`echoPitch`): an output with none of the periodicity of a voiced
+ * reference around the delay holds none of its echo, so what the canceller left there is something else.
+ *
  * Both signals are analysed at about 8 kHz (a block average over whole multiples of it), which is enough for a
  * voice's pitch. The reference's pitch is measured only for the frames a question asks about, and the question is
  * asked only of frames the other tests hold (double-talk.ts, DoubleTalk.foreignVoice). A 20 ms frame costs nothing
@@ -29,6 +32,11 @@ const WINDOW_FRAMES = 3;
 const ONSET_WINDOW_FRAMES = 2;
 /** A reference window counts as voiced at its best lag from this normalized autocorrelation. */
 const VOICED = 0.4;
+/**
+ * echoPitch reads the output at each reference period give or take this many analysis samples: a voice's pitch moves
+ * within the 60 ms window, and the reference frames around the delay each hold one measured period of it.
+ */
+const PERIOD_SLACK = 2;
 /** The rate the analysis runs at, about: a block average of the input's samples brings it there. */
 const ANALYSIS_RATE = 8000;
 
@@ -99,6 +107,35 @@ export class ForeignPitch {
     if (lags.length === 0) return 0;
     this.#output.window(0, this.#window);
     return Math.max(this.#foreignIn(this.#window, lags), this.#foreignIn(this.#onsetWindow, lags));
+  }
+
+  /**
+   * How periodic (0-1) the newest 60 ms output window still is at the reference's own periods from `from` to `to`
+   * frames back (each give or take PERIOD_SLACK): how much of a voiced echo it holds. undefined where fewer than
+   * `minVoiced` of those reference frames are voiced: an echo's absence is read only where its pitch would show.
+   */
+  echoPitch(from: number, to: number, minVoiced: number): number | undefined {
+    const lags = this.#lags;
+    lags.length = 0;
+    let voiced = 0;
+    for (let back = Math.max(0, from); back <= to; back++) {
+      const lag = this.#referenceLag(back);
+      if (lag === undefined || lag <= 0) continue;
+      voiced++;
+      if (!lags.includes(lag)) lags.push(lag);
+    }
+    if (voiced < minVoiced || lags.length === 0) return undefined;
+    const window = this.#output.window(0, this.#window);
+    const squares = runningSquares(window, this.#squares);
+    let periodicity = 0;
+    for (const lag of lags)
+      for (
+        let at = Math.max(this.#minLag, lag - PERIOD_SLACK);
+        at <= lag + PERIOD_SLACK && at < window.length;
+        at++
+      )
+        periodicity = Math.max(periodicity, correlation(window, squares, at));
+    return periodicity;
   }
 
   /** `window`'s periodicity at a pitch none of the reference's `lags` has, the one it is most periodic at combed out. */
