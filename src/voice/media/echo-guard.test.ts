@@ -352,30 +352,27 @@ describe.skipIf(!echoCancellerAvailable())("EchoGuard (libspeexdsp)", () => {
         expect(passedAfterSlip(-12, 0.3)).toBe(0);
       });
 
-      it("lets a slipped filter's echo through the foreign-voice test as single frames at most, never a run", () => {
-        // The echo keeps the answer's pitch, so its frames read as no foreign voice but for the odd frame (0.14% of
-        // the grid's echo-only frames at 0.75, none three in a row: docs/notes/performance-history.md). Weighed against
-        // the line's echo-free noise, the filter slipped to 0.5 dB under its input let one such frame through, which
-        // the other tests hold; the test arms no hang, so no frame of it bridges the gate's 120 ms.
-        for (const slipDb of [-0.5, -12]) {
-          const slip = (mic: Int16Array) => mic.map((v) => Math.round(v * 10 ** (slipDb / 20)));
-          const on = slipped(slip, 0.3, { residualVad: true, foreignVoice: true, echoPitchGone: false });
-          expect(on.frames, `slip ${slipDb} dB`).toBeLessThanOrEqual(2);
-          expect(on.longestRun, `slip ${slipDb} dB`).toBeLessThanOrEqual(1);
-        }
-      });
-
-      it("lets a slipped filter's echo through the echo-pitch test as single frames at most, never a run", () => {
-        // The echo keeps the answer's pitch: of this scripted echo's frames one read 0.14 at the answer's periods
-        // (under ECHO_PITCH_GONE's 0.2), where the rest read 0.35-0.7. The test arms no hang, so no such frame bridges
-        // the gate's 120 ms; 12 dB under, the frames stand beyond its reach of the echo bar.
-        for (const slipDb of [-0.5, -12]) {
-          const slip = (mic: Int16Array) => mic.map((v) => Math.round(v * 10 ** (slipDb / 20)));
-          const on = slipped(slip, 0.3, { residualVad: true, foreignVoice: false, echoPitchGone: true });
-          expect(on.frames, `slip ${slipDb} dB`).toBeLessThanOrEqual(1);
-          expect(on.longestRun, `slip ${slipDb} dB`).toBeLessThanOrEqual(1);
-        }
-      });
+      // The echo keeps the answer's pitch, so a pitch test lets its frames through at most one by one, and neither
+      // arms a hang: no such frame bridges the gate's 120 ms.
+      // - The foreign-voice test: the odd frame reads foreign (0.14% of the grid's echo-only frames at 0.75, none three
+      //   in a row: docs/notes/performance-history.md); weighed against the line's echo-free noise, the filter slipped
+      //   to 0.5 dB under its input let one such frame through.
+      // - The echo-pitch test: one of this scripted echo's frames read 0.14 at the answer's periods (under
+      //   ECHO_PITCH_GONE's 0.2), the rest 0.35-0.7; 12 dB under, the frames stand beyond its reach of the echo bar.
+      it.each([
+        ["foreign-voice", { foreignVoice: true, echoPitchGone: false }, 2],
+        ["echo-pitch", { foreignVoice: false, echoPitchGone: true }, 1],
+      ])(
+        "lets a slipped filter's echo through the %s test as single frames at most, never a run",
+        (_, tests, most) => {
+          for (const slipDb of [-0.5, -12]) {
+            const slip = (mic: Int16Array) => mic.map((v) => Math.round(v * 10 ** (slipDb / 20)));
+            const on = slipped(slip, 0.3, { residualVad: true, ...tests });
+            expect(on.frames, `slip ${slipDb} dB`).toBeLessThanOrEqual(most);
+            expect(on.longestRun, `slip ${slipDb} dB`).toBeLessThanOrEqual(1);
+          }
+        },
+      );
 
       it("lets no echo through that a filter which lost it leaves at its input's level, however well its estimate matches the echo's power", () => {
         // A filter that slipped off a drifting reference puts out the echo shifted: the output as loud as its input,
