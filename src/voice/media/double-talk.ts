@@ -1,6 +1,6 @@
 /**
  * The echo guard's double-talk tests (media/echo-guard.ts): whether a frame of the canceller's output that
- * stands under the echo bar is the caller talking over the answer after all. Three tests, each of several
+ * stands under the echo bar is the caller talking over the answer after all. Four tests, each of several
  * bounds measured on issue 40's talker-to-echo grid (bench/onset-latency.bench.ts; docs/performance.md):
  * - the coherence test (`doubleTalk`): the played reference explains under a fifth of the frame;
  * - the residual detector (`residualVad`): the Silero VAD on the canceller's output hears speech, the output
@@ -365,6 +365,11 @@ export class DoubleTalk {
     this.#attenuation = new AttenuationWindows(windowFrames, windows);
     const early = Math.min(EARLY_WINDOW_FRAMES, windowFrames);
     this.#earlyAttenuation = new AttenuationWindows(early, Math.ceil((windowFrames * windows) / early));
+  }
+
+  /** The residual detector runs (residualVad at a rate the Silero VAD takes): the echo-pitch test asks its VAD. */
+  get hearsResidual(): boolean {
+    return this.#residual !== undefined;
   }
 
   /** Nothing played within the tail: the next echo starts the residual detector afresh. */

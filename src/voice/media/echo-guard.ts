@@ -257,10 +257,6 @@ export class EchoGuard {
     this.#tailFrames = Math.max(1, Math.ceil(options.tailMs / 20));
     this.#lagFrames = Math.round((this.#canceller.outputLagMs ?? 0) / 20);
     this.#path = new EchoPath(this.#tailFrames, this.#lagFrames);
-    this.#foreignVoice = options.doubleTalk && options.foreignVoice;
-    this.#echoPitchGone = options.doubleTalk && options.residualVad && options.echoPitchGone;
-    if (this.#foreignVoice || this.#echoPitchGone)
-      this.#pitch = new ForeignPitch(sampleRate, this.#tailFrames + this.#lagFrames + FOREIGN_OLDER_FRAMES);
     this.#doubleTalk = new DoubleTalk(sampleRate, options.residualVad, WINDOW_FRAMES, WINDOWS, {
       explained: () => this.#explainedNow(),
       explainedBeyondChance: () => this.#explainedBy(this.#canceller.explainedBeyondChanceWithin),
@@ -268,6 +264,11 @@ export class EchoGuard {
       foreignPitch: () => this.#foreignPitch(),
       echoPitch: (minVoiced) => this.#echoPitch(minVoiced),
     });
+    this.#foreignVoice = options.doubleTalk && options.foreignVoice;
+    // The echo-pitch test asks the residual detector's VAD: only where DoubleTalk runs one (residualVad, a Silero rate).
+    this.#echoPitchGone = options.doubleTalk && options.echoPitchGone && this.#doubleTalk.hearsResidual;
+    if (this.#foreignVoice || this.#echoPitchGone)
+      this.#pitch = new ForeignPitch(sampleRate, this.#tailFrames + this.#lagFrames + FOREIGN_OLDER_FRAMES);
   }
 
   /**
@@ -320,27 +321,7 @@ export class EchoGuard {
         continue;
       }
       this.#doubleTalk.underBar();
-      const overEcho = this.#path.overEcho(input, newer);
-      // Under the noise bar within the hang of a frame let through as double talk: the end of the caller's syllable,
-      // weighed against the echo-free bar by the coherence test alone (double-talk.ts, DoubleTalk.caller).
-      const syllableTail = !overEcho && level < noiseBar && this.#doubleTalk.withinHang();
-      const bar = echoFreeBar < noiseBar && (overEcho || syllableTail) ? echoFreeBar : noiseBar;
-      if (level >= bar && this.#doubleTalk.caller(level, input, bar, overEcho, syllableTail)) {
-        this.#words?.frame(out.subarray(at, end), false);
-        this.doubleTalkFrames++;
-        continue;
-      }
-      // A voice the answer does not have is weighed against the line's echo-free noise (never over the noise bar,
-      // LineNoise): through a continuous answer the noise bar rides on the echo's own quiet part, no yardstick for
-      // what is not the echo.
-      if (this.#foreignVoice && this.#doubleTalk.foreignVoice(level, input, echoFreeBar)) {
-        this.#words?.frame(out.subarray(at, end), false);
-        this.doubleTalkFrames++;
-        continue;
-      }
-      // The answer's pitch gone from the output while the answer around the delay is voiced: the canceller took the
-      // echo out, and what it left is weighed as not the echo (double-talk.ts, DoubleTalk.echoPitchGone).
-      if (this.#echoPitchGone && this.#doubleTalk.echoPitchGone(level, input, echo, echoFreeBar)) {
+      if (this.#doubleTalkPasses(level, input, newer, echo, noiseBar, echoFreeBar)) {
         this.#words?.frame(out.subarray(at, end), false);
         this.doubleTalkFrames++;
         continue;
@@ -356,6 +337,36 @@ export class EchoGuard {
       for (let i = at; i < end; i++) out[i] = Math.round(out[i]! * RESIDUAL_GAIN);
     }
     return out;
+  }
+
+  /**
+   * Whether a frame under the bar (its power `level`, the caller frame's `input`, `newer` frames before the newest,
+   * the guard's expected `echo` and its two bars) is the caller talking over the answer by one of the double-talk
+   * tests (double-talk.ts), weighed in their order: the coherence and residual tests, then the two pitch tests.
+   */
+  #doubleTalkPasses(
+    level: number,
+    input: number,
+    newer: number,
+    echo: number,
+    noiseBar: number,
+    echoFreeBar: number,
+  ): boolean {
+    const overEcho = this.#path.overEcho(input, newer);
+    // Under the noise bar within the hang of a frame let through as double talk: the end of the caller's syllable,
+    // weighed against the echo-free bar by the coherence test alone (double-talk.ts, DoubleTalk.caller).
+    const syllableTail = !overEcho && level < noiseBar && this.#doubleTalk.withinHang();
+    const bar = echoFreeBar < noiseBar && (overEcho || syllableTail) ? echoFreeBar : noiseBar;
+    return (
+      (level >= bar && this.#doubleTalk.caller(level, input, bar, overEcho, syllableTail)) ||
+      // A voice the answer does not have is weighed against the line's echo-free noise (never over the noise bar,
+      // LineNoise): through a continuous answer the noise bar rides on the echo's own quiet part, no yardstick for
+      // what is not the echo.
+      (this.#foreignVoice && this.#doubleTalk.foreignVoice(level, input, echoFreeBar)) ||
+      // The answer's pitch gone from the output while the answer around the delay is voiced: the canceller took the
+      // echo out, and what it left is weighed as not the echo (DoubleTalk.echoPitchGone).
+      (this.#echoPitchGone && this.#doubleTalk.echoPitchGone(level, input, echo, echoFreeBar))
+    );
   }
 
   /**

@@ -99,12 +99,7 @@ export class ForeignPitch {
    */
   foreign(from: number, to: number): number {
     const lags = this.#lags;
-    lags.length = 0;
-    for (let back = Math.max(0, from); back <= to; back++) {
-      const lag = this.#referenceLag(back);
-      if (lag !== undefined && lag > 0 && !lags.includes(lag)) lags.push(lag);
-    }
-    if (lags.length === 0) return 0;
+    if (this.#voicedLags(from, to) === 0) return 0;
     this.#output.window(0, this.#window);
     return Math.max(this.#foreignIn(this.#window, lags), this.#foreignIn(this.#onsetWindow, lags));
   }
@@ -116,15 +111,8 @@ export class ForeignPitch {
    */
   echoPitch(from: number, to: number, minVoiced: number): number | undefined {
     const lags = this.#lags;
-    lags.length = 0;
-    let voiced = 0;
-    for (let back = Math.max(0, from); back <= to; back++) {
-      const lag = this.#referenceLag(back);
-      if (lag === undefined || lag <= 0) continue;
-      voiced++;
-      if (!lags.includes(lag)) lags.push(lag);
-    }
-    if (voiced < minVoiced || lags.length === 0) return undefined;
+    const voiced = this.#voicedLags(from, to);
+    if (voiced === 0 || voiced < minVoiced) return undefined;
     const window = this.#output.window(0, this.#window);
     const squares = runningSquares(window, this.#squares);
     let periodicity = 0;
@@ -149,6 +137,23 @@ export class ForeignPitch {
     }
     const combed = combOut(window, comb, this.#combed);
     return this.#periodicity(combed, (lag) => lags.some((t) => related(lag, t))).p;
+  }
+
+  /**
+   * The distinct pitch lags of the reference frames from `from` to `to` frames back into #lags; returns how many of
+   * those frames are voiced.
+   */
+  #voicedLags(from: number, to: number): number {
+    const lags = this.#lags;
+    lags.length = 0;
+    let voiced = 0;
+    for (let back = Math.max(0, from); back <= to; back++) {
+      const lag = this.#referenceLag(back);
+      if (lag === undefined || lag <= 0) continue;
+      voiced++;
+      if (!lags.includes(lag)) lags.push(lag);
+    }
+    return voiced;
   }
 
   /** The reference's pitch lag `back` frames back (0: unvoiced), measured once; undefined before the first frame. */
