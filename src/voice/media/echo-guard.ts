@@ -40,7 +40,9 @@
  * the quietest one the echo cannot account for instead (line-noise.ts;
  * echo-path.ts, OVER_ECHO).
  * Caller speech above the bar passes whole, and must then last `minSpeechMs`
- * at the gate to interrupt (BargeInPolicy decides whether it does).
+ * at the gate to interrupt (BargeInPolicy decides whether it does); a frame
+ * over the bar but more than 3 dB louder than its input is a misadapted
+ * filter's, not the caller's, and is weighed as one under it (OVER_BAR_MAX_GAIN).
  *
  * Double talk under the bar: a caller at the answer's own level (an echo
  * return of 6 dB) stays under the bar for most of their first syllables, so
@@ -184,6 +186,19 @@ const FOREIGN_NEWER_FRAMES = 3;
 const FOREIGN_OLDER_FRAMES = 5;
 /** A frame must be this far above the line's noise (power ratio, 10 dB) to pass. */
 const NOISE_MARGIN = 10;
+/**
+ * A frame over the bar passes whole only if it comes out no more than this (power ratio, 3 dB) louder than the caller
+ * frame it comes from; a louder one is weighed by the double-talk tests as a frame under the bar. The canceller takes
+ * its estimate of the echo off the caller's channel, so a caller over the echo leaves the output at or under its
+ * input; a filter misadapted after the reference slipped adds an estimate of echo that is not there, and such frames
+ * stood over the bar 2-4 dB louder than their input: drifting seed 6's line at ERL 6 dB, 8.5 s into its answer, four of
+ * them within 140 ms were the gate's run (bench/onset-latency.bench.ts --grid --seeds 6 --per-cell 2 --echo-minutes 6
+ * --erls 3,6 --ters=-6,-3,0 --jitter-frames 2 --trace grid-echo-erl6-15@8500). Drifting seeds 1-20, a process each:
+ * echo-only answers cut 8 -> 6 in 244 min at 3 dB (seeds 6 and 15), the same 6 at 2 dB with one caller 20 ms later,
+ * 5 at 1 dB with 3 later and one more missed; without drift nothing changed, frame for frame (the grid's 1,008
+ * calls, the corpus's onsets).
+ */
+const OVER_BAR_MAX_GAIN = 10 ** (3 / 10);
 /** What a leg's guard saw over its call: what ops read to tell a speakerphone from a handset. */
 export interface EchoStats {
   /** 20 ms frames of caller audio that came while the answer's echo could be on the line. */
@@ -316,7 +331,7 @@ export class EchoGuard {
       this.#newer = newer;
       this.#pitch?.output(out.subarray(at, end));
       this.#doubleTalk.observe(out.subarray(at, end), level, input, noiseBar);
-      if (level >= Math.max(echo, noiseBar)) {
+      if (level >= Math.max(echo, noiseBar) && level <= input * OVER_BAR_MAX_GAIN) {
         this.#words?.frame(out.subarray(at, end), false);
         continue;
       }
