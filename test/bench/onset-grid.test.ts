@@ -97,6 +97,14 @@ describe.skipIf(!echoCancellerAvailable())("the echo guard on the talker-to-echo
     await expectHeard(1, 4, ["grid-erl3-ter-3-3", "grid-erl6-ter-3-3"], 300, 1200);
   });
 
+  it("hears a caller's first syllable further under the echo bar, half explained, where the output holds none of the answer's pitch", async () => {
+    // Seed 1's first call at ERL 10 dB, TER -6 dB, the answer from 1200 ms: the caller's first frames stood 12.4-14.4 dB
+    // under the bar at 0.53-0.54 explained (the coherence smoothed over the echo before them) and 0.05-0.09 at the
+    // answer's periods; held, the gate's 120 ms run broke two frames short: 343 ms after the P.56 onset, 143 now
+    // (double-talk.ts, ECHO_BAR_REACH and ECHO_GONE_EXPLAINED).
+    await expectHeard(1, 4, ["grid-erl10-ter-6-0"], 300, 1200);
+  });
+
   it("holds a lost filter's echo, periodic at neither pitch, that the answer's pitch gone would let through", async () => {
     // Drifting seed 1: a filter that lost the echo mixes it with an estimate of another stretch of the answer, which
     // holds neither pitch. Without the bounds on the echo bar's reach and the coherence (double-talk.ts,
