@@ -311,9 +311,9 @@ const ECHO_GONE_EXPLAINED = 0.6;
 /**
  * ...noise switching on mid-answer has no pitch either and the reference does not explain it: the Silero VAD on the
  * output must read ECHO_GONE_SPEECH or more (noise steps, --noise-steps 8 --noise-step-db=-6: 65 of 128 answers cut
- * without it, 37 at 0.5, 35 before the test; the grid's figures the same at 0.5 as without it; 39 with the bounds above at
- * 16 dB and 0.6, the two more pink noise at ERL 10 dB, where the gate on the noise alone starts a turn too), and the frame stand
- * ECHO_GONE_OVER_NOISE (6 dB) over the guard's echo-free bar, no more than MAX_GAIN over its input.
+ * without it, 37 at 0.5, 35 before the test; the grid's figures the same at 0.5 as without it; 39 with the bounds
+ * above at 16 dB and 0.6, the two more pink noise at ERL 10 dB, where the gate on the noise alone starts a turn too),
+ * and the frame stand ECHO_GONE_OVER_NOISE (6 dB) over the guard's echo-free bar, no more than MAX_GAIN over its input.
  */
 const ECHO_GONE_SPEECH = 0.5;
 const ECHO_GONE_OVER_NOISE = 10 ** (6 / 10);
